@@ -1,0 +1,75 @@
+// Machine topology from hwloc: the live system (restricted to this process's allowed CPUs) or an
+// hwloc XML file. Everything is keyed by PU OS index (never hwloc's logical index: the kernel's
+// idle scans walk CPU ids in OS order, policy-model.md section 1).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace wb {
+
+// One processing unit (a kernel CPU). Group ids are dense indexes (0..n-1) into the machine's list
+// of objects of that kind, ordered by the lowest PU OS index they contain; -1 = no such object.
+struct Pu {
+  int os = -1;       // kernel CPU id
+  int core = -1;     // Core object
+  int l2 = -1;       // L2 cache object above the PU (-1 if none)
+  int l3 = -1;       // L3 cache object above the PU (-1 if none)
+  int llc = -1;      // last-level cache: the L3 if any, else the L2 (DESIGN.md vocabulary)
+  int cluster = -1;  // a cache or hwloc "Cluster" group strictly between core and LLC (see
+                     // placement.h), shared by >1 core; -1 if the PU has none
+  int numa = -1;     // NUMA node OS index of the closest node with CPUs (-1 if none)
+  int package = -1;  // Package object
+};
+
+struct TopologyCounts {
+  int pus = 0, cores = 0, l2_groups = 0, llcs = 0, numa_nodes = 0, packages = 0;
+};
+
+struct SmtInfo {
+  int width = 1;                      // max PUs per core
+  std::string numbering = "none";     // "none" | "contiguous" | "strided" | "mixed"
+  int stride = 0;                     // for "strided": sibling of p is p + stride
+};
+
+class Topology {
+ public:
+  // The live machine, restricted to the CPUs this process may run on (sched_getaffinity) and
+  // that are online. Throws std::runtime_error on failure.
+  static Topology from_system();
+  // An hwloc XML file. Throws std::runtime_error("topology FILE: reason") if unreadable/invalid.
+  static Topology from_xml(const std::string& path);
+  // An hwloc synthetic description, e.g. "pack:2 l3:1 core:4 pu:2" (tests).
+  static Topology from_synthetic(const std::string& description);
+  // An XML document held in memory (result sets embed the XML). `source` is reported as given.
+  static Topology from_xml_buffer(const std::string& xml, const std::string& source);
+
+  const std::string& source() const { return source_; }  // "live:<hostname>", "xml:<basename>", ...
+  const std::string& xml() const { return xml_; }        // the hwloc XML export (for result sets)
+
+  const std::vector<Pu>& pus() const { return pus_; }    // sorted by OS index
+  const Pu* find(int os) const;                          // nullptr if not in the topology
+  std::vector<int> cpus() const;                         // OS indexes, sorted
+
+  TopologyCounts counts() const { return counts_; }
+  SmtInfo smt() const { return smt_; }
+
+  // NUMA distance (SLIT) between the nodes of two CPUs: from the XML's NUMALatency matrix when
+  // present, else 10 local / 21 remote (policy-model.md section 12).
+  int numa_distance(int cpu_a, int cpu_b) const;
+  // Info key/values of the root object (CPUVendor, CPUFamilyNumber, CPUModel, Architecture, ...),
+  // first found on the machine or package objects.
+  std::optional<std::string> info(const std::string& key) const;
+
+ private:
+  std::string source_, xml_;
+  std::vector<Pu> pus_;
+  TopologyCounts counts_;
+  SmtInfo smt_;
+  std::map<int, std::map<int, int>> numa_dist_;  // node os -> node os -> distance
+  std::map<std::string, std::string> info_;
+};
+
+}  // namespace wb
