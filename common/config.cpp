@@ -1,0 +1,281 @@
+#include "common/config.h"
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "common/cpulist.h"
+
+namespace wb {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& path, const std::string& where, const std::string& what) {
+  throw std::runtime_error("config " + (path.empty() ? std::string("<text>") : path) + ": " +
+                           (where.empty() ? "" : where + ": ") + what);
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+std::vector<std::string> string_list(const std::string& path, const std::string& where,
+                                     const nlohmann::json& v) {
+  if (!v.is_array() || v.empty()) fail(path, where, "expected a non-empty array of strings");
+  std::vector<std::string> out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].is_string())
+      fail(path, where + "[" + std::to_string(i) + "]", "expected a string, got " + v[i].dump());
+    out.push_back(v[i].get<std::string>());
+  }
+  return out;
+}
+
+void read_run_keys(const std::string& path, const std::string& where, const nlohmann::json& obj,
+                   RunDefaults& run, const std::set<std::string>& other_keys) {
+  for (const auto& [key, v] : obj.items()) {
+    const std::string at = where.empty() ? key : where + "." + key;
+    auto positive_int = [&](int64_t max) {
+      if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > max)
+        fail(path, at, "expected an integer in [1, " + std::to_string(max) + "], got " + v.dump());
+      return v.get<int64_t>();
+    };
+    if (key == "round_trips") {
+      run.round_trips = positive_int(100'000'000);
+    } else if (key == "warmup") {
+      if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > 100'000'000)
+        fail(path, at, "expected an integer in [0, 100000000], got " + v.dump());
+      run.warmup = v.get<int64_t>();
+    } else if (key == "repetitions") {
+      run.repetitions = static_cast<int>(positive_int(1000));
+    } else if (key == "timeout_s") {
+      if (!v.is_number() || v.get<double>() <= 0)
+        fail(path, at, "expected a positive number of seconds, got " + v.dump());
+      run.timeout_s = v.get<double>();
+    } else if (!other_keys.count(key)) {
+      fail(path, at, "unknown key");
+    }
+  }
+}
+
+}  // namespace
+
+Config parse_config(const std::string& text, const std::string& path) {
+  Config c;
+  c.path = path;
+  c.text = text;
+  try {
+    c.json = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    fail(path, "", "invalid JSON at byte " + std::to_string(e.byte) + ": " + e.what());
+  }
+  const auto& j = c.json;
+  if (!j.is_object()) fail(path, "", "expected a JSON object at the top level");
+  for (const auto& [key, v] : j.items())
+    if (key != "schema_version" && key != "name" && key != "defaults" && key != "cases" &&
+        key != "description")
+      fail(path, key, "unknown key");
+  if (!j.contains("schema_version")) fail(path, "schema_version", "missing");
+  if (!j["schema_version"].is_number_integer() ||
+      j["schema_version"].get<int>() != kConfigSchemaVersion)
+    fail(path, "schema_version",
+         "unsupported value " + j["schema_version"].dump() + " (this wakebench reads " +
+             std::to_string(kConfigSchemaVersion) + ")");
+  if (j.contains("name")) {
+    if (!j["name"].is_string()) fail(path, "name", "expected a string");
+    c.name = j["name"].get<std::string>();
+  }
+  if (j.contains("description") && !j["description"].is_string())
+    fail(path, "description", "expected a string");
+  if (j.contains("defaults")) {
+    if (!j["defaults"].is_object()) fail(path, "defaults", "expected an object");
+    read_run_keys(path, "defaults", j["defaults"], c.defaults, {});
+  }
+  if (!j.contains("cases")) fail(path, "cases", "missing");
+  if (!j["cases"].is_array() || j["cases"].empty())
+    fail(path, "cases", "expected a non-empty array of objects");
+  for (size_t i = 0; i < j["cases"].size(); ++i) {
+    const auto& e = j["cases"][i];
+    ConfigEntry entry;
+    entry.where = "cases[" + std::to_string(i) + "]";
+    if (!e.is_object()) fail(path, entry.where, "expected an object");
+    entry.run = c.defaults;
+    read_run_keys(path, entry.where, e, entry.run, {"mechanisms", "modes", "placements", "params"});
+    for (const char* key : {"mechanisms", "modes", "placements"})
+      if (!e.contains(key)) fail(path, entry.where + "." + key, "missing");
+    entry.mechanisms = string_list(path, entry.where + ".mechanisms", e["mechanisms"]);
+    entry.modes = string_list(path, entry.where + ".modes", e["modes"]);
+    for (size_t m = 0; m < entry.modes.size(); ++m)
+      if (!parse_mode(entry.modes[m]))
+        fail(path, entry.where + ".modes[" + std::to_string(m) + "]",
+             "unknown mode \"" + entry.modes[m] + "\" (known: threads, processes)");
+    entry.placements = string_list(path, entry.where + ".placements", e["placements"]);
+    if (e.contains("params")) {
+      if (!e["params"].is_object()) fail(path, entry.where + ".params", "expected an object");
+      for (const auto& [key, values] : e["params"].items()) {
+        const std::string at = entry.where + ".params." + key;
+        if (!values.is_array() || values.empty())
+          fail(path, at, "expected a non-empty array of values");
+        Params probe;
+        for (const auto& v : values) {
+          try {
+            set_param(probe, key, v);
+          } catch (const std::invalid_argument& ex) {
+            fail(path, entry.where, ex.what());
+          }
+        }
+        entry.params.emplace_back(key, std::vector<nlohmann::json>(values.begin(), values.end()));
+      }
+    }
+    c.entries.push_back(std::move(entry));
+  }
+  return c;
+}
+
+Config load_config(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(path, "", "cannot open file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) fail(path, "", "read error");
+  return parse_config(ss.str(), path);
+}
+
+namespace {
+
+// Every combination of the entry's knob values.
+std::vector<Params> param_product(const ConfigEntry& e) {
+  std::vector<Params> out{Params{}};
+  for (const auto& [key, values] : e.params) {
+    std::vector<Params> next;
+    for (const Params& base : out)
+      for (const auto& v : values) {
+        Params p = base;
+        set_param(p, key, v);
+        next.push_back(p);
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
+struct Placement {
+  std::string id;    // the case's `placement` field: a class id, "kernel", "kernel:..."
+  std::string name;  // in the case name: no CPU ids
+  bool kernel = false;
+  std::vector<CpuPair> pairs;
+  std::vector<int> cpuset;
+  std::string skip_reason;
+  std::string pair_suffix;  // "/pair1" when --pairs-per-class > 1
+};
+
+// Resolves one placement string to one or more concrete placements.
+std::vector<Placement> resolve_placement(const std::string& path, const std::string& where,
+                                         const std::string& text, const Topology& topo,
+                                         const std::vector<ClassPairs>& classes,
+                                         int pairs_per_class) {
+  auto class_pairs = [&](PlacementClass cls) -> const ClassPairs& {
+    for (const auto& cp : classes)
+      if (cp.cls == cls) return cp;
+    fail(path, where, "internal: class missing from the topology's pairs");
+  };
+  const std::vector<int> all = topo.cpus();
+  if (auto cls = parse_class(text)) {
+    const ClassPairs& cp = class_pairs(*cls);
+    if (!cp.available) return {{text, text, false, {}, {}, "unavailable: " + cp.reason, ""}};
+    std::vector<Placement> out;
+    for (size_t i = 0; i < cp.pairs.size(); ++i)
+      out.push_back({text, text, false, {cp.pairs[i]}, {}, "",
+                     pairs_per_class > 1 ? "/pair" + std::to_string(i) : ""});
+    return out;
+  }
+  if (text == "kernel") {
+    const int a = all.front(), b = all.size() > 1 ? all[1] : all.front();
+    return {{"kernel", "kernel", true, {{a, b}}, all, "", ""}};
+  }
+  if (text.rfind("kernel:", 0) == 0) {
+    const std::string arg = text.substr(7);
+    if (auto cls = parse_class(arg)) {
+      const ClassPairs& cp = class_pairs(*cls);
+      const std::string name = "kernel-" + arg;
+      if (!cp.available) return {{text, name, true, {}, {}, "unavailable: " + cp.reason, ""}};
+      const CpuPair pr = cp.pairs.front();
+      std::vector<int> set = {pr.first, pr.second};
+      if (pr.first == pr.second) set.pop_back();
+      return {{text, name, true, {pr}, set, "", ""}};
+    }
+    std::vector<int> set;
+    try {
+      set = parse_cpu_list(arg);
+    } catch (const std::invalid_argument& e) {
+      fail(path, where, std::string(e.what()) + " (expected kernel, kernel:<class> or kernel:<cpu list>)");
+    }
+    if (set.empty()) fail(path, where, "empty CPU list");
+    for (int c : set)
+      if (!topo.find(c))
+        fail(path, where,
+             "CPU " + std::to_string(c) + " is offline or not allowed for this process (usable: " +
+                 format_cpu_list(all) + ")");
+    const int a = set.front(), b = set.size() > 1 ? set[1] : set.front();
+    return {{text, "kernel-" + std::to_string(set.size()) + "cpus", true, {{a, b}}, set, "", ""}};
+  }
+  fail(path, where,
+       "unknown placement \"" + text +
+           "\" (known: same-cpu, smt-sibling, cluster, llc, cross-llc, cross-numa, kernel, "
+           "kernel:<class>, kernel:<cpu list>)");
+}
+
+}  // namespace
+
+std::vector<CaseSpec> expand_cases(const Config& config, const Topology& topo,
+                                   const std::vector<std::string>& known_mechanisms,
+                                   int pairs_per_class) {
+  const auto classes = choose_pairs(topo, pairs_per_class);
+  std::vector<CaseSpec> cases;
+  std::map<std::string, std::string> seen;  // name -> where
+  for (const auto& e : config.entries) {
+    for (size_t m = 0; m < e.mechanisms.size(); ++m)
+      if (std::find(known_mechanisms.begin(), known_mechanisms.end(), e.mechanisms[m]) ==
+          known_mechanisms.end())
+        fail(config.path, e.where + ".mechanisms[" + std::to_string(m) + "]",
+             "unknown mechanism \"" + e.mechanisms[m] + "\" (known: " + join(known_mechanisms) +
+                 ")");
+    std::vector<std::vector<Placement>> placements;
+    for (size_t p = 0; p < e.placements.size(); ++p)
+      placements.push_back(resolve_placement(config.path,
+                                             e.where + ".placements[" + std::to_string(p) + "]",
+                                             e.placements[p], topo, classes, pairs_per_class));
+    const auto params = param_product(e);
+    for (const auto& mech : e.mechanisms)
+      for (const auto& mode : e.modes)
+        for (const auto& group : placements)
+          for (const auto& pl : group)
+            for (const auto& pr : params) {
+              CaseSpec s;
+              s.mechanism = mech;
+              s.mode = *parse_mode(mode);
+              s.placement = pl.id;
+              s.kernel = pl.kernel;
+              s.pairs = pl.pairs;
+              s.cpuset = pl.cpuset;
+              s.params = pr;
+              s.round_trips = e.run.round_trips;
+              s.warmup = e.run.warmup;
+              s.repetitions = e.run.repetitions;
+              s.timeout_s = e.run.timeout_s;
+              s.skip_reason = pl.skip_reason;
+              s.name = mech + "/" + mode + "/" + pl.name + name_suffix(pr) + pl.pair_suffix;
+              if (auto [it, fresh] = seen.emplace(s.name, e.where); !fresh)
+                fail(config.path, e.where,
+                     "duplicate case " + s.name + " (also from " + it->second + ")");
+              cases.push_back(std::move(s));
+            }
+  }
+  return cases;
+}
+
+}  // namespace wb

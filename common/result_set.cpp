@@ -1,0 +1,131 @@
+#include "common/result_set.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <stdexcept>
+
+#include "common/stats.h"
+
+namespace wb {
+
+namespace {
+
+nlohmann::ordered_json observed_json(const CaseRecord& rec, const Topology& topo) {
+  std::map<std::string, int64_t> histogram;
+  std::map<int, int64_t> waker_cpus, wakee_cpus;
+  int64_t waker_migrations = 0, wakee_migrations = 0;
+  for (const auto& rep : rec.repetitions)
+    for (const auto& pair : rep) {
+      for (size_t k = 0; k < pair.waker_cpu.size(); ++k) {
+        const int w = pair.waker_cpu[k], e = pair.wakee_cpu[k];
+        std::string cls = "unknown";
+        if (topo.find(w) && topo.find(e)) cls = std::string(class_id(classify(topo, w, e)));
+        ++histogram[cls];
+        ++waker_cpus[w];
+        ++wakee_cpus[e];
+        if (k > 0) {
+          waker_migrations += pair.waker_cpu[k - 1] != w;
+          wakee_migrations += pair.wakee_cpu[k - 1] != e;
+        }
+      }
+    }
+  auto cpu_map = [](const std::map<int, int64_t>& m) {
+    nlohmann::ordered_json j = nlohmann::ordered_json::object();
+    for (auto [cpu, n] : m) j[std::to_string(cpu)] = n;
+    return j;
+  };
+  nlohmann::ordered_json h = nlohmann::ordered_json::object();
+  for (PlacementClass c : kAllClasses)  // every class, in order, so tables line up
+    h[std::string(class_id(c))] = histogram.count(std::string(class_id(c)))
+                                      ? histogram[std::string(class_id(c))]
+                                      : 0;
+  if (histogram.count("unknown")) h["unknown"] = histogram["unknown"];
+  return {{"histogram", h},
+          {"cpus", {{"waker", cpu_map(waker_cpus)}, {"wakee", cpu_map(wakee_cpus)}}},
+          {"migrations", {{"waker", waker_migrations}, {"wakee", wakee_migrations}}},
+          {"start_cpus", {{"waker", rec.spec.pairs.empty() ? -1 : rec.spec.pairs[0].first},
+                          {"wakee", rec.spec.pairs.empty() ? -1 : rec.spec.pairs[0].second}}},
+          {"cpuset", rec.spec.cpuset}};
+}
+
+}  // namespace
+
+nlohmann::ordered_json case_json(const CaseRecord& rec, const Topology& topo) {
+  const CaseSpec& s = rec.spec;
+  nlohmann::ordered_json j;
+  j["name"] = s.name;
+  j["mechanism"] = s.mechanism;
+  j["mode"] = std::string(mode_id(s.mode));
+  j["placement"] = s.placement;
+  if (s.pairs.empty()) {
+    j["cpus"] = nullptr;
+  } else {
+    j["cpus"] = {{"waker", s.pairs[0].first}, {"wakee", s.pairs[0].second}};
+    if (s.pairs.size() > 1) {
+      nlohmann::ordered_json all = nlohmann::ordered_json::array();
+      for (auto [w, e] : s.pairs) all.push_back({{"waker", w}, {"wakee", e}});
+      j["cpus"]["pairs"] = all;
+    }
+  }
+  if (s.kernel) j["cpuset"] = s.cpuset;
+  j["wake_flags"] = std::string(wake_flags_id(rec.wake_flags));
+  j["params"] = to_json(s.params);
+  j["status"] = rec.status;
+  j["reason"] = rec.reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(rec.reason);
+  j["round_trips"] = s.round_trips;
+  j["warmup"] = s.warmup;
+  if (rec.status != "ok" || rec.repetitions.empty()) {
+    j["rtt_ns"] = nullptr;
+    j["wakeup_ns"] = nullptr;
+    j["repetitions"] = nlohmann::json::array();
+    j["observed"] = nullptr;
+    return j;
+  }
+  std::vector<int64_t> rtt_all, wake_all;
+  nlohmann::ordered_json reps = nlohmann::ordered_json::array();
+  for (const auto& rep : rec.repetitions) {
+    std::vector<int64_t> rtt;
+    for (const auto& pair : rep) {
+      rtt.insert(rtt.end(), pair.rtt_ns.begin(), pair.rtt_ns.end());
+      wake_all.insert(wake_all.end(), pair.wakeup_ns.begin(), pair.wakeup_ns.end());
+    }
+    const SampleStats st = compute_stats(std::span<const int64_t>(rtt));
+    reps.push_back({{"median", st.median}, {"p99", st.p99}, {"mean", st.mean}});
+    rtt_all.insert(rtt_all.end(), rtt.begin(), rtt.end());
+  }
+  j["rtt_ns"] = to_json(compute_stats(std::span<const int64_t>(rtt_all)));
+  const SampleStats w = compute_stats(std::span<const int64_t>(wake_all));
+  j["wakeup_ns"] = {{"median", w.median}, {"p90", w.p90}, {"p99", w.p99}, {"min", w.min}};
+  j["repetitions"] = reps;
+  j["observed"] = s.kernel ? observed_json(rec, topo) : nlohmann::ordered_json(nullptr);
+  return j;
+}
+
+void write_json_atomic(const std::string& path, const nlohmann::ordered_json& doc) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  std::error_code ec;
+  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
+  if (ec) throw std::runtime_error("cannot create directory " + target.parent_path().string() +
+                                   ": " + ec.message());
+  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  const std::string text = doc.dump(1) + "\n";
+  FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
+  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size() &&
+                  std::fflush(f) == 0 && fsync(fileno(f)) == 0;
+  const int err = errno;
+  std::fclose(f);
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int e = ok ? errno : err;
+    std::remove(tmp.c_str());
+    throw std::runtime_error("cannot write " + path + ": " + std::strerror(e));
+  }
+}
+
+}  // namespace wb

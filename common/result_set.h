@@ -1,0 +1,38 @@
+// Result sets (DESIGN.md "Contracts"): Google Benchmark's {context, benchmarks} plus wakebench's
+// schema, environment, topology, config, cases[] and predictions. This file builds one case's
+// JSON from its raw samples and writes files atomically.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/driver.h"
+#include "common/topology.h"
+
+namespace wb {
+
+inline constexpr const char* kResultSchema = "wakebench-results";
+inline constexpr int kResultSchemaVersion = 1;
+
+// Everything measured for one case, as the run collected it.
+struct CaseRecord {
+  CaseSpec spec;
+  WakeFlags wake_flags = WakeFlags::kNone;
+  std::string status = "ok";  // "ok" | "skipped" | "failed"
+  std::string reason;         // for skipped and failed
+  std::vector<std::vector<PairSamples>> repetitions;  // [repetition][pair]
+};
+
+// The case object of the contract. Statistics are over every raw sample of every repetition and
+// pair; `repetitions` holds each repetition's median and p99 (what compare tests on); `observed`
+// (kernel placement only) holds the class histogram of the wakee relative to the waker, the CPUs
+// each side ran on and each side's migrations.
+nlohmann::ordered_json case_json(const CaseRecord& rec, const Topology& topo);
+
+// Writes `doc` to `path` through a temporary file in the same directory and rename(2), so a
+// reader never sees a partial file. Creates the directory if needed. Throws std::runtime_error.
+void write_json_atomic(const std::string& path, const nlohmann::ordered_json& doc);
+
+}  // namespace wb

@@ -1,0 +1,99 @@
+#include "runners/summary.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+#include <vector>
+
+#include "common/placement.h"
+
+namespace wb {
+
+namespace {
+
+std::string fmt_us(double ns) {
+  char buf[32];
+  const double us = ns / 1000.0;
+  std::snprintf(buf, sizeof buf, us < 10 ? "%.2f" : us < 100 ? "%.1f" : "%.0f", us);
+  return buf;
+}
+
+// Row order: the classes in DESIGN.md order, then kernel placements as they come.
+int row_rank(const std::string& placement) {
+  for (size_t i = 0; i < kAllClasses.size(); ++i)
+    if (placement.rfind(std::string(class_id(kAllClasses[i])), 0) == 0) return static_cast<int>(i);
+  return 100;
+}
+
+std::string pad(const std::string& s, size_t w, bool right = false) {
+  if (s.size() >= w) return s;
+  return right ? std::string(w - s.size(), ' ') + s : s + std::string(w - s.size(), ' ');
+}
+
+}  // namespace
+
+std::string summary_table(const nlohmann::json& rs) {
+  std::vector<std::string> columns, rows;
+  std::map<std::pair<std::string, std::string>, std::string> cells;
+  std::vector<std::string> notes;
+  std::set<std::string> seen_notes;
+  for (const auto& c : rs.at("cases")) {
+    const std::string col = c.at("mechanism").get<std::string>() + "/" + c.at("mode").get<std::string>();
+    // Row: the case name after mechanism/mode (placement plus knob and pair suffixes).
+    const std::string name = c.at("name").get<std::string>();
+    const std::string row = name.substr(col.size() + 1);
+    if (std::find(columns.begin(), columns.end(), col) == columns.end()) columns.push_back(col);
+    if (std::find(rows.begin(), rows.end(), row) == rows.end()) rows.push_back(row);
+    const std::string status = c.at("status").get<std::string>();
+    std::string cell;
+    if (status == "ok") {
+      cell = fmt_us(c["rtt_ns"]["median"].get<double>()) + " / " +
+             fmt_us(c["rtt_ns"]["p99"].get<double>());
+    } else {
+      cell = status == "skipped" ? "-" : "FAILED";
+      const std::string reason = c["reason"].is_string() ? c["reason"].get<std::string>() : "";
+      // An unavailable class is one note per row; anything else is a note per case.
+      const std::string note = status == "failed" ? name + ": FAILED: " + reason
+                               : reason.rfind("unavailable", 0) == 0 ? row + ": " + reason
+                                                                     : name + ": " + reason;
+      if (seen_notes.insert(note).second) notes.push_back("  " + note);
+    }
+    cells[{row, col}] = cell;
+  }
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const std::string& a, const std::string& b) { return row_rank(a) < row_rank(b); });
+  size_t row_w = 9;
+  for (const auto& r : rows) row_w = std::max(row_w, r.size());
+  const size_t cell_w = 19;
+  const size_t per_table = std::max<size_t>(1, (100 - row_w - 2) / (cell_w + 1));
+  std::ostringstream out;
+  out << "RTT median / p99 in microseconds (" << rs.value("/environment/hostname"_json_pointer,
+                                                           nlohmann::json("this machine")).dump()
+      << ")\n";
+  for (size_t first = 0; first < columns.size(); first += per_table) {
+    const size_t last = std::min(columns.size(), first + per_table);
+    out << "\n" << pad("placement", row_w) << " ";
+    for (size_t c = first; c < last; ++c) out << " " << pad(columns[c], cell_w, true);
+    out << "\n" << std::string(row_w + 1 + (last - first) * (cell_w + 1), '-') << "\n";
+    for (const auto& r : rows) {
+      bool any = false;
+      for (size_t c = first; c < last; ++c) any |= cells.count({r, columns[c]}) > 0;
+      if (!any) continue;
+      out << pad(r, row_w) << " ";
+      for (size_t c = first; c < last; ++c) {
+        auto it = cells.find({r, columns[c]});
+        out << " " << pad(it == cells.end() ? "" : it->second, cell_w, true);
+      }
+      out << "\n";
+    }
+  }
+  if (!notes.empty()) {
+    out << "\nnot measured:\n";
+    for (const auto& n : notes) out << n << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace wb

@@ -1,0 +1,171 @@
+#include "common/config.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+namespace wb {
+namespace {
+
+const std::vector<std::string> kKnown = {"pipe", "eventfd"};
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_config(text, "x.json");
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string expand_error_of(const std::string& text, const Topology& topo) {
+  try {
+    expand_cases(parse_config(text, "x.json"), topo, kKnown);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const char* kGood = R"({"schema_version": 1, "name": "t",
+  "defaults": {"round_trips": 100, "warmup": 10, "repetitions": 2},
+  "cases": [{"mechanisms": ["pipe"], "modes": ["threads", "processes"],
+             "placements": ["same-cpu", "llc", "smt-sibling", "kernel"],
+             "params": {"payload": [1, 64]}}]})";
+
+Topology xeon() {
+  return Topology::from_xml(std::string(WB_SHARED_DIR) +
+                            "/topologies/xeon-silver4108-skylake-smt2-2pkg-2numa-32pu.xml");
+}
+
+TEST(Config, ExpandsTheCrossProduct) {
+  const auto cases = expand_cases(parse_config(kGood, "x.json"), xeon(), kKnown);
+  ASSERT_EQ(cases.size(), 2u * 4u * 2u);
+  EXPECT_EQ(cases[0].name, "pipe/threads/same-cpu");
+  EXPECT_EQ(cases[1].name, "pipe/threads/same-cpu/payload=64");
+  EXPECT_EQ(cases[0].round_trips, 100);
+  EXPECT_EQ(cases[0].warmup, 10);
+  EXPECT_EQ(cases[0].repetitions, 2);
+  for (const auto& c : cases) {
+    std::string name = c.name;
+    if (auto at = name.find("/payload=64"); at != std::string::npos) name.erase(at);
+    EXPECT_EQ(name.find_first_of("0123456789"), std::string::npos) << "no CPU ids: " << c.name;
+    if (c.placement == "smt-sibling") {
+      ASSERT_EQ(c.pairs.size(), 1u);
+      EXPECT_EQ(c.pairs[0], CpuPair(0, 16));
+    }
+    if (c.placement == "kernel") {
+      EXPECT_TRUE(c.kernel);
+      EXPECT_EQ(c.cpuset.size(), 32u);
+      EXPECT_EQ(c.pairs[0], CpuPair(0, 1));  // the documented start placement
+    }
+  }
+}
+
+TEST(Config, UnavailableClassBecomesASkippedCaseWithTheReason) {
+  const auto topo = Topology::from_synthetic("pack:1 l3:1 core:2 pu:1");
+  const auto cases = expand_cases(parse_config(kGood, "x.json"), topo, kKnown);
+  bool found = false;
+  for (const auto& c : cases)
+    if (c.placement == "smt-sibling") {
+      found = true;
+      EXPECT_EQ(c.skip_reason.rfind("unavailable: no SMT", 0), 0u) << c.skip_reason;
+    } else {
+      EXPECT_TRUE(c.skip_reason.empty()) << c.name;
+    }
+  EXPECT_TRUE(found);
+}
+
+TEST(Config, PairsPerClassAppendsThePairIndex) {
+  const auto cases = expand_cases(
+      parse_config(R"({"schema_version":1,"cases":[{"mechanisms":["pipe"],"modes":["threads"],
+                     "placements":["cross-numa"]}]})",
+                   "x.json"),
+      xeon(), kKnown, 2);
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_EQ(cases[0].name, "pipe/threads/cross-numa/pair0");
+  EXPECT_EQ(cases[1].name, "pipe/threads/cross-numa/pair1");
+  EXPECT_EQ(cases[0].placement, "cross-numa");
+  EXPECT_NE(cases[0].pairs[0], cases[1].pairs[0]);
+}
+
+TEST(Config, KernelPlacements) {
+  const auto cases = expand_cases(
+      parse_config(R"({"schema_version":1,"cases":[{"mechanisms":["pipe"],"modes":["threads"],
+                     "placements":["kernel:llc", "kernel:30,31", "kernel:smt-sibling"]}]})",
+                   "x.json"),
+      xeon(), kKnown);
+  ASSERT_EQ(cases.size(), 3u);
+  EXPECT_EQ(cases[0].name, "pipe/threads/kernel-llc");
+  EXPECT_EQ(cases[0].cpuset, (std::vector<int>{0, 1}));
+  EXPECT_EQ(cases[1].name, "pipe/threads/kernel-2cpus");
+  EXPECT_EQ(cases[1].cpuset, (std::vector<int>{30, 31}));
+  EXPECT_EQ(cases[1].pairs[0], CpuPair(30, 31));
+  EXPECT_EQ(cases[2].cpuset, (std::vector<int>{0, 16}));
+}
+
+TEST(Config, ErrorsNameTheFileAndTheKey) {
+  EXPECT_EQ(error_of("{"), error_of("{"));  // deterministic
+  EXPECT_NE(error_of("{").find("config x.json: invalid JSON at byte"), std::string::npos);
+  EXPECT_NE(error_of(R"({"schema_version": 1, "cases": [], "bogus": 1})")
+                .find("config x.json: bogus: unknown key"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"schema_version": 2, "cases": []})").find("schema_version: unsupported"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"cases": []})").find("schema_version: missing"), std::string::npos);
+  EXPECT_NE(error_of(R"({"schema_version":1,"cases":[{"mechanisms":["pipe"],"modes":["thread"],
+               "placements":["llc"]}]})")
+                .find("cases[0].modes[0]: unknown mode \"thread\""),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"schema_version":1,"cases":[{"mechanisms":["pipe"],"modes":["threads"],
+               "placements":["llc"], "params": {"payload": ["x"]}}]})")
+                .find("params.payload: expected an integer"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"schema_version":1,"cases":[{"mechanisms":["pipe"],"modes":["threads"],
+               "placements":["llc"], "params": {"colour": [1]}}]})")
+                .find("unknown knob \"colour\""),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"schema_version":1,"defaults":{"round_trips":0},"cases":[{}]})")
+                .find("defaults.round_trips: expected an integer"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"schema_version":1,"cases":[{"modes":["threads"],"placements":["llc"]}]})")
+                .find("cases[0].mechanisms: missing"),
+            std::string::npos);
+  for (const auto& e : {error_of("{"), error_of(R"({"cases": []})")})
+    EXPECT_EQ(e.find('\n'), std::string::npos) << "one line: " << e;
+}
+
+TEST(Config, ExpansionErrors) {
+  const auto topo = xeon();
+  EXPECT_NE(expand_error_of(R"({"schema_version":1,"cases":[{"mechanisms":["pipez"],
+              "modes":["threads"],"placements":["llc"]}]})", topo)
+                .find("cases[0].mechanisms[0]: unknown mechanism \"pipez\" (known: pipe, eventfd)"),
+            std::string::npos);
+  EXPECT_NE(expand_error_of(R"({"schema_version":1,"cases":[{"mechanisms":["pipe"],
+              "modes":["threads"],"placements":["same-llc"]}]})", topo)
+                .find("cases[0].placements[0]: unknown placement \"same-llc\""),
+            std::string::npos);
+  EXPECT_NE(expand_error_of(R"({"schema_version":1,"cases":[{"mechanisms":["pipe"],
+              "modes":["threads"],"placements":["kernel:0,99"]}]})", topo)
+                .find("CPU 99 is offline or not allowed"),
+            std::string::npos);
+  EXPECT_NE(expand_error_of(R"({"schema_version":1,"cases":[{"mechanisms":["pipe"],
+              "modes":["threads"],"placements":["kernel:0-"]}]})", topo)
+                .find("cases[0].placements[0]"),
+            std::string::npos);
+  EXPECT_NE(expand_error_of(R"({"schema_version":1,"cases":[
+              {"mechanisms":["pipe"],"modes":["threads"],"placements":["llc"]},
+              {"mechanisms":["pipe"],"modes":["threads"],"placements":["llc"]}]})", topo)
+                .find("duplicate case pipe/threads/llc (also from cases[0])"),
+            std::string::npos);
+}
+
+TEST(Config, ShippedConfigsParse) {
+  for (const char* name : {"quick.json"}) {
+    const Config c = load_config(std::string(WB_SOURCE_DIR) + "/configs/" + name);
+    EXPECT_FALSE(c.entries.empty()) << name;
+  }
+}
+
+}  // namespace
+}  // namespace wb

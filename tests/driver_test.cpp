@@ -1,0 +1,126 @@
+// The shared driver through the pipe mechanism, in both modes, on this machine: structure and
+// invariants only (sample counts, pinning, failure reporting), never absolute times.
+#include "common/driver.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "benchmarks/registry.h"
+#include "common/sys.h"
+
+namespace wb {
+namespace {
+
+CaseSpec pipe_case(Mode mode, int waker, int wakee) {
+  CaseSpec s;
+  s.name = "pipe/test";
+  s.mechanism = "pipe";
+  s.mode = mode;
+  s.placement = waker == wakee ? "same-cpu" : "llc";
+  s.pairs = {{waker, wakee}};
+  s.round_trips = 200;
+  s.warmup = 20;
+  s.timeout_s = 20;
+  return s;
+}
+
+size_t open_fds() {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
+  return n;
+}
+
+class DriverModes : public ::testing::TestWithParam<Mode> {};
+
+TEST_P(DriverModes, PinnedPipeRoundTripsAreAllSampledOnTheirCpus) {
+  const auto cpus = allowed_cpus();
+  const int a = cpus.front(), b = cpus.size() > 1 ? cpus[1] : cpus.front();
+  const size_t fds_before = open_fds();
+  for (auto [w, e] : {std::pair{a, a}, std::pair{a, b}}) {
+    const RunOutcome out = run_case(pipe_case(GetParam(), w, e), *find_mechanism("pipe"), {});
+    ASSERT_TRUE(out.ok) << out.error;
+    ASSERT_EQ(out.pairs.size(), 1u);
+    const PairSamples& s = out.pairs[0];
+    ASSERT_EQ(s.rtt_ns.size(), 200u);
+    ASSERT_EQ(s.wakeup_ns.size(), 200u);
+    for (size_t k = 0; k < s.rtt_ns.size(); ++k) {
+      EXPECT_GT(s.rtt_ns[k], 0);
+      EXPECT_GT(s.wakeup_ns[k], 0);
+      // The one-way time is a part of the round trip it belongs to.
+      EXPECT_LT(s.wakeup_ns[k], s.rtt_ns[k]);
+      EXPECT_EQ(s.waker_cpu[k], w);
+      EXPECT_EQ(s.wakee_cpu[k], e);
+    }
+  }
+  EXPECT_EQ(open_fds(), fds_before) << "a case leaked file descriptors";
+  EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1) << "a task process is left";
+}
+
+TEST_P(DriverModes, KernelPlacementRecordsWhereTasksRan) {
+  const auto cpus = allowed_cpus();
+  CaseSpec s = pipe_case(GetParam(), cpus.front(), cpus.size() > 1 ? cpus[1] : cpus.front());
+  s.kernel = true;
+  s.placement = "kernel";
+  s.cpuset = cpus;
+  const RunOutcome out = run_case(s, *find_mechanism("pipe"), {});
+  ASSERT_TRUE(out.ok) << out.error;
+  for (int c : out.pairs[0].waker_cpu) EXPECT_NE(std::find(cpus.begin(), cpus.end(), c), cpus.end());
+  for (int c : out.pairs[0].wakee_cpu) EXPECT_NE(std::find(cpus.begin(), cpus.end(), c), cpus.end());
+}
+
+TEST_P(DriverModes, ConcurrentPairsEachKeepTheirSamples) {
+  const auto cpus = allowed_cpus();
+  CaseSpec s = pipe_case(GetParam(), cpus.front(), cpus.back());
+  s.pairs = {{cpus.front(), cpus.back()}, {cpus.back(), cpus.front()}};
+  const RunOutcome out = run_case(s, *find_mechanism("pipe"), {});
+  ASSERT_TRUE(out.ok) << out.error;
+  ASSERT_EQ(out.pairs.size(), 2u);
+  EXPECT_EQ(out.pairs[1].rtt_ns.size(), 200u);
+  EXPECT_EQ(out.pairs[1].waker_cpu.front(), cpus.back());
+}
+
+TEST_P(DriverModes, ACpuThatIsNotAllowedFailsTheCaseWithTheReason) {
+  const RunOutcome out = run_case(pipe_case(GetParam(), 0, 4000), *find_mechanism("pipe"), {});
+  EXPECT_FALSE(out.ok);
+  EXPECT_NE(out.error.find("wakee: "), std::string::npos) << out.error;
+  EXPECT_NE(out.error.find("4000"), std::string::npos) << out.error;
+  EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1) << "a task process is left";
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, DriverModes, ::testing::Values(Mode::kThreads, Mode::kProcesses),
+                         [](const auto& info) { return std::string(mode_id(info.param)); });
+
+// A mechanism whose wakee never answers: the watchdog must fail the case and reap everything.
+class SilentLink final : public Link {
+ public:
+  int send(Role) noexcept override { return 0; }
+  int wait(Role me) noexcept override {
+    if (me == Role::kWaker) pause();  // the answer never comes
+    return 0;
+  }
+};
+class SilentMechanism final : public Mechanism {
+ public:
+  std::string_view id() const override { return "silent"; }
+  WakeFlags wake_flags() const override { return WakeFlags::kNone; }
+  std::string_view round_trip() const override { return "never answers"; }
+  std::unique_ptr<Link> make_link(const CaseSpec&, void*) const override {
+    return std::make_unique<SilentLink>();
+  }
+};
+
+TEST_P(DriverModes, AStuckPartnerTimesOut) {
+  const auto cpus = allowed_cpus();
+  CaseSpec s = pipe_case(GetParam(), cpus.front(), cpus.back());
+  const RunOutcome out = run_case(s, SilentMechanism{}, {.timeout_s = 0.5});
+  EXPECT_FALSE(out.ok);
+  EXPECT_EQ(out.error.rfind("timeout after", 0), 0u) << out.error;
+  EXPECT_NE(out.error.find("waker at round trip 0/220"), std::string::npos) << out.error;
+  EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1) << "a task process is left";
+}
+
+}  // namespace
+}  // namespace wb
