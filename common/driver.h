@@ -63,6 +63,8 @@ struct PairSamples {
 
 struct RunOptions {
   double timeout_s = 60;  // whole case (one repetition), setup included
+  std::vector<std::string> events;  // perf events counted on each side (libpfm4 names)
+  bool require_events = false;      // an unavailable event fails the case instead of being noted
 };
 
 struct RunOutcome {

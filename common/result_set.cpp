@@ -103,6 +103,7 @@ nlohmann::ordered_json case_json(const CaseRecord& rec, const Topology& topo) {
   j["wakeup_ns"] = {{"median", w.median}, {"p90", w.p90}, {"p99", w.p99}, {"min", w.min}};
   j["repetitions"] = reps;
   j["observed"] = s.kernel ? observed_json(rec, topo) : nlohmann::ordered_json(nullptr);
+  j["schedstat"] = rec.schedstat;
   return j;
 }
 

@@ -23,6 +23,8 @@ struct CaseRecord {
   std::string status = "ok";  // "ok" | "skipped" | "failed"
   std::string reason;         // for skipped and failed
   std::vector<std::vector<PairSamples>> repetitions;  // [repetition][pair]
+  // /proc/schedstat deltas of the case's CPUs over the whole case, or {"unavailable": reason}.
+  nlohmann::ordered_json schedstat;
 };
 
 // The case object of the contract. Statistics are over every raw sample of every repetition and

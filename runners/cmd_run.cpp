@@ -15,6 +15,8 @@
 #include "benchmarks/registry.h"
 #include "common/config.h"
 #include "common/environment.h"
+#include "common/perf.h"
+#include "common/procfs.h"
 #include "common/placement.h"
 #include "common/result_set.h"
 #include "common/stats.h"
@@ -30,6 +32,8 @@ struct RunArgs {
   std::string out;
   int pairs_per_class = 1;
   double case_timeout_s = 0;  // 0: the config's timeout_s
+  std::string events;         // --events: comma-separated libpfm4 event strings
+  bool require_events = false;
   std::vector<std::string> benchmark_flags;
 };
 
@@ -39,6 +43,7 @@ struct CaseState {
   CaseRecord record;
   bool ran = false;  // the benchmark function was called at least once (not filtered out)
   std::vector<std::vector<PairSamples>> calls;  // every completed call, until reported
+  std::vector<nlohmann::json> schedstat_window;  // one delta per call
 };
 
 std::string default_config_path() {
@@ -148,7 +153,22 @@ class Reporter : public benchmark::JSONReporter {
 
 void on_signal(int) { g_interrupted.store(true); }
 
-void run_benchmark(benchmark::State& state, CaseState& cs, double timeout_s) {
+// Adds up the per-call schedstat deltas of one case (numbers add; anything else is kept from the
+// first call).
+nlohmann::json sum_schedstat(const std::vector<nlohmann::json>& parts) {
+  nlohmann::json total = parts.front();
+  for (size_t i = 1; i < parts.size(); ++i) {
+    const auto flat = parts[i].flatten();
+    auto acc = total.flatten();
+    for (const auto& [k, v] : flat.items())
+      if (v.is_number() && acc.contains(k) && acc[k].is_number())
+        acc[k] = acc[k].get<double>() + v.get<double>();
+    total = acc.unflatten();
+  }
+  return total;
+}
+
+void run_benchmark(benchmark::State& state, CaseState& cs, const RunOptions& base) {
   CaseRecord& rec = cs.record;
   cs.ran = true;
   if (g_interrupted.load()) {
@@ -163,7 +183,23 @@ void run_benchmark(benchmark::State& state, CaseState& cs, double timeout_s) {
   }
   CaseSpec spec = rec.spec;
   spec.round_trips = state.max_iterations;
-  RunOutcome out = run_case(spec, *cs.mech, {timeout_s > 0 ? timeout_s : spec.timeout_s});
+  RunOptions opts = base;
+  if (opts.timeout_s <= 0) opts.timeout_s = spec.timeout_s;
+  // schedstat deltas over the case's CPUs: the first call opens the window, each later call
+  // extends it, so the record covers every repetition.
+  std::string why_not;
+  auto before = read_schedstat(&why_not);
+  RunOutcome out = run_case(spec, *cs.mech, opts);
+  auto after = read_schedstat(&why_not);
+  if (before && after) {
+    std::vector<int> cpus = spec.kernel ? spec.cpuset : std::vector<int>{};
+    for (auto [w, e] : spec.pairs) cpus.insert(cpus.end(), {w, e});
+    std::sort(cpus.begin(), cpus.end());
+    cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+    cs.schedstat_window.push_back(schedstat_delta(*before, *after, cpus));
+  } else {
+    rec.schedstat = {{"unavailable", why_not}};
+  }
   if (!out.ok) {
     rec.status = "failed";
     rec.reason = out.error;
@@ -244,10 +280,20 @@ void run_command(const RunArgs& args) {
   if (gb_argc > 1)
     throw std::invalid_argument(std::string("unrecognized Google Benchmark flag ") + gb_argv[1]);
 
+  RunOptions opts;
+  opts.timeout_s = args.case_timeout_s;
+  opts.events = default_events();
+  if (!args.events.empty()) {
+    opts.events.clear();
+    std::stringstream ss(args.events);
+    for (std::string e; std::getline(ss, e, ',');)
+      if (!e.empty()) opts.events.push_back(e);
+  }
+  opts.require_events = args.require_events;
   for (auto& cs : cases) {
     const CaseSpec& s = cs.record.spec;
-    auto* b = benchmark::RegisterBenchmark(s.name.c_str(), [&cs, &args](benchmark::State& st) {
-      run_benchmark(st, cs, args.case_timeout_s);
+    auto* b = benchmark::RegisterBenchmark(s.name.c_str(), [&cs, &opts](benchmark::State& st) {
+      run_benchmark(st, cs, opts);
     });
     b->UseManualTime()->Unit(benchmark::kMicrosecond);
     if (!user_min_time) b->Iterations(s.round_trips);
@@ -300,7 +346,9 @@ void run_command(const RunArgs& args) {
   for (const auto& cs : cases) {
     if (!cs.ran) continue;  // filtered out
     if (interrupted && cs.record.status == "ok" && cs.record.repetitions.empty()) continue;
-    out_cases.push_back(case_json(cs.record, topo));
+    CaseRecord rec = cs.record;
+    if (!cs.schedstat_window.empty()) rec.schedstat = sum_schedstat(cs.schedstat_window);
+    out_cases.push_back(case_json(rec, topo));
   }
   rs["cases"] = out_cases;
   write_json_atomic(out_path, rs);
@@ -325,6 +373,12 @@ void add_run_command(CLI::App& app) {
                   "seconds one repetition of a case may take before it fails (default: the "
                   "config's timeout_s, 60)")
       ->check(CLI::PositiveNumber);
+  sub->add_option("--events", args->events,
+                  "comma-separated perf events for both sides (any libpfm4 name; default: cycles, "
+                  "instructions, cache-misses, LLC misses, branch-misses, context-switches, "
+                  "cpu-migrations, task-clock, page-faults)");
+  sub->add_flag("--require-events", args->require_events,
+                "fail a case when one of its events cannot be counted (default: note it)");
   sub->allow_extras();
   sub->footer("Google Benchmark flags (--benchmark_filter=REGEX, --benchmark_repetitions=N, ...) "
               "pass through and override the config.");
