@@ -1,0 +1,736 @@
+// The shared wakeup model: sched domains from a topology, and select_task_rq_fair /
+// wake_affine / select_idle_sibling with the policy hooks. Rules and line anchors:
+// docs/policy-model.md (kernel v7.1.5 kernel/sched/fair.c, core.c, topology.c).
+#include "analysis/policy_model.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+namespace wb {
+
+namespace {
+
+std::string upper(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  size_t i = 0;
+  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+  return s.substr(i);
+}
+
+bool contains(const std::vector<int>& sorted, int cpu) {
+  return std::binary_search(sorted.begin(), sorted.end(), cpu);
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i) out += sep;
+    out += parts[i];
+  }
+  return out;
+}
+
+// node_reclaim_distance from the topology's own info (section 12): 32 on AMD Zen
+// (arch/x86/kernel/cpu/amd.c init_amd_zen_common), 10 on powerpc
+// (arch/powerpc/include/asm/topology.h), else RECLAIM_DISTANCE 30.
+std::pair<int, std::string> reclaim_distance_of(const Topology& topo) {
+  auto vendor = topo.info("CPUVendor");
+  auto family = topo.info("CPUFamilyNumber");
+  if (vendor && (trim(*vendor) == "AuthenticAMD" || trim(*vendor) == "HygonGenuine") && family) {
+    int fam = 0;
+    try {
+      fam = std::stoi(trim(*family), nullptr, 0);
+    } catch (const std::exception&) {
+      fam = 0;
+    }
+    if (fam >= 0x17) return {32, "AMD Zen (" + trim(*vendor) + " family " + trim(*family) + ")"};
+  }
+  auto arch = topo.info("Architecture");
+  auto model = topo.info("CPUModel");
+  if ((arch && upper(*arch).find("PPC") != std::string::npos) ||
+      (model && upper(*model).find("POWER") != std::string::npos)) {
+    return {10, "powerpc (" + trim(arch ? *arch : *model) + ")"};
+  }
+  return {30, "RECLAIM_DISTANCE default"};
+}
+
+}  // namespace
+
+LlcSource parse_llc_level(std::string_view text) {
+  std::string u = upper(text);
+  if (u == "L3") return LlcSource::kL3;
+  if (u == "L2") return LlcSource::kL2;
+  throw std::invalid_argument("llc level \"" + std::string(text) + "\": expected L2 or L3");
+}
+
+std::string_view llc_source_name(LlcSource s) {
+  switch (s) {
+    case LlcSource::kAuto: return "L3, else L2";
+    case LlcSource::kL3: return "L3";
+    case LlcSource::kL2: return "L2";
+    case LlcSource::kCluster: return "cluster (debugfs: CLS is the highest SD_SHARE_LLC level)";
+    case LlcSource::kCore: return "core (debugfs: SMT is the highest SD_SHARE_LLC level)";
+  }
+  return "?";
+}
+
+std::optional<LlcSource> llc_source_from_domains(
+    const std::vector<std::pair<std::string, std::string>>& domains) {
+  std::optional<LlcSource> found;
+  for (const auto& [name, flags] : domains) {
+    std::istringstream in(flags);
+    std::string flag;
+    bool share = false;
+    while (in >> flag) share |= flag == "SD_SHARE_LLC" || flag == "SD_SHARE_PKG_RESOURCES";
+    if (!share) continue;
+    std::string n = upper(trim(name));
+    if (n == "SMT") {
+      found = LlcSource::kCore;
+    } else if (n == "CLS") {
+      found = LlcSource::kCluster;
+    } else if (n == "MC" || n == "CACHE") {
+      found = LlcSource::kAuto;
+    } else {
+      return std::nullopt;  // a level this model does not know: let the XML rules decide
+    }
+  }
+  return found;
+}
+
+std::optional<LlcSource> live_llc_source(const std::string& root) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) return std::nullopt;
+  std::vector<int> cpus;
+  for (const auto& e : fs::directory_iterator(root, ec)) {
+    std::string n = e.path().filename().string();
+    if (n.rfind("cpu", 0) == 0 && n.size() > 3 &&
+        std::all_of(n.begin() + 3, n.end(), [](char c) { return std::isdigit(c); })) {
+      cpus.push_back(std::stoi(n.substr(3)));
+    }
+  }
+  if (ec || cpus.empty()) return std::nullopt;
+  std::sort(cpus.begin(), cpus.end());
+  std::vector<std::pair<std::string, std::string>> domains;
+  for (int d = 0;; ++d) {
+    fs::path dir = fs::path(root) / ("cpu" + std::to_string(cpus.front())) /
+                   ("domain" + std::to_string(d));
+    if (!fs::is_directory(dir, ec)) break;
+    std::ifstream name_in(dir / "name"), flags_in(dir / "flags");
+    if (!name_in || !flags_in) return std::nullopt;
+    std::string name, flags;
+    std::getline(name_in, name);
+    std::getline(flags_in, flags);
+    domains.emplace_back(name, flags);
+  }
+  if (domains.empty()) return std::nullopt;
+  return llc_source_from_domains(domains);
+}
+
+// ---------------------------------------------------------------------------------------------
+// SchedTopology: per-CPU levels SMT -> CLS -> MC -> PKG -> NUMA(d)..., each widened to include
+// its child (build_sched_domain: "the CHILD domain spans more than the parent") and dropped when
+// it spans no more than the kept child or a single CPU (sd_degenerate / sd_parent_degenerate).
+
+SchedTopology::SchedTopology(Topology topo, LlcSource llc) : topo_(std::move(topo)), llc_(llc) {
+  cpus_ = topo_.cpus();
+  auto [dist, reason] = reclaim_distance_of(topo_);
+  reclaim_distance_ = dist;
+  reclaim_reason_ = reason;
+
+  const auto& pus = topo_.pus();
+  auto span_of = [&](auto key) {
+    std::map<int, std::vector<int>> groups;
+    for (const auto& pu : pus) groups[key(pu)].push_back(pu.os);
+    return groups;
+  };
+  auto cores = span_of([](const Pu& p) { return p.core; });
+  auto clusters = span_of([](const Pu& p) { return p.cluster; });
+  auto l2s = span_of([](const Pu& p) { return p.l2; });
+  auto l3s = span_of([](const Pu& p) { return p.l3; });
+  auto llcs = span_of([](const Pu& p) { return p.llc; });
+  auto nodes = span_of([](const Pu& p) { return p.numa; });
+  auto packages = span_of([](const Pu& p) { return p.package; });
+
+  for (const auto& [core, span] : cores) smt_active_ |= core >= 0 && span.size() >= 2;
+
+  for (const auto& pu : pus) {
+    std::vector<int> self{pu.os};
+    auto group = [&](const std::map<int, std::vector<int>>& g, int id) -> std::vector<int> {
+      return id < 0 ? self : g.at(id);
+    };
+    std::vector<int> smt = group(cores, pu.core);
+
+    std::vector<int> llc_span;
+    switch (llc_) {
+      case LlcSource::kAuto:
+        llc_span = pu.llc >= 0 ? llcs.at(pu.llc) : smt;
+        break;
+      case LlcSource::kL3:
+        if (pu.l3 < 0) {
+          throw std::invalid_argument("llc level L3: CPU " + std::to_string(pu.os) +
+                                      " has no L3 cache in " + topo_.source());
+        }
+        llc_span = l3s.at(pu.l3);
+        break;
+      case LlcSource::kL2:
+        if (pu.l2 < 0) {
+          throw std::invalid_argument("llc level L2: CPU " + std::to_string(pu.os) +
+                                      " has no L2 cache in " + topo_.source());
+        }
+        llc_span = l2s.at(pu.l2);
+        break;
+      case LlcSource::kCluster:
+        llc_span = pu.cluster >= 0 ? clusters.at(pu.cluster) : group(l2s, pu.l2);
+        break;
+      case LlcSource::kCore:
+        llc_span = smt;
+        break;
+    }
+
+    std::vector<SchedDomain> raw;
+    raw.push_back({"SMT", smt, true, false, true, 110});
+    // CLS only where the cluster lies strictly inside the chosen LLC: a cluster at or above it
+    // is not a scheduler cluster under that LLC.
+    if (pu.cluster >= 0) {
+      const auto& cls = clusters.at(pu.cluster);
+      if (cls.size() < llc_span.size() &&
+          std::includes(llc_span.begin(), llc_span.end(), cls.begin(), cls.end())) {
+        raw.push_back({"CLS", cls, true, true, true, 117});
+      }
+    }
+    raw.push_back({"MC", llc_span, true, false, true, 117});
+    // The PKG domain spans the PU's NUMA node (section 12); no node: the package.
+    raw.push_back({"PKG", pu.numa >= 0 ? nodes.at(pu.numa) : group(packages, pu.package), false,
+                   false, true, 117});
+    std::set<int> distances;
+    for (int c : cpus_) distances.insert(topo_.numa_distance(pu.os, c));
+    int local = topo_.numa_distance(pu.os, pu.os);
+    for (int d : distances) {
+      if (d <= local) continue;
+      std::vector<int> span;
+      for (int c : cpus_) {
+        if (topo_.numa_distance(pu.os, c) <= d) span.push_back(c);
+      }
+      // sd_init: NUMA levels beyond node_reclaim_distance lose SD_WAKE_AFFINE.
+      raw.push_back({"NUMA(" + std::to_string(d) + ")", span, false, false,
+                     d <= reclaim_distance_, 117});
+    }
+
+    PerCpu pc;
+    pc.smt = smt;
+    for (auto& level : raw) {
+      if (!pc.domains.empty()) {
+        const auto& child = pc.domains.back().span;
+        std::vector<int> merged;
+        std::set_union(level.span.begin(), level.span.end(), child.begin(), child.end(),
+                       std::back_inserter(merged));
+        level.span = std::move(merged);
+        if (level.span == child) continue;  // sd_parent_degenerate
+      }
+      if (level.span.size() <= 1) continue;  // sd_degenerate
+      pc.domains.push_back(std::move(level));
+    }
+    for (size_t i = 0; i < pc.domains.size(); ++i) {
+      if (pc.domains[i].share_llc) pc.llc_index = static_cast<int>(i);
+      if (pc.domains[i].cluster) pc.cluster = pc.domains[i].span;
+    }
+    pc.llc_id = pc.llc_index >= 0 ? pc.domains[pc.llc_index].span.front() : pu.os;
+    pc.share_id = pc.cluster.empty() ? pc.llc_id : pc.cluster.front();
+    cluster_active_ |= !pc.cluster.empty();
+    per_cpu_.emplace(pu.os, std::move(pc));
+  }
+}
+
+bool SchedTopology::has_cpu(int cpu) const { return per_cpu_.count(cpu) != 0; }
+
+const SchedTopology::PerCpu& SchedTopology::at(int cpu) const {
+  auto it = per_cpu_.find(cpu);
+  if (it == per_cpu_.end()) {
+    throw std::out_of_range("CPU " + std::to_string(cpu) + " is not in topology " +
+                            topo_.source());
+  }
+  return it->second;
+}
+
+const std::vector<SchedDomain>& SchedTopology::domains(int cpu) const { return at(cpu).domains; }
+const std::vector<int>& SchedTopology::smt_mask(int cpu) const { return at(cpu).smt; }
+const std::vector<int>& SchedTopology::cluster_span(int cpu) const { return at(cpu).cluster; }
+
+const SchedDomain* SchedTopology::sd_llc(int cpu) const {
+  const auto& pc = at(cpu);
+  return pc.llc_index >= 0 ? &pc.domains[pc.llc_index] : nullptr;
+}
+
+int SchedTopology::llc_size(int cpu) const {
+  const SchedDomain* sd = sd_llc(cpu);
+  return sd ? static_cast<int>(sd->span.size()) : 1;
+}
+
+bool SchedTopology::cpus_share_cache(int a, int b) const {
+  if (a == b) return true;
+  if (!has_cpu(a) || !has_cpu(b)) return false;
+  return at(a).llc_id == at(b).llc_id;
+}
+
+bool SchedTopology::cpus_share_resources(int a, int b) const {
+  if (a == b) return true;
+  if (!has_cpu(a) || !has_cpu(b)) return false;
+  return at(a).share_id == at(b).share_id;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+WakeContext::WakeContext(const SchedTopology& sched, const WakeInput& in)
+    : sched_(sched), in_(in), allowed_(static_cast<size_t>(sched.max_cpu() + 1), 0) {
+  if (in_.allowed.empty()) {
+    for (int c : sched.cpus()) allowed_[c] = 1;
+  } else {
+    for (int c : in_.allowed) {
+      if (sched.has_cpu(c)) allowed_[c] = 1;
+    }
+  }
+}
+
+int WakeContext::nr_running(int cpu) const {
+  auto it = in_.nr_running.find(cpu);
+  return it == in_.nr_running.end() ? 0 : it->second;
+}
+
+int WakeContext::nr_delayed(int cpu) const {
+  auto it = in_.delayed.find(cpu);
+  return it == in_.delayed.end() ? 0 : it->second;
+}
+
+bool WakeContext::allowed(int cpu) const {
+  return cpu >= 0 && cpu < static_cast<int>(allowed_.size()) && allowed_[cpu];
+}
+
+int WakeContext::nr_allowed() const {
+  return static_cast<int>(std::count(allowed_.begin(), allowed_.end(), 1));
+}
+
+int WakeContext::first_allowed() const {
+  for (int c : sched_.cpus()) {
+    if (allowed(c)) return c;
+  }
+  return -1;
+}
+
+long long WakeContext::load(int cpu) const {
+  long long n = nr_running(cpu);
+  long long l = 0;
+  if (cpu == in_.waker && n >= 1) {
+    l = waker_load() + 1024 * (n - 1);
+  } else {
+    l = 1024 * n;
+  }
+  if (cpu == in_.prev) l += wakee_load();  // the wakee's blocked load stays on prev
+  return l;
+}
+
+int default_nr_idle_scan(const SchedTopology& sched, const WakeInput& in, int cpu) {
+  const SchedDomain* sd = sched.sd_llc(cpu);
+  if (!sd) return 0;
+  WakeContext ctx(sched, in);
+  long long sum = 0;
+  for (int c : sd->span) {
+    long long n = ctx.nr_running(c);
+    long long util = (c == in.waker && n >= 1) ? 512 + 1024 * (n - 1) : 1024 * n;
+    sum += std::min<long long>(util, 1024);
+  }
+  // update_idle_cpu_scan(): x = sum_util / llc_weight; y = 1024 - x^2 pct^2 / (10000 * 1024)
+  // (clamped); nr_idle_scan = y * llc_weight / 1024, with pct the LLC domain's imbalance_pct.
+  long long w = static_cast<long long>(sd->span.size());
+  long long x = sum / w;
+  long long pct = sd->imbalance_pct;
+  long long tmp = std::min<long long>(x * x * pct * pct / (10000LL * 1024), 1024);
+  return static_cast<int>((1024 - tmp) * w / 1024);
+}
+
+bool exact_has_idle_cores(const SchedTopology& sched, const WakeInput& in, int cpu) {
+  const SchedDomain* sd = sched.sd_llc(cpu);
+  if (!sd) return false;
+  WakeContext ctx(sched, in);
+  for (int c : sd->span) {
+    const auto& core = sched.smt_mask(c);
+    if (std::all_of(core.begin(), core.end(), [&](int s) { return ctx.idle(s); })) return true;
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// One wakeup through the kernel path, with the policy's hooks.
+
+namespace {
+
+class Selector {
+ public:
+  Selector(const WakeContext& ctx, const WakeupPolicy& policy)
+      : ctx_(ctx), sched_(ctx.sched()), in_(ctx.input()), policy_(policy) {
+    recent_after_ = in_.recent_used_cpu;
+    waker_flips_ = in_.waker_flips;
+  }
+
+  WakeDecision run() {
+    int cpu = try_to_wake_up();
+    return {cpu, join(steps_, "; "), recent_after_, waker_flips_};
+  }
+
+ private:
+  void note(std::string s) { steps_.push_back(std::move(s)); }
+  static std::string n(int cpu) { return std::to_string(cpu); }
+
+  // kernel/sched/core.c try_to_wake_up() -> select_task_rq() (section 2).
+  int try_to_wake_up() {
+    if (in_.wakee_queued) {
+      note("ttwu_runnable: wakee still queued on prev -> " + n(in_.prev));
+      return in_.prev;
+    }
+    if (ctx_.nr_allowed() == 1) {
+      int only = ctx_.first_allowed();
+      note("select_task_rq: nr_cpus_allowed == 1 -> " + n(only));
+      return only;
+    }
+    int cpu = select_task_rq_fair();
+    if (!ctx_.allowed(cpu)) cpu = select_fallback_rq(cpu);
+    return cpu;
+  }
+
+  // select_fallback_rq(): an allowed CPU of prev's node first, else any allowed CPU.
+  int select_fallback_rq(int chosen) {
+    const Pu* prev_pu = sched_.topology().find(in_.prev);
+    int fallback = -1;
+    for (int c : sched_.cpus()) {
+      if (!ctx_.allowed(c)) continue;
+      const Pu* pu = sched_.topology().find(c);
+      if (prev_pu && pu && pu->numa == prev_pu->numa) {
+        fallback = c;
+        break;
+      }
+      if (fallback < 0) fallback = c;
+    }
+    note("select_fallback_rq: " + n(chosen) + " not allowed -> " + n(fallback));
+    return fallback;
+  }
+
+  // select_task_rq_fair() (section 3.1) with the policy hooks at the patches' places.
+  int select_task_rq_fair() {
+    const int cpu = in_.waker;
+    const int prev = in_.prev;
+    // record_wakee(): the waker's flips grow when it wakes someone new.
+    if (!in_.waker_last_wakee_is_wakee) ++waker_flips_;
+    if ((in_.current_cpu || policy_.wake_carries_current_cpu()) && ctx_.allowed(cpu)) {
+      note(std::string(in_.current_cpu ? "WF_CURRENT_CPU" : "WF_CURRENT_CPU (handoff)") +
+           " -> waker " + n(cpu));
+      return cpu;
+    }
+    if (auto r = policy_.before_domain_walk(ctx_)) {
+      note(std::string(policy_.id()) + ": sync, waker rq nr_running < 2 -> waker " + n(*r));
+      return *r;
+    }
+    bool wide = wake_wide();
+    bool want_affine = !wide && ctx_.allowed(cpu);
+    if (wide) note("wake_wide");
+    if (!ctx_.allowed(cpu)) note("waker CPU not allowed");
+
+    int new_cpu = prev;
+    bool affine_hit = false;
+    for (const auto& sd : sched_.domains(cpu)) {
+      if (want_affine && sd.wake_affine && contains(sd.span, prev)) {
+        affine_hit = true;
+        if (cpu != prev) {
+          new_cpu = wake_affine(sd, cpu, prev);
+        } else {
+          note("waker == prev (" + sd.name + ")");
+        }
+        if (auto r = policy_.after_wake_affine(ctx_, new_cpu)) {
+          note(std::string(policy_.id()) + ": reciprocal sync, waker alone, no SMT -> waker " +
+               n(*r));
+          return *r;
+        }
+        break;
+      }
+      // No level sets SD_BALANCE_WAKE by default, so the slow path is never taken.
+      if (!want_affine) break;
+    }
+    if (want_affine && !affine_hit) note("no SD_WAKE_AFFINE level spans prev " + n(prev));
+
+    bool sync_gate = want_affine && in_.sync && new_cpu == cpu && ctx_.alone(cpu);
+    return select_idle_sibling(prev, new_cpu, sync_gate);
+  }
+
+  // wake_wide(): factor = sd_llc_size of the waker CPU.
+  bool wake_wide() const {
+    long long master = waker_flips_;
+    long long slave = in_.wakee_flips;
+    if (master < slave) std::swap(master, slave);
+    long long factor = sched_.llc_size(in_.waker);
+    return !(slave < factor || master < slave * factor);
+  }
+
+  int wake_affine(const SchedDomain& sd, int this_cpu, int prev) {
+    std::optional<int> t = wake_affine_idle(this_cpu, prev);
+    std::string how;
+    if (t) {
+      how = "WA_IDLE";
+    } else if (wake_affine_weight(sd, this_cpu, prev)) {
+      t = this_cpu;
+      how = "WA_WEIGHT";
+    } else {
+      how = "WA_WEIGHT";
+    }
+    int r = (t && *t == this_cpu) ? this_cpu : prev;
+    note("wake_affine(" + sd.name + ") " + how + " -> " + n(r));
+    return r;
+  }
+
+  // wake_affine_idle(); "idle" is available_idle_cpu.
+  std::optional<int> wake_affine_idle(int this_cpu, int prev) const {
+    if (ctx_.idle(this_cpu) && sched_.cpus_share_cache(this_cpu, prev)) {
+      return ctx_.idle(prev) ? prev : this_cpu;
+    }
+    if (in_.sync && ctx_.alone(this_cpu)) return this_cpu;
+    if (ctx_.idle(prev)) return prev;
+    return std::nullopt;
+  }
+
+  // wake_affine_weight() with WA_BIAS, signed 64-bit as in the kernel.
+  bool wake_affine_weight(const SchedDomain& sd, int this_cpu, int prev) const {
+    long long this_eff = ctx_.load(this_cpu);
+    if (in_.sync) {
+      long long current_load = ctx_.waker_load();
+      if (current_load > this_eff) return true;
+      this_eff -= current_load;
+    }
+    const long long capacity = 1024;
+    long long task_load = ctx_.wakee_load();
+    this_eff = (this_eff + task_load) * 100 * capacity;
+    long long prev_eff =
+        (ctx_.load(prev) - task_load) * (100 + (sd.imbalance_pct - 100) / 2) * capacity;
+    if (in_.sync) prev_eff += 1;
+    return this_eff < prev_eff;
+  }
+
+  bool usable(int c) const { return sched_.has_cpu(c); }
+
+  // select_idle_sibling() (section 3.4).
+  int select_idle_sibling(int prev, int target, bool sync_gate) {
+    const int cpu = in_.waker;
+    if (ctx_.idle(target)) {
+      note("SIS target " + n(target) + " idle");
+      return target;
+    }
+    int prev_aff = -1;
+    if (prev != target && sched_.cpus_share_cache(prev, target) && ctx_.idle(prev)) {
+      if (!sched_.cluster_active() || sched_.cpus_share_resources(prev, target)) {
+        note("SIS prev " + n(prev) + " idle, shares LLC");
+        return prev;
+      }
+      prev_aff = prev;
+    }
+    if (in_.waker_kthread && in_.in_task && prev == cpu && ctx_.nr_running(cpu) <= 1) {
+      note("SIS per-CPU kthread waker, stack on prev " + n(prev));
+      return prev;
+    }
+    int recent = in_.recent_used_cpu;
+    recent_after_ = prev;
+    if (recent >= 0 && recent != prev && recent != target && usable(recent) &&
+        sched_.cpus_share_cache(recent, target) && ctx_.idle(recent) && ctx_.allowed(recent)) {
+      if (!sched_.cluster_active() || sched_.cpus_share_resources(recent, target)) {
+        note("SIS recent_used_cpu " + n(recent) + " idle");
+        return recent;
+      }
+    } else {
+      recent = -1;
+    }
+    const SchedDomain* sd = sched_.sd_llc(target);
+    if (!sd) {
+      note("SIS no LLC domain -> target " + n(target));
+      return target;
+    }
+    bool has_idle_core = false;
+    if (sched_.smt_active()) {
+      has_idle_core = in_.has_idle_cores ? *in_.has_idle_cores
+                                         : exact_has_idle_cores(sched_, in_, target);
+      if (!has_idle_core && sched_.cpus_share_cache(prev, target)) {
+        if (auto i = select_idle_smt(*sd, prev)) {
+          note("SIS select_idle_smt(prev " + n(prev) + ") -> " + n(*i));
+          return *i;
+        }
+      }
+      if (sync_gate && policy_.sync_core_hook() == SyncCoreHook::kSiblingFirst) {
+        if (auto i = select_idle_sync_core(*sd, target)) {
+          note(std::string(policy_.id()) + ": select_idle_sync_core -> " + n(*i));
+          return *i;
+        }
+      }
+    }
+    int sync_cpu =
+        (sync_gate && policy_.sync_core_hook() == SyncCoreHook::kIdleCoreScan) ? cpu : -1;
+    if (auto i = select_idle_cpu(*sd, has_idle_core, target, sync_cpu)) return *i;
+    if (prev_aff >= 0) {
+      note("SIS fallback prev_aff " + n(prev_aff));
+      return prev_aff;
+    }
+    if (recent >= 0) {
+      note("SIS fallback recent_used_cpu " + n(recent));
+      return recent;
+    }
+    note("SIS nothing idle -> target " + n(target));
+    return target;
+  }
+
+  std::optional<int> select_idle_smt(const SchedDomain& sd, int prev) const {
+    for (int c : sched_.smt_mask(prev)) {
+      if (c == prev || !ctx_.allowed(c) || !contains(sd.span, c)) continue;
+      if (ctx_.idle(c)) return c;
+    }
+    return std::nullopt;
+  }
+
+  // P4's select_idle_sync_core(): every other sibling of target idle -> the first of them that
+  // lies in the LLC domain and is allowed.
+  std::optional<int> select_idle_sync_core(const SchedDomain& sd, int target) const {
+    int idle_sibling = -1;
+    for (int c : sched_.smt_mask(target)) {
+      if (c == target) continue;
+      if (!ctx_.idle(c)) return std::nullopt;
+      if (idle_sibling < 0 && contains(sd.span, c) && ctx_.allowed(c)) idle_sibling = c;
+    }
+    if (idle_sibling < 0) return std::nullopt;
+    return idle_sibling;
+  }
+
+  // select_idle_core(); P3 treats sync_cpu as idle but never records it as the fallback.
+  std::optional<int> select_idle_core(int core, std::vector<char>& cpus, int& idle_cpu,
+                                      int sync_cpu) const {
+    bool idle = true;
+    for (int c : sched_.smt_mask(core)) {
+      bool sync_waker = c == sync_cpu;
+      if (!ctx_.idle(c) && !sync_waker) {
+        idle = false;
+        if (idle_cpu == -1) continue;
+        break;
+      }
+      if (!sync_waker && idle_cpu == -1 && cpus[c]) idle_cpu = c;
+    }
+    if (idle) return core;
+    for (int c : sched_.smt_mask(core)) cpus[c] = 0;
+    return std::nullopt;
+  }
+
+  // One for_each_cpu_wrap() pass over `order` from target+1, skipping ids no longer in `cpus`.
+  // Returns a CPU to use, or sets `done` when the scan must stop with `idle_cpu`.
+  std::optional<int> scan(const std::vector<int>& order, int target, std::vector<char>& cpus,
+                          bool has_idle_core, int sync_cpu, int& nr, int& idle_cpu, bool& done,
+                          bool prepass) {
+    size_t start = std::lower_bound(order.begin(), order.end(), target + 1) - order.begin();
+    for (size_t k = 0; k < order.size(); ++k) {
+      int c = order[(start + k) % order.size()];
+      if (!cpus[c]) continue;
+      if (has_idle_core) {
+        if (auto r = select_idle_core(c, cpus, idle_cpu, sync_cpu)) {
+          note(std::string("SIS select_idle_cpu") + (prepass ? "(cluster)" : "") +
+               ": idle core at " + n(*r) + (sync_cpu >= 0 ? " (waker counted idle)" : ""));
+          return r;
+        }
+      } else {
+        if (--nr <= 0) {
+          note("SIS select_idle_cpu: SIS_UTIL budget exhausted");
+          idle_cpu = -1;
+          done = true;
+          return std::nullopt;
+        }
+        if (ctx_.idle(c)) {
+          idle_cpu = c;
+          if (prepass) {
+            note("SIS select_idle_cpu(cluster): idle " + n(c));
+            return c;
+          }
+          done = true;
+          return std::nullopt;
+        }
+      }
+    }
+    return std::nullopt;
+  }
+
+  // select_idle_cpu() (section 3.6), with the cluster pre-pass and the SIS_UTIL budget.
+  std::optional<int> select_idle_cpu(const SchedDomain& sd, bool has_idle_core, int target,
+                                     int sync_cpu) {
+    std::vector<char> cpus(static_cast<size_t>(sched_.max_cpu() + 1), 0);
+    for (int c : sd.span) cpus[c] = ctx_.allowed(c) ? 1 : 0;
+    int budget = in_.nr_idle_scan ? *in_.nr_idle_scan : default_nr_idle_scan(sched_, in_, target);
+    int nr = budget + 1;
+    if (nr == 1) {
+      note("SIS select_idle_cpu: nr_idle_scan 0");
+      return std::nullopt;
+    }
+    int idle_cpu = -1;
+    bool done = false;
+    // Pre-pass over target's cluster when sd_llc's first group is a cluster (its child is CLS).
+    const auto& doms = sched_.domains(target);
+    if (sched_.cluster_active()) {
+      for (size_t i = 1; i < doms.size(); ++i) {
+        if (&doms[i] == &sd && doms[i - 1].cluster) {
+          const auto& cls = doms[i - 1].span;
+          if (auto r = scan(cls, target, cpus, has_idle_core, sync_cpu, nr, idle_cpu, done, true))
+            return r;
+          if (done) return std::nullopt;
+          for (int c : cls) cpus[c] = 0;
+        }
+      }
+    }
+    if (auto r = scan(sd.span, target, cpus, has_idle_core, sync_cpu, nr, idle_cpu, done, false))
+      return r;
+    if (has_idle_core) note("SIS select_idle_cpu: no idle core (has_idle_cores cleared)");
+    if (idle_cpu >= 0) {
+      note(std::string("SIS select_idle_cpu") + (has_idle_core ? " idle thread " : ": idle ") +
+           n(idle_cpu));
+      return idle_cpu;
+    }
+    return std::nullopt;
+  }
+
+  const WakeContext& ctx_;
+  const SchedTopology& sched_;
+  const WakeInput& in_;
+  const WakeupPolicy& policy_;
+  std::vector<std::string> steps_;
+  int recent_after_ = -1;
+  int waker_flips_ = 0;
+};
+
+}  // namespace
+
+WakeDecision predict_wakeup(const SchedTopology& sched, const WakeInput& in,
+                            const WakeupPolicy& policy) {
+  if (!sched.has_cpu(in.waker)) {
+    throw std::invalid_argument("waker CPU " + std::to_string(in.waker) + " is not in topology " +
+                                sched.topology().source());
+  }
+  if (!sched.has_cpu(in.prev)) {
+    throw std::invalid_argument("prev CPU " + std::to_string(in.prev) + " is not in topology " +
+                                sched.topology().source());
+  }
+  WakeContext ctx(sched, in);
+  if (ctx.nr_allowed() == 0) {
+    throw std::invalid_argument("allowed CPU list holds no CPU of topology " +
+                                sched.topology().source());
+  }
+  return Selector(ctx, policy).run();
+}
+
+}  // namespace wb
