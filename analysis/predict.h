@@ -1,0 +1,97 @@
+// The policy predictor: one wakeup scenario (policy-model.md section 12), the ping-pong steady
+// state (section 10), and predictions for a result set (predicted vs measured placement and RTT,
+// which policy group the running kernel matches, each patch's premise on the measured machine).
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/policy_model.h"
+#include "common/placement.h"
+
+namespace wb {
+
+// ---- one wakeup ------------------------------------------------------------------------------
+
+struct Scenario {
+  WakeInput wake;
+  std::optional<LlcSource> llc_level;  // the scenario's own `llc_level`
+  nlohmann::json given;                // the object as read (echoed in the answer)
+};
+
+// Parses a scenario object (section 12 fields, types and defaults). `where` names the source in
+// errors. Throws std::invalid_argument with one line naming `where` and the field, e.g.
+// "scenario s.json: unknown field \"foo\"", "scenario s.json: missing required field \"waker\"".
+Scenario parse_scenario(const nlohmann::json& j, const std::string& where);
+// Reads and parses a scenario file (errors name the file).
+Scenario load_scenario(const std::string& path);
+// Checks the scenario's CPUs against the topology (waker, prev, recent_used_cpu, nr_running and
+// delayed keys, allowed). Throws std::invalid_argument naming `where` and the field.
+void validate_scenario(const Scenario& s, const SchedTopology& sched, const std::string& where);
+
+// {"scenario": <given>, "policies": {id: {"cpu", "class", "path"}}} (DESIGN.md Contracts). The
+// class is relative to the waker CPU. Validates first.
+nlohmann::json predict_scenario(const SchedTopology& sched, const Scenario& s,
+                                const std::string& where);
+// A readable table: policy, CPU, class, path.
+std::string render_scenario_text(const SchedTopology& sched, const nlohmann::json& prediction);
+
+// ---- steady state of a ping-pong pair -------------------------------------------------------
+
+struct SteadyOptions {
+  bool sync = true;                // WF_SYNC on both wakes (pipe, unix, tcp, binder)
+  bool current_cpu = false;        // WF_CURRENT_CPU on both wakes (seccomp/futex-swap handoff)
+  std::optional<int> start_a;      // CPU of the first waker; default: default_start_pair()
+  std::optional<int> start_b;      // CPU the first wakee last ran on
+  std::vector<int> busy;           // CPUs each running one always-runnable hog
+  std::vector<int> allowed;        // both tasks' cpuset; empty = every CPU
+  int max_wakes = 20000;
+};
+
+struct SteadyResult {
+  std::string policy;
+  bool settled = false;                      // a repeating cycle was reached
+  int transient_wakes = 0;                   // wakes before the cycle
+  int cycle_wakes = 0;                       // wakes in one period of the cycle
+  std::map<PlacementClass, double> classes;  // fraction of the cycle's wakes per class
+  std::vector<int> cpus;                     // the CPUs the pair occupies in the cycle
+  std::vector<std::string> first_paths;      // the decision path of the first wakes (debugging)
+};
+
+// Where the pair starts when no --start is given: the lowest allowed CPU, and the lowest allowed
+// CPU on another core of its LLC (else any other allowed CPU; a 1-CPU cpuset stacks them).
+std::pair<int, int> default_start_pair(const SchedTopology& sched, const std::vector<int>& allowed);
+
+// Alternates A -> B, B -> A wakes (A first; each task blocked when woken, recent_used_cpu,
+// last_wakee and wakee_flips tracked, no delayed-dequeue races) until the state repeats.
+SteadyResult simulate_steady_state(const SchedTopology& sched, const SteadyOptions& opt,
+                                   const WakeupPolicy& policy);
+std::vector<SteadyResult> simulate_steady_state(const SchedTopology& sched,
+                                                const SteadyOptions& opt);
+
+// {"topology", "sync", "current_cpu", "start": [a, b], "busy", "allowed",
+//  "policies": {id: {"settled", "transient_wakes", "cycle_wakes", "classes": {class: fraction},
+//  "cpus": [...]}}, "groups": [{"name", "policies", "classes"}]}
+nlohmann::json steady_to_json(const SchedTopology& sched, const SteadyOptions& opt,
+                              const std::vector<SteadyResult>& results);
+std::string render_steady_text(const nlohmann::json& steady);
+
+// ---- a result set ---------------------------------------------------------------------------
+
+// Predictions for a wakebench result set (schema "wakebench-results", schema_version 1, topology
+// XML embedded at ["topology"]["xml"]): for every mechanism and mode, each policy's steady-state
+// class distribution and predicted RTT (distribution x the measured pinned median RTT per class),
+// the measured kernel RTT and observed histogram, the policy groups (policies predicting the same
+// distribution) and the one the kernel is consistent with, and each patch's premise with the
+// measured numbers. Throws std::invalid_argument with one line for another schema/version or a
+// result set without an embedded topology.
+nlohmann::json predict_for_results(const nlohmann::json& result_set);
+// The same for a result-set file (errors name the file).
+nlohmann::json predict_for_results_file(const std::string& path);
+// The short text form `wakebench run` prints after its summary table.
+std::string render_results_text(const nlohmann::json& predictions);
+
+}  // namespace wb
