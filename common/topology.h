@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+struct hwloc_topology;  // hwloc's opaque handle (hwloc_topology_t), kept out of this header
+
 namespace wb {
 
 // One processing unit (a kernel CPU). Group ids are dense indexes (0..n-1) into the machine's list
@@ -64,6 +66,10 @@ class Topology {
   std::optional<std::string> info(const std::string& key) const;
 
  private:
+  // Reads everything wakebench needs out of a loaded hwloc topology (which stays owned by the
+  // caller) and keeps its XML export.
+  static Topology from_hwloc(hwloc_topology* topo, std::string source);
+
   std::string source_, xml_;
   std::vector<Pu> pus_;
   TopologyCounts counts_;
