@@ -77,7 +77,7 @@ Config parse_config(const std::string& text, const std::string& path) {
   if (!j.is_object()) fail(path, "", "expected a JSON object at the top level");
   for (const auto& [key, v] : j.items())
     if (key != "schema_version" && key != "name" && key != "defaults" && key != "cases" &&
-        key != "description")
+        key != "description" && key != "claims")
       fail(path, key, "unknown key");
   if (!j.contains("schema_version")) fail(path, "schema_version", "missing");
   if (!j["schema_version"].is_number_integer() ||
@@ -94,6 +94,30 @@ Config parse_config(const std::string& text, const std::string& path) {
   if (j.contains("defaults")) {
     if (!j["defaults"].is_object()) fail(path, "defaults", "expected an object");
     read_run_keys(path, "defaults", j["defaults"], c.defaults, {});
+  }
+  if (j.contains("claims")) {
+    // A seed experiment's claims, each printed after the summary beside this machine's measured
+    // counterparts (runners/summary.cpp claims_table).
+    const auto& claims = j["claims"];
+    if (!claims.is_array()) fail(path, "claims", "expected an array of objects");
+    for (size_t i = 0; i < claims.size(); ++i) {
+      const std::string at = "claims[" + std::to_string(i) + "]";
+      if (!claims[i].is_object()) fail(path, at, "expected an object");
+      for (const auto& [key, v] : claims[i].items()) {
+        if (key == "seed" || key == "text") {
+          if (!v.is_string()) fail(path, at + "." + key, "expected a string");
+        } else if (key == "cases") {
+          string_list(path, at + ".cases", v);
+        } else if (key == "metric") {
+          if (!v.is_string() || (v != "median" && v != "mean" && v != "p99" && v != "tps"))
+            fail(path, at + ".metric", "expected one of median, mean, p99, tps");
+        } else {
+          fail(path, at + "." + key, "unknown key");
+        }
+      }
+      for (const char* key : {"seed", "text", "cases"})
+        if (!claims[i].contains(key)) fail(path, at + "." + key, "missing");
+    }
   }
   if (!j.contains("cases")) fail(path, "cases", "missing");
   if (!j["cases"].is_array() || j["cases"].empty())

@@ -12,6 +12,7 @@
 #include <regex>
 #include <sstream>
 
+#include "analysis/predict.h"
 #include "benchmarks/registry.h"
 #include "common/config.h"
 #include "common/environment.h"
@@ -351,9 +352,21 @@ void run_command(const RunArgs& args) {
     out_cases.push_back(case_json(rec, topo));
   }
   rs["cases"] = out_cases;
+  // The predictor reads only the result set (data flows one way); its answer goes into the set.
+  std::string predictions_text;
+  try {
+    const nlohmann::json predictions = predict_for_results(nlohmann::json(rs));
+    predictions_text = render_results_text(predictions);
+    rs["predictions"] = predictions;
+  } catch (const std::exception& e) {
+    rs["predictions"] = {{"unavailable", e.what()}};
+    predictions_text = std::string("predictions unavailable: ") + e.what() + "\n";
+  }
   write_json_atomic(out_path, rs);
 
-  std::fprintf(stderr, "\n%s\n", summary_table(nlohmann::json(rs)).c_str());
+  const nlohmann::json plain(rs);
+  std::fprintf(stderr, "\n%s\n%s\n%s", summary_table(plain).c_str(), predictions_text.c_str(),
+               claims_table(plain).c_str());
   std::printf("%s\n", out_path.c_str());
   if (interrupted) {
     std::fprintf(stderr, "wakebench: interrupted; the result set is marked incomplete\n");

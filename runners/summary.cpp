@@ -96,4 +96,36 @@ std::string summary_table(const nlohmann::json& rs) {
   return out.str();
 }
 
+std::string claims_table(const nlohmann::json& rs) {
+  const auto* claims = &rs["config"]["document"];
+  if (!claims->contains("claims")) return "";
+  std::map<std::string, const nlohmann::json*> by_name;
+  for (const auto& c : rs.at("cases")) by_name[c.at("name").get<std::string>()] = &c;
+  std::ostringstream out;
+  out << "The seed's claims, and this machine's counterparts:\n";
+  for (const auto& claim : (*claims)["claims"]) {
+    const std::string metric = claim.value("metric", "median");
+    out << "\nseed " << claim["seed"].get<std::string>() << ": " << claim["text"].get<std::string>()
+        << "\n  here (" << (metric == "tps" ? "transactions/s" : metric + " RTT") << "):";
+    for (const auto& name : claim["cases"]) {
+      out << "\n    " << pad(name.get<std::string>(), 40) << " ";
+      auto it = by_name.find(name.get<std::string>());
+      if (it == by_name.end()) {
+        out << "not run (filtered out?)";
+      } else if ((*it->second)["status"] != "ok") {
+        out << (*it->second)["status"].get<std::string>() << ": "
+            << (*it->second)["reason"].get<std::string>();
+      } else if (metric == "tps") {
+        const auto& tps = (*it->second)["tps"];
+        out << (tps.is_number() ? std::to_string(static_cast<int64_t>(tps.get<double>()))
+                                : std::string("no tps"));
+      } else {
+        out << fmt_us((*it->second)["rtt_ns"][metric].get<double>()) << " us";
+      }
+    }
+    out << "\n";
+  }
+  return out.str();
+}
+
 }  // namespace wb

@@ -12,4 +12,11 @@ namespace wb {
 // Then every skipped and failed case with its reason.
 std::string summary_table(const nlohmann::json& result_set);
 
+// For a seed config (its "claims"): each claim of the seed next to this machine's measured
+// counterparts, e.g.
+//   seed 000: perf bench sched pipe, Altra: default 3.733 -> 2.204 usec/op median ...
+//     here (median RTT): pipe/processes/kernel 45.1 us | pipe/processes/same-cpu 1.91 us
+// Empty when the config has no claims.
+std::string claims_table(const nlohmann::json& result_set);
+
 }  // namespace wb

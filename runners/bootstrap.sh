@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The README's two commands:
+#   runners/bootstrap.sh run    install what is missing, build if needed, run the quick suite
+#   runners/bootstrap.sh test   install what is missing, build if needed, run every test
+# Idempotent: on a box where it already ran it only rebuilds what changed.
+# Needs root (or sudo) the first time, to apt-get install Debian 12 packages.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${WB_BUILD_DIR:-$here/build}
+what=${1:-}
+shift || true
+
+# Everything wakebench builds and tests with, from Debian 12 (bookworm).
+packages=(
+  cmake g++ make pkg-config git
+  libhwloc-dev hwloc libpfm4-dev libboost-dev nlohmann-json3-dev
+  libbenchmark-dev libgtest-dev libgmock-dev libcli11-dev
+  linux-perf gnuplot-nox
+)
+
+install_missing() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  local sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  echo "bootstrap: installing ${missing[*]}" >&2
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+}
+
+build_all() {
+  cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build "$build" -j"$(nproc)" "$@"
+}
+
+case "$what" in
+  run)
+    install_missing
+    build_all --target wakebench
+    cd "$here"
+    exec "$build/wakebench" run --config configs/quick.json "$@"
+    ;;
+  test)
+    install_missing
+    build_all
+    cd "$build"
+    exec ctest --output-on-failure -j1 "$@"
+    ;;
+  *)
+    echo "usage: runners/bootstrap.sh run|test [extra arguments for wakebench run / ctest]" >&2
+    exit 2
+    ;;
+esac

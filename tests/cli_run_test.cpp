@@ -1,0 +1,204 @@
+// End-to-end: `wakebench run` on this machine with tiny counts. Asserts structure and invariants
+// (statuses, classes, sample counts, files), never times.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Cmd {
+  int status;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class RunCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("wb-cli-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+    return dir_ / name;
+  }
+  Cmd run(const std::string& args) {
+    const std::string cmd = std::string(WB_BINARY) + " " + args + " >" + (dir_ / "stdout").string() +
+                            " 2>" + (dir_ / "stderr").string();
+    const int rc = std::system(cmd.c_str());
+    return {WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc), slurp(dir_ / "stdout"),
+            slurp(dir_ / "stderr")};
+  }
+  fs::path dir_;
+};
+
+const char* kTiny = R"({"schema_version": 1, "name": "tiny",
+  "defaults": {"round_trips": 200, "warmup": 20, "repetitions": 2, "timeout_s": 30},
+  "cases": [{"mechanisms": ["pipe"], "modes": ["threads", "processes"],
+             "placements": ["same-cpu", "smt-sibling", "cluster", "llc", "cross-llc",
+                            "cross-numa", "kernel"]}]})";
+
+TEST_F(RunCli, WritesAResultSetOfTheContractShape) {
+  const auto cfg = write("tiny.json", kTiny);
+  const auto out = dir_ / "r.json";
+  const Cmd c = run("run --config " + cfg.string() + " --out " + out.string());
+  ASSERT_EQ(c.status, 0) << c.err;
+  EXPECT_EQ(c.out, out.string() + "\n") << "stdout holds the path of the result set";
+  EXPECT_NE(c.err.find("RTT median / p99"), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("[1/14] pipe/threads/same-cpu"), std::string::npos) << c.err;
+  const auto rs = nlohmann::json::parse(slurp(out));
+  EXPECT_EQ(rs["schema"], "wakebench-results");
+  EXPECT_EQ(rs["schema_version"], 1);
+  EXPECT_EQ(rs["complete"], true);
+  for (const char* k : {"context", "benchmarks", "environment", "topology", "config", "predictions",
+                        "cases"})
+    EXPECT_TRUE(rs.contains(k)) << k;
+  EXPECT_FALSE(rs["topology"]["xml"].get<std::string>().empty());
+  ASSERT_EQ(rs["cases"].size(), 14u);
+  std::map<std::string, bool> available;
+  for (const auto& cls : rs["topology"]["classes"]) available[cls["class"]] = cls["available"];
+  // Every machine has same-cpu; this suite runs on >= 2 CPUs in CI and here.
+  EXPECT_TRUE(available["same-cpu"]);
+  for (const auto& c : rs["cases"]) {
+    const std::string placement = c["placement"];
+    SCOPED_TRACE(c["name"].get<std::string>());
+    EXPECT_EQ(c["wake_flags"], "sync");
+    if (placement == "kernel" || available[placement]) {
+      ASSERT_EQ(c["status"], "ok") << c["reason"];
+      EXPECT_EQ(c["round_trips"], 200);
+      EXPECT_EQ(c["repetitions"].size(), 2u);
+      EXPECT_LE(c["rtt_ns"]["min"].get<double>(), c["rtt_ns"]["median"].get<double>());
+      EXPECT_LE(c["rtt_ns"]["median"].get<double>(), c["rtt_ns"]["p99"].get<double>());
+      EXPECT_LT(c["wakeup_ns"]["median"].get<double>(), c["rtt_ns"]["median"].get<double>());
+      if (placement == "kernel") {
+        int64_t total = 0;
+        for (const auto& [cls, n] : c["observed"]["histogram"].items()) total += n.get<int64_t>();
+        EXPECT_EQ(total, 2 * 200) << "one observed class per round trip and repetition";
+      } else {
+        EXPECT_TRUE(c["observed"].is_null());
+        EXPECT_NE(c["cpus"]["waker"], nullptr);
+      }
+    } else {
+      EXPECT_EQ(c["status"], "skipped");
+      EXPECT_EQ(c["reason"].get<std::string>().rfind("unavailable: ", 0), 0u) << c["reason"];
+    }
+  }
+  // Google Benchmark's part: one entry per repetition of each case that ran, plus aggregates.
+  size_t iteration_entries = 0;
+  for (const auto& b : rs["benchmarks"])
+    if (b["run_type"] == "iteration" && !b.value("error_occurred", false)) ++iteration_entries;
+  size_t ok_cases = 0;
+  for (const auto& c : rs["cases"]) ok_cases += c["status"] == "ok";
+  EXPECT_EQ(iteration_entries, 2 * ok_cases);
+}
+
+TEST_F(RunCli, GoogleBenchmarkFlagsOverrideTheConfig) {
+  const auto cfg = write("tiny.json", kTiny);
+  const auto out = dir_ / "r.json";
+  const Cmd c = run("run --config " + cfg.string() + " --out " + out.string() +
+                    " --benchmark_filter=same-cpu --benchmark_repetitions=3");
+  ASSERT_EQ(c.status, 0) << c.err;
+  const auto rs = nlohmann::json::parse(slurp(out));
+  ASSERT_EQ(rs["cases"].size(), 2u) << "filtered cases are absent";
+  for (const auto& cs : rs["cases"]) {
+    EXPECT_EQ(cs["placement"], "same-cpu");
+    EXPECT_EQ(cs["repetitions"].size(), 3u);
+  }
+}
+
+TEST_F(RunCli, BadInputIsOneLineAndWritesNothing) {
+  struct Bad {
+    std::string config, args, expect;
+  };
+  const std::vector<Bad> bad = {
+      {"{", "", "config "},
+      {R"({"schema_version": 1, "cases": [{"mechanisms": ["pipez"], "modes": ["threads"],
+          "placements": ["llc"]}]})", "", "unknown mechanism \"pipez\""},
+      {R"({"schema_version": 1, "cases": [{"mechanisms": ["pipe"], "modes": ["threads"],
+          "placements": ["kernel:0,4095"]}]})", "", "CPU 4095 is offline or not allowed"},
+      {R"({"schema_version": 1, "cases": [{"mechanisms": ["pipe"], "modes": ["threads"],
+          "placements": ["llc"], "extra": 1}]})", "", "cases[0].extra: unknown key"},
+      {kTiny, "--benchmark_bogus=1", "unrecognized Google Benchmark flag"},
+      {kTiny, "--frobnicate", "--frobnicate"},
+  };
+  for (const auto& b : bad) {
+    const auto cfg = write("bad.json", b.config);
+    const auto out = dir_ / "never.json";
+    const Cmd c = run("run --config " + cfg.string() + " --out " + out.string() + " " + b.args);
+    SCOPED_TRACE(b.expect);
+    EXPECT_NE(c.status, 0);
+    EXPECT_NE(c.err.find(b.expect), std::string::npos) << c.err;
+    EXPECT_EQ(std::count(c.err.begin(), c.err.end(), '\n'), 1) << c.err;
+    EXPECT_EQ(c.err.rfind("wakebench: ", 0), 0u) << c.err;
+    EXPECT_FALSE(fs::exists(out));
+  }
+  const Cmd missing = run("run --config " + (dir_ / "nope.json").string());
+  EXPECT_NE(missing.status, 0);
+  EXPECT_NE(missing.err.find("nope.json: cannot open file"), std::string::npos) << missing.err;
+}
+
+// Ctrl-C: the running case stops, every task is killed and reaped, and the result set is written,
+// marked incomplete, with the cases done so far.
+TEST_F(RunCli, InterruptWritesAnIncompleteResultSetAndLeavesNothing) {
+  const auto cfg = write("long.json", R"({"schema_version": 1,
+    "defaults": {"round_trips": 100, "warmup": 10, "repetitions": 1, "timeout_s": 120},
+    "cases": [{"mechanisms": ["pipe"], "modes": ["processes"], "placements": ["same-cpu"]},
+              {"mechanisms": ["pipe"], "modes": ["processes", "threads"], "placements": ["llc", "kernel"],
+               "round_trips": 50000000}]})");
+  const auto out = dir_ / "r.json";
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const std::string o = out.string(), c = cfg.string(), e = (dir_ / "stderr").string();
+    freopen(e.c_str(), "w", stderr);
+    freopen("/dev/null", "w", stdout);
+    execl(WB_BINARY, WB_BINARY, "run", "--config", c.c_str(), "--out", o.c_str(), nullptr);
+    _exit(127);
+  }
+  // Wait until the first case reported, then interrupt the long second one.
+  for (int i = 0; i < 300 && slurp(dir_ / "stderr").find("[1/") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  kill(pid, SIGINT);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  const std::string err = slurp(dir_ / "stderr");
+  ASSERT_TRUE(WIFEXITED(status)) << err;
+  EXPECT_NE(WEXITSTATUS(status), 0) << err;
+  const auto rs = nlohmann::json::parse(slurp(out));
+  EXPECT_EQ(rs["complete"], false);
+  ASSERT_GE(rs["cases"].size(), 1u);
+  EXPECT_EQ(rs["cases"][0]["status"], "ok");
+  for (size_t i = 1; i < rs["cases"].size(); ++i) {
+    EXPECT_EQ(rs["cases"][i]["status"], "failed") << rs["cases"][i]["name"];
+    EXPECT_EQ(rs["cases"][i]["reason"], "interrupted");
+  }
+  // No task of ours survives: nothing runs the wakebench binary any more.
+  const std::string ps = "pgrep -f '^" + std::string(WB_BINARY) + " run --config " + cfg.string() + "'";
+  EXPECT_NE(std::system(ps.c_str()), 0) << "a wakebench task outlived the run";
+  EXPECT_FALSE(fs::exists(out.string() + ".tmp." + std::to_string(pid)));
+}
+
+}  // namespace
