@@ -1,0 +1,714 @@
+#include "analysis/compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+namespace wb {
+namespace {
+
+constexpr std::size_t kTextWidth = 100;  // pasteable into a mail
+constexpr std::size_t kLabelWidth = 16;  // longest set label in text column headers
+
+const std::vector<std::string> kRttStats = {"min", "mean", "median", "p90", "p99", "p999", "max"};
+
+enum class MetricKind { kRtt, kWakeup, kTps, kCounter };
+
+MetricKind kind_of(const std::string& id) {
+  if (std::find(kRttStats.begin(), kRttStats.end(), id) != kRttStats.end()) return MetricKind::kRtt;
+  if (id == "wakeup-median" || id == "wakeup-p99") return MetricKind::kWakeup;
+  if (id == "tps") return MetricKind::kTps;
+  return MetricKind::kCounter;
+}
+
+std::optional<double> number_at(const nlohmann::json& obj, const std::string& key) {
+  if (obj.is_object() && obj.contains(key) && obj[key].is_number()) return obj[key].get<double>();
+  return std::nullopt;
+}
+
+// Per-repetition values under `key`, or empty unless every repetition has one.
+std::vector<double> repetitions_of(const nlohmann::json& c, const std::string& key) {
+  std::vector<double> out;
+  if (!c.contains("repetitions") || !c["repetitions"].is_array()) return out;
+  for (const nlohmann::json& r : c["repetitions"]) {
+    const auto v = number_at(r, key);
+    if (!v) return {};
+    out.push_back(*v);
+  }
+  return out;
+}
+
+struct Extracted {
+  std::optional<double> value;
+  std::vector<double> repetitions;
+};
+
+Extracted extract(const nlohmann::json& c, const std::string& id) {
+  Extracted e;
+  switch (kind_of(id)) {
+    case MetricKind::kRtt:
+      if (c.contains("rtt_ns")) e.value = number_at(c["rtt_ns"], id);
+      e.repetitions = repetitions_of(c, id);
+      break;
+    case MetricKind::kWakeup: {
+      const std::string stat = id.substr(std::string("wakeup-").size());
+      if (c.contains("wakeup_ns")) e.value = number_at(c["wakeup_ns"], stat);
+      e.repetitions = repetitions_of(c, id);
+      break;
+    }
+    case MetricKind::kTps:
+      e.value = number_at(c, "tps");
+      e.repetitions = repetitions_of(c, "tps");
+      break;
+    case MetricKind::kCounter: {
+      if (!c.contains("counters") || !c["counters"].is_object()) break;
+      const nlohmann::json& counters = c["counters"];
+      const auto colon = id.find(':');
+      if (colon != std::string::npos) {
+        const std::string side = id.substr(0, colon);
+        if (counters.contains(side)) e.value = number_at(counters[side], id.substr(colon + 1));
+      } else {
+        const auto waker =
+            counters.contains("waker") ? number_at(counters["waker"], id) : std::nullopt;
+        const auto wakee =
+            counters.contains("wakee") ? number_at(counters["wakee"], id) : std::nullopt;
+        if (waker && wakee) e.value = *waker + *wakee;
+      }
+      e.repetitions = repetitions_of(c, id);
+      break;
+    }
+  }
+  return e;
+}
+
+std::optional<double> sd_percent(const std::vector<double>& v) {
+  if (v.size() < 2) return std::nullopt;
+  double mean = 0;
+  for (double x : v) mean += x;
+  mean /= static_cast<double>(v.size());
+  if (mean == 0) return std::nullopt;
+  double ss = 0;
+  for (double x : v) ss += (x - mean) * (x - mean);
+  return std::sqrt(ss / static_cast<double>(v.size() - 1)) / std::fabs(mean) * 100.0;
+}
+
+std::string stem_label(const std::string& path) {
+  std::string stem = std::filesystem::path(path).stem().string();
+  return stem.empty() ? path : stem;
+}
+
+std::string fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+// Absolute values: ns and tps as integers, small counters with decimals.
+std::string format_value(double v) {
+  const double a = std::fabs(v);
+  if (a >= 100) return fmt("%.0f", v);
+  if (a >= 1) return fmt("%.2f", v);
+  return fmt("%.3g", v);
+}
+
+std::string format_p(double p) { return p < 0.001 ? "<0.001" : fmt("%.3f", p); }
+
+std::string ratio_text(const CompareCell& c) {
+  return fmt("%.2f", *c.ratio) + " (" + fmt("%+6.2f", *c.change_pct) + "%)";
+}
+
+// The value shown for a cell that has no ratio: why not.
+std::string absence(const CompareCell& c) {
+  if (!c.present) return "missing";
+  if (c.status != "ok") return c.status;
+  return c.value ? "no baseline" : "n/a";
+}
+
+std::string machine_text(const MachineSummary& m) {
+  std::vector<std::string> parts;
+  if (!m.hostname.empty()) parts.push_back(m.hostname);
+  if (!m.cpu_model.empty()) parts.push_back(m.cpu_model);
+  if (!m.kernel_release.empty()) parts.push_back("Linux " + m.kernel_release);
+  if (const std::string counts = format_counts(m); !counts.empty()) parts.push_back(counts);
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : "; ") + p;
+  return out.empty() ? "(no machine description in the result set)" : out;
+}
+
+std::string significance_legend(const CompareOptions& o, const std::string& marker) {
+  return marker + " = change larger than the sd% of both sets and Mann-Whitney U p < " +
+         fmt("%.2f", o.alpha) +
+         " over per-repetition values (needs >= " + std::to_string(o.min_repetitions) +
+         " repetitions per side)";
+}
+
+// Params whose values differ between the rows, in key order.
+std::vector<std::string> varying_params(const std::vector<const CompareRow*>& rows) {
+  std::map<std::string, std::set<std::string>> values;
+  for (const CompareRow* r : rows) {
+    if (!r->params.is_object()) continue;
+    for (const auto& [k, v] : r->params.items()) values[k].insert(v.dump());
+  }
+  std::vector<std::string> out;
+  for (const auto& [k, vs] : values) {
+    bool everywhere = true;
+    for (const CompareRow* r : rows) everywhere = everywhere && r->params.contains(k);
+    if (vs.size() > 1 || !everywhere) out.push_back(k);
+  }
+  return out;
+}
+
+std::vector<std::string> constant_params(const std::vector<const CompareRow*>& rows,
+                                         const std::vector<std::string>& varying) {
+  std::vector<std::string> out;
+  if (rows.empty() || !rows.front()->params.is_object()) return out;
+  for (const auto& [k, v] : rows.front()->params.items()) {
+    if (std::find(varying.begin(), varying.end(), k) == varying.end()) out.push_back(k);
+  }
+  return out;
+}
+
+// Rows in the baseline and at least one other set that have the metric or a status saying why not,
+// per mechanism, in first-appearance order.
+std::vector<std::pair<std::string, std::vector<const CompareRow*>>> by_mechanism(
+    const Comparison& cmp) {
+  std::vector<std::pair<std::string, std::vector<const CompareRow*>>> groups;
+  for (const CompareRow& r : cmp.rows) {
+    const bool compared =
+        r.cells[0].present && std::any_of(r.cells.begin() + 1, r.cells.end(),
+                                          [](const CompareCell& c) { return c.present; });
+    const bool has_metric = std::any_of(r.cells.begin(), r.cells.end(), [](const CompareCell& c) {
+      return c.value.has_value() || (c.present && c.status != "ok");
+    });
+    if (!compared || !has_metric) continue;
+    auto it = std::find_if(groups.begin(), groups.end(),
+                           [&](const auto& g) { return g.first == r.mechanism; });
+    if (it == groups.end()) {
+      groups.push_back({r.mechanism, {}});
+      it = std::prev(groups.end());
+    }
+    it->second.push_back(&r);
+  }
+  // A mechanism without the metric at all (tps of pipe cases) has nothing to show.
+  std::erase_if(groups, [](const auto& g) {
+    return std::none_of(g.second.begin(), g.second.end(), [](const CompareRow* r) {
+      return std::any_of(r->cells.begin(), r->cells.end(),
+                         [](const CompareCell& c) { return c.value.has_value(); });
+    });
+  });
+  return groups;
+}
+
+std::string presence_text(const Comparison& cmp, const CompareRow& r) {
+  std::string in, out;
+  for (std::size_t s = 0; s < cmp.sets.size(); ++s) {
+    std::string& dst = r.cells[s].present ? in : out;
+    dst += (dst.empty() ? "" : ", ") + cmp.sets[s].label;
+  }
+  return "only in " + in + " (missing from " + out + ")";
+}
+
+// `text` as lines of at most kTextWidth, each starting with `indent`, broken at spaces.
+std::string wrap(const std::string& text, const std::string& indent) {
+  std::string out, line = indent;
+  std::istringstream words(text);
+  for (std::string w; words >> w;) {
+    if (line.size() > indent.size() && line.size() + 1 + w.size() > kTextWidth) {
+      out += line + "\n";
+      line = indent + "  ";
+    } else if (line.size() > indent.size()) {
+      line += ' ';
+    }
+    line += w;
+  }
+  return out + line + "\n";
+}
+
+// ---- plain text -------------------------------------------------------------------------------
+
+struct TextTable {
+  std::vector<std::string> header;
+  std::vector<bool> right;  // right-aligned columns
+  std::vector<std::vector<std::string>> rows;
+
+  std::vector<std::size_t> widths() const {
+    std::vector<std::size_t> w(header.size());
+    for (std::size_t i = 0; i < header.size(); ++i) w[i] = header[i].size();
+    for (const auto& row : rows) {
+      for (std::size_t i = 0; i < row.size(); ++i) w[i] = std::max(w[i], row[i].size());
+    }
+    return w;
+  }
+  std::string render() const {
+    const std::vector<std::size_t> w = widths();
+    std::string out;
+    auto line = [&](const std::vector<std::string>& cells) {
+      std::string l;
+      for (std::size_t i = 0; i < cells.size(); ++i) {
+        const std::string pad(w[i] - cells[i].size(), ' ');
+        if (i > 0) l += "  ";
+        l += right[i] ? pad + cells[i] : cells[i] + pad;
+      }
+      while (!l.empty() && l.back() == ' ') l.pop_back();
+      out += l + "\n";
+    };
+    line(header);
+    for (const auto& row : rows) line(row);
+    return out;
+  }
+};
+
+std::string short_label(const std::string& label) {
+  return label.size() <= kLabelWidth ? label : label.substr(0, kLabelWidth - 1) + "~";
+}
+
+// One table of the rows of one mechanism for the baseline and the sets `others`.
+TextTable text_table(const Comparison& cmp, const std::vector<const CompareRow*>& rows,
+                     const std::vector<std::string>& load_keys,
+                     const std::vector<std::size_t>& others) {
+  TextTable t;
+  const std::string base = short_label(cmp.sets[0].label);
+  t.header = {"case", "load", base + " " + cmp.options.metric.unit, base, "sd%"};
+  t.right = {false, false, true, true, true};
+  for (std::size_t s : others) {
+    t.header.insert(t.header.end(), {short_label(cmp.sets[s].label), "sd%", "p"});
+    t.right.insert(t.right.end(), {false, true, true});
+  }
+  for (const CompareRow* r : rows) {
+    const std::string load = load_keys.empty() ? "" : format_params(r->params, load_keys);
+    const CompareCell& b = r->cells[0];
+    std::vector<std::string> row = {
+        r->mode + "/" + r->placement + r->pair, load.empty() ? "-" : load,
+        b.value ? format_value(*b.value) : absence(b), b.value ? "1.00" : "-",
+        b.sd_pct ? fmt("%.1f", *b.sd_pct) : "-"};
+    for (std::size_t s : others) {
+      const CompareCell& c = r->cells[s];
+      row.push_back(c.ratio ? ratio_text(c) + (c.significant ? " *" : "  ") : absence(c));
+      row.push_back(c.sd_pct ? fmt("%.1f", *c.sd_pct) : "-");
+      row.push_back(c.test ? format_p(c.test->p_value) : "-");
+    }
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+std::string format_text(const Comparison& cmp) {
+  const Metric& m = cmp.options.metric;
+  std::ostringstream out;
+  out << "wakebench compare: " << m.label << " in " << m.unit << ", "
+      << (m.higher_is_better ? "higher" : "lower") << " is better\n";
+  for (const CompareSet& s : cmp.sets) {
+    out << "  " << s.label << ": " << s.path << (s.complete ? "" : " (incomplete run)") << "\n"
+        << wrap(machine_text(s.machine), "    ");
+  }
+  out << wrap("ratio = set / " + cmp.sets[0].label + " (1.00); change: + = better; " +
+                  significance_legend(cmp.options, "*"),
+              "  ");
+
+  // Split the other sets into chunks whose table stays within kTextWidth, at least one per chunk.
+  for (const auto& [mechanism, rows] : by_mechanism(cmp)) {
+    const std::vector<std::string> load_keys = varying_params(rows);
+    const std::vector<std::string> constants = constant_params(rows, load_keys);
+    std::vector<std::vector<std::size_t>> chunks;
+    for (std::size_t s = 1; s < cmp.sets.size(); ++s) {
+      if (!chunks.empty()) {
+        std::vector<std::size_t> trial = chunks.back();
+        trial.push_back(s);
+        const auto w = text_table(cmp, rows, load_keys, trial).widths();
+        std::size_t total = 2 * (w.size() - 1);
+        for (std::size_t x : w) total += x;
+        if (total <= kTextWidth) {
+          chunks.back() = trial;
+          continue;
+        }
+      }
+      chunks.push_back({s});
+    }
+    const std::string title = "[" + mechanism + "] (" + m.label + " in " + m.unit + ", " +
+                              (m.higher_is_better ? "higher" : "lower") + " is better)";
+    for (const auto& chunk : chunks) {
+      out << "\n" << title << "\n" << std::string(title.size(), '=') << "\n";
+      if (!constants.empty()) {
+        out << "params: " << format_params(rows.front()->params, constants) << "\n";
+      }
+      out << text_table(cmp, rows, load_keys, chunk).render();
+    }
+  }
+  bool header_done = false;
+  for (const CompareRow& r : cmp.rows) {
+    if (r.in_all()) continue;
+    if (!header_done) out << "\ncases not in every set:\n";
+    header_done = true;
+    std::string line = r.mechanism + "/" + r.mode + "/" + r.placement + r.pair;
+    if (const std::string p = format_params(r.params); !p.empty()) line += " [" + p + "]";
+    out << wrap(line + ": " + presence_text(cmp, r), "  ");
+  }
+  if (!cmp.warnings.empty()) {
+    out << "\nnotes:\n";
+    for (const std::string& w : cmp.warnings) out << wrap("- " + w, "  ");
+  }
+  return out.str();
+}
+
+// ---- markdown ---------------------------------------------------------------------------------
+
+std::string md_escape(std::string s) {
+  std::string out;
+  for (char ch : s) {
+    if (ch == '|') out += '\\';
+    out += ch;
+  }
+  return out;
+}
+
+std::string format_markdown(const Comparison& cmp) {
+  const Metric& m = cmp.options.metric;
+  std::ostringstream out;
+  out << "## wakebench compare: " << m.label << " in " << m.unit << " ("
+      << (m.higher_is_better ? "higher" : "lower") << " is better; change: + = better)\n\n";
+  out << "| set | file | machine | complete |\n|---|---|---|---|\n";
+  for (const CompareSet& s : cmp.sets) {
+    out << "| " << md_escape(s.label) << " | " << md_escape(s.path) << " | "
+        << md_escape(machine_text(s.machine)) << " | " << (s.complete ? "yes" : "no") << " |\n";
+  }
+  out << "\n" << significance_legend(cmp.options, "**bold**") << "\n";
+  for (const auto& [mechanism, rows] : by_mechanism(cmp)) {
+    const std::vector<std::string> load_keys = varying_params(rows);
+    const std::vector<std::string> constants = constant_params(rows, load_keys);
+    out << "\n### " << mechanism << "\n\n";
+    if (!constants.empty()) {
+      out << "params: `" << format_params(rows.front()->params, constants) << "`\n\n";
+    }
+    out << "| case | load | " << md_escape(cmp.sets[0].label) << " " << m.unit << " | "
+        << md_escape(cmp.sets[0].label) << " | sd% |";
+    for (std::size_t s = 1; s < cmp.sets.size(); ++s) {
+      out << " " << md_escape(cmp.sets[s].label) << " | sd% | p |";
+    }
+    out << "\n|---|---|--:|--:|--:|";
+    for (std::size_t s = 1; s < cmp.sets.size(); ++s) out << "--:|--:|--:|";
+    out << "\n";
+    for (const CompareRow* r : rows) {
+      const CompareCell& b = r->cells[0];
+      const std::string load = load_keys.empty() ? "" : format_params(r->params, load_keys);
+      out << "| " << r->mode << "/" << r->placement << r->pair << " | "
+          << md_escape(load.empty() ? "-" : load) << " | "
+          << (b.value ? format_value(*b.value) : absence(b)) << " | " << (b.value ? "1.00" : "-")
+          << " | " << (b.sd_pct ? fmt("%.1f", *b.sd_pct) : "-") << " |";
+      for (std::size_t s = 1; s < cmp.sets.size(); ++s) {
+        const CompareCell& c = r->cells[s];
+        out << " "
+            << (c.ratio ? (c.significant ? "**" + ratio_text(c) + "**" : ratio_text(c))
+                        : absence(c))
+            << " | " << (c.sd_pct ? fmt("%.1f", *c.sd_pct) : "-") << " | "
+            << (c.test ? format_p(c.test->p_value) : "-") << " |";
+      }
+      out << "\n";
+    }
+  }
+  bool header_done = false;
+  for (const CompareRow& r : cmp.rows) {
+    if (r.in_all()) continue;
+    if (!header_done) out << "\n### cases not in every set\n\n";
+    header_done = true;
+    out << "- `" << r.mechanism << "/" << r.mode << "/" << r.placement << r.pair;
+    if (const std::string p = format_params(r.params); !p.empty()) out << " [" << p << "]";
+    out << "`: " << presence_text(cmp, r) << "\n";
+  }
+  if (!cmp.warnings.empty()) {
+    out << "\n### notes\n\n";
+    for (const std::string& w : cmp.warnings) out << "- " << md_escape(w) << "\n";
+  }
+  return out.str();
+}
+
+// ---- csv --------------------------------------------------------------------------------------
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char ch : s) {
+    if (ch == '"') out += '"';
+    out += ch;
+  }
+  return out + "\"";
+}
+
+std::string opt_number(const std::optional<double>& v) { return v ? fmt("%.6g", *v) : ""; }
+
+std::string format_csv(const Comparison& cmp) {
+  std::ostringstream out;
+  out << "mechanism,mode,placement,pair,params,metric,set,file,status,value,repetitions,sd_pct,"
+         "ratio,change_pct,p_value,test,significant\n";
+  for (const CompareRow& r : cmp.rows) {
+    for (std::size_t s = 0; s < cmp.sets.size(); ++s) {
+      const CompareCell& c = r.cells[s];
+      out << csv_field(r.mechanism) << ',' << csv_field(r.mode) << ',' << csv_field(r.placement)
+          << ',' << csv_field(r.pair) << ',' << csv_field(format_params(r.params)) << ','
+          << csv_field(cmp.options.metric.id) << ',' << csv_field(cmp.sets[s].label) << ','
+          << csv_field(cmp.sets[s].path) << ',' << (c.present ? c.status : "missing") << ','
+          << opt_number(c.value) << ',' << c.repetitions.size() << ',' << opt_number(c.sd_pct)
+          << ',' << opt_number(c.ratio) << ',' << opt_number(c.change_pct) << ','
+          << (c.test ? fmt("%.6g", c.test->p_value) : "") << ','
+          << (c.test ? (c.test->exact ? "exact" : "normal") : "") << ','
+          << (s == 0 ? "" : (c.significant ? "yes" : "no")) << "\n";
+    }
+  }
+  return out.str();
+}
+
+// ---- json -------------------------------------------------------------------------------------
+
+nlohmann::json opt_json(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+std::string format_json(const Comparison& cmp) {
+  const Metric& m = cmp.options.metric;
+  nlohmann::json j = {{"schema", "wakebench-compare"},
+                      {"schema_version", 1},
+                      {"metric",
+                       {{"id", m.id},
+                        {"label", m.label},
+                        {"unit", m.unit},
+                        {"higher_is_better", m.higher_is_better}}},
+                      {"alpha", cmp.options.alpha},
+                      {"min_repetitions", cmp.options.min_repetitions}};
+  j["sets"] = nlohmann::json::array();
+  for (const CompareSet& s : cmp.sets) {
+    nlohmann::json machine = {{"hostname", s.machine.hostname},
+                              {"cpu_model", s.machine.cpu_model},
+                              {"kernel_release", s.machine.kernel_release},
+                              {"topology_source", s.machine.topology_source},
+                              {"counts", format_counts(s.machine)}};
+    j["sets"].push_back(
+        {{"label", s.label}, {"path", s.path}, {"complete", s.complete}, {"machine", machine}});
+  }
+  j["rows"] = nlohmann::json::array();
+  j["one_sided"] = nlohmann::json::array();
+  for (const CompareRow& r : cmp.rows) {
+    nlohmann::json row = {{"key", r.key},         {"mechanism", r.mechanism},
+                          {"mode", r.mode},       {"placement", r.placement},
+                          {"pair", r.pair},       {"params", r.params},
+                          {"in_all", r.in_all()}, {"cells", nlohmann::json::array()}};
+    for (std::size_t s = 0; s < cmp.sets.size(); ++s) {
+      const CompareCell& c = r.cells[s];
+      nlohmann::json cell = {
+          {"set", cmp.sets[s].label},
+          {"present", c.present},
+          {"status", c.present ? nlohmann::json(c.status) : nullptr},
+          {"value", opt_json(c.value)},
+          {"repetitions", c.repetitions},
+          {"sd_pct", opt_json(c.sd_pct)},
+          {"ratio", opt_json(c.ratio)},
+          {"change_pct", opt_json(c.change_pct)},
+          {"p_value", c.test ? nlohmann::json(c.test->p_value) : nullptr},
+          {"test", c.test ? nlohmann::json(c.test->exact ? "exact" : "normal") : nullptr},
+          {"significant", c.significant}};
+      row["cells"].push_back(std::move(cell));
+    }
+    if (!r.in_all()) {
+      nlohmann::json in = nlohmann::json::array(), out = nlohmann::json::array();
+      for (std::size_t s = 0; s < cmp.sets.size(); ++s) {
+        (r.cells[s].present ? in : out).push_back(cmp.sets[s].label);
+      }
+      j["one_sided"].push_back({{"key", r.key}, {"present_in", in}, {"missing_from", out}});
+    }
+    j["rows"].push_back(std::move(row));
+  }
+  j["warnings"] = cmp.warnings;
+  return j.dump(2) + "\n";
+}
+
+// Events that occur as counters anywhere, for the "no such metric" message.
+std::set<std::string> counter_names(const std::vector<ResultSet>& sets) {
+  std::set<std::string> names;
+  for (const ResultSet& rs : sets) {
+    for (const nlohmann::json& c : rs.cases()) {
+      if (!c.contains("counters") || !c["counters"].is_object()) continue;
+      for (const char* side : {"waker", "wakee"}) {
+        if (!c["counters"].contains(side) || !c["counters"][side].is_object()) continue;
+        for (const auto& [k, v] : c["counters"][side].items()) names.insert(k);
+      }
+    }
+  }
+  return names;
+}
+
+// Why a result set has no such counter ("perf_event_open: ENOENT ..."), from the first case whose
+// counters.unavailable names it; "" if none does.
+std::string unavailable_reason(const ResultSet& rs, const std::string& metric_id) {
+  const auto colon = metric_id.find(':');
+  const std::string event = colon == std::string::npos ? metric_id : metric_id.substr(colon + 1);
+  for (const nlohmann::json& c : rs.cases()) {
+    const nlohmann::json::json_pointer ptr("/counters/unavailable/" + event);
+    if (c.contains(ptr) && c.at(ptr).is_string()) return c.at(ptr).get<std::string>();
+  }
+  return "";
+}
+
+}  // namespace
+
+CompareFormat parse_compare_format(std::string_view name) {
+  if (name == "text") return CompareFormat::kText;
+  if (name == "markdown") return CompareFormat::kMarkdown;
+  if (name == "csv") return CompareFormat::kCsv;
+  if (name == "json") return CompareFormat::kJson;
+  throw std::invalid_argument("unknown compare format \"" + std::string(name) +
+                              "\" (text, markdown, csv, json)");
+}
+
+Metric parse_metric(std::string_view id_view) {
+  const std::string id(id_view);
+  if (id.empty()) throw std::invalid_argument("empty metric name");
+  switch (kind_of(id)) {
+    case MetricKind::kRtt:
+      return {id, id + " RTT", "ns", false};
+    case MetricKind::kWakeup:
+      return {id, "one-way wakeup " + id.substr(7), "ns", false};
+    case MetricKind::kTps:
+      return {id, "transactions per second", "tx/s", true};
+    case MetricKind::kCounter:
+      break;
+  }
+  const auto colon = id.find(':');
+  if (colon != std::string::npos) {
+    const std::string side = id.substr(0, colon);
+    if ((side != "waker" && side != "wakee") || colon + 1 == id.size()) {
+      throw std::invalid_argument("metric \"" + id + "\": a side prefix is waker: or wakee:");
+    }
+    return {id, id.substr(colon + 1) + " per round trip (" + side + ")", "events", false};
+  }
+  return {id, id + " per round trip (waker + wakee)", "events", false};
+}
+
+bool CompareRow::in_all() const {
+  return std::all_of(cells.begin(), cells.end(), [](const CompareCell& c) { return c.present; });
+}
+
+Comparison compare_result_sets(const std::vector<ResultSet>& sets, const CompareOptions& options) {
+  if (sets.size() < 2) throw std::invalid_argument("compare needs at least two result sets");
+  Comparison cmp;
+  cmp.options = options;
+  const Metric& metric = options.metric;
+
+  std::map<std::string, int> label_uses;
+  for (const ResultSet& rs : sets) ++label_uses[stem_label(rs.path)];
+  for (std::size_t s = 0; s < sets.size(); ++s) {
+    std::string label = stem_label(sets[s].path);
+    if (label_uses[label] > 1) label = "#" + std::to_string(s + 1) + ":" + label;
+    cmp.sets.push_back({label, sets[s].path, sets[s].machine, sets[s].complete});
+    if (!sets[s].complete) {
+      cmp.warnings.push_back(label +
+                             " is an incomplete run (\"complete\": false): its missing "
+                             "cases show as one-sided");
+    }
+  }
+
+  std::map<std::string, std::size_t> row_of;
+  for (std::size_t s = 0; s < sets.size(); ++s) {
+    std::set<std::string> seen;
+    for (const nlohmann::json& c : sets[s].cases()) {
+      const std::string key = case_key(c);
+      if (!seen.insert(key).second) {
+        cmp.warnings.push_back(cmp.sets[s].label + ": case " + c["name"].get<std::string>() +
+                               " occurs more than once with the same params; the first is used");
+        continue;
+      }
+      auto [it, inserted] = row_of.try_emplace(key, cmp.rows.size());
+      if (inserted) {
+        CompareRow row;
+        row.key = key;
+        row.mechanism = c["mechanism"];
+        row.mode = c["mode"];
+        row.placement = c["placement"];
+        row.pair = pair_suffix(c);
+        row.params = c.contains("params") && c["params"].is_object() ? c["params"]
+                                                                     : nlohmann::json::object();
+        row.cells.resize(sets.size());
+        cmp.rows.push_back(std::move(row));
+      }
+      CompareCell& cell = cmp.rows[it->second].cells[s];
+      cell.present = true;
+      cell.status = c["status"];
+      if (cell.status != "ok") continue;
+      Extracted e = extract(c, metric.id);
+      cell.value = e.value;
+      cell.repetitions = std::move(e.repetitions);
+      cell.sd_pct = sd_percent(cell.repetitions);
+    }
+  }
+
+  bool any_value = false, any_without_reps = false;
+  std::map<std::pair<std::size_t, std::size_t>, int> too_few;  // (n base, n other) -> cases
+  for (CompareRow& row : cmp.rows) {
+    const CompareCell& base = row.cells[0];
+    for (const CompareCell& c : row.cells) {
+      any_value = any_value || c.value.has_value();
+      any_without_reps = any_without_reps || (c.value && c.repetitions.size() < 2);
+    }
+    if (!base.value || *base.value == 0) continue;
+    for (std::size_t s = 1; s < row.cells.size(); ++s) {
+      CompareCell& c = row.cells[s];
+      if (!c.value) continue;
+      c.ratio = *c.value / *base.value;
+      c.change_pct = (metric.higher_is_better ? *c.ratio - 1.0 : 1.0 - *c.ratio) * 100.0;
+      if (base.repetitions.size() < 2 || c.repetitions.size() < 2) continue;
+      c.test = mann_whitney_u(base.repetitions, c.repetitions);
+      const bool enough = base.repetitions.size() >= options.min_repetitions &&
+                          c.repetitions.size() >= options.min_repetitions;
+      if (!enough) ++too_few[{base.repetitions.size(), c.repetitions.size()}];
+      const double noise = std::max(base.sd_pct.value_or(0.0), c.sd_pct.value_or(0.0));
+      c.significant = enough && c.test->p_value < options.alpha && base.sd_pct && c.sd_pct &&
+                      std::fabs(*c.change_pct) > noise;
+    }
+  }
+  if (!any_value) {
+    std::string msg = "metric \"" + metric.id + "\" occurs in no ok case of the result sets";
+    if (kind_of(metric.id) == MetricKind::kCounter) {
+      std::string names;
+      for (const std::string& n : counter_names(sets)) names += (names.empty() ? "" : ", ") + n;
+      msg += names.empty() ? " (they record no counters)" : " (counters recorded: " + names + ")";
+      for (const ResultSet& rs : sets) {
+        if (const std::string why = unavailable_reason(rs, metric.id); !why.empty()) {
+          msg += "; " + rs.path + ": " + why;
+        }
+      }
+    }
+    throw std::runtime_error(msg);
+  }
+  if (any_without_reps) {
+    cmp.warnings.push_back("some cases have fewer than 2 per-repetition values of \"" + metric.id +
+                           "\": no sd%, p-value or significance for them");
+  }
+  for (const auto& [sizes, count] : too_few) {
+    cmp.warnings.push_back(
+        std::to_string(count) + " comparison(s) with " + std::to_string(sizes.first) + " vs " +
+        std::to_string(sizes.second) + " repetitions: the smallest two-sided p the test can give " +
+        "is " + fmt("%.4f", mann_whitney_min_p(sizes.first, sizes.second)) +
+        "; nothing is marked significant below " + std::to_string(options.min_repetitions) +
+        " per side (run with --benchmark_repetitions=" + std::to_string(options.min_repetitions) +
+        " or more)");
+  }
+  return cmp;
+}
+
+std::string format_comparison(const Comparison& cmp, CompareFormat format) {
+  switch (format) {
+    case CompareFormat::kText:
+      return format_text(cmp);
+    case CompareFormat::kMarkdown:
+      return format_markdown(cmp);
+    case CompareFormat::kCsv:
+      return format_csv(cmp);
+    case CompareFormat::kJson:
+      return format_json(cmp);
+  }
+  return "";
+}
+
+}  // namespace wb

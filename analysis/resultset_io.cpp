@@ -1,0 +1,161 @@
+#include "analysis/resultset_io.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace wb {
+namespace {
+
+[[noreturn]] void fail(const std::string& path, const std::string& what) {
+  throw std::runtime_error("results " + path + ": " + what);
+}
+
+// First string found at any of the JSON pointers, else "".
+std::string first_string(const nlohmann::json& doc, std::initializer_list<const char*> pointers) {
+  for (const char* p : pointers) {
+    const nlohmann::json::json_pointer ptr(p);
+    if (doc.contains(ptr) && doc.at(ptr).is_string()) return doc.at(ptr).get<std::string>();
+  }
+  return "";
+}
+
+int int_or(const nlohmann::json& obj, const char* key, int fallback) {
+  if (obj.is_object() && obj.contains(key) && obj[key].is_number_integer())
+    return obj[key].get<int>();
+  return fallback;
+}
+
+MachineSummary summarize_machine(const nlohmann::json& doc) {
+  MachineSummary m;
+  // Unreadable environment fields are {"unavailable": reason} objects: first_string skips them.
+  m.hostname = first_string(doc, {"/environment/hostname", "/context/host_name"});
+  m.cpu_model = first_string(doc, {"/environment/cpu/model"});
+  m.kernel_release = first_string(doc, {"/environment/kernel/release"});
+  m.topology_source = first_string(doc, {"/topology/source"});
+  if (doc.contains("topology") && doc["topology"].is_object()) {
+    const nlohmann::json& topo = doc["topology"];
+    if (topo.contains("counts") && topo["counts"].is_object()) {
+      const nlohmann::json& c = topo["counts"];
+      m.counts = TopologyCounts{int_or(c, "pus", 0),        int_or(c, "cores", 0),
+                                int_or(c, "l2_groups", 0),  int_or(c, "llcs", 0),
+                                int_or(c, "numa_nodes", 0), int_or(c, "packages", 0)};
+    }
+    if (topo.contains("smt")) m.smt_width = int_or(topo["smt"], "width", 0);
+  }
+  return m;
+}
+
+void validate_case(const std::string& path, std::size_t index, const nlohmann::json& c) {
+  const std::string where = "cases[" + std::to_string(index) + "]";
+  if (!c.is_object()) fail(path, where + " is not an object");
+  for (const char* key : {"name", "mechanism", "mode", "placement", "status"}) {
+    if (!c.contains(key)) fail(path, where + ": missing \"" + key + "\"");
+    if (!c[key].is_string()) fail(path, where + ": \"" + key + "\" is not a string");
+  }
+  if (c.contains("params") && !c["params"].is_object() && !c["params"].is_null()) {
+    fail(path, where + ": \"params\" is not an object");
+  }
+  if (c["status"] == "ok") {
+    if (!c.contains("rtt_ns") || !c["rtt_ns"].is_object() || !c["rtt_ns"].contains("median") ||
+        !c["rtt_ns"]["median"].is_number()) {
+      fail(path, where + " (" + c["name"].get<std::string>() +
+                     "): status ok but no numeric rtt_ns.median");
+    }
+    if (c.contains("repetitions") && !c["repetitions"].is_array()) {
+      fail(path, where + ": \"repetitions\" is not an array");
+    }
+  }
+}
+
+}  // namespace
+
+std::string format_counts(const MachineSummary& m) {
+  if (!m.counts) return "";
+  const TopologyCounts& c = *m.counts;
+  std::ostringstream out;
+  out << "pus " << c.pus << ", cores " << c.cores << ", llcs " << c.llcs << ", numa "
+      << c.numa_nodes;
+  if (m.smt_width > 0) out << ", smt " << m.smt_width;
+  return out.str();
+}
+
+ResultSet parse_result_set(const std::string& text, const std::string& path) {
+  ResultSet rs;
+  rs.path = path;
+  try {
+    rs.doc = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.what() is "[json.exception.parse_error.101] parse error at line L, column C: ...".
+    std::string detail = e.what();
+    if (const auto pos = detail.find("] "); pos != std::string::npos) detail.erase(0, pos + 2);
+    const bool truncated = e.byte >= text.size();
+    fail(path, "invalid JSON at byte " + std::to_string(e.byte) +
+                   (truncated ? " (end of file: truncated?)" : "") + ": " + detail);
+  }
+  const nlohmann::json& doc = rs.doc;
+  if (!doc.is_object()) fail(path, "not a JSON object");
+  if (!doc.contains("schema") || doc["schema"] != kResultSchema) {
+    fail(path, std::string("not a wakebench result set (expected \"schema\": \"") + kResultSchema +
+                   "\")");
+  }
+  if (!doc.contains("schema_version") || !doc["schema_version"].is_number_integer()) {
+    fail(path, "missing or non-integer \"schema_version\"");
+  }
+  if (const int v = doc["schema_version"].get<int>(); v != kResultSchemaVersion) {
+    fail(path, "schema_version " + std::to_string(v) + " is not supported (this wakebench reads " +
+                   "version " + std::to_string(kResultSchemaVersion) + ")");
+  }
+  if (!doc.contains("cases") || !doc["cases"].is_array()) fail(path, "missing \"cases\" array");
+  for (std::size_t i = 0; i < doc["cases"].size(); ++i) validate_case(path, i, doc["cases"][i]);
+  rs.complete =
+      !doc.contains("complete") || !doc["complete"].is_boolean() || doc["complete"].get<bool>();
+  rs.machine = summarize_machine(doc);
+  return rs;
+}
+
+ResultSet load_result_set(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(path, std::string("cannot open: ") + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) fail(path, "read error");
+  return parse_result_set(text.str(), path);
+}
+
+std::string pair_suffix(const nlohmann::json& c) {
+  const std::string name = c.value("name", "");
+  const auto slash = name.rfind('/');
+  if (slash == std::string::npos) return "";
+  const std::string last = name.substr(slash + 1);
+  if (last.size() > 4 && last.compare(0, 4, "pair") == 0 &&
+      last.find_first_not_of("0123456789", 4) == std::string::npos) {
+    return "/" + last;
+  }
+  return "";
+}
+
+std::string case_key(const nlohmann::json& c) {
+  std::string key = c.value("mechanism", "") + "/" + c.value("mode", "") + "/" +
+                    c.value("placement", "") + pair_suffix(c);
+  // nlohmann::json objects keep keys sorted, so dump() is canonical.
+  const nlohmann::json params =
+      c.contains("params") && c["params"].is_object() ? c["params"] : nlohmann::json::object();
+  return key + " " + params.dump();
+}
+
+std::string format_params(const nlohmann::json& params, const std::vector<std::string>& keys) {
+  std::string out;
+  if (!params.is_object()) return out;
+  for (const auto& [k, v] : params.items()) {
+    if (!keys.empty() && std::find(keys.begin(), keys.end(), k) == keys.end()) continue;
+    if (!out.empty()) out += ' ';
+    out += k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+  }
+  return out;
+}
+
+}  // namespace wb

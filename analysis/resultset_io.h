@@ -1,0 +1,54 @@
+// Loading result sets (DESIGN.md "Contracts") for the analysis commands. The loader checks the
+// schema and version, validates the fields compare and report rely on, and keeps the document so
+// tools can read knobs added later without a change here.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result_set.h"  // kResultSchema, kResultSchemaVersion
+#include "common/topology.h"
+
+namespace wb {
+
+// Who produced a result set: enough to tell machines apart in a compare header.
+struct MachineSummary {
+  std::string hostname;         // environment.hostname, else context.host_name
+  std::string cpu_model;        // environment.cpu_model
+  std::string kernel_release;   // environment.kernel_release (or environment.kernel.release)
+  std::string topology_source;  // topology.source
+  std::optional<TopologyCounts> counts;  // topology.counts
+  int smt_width = 0;                     // topology.smt.width; 0 = not recorded
+};
+
+// "pus 80, cores 80, llcs 1, numa 1, smt 1" (empty if the set has no topology counts).
+std::string format_counts(const MachineSummary& m);
+
+struct ResultSet {
+  std::string path;    // as given, for messages
+  nlohmann::json doc;  // the whole document
+  MachineSummary machine;
+  bool complete = true;
+  const nlohmann::json& cases() const { return doc.at("cases"); }
+};
+
+// Reads and validates a result set. Throws std::runtime_error with one line naming the file:
+// "results FILE: invalid JSON at byte 1234: ...", "results FILE: schema_version 2 is not
+// supported (this wakebench reads version 1)", "results FILE: cases[3]: missing \"mode\"".
+ResultSet load_result_set(const std::string& path);
+// Same checks on a document already in memory; `path` is only used in messages.
+ResultSet parse_result_set(const std::string& text, const std::string& path);
+
+// The stable identity of a case across runs and machines: mechanism, mode, placement, params
+// (sorted keys) and the pair index that `--pairs-per-class` appends to the name ("/pair1"). CPU ids
+// are not part of it, so pinned cases match between machines. Example:
+// "pipe/processes/llc {\"background\":\"none\",\"pairs\":1,\"payload\":1,\"work_ns\":0}".
+std::string case_key(const nlohmann::json& c);
+// The "/pairN" suffix of a case name, or "" when it has none.
+std::string pair_suffix(const nlohmann::json& c);
+// Params as "key=value" joined by ' ', restricted to `keys` when not empty. Strings unquoted.
+std::string format_params(const nlohmann::json& params, const std::vector<std::string>& keys = {});
+
+}  // namespace wb
