@@ -154,17 +154,18 @@ json capture_cpu(const struct utsname& u, CpuInfo* info_out, json* info_error) {
     return cpu;
   }
   const CpuInfo& info = *info_out;
-  cpu["vendor"] = info.vendor.empty() ? unavailable("/proc/cpuinfo names no vendor") : json(info.vendor);
+  cpu["vendor"] =
+      info.vendor.empty() ? unavailable("/proc/cpuinfo names no vendor") : json(info.vendor);
   cpu["model"] = info.model;
   if (info.microcode) {
     cpu["microcode"] = *info.microcode;
   } else {
     std::error_code ec;
     const std::string sysfs = "/sys/devices/system/cpu/cpu0/microcode/version";
-    cpu["microcode"] = fs::exists(sysfs, ec)
-                           ? text_or_unavailable(sysfs)
-                           : unavailable(std::string("the kernel exposes no microcode revision on ") +
-                                         u.machine);
+    cpu["microcode"] =
+        fs::exists(sysfs, ec)
+            ? text_or_unavailable(sysfs)
+            : unavailable(std::string("the kernel exposes no microcode revision on ") + u.machine);
   }
   if (!info.platform.empty()) cpu["platform"] = info.platform;
   if (!info.machine.empty()) cpu["machine"] = info.machine;
@@ -180,11 +181,12 @@ json capture_smt(const std::vector<int>& cpus) {
   smt["active"] = active ? json(trimmed(*active) == "1") : unavailable(why);
   json siblings = json::object();
   for (int cpu : cpus) {
-    const std::string path = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) +
-                             "/topology/thread_siblings_list";
+    const std::string path =
+        "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/thread_siblings_list";
     auto text = read_text_file(path, &why);
     try {
-      siblings[std::to_string(cpu)] = text ? json(parse_cpu_list(trimmed(*text))) : unavailable(why);
+      siblings[std::to_string(cpu)] =
+          text ? json(parse_cpu_list(trimmed(*text))) : unavailable(why);
     } catch (const std::exception& e) {
       siblings[std::to_string(cpu)] = unavailable(path + ": " + e.what());
     }
@@ -200,8 +202,9 @@ json capture_cpuidle(const std::vector<int>& cpus) {
   std::error_code ec;
   // current_governor is writable and needs cpuidle_sysfs_switch on old kernels; the read-only file
   // exists everywhere the framework does.
-  idle["governor"] = text_or_unavailable(
-      base + (fs::exists(base + "current_governor", ec) ? "current_governor" : "current_governor_ro"));
+  idle["governor"] = text_or_unavailable(base + (fs::exists(base + "current_governor", ec)
+                                                     ? "current_governor"
+                                                     : "current_governor_ro"));
   json states = json::object();
   for (int cpu : cpus) {
     std::string why;
@@ -278,9 +281,9 @@ json detect_hypervisor(const HypervisorEvidence& ev) {
   };
   // CPUID signatures as the hypervisors publish them (KVM: Documentation/virt/kvm/x86/cpuid.rst).
   static const std::map<std::string, std::string> kCpuid = {
-      {"KVMKVMKVM", "KVM"},          {"Microsoft Hv", "Hyper-V"}, {"VMwareVMware", "VMware"},
-      {"XenVMMXenVMM", "Xen"},       {"TCGTCGTCGTCG", "QEMU TCG"}, {"ACRNACRNACRN", "ACRN"},
-      {"bhyve bhyve", "bhyve"},      {"VBoxVBoxVBox", "VirtualBox"}, {"QNXQVMBSQG", "QNX"}};
+      {"KVMKVMKVM", "KVM"},     {"Microsoft Hv", "Hyper-V"},    {"VMwareVMware", "VMware"},
+      {"XenVMMXenVMM", "Xen"},  {"TCGTCGTCGTCG", "QEMU TCG"},   {"ACRNACRNACRN", "ACRN"},
+      {"bhyve bhyve", "bhyve"}, {"VBoxVBoxVBox", "VirtualBox"}, {"QNXQVMBSQG", "QNX"}};
   if (!ev.cpuid_vendor.empty()) {
     auto it = kCpuid.find(ev.cpuid_vendor);
     note("cpuid 0x40000000: " + ev.cpuid_vendor, it != kCpuid.end() ? it->second : ev.cpuid_vendor);
@@ -292,10 +295,9 @@ json detect_hypervisor(const HypervisorEvidence& ev) {
   }
   if (!ev.device_tree_hypervisor.empty()) {
     const std::string& c = ev.device_tree_hypervisor;
-    note("device-tree hypervisor: " + c,
-         c.find("xen") != std::string::npos   ? "Xen"
-         : c.find("kvm") != std::string::npos ? "KVM"
-                                              : c);
+    note("device-tree hypervisor: " + c, c.find("xen") != std::string::npos   ? "Xen"
+                                         : c.find("kvm") != std::string::npos ? "KVM"
+                                                                              : c);
   }
   // DMI strings of common virtual platforms; bare-metal cloud instances (".metal") are not guests.
   const std::string& sv = ev.dmi_sys_vendor;
@@ -358,7 +360,8 @@ std::string sha256_hex(std::string_view data) {
     }
     auto [a, b, c, d, e, f, g, hh] = h;
     for (int t = 0; t < 64; ++t) {
-      uint32_t t1 = hh + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + k[t] + w[t];
+      uint32_t t1 =
+          hh + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + k[t] + w[t];
       uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
       hh = g;
       g = f;
@@ -417,6 +420,7 @@ json capture_environment(const EnvironmentOptions& opts) {
   env["idle_latency"] = capture_idle_latency(opts);
 
   std::error_code ec;
+  std::string why;
   env["isolcpus"] = {{"list", text_or_unavailable("/sys/devices/system/cpu/isolated")},
                      {"cmdline", cmdline_param(cmdline, "isolcpus")}};
   const std::string nohz = "/sys/devices/system/cpu/nohz_full";
@@ -426,7 +430,6 @@ json capture_environment(const EnvironmentOptions& opts) {
                                                          "CONFIG_NO_HZ_FULL")},
       {"cmdline", cmdline_param(cmdline, "nohz_full")}};
 
-  std::string why;
   if (auto features = read_sched_features(&why)) {
     json f = json::object();
     for (const auto& feat : *features) f[feat.name] = feat.enabled;
@@ -443,9 +446,11 @@ json capture_environment(const EnvironmentOptions& opts) {
   }
   // The preemption model matters for wakeup preemption; PREEMPT_DYNAMIC kernels show the current
   // one in debugfs (kernel/sched/core.c sched_dynamic_show(): the active mode in parentheses).
-  const std::string debugfs_reason = debugfs_unavailable_reason();
-  env["preempt"] = debugfs_reason.empty() ? text_or_unavailable("/sys/kernel/debug/sched/preempt")
-                                          : unavailable(debugfs_reason);
+  if (auto preempt = read_debugfs_file("/sys/kernel/debug/sched/preempt", &why)) {
+    env["preempt"] = trimmed(*preempt);
+  } else {
+    env["preempt"] = unavailable(why);
+  }
   env["sched_ext"] = capture_sched_ext();
   env["numa_balancing"] =
       int_or_unavailable("/proc/sys/kernel/numa_balancing",
@@ -459,11 +464,11 @@ json capture_environment(const EnvironmentOptions& opts) {
   env["hypervisor"] = info_error.is_null() ? capture_hypervisor(info) : info_error;
 
   if (auto snap = read_schedstat(&why)) {
-    env["schedstats"] = {{"version", snap->version},
-                         {"enabled", snap->schedstats_enabled
-                                         ? json(*snap->schedstats_enabled)
-                                         : unavailable("/proc/sys/kernel/sched_schedstats "
-                                                       "unreadable")}};
+    env["schedstats"] = {
+        {"version", snap->version},
+        {"enabled", snap->schedstats_enabled ? json(*snap->schedstats_enabled)
+                                             : unavailable("/proc/sys/kernel/sched_schedstats "
+                                                           "unreadable")}};
   } else {
     env["schedstats"] = unavailable(why);
   }
@@ -511,7 +516,8 @@ void warn_cpufreq(const json& env, std::vector<std::string>& out) {
     std::sort(cpus.begin(), cpus.end());
     out.push_back("cpufreq governor is " + gov + " on " + cpus_phrase(cpus) +
                   ": frequency follows load, so wakeup times change with it; fix: "
-                  "cpupower -c " + format_cpu_list(cpus) +
+                  "cpupower -c " +
+                  format_cpu_list(cpus) +
                   " frequency-set -g performance (or echo performance > "
                   "/sys/devices/system/cpu/cpuN/cpufreq/scaling_governor)");
   }
@@ -532,7 +538,8 @@ void warn_idle(const json& env, std::vector<std::string>& out) {
     if (!cpu || !states.is_array()) continue;
     for (const auto& s : states) {
       if (!s.contains("latency_us") || !s["latency_us"].is_number_unsigned()) continue;
-      if (s.contains("disabled") && s["disabled"].is_boolean() && s["disabled"].get<bool>()) continue;
+      if (s.contains("disabled") && s["disabled"].is_boolean() && s["disabled"].get<bool>())
+        continue;
       const uint64_t lat = s["latency_us"];
       if (lat <= kShallowIdleLatencyUs) continue;
       deep[{s.value("index", -1), s.value("name", std::string("?")), lat}].push_back(*cpu);
@@ -542,7 +549,8 @@ void warn_idle(const json& env, std::vector<std::string>& out) {
     const auto& [index, name, lat] = state;
     std::sort(cpus.begin(), cpus.end());
     out.push_back(cpus_phrase(cpus) + " can enter idle state " + name + " (exit latency " +
-                  std::to_string(lat) + " us): a cross-CPU wakeup then includes that exit; fix: "
+                  std::to_string(lat) +
+                  " us): a cross-CPU wakeup then includes that exit; fix: "
                   "run with --idle-latency-us 0 (holds every CPU out of deep states), or "
                   "echo 1 > /sys/devices/system/cpu/cpuN/cpuidle/state" +
                   std::to_string(index) + "/disable");
@@ -553,8 +561,9 @@ void warn_hypervisor(const json& env, std::vector<std::string>& out) {
   if (!env.contains("hypervisor") || !env["hypervisor"].is_object()) return;
   const json& h = env["hypervisor"];
   if (!h.value("detected", false)) return;
-  std::string vendor = h.contains("vendor") && h["vendor"].is_string() ? h["vendor"].get<std::string>()
-                                                                       : std::string("unknown");
+  std::string vendor = h.contains("vendor") && h["vendor"].is_string()
+                           ? h["vendor"].get<std::string>()
+                           : std::string("unknown");
   out.push_back("running under a hypervisor (" + vendor +
                 "): cross-CPU wakeups include vCPU wakeup cost (the IPI exits to the host, and the "
                 "host may have descheduled the target vCPU); fix: measure on bare metal, or pin "

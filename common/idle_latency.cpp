@@ -47,7 +47,8 @@ std::optional<int> read_cpu_latency_limit_us(std::string* why_not) {
   int32_t value = 0;
   ssize_t n = ::read(fd.get(), &value, sizeof value);
   if (n != static_cast<ssize_t>(sizeof value)) {
-    *why_not = std::string("read ") + kDevice + ": " + (n < 0 ? std::strerror(errno) : "short read");
+    *why_not =
+        std::string("read ") + kDevice + ": " + (n < 0 ? std::strerror(errno) : "short read");
     return std::nullopt;
   }
   return value;

@@ -65,9 +65,7 @@ void for_each_line(std::string_view text, Fn&& fn) {
   }
 }
 
-std::string where(const std::string& path, int line) {
-  return path + ":" + std::to_string(line);
-}
+std::string where(const std::string& path, int line) { return path + ":" + std::to_string(line); }
 
 [[noreturn]] void fail(const std::string& at, const std::string& what) {
   throw std::runtime_error(at + ": " + what);
@@ -252,7 +250,7 @@ SchedstatSnapshot parse_schedstat(std::string_view text, const std::string& path
         mask_at = 2;
       } else if (tok.size() != kDomainTokensV15 || snap.version == 17) {
         fail(at, "domain line has " + std::to_string(tok.size() - 1) + " fields, expected " +
-                     (snap.version == 17   ? std::string("47 (version 17)")
+                     (snap.version == 17  ? std::string("47 (version 17)")
                       : snap.version != 0 ? std::string("37 (version 15/16)")
                                           : std::string("37 (version 15/16) or 47 (17)")));
       }
@@ -330,7 +328,8 @@ json schedstat_delta(const SchedstatSnapshot& before, const SchedstatSnapshot& a
     auto counted = [&](const char* name, uint64_t bv, uint64_t av, bool needs_schedstats) {
       c[name] = (needs_schedstats && off) ? unavailable(off_reason) : diff(bv, av);
       if (c[name].is_number()) {
-        total[name] = total.value(name, json(uint64_t{0})).get<uint64_t>() + c[name].get<uint64_t>();
+        total[name] =
+            total.value(name, json(uint64_t{0})).get<uint64_t>() + c[name].get<uint64_t>();
       }
     };
     counted("ttwu_count", b->ttwu_count, a->ttwu_count, true);
@@ -374,11 +373,11 @@ namespace {
 
 // Bit tables of include/linux/sched/topology.h (fixtures README, "Numeric tables").
 constexpr const char* kSdFlagsUpTo5_7[] = {
-    "SD_LOAD_BALANCE",      "SD_BALANCE_NEWIDLE",   "SD_BALANCE_EXEC",
-    "SD_BALANCE_FORK",      "SD_BALANCE_WAKE",      "SD_WAKE_AFFINE",
-    "SD_ASYM_CPUCAPACITY",  "SD_SHARE_CPUCAPACITY", "SD_SHARE_POWERDOMAIN",
-    "SD_SHARE_PKG_RESOURCES", "SD_SERIALIZE",       "SD_ASYM_PACKING",
-    "SD_PREFER_SIBLING",    "SD_OVERLAP",           "SD_NUMA"};
+    "SD_LOAD_BALANCE",        "SD_BALANCE_NEWIDLE",   "SD_BALANCE_EXEC",
+    "SD_BALANCE_FORK",        "SD_BALANCE_WAKE",      "SD_WAKE_AFFINE",
+    "SD_ASYM_CPUCAPACITY",    "SD_SHARE_CPUCAPACITY", "SD_SHARE_POWERDOMAIN",
+    "SD_SHARE_PKG_RESOURCES", "SD_SERIALIZE",         "SD_ASYM_PACKING",
+    "SD_PREFER_SIBLING",      "SD_OVERLAP",           "SD_NUMA"};
 
 void set_domain_field(SchedDomainEntry& e, std::string_view file, std::string_view value,
                       std::optional<SdFlagsTable> table, const std::string& at) {
@@ -508,6 +507,19 @@ std::string debugfs_unavailable_reason() {
   return "";
 }
 
+std::optional<std::string> read_debugfs_file(const std::string& path, std::string* why_not) {
+  std::string reason = debugfs_unavailable_reason();
+  if (!reason.empty()) {
+    *why_not = reason;
+    return std::nullopt;
+  }
+  auto text = read_text_file(path, why_not);
+  if (!text && why_not->find(std::strerror(EPERM)) != std::string::npos) {
+    *why_not += " (kernel lockdown restricts debugfs; see kernel_lockdown(7))";
+  }
+  return text;
+}
+
 std::optional<std::vector<SchedDomainEntry>> read_sched_domains(const std::vector<int>& cpus,
                                                                 std::string* why_not) {
   // 5.13+ (commit 3b87f136f8fc) keeps the tree in debugfs, only while sched/verbose is Y
@@ -527,6 +539,9 @@ std::optional<std::vector<SchedDomainEntry>> read_sched_domains(const std::vecto
     std::string reason = debugfs_unavailable_reason();
     if (!reason.empty()) {
       *why_not = reason;
+    } else if (std::string why; fs::exists("/sys/kernel/debug/sched/verbose", ec) &&
+                                !read_debugfs_file("/sys/kernel/debug/sched/verbose", &why)) {
+      *why_not = why;
     } else if (fs::is_directory("/sys/kernel/debug/sched", ec)) {
       *why_not =
           "/sys/kernel/debug/sched/domains absent: the tree exists only while "
@@ -553,7 +568,11 @@ std::optional<std::vector<SchedDomainEntry>> read_sched_domains(const std::vecto
           e.other[f.filename().string()] = "unavailable: " + why;
           continue;
         }
-        set_domain_field(e, f.filename().string(), trim(*text), table, f.string());
+        try {
+          set_domain_field(e, f.filename().string(), trim(*text), table, f.string());
+        } catch (const std::exception& ex) {
+          e.other[f.filename().string()] = std::string("unavailable: ") + ex.what();
+        }
       }
       out.push_back(std::move(e));
     }
@@ -588,7 +607,7 @@ std::vector<SchedFeature> parse_sched_features(std::string_view text, const std:
   for_each_line(text, [&](std::string_view line, int n) {
     for (auto tok : split_ws(line)) {
       SchedFeature f;
-      f.enabled = !(tok.size() > 3 && tok.substr(0, 3) == "NO_");
+      f.enabled = tok.substr(0, 3) != "NO_";
       f.name = std::string(f.enabled ? tok : tok.substr(3));
       bool ok = !f.name.empty();
       for (char ch : f.name) {
@@ -606,15 +625,17 @@ std::vector<SchedFeature> parse_sched_features(std::string_view text, const std:
 std::optional<std::vector<SchedFeature>> read_sched_features(std::string* why_not) {
   // sched/features since 5.13 (commit d27e9ae2f244 "sched: Move /proc/sched_debug to debugfs"
   // moved the debug files under sched/); sched_features before.
-  for (const char* path : {"/sys/kernel/debug/sched/features", "/sys/kernel/debug/sched_features"}) {
-    std::string why;
-    if (auto text = read_text_file(path, &why)) {
-      try {
-        return parse_sched_features(*text, path);
-      } catch (const std::exception& e) {
-        *why_not = e.what();
-        return std::nullopt;
-      }
+  std::error_code ec;
+  for (const char* path :
+       {"/sys/kernel/debug/sched/features", "/sys/kernel/debug/sched_features"}) {
+    if (!fs::exists(path, ec)) continue;
+    auto text = read_debugfs_file(path, why_not);
+    if (!text) return std::nullopt;
+    try {
+      return parse_sched_features(*text, path);
+    } catch (const std::exception& e) {
+      *why_not = e.what();
+      return std::nullopt;
     }
   }
   std::string reason = debugfs_unavailable_reason();
@@ -791,15 +812,15 @@ std::optional<CpufreqPolicy> read_cpufreq_policy(int cpu, std::string* why_not) 
   const fs::path dir = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/cpufreq";
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
-    *why_not = dir.string() +
-               " absent: no cpufreq driver (usual in VMs, or the firmware owns P-states)";
+    *why_not =
+        dir.string() + " absent: no cpufreq driver (usual in VMs, or the firmware owns P-states)";
     return std::nullopt;
   }
   CpufreqPolicy p;
   for (const char* file :
        {"scaling_driver", "scaling_governor", "scaling_min_freq", "scaling_max_freq",
-        "cpuinfo_min_freq", "cpuinfo_max_freq", "scaling_cur_freq", "related_cpus",
-        "affected_cpus", "scaling_available_governors", "energy_performance_preference", "boost"}) {
+        "cpuinfo_min_freq", "cpuinfo_max_freq", "scaling_cur_freq", "related_cpus", "affected_cpus",
+        "scaling_available_governors", "energy_performance_preference", "boost"}) {
     const std::string fpath = (dir / file).string();
     std::string why;
     auto text = read_text_file(fpath, &why);
@@ -849,22 +870,22 @@ struct ArmPart {
   const char* name;
 };
 constexpr ArmPart kArmParts[] = {
-    {0x41, 0xd03, "Cortex-A53"},   {0x41, 0xd05, "Cortex-A55"},   {0x41, 0xd07, "Cortex-A57"},
-    {0x41, 0xd08, "Cortex-A72"},   {0x41, 0xd09, "Cortex-A73"},   {0x41, 0xd0b, "Cortex-A76"},
-    {0x41, 0xd0c, "Neoverse-N1"},  {0x41, 0xd40, "Neoverse-V1"},  {0x41, 0xd41, "Cortex-A78"},
-    {0x41, 0xd46, "Cortex-A510"},  {0x41, 0xd47, "Cortex-A710"},  {0x41, 0xd49, "Neoverse-N2"},
-    {0x41, 0xd4f, "Neoverse-V2"},  {0x41, 0xd84, "Neoverse-V3"},  {0x41, 0xd8e, "Neoverse-N3"},
-    {0x48, 0xd01, "Kunpeng-920"},  {0xc0, 0xac3, "AmpereOne"},    {0x46, 0x001, "A64FX"},
-    {0x43, 0x0af, "ThunderX2"},    {0x4e, 0x004, "Carmel"},
+    {0x41, 0xd03, "Cortex-A53"},  {0x41, 0xd05, "Cortex-A55"},  {0x41, 0xd07, "Cortex-A57"},
+    {0x41, 0xd08, "Cortex-A72"},  {0x41, 0xd09, "Cortex-A73"},  {0x41, 0xd0b, "Cortex-A76"},
+    {0x41, 0xd0c, "Neoverse-N1"}, {0x41, 0xd40, "Neoverse-V1"}, {0x41, 0xd41, "Cortex-A78"},
+    {0x41, 0xd46, "Cortex-A510"}, {0x41, 0xd47, "Cortex-A710"}, {0x41, 0xd49, "Neoverse-N2"},
+    {0x41, 0xd4f, "Neoverse-V2"}, {0x41, 0xd84, "Neoverse-V3"}, {0x41, 0xd8e, "Neoverse-N3"},
+    {0x48, 0xd01, "Kunpeng-920"}, {0xc0, 0xac3, "AmpereOne"},   {0x46, 0x001, "A64FX"},
+    {0x43, 0x0af, "ThunderX2"},   {0x4e, 0x004, "Carmel"},
 };
 struct ArmImplementer {
   unsigned code;
   const char* name;
 };
 constexpr ArmImplementer kArmImplementers[] = {
-    {0x41, "ARM"},     {0x42, "Broadcom"}, {0x43, "Cavium"}, {0x46, "Fujitsu"},
-    {0x48, "HiSilicon"}, {0x4e, "NVIDIA"}, {0x50, "APM"},    {0x51, "Qualcomm"},
-    {0x61, "Apple"},   {0xc0, "Ampere"},
+    {0x41, "ARM"},       {0x42, "Broadcom"}, {0x43, "Cavium"}, {0x46, "Fujitsu"},
+    {0x48, "HiSilicon"}, {0x4e, "NVIDIA"},   {0x50, "APM"},    {0x51, "Qualcomm"},
+    {0x61, "Apple"},     {0xc0, "Ampere"},
 };
 
 std::optional<unsigned> parse_hex_or_dec(std::string_view s) {

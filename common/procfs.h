@@ -8,13 +8,12 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace wb {
 
@@ -31,9 +30,9 @@ std::optional<std::string> read_text_file(const std::string& path, std::string* 
 std::vector<int> parse_cpumask(std::string_view mask);
 
 struct SchedstatDomain {
-  int index = -1;             // domain<N>: 0 is the smallest
-  std::string name;           // topology level ("SMT", "MC", ...), printed from version 17 only
-  std::vector<int> span;      // CPUs of the domain
+  int index = -1;         // domain<N>: 0 is the smallest
+  std::string name;       // topology level ("SMT", "MC", ...), printed from version 17 only
+  std::vector<int> span;  // CPUs of the domain
   // try_to_wake_up() counters of this domain (the last three fields in every version).
   uint64_t ttwu_wake_remote = 0;   // woke a task that last ran on another CPU of this domain
   uint64_t ttwu_move_affine = 0;   // wake_affine() moved the task to the waking CPU
@@ -54,7 +53,7 @@ struct SchedstatCpu {
 };
 
 struct SchedstatSnapshot {
-  int version = 0;                          // 0: the text had no "version" line (a fragment)
+  int version = 0;  // 0: the text had no "version" line (a fragment)
   std::optional<uint64_t> timestamp_jiffies;
   // kernel.sched_schedstats. When false, every field but run_time/run_delay/pcount stays 0.
   // nullopt: unknown (not read, or the sysctl is absent).
@@ -97,11 +96,11 @@ std::vector<std::string> decode_sd_flags(uint64_t value, SdFlagsTable table);
 std::vector<std::string> parse_sd_flags_text(std::string_view text);
 
 struct SchedDomainEntry {
-  int cpu = -1;                        // -1 when the listing did not name the CPU
+  int cpu = -1;  // -1 when the listing did not name the CPU
   int domain = -1;
-  std::string name;                    // "SMT", "MC", ... (empty if not listed)
-  std::vector<std::string> flags;      // names; decoded when the file was numeric
-  std::optional<uint64_t> flags_value; // the number, for numeric flags files
+  std::string name;                     // "SMT", "MC", ... (empty if not listed)
+  std::vector<std::string> flags;       // names; decoded when the file was numeric
+  std::optional<uint64_t> flags_value;  // the number, for numeric flags files
   std::optional<std::vector<std::string>> groups_flags;
   std::optional<int> level;
   std::map<std::string, std::string> other;  // every other file: busy_factor, imbalance_pct, ...
@@ -132,6 +131,9 @@ std::optional<std::vector<SchedFeature>> read_sched_features(std::string* why_no
 
 // Why debugfs content is not readable here (not mounted / not root), or "" if it is mounted.
 std::string debugfs_unavailable_reason();
+// read_text_file for a debugfs file: when mounted but the read fails with EPERM, the reason names
+// kernel lockdown, which restricts debugfs even for root (security/lockdown, kernel_lockdown(7)).
+std::optional<std::string> read_debugfs_file(const std::string& path, std::string* why_not);
 
 // ---------------------------------------------------------------------------------------------
 // cpuidle: /sys/devices/system/cpu/cpuN/cpuidle/stateK/<file> (drivers/cpuidle/sysfs.c)
@@ -152,8 +154,8 @@ void set_cpuidle_field(CpuidleState& s, std::string_view file, std::string_view 
                        const std::string& where);
 
 struct CpuidleListing {
-  std::optional<std::string> driver;               // cpuN/cpuidle/driver/name, if listed
-  std::map<int, std::vector<CpuidleState>> cpus;   // states sorted by index
+  std::optional<std::string> driver;              // cpuN/cpuidle/driver/name, if listed
+  std::map<int, std::vector<CpuidleState>> cpus;  // states sorted by index
 };
 // `grep . .../cpuN/cpuidle/stateK/*` (or `path: value`) lines. s2idle/ files are skipped.
 CpuidleListing parse_cpuidle_listing(std::string_view text, const std::string& path);

@@ -1,0 +1,278 @@
+// Environment capture (live, structure only), warnings derived from fabricated environments built
+// from the shared fixtures, hypervisor detection, the config hash, and the idle latency guard.
+#include "common/environment.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "common/idle_latency.h"
+
+namespace wb {
+namespace {
+
+using nlohmann::json;
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open fixture " + path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string shared(const std::string& rel) {
+  return std::string(WB_SHARED_DIR) + "/fixtures/" + rel;
+}
+
+bool is_unavailable(const json& j) {
+  return j.is_object() && j.size() == 1 && j.contains("unavailable") &&
+         j["unavailable"].is_string() && !j["unavailable"].get<std::string>().empty();
+}
+
+// A value (not null) or {"unavailable": "<reason>"}.
+void expect_item(const json& parent, const std::string& key, const std::string& where) {
+  ASSERT_TRUE(parent.is_object()) << where;
+  ASSERT_TRUE(parent.contains(key)) << where << " lacks " << key;
+  const json& v = parent[key];
+  EXPECT_FALSE(v.is_null()) << where << "." << key << " is null";
+  if (v.is_object() && v.contains("unavailable")) {
+    EXPECT_TRUE(is_unavailable(v)) << where << "." << key << ": " << v.dump();
+  }
+}
+
+bool contains_text(const std::vector<std::string>& lines, const std::string& a,
+                   const std::string& b = "") {
+  for (const auto& l : lines) {
+    if (l.find(a) != std::string::npos && l.find(b) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(Sha256, Fips180Vectors) {
+  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(sha256_hex(std::string(1000000, 'a')),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+TEST(Hypervisor, Detection) {
+  HypervisorEvidence none;
+  auto j = detect_hypervisor(none);
+  EXPECT_EQ(j["detected"], false);
+  EXPECT_TRUE(j["vendor"].is_null());
+
+  HypervisorEvidence kvm;
+  kvm.cpuinfo_hypervisor_flag = true;
+  kvm.cpuid_vendor = "KVMKVMKVM";
+  j = detect_hypervisor(kvm);
+  EXPECT_EQ(j["detected"], true);
+  EXPECT_EQ(j["vendor"], "KVM");
+  EXPECT_EQ(j["evidence"].size(), 2u);
+
+  HypervisorEvidence flag_only;
+  flag_only.cpuinfo_hypervisor_flag = true;
+  EXPECT_EQ(detect_hypervisor(flag_only)["vendor"], "unknown");
+
+  HypervisorEvidence hyperv;
+  hyperv.dmi_sys_vendor = "Microsoft Corporation";
+  hyperv.dmi_product_name = "Virtual Machine";
+  EXPECT_EQ(detect_hypervisor(hyperv)["vendor"], "Hyper-V");
+
+  HypervisorEvidence metal;  // a bare-metal cloud instance is not a guest
+  metal.dmi_sys_vendor = "Amazon EC2";
+  metal.dmi_product_name = "c6g.metal";
+  EXPECT_EQ(detect_hypervisor(metal)["detected"], false);
+
+  HypervisorEvidence lpar;  // powerpc: from the format-derived cpuinfo fixture
+  const std::string path = std::string(WB_FIXTURES_DIR) + "/procfs/cpuinfo-ppc64le-format.txt";
+  CpuInfo info = parse_cpuinfo(slurp(path), path);
+  lpar.ppc_platform = info.platform;
+  lpar.ppc_machine = info.machine;
+  EXPECT_EQ(detect_hypervisor(lpar)["vendor"], "PowerVM (LPAR)");
+
+  HypervisorEvidence xen;
+  xen.sys_hypervisor_type = "xen";
+  EXPECT_EQ(detect_hypervisor(xen)["vendor"], "Xen");
+}
+
+// A fabricated environment whose per-CPU items come from the shared real-machine fixtures.
+json noisy_environment() {
+  json env;
+  env["cpus"] = {0, 1};
+  const std::string amd = shared("cpufreq/amd-pstate-epp-ryzen9-5950x-policy0-2025.txt");
+  const std::string dt =
+      shared("cpufreq/cpufreq-dt-arm64-4cpu-cluster-policy0-boost-off-6.16rc.txt");
+  env["cpufreq"]["0"] = to_json(parse_cpufreq_listing(slurp(amd), amd));  // powersave
+  env["cpufreq"]["1"] = to_json(parse_cpufreq_listing(slurp(dt), dt));    // schedutil
+  const std::string icl = shared("cpuidle/x86-icelake-i7-1065G7-xps13-cpu0-state1-3-acpi-2020.txt");
+  json states = json::array();
+  const CpuidleListing listing = parse_cpuidle_listing(slurp(icl), icl);
+  for (const auto& s : listing.cpus.at(0)) states.push_back(to_json(s));
+  env["cpuidle"] = {
+      {"driver", "intel_idle"}, {"governor", "menu"}, {"states", {{"0", states}, {"1", states}}}};
+  env["idle_latency"] = {{"requested_us", nullptr}, {"effective_us", nullptr}};
+  env["hypervisor"] = detect_hypervisor([] {
+    HypervisorEvidence ev;
+    ev.cpuinfo_hypervisor_flag = true;
+    ev.cpuid_vendor = "KVMKVMKVM";
+    return ev;
+  }());
+  env["smt"] = {{"control", "on"}, {"active", true}, {"siblings", {{"0", {0, 4}}, {"1", {1, 5}}}}};
+  env["cpu_load"] = {{"sample_ms", 100},
+                     {"busy_pct", {{"0", 1.0}, {"1", 35.0}, {"4", 80.0}, {"5", 2.0}}}};
+  env["numa_balancing"] = 1;
+  env["sched_ext"] = {{"state", "enabled"}, {"ops", "scx_lavd"}};
+  return env;
+}
+
+TEST(EnvironmentWarnings, EachNoiseSourceHasItsFix) {
+  auto w = environment_warnings(noisy_environment());
+  EXPECT_TRUE(
+      contains_text(w, "cpufreq governor is powersave on CPU 0", "frequency-set -g performance"));
+  EXPECT_TRUE(contains_text(w, "cpufreq governor is schedutil on CPU 1"));
+  // Icelake states: C2_ACPI (253 us) and C3_ACPI (1048 us) are deep, C1_ACPI (1 us) is not.
+  EXPECT_TRUE(contains_text(w, "CPUs 0-1 can enter idle state C3_ACPI (exit latency 1048 us)",
+                            "--idle-latency-us"));
+  EXPECT_TRUE(contains_text(w, "idle state C2_ACPI", "state2/disable"));
+  EXPECT_FALSE(contains_text(w, "C1_ACPI"));
+  EXPECT_TRUE(contains_text(w, "running under a hypervisor (KVM)", "vCPU wakeup"));
+  EXPECT_TRUE(contains_text(w, "SMT sibling CPU 4 of measured CPU 0 was 80% busy", "isolate"));
+  EXPECT_FALSE(contains_text(w, "SMT sibling CPU 5"));
+  EXPECT_TRUE(contains_text(w, "measured CPU 1 was 35% busy"));
+  EXPECT_FALSE(contains_text(w, "measured CPU 0 was 1%"));  // 1% is under the threshold
+  EXPECT_TRUE(contains_text(w, "NUMA balancing is on", "kernel.numa_balancing=0"));
+  EXPECT_TRUE(contains_text(w, "sched_ext BPF scheduler (scx_lavd)"));
+  EXPECT_EQ(w.size(), 9u);  // two governors, two deep states, and one of each other kind
+}
+
+TEST(EnvironmentWarnings, QuietEnvironmentAndUserChoices) {
+  json env = noisy_environment();
+  env["cpufreq"]["0"]["governor"] = "performance";
+  env["cpufreq"]["1"] = {{"unavailable", "no cpufreq driver"}};
+  env["hypervisor"] = detect_hypervisor({});
+  env["cpu_load"]["busy_pct"] = {{"0", 0.0}, {"1", 0.0}, {"4", 0.0}, {"5", 0.0}};
+  env["numa_balancing"] = 0;
+  env["sched_ext"] = {{"state", "disabled"}, {"ops", nullptr}};
+  // Deep states disabled by the admin (the tuned server fixture) do not warn.
+  const std::string srv = shared("cpuidle/x86-intel-server-cpu0-name-disable-tuned-6.2rc.txt");
+  json states = json::array();
+  const CpuidleListing listing = parse_cpuidle_listing(slurp(srv), srv);
+  for (auto s : listing.cpus.at(0)) {
+    s.latency_us = s.name == "POLL" ? 0 : 133;
+    states.push_back(to_json(s));
+  }
+  env["cpuidle"]["states"] = {{"0", states}, {"1", states}};
+  EXPECT_TRUE(environment_warnings(env).empty());
+
+  // Enabled deep states warn unless --idle-latency-us was given.
+  json deep = noisy_environment();
+  EXPECT_TRUE(contains_text(environment_warnings(deep), "idle state C3_ACPI"));
+  deep["idle_latency"]["requested_us"] = 0;
+  EXPECT_FALSE(contains_text(environment_warnings(deep), "idle state"));
+  // Unavailable items never produce warnings or crash.
+  json unknown = {{"cpufreq", {{"unavailable", "x"}}},
+                  {"cpuidle", {{"unavailable", "x"}}},
+                  {"hypervisor", {{"unavailable", "x"}}},
+                  {"numa_balancing", {{"unavailable", "x"}}}};
+  EXPECT_TRUE(environment_warnings(unknown).empty());
+  EXPECT_TRUE(environment_warnings(json::object()).empty());
+}
+
+TEST(EnvironmentLive, EveryRequiredItemIsAValueOrUnavailable) {
+  EnvironmentOptions opts;
+  opts.cpus = {0};
+  opts.config_text = R"({"schema_version": 1, "name": "quick"})";
+  const json env = capture_environment(opts);
+
+  for (const char* key : {"release", "version", "cmdline"})
+    expect_item(env["kernel"], key, "kernel");
+  for (const char* key : {"arch", "vendor", "model", "microcode"})
+    expect_item(env["cpu"], key, "cpu");
+  for (const char* key : {"control", "active", "siblings"}) expect_item(env["smt"], key, "smt");
+  ASSERT_TRUE(env["cpufreq"].contains("0"));
+  const json& f0 = env["cpufreq"]["0"];
+  if (!is_unavailable(f0)) {
+    for (const char* key : {"driver", "governor", "min_khz", "max_khz"})
+      expect_item(f0, key, "cpufreq.0");
+  }
+  for (const char* key : {"driver", "governor", "states"})
+    expect_item(env["cpuidle"], key, "cpuidle");
+  const json& s0 = env["cpuidle"]["states"]["0"];
+  if (!is_unavailable(s0)) {
+    ASSERT_TRUE(s0.is_array());
+    for (const auto& s : s0) {
+      for (const char* key : {"name", "desc", "latency_us", "residency_us", "disabled"}) {
+        expect_item(s, key, "cpuidle.states.0[]");
+      }
+    }
+  }
+  for (const char* key :
+       {"isolcpus", "nohz_full", "sched_features", "sched_domains", "sched_ext", "numa_balancing",
+        "perf_event_paranoid", "hypervisor", "wakebench", "config_hash", "hostname", "schedstats",
+        "idle_latency", "cpu_load", "preempt", "clocksource"}) {
+    expect_item(env, key, "environment");
+  }
+  expect_item(env["isolcpus"], "list", "isolcpus");
+  expect_item(env["nohz_full"], "list", "nohz_full");
+  for (const char* key : {"version", "git_sha", "compiler"}) {
+    ASSERT_TRUE(env["wakebench"][key].is_string());
+    EXPECT_FALSE(env["wakebench"][key].get<std::string>().empty());
+  }
+  EXPECT_EQ(env["config_hash"], "sha256:" + sha256_hex(opts.config_text));
+  EXPECT_EQ(env["cpus"], json({0}));
+
+  // Cross-checks against what this machine shows.
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string text((std::istreambuf_iterator<char>(cpuinfo)), std::istreambuf_iterator<char>());
+  if (text.find(" hypervisor") != std::string::npos) {
+    EXPECT_EQ(env["hypervisor"]["detected"], true);
+  }
+  if (!std::ifstream("/proc/schedstat")) {
+    EXPECT_TRUE(is_unavailable(env["schedstats"]));
+  }
+  if (!std::ifstream("/sys/kernel/debug/sched/features")) {
+    EXPECT_TRUE(is_unavailable(env["sched_features"]));
+  }
+  EXPECT_NO_THROW(environment_warnings(env));
+}
+
+TEST(IdleLatencyGuard, RejectsNegative) {
+  EXPECT_THROW(IdleLatencyGuard(-1), std::invalid_argument);
+}
+
+TEST(IdleLatencyGuard, HoldsAndReleasesTheLimit) {
+  std::string why;
+  auto before = read_cpu_latency_limit_us(&why);
+  if (!before) GTEST_SKIP() << why;
+  {
+    IdleLatencyGuard guard(0);
+    EXPECT_EQ(guard.requested_us(), 0);
+    auto during = read_cpu_latency_limit_us(&why);
+    ASSERT_TRUE(during) << why;
+    EXPECT_EQ(*during, 0);  // the limit is the minimum over all requests
+  }
+  auto after = read_cpu_latency_limit_us(&why);
+  ASSERT_TRUE(after) << why;
+  EXPECT_EQ(*after, *before);
+}
+
+TEST(IdleLatencyGuard, ErrorNamesTheDeviceWhenNotRoot) {
+  if (geteuid() == 0) GTEST_SKIP() << "root can open /dev/cpu_dma_latency";
+  try {
+    IdleLatencyGuard guard(0);
+    ADD_FAILURE() << "opened /dev/cpu_dma_latency without root";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("/dev/cpu_dma_latency"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace wb
