@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Builds wakebench and its tests with a sanitizer and runs them under ctest.
+#   runners/sanitize.sh asan [ctest args]   AddressSanitizer + UndefinedBehaviorSanitizer, every test
+#   runners/sanitize.sh tsan [ctest args]   ThreadSanitizer, threads-mode tests only (see below)
+# Build directory: $WB_BUILD_DIR, else build-asan / build-tsan beside the sources.
+# Environment: WB_SANITIZE_JOBS (build jobs, default nproc), WB_SANITIZE_BUILD_ONLY=1 (no ctest).
+# Prints the build and test times; exits non-zero on a build failure or any failing test (a
+# sanitizer report makes its test fail: halt_on_error / -fno-sanitize-recover).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+kind=${1:-}
+shift || true
+
+case "$kind" in
+  asan)
+    flags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
+    # detect_leaks: LSan runs at exit of every process that returns from main (forked tasks leave
+    # with _exit and are not checked, their memory is the parent's copy).
+    export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+    export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+    ctest_select=()
+    ;;
+  tsan)
+    flags="-fsanitize=thread -fno-omit-frame-pointer"
+    export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1${TSAN_OPTIONS:+:$TSAN_OPTIONS}"
+    # ThreadSanitizer models the threads of one process: it cannot see the ordering that a raw
+    # futex or a pipe between two forked task processes gives. So under TSan only the threads
+    # mode runs, selected by test name: every parametrized test names its mode ("/processes" at
+    # the end for Modes/*, "_processes_" inside for Protocol), and RunCli.* (suites of both
+    # modes) is left out; the end-to-end runs under TSan are Faults.*/threads, PlacementCli and
+    # CompareCli. The lab tests boot qemu-system guests and test no thread of ours.
+    ctest_select=(-E '(/processes$|_processes_|RunCli\.|^Vm\.|^Lab)')
+    ;;
+  *)
+    echo "usage: runners/sanitize.sh asan|tsan [extra ctest arguments]" >&2
+    exit 2
+    ;;
+esac
+
+build=${WB_BUILD_DIR:-$here/build-$kind}
+jobs=${WB_SANITIZE_JOBS:-$(nproc)}
+
+t0=$(date +%s)
+# Debug keeps assert() on; -O1 is what the sanitizers' authors recommend (fast enough to run the
+# end-to-end tests, still exact stack traces); -g1 is enough for file:line in reports.
+cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
+  -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" >/dev/null
+cmake --build "$build" -j"$jobs" --target wakebench wb_tests
+t1=$(date +%s)
+echo "sanitize $kind: build $((t1 - t0)) s" >&2
+[ "${WB_SANITIZE_BUILD_ONLY:-0}" = 1 ] && exit 0
+
+cd "$build"
+rc=0
+ctest --output-on-failure -j1 "${ctest_select[@]}" "$@" || rc=$?
+t2=$(date +%s)
+echo "sanitize $kind: tests $((t2 - t1)) s (exit $rc)" >&2
+exit $rc

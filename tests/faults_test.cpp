@@ -1,0 +1,272 @@
+// Faults, end to end (issue 7): `wakebench run` on a tiny suite while the test hurts one of its task
+// processes from outside, as a crash, an OOM kill or a debugger would. A partner killed by SIGKILL
+// fails its case with "partner exited: killed by signal 9"; a partner that stops answering (SIGSTOP)
+// fails its case on the watchdog; either way the next case runs. Each run ends with a SIGINT during
+// a long case: the result set is written and marked incomplete. After each run no process of ours
+// is left, nothing of ours is in /dev/shm, the supervisor holds no more descriptors than before the
+// fault, and every task held a bounded number of descriptors.
+//
+// The tasks are the wakebench process's children (driver.cpp CaseRun::spawn): in processes mode one
+// per task, in threads mode one case process whose threads are the tasks. They are found through
+// /proc/<pid>/task/<tid>/children (CONFIG_PROC_CHILDREN, in every distribution kernel).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// A task opens its mechanism's fds, its pidfd-free copy of the supervisor's and one perf event per
+// counted event (about ten): far below this unless something leaks per round trip.
+constexpr size_t kMaxTaskFds = 64;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Direct children of every thread of `pid`.
+std::vector<pid_t> children_of(pid_t pid) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& t : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::istringstream in(slurp(t.path() / "children"));
+    for (pid_t c; in >> c;) out.push_back(c);
+  }
+  return out;
+}
+
+std::vector<pid_t> descendants_of(pid_t pid) {
+  std::vector<pid_t> out;
+  for (pid_t c : children_of(pid)) {
+    out.push_back(c);
+    for (pid_t g : descendants_of(c)) out.push_back(g);
+  }
+  return out;
+}
+
+// Field 22 of /proc/<pid>/stat (start time in clock ticks) tells a live process from a later one
+// that reuses its pid; 0 when the process is gone or a zombie.
+unsigned long long start_time(pid_t pid) {
+  const std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+  const size_t paren = stat.rfind(')');
+  if (paren == std::string::npos) return 0;
+  std::istringstream in(stat.substr(paren + 2));
+  std::string state;
+  in >> state;
+  if (state == "Z" || state == "X") return 0;
+  std::string field;
+  for (int i = 4; i < 22 && in >> field; ++i) {
+  }
+  unsigned long long t = 0;
+  in >> t;
+  return t;
+}
+
+size_t fd_count(pid_t pid) {
+  size_t n = 0;
+  std::error_code ec;
+  for (fs::directory_iterator it("/proc/" + std::to_string(pid) + "/fd", ec), end; !ec && it != end;
+       it.increment(ec))
+    ++n;
+  return n;
+}
+
+// Entries of /dev/shm that could be ours: POSIX shared memory or semaphores named after wakebench,
+// or Boost.Interprocess's default names.
+std::set<std::string> our_shm_entries() {
+  std::set<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/dev/shm", ec)) {
+    std::string name = e.path().filename().string();
+    std::string lower = name;
+    std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+    if (lower.find("wakebench") != std::string::npos || lower.rfind("wb", 0) == 0 ||
+        lower.find("boost") != std::string::npos || lower.find("interprocess") != std::string::npos)
+      out.insert(name);
+  }
+  return out;
+}
+
+const char* mode_name(bool processes) { return processes ? "processes" : "threads"; }
+
+class Faults : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("wb-faults-" + std::to_string(getpid()) + "-" + std::to_string(GetParam()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    shm_before_ = our_shm_entries();
+    // Orphans of wakebench would be re-parented to this process: it can then see them.
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+  }
+  void TearDown() override {
+    prctl(PR_SET_CHILD_SUBREAPER, 0);
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    fs::remove_all(dir_);
+  }
+
+  // Three cases of one mode: A (the one the test hurts, long), B (short: must still run), C (long:
+  // interrupted). A's watchdog is `timeout_a` seconds.
+  void start(double timeout_a) {
+    const std::string mode = mode_name(GetParam());
+    std::ofstream(dir_ / "faults.json") << R"({"schema_version": 1, "name": "faults",
+      "defaults": {"round_trips": 200, "warmup": 20, "repetitions": 1, "timeout_s": 120},
+      "cases": [
+        {"mechanisms": ["pipe"], "modes": [")" << mode << R"("], "placements": ["same-cpu"],
+         "round_trips": 50000000, "timeout_s": )" << timeout_a << R"(},
+        {"mechanisms": ["pipe"], "modes": [")" << mode << R"("], "placements": ["kernel"]},
+        {"mechanisms": ["pipe"], "modes": [")" << mode << R"("], "placements": ["same-cpu"],
+         "round_trips": 50000000, "params": {"payload": [64]}}]})";
+    out_ = dir_ / "r.json";
+    pid_ = fork();
+    ASSERT_GE(pid_, 0);
+    if (pid_ == 0) {
+      const std::string cfg = (dir_ / "faults.json").string(), out = out_.string(),
+                        err = (dir_ / "stderr").string();
+      if (!freopen(err.c_str(), "w", stderr) || !freopen("/dev/null", "w", stdout)) _exit(126);
+      execl(WB_BINARY, WB_BINARY, "run", "--config", cfg.c_str(), "--out", out.c_str(), nullptr);
+      _exit(127);
+    }
+  }
+
+  // Polls `done` every 10 ms for up to `limit`, recording every descendant of wakebench seen.
+  bool wait_until(const std::function<bool()>& done, std::chrono::seconds limit) {
+    const auto until = Clock::now() + limit;
+    while (Clock::now() < until) {
+      observe();
+      if (done()) return true;
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+    return false;
+  }
+  void observe() {
+    for (pid_t d : descendants_of(pid_)) {
+      if (seen_.count(d)) continue;
+      if (const auto t = start_time(d)) seen_[d] = t;
+    }
+  }
+  std::string err() const { return slurp(dir_ / "stderr"); }
+
+  // The running case's tasks (wakebench's children) once they have been there for a while, so the
+  // case is past its setup; their number is 2 in processes mode (waker, wakee), 1 in threads mode.
+  std::vector<pid_t> running_tasks(const std::set<pid_t>& not_these) {
+    const size_t want = GetParam() ? 2 : 1;
+    std::vector<pid_t> tasks;
+    const bool up = wait_until(
+        [&] {
+          tasks.clear();
+          for (pid_t c : children_of(pid_))
+            if (!not_these.count(c)) tasks.push_back(c);
+          return tasks.size() == want;
+        },
+        std::chrono::seconds(120));
+    EXPECT_TRUE(up) << "the case's tasks never appeared: " << err();
+    std::this_thread::sleep_for(milliseconds(500));
+    for (pid_t t : tasks) {
+      const size_t n = fd_count(t);
+      EXPECT_GT(n, 0u) << "task " << t << " gone before the fault";
+      EXPECT_LE(n, kMaxTaskFds) << "task " << t << " holds too many descriptors";
+    }
+    return tasks;
+  }
+
+  // The supervisor's descriptors while a case runs, once they stay put.
+  size_t steady_fds() {
+    size_t n = fd_count(pid_);
+    for (int i = 0; i < 5; ++i) {
+      std::this_thread::sleep_for(milliseconds(50));
+      n = std::min(n, fd_count(pid_));
+    }
+    return n;
+  }
+
+  // Hurts task A with `sig`, checks A's failure and B, interrupts C, checks what is left.
+  void run_fault(int sig, const std::string& expect_a) {
+    ASSERT_NO_FATAL_FAILURE(start(sig == SIGSTOP ? 3 : 120));
+    const std::vector<pid_t> a = running_tasks({});
+    ASSERT_FALSE(a.empty());
+    const size_t fds_a = steady_fds();
+    // In processes mode the wakee; in threads mode the case process.
+    ASSERT_EQ(kill(a.back(), sig), 0);
+    ASSERT_TRUE(wait_until([&] { return err().find("[2/3]") != std::string::npos; },
+                           std::chrono::seconds(120)))
+        << err();
+    const std::vector<pid_t> c = running_tasks({a.begin(), a.end()});
+    EXPECT_EQ(steady_fds(), fds_a) << "the supervisor's descriptors changed after the fault";
+    ASSERT_EQ(kill(pid_, SIGINT), 0);
+    int status = 0;
+    ASSERT_TRUE(wait_until([&] { return waitpid(pid_, &status, WNOHANG) == pid_; },
+                           std::chrono::seconds(60)))
+        << "wakebench did not stop on SIGINT: " << err();
+    const pid_t wakebench = pid_;
+    pid_ = -1;
+    const std::string e = err();
+    ASSERT_TRUE(WIFEXITED(status)) << e;
+    EXPECT_NE(WEXITSTATUS(status), 0) << e;
+
+    const auto rs = nlohmann::json::parse(slurp(out_));
+    EXPECT_EQ(rs["complete"], false);
+    ASSERT_EQ(rs["cases"].size(), 3u) << rs["cases"].dump();
+    const auto& ca = rs["cases"][0];
+    EXPECT_EQ(ca["status"], "failed");
+    EXPECT_NE(ca["reason"].get<std::string>().find(expect_a), std::string::npos) << ca["reason"];
+    EXPECT_EQ(rs["cases"][1]["status"], "ok") << rs["cases"][1]["reason"];
+    EXPECT_EQ(rs["cases"][1]["round_trips"], 200);
+    EXPECT_EQ(rs["cases"][2]["status"], "failed");
+    EXPECT_EQ(rs["cases"][2]["reason"], "interrupted");
+
+    // Nothing of ours is left: every process seen under wakebench is gone (not even a zombie), no
+    // orphan was handed to this process, and /dev/shm has nothing new.
+    for (const auto& [p, t] : seen_)
+      EXPECT_NE(start_time(p), t) << "process " << p << " outlived the run";
+    EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1) << "an orphaned task was re-parented to the test";
+    std::set<std::string> new_shm;
+    for (const auto& n : our_shm_entries())
+      if (!shm_before_.count(n)) new_shm.insert(n);
+    EXPECT_TRUE(new_shm.empty()) << "left in /dev/shm: " << *new_shm.begin();
+    EXPECT_FALSE(fs::exists(out_.string() + ".tmp." + std::to_string(wakebench)));
+  }
+
+  fs::path dir_, out_;
+  pid_t pid_ = -1;
+  std::map<pid_t, unsigned long long> seen_;  // pid -> start time
+  std::set<std::string> shm_before_;
+};
+
+TEST_P(Faults, KilledPartnerFailsItsCaseAndTheRunGoesOn) {
+  run_fault(SIGKILL, "partner exited: killed by signal 9");
+}
+
+TEST_P(Faults, StoppedPartnerTimesOutAndTheRunGoesOn) { run_fault(SIGSTOP, "timeout after 3 s"); }
+
+// Names end in the mode: runners/sanitize.sh tsan excludes /processes$ (ThreadSanitizer follows
+// threads mode only).
+INSTANTIATE_TEST_SUITE_P(Modes, Faults, ::testing::Values(false, true),
+                         [](const auto& info) { return std::string(mode_name(info.param)); });
+
+}  // namespace
