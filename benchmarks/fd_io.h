@@ -2,6 +2,7 @@
 // returns 0 or an errno (EPIPE when the partner closed its end).
 #pragma once
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,6 +13,20 @@ namespace wb {
 inline int write_all(int fd, const char* buf, size_t len) noexcept {
   while (len > 0) {
     const ssize_t n = ::write(fd, buf, len);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    buf += n;
+    len -= static_cast<size_t>(n);
+  }
+  return 0;
+}
+
+// write_all for sockets: MSG_NOSIGNAL turns a closed peer into EPIPE instead of SIGPIPE.
+inline int send_all(int fd, const char* buf, size_t len) noexcept {
+  while (len > 0) {
+    const ssize_t n = ::send(fd, buf, len, MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EINTR) continue;
       return errno;

@@ -6,7 +6,7 @@ namespace wb {
 
 // Two pipes, one per direction. A pipe write wakes the blocked reader with
 // wake_up_interruptible_sync_poll (fs/pipe.c anon_pipe_write): WF_SYNC.
-class PipeMechanism final : public Mechanism {
+class PipeMechanism final : public LinkMechanism {
  public:
   std::string_view id() const override { return "pipe"; }
   WakeFlags wake_flags() const override { return WakeFlags::kSync; }

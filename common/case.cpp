@@ -1,7 +1,10 @@
 #include "common/case.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+
+#include "common/cpulist.h"
 
 namespace wb {
 
@@ -22,31 +25,172 @@ std::string_view wake_flags_id(WakeFlags f) {
   return "none";
 }
 
+SchedPolicy parse_sched_policy(std::string_view text) {
+  if (text == "other") return {SchedPolicy::kOther, 0};
+  if (text == "batch") return {SchedPolicy::kBatch, 0};
+  if (text == "idle") return {SchedPolicy::kIdle, 0};
+  if (text.substr(0, 5) == "fifo:") {
+    const std::string prio(text.substr(5));
+    size_t used = 0;
+    int p = 0;
+    try {
+      p = std::stoi(prio, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == prio.size() && !prio.empty() && p >= 1 && p <= 99) return {SchedPolicy::kFifo, p};
+  }
+  throw std::invalid_argument("unknown scheduling policy \"" + std::string(text) +
+                              "\" (known: other, batch, idle, fifo:<1..99>)");
+}
+
+std::string sched_policy_id(const SchedPolicy& p) {
+  switch (p.kind) {
+    case SchedPolicy::kOther: return "other";
+    case SchedPolicy::kBatch: return "batch";
+    case SchedPolicy::kIdle: return "idle";
+    case SchedPolicy::kFifo: return "fifo:" + std::to_string(p.priority);
+  }
+  return "other";
+}
+
 namespace {
-int int_in_range(const std::string& key, const nlohmann::json& v, int64_t lo, int64_t hi) {
+
+int64_t int_in_range(const std::string& key, const nlohmann::json& v, int64_t lo, int64_t hi) {
   if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi)
     throw std::invalid_argument("params." + key + ": expected an integer in [" +
                                 std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
                                 v.dump());
-  return static_cast<int>(v.get<int64_t>());
+  return v.get<int64_t>();
 }
+
+constexpr const char* kSides[2] = {"waker", "wakee"};
+
+// A per-side knob: one value for both sides, or {"waker": v, "wakee": v} (a side left out keeps
+// its default).
+template <typename T, typename Parse>
+void set_per_side(std::array<std::optional<T>, 2>& out, const std::string& key,
+                  const nlohmann::json& value, Parse parse) {
+  std::array<std::optional<T>, 2> result;
+  if (value.is_object()) {
+    for (const auto& [side, v] : value.items()) {
+      if (side != kSides[0] && side != kSides[1])
+        throw std::invalid_argument("params." + key + ": unknown side \"" + side +
+                                    "\" (known: waker, wakee)");
+      result[side == kSides[0] ? 0 : 1] = parse(key + "." + side, v);
+    }
+  } else {
+    result[0] = result[1] = parse(key, value);
+  }
+  out = result;
+}
+
+SchedPolicy sched_from_json(const std::string& key, const nlohmann::json& v) {
+  if (!v.is_string())
+    throw std::invalid_argument("params." + key + ": expected a policy string, got " + v.dump());
+  try {
+    return parse_sched_policy(v.get<std::string>());
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("params." + key + ": " + e.what());
+  }
+}
+
+int nice_from_json(const std::string& key, const nlohmann::json& v) {
+  return static_cast<int>(int_in_range(key, v, -20, 19));
+}
+
+void check_background(const std::string& value) {
+  static constexpr const char* kKeywords[] = {"none", "waker-sibling", "llc-others", "all-others",
+                                              "prev-cpu"};
+  for (const char* k : kKeywords)
+    if (value == k) return;
+  try {
+    if (!parse_cpu_list(value).empty()) return;
+  } catch (const std::invalid_argument&) {
+  }
+  throw std::invalid_argument(
+      "params.background: expected none, waker-sibling, llc-others, all-others, prev-cpu or a CPU "
+      "list such as \"2,5-7\", got \"" + value + "\"");
+}
+
+// "fifo:10" when both sides agree, else "waker:fifo:10,wakee:inherit".
+template <typename T, typename Fmt>
+std::string per_side_text(const std::array<std::optional<T>, 2>& v, const char* unset, Fmt fmt) {
+  auto one = [&](int i) { return v[i] ? fmt(*v[i]) : std::string(unset); };
+  if (v[0] == v[1]) return one(0);
+  return std::string("waker:") + one(0) + ",wakee:" + one(1);
+}
+
 }  // namespace
 
 void set_param(Params& p, const std::string& key, const nlohmann::json& value) {
   if (key == "payload") {
-    p.payload = int_in_range(key, value, 1, 1 << 20);
+    p.payload = static_cast<int>(int_in_range(key, value, 1, 1 << 20));
+  } else if (key == "work_ns") {
+    p.work_ns = int_in_range(key, value, 0, 100'000'000);
+  } else if (key == "work_lines") {
+    p.work_lines = static_cast<int>(int_in_range(key, value, 0, 65536));
+  } else if (key == "background") {
+    if (!value.is_string())
+      throw std::invalid_argument("params.background: expected a string, got " + value.dump());
+    check_background(value.get<std::string>());
+    p.background = value.get<std::string>();
+  } else if (key == "sched") {
+    set_per_side(p.sched, key, value, sched_from_json);
+  } else if (key == "nice") {
+    set_per_side(p.nice, key, value, nice_from_json);
+  } else if (key == "pairs") {
+    p.pairs = static_cast<int>(int_in_range(key, value, 1, 256));
+  } else if (key == "w") {
+    p.w = static_cast<int>(int_in_range(key, value, 1, 64));
+  } else if (key == "s") {
+    p.s = static_cast<int>(int_in_range(key, value, 1, 64));
   } else {
-    throw std::invalid_argument("params: unknown knob \"" + key + "\"");
+    throw std::invalid_argument("params: unknown knob \"" + key +
+                                "\" (known: payload, work_ns, work_lines, background, sched, nice, "
+                                "pairs, w, s)");
   }
 }
 
-nlohmann::json to_json(const Params& p) { return {{"payload", p.payload}}; }
+nlohmann::json to_json(const Params& p) {
+  nlohmann::json sched, nice;
+  for (int i = 0; i < 2; ++i) {
+    sched[kSides[i]] = p.sched[i] ? sched_policy_id(*p.sched[i]) : "inherit";
+    nice[kSides[i]] = p.nice[i] ? nlohmann::json(*p.nice[i]) : nlohmann::json(nullptr);
+  }
+  nlohmann::json j = {{"payload", p.payload},       {"work_ns", p.work_ns},
+                      {"work_lines", p.work_lines}, {"background", p.background},
+                      {"pairs", p.pairs},           {"sched", sched},
+                      {"nice", nice}};
+  if (p.w || p.s) {
+    j["w"] = p.w.value_or(1);
+    j["s"] = p.s.value_or(1);
+  }
+  return j;
+}
 
 std::string name_suffix(const Params& p) {
   const Params d;
   std::string s;
+  if (p.w || p.s)
+    s += "/w" + std::to_string(p.w.value_or(1)) + "s" + std::to_string(p.s.value_or(1));
   if (p.payload != d.payload) s += "/payload=" + std::to_string(p.payload);
+  if (p.work_ns != d.work_ns) s += "/work=" + std::to_string(p.work_ns) + "ns";
+  if (p.work_lines != d.work_lines) s += "/lines=" + std::to_string(p.work_lines);
+  if (p.background != d.background) s += "/bg=" + p.background;
+  if (p.sched != d.sched) s += "/sched=" + per_side_text(p.sched, "inherit", sched_policy_id);
+  if (p.nice != d.nice)
+    s += "/nice=" + per_side_text(p.nice, "inherit", [](int n) { return std::to_string(n); });
+  if (p.pairs != d.pairs) s += "/pairs=" + std::to_string(p.pairs);
   return s;
+}
+
+std::vector<CpuPair> concurrent_pairs(const CaseSpec& spec) {
+  if (spec.pairs.empty()) return {};
+  const size_t n = std::max(static_cast<size_t>(spec.params.pairs), spec.pairs.size());
+  std::vector<CpuPair> out;
+  for (size_t i = 0; i < n; ++i) out.push_back(spec.pairs[i % spec.pairs.size()]);
+  return out;
 }
 
 }  // namespace wb

@@ -3,6 +3,7 @@
 // them (common/result_set.h). Data flows one way: config -> cases -> results.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -23,18 +24,52 @@ std::optional<Mode> parse_mode(std::string_view id);
 enum class WakeFlags { kSync, kNone, kCurrentCpu };
 std::string_view wake_flags_id(WakeFlags f);  // "sync" | "none" | "current-cpu"
 
-// Knob values of one case. Defaults are the values a config may omit; a knob at its default is
-// left out of the case's name.
+// One side's scheduling class (the `sched` knob): wakeup preemption and placement differ by class
+// (SCHED_BATCH and SCHED_IDLE tasks never preempt on wakeup, check_preempt_wakeup_fair; RT tasks
+// are placed by select_task_rq_rt, not select_task_rq_fair).
+struct SchedPolicy {
+  enum Kind { kOther, kBatch, kIdle, kFifo };
+  Kind kind = kOther;
+  int priority = 0;  // kFifo: 1..99
+  bool operator==(const SchedPolicy&) const = default;
+};
+// "other" | "batch" | "idle" | "fifo:<1..99>"; throws std::invalid_argument naming the value.
+SchedPolicy parse_sched_policy(std::string_view text);
+std::string sched_policy_id(const SchedPolicy& p);
+
+// Knob values of one case (issue 3). Defaults are the values a config may omit; a knob at its
+// default is left out of the case's name. Per-side knobs are indexed by Role (0 waker, 1 wakee).
 struct Params {
-  int payload = 1;  // bytes the waker writes and the wakee reads each round trip
+  int payload = 1;        // bytes the waker writes and the wakee reads each round trip
+  int64_t work_ns = 0;    // calibrated busy loop each side runs before it answers
+  int work_lines = 0;     // cache lines of the pair's shared buffer each side writes before it
+                          // answers (its cache footprint)
+  // Busy tasks relative to the measured pair: "none", "waker-sibling", "llc-others",
+  // "all-others", "prev-cpu", or an explicit CPU list ("2,5-7"). See knobs.h.
+  std::string background = "none";
+  // nullopt: inherited from wakebench (nothing is changed).
+  std::array<std::optional<SchedPolicy>, 2> sched;
+  std::array<std::optional<int>, 2> nice;  // -20..19
+  int pairs = 1;  // K independent pairs at once (hackbench-style groups)
+  // binder-like's W client workers and S service threads; nullopt: not set by the config (1).
+  std::optional<int> w, s;
   bool operator==(const Params&) const = default;
 };
 
-// Applies one config key ("payload", ...) with a JSON value; throws std::invalid_argument naming
-// the key for an unknown key or a bad value.
+// Applies one config key with a JSON value; throws std::invalid_argument naming the key for an
+// unknown key or a bad value. Keys and values:
+//   payload: 1..1048576          work_ns: 0..100000000        work_lines: 0..65536
+//   background: see Params       pairs: 1..256                w, s: 1..64
+//   sched: "fifo:10" (both sides) or {"waker": "fifo:10", "wakee": "other"}
+//   nice: -5 (both sides) or {"waker": -5, "wakee": 0}
 void set_param(Params& p, const std::string& key, const nlohmann::json& value);
+// Every knob, defaults included: {"payload", "work_ns", "work_lines", "background", "pairs",
+// "sched": {"waker", "wakee"} ("inherit" when unset), "nice": {"waker", "wakee"} (null when
+// unset)}, plus "w" and "s" when set.
 nlohmann::json to_json(const Params& p);
-// "/payload=64" style suffix of the knobs that differ from their defaults ("" when none).
+// "/w2s4/payload=64/work=2000ns" style suffix of the knobs that differ from their defaults ("" when
+// none). w and s come first and together whenever either is set, as in
+// "binder-like/processes/llc/w2s4".
 std::string name_suffix(const Params& p);
 
 struct CaseSpec {
@@ -52,5 +87,9 @@ struct CaseSpec {
   double timeout_s = 60;    // per repetition, setup included (the watchdog)
   std::string skip_reason;  // non-empty: the case is reported `skipped` with this reason
 };
+
+// The CPU pairs a case runs at once: max(params.pairs, pairs.size()) of them, cycling through
+// `pairs` (a machine with fewer pairs of a class than K doubles them up). Empty if `pairs` is.
+std::vector<CpuPair> concurrent_pairs(const CaseSpec& spec);
 
 }  // namespace wb

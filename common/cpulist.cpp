@@ -29,7 +29,8 @@ long parse_id(std::string_view text, size_t& pos) {
   long value = 0;
   while (pos < text.size() && is_digit(text[pos])) {
     value = value * 10 + (text[pos] - '0');
-    if (value > kMaxCpuId) fail(text, "CPU id too large (max " + std::to_string(kMaxCpuId) + ")", start);
+    if (value > kMaxCpuId)
+      fail(text, "CPU id too large (max " + std::to_string(kMaxCpuId) + ")", start);
     ++pos;
   }
   if (pos == start) fail(text, "bad number", start);

@@ -10,12 +10,14 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
 
 #include "common/clock.h"
 #include "common/cpulist.h"
+#include "common/knobs.h"
 #include "common/shm.h"
 #include "common/sys.h"
 
@@ -23,12 +25,14 @@ namespace wb {
 
 std::atomic<bool> g_interrupted{false};
 
+std::string_view role_id(Role r) { return r == Role::kWaker ? "waker" : "wakee"; }
+
 namespace {
 
 // Per task: written by the task, read by the supervisor after the task is gone (or on timeout).
 struct alignas(kHotAlign) TaskSlot {
   std::atomic<int64_t> progress;  // round trips done (warm-up included)
-  char error[256];
+  char error[1024];
 };
 
 struct alignas(kHotAlign) Control {
@@ -36,171 +40,118 @@ struct alignas(kHotAlign) Control {
   std::atomic<uint32_t> abort;    // a task failed: everyone leaves
 };
 
-// Where one pair's data lives in the shared region.
-struct PairArea {
-  int64_t* send_ts;
-  int64_t* wake_ts;
-  int64_t* rtt;
-  int32_t* waker_cpu;
-  int32_t* wakee_cpu;
-  void* link_shared;
-};
-
-const char* role_name(Role r) { return r == Role::kWaker ? "waker" : "wakee"; }
-
-class CaseRun {
- public:
-  CaseRun(const CaseSpec& spec, const Mechanism& mech)
-      : spec_(spec), mech_(mech), n_pairs_(spec.pairs.size()), n_(spec.round_trips) {
-    if (n_pairs_ == 0) throw std::invalid_argument(spec.name + ": no CPU pair to run on");
-    Layout layout;
-    const size_t control_off = layout.add(sizeof(Control));
-    const size_t slots_off = layout.add(sizeof(TaskSlot) * 2 * n_pairs_);
-    struct Offsets { size_t send, wake, rtt, wcpu, ecpu, link; };
-    std::vector<Offsets> offs;
-    const size_t n = static_cast<size_t>(n_);
-    for (size_t p = 0; p < n_pairs_; ++p)
-      offs.push_back({layout.add(n * 8), layout.add(n * 8), layout.add(n * 8), layout.add(n * 4),
-                      layout.add(n * 4), layout.add(mech.shared_bytes(spec))});
-    region_ = std::make_unique<SharedRegion>(layout.size());
-    ctl_ = new (region_->at<void>(control_off)) Control{};
-    slots_ = region_->at<TaskSlot>(slots_off);
-    for (size_t i = 0; i < 2 * n_pairs_; ++i) new (&slots_[i]) TaskSlot{};
-    for (const auto& o : offs)
-      areas_.push_back({region_->at<int64_t>(o.send), region_->at<int64_t>(o.wake),
-                        region_->at<int64_t>(o.rtt), region_->at<int32_t>(o.wcpu),
-                        region_->at<int32_t>(o.ecpu), region_->at<void>(o.link)});
-    for (size_t p = 0; p < n_pairs_; ++p) links_.push_back(mech.make_link(spec, areas_[p].link_shared));
-  }
-
-  RunOutcome run(const RunOptions& opts);
-
- private:
-  TaskSlot& slot(size_t pair, Role r) { return slots_[2 * pair + static_cast<int>(r)]; }
-  uint32_t n_tasks() const { return static_cast<uint32_t>(2 * n_pairs_); }
-  bool shared_futex() const { return spec_.mode == Mode::kProcesses; }
-
-  // Body of one task. Returns 0 on success; on failure writes its slot's error first.
-  int task_main(size_t pair, Role role) noexcept;
-  void fail(size_t pair, Role role, const std::string& msg) noexcept {
-    std::snprintf(slot(pair, role).error, sizeof slot(pair, role).error, "%s: %s", role_name(role),
-                  msg.c_str());
-    ctl_->abort.store(1);
-    futex_wake(&ctl_->arrived, INT32_MAX, shared_futex());
-  }
-  bool barrier() noexcept;
-  pid_t spawn(const std::function<int()>& body);
-  RunOutcome collect();
-
-  const CaseSpec& spec_;
-  const Mechanism& mech_;
-  const size_t n_pairs_;
-  const int64_t n_;
-  std::unique_ptr<SharedRegion> region_;
-  Control* ctl_ = nullptr;
-  TaskSlot* slots_ = nullptr;
-  std::vector<PairArea> areas_;
-  std::vector<std::unique_ptr<Link>> links_;
-};
-
-bool CaseRun::barrier() noexcept {
-  uint32_t seen = ctl_->arrived.fetch_add(1) + 1;
-  if (seen == n_tasks()) {
-    futex_wake(&ctl_->arrived, INT32_MAX, shared_futex());
-  } else {
-    while (seen < n_tasks() && !ctl_->abort.load()) {
-      futex_wait(&ctl_->arrived, seen, shared_futex());
-      seen = ctl_->arrived.load();
-    }
-  }
-  return !ctl_->abort.load();
+std::string hot_loop_error(int64_t round_trip, int err) {
+  return "round trip " + std::to_string(round_trip) + ": " + errno_name(err) + " (" +
+         std::strerror(err) + ")";
 }
 
-int CaseRun::task_main(size_t pair, Role role) noexcept {
-  Link& link = *links_[pair];
-  PairArea& a = areas_[pair];
-  TaskSlot& me = slot(pair, role);
-  const int start_cpu = role == Role::kWaker ? spec_.pairs[pair].first : spec_.pairs[pair].second;
-  try {
-    set_affinity({start_cpu});
-    const int got = sched_getcpu();
-    if (got != start_cpu)
-      throw std::runtime_error("pinning did not hold: pinned to CPU " + std::to_string(start_cpu) +
-                               ", running on CPU " + std::to_string(got));
-    link.attach(role);
-  } catch (const std::exception& e) {
-    fail(pair, role, e.what());
-    barrier();
-    return 1;
+// The driver's own workload: one waker and one wakee per concurrent pair over the pair's Link.
+// Tasks 2p (waker) and 2p+1 (wakee) serve pair p and its stream p; each task is its own group.
+class PingPong final : public Workload {
+ public:
+  PingPong(const LinkMechanism& mech, const CaseSpec& spec, const std::vector<CpuPair>& pairs)
+      : pairs_(pairs), warmup_(spec.warmup), total_(spec.warmup + spec.round_trips) {
+    Layout layout;
+    std::vector<size_t> offsets;
+    for (size_t p = 0; p < pairs.size(); ++p) offsets.push_back(layout.add(mech.shared_bytes(spec)));
+    region_ = std::make_unique<SharedRegion>(layout.size());
+    for (size_t off : offsets) links_.push_back(mech.make_link(spec, region_->at<void>(off)));
   }
-  if (!barrier()) return 1;
-  if (spec_.kernel) {
-    // Kernel placement: start from the defined CPUs above, then let the scheduler place the task
-    // anywhere in the cpuset. sched_setaffinity does not move a task whose CPU stays allowed.
-    try {
-      set_affinity(spec_.cpuset);
-    } catch (const std::exception& e) {
-      fail(pair, role, e.what());
-      return 1;
-    }
+
+  std::vector<TaskSpec> tasks() const override {
+    std::vector<TaskSpec> out;
+    for (size_t p = 0; p < pairs_.size(); ++p)
+      for (Role r : {Role::kWaker, Role::kWakee}) {
+        std::string name(role_id(r));
+        if (pairs_.size() > 1) name += std::to_string(p);
+        out.push_back({name, r, p, p, out.size()});
+      }
+    return out;
   }
-  const int64_t total = spec_.warmup + n_;
-  if (role == Role::kWaker) {
-    for (int64_t i = 0; i < total; ++i) {
-      const int64_t k = i - spec_.warmup;
+  size_t streams() const override { return pairs_.size(); }
+  int64_t task_round_trips(size_t) const override { return total_; }
+  CpuPair stream_cpus(size_t s) const override { return pairs_[s]; }
+  // The tasks hold their own copies; ours would keep pipes from reporting EOF.
+  void release() override { links_.clear(); }
+  void attach(size_t t) override { links_[t / 2]->attach(role(t)); }
+
+  int run(size_t t, TaskContext& ctx) noexcept override {
+    return role(t) == Role::kWaker ? run_waker(t / 2, ctx) : run_wakee(t / 2, ctx);
+  }
+
+ private:
+  static Role role(size_t t) { return t % 2 == 0 ? Role::kWaker : Role::kWakee; }
+
+  // Each round trip: [work], send, wait. The round trip starts before the work (so the RTT holds
+  // both sides' work); the hand-off time for wakeup_ns is taken after it.
+  int run_waker(size_t p, TaskContext& ctx) noexcept {
+    Link& link = *links_[p];
+    StreamArea& a = ctx.stream(p);
+    const bool work = ctx.has_work();
+    int64_t t1 = 0;
+    for (int64_t i = 0; i < total_; ++i) {
+      const int64_t k = i - warmup_;
+      if (k == 0) ctx.start_counting();
       const int cpu = sched_getcpu();
       const int64_t t0 = now_ns();
-      if (k >= 0) a.send_ts[k] = t0;
-      int rc = link.send(role);
-      if (rc == 0) rc = link.wait(role);
-      const int64_t t1 = now_ns();
+      int64_t sent = t0;
+      if (work) {
+        ctx.work(p);
+        sent = now_ns();
+      }
+      int rc = link.send(Role::kWaker);
+      if (rc == 0) rc = link.wait(Role::kWaker);
+      t1 = now_ns();
       if (rc != 0) {
-        fail(pair, role, "round trip " + std::to_string(i) + ": " + errno_name(rc) + " (" +
-                             std::strerror(rc) + ")");
+        ctx.fail(hot_loop_error(i, rc));
         return 1;
       }
       if (k >= 0) {
+        if (k == 0) a.span[0] = t0;
+        a.send_ts[k] = sent;
         a.rtt[k] = t1 - t0;
         a.waker_cpu[k] = cpu;
       }
-      me.progress.store(i + 1, std::memory_order_relaxed);
+      ctx.progress(i + 1);
     }
-  } else {
-    for (int64_t i = 0; i < total; ++i) {
-      const int64_t k = i - spec_.warmup;
-      int rc = link.wait(role);
+    ctx.stop_counting();
+    a.span[1] = t1;
+    return 0;
+  }
+
+  // Each round trip: wait, [work], send.
+  int run_wakee(size_t p, TaskContext& ctx) noexcept {
+    Link& link = *links_[p];
+    StreamArea& a = ctx.stream(p);
+    const bool work = ctx.has_work();
+    for (int64_t i = 0; i < total_; ++i) {
+      const int64_t k = i - warmup_;
+      if (k == 0) ctx.start_counting();
+      int rc = link.wait(Role::kWakee);
       const int64_t t = now_ns();
       if (rc == 0 && k >= 0) {
         a.wake_ts[k] = t;
         a.wakee_cpu[k] = sched_getcpu();
       }
-      if (rc == 0) rc = link.send(role);
+      if (rc == 0) {
+        if (work) ctx.work(p);
+        rc = link.send(Role::kWakee);
+      }
       if (rc != 0) {
-        fail(pair, role, "round trip " + std::to_string(i) + ": " + errno_name(rc) + " (" +
-                             std::strerror(rc) + ")");
+        ctx.fail(hot_loop_error(i, rc));
         return 1;
       }
-      me.progress.store(i + 1, std::memory_order_relaxed);
+      ctx.progress(i + 1);
     }
+    ctx.stop_counting();
+    return 0;
   }
-  return 0;
-}
 
-// Forks a task process. The child dies with the supervisor (PR_SET_PDEATHSIG) and does not inherit
-// wakebench's SIGINT/SIGTERM handlers: a Ctrl-C kills it, the supervisor reaps it.
-pid_t CaseRun::spawn(const std::function<int()>& body) {
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid < 0) throw std::system_error(errno, std::generic_category(), "fork");
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(127);
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    _exit(body());
-  }
-  return pid;
-}
+  std::vector<CpuPair> pairs_;
+  int64_t warmup_, total_;
+  std::unique_ptr<SharedRegion> region_;    // the links' shared memory; outlives them
+  std::vector<std::unique_ptr<Link>> links_;
+};
 
 // Owns forked tasks: kills and reaps whatever is still running when it goes away.
 class Children {
@@ -232,27 +183,247 @@ class Children {
   std::vector<Kid> kids_;
 };
 
+}  // namespace
+
+std::unique_ptr<Workload> LinkMechanism::make_workload(const CaseSpec& spec,
+                                                       const std::vector<CpuPair>& pairs) const {
+  return std::make_unique<PingPong>(*this, spec, pairs);
+}
+
+std::optional<std::string> Mechanism::skip_reason(const CaseSpec& spec) const {
+  if (auto why = knob_skip_reason(spec, client_service())) return why;
+  return mechanism_skip_reason(spec);
+}
+
+CaseCounters sum_counters(const std::vector<std::vector<PairSamples>>& repetitions) {
+  CaseCounters c;
+  for (const auto& rep : repetitions)
+    for (const auto& s : rep) {
+      c.round_trips += static_cast<int64_t>(s.rtt_ns.size());
+      for (int side = 0; side < 2; ++side)
+        for (const auto& [event, v] : s.counters[side]) c.totals[side][event] += v;
+      c.unavailable.insert(s.unavailable.begin(), s.unavailable.end());
+    }
+  return c;
+}
+
+class CaseRun {
+ public:
+  CaseRun(const CaseSpec& spec, const Mechanism& mech)
+      : spec_(spec), pairs_(concurrent_pairs(spec)), n_(spec.round_trips) {
+    if (pairs_.empty()) throw std::invalid_argument(spec.name + ": no CPU pair to run on");
+    if (spec.params.background != "none") {
+      std::string why;
+      background_ = background_cpus(spec, live_topology(), &why);
+      if (!why.empty()) throw std::invalid_argument(why);
+    }
+    iterations_ = busy_loop_iterations(spec.params.work_ns);
+    workload_ = mech.make_workload(spec, pairs_);
+    tasks_ = workload_->tasks();
+    const size_t n_streams = workload_->streams();
+    Layout layout;
+    const size_t control_off = layout.add(sizeof(Control));
+    const size_t slots_off = layout.add(sizeof(TaskSlot) * tasks_.size());
+    const size_t blocks_off = layout.add(sizeof(CounterBlock) * tasks_.size());
+    struct Offsets { size_t send, wake, rtt, wcpu, ecpu, span, lines; };
+    std::vector<Offsets> offs;
+    const size_t n = static_cast<size_t>(n_);
+    const size_t lines = static_cast<size_t>(spec.params.work_lines) * kCacheLine;
+    for (size_t s = 0; s < n_streams; ++s)
+      offs.push_back({layout.add(n * 8), layout.add(n * 8), layout.add(n * 8), layout.add(n * 4),
+                      layout.add(n * 4), layout.add(16), layout.add(lines)});
+    region_ = std::make_unique<SharedRegion>(layout.size());
+    ctl_ = new (region_->at<void>(control_off)) Control{};
+    slots_ = region_->at<TaskSlot>(slots_off);
+    for (size_t i = 0; i < tasks_.size(); ++i) new (&slots_[i]) TaskSlot{};
+    blocks_ = region_->at<CounterBlock>(blocks_off);  // zeroed: no counters
+    for (const auto& o : offs) {
+      // A sample no task wrote shows CPU -1 and fails the pinning check instead of passing as 0.
+      std::memset(region_->at<void>(o.wcpu), 0xff, n * 4);
+      std::memset(region_->at<void>(o.ecpu), 0xff, n * 4);
+      streams_.push_back({region_->at<int64_t>(o.send), region_->at<int64_t>(o.wake),
+                          region_->at<int64_t>(o.rtt), region_->at<int32_t>(o.wcpu),
+                          region_->at<int32_t>(o.ecpu), region_->at<int64_t>(o.span),
+                          region_->at<char>(o.lines)});
+    }
+  }
+
+  RunOutcome run(const RunOptions& opts);
+
+ private:
+  friend class TaskContext;
+
+  bool shared_futex() const { return spec_.mode == Mode::kProcesses; }
+  int task_main(size_t t, const RunOptions& opts) noexcept;
+  int group_main(const std::vector<size_t>& group, const RunOptions& opts) noexcept;
+  void fail(size_t t, const std::string& msg) noexcept {
+    std::snprintf(slots_[t].error, sizeof slots_[t].error, "%s: %s", tasks_[t].name.c_str(),
+                  msg.c_str());
+    ctl_->abort.store(1);
+    futex_wake(&ctl_->arrived, INT32_MAX, shared_futex());
+  }
+  bool barrier() noexcept;
+  pid_t spawn(const std::function<int()>& body);
+  RunOutcome collect();
+
+  const CaseSpec& spec_;
+  const std::vector<CpuPair> pairs_;
+  const int64_t n_;
+  std::vector<int> background_;
+  uint64_t iterations_ = 0;
+  std::unique_ptr<Workload> workload_;
+  std::vector<TaskSpec> tasks_;
+  std::unique_ptr<SharedRegion> region_;
+  Control* ctl_ = nullptr;
+  TaskSlot* slots_ = nullptr;
+  CounterBlock* blocks_ = nullptr;
+  std::vector<StreamArea> streams_;
+};
+
+void TaskContext::work(size_t s) const noexcept {
+  if (iterations_ > 0) {
+    volatile uint64_t sink = busy_loop(iterations_);
+    (void)sink;
+  }
+  touch_lines(streams_[s].lines, spec_.params.work_lines);
+}
+
+void TaskContext::start_counting() noexcept {
+  if (counters_) counters_->enable();
+}
+
+void TaskContext::stop_counting() noexcept {
+  if (counters_) counters_->disable();
+}
+
+void TaskContext::progress(int64_t done) noexcept {
+  run_->slots_[task_].progress.store(done, std::memory_order_relaxed);
+}
+
+void TaskContext::fail(const std::string& what) noexcept { run_->fail(task_, what); }
+
+bool CaseRun::barrier() noexcept {
+  const uint32_t n_tasks = static_cast<uint32_t>(tasks_.size());
+  uint32_t seen = ctl_->arrived.fetch_add(1) + 1;
+  if (seen == n_tasks) {
+    futex_wake(&ctl_->arrived, INT32_MAX, shared_futex());
+  } else {
+    while (seen < n_tasks && !ctl_->abort.load()) {
+      futex_wait(&ctl_->arrived, seen, shared_futex());
+      seen = ctl_->arrived.load();
+    }
+  }
+  return !ctl_->abort.load();
+}
+
+int CaseRun::task_main(size_t t, const RunOptions& opts) noexcept {
+  const TaskSpec& ts = tasks_[t];
+  const CpuPair pair = pairs_[ts.pair];
+  const int start_cpu = ts.side == Role::kWaker ? pair.first : pair.second;
+  const int side = static_cast<int>(ts.side);
+  TaskContext ctx(spec_, streams_.data(), iterations_);
+  ctx.run_ = this;
+  ctx.task_ = t;
+  std::optional<PerfCounters> counters;
+  try {
+    set_affinity({start_cpu});
+    const int got = sched_getcpu();
+    if (got != start_cpu)
+      throw std::runtime_error("pinning did not hold: pinned to CPU " + std::to_string(start_cpu) +
+                               ", running on CPU " + std::to_string(got));
+    const std::string refused = apply_sched(spec_.params.sched[side], spec_.params.nice[side]);
+    if (!refused.empty()) throw std::runtime_error("refused: " + refused);
+    // Opened after pinning, so that the counters count this task where it is measured.
+    if (!opts.events.empty()) {
+      counters.emplace(opts.events);
+      if (opts.require_events) require_events(counters->unavailable(), "");
+      ctx.counters_ = &*counters;
+    }
+    workload_->attach(t);
+  } catch (const std::exception& e) {
+    fail(t, e.what());
+    barrier();
+    return 1;
+  }
+  if (!barrier()) return 1;
+  if (spec_.kernel) {
+    // Kernel placement: start from the defined CPUs above, then let the scheduler place the task
+    // anywhere in the cpuset. sched_setaffinity does not move a task whose CPU stays allowed.
+    try {
+      set_affinity(spec_.cpuset);
+    } catch (const std::exception& e) {
+      fail(t, e.what());
+      return 1;
+    }
+  }
+  if (const int rc = workload_->run(t, ctx); rc != 0) return rc;
+  if (counters) {
+    try {
+      blocks_[t] = to_counter_block(counters->read(), counters->unavailable());
+    } catch (const std::exception& e) {
+      fail(t, e.what());
+      return 1;
+    }
+  }
+  return 0;
+}
+
+// The tasks of one group in the calling process: the only one on this thread, or one thread each.
+int CaseRun::group_main(const std::vector<size_t>& group, const RunOptions& opts) noexcept {
+  if (group.size() == 1) return task_main(group[0], opts);
+  std::vector<std::thread> threads;
+  for (size_t t : group)
+    threads.emplace_back([this, t, &opts] {
+      // A failed task ends its whole process: a partner may be blocked in a wait that nothing
+      // else would end.
+      if (task_main(t, opts) != 0) _exit(1);
+    });
+  for (auto& th : threads) th.join();
+  return 0;
+}
+
+// Forks a task process. The child dies with the supervisor (PR_SET_PDEATHSIG) and does not inherit
+// wakebench's SIGINT/SIGTERM handlers: a Ctrl-C kills it, the supervisor reaps it.
+pid_t CaseRun::spawn(const std::function<int()>& body) {
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) throw std::system_error(errno, std::generic_category(), "fork");
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    _exit(body());
+  }
+  return pid;
+}
+
 RunOutcome CaseRun::run(const RunOptions& opts) {
+  // Busy before any task exists, so the tasks start (and are timed) under the load.
+  BusyTasks background(background_);
   Children children;
   if (spec_.mode == Mode::kProcesses) {
-    for (size_t p = 0; p < n_pairs_; ++p)
-      for (Role r : {Role::kWakee, Role::kWaker})
-        children.add(spawn([this, p, r] { return task_main(p, r); }),
-                     std::string(role_name(r)) + " of pair " + std::to_string(p));
-    links_.clear();  // the tasks hold their own copies; ours would keep pipes from reporting EOF
+    std::map<size_t, std::vector<size_t>> groups;
+    for (size_t t = 0; t < tasks_.size(); ++t) groups[tasks_[t].group].push_back(t);
+    for (const auto& [g, members] : groups) {
+      std::string who;
+      for (size_t t : members) who += (who.empty() ? "" : ", ") + tasks_[t].name;
+      children.add(spawn([this, g = g, members = members, &opts] {
+                     try {
+                       workload_->enter_process(g);
+                     } catch (const std::exception& e) {
+                       fail(members.front(), e.what());
+                       return 1;
+                     }
+                     return group_main(members, opts);
+                   }),
+                   who);
+    }
+    workload_->release();
   } else {
-    children.add(spawn([this] {
-                   std::vector<std::thread> threads;
-                   for (size_t p = 0; p < n_pairs_; ++p)
-                     for (Role r : {Role::kWakee, Role::kWaker})
-                       threads.emplace_back([this, p, r] {
-                         // A failed task ends the whole case process: its partner may be
-                         // blocked in a wait that nothing else would end.
-                         if (task_main(p, r) != 0) _exit(1);
-                       });
-                   for (auto& t : threads) t.join();
-                   return 0;
-                 }),
+    std::vector<size_t> all;
+    for (size_t t = 0; t < tasks_.size(); ++t) all.push_back(t);
+    children.add(spawn([this, &all, &opts] { return group_main(all, opts); }),
                  "threads case process");
   }
 
@@ -271,11 +442,10 @@ RunOutcome CaseRun::run(const RunOptions& opts) {
     if (now >= until) {
       if (now >= deadline && error.empty()) {
         error = "timeout after " + std::to_string(static_cast<int>(opts.timeout_s)) + " s:";
-        for (size_t p = 0; p < n_pairs_; ++p)
-          for (Role r : {Role::kWaker, Role::kWakee})
-            error += std::string(" ") + role_name(r) + (n_pairs_ > 1 ? std::to_string(p) : "") +
-                     " at round trip " + std::to_string(slot(p, r).progress.load()) + "/" +
-                     std::to_string(spec_.warmup + n_);
+        for (size_t t = 0; t < tasks_.size(); ++t)
+          error += " " + tasks_[t].name + " at round trip " +
+                   std::to_string(slots_[t].progress.load()) + "/" +
+                   std::to_string(workload_->task_round_trips(t));
       }
       children.kill_all();
       until = now + 1'000'000'000;  // SIGKILLed tasks exit promptly
@@ -289,7 +459,8 @@ RunOutcome CaseRun::run(const RunOptions& opts) {
         idx.push_back(i);
       }
     const int64_t wait_ms = std::max<int64_t>(1, (until - now_ns()) / 1'000'000 + 1);
-    const int rc = poll(fds.data(), fds.size(), static_cast<int>(std::min<int64_t>(wait_ms, 1 << 30)));
+    const int rc =
+        poll(fds.data(), fds.size(), static_cast<int>(std::min<int64_t>(wait_ms, 1 << 30)));
     if (rc < 0 && errno != EINTR) throw std::system_error(errno, std::generic_category(), "poll");
     for (size_t j = 0; rc > 0 && j < fds.size(); ++j) {
       if (!(fds[j].revents & POLLIN)) continue;
@@ -302,13 +473,10 @@ RunOutcome CaseRun::run(const RunOptions& opts) {
         grace_deadline = now_ns() + 500'000'000;
     }
   }
+  background.stop();
   if (error.empty()) {
-    for (size_t p = 0; p < n_pairs_ && error.empty(); ++p)
-      for (Role r : {Role::kWaker, Role::kWakee})
-        if (slot(p, r).error[0]) {
-          error = slot(p, r).error;
-          break;
-        }
+    for (size_t t = 0; t < tasks_.size() && error.empty(); ++t)
+      if (slots_[t].error[0]) error = slots_[t].error;
   }
   if (error.empty()) {
     for (auto& k : kids)
@@ -317,41 +485,51 @@ RunOutcome CaseRun::run(const RunOptions& opts) {
         break;
       }
   }
-  if (!error.empty()) return {false, error, {}};
+  if (!error.empty()) return {false, error, {}, {}, background_};
   return collect();
 }
 
 RunOutcome CaseRun::collect() {
   RunOutcome out;
   out.ok = true;
+  out.background_cpus = background_;
   const size_t n = static_cast<size_t>(n_);
-  for (size_t p = 0; p < n_pairs_; ++p) {
-    const PairArea& a = areas_[p];
+  for (size_t st = 0; st < streams_.size(); ++st) {
+    const StreamArea& a = streams_[st];
     PairSamples s;
     s.rtt_ns.assign(a.rtt, a.rtt + n);
     s.wakeup_ns.resize(n);
     for (size_t k = 0; k < n; ++k) s.wakeup_ns[k] = a.wake_ts[k] - a.send_ts[k];
     s.waker_cpu.assign(a.waker_cpu, a.waker_cpu + n);
     s.wakee_cpu.assign(a.wakee_cpu, a.wakee_cpu + n);
+    s.begin_ns = a.span[0];
+    s.end_ns = a.span[1];
     if (!spec_.kernel) {
       // Pinning must hold for the whole run, not only at setup.
+      const CpuPair want = workload_->stream_cpus(st);
       for (size_t k = 0; k < n; ++k) {
-        for (auto [cpu, want, who] : {std::tuple{s.waker_cpu[k], spec_.pairs[p].first, "waker"},
-                                      std::tuple{s.wakee_cpu[k], spec_.pairs[p].second, "wakee"}})
-          if (cpu != want)
+        for (auto [cpu, expect, who] : {std::tuple{s.waker_cpu[k], want.first, "waker"},
+                                        std::tuple{s.wakee_cpu[k], want.second, "wakee"}})
+          if (cpu != expect)
             return {false,
                     std::string("pinning did not hold: ") + who + " ran on CPU " +
-                        std::to_string(cpu) + " (pinned to " + std::to_string(want) +
+                        std::to_string(cpu) + " (pinned to " + std::to_string(expect) +
                         ") in round trip " + std::to_string(k),
-                    {}};
+                    {}, {}, background_};
       }
     }
     out.pairs.push_back(std::move(s));
   }
+  for (size_t t = 0; t < tasks_.size(); ++t) {
+    const CounterResults r = from_counter_block(blocks_[t]);
+    PairSamples& s = out.pairs[tasks_[t].stream];
+    for (const CounterValue& v : r.values)
+      s.counters[static_cast<int>(tasks_[t].side)][v.event] += v.value;
+    s.unavailable.insert(r.unavailable.begin(), r.unavailable.end());
+  }
+  out.counters = sum_counters({out.pairs});
   return out;
 }
-
-}  // namespace
 
 RunOutcome run_case(const CaseSpec& spec, const Mechanism& mech, const RunOptions& opts) {
   try {
@@ -360,7 +538,7 @@ RunOutcome run_case(const CaseSpec& spec, const Mechanism& mech, const RunOption
   } catch (const std::system_error&) {
     throw;
   } catch (const std::exception& e) {
-    return {false, e.what(), {}};
+    return {false, e.what(), {}, {}, {}};
   }
 }
 

@@ -1,11 +1,20 @@
 // The one ping-pong driver shared by every mechanism (DESIGN.md): it places the tasks (threads of
-// one case process, or one process per task), pins them and verifies the pinning with
-// sched_getcpu, parks them at a barrier, runs warm-up round trips, then times every round trip
-// into preallocated shared memory. A supervisor (the calling process) only waits: it polls pidfds,
-// so it wakes no measured CPU while a case runs, and it kills and reaps every task when a case
-// fails, times out or is interrupted. Mechanisms plug in through Mechanism and Link below.
+// one case process, or one process per task group), pins them and verifies the pinning with
+// sched_getcpu, applies the per-side scheduling knobs, opens each task's perf counters, parks them
+// at a barrier, runs warm-up round trips, then times every round trip into preallocated shared
+// memory. A supervisor (the calling process) starts the background busy tasks before the case
+// tasks and stops them after, and otherwise only waits: it polls pidfds, so it wakes no measured
+// CPU while a case runs, and it kills and reaps every task when a case fails, times out or is
+// interrupted.
+//
+// Mechanisms plug in at one of two levels:
+//  - LinkMechanism: a Link per pair (send / wait); the driver runs one waker and one wakee per
+//    concurrent pair: waker [work, send, wait], wakee [wait, work, send] each round trip.
+//  - Mechanism::make_workload: the mechanism declares its own tasks and their bodies (binder-like's
+//    W clients and S services), still pinned, counted, timed and supervised by this driver.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -16,13 +25,90 @@
 #include <vector>
 
 #include "common/case.h"
+#include "common/perf.h"
 
 namespace wb {
 
 enum class Role { kWaker = 0, kWakee = 1 };
+std::string_view role_id(Role r);  // "waker" | "wakee"
 
-// One pair's channel. Created by the supervisor before the tasks exist; in processes mode each task
-// gets a copy of it through fork(). Hot-loop calls return 0 or an errno and never throw.
+// One stream of samples in the case's shared memory: one pair's round trips, or one binder-like
+// client's transactions. Index k is the k-th measured round trip (warm-up excluded).
+struct StreamArea {
+  int64_t* send_ts;    // the waker's hand-off (after its work), CLOCK_MONOTONIC
+  int64_t* wake_ts;    // the wakee back from its wait
+  int64_t* rtt;        // the waker's round trip: start (before its work) -> answer back
+  int32_t* waker_cpu;  // sched_getcpu() of the waker when it started the round trip
+  int32_t* wakee_cpu;  // sched_getcpu() of the wakee when it woke
+  int64_t* span;       // [0]: start of the first measured round trip, [1]: end of the last
+  char* lines;         // the work_lines cache lines both sides write (the work knob)
+};
+
+// One task of a case, as its Workload declares it.
+struct TaskSpec {
+  std::string name;  // "waker", "wakee1", "client0", "service2": errors and the watchdog
+  Role side;         // its CPU in its pair, its sched/nice knob and its counter side
+  size_t pair;       // index into concurrent_pairs(spec)
+  size_t stream;     // the stream its counters are added to
+  size_t group;      // processes mode: tasks of one group share a process, as threads
+};
+
+class CaseRun;
+
+// What the driver gives a task body. Hot-loop members never throw and never allocate.
+class TaskContext {
+ public:
+  const CaseSpec& spec() const { return spec_; }
+  StreamArea& stream(size_t s) const { return streams_[s]; }
+  // The work knob, inside the timed window, before the task answers: the calibrated busy loop
+  // (work_ns), then a write to each of the stream's work_lines cache lines.
+  void work(size_t stream) const noexcept;
+  bool has_work() const noexcept { return iterations_ > 0 || spec_.params.work_lines > 0; }
+  // Counting covers exactly the measured round trips: enable right before the first, disable
+  // right after the last.
+  void start_counting() noexcept;
+  void stop_counting() noexcept;
+  // Round trips (or transactions) done so far, warm-up included: the watchdog reports it.
+  void progress(int64_t done) noexcept;
+  // Records why the task fails (one line; the driver prefixes the task's name) and makes every
+  // task leave. The body returns non-zero right after.
+  void fail(const std::string& what) noexcept;
+
+ private:
+  friend class CaseRun;
+  TaskContext(const CaseSpec& spec, StreamArea* streams, uint64_t iterations)
+      : spec_(spec), streams_(streams), iterations_(iterations) {}
+  const CaseSpec& spec_;
+  StreamArea* streams_;
+  uint64_t iterations_;
+  CaseRun* run_ = nullptr;
+  size_t task_ = 0;
+  PerfCounters* counters_ = nullptr;
+};
+
+// The tasks of one case and their bodies. Built by the supervisor before any task exists; in
+// processes mode each task process gets a copy through fork().
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  virtual std::vector<TaskSpec> tasks() const = 0;
+  virtual size_t streams() const = 0;
+  // Round trips each task does, warm-up included (what the watchdog reports progress against).
+  virtual int64_t task_round_trips(size_t task) const = 0;
+  // The [waker, wakee] CPUs the samples of `stream` must show when pinned.
+  virtual CpuPair stream_cpus(size_t stream) const = 0;
+  // Processes mode, once in each task process, before its threads start: e.g. close the fds its
+  // tasks do not use, so a dead partner shows up as EOF. May throw (the case fails).
+  virtual void enter_process(size_t /*group*/) {}
+  // Processes mode, in the supervisor once the tasks are forked: drop what only they should hold.
+  virtual void release() {}
+  // In task `task`'s thread, after pinning and before the barrier. May throw (the case fails).
+  virtual void attach(size_t /*task*/) {}
+  // The task's warm-up and measured round trips. 0 on success; on failure ctx.fail() first.
+  virtual int run(size_t task, TaskContext& ctx) noexcept = 0;
+};
+
+// One pair's channel for LinkMechanism. Hot-loop calls return 0 or an errno and never throw.
 class Link {
  public:
   virtual ~Link() = default;
@@ -42,23 +128,46 @@ class Mechanism {
   virtual WakeFlags wake_flags() const = 0;
   // One line for --help and the README: what a round trip is.
   virtual std::string_view round_trip() const = 0;
-  // Why this case cannot run here ("unsupported: ...", "skipped: ..."); nullopt if it can.
-  virtual std::optional<std::string> skip_reason(const CaseSpec& /*spec*/) const {
+  // Whether the knobs w and s apply (W clients x S services instead of pairs).
+  virtual bool client_service() const { return false; }
+  // Why this case cannot run here ("unsupported: ...", "unavailable: ...", "refused: ..."), or
+  // nullopt: first the knobs (knob_skip_reason), then mechanism_skip_reason().
+  std::optional<std::string> skip_reason(const CaseSpec& spec) const;
+  // The case's tasks over its concurrent pairs. Throws on setup failure.
+  virtual std::unique_ptr<Workload> make_workload(const CaseSpec& spec,
+                                                  const std::vector<CpuPair>& pairs) const = 0;
+
+ protected:
+  virtual std::optional<std::string> mechanism_skip_reason(const CaseSpec& /*spec*/) const {
     return std::nullopt;
   }
-  // Bytes of zeroed shared memory (visible to both tasks in either mode) the link needs per pair.
-  virtual size_t shared_bytes(const CaseSpec& /*spec*/) const { return 0; }
-  // Builds one pair's link over `shared` (shared_bytes() bytes, 64-byte aligned, zeroed).
-  // Throws on setup failure.
-  virtual std::unique_ptr<Link> make_link(const CaseSpec& spec, void* shared) const = 0;
 };
 
-// Samples of one pair, round trips in order (warm-up excluded).
+// A mechanism made of one Link per pair, run by the driver's ping-pong tasks.
+class LinkMechanism : public Mechanism {
+ public:
+  // Bytes of zeroed shared memory (visible to both tasks in either mode) one pair's link needs.
+  virtual size_t shared_bytes(const CaseSpec& /*spec*/) const { return 0; }
+  // Builds one pair's link over `shared` (shared_bytes() bytes, kHotAlign-aligned, zeroed).
+  // Throws on setup failure.
+  virtual std::unique_ptr<Link> make_link(const CaseSpec& spec, void* shared) const = 0;
+  std::unique_ptr<Workload> make_workload(const CaseSpec& spec,
+                                          const std::vector<CpuPair>& pairs) const override;
+};
+
+// Samples of one stream, round trips in order (warm-up excluded).
 struct PairSamples {
-  std::vector<int64_t> rtt_ns;     // waker: send -> partner's answer back
+  std::vector<int64_t> rtt_ns;     // waker: round trip start -> partner's answer back
   std::vector<int64_t> wakeup_ns;  // waker's send -> wakee back from its wait (both clocks)
   std::vector<int32_t> waker_cpu;  // sched_getcpu() of the waker when it sent
   std::vector<int32_t> wakee_cpu;  // sched_getcpu() of the wakee when it woke
+  int64_t begin_ns = 0, end_ns = 0;  // start of the first measured round trip, end of the last
+  // Counter totals over the measured round trips of the tasks attributed to this stream
+  // (TaskSpec::stream), per side (Role index): event -> value, NaN when never scheduled onto a
+  // counter. binder-like attributes every service to stream 0, so only sums over a repetition's
+  // streams are meaningful; see sum_counters().
+  std::array<std::map<std::string, double>, 2> counters;
+  UnavailableEvents unavailable;  // events a task of this stream could not count, and why
 };
 
 struct RunOptions {
@@ -67,10 +176,21 @@ struct RunOptions {
   bool require_events = false;      // an unavailable event fails the case instead of being noted
 };
 
+// Counters of a case summed over streams (and repetitions): per side totals, the measured round
+// trips they cover, and the events some task could not count.
+struct CaseCounters {
+  std::array<std::map<std::string, double>, 2> totals;  // per side (Role index)
+  int64_t round_trips = 0;
+  UnavailableEvents unavailable;
+};
+CaseCounters sum_counters(const std::vector<std::vector<PairSamples>>& repetitions);
+
 struct RunOutcome {
   bool ok = false;
   std::string error;  // when !ok: one line, e.g. "partner exited: killed by signal 9 (SIGKILL)"
-  std::vector<PairSamples> pairs;
+  std::vector<PairSamples> pairs;  // one per stream
+  CaseCounters counters;           // sum_counters({pairs})
+  std::vector<int> background_cpus;  // where busy tasks ran (started before, reaped after)
 };
 
 // Runs one repetition of `spec`. Never throws for failures of the case itself (they are reported

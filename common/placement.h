@@ -18,13 +18,12 @@
 #pragma once
 
 #include <array>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/topology.h"
 
@@ -48,8 +47,8 @@ using CpuPair = std::pair<int, int>;
 struct ClassPairs {
   PlacementClass cls;
   bool available = false;
-  std::string reason;            // why unavailable, e.g. "no SMT: 1 PU per core"
-  std::vector<CpuPair> pairs;    // up to the requested count, deterministic
+  std::string reason;          // why unavailable, e.g. "no SMT: 1 PU per core"
+  std::vector<CpuPair> pairs;  // up to the requested count, deterministic
 };
 
 // For every class (in kAllClasses order): up to `per_class` pairs, spread over different cores /

@@ -2,13 +2,16 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <map>
 #include <stdexcept>
 
+#include "common/knobs.h"
 #include "common/stats.h"
 
 namespace wb {
@@ -53,6 +56,38 @@ nlohmann::ordered_json observed_json(const CaseRecord& rec, const Topology& topo
           {"cpuset", rec.spec.cpuset}};
 }
 
+// Per side, per measured round trip (per transaction for binder-like; for K pairs the per-pair
+// average): each side's totals over every repetition and stream divided by the round trips they
+// cover. A count that was never scheduled onto a counter (NaN) is null.
+nlohmann::ordered_json counters_json(const CaseRecord& rec) {
+  const CaseCounters c = sum_counters(rec.repetitions);
+  nlohmann::ordered_json j;
+  for (Role r : {Role::kWaker, Role::kWakee}) {
+    nlohmann::ordered_json side = nlohmann::ordered_json::object();
+    for (const auto& [event, total] : c.totals[static_cast<int>(r)]) {
+      const double v = total / static_cast<double>(std::max<int64_t>(c.round_trips, 1));
+      side[event] = std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
+    }
+    j[std::string(role_id(r))] = side;
+  }
+  nlohmann::ordered_json unavailable = nlohmann::ordered_json::object();
+  for (const auto& [event, reason] : c.unavailable) unavailable[event] = reason;
+  j["unavailable"] = unavailable;
+  return j;
+}
+
+// Round trips (transactions) per second of one repetition: all its streams' round trips over the
+// time from the first one's start to the last one's end. 0 when the span is unknown.
+std::pair<int64_t, int64_t> rep_span(const std::vector<PairSamples>& rep) {
+  int64_t begin = INT64_MAX, end = INT64_MIN, n = 0;
+  for (const auto& s : rep) {
+    begin = std::min(begin, s.begin_ns);
+    end = std::max(end, s.end_ns);
+    n += static_cast<int64_t>(s.rtt_ns.size());
+  }
+  return {n, end > begin ? end - begin : 0};
+}
+
 }  // namespace
 
 nlohmann::ordered_json case_json(const CaseRecord& rec, const Topology& topo) {
@@ -75,33 +110,54 @@ nlohmann::ordered_json case_json(const CaseRecord& rec, const Topology& topo) {
   if (s.kernel) j["cpuset"] = s.cpuset;
   j["wake_flags"] = std::string(wake_flags_id(rec.wake_flags));
   j["params"] = to_json(s.params);
+  if (s.params.background == "none") {
+    j["background"] = nullptr;
+  } else {
+    // The driver resolves the same knob against the live topology it runs on.
+    std::string why;
+    const std::vector<int> cpus = background_cpus(s, topo, &why);
+    j["background"] = {{"knob", s.params.background}, {"cpus", cpus}};
+    if (!why.empty()) j["background"]["reason"] = why;
+  }
   j["status"] = rec.status;
   j["reason"] = rec.reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(rec.reason);
   j["round_trips"] = s.round_trips;
   j["warmup"] = s.warmup;
   if (rec.status != "ok" || rec.repetitions.empty()) {
     j["rtt_ns"] = nullptr;
+    j["tps"] = nullptr;
     j["wakeup_ns"] = nullptr;
     j["repetitions"] = nlohmann::json::array();
+    j["counters"] = nullptr;
     j["observed"] = nullptr;
     return j;
   }
   std::vector<int64_t> rtt_all, wake_all;
   nlohmann::ordered_json reps = nlohmann::ordered_json::array();
+  int64_t all_n = 0, all_span = 0;
   for (const auto& rep : rec.repetitions) {
+    const auto [rep_n, span] = rep_span(rep);
     std::vector<int64_t> rtt;
     for (const auto& pair : rep) {
       rtt.insert(rtt.end(), pair.rtt_ns.begin(), pair.rtt_ns.end());
       wake_all.insert(wake_all.end(), pair.wakeup_ns.begin(), pair.wakeup_ns.end());
     }
     const SampleStats st = compute_stats(std::span<const int64_t>(rtt));
-    reps.push_back({{"median", st.median}, {"p99", st.p99}, {"mean", st.mean}});
+    reps.push_back({{"median", st.median},
+                    {"p99", st.p99},
+                    {"mean", st.mean},
+                    {"tps", span > 0 ? static_cast<double>(rep_n) * 1e9 / static_cast<double>(span)
+                                     : 0.0}});
+    all_n += rep_n;
+    all_span += span;
     rtt_all.insert(rtt_all.end(), rtt.begin(), rtt.end());
   }
   j["rtt_ns"] = to_json(compute_stats(std::span<const int64_t>(rtt_all)));
+  j["tps"] = all_span > 0 ? static_cast<double>(all_n) * 1e9 / static_cast<double>(all_span) : 0.0;
   const SampleStats w = compute_stats(std::span<const int64_t>(wake_all));
   j["wakeup_ns"] = {{"median", w.median}, {"p90", w.p90}, {"p99", w.p99}, {"min", w.min}};
   j["repetitions"] = reps;
+  j["counters"] = counters_json(rec);
   j["observed"] = s.kernel ? observed_json(rec, topo) : nlohmann::ordered_json(nullptr);
   j["schedstat"] = rec.schedstat;
   return j;

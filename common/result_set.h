@@ -28,9 +28,15 @@ struct CaseRecord {
 };
 
 // The case object of the contract. Statistics are over every raw sample of every repetition and
-// pair; `repetitions` holds each repetition's median and p99 (what compare tests on); `observed`
-// (kernel placement only) holds the class histogram of the wakee relative to the waker, the CPUs
-// each side ran on and each side's migrations.
+// pair; `repetitions` holds each repetition's median, p99, mean and tps (what compare tests on);
+// `tps` is round trips (binder-like: transactions) per second over all concurrent pairs (clients),
+// first start to last end of each repetition; `counters` is {"waker": {event: value},
+// "wakee": {...}, "unavailable": {event: reason}} per round trip and per side (for K pairs the
+// per-pair average, for binder-like per transaction with every client on the waker side and every
+// service on the wakee side); `background` (null for none) holds the knob and the CPUs its busy
+// tasks ran on, resolved on `topo` as the driver does; `observed` (kernel placement only) holds the
+// class histogram of the wakee relative to the waker, the CPUs each side ran on and each side's
+// migrations.
 nlohmann::ordered_json case_json(const CaseRecord& rec, const Topology& topo);
 
 // Writes `doc` to `path` through a temporary file in the same directory and rename(2), so a

@@ -69,7 +69,8 @@ bool is_cluster_object(hwloc_obj_t o) {
   // hwloc's Linux backend creates Group objects with subtype "Cluster" from
   // /sys/devices/system/cpu/cpuN/topology/cluster_cpus, the same ids the kernel's CLS
   // sched domain is built from (drivers/base/arch_topology.c cpu_clustergroup_mask()).
-  return o->type == HWLOC_OBJ_GROUP && o->subtype != nullptr && strcasecmp(o->subtype, "Cluster") == 0;
+  return o->type == HWLOC_OBJ_GROUP && o->subtype != nullptr &&
+         strcasecmp(o->subtype, "Cluster") == 0;
 }
 
 int cores_inside(hwloc_topology_t t, hwloc_obj_t o) {
@@ -210,9 +211,9 @@ Topology Topology::from_hwloc(hwloc_topology* t, std::string source) {
     }
     topo.pus_[i].numa = best != nullptr ? static_cast<int>(best->os_index) : -1;
   }
-  const std::vector<int> core_ids = dense_ids(core), l2_ids = dense_ids(l2),
-                         l3_ids = dense_ids(l3), llc_ids = dense_ids(llc),
-                         cluster_ids = dense_ids(cluster), package_ids = dense_ids(package);
+  const std::vector<int> core_ids = dense_ids(core), l2_ids = dense_ids(l2), l3_ids = dense_ids(l3),
+                         llc_ids = dense_ids(llc), cluster_ids = dense_ids(cluster),
+                         package_ids = dense_ids(package);
   for (size_t i = 0; i < n; ++i) {
     Pu& p = topo.pus_[i];
     p.core = core_ids[i];
@@ -235,8 +236,8 @@ Topology Topology::from_hwloc(hwloc_topology* t, std::string source) {
   // hwloc 1.x XML (POWER9 files) carry no name, so any latency matrix over NUMA nodes is taken,
   // the named one first.
   unsigned nr = 0;
-  hwloc_distances_get_by_type(t, HWLOC_OBJ_NUMANODE, &nr, nullptr, HWLOC_DISTANCES_KIND_MEANS_LATENCY,
-                              0);
+  hwloc_distances_get_by_type(t, HWLOC_OBJ_NUMANODE, &nr, nullptr,
+                              HWLOC_DISTANCES_KIND_MEANS_LATENCY, 0);
   if (nr > 0) {
     std::vector<hwloc_distances_s*> dists(nr);
     if (hwloc_distances_get_by_type(t, HWLOC_OBJ_NUMANODE, &nr, dists.data(),
@@ -265,14 +266,15 @@ Topology Topology::from_hwloc(hwloc_topology* t, std::string source) {
       topo.info_.emplace(o->infos[i].name, o->infos[i].value);  // first value wins
   };
   add_infos(hwloc_get_root_obj(t));
-  for (hwloc_obj_t o = nullptr; (o = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_PACKAGE, o)) != nullptr;)
+  for (hwloc_obj_t o = nullptr;
+       (o = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_PACKAGE, o)) != nullptr;)
     add_infos(o);
 
   char* buffer = nullptr;
   int length = 0;
   if (hwloc_topology_export_xmlbuffer(t, &buffer, &length, 0) != 0)
-    throw std::runtime_error("topology " + topo.source_ + ": hwloc XML export failed: " +
-                             std::strerror(errno));
+    throw std::runtime_error("topology " + topo.source_ +
+                             ": hwloc XML export failed: " + std::strerror(errno));
   topo.xml_.assign(buffer, length > 0 ? static_cast<size_t>(length - 1) : 0);  // length counts '\0'
   hwloc_free_xmlbuffer(t, buffer);
   return topo;

@@ -31,9 +31,12 @@ struct TopologyCounts {
 };
 
 struct SmtInfo {
-  int width = 1;                      // max PUs per core
-  std::string numbering = "none";     // "none" | "contiguous" | "strided" | "mixed"
-  int stride = 0;                     // for "strided": sibling of p is p + stride
+  int width = 1;  // max PUs per core
+  // "none" (1 PU per core) | "contiguous" (a core's PUs are consecutive ids, e.g. POWER 0-3) |
+  // "strided" (siblings p, p+stride, ...: x86 Linux) | "mixed" (cores differ in PU count, as on
+  // hybrid parts such as Raptor Lake, or no single rule fits)
+  std::string numbering = "none";
+  int stride = 0;  // for "strided": sibling of p is p + stride; 0 otherwise
 };
 
 class Topology {
@@ -51,9 +54,9 @@ class Topology {
   const std::string& source() const { return source_; }  // "live:<hostname>", "xml:<basename>", ...
   const std::string& xml() const { return xml_; }        // the hwloc XML export (for result sets)
 
-  const std::vector<Pu>& pus() const { return pus_; }    // sorted by OS index
-  const Pu* find(int os) const;                          // nullptr if not in the topology
-  std::vector<int> cpus() const;                         // OS indexes, sorted
+  const std::vector<Pu>& pus() const { return pus_; }  // sorted by OS index
+  const Pu* find(int os) const;                        // nullptr if not in the topology
+  std::vector<int> cpus() const;                       // OS indexes, sorted
 
   TopologyCounts counts() const { return counts_; }
   SmtInfo smt() const { return smt_; }

@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <set>
 #include <stdexcept>
+
+#include "benchmarks/registry.h"
 
 namespace wb {
 namespace {
@@ -160,11 +164,42 @@ TEST(Config, ExpansionErrors) {
             std::string::npos);
 }
 
-TEST(Config, ShippedConfigsParse) {
-  for (const char* name : {"quick.json"}) {
-    const Config c = load_config(std::string(WB_SOURCE_DIR) + "/configs/" + name);
-    EXPECT_FALSE(c.entries.empty()) << name;
+// Every config the repository ships parses and expands on this machine with the real mechanisms,
+// and every claim of a seed config names cases the config really produces.
+TEST(Config, ShippedConfigsParseAndExpand) {
+  std::vector<std::string> known;
+  for (const Mechanism* m : all_mechanisms()) known.emplace_back(m->id());
+  const Topology live = Topology::from_system();
+  size_t n = 0;
+  for (const auto& entry :
+       std::filesystem::recursive_directory_iterator(std::string(WB_SOURCE_DIR) + "/configs")) {
+    if (entry.path().extension() != ".json") continue;
+    SCOPED_TRACE(entry.path().string());
+    ++n;
+    const Config c = load_config(entry.path().string());
+    EXPECT_FALSE(c.entries.empty());
+    const auto cases = expand_cases(c, live, known);
+    std::set<std::string> names;
+    for (const auto& cs : cases) names.insert(cs.name);
+    if (c.json.contains("claims"))
+      for (const auto& claim : c.json["claims"])
+        for (const auto& name : claim["cases"]) EXPECT_TRUE(names.count(name)) << name;
   }
+  EXPECT_GE(n, 7u) << "quick, overhead and the seed configs at least";
+}
+
+TEST(Config, ClaimsAreValidated) {
+  const std::string base = R"({"schema_version":1,"cases":[{"mechanisms":["pipe"],"modes":["threads"],
+      "placements":["llc"]}], "claims": )";
+  EXPECT_NE(error_of(base + R"([{"seed": "000", "text": "t"}]})").find("claims[0].cases: missing"),
+            std::string::npos);
+  EXPECT_NE(error_of(base + R"([{"seed": "000", "text": "t", "cases": ["x"], "metric": "max"}]})")
+                .find("claims[0].metric: expected one of"),
+            std::string::npos);
+  EXPECT_NE(error_of(base + R"([{"seed": "000", "text": "t", "cases": ["x"], "why": 1}]})")
+                .find("claims[0].why: unknown key"),
+            std::string::npos);
+  EXPECT_EQ(error_of(base + R"([{"seed": "000", "text": "t", "cases": ["pipe/threads/llc"]}]})"), "");
 }
 
 }  // namespace

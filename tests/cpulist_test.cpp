@@ -21,9 +21,7 @@ TEST(CpuList, ParsesKernelFormat) {
   EXPECT_EQ(parse_cpu_list("\n"), V{});
 }
 
-TEST(CpuList, SortsAndDeduplicates) {
-  EXPECT_EQ(parse_cpu_list("8,0-2,1"), (V{0, 1, 2, 8}));
-}
+TEST(CpuList, SortsAndDeduplicates) { EXPECT_EQ(parse_cpu_list("8,0-2,1"), (V{0, 1, 2, 8})); }
 
 TEST(CpuList, FormatsLikeTheKernel) {
   EXPECT_EQ(format_cpu_list({0, 1, 2, 3, 8, 10, 11}), "0-3,8,10-11");
@@ -55,7 +53,8 @@ TEST(CpuList, ErrorsNameTokenAndPosition) {
   EXPECT_EQ(error_of("1,,2"), "invalid CPU list \"1,,2\": empty item at position 2");
   EXPECT_EQ(error_of("1,"), "invalid CPU list \"1,\": empty item at position 2");
   EXPECT_EQ(error_of(",1"), "invalid CPU list \",1\": empty item at position 0");
-  EXPECT_EQ(error_of("0,5-3"), "invalid CPU list \"0,5-3\": range end below its start at position 2");
+  EXPECT_EQ(error_of("0,5-3"),
+            "invalid CPU list \"0,5-3\": range end below its start at position 2");
   EXPECT_EQ(error_of("0-7:2"),
             "invalid CPU list \"0-7:2\": stride form (a-b:n) is not supported at position 3");
   EXPECT_EQ(error_of("-1"), "invalid CPU list \"-1\": bad number at position 0");

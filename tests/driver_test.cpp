@@ -102,7 +102,7 @@ class SilentLink final : public Link {
     return 0;
   }
 };
-class SilentMechanism final : public Mechanism {
+class SilentMechanism final : public LinkMechanism {
  public:
   std::string_view id() const override { return "silent"; }
   WakeFlags wake_flags() const override { return WakeFlags::kNone; }

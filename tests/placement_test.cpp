@@ -37,7 +37,8 @@ Topology shared(const std::string& name) { return Topology::from_xml(topologies_
 
 std::string pairs_text(const std::vector<CpuPair>& pairs) {
   std::string s;
-  for (const auto& [a, b] : pairs) s += (s.empty() ? "" : " ") + std::to_string(a) + "," + std::to_string(b);
+  for (const auto& [a, b] : pairs)
+    s += (s.empty() ? "" : " ") + std::to_string(a) + "," + std::to_string(b);
   return s;
 }
 
@@ -77,7 +78,8 @@ struct ExpectedClasses {
 // First pairs follow the README layouts: e.g. EPYC sibling +48, L3 = 3 cores, node = 2 L3s;
 // Cascade Lake: PU 2 is the next core of package 0 (even PUs) and PU 1 is on package 1.
 const std::vector<ExpectedClasses> kExpected = {
-    {"arm64-kunpeng920-nosmt-2pkg-4numa-128c.xml", {"0,0", kNoSmt, "0,1", "0,4", kNodeOneLlc, "0,32"}},
+    {"arm64-kunpeng920-nosmt-2pkg-4numa-128c.xml",
+     {"0,0", kNoSmt, "0,1", "0,4", kNodeOneLlc, "0,32"}},
     {"power9-smt4-2pkg-2numa-128pu-butte.xml", {"0,0", "0,1", kNoCluster, "0,4", "0,8", "0,64"}},
     {"amd-epyc7402-zen2-smt2-2pkg-nps4-8numa-16l3.xml",
      {"0,0", "0,48", kNoCluster, "0,1", "0,3", "0,6"}},
@@ -93,7 +95,8 @@ const std::vector<ExpectedClasses> kExpected = {
      {"0,0", "0,1", kNoCluster, "0,4", "0,8", "0,88"}},
     {"xeon-max9462-sapphirerapids-snc4-smt2-2pkg-8numa.xml",
      {"0,0", "0,64", kNoCluster, "0,1", kNodeOneLlc, "0,32"}},
-    {"arm64-nvidia-gb10-hybrid-nosmt-2l3-20c.xml", {"0,0", kNoSmt, kNoCluster, "0,1", "0,10", kOneNode}},
+    {"arm64-nvidia-gb10-hybrid-nosmt-2l3-20c.xml",
+     {"0,0", kNoSmt, kNoCluster, "0,1", "0,10", kOneNode}},
     {"model/box-a-80c-nosmt-1llc.xml", {"0,0", kNoSmt, kNoCluster, "0,1", kOneLlc, kOneNode}},
     {"model/box-a2-80c-nosmt-l2pairs.xml", {"0,0", kNoSmt, kNoCluster, "0,1", "0,2", kOneNode}},
     {"model/box-b-20c-smt8-contig-1llc.xml", {"0,0", "0,1", kNoCluster, "0,8", kOneLlc, kOneNode}},
@@ -166,7 +169,8 @@ void check_choice(const Topology& t, int n) {
       if (k > 0)
         for (const auto& [x, y] : candidates)
           if (!cpus.count(x) && !cpus.count(y)) {
-            EXPECT_LE(score(x, y), score(a, b)) << x << "," << y << " spreads further than pair " << k;
+            EXPECT_LE(score(x, y), score(a, b))
+                << x << "," << y << " spreads further than pair " << k;
           }
       for (int c : {a, b}) {
         const Pu& p = *t.find(c);
@@ -262,7 +266,7 @@ TEST(Placement, TopologyJsonMatchesContract) {
   const nlohmann::ordered_json got = topology_json(t, choose_pairs(t));
   EXPECT_EQ(got, expected) << got.dump();
   EXPECT_EQ(got.dump(), expected.dump());  // same key order as the contract
-  const nlohmann::json plain = got;       // embeds into result sets as nlohmann::json
+  const nlohmann::json plain = got;        // embeds into result sets as nlohmann::json
   EXPECT_EQ(plain["classes"][1]["pairs"][0][1], 16);
 }
 
@@ -324,7 +328,8 @@ int first_allowed_cpu() {
 
 TEST(PlacementCli, TasksetRestrictsLiveTopology) {
   const int cpu = first_allowed_cpu();  // CPU 0 on an unrestricted run
-  const CommandResult r = run_command("taskset -c " + std::to_string(cpu) + " " WB_BINARY " topology --json");
+  const CommandResult r =
+      run_command("taskset -c " + std::to_string(cpu) + " " WB_BINARY " topology --json");
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["source"].get<std::string>().rfind("live:", 0), 0u);
@@ -343,7 +348,8 @@ TEST(PlacementCli, TasksetRestrictsLiveTopology) {
 TEST(PlacementCli, XmlJsonAndText) {
   const std::string file =
       (topologies_dir() / "xeon-silver4108-skylake-smt2-2pkg-2numa-32pu.xml").string();
-  const CommandResult json = run_command(WB_BINARY " topology --json --pairs-per-class 2 --topology " + file);
+  const CommandResult json =
+      run_command(WB_BINARY " topology --json --pairs-per-class 2 --topology " + file);
   ASSERT_EQ(json.status, 0) << json.err;
   const Topology t = Topology::from_xml(file);
   EXPECT_EQ(nlohmann::ordered_json::parse(json.out), topology_json(t, choose_pairs(t, 2)));

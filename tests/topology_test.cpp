@@ -62,13 +62,26 @@ const std::vector<Expected> kExpected = {
     {"power9-smt4-2pkg-2numa-128pu-butte.xml", {128, 32, 16, 16, 2, 2}, 4, "contiguous", 0},
     {"amd-epyc7402-zen2-smt2-2pkg-nps4-8numa-16l3.xml", {96, 48, 48, 16, 8, 2}, 2, "strided", 48},
     {"xeon-silver4108-skylake-smt2-2pkg-2numa-32pu.xml", {32, 16, 16, 2, 2, 2}, 2, "strided", 16},
-    {"xeon-gold6230-cascadelake-snc2-smt2-2pkg-4numa-80pu.xml", {80, 40, 40, 2, 4, 2}, 2, "strided",
+    {"xeon-gold6230-cascadelake-snc2-smt2-2pkg-4numa-80pu.xml",
+     {80, 40, 40, 2, 4, 2},
+     2,
+     "strided",
      40},
     {"intel-raptorlake-i7-1370p-hybrid-6p8e-20pu.xml", {20, 14, 8, 1, 1, 1}, 2, "mixed", 0},
-    {"amd-ryzen-ai9-hx370-zen5-strixpoint-smt2-2l3-asym.xml", {24, 12, 12, 2, 1, 1}, 2, "strided",
+    {"amd-ryzen-ai9-hx370-zen5-strixpoint-smt2-2l3-asym.xml",
+     {24, 12, 12, 2, 1, 1},
+     2,
+     "strided",
      12},
-    {"power9-smt4-2pkg-2numa-176pu-sierra-asym-l3.xml", {176, 44, 23, 23, 2, 2}, 4, "contiguous", 0},
-    {"xeon-max9462-sapphirerapids-snc4-smt2-2pkg-8numa.xml", {128, 64, 64, 2, 8, 2}, 2, "strided",
+    {"power9-smt4-2pkg-2numa-176pu-sierra-asym-l3.xml",
+     {176, 44, 23, 23, 2, 2},
+     4,
+     "contiguous",
+     0},
+    {"xeon-max9462-sapphirerapids-snc4-smt2-2pkg-8numa.xml",
+     {128, 64, 64, 2, 8, 2},
+     2,
+     "strided",
      64},
     {"arm64-nvidia-gb10-hybrid-nosmt-2l3-20c.xml", {20, 20, 20, 2, 1, 1}, 1, "none", 0},
     {"model/box-a-80c-nosmt-1llc.xml", {80, 80, 0, 1, 1, 1}, 1, "none", 0},
@@ -198,7 +211,7 @@ TEST(Topology, EpycSiblingsL3sAndNodes) {
   const Topology t = shared("amd-epyc7402-zen2-smt2-2pkg-nps4-8numa-16l3.xml");
   std::set<int> nodes;
   for (int p = 0; p < 48; ++p) {
-    EXPECT_EQ(pu(t, p).core, pu(t, p + 48).core) << p;  // strided +48
+    EXPECT_EQ(pu(t, p).core, pu(t, p + 48).core) << p;     // strided +48
     EXPECT_EQ(pu(t, p).llc, pu(t, 3 * (p / 3)).llc) << p;  // L3 k = PUs 3k..3k+2 (+48)
     EXPECT_EQ(pu(t, p + 48).llc, pu(t, p).llc) << p;
     EXPECT_EQ(pu(t, p).numa, pu(t, 6 * (p / 6)).numa) << p;  // node n = PUs 6n..6n+5 (+48)
@@ -369,7 +382,8 @@ TEST(Topology, Synthetic) {
   EXPECT_EQ(t.find(99), nullptr);
 
   // An L2 covering every core of its LLC is no cluster; strided numbering from explicit indexes.
-  const Topology s = Topology::from_synthetic("pack:1 l3:1 l2:1 core:4 pu:2(indexes=0,4,1,5,2,6,3,7)");
+  const Topology s =
+      Topology::from_synthetic("pack:1 l3:1 l2:1 core:4 pu:2(indexes=0,4,1,5,2,6,3,7)");
   EXPECT_EQ(s.smt().numbering, "strided");
   EXPECT_EQ(s.smt().stride, 4);
   for (const Pu& p : s.pus()) EXPECT_EQ(p.cluster, -1);
@@ -394,8 +408,9 @@ TEST(Topology, XmlErrorsNameTheFile) {
   std::ofstream(empty) << "";
   const fs::path no_pu = dir / "nopu.xml";
   std::ofstream(no_pu) << "<?xml version=\"1.0\"?>\n<topology version=\"2.0\"></topology>\n";
-  EXPECT_EQ(error_of((dir / "missing.xml").string()),
-            "topology " + (dir / "missing.xml").string() + ": cannot open: No such file or directory");
+  EXPECT_EQ(
+      error_of((dir / "missing.xml").string()),
+      "topology " + (dir / "missing.xml").string() + ": cannot open: No such file or directory");
   EXPECT_EQ(error_of(garbage.string()),
             "topology " + garbage.string() + ": not a valid hwloc XML topology");
   EXPECT_EQ(error_of(empty.string()), "topology " + empty.string() + ": empty file");

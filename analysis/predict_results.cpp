@@ -1,0 +1,464 @@
+// `wakebench predict --results R.json` and the predictions block of `wakebench run`: for every
+// mechanism and mode of a result set, each policy's steady-state placement (policy-model.md
+// section 10) priced with the measured pinned RTT of each class, held against what the kernel
+// placement cases measured, plus each patch's premise on this machine.
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iomanip>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "analysis/predict.h"
+#include "common/cpulist.h"
+
+namespace wb {
+
+namespace {
+
+using nlohmann::json;
+
+// A kernel histogram is "consistent" with a group when their class distributions differ by at
+// most this total-variation distance (0.5 * sum |p - q|): the model has no delayed-dequeue or
+// wakelist races (section 2), which move a minority of wakes, not the bulk.
+constexpr double kConsistentDistance = 0.25;
+
+const char* kSchema = "wakebench-results";
+constexpr int kSchemaVersion = 1;
+
+bool is_kernel_placement(const std::string& p) { return p == "kernel" || p.rfind("kernel:", 0) == 0; }
+
+// Wake flags a mechanism carries on a real kernel (section 4), used when a case lacks the tag.
+std::optional<std::string> default_wake_flags(const std::string& mechanism) {
+  static const std::map<std::string, std::string> kFlags = {
+      {"pipe", "sync"},        {"unix-stream", "sync"}, {"unix-dgram", "sync"},
+      {"tcp-loopback", "sync"}, {"binder-like", "sync"}, {"eventfd", "none"},
+      {"futex", "none"},       {"futex-swap", "current-cpu"}};
+  auto it = kFlags.find(mechanism);
+  if (it == kFlags.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<double> median_of(const json& c) {
+  if (!c.contains("rtt_ns") || !c["rtt_ns"].is_object()) return std::nullopt;
+  const json& m = c["rtt_ns"].value("median", json());
+  if (!m.is_number()) return std::nullopt;
+  return m.get<double>();
+}
+
+bool ok(const json& c) { return c.value("status", std::string()) == "ok"; }
+
+double round2(double v) { return std::round(v * 100.0) / 100.0; }
+
+struct MechMode {
+  std::string mechanism, mode;
+  std::vector<json> cases;
+};
+
+// The CPU set and start placement of a kernel case (the runner's cpus object when present,
+// else derived from the placement string).
+void kernel_case_setup(const SchedTopology& sched, const json& kcase, const std::string& placement,
+                       SteadyOptions& opt) {
+  if (placement.rfind("kernel:", 0) == 0) {
+    std::string arg = placement.substr(7);
+    if (auto cls = parse_class(arg)) {
+      for (const auto& cp : choose_pairs(sched.topology())) {
+        if (cp.cls == *cls && cp.available && !cp.pairs.empty()) {
+          auto [a, b] = cp.pairs.front();
+          opt.allowed = a == b ? std::vector<int>{a} : std::vector<int>{std::min(a, b), std::max(a, b)};
+          opt.start_a = a;
+          opt.start_b = b;
+        }
+      }
+    } else {
+      opt.allowed = parse_cpu_list(arg);
+    }
+  }
+  if (kcase.is_object() && kcase.contains("cpus") && kcase["cpus"].is_object()) {
+    const json& cpus = kcase["cpus"];
+    if (cpus.contains("allowed")) {
+      const json& al = cpus["allowed"];
+      if (al.is_string()) opt.allowed = parse_cpu_list(al.get<std::string>());
+      if (al.is_array()) opt.allowed = al.get<std::vector<int>>();
+    }
+    if (cpus.contains("waker") && cpus["waker"].is_number_integer() && cpus.contains("wakee") &&
+        cpus["wakee"].is_number_integer()) {
+      opt.start_a = cpus["waker"].get<int>();
+      opt.start_b = cpus["wakee"].get<int>();
+    }
+  }
+  for (int c : opt.allowed) {
+    if (!sched.has_cpu(c)) {
+      throw std::invalid_argument("result set: kernel case CPU " + std::to_string(c) +
+                                  " is not in its embedded topology");
+    }
+  }
+}
+
+json distribution(const json& histogram) {
+  json out = json::object();
+  double total = 0;
+  for (const auto& [c, n] : histogram.items()) {
+    if (n.is_number()) total += n.get<double>();
+  }
+  if (total <= 0) return out;
+  for (const auto& [c, n] : histogram.items()) {
+    if (n.is_number() && n.get<double>() > 0) out[c] = n.get<double>() / total;
+  }
+  return out;
+}
+
+double tv_distance(const json& p, const json& q) {
+  std::set<std::string> keys;
+  for (const auto& [k, v] : p.items()) keys.insert(k);
+  for (const auto& [k, v] : q.items()) keys.insert(k);
+  double d = 0;
+  for (const auto& k : keys) d += std::fabs(p.value(k, 0.0) - q.value(k, 0.0));
+  return d / 2;
+}
+
+// Premise check: is class `a` cheaper than `b` (pinned medians) for one mechanism/mode.
+json compare(const std::string& mech, const std::string& mode, const std::string& a_label,
+             std::optional<double> a, const std::string& b_label, std::optional<double> b) {
+  json j = {{"mechanism", mech}, {"mode", mode}, {"a", a_label}, {"b", b_label}};
+  j["a_rtt_ns"] = a ? json(*a) : json(nullptr);
+  j["b_rtt_ns"] = b ? json(*b) : json(nullptr);
+  if (a && b && *b > 0) {
+    j["saving_ns"] = round2(*b - *a);
+    j["saving_pct"] = round2(100.0 * (*b - *a) / *b);
+    j["holds"] = *a < *b;
+  }
+  return j;
+}
+
+// Why a class has no measurement: the skipped case's reason, else the topology's.
+std::string missing_reason(const SchedTopology& sched, const std::vector<MechMode>& groups,
+                           const std::string& cls) {
+  for (const auto& g : groups) {
+    for (const auto& c : g.cases) {
+      if (c.value("placement", std::string()) == cls && !ok(c) && c.contains("reason") &&
+          c["reason"].is_string()) {
+        return c["reason"].get<std::string>();
+      }
+    }
+  }
+  for (const auto& cp : choose_pairs(sched.topology())) {
+    if (std::string(class_id(cp.cls)) == cls && !cp.available) return cp.reason;
+  }
+  return "no ok " + cls + " case in the result set";
+}
+
+}  // namespace
+
+json predict_for_results(const json& rs) {
+  if (!rs.is_object()) throw std::invalid_argument("result set: not a JSON object");
+  std::string schema = rs.value("schema", std::string());
+  if (schema != kSchema) {
+    throw std::invalid_argument("result set: schema \"" + schema + "\" is not \"" + kSchema + "\"");
+  }
+  if (!rs.contains("schema_version") || !rs["schema_version"].is_number_integer() ||
+      rs["schema_version"].get<int>() != kSchemaVersion) {
+    throw std::invalid_argument("result set: schema_version " +
+                                (rs.contains("schema_version") ? rs["schema_version"].dump()
+                                                               : std::string("(missing)")) +
+                                " is not " + std::to_string(kSchemaVersion));
+  }
+  if (!rs.contains("topology") || !rs["topology"].is_object() ||
+      !rs["topology"].contains("xml") || !rs["topology"]["xml"].is_string()) {
+    throw std::invalid_argument("result set: no embedded topology XML at topology.xml");
+  }
+  std::string source = rs["topology"].value("source", std::string("result set"));
+  SchedTopology sched(Topology::from_xml_buffer(rs["topology"]["xml"].get<std::string>(), source));
+
+  std::vector<MechMode> groups;
+  for (const auto& c : rs.value("cases", json::array())) {
+    std::string mech = c.value("mechanism", std::string());
+    std::string mode = c.value("mode", std::string());
+    if (mech.empty() || mode.empty()) continue;
+    auto it = std::find_if(groups.begin(), groups.end(),
+                           [&](const MechMode& g) { return g.mechanism == mech && g.mode == mode; });
+    if (it == groups.end()) {
+      groups.push_back({mech, mode, {}});
+      it = groups.end() - 1;
+    }
+    it->cases.push_back(c);
+  }
+
+  json entries = json::array();
+  // Pinned medians per (mechanism, mode, class), reused by the premises.
+  std::map<std::pair<std::string, std::string>, std::map<std::string, double>> pinned_all;
+  std::map<std::pair<std::string, std::string>, std::optional<double>> kernel_rtt;
+  std::map<std::pair<std::string, std::string>, std::string> flags_of;
+  for (const auto& g : groups) {
+    std::map<std::string, double> pinned;
+    std::vector<json> kernel_cases;
+    std::optional<std::string> flags;
+    for (const auto& c : g.cases) {
+      std::string placement = c.value("placement", std::string());
+      if (c.contains("wake_flags") && c["wake_flags"].is_string() && !flags) {
+        flags = c["wake_flags"].get<std::string>();
+      }
+      if (is_kernel_placement(placement)) {
+        kernel_cases.push_back(c);
+      } else if (parse_class(placement) && ok(c) && !pinned.count(placement)) {
+        if (auto m = median_of(c)) pinned[placement] = *m;
+      }
+    }
+    if (!flags) flags = default_wake_flags(g.mechanism);
+    pinned_all[{g.mechanism, g.mode}] = pinned;
+    if (flags) flags_of[{g.mechanism, g.mode}] = *flags;
+    if (kernel_cases.empty()) kernel_cases.push_back(json{{"placement", "kernel"}});
+
+    for (const auto& kc : kernel_cases) {
+      std::string placement = kc.value("placement", std::string("kernel"));
+      json e = {{"mechanism", g.mechanism}, {"mode", g.mode}, {"placement", placement}};
+      json pj = json::object();
+      for (const auto& [cls, m] : pinned) pj[cls] = m;
+      e["pinned_rtt_ns"] = pj;
+      if (!flags || (*flags != "sync" && *flags != "none" && *flags != "current-cpu")) {
+        e["skipped"] = "no kernel wakeup to model (wake_flags " +
+                       (flags ? *flags : std::string("unknown")) + ")";
+        entries.push_back(e);
+        continue;
+      }
+      e["wake_flags"] = *flags;
+      SteadyOptions opt;
+      opt.sync = *flags == "sync";
+      opt.current_cpu = *flags == "current-cpu";
+      kernel_case_setup(sched, kc, placement, opt);
+      auto results = simulate_steady_state(sched, opt);
+      json steady = steady_to_json(sched, opt, results);
+      e["start"] = steady["start"];
+      e["allowed"] = steady["allowed"];
+
+      json policies = json::object();
+      for (auto& [id, r] : steady["policies"].items()) {
+        json p = {{"classes", r["classes"]}, {"cpus", r["cpus"]}, {"settled", r["settled"]}};
+        double rtt = 0;
+        json missing = json::array();
+        for (const auto& [cls, f] : r["classes"].items()) {
+          auto it = pinned.find(cls);
+          if (it == pinned.end()) {
+            missing.push_back(cls);
+          } else {
+            rtt += f.get<double>() * it->second;
+          }
+        }
+        p["predicted_rtt_ns"] = missing.empty() ? json(round2(rtt)) : json(nullptr);
+        if (!missing.empty()) p["missing_classes"] = missing;
+        policies[id] = p;
+      }
+      e["policies"] = policies;
+
+      json measured = nullptr;
+      json observed_dist;
+      if (kc.contains("status")) {
+        measured = {{"status", kc.value("status", std::string())}};
+        if (auto m = median_of(kc)) measured["rtt_ns"] = *m;
+        // The premises compare with the default-cpuset kernel case when there are several.
+        if (ok(kc) && (placement == "kernel" || !kernel_rtt.count({g.mechanism, g.mode}))) {
+          kernel_rtt[{g.mechanism, g.mode}] = median_of(kc);
+        }
+        if (kc.contains("observed") && kc["observed"].is_object() &&
+            kc["observed"].contains("histogram") && kc["observed"]["histogram"].is_object()) {
+          measured["histogram"] = kc["observed"]["histogram"];
+          observed_dist = distribution(kc["observed"]["histogram"]);
+          measured["classes"] = observed_dist;
+          if (kc["observed"].contains("migrations")) {
+            measured["migrations"] = kc["observed"]["migrations"];
+          }
+        }
+      }
+      e["measured"] = measured;
+
+      json gj = json::array();
+      std::optional<size_t> best;
+      double best_d = 0;
+      for (auto g2 : steady["groups"]) {
+        json out = {{"name", g2["name"]}, {"policies", g2["policies"]}, {"classes", g2["classes"]}};
+        out["predicted_rtt_ns"] = policies[g2["policies"][0].get<std::string>()]["predicted_rtt_ns"];
+        if (observed_dist.is_object() && !observed_dist.empty()) {
+          double d = tv_distance(observed_dist, g2["classes"]);
+          out["distance"] = round2(d);
+          if (!best || d < best_d) {
+            best = gj.size();
+            best_d = d;
+          }
+        }
+        gj.push_back(out);
+      }
+      e["groups"] = gj;
+      if (!observed_dist.is_object() || observed_dist.empty()) {
+        e["consistent_with"] = nullptr;
+        e["verdict"] = "no observed kernel placement in the result set";
+      } else if (best && best_d <= kConsistentDistance) {
+        e["consistent_with"] = gj[*best]["name"];
+        e["verdict"] = "kernel placement consistent with " + gj[*best]["name"].get<std::string>() +
+                       " (distance " + json(round2(best_d)).dump() + ")";
+      } else {
+        e["consistent_with"] = nullptr;
+        e["verdict"] = "kernel placement matches no policy (closest " +
+                       gj[*best]["name"].get<std::string>() + ", distance " +
+                       json(round2(best_d)).dump() + "): see policy-model.md section 2 bypasses";
+      }
+      entries.push_back(e);
+    }
+  }
+
+  // Each patch's premise with the measured numbers (section 6; the seeds' claims).
+  auto pinned_at = [&](const std::pair<std::string, std::string>& k,
+                       const std::string& cls) -> std::optional<double> {
+    auto it = pinned_all[k].find(cls);
+    if (it == pinned_all[k].end()) return std::nullopt;
+    return it->second;
+  };
+  auto class_premise = [&](const std::string& a, const std::string& b, const std::string& text,
+                           const std::string& flags) {
+    json checks = json::array();
+    std::vector<std::string> unmeasurable;
+    for (const auto& [k, f] : flags_of) {
+      if (f != flags) continue;
+      checks.push_back(compare(k.first, k.second, a, pinned_at(k, a), b, pinned_at(k, b)));
+    }
+    json p = {{"premise", text}, {"checks", checks}};
+    for (const auto& cls : {a, b}) {
+      bool any = false;
+      for (const auto& [k, f] : flags_of) any |= f == flags && pinned_at(k, cls).has_value();
+      if (!any) {
+        p["not_measurable"] = "not measurable here: no " + cls + " class (" +
+                              missing_reason(sched, groups, cls) + ")";
+      }
+    }
+    if (checks.empty()) p["not_measurable"] = "not measurable here: no " + flags + " mechanism";
+    return p;
+  };
+  json premises = json::object();
+  premises["sync-pair"] = class_premise(
+      "same-cpu", "llc", "sync wakeups: handing off on the waker CPU is cheaper than another core of the LLC",
+      "sync");
+  premises["sync-core"] = class_premise(
+      "smt-sibling", "llc", "sync wakeups: the waker's SMT sibling is cheaper than another core of the LLC",
+      "sync");
+  premises["sync-core-v2"] = premises["sync-core"];
+  // sync-2017 and current-cpu: stacking on the waker vs what the running kernel chose.
+  auto kernel_premise = [&](const std::string& text, auto want) {
+    json checks = json::array();
+    for (const auto& [k, f] : flags_of) {
+      if (!want(k.first, f)) continue;
+      std::optional<double> kr;
+      if (auto it = kernel_rtt.find(k); it != kernel_rtt.end()) kr = it->second;
+      checks.push_back(compare(k.first, k.second, "same-cpu", pinned_at(k, "same-cpu"), "kernel", kr));
+    }
+    json p = {{"premise", text}, {"checks", checks}};
+    if (checks.empty()) p["not_measurable"] = "not measurable here: no matching mechanism";
+    return p;
+  };
+  premises["sync-2017"] = kernel_premise(
+      "sync wakeups: the waker CPU is cheaper than the kernel's choice",
+      [](const std::string&, const std::string& f) { return f == "sync"; });
+  premises["current-cpu"] = kernel_premise(
+      "futex handoff: the waker CPU is cheaper than the kernel's choice",
+      [](const std::string& m, const std::string&) { return m == "futex"; });
+
+  return {{"topology", sched.topology().source()},
+          {"llc", std::string(llc_source_name(sched.llc_source()))},
+          {"node_reclaim_distance", sched.node_reclaim_distance()},
+          {"model", "policy-model.md sections 3, 6, 10: steady state of an otherwise idle box; "
+                    "no delayed-dequeue or wakelist races (section 2)"},
+          {"consistent_distance", kConsistentDistance},
+          {"mechanisms", entries},
+          {"premises", premises}};
+}
+
+json predict_for_results_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument("results " + path + ": cannot open");
+  json rs;
+  try {
+    rs = json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw std::invalid_argument("results " + path + ": invalid JSON (byte " +
+                                std::to_string(e.byte) + ")");
+  }
+  try {
+    return predict_for_results(rs);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(path + ": " + e.what());
+  }
+}
+
+namespace {
+
+std::string us(const json& ns) {
+  if (!ns.is_number()) return "n/a";
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(2) << ns.get<double>() / 1000.0 << "us";
+  return o.str();
+}
+
+std::string classes_text(const json& classes) {
+  std::ostringstream o;
+  bool first = true;
+  for (const auto& [c, f] : classes.items()) {
+    o << (first ? "" : " ") << c << " " << std::fixed << std::setprecision(0)
+      << f.get<double>() * 100 << "%";
+    first = false;
+  }
+  return o.str();
+}
+
+}  // namespace
+
+std::string render_results_text(const json& p) {
+  std::ostringstream out;
+  out << "policy predictions (" << p.at("topology").get<std::string>() << ", LLC "
+      << p.at("llc").get<std::string>() << "):\n";
+  for (const auto& e : p.at("mechanisms")) {
+    out << "  " << e.at("mechanism").get<std::string>() << "/" << e.at("mode").get<std::string>()
+        << "/" << e.at("placement").get<std::string>();
+    if (e.contains("skipped")) {
+      out << ": " << e["skipped"].get<std::string>() << "\n";
+      continue;
+    }
+    out << " (" << e.at("wake_flags").get<std::string>() << "): ";
+    const json& m = e.at("measured");
+    if (m.is_object() && m.contains("classes")) {
+      out << "kernel " << us(m.value("rtt_ns", json())) << " [" << classes_text(m["classes"])
+          << "] -> " << e.at("verdict").get<std::string>() << "\n";
+    } else {
+      out << "no kernel measurement\n";
+    }
+    for (const auto& g : e.at("groups")) {
+      out << "      " << std::left << std::setw(44) << g.at("name").get<std::string>()
+          << std::setw(12) << us(g.at("predicted_rtt_ns")) << classes_text(g.at("classes"))
+          << "\n";
+    }
+  }
+  out << "  premises:\n";
+  for (const auto& [id, pr] : p.at("premises").items()) {
+    out << "    " << std::left << std::setw(13) << id;
+    if (pr.contains("not_measurable")) {
+      out << pr["not_measurable"].get<std::string>() << "\n";
+      continue;
+    }
+    std::vector<std::string> parts;
+    for (const auto& c : pr.at("checks")) {
+      std::ostringstream o;
+      o << c.at("mechanism").get<std::string>() << "/" << c.at("mode").get<std::string>() << " "
+        << c.at("a").get<std::string>() << " " << us(c.at("a_rtt_ns")) << " vs "
+        << c.at("b").get<std::string>() << " " << us(c.at("b_rtt_ns"));
+      if (c.contains("holds")) {
+        o << (c["holds"].get<bool>() ? " (holds, " : " (fails, ") << c["saving_pct"].dump()
+          << "%)";
+      }
+      parts.push_back(o.str());
+    }
+    out << pr.at("premise").get<std::string>() << ":";
+    for (const auto& s : parts) out << "\n      " << s;
+    out << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace wb

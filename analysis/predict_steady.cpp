@@ -1,0 +1,208 @@
+// Ping-pong steady state (policy-model.md section 10): iterate the model over alternating wakes
+// of a pair until its state repeats, and report the placement classes of the repeating cycle.
+#include <algorithm>
+#include <iomanip>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <tuple>
+
+#include "analysis/predict.h"
+#include "common/cpulist.h"
+
+namespace wb {
+
+namespace {
+
+using nlohmann::json;
+
+bool in_list(const std::vector<int>& list, int cpu) {
+  return list.empty() || std::find(list.begin(), list.end(), cpu) != list.end();
+}
+
+// A pair's model state: whose turn, each task's CPU, recent_used_cpu, last_wakee (as "the
+// other task" or not) and wakee_flips. Equal states give equal futures, so the first repeat
+// closes the cycle.
+using State = std::tuple<int, int, int, int, int, bool, bool, int, int>;
+
+}  // namespace
+
+std::pair<int, int> default_start_pair(const SchedTopology& sched,
+                                       const std::vector<int>& allowed) {
+  std::vector<int> cpus;
+  for (int c : sched.cpus()) {
+    if (in_list(allowed, c)) cpus.push_back(c);
+  }
+  if (cpus.empty()) throw std::invalid_argument("no allowed CPU in topology " +
+                                                sched.topology().source());
+  int a = cpus.front();
+  const auto& core = sched.smt_mask(a);
+  auto other_core = [&](int c) { return std::find(core.begin(), core.end(), c) == core.end(); };
+  for (int c : cpus) {
+    if (other_core(c) && sched.cpus_share_cache(a, c)) return {a, c};
+  }
+  for (int c : cpus) {
+    if (c != a) return {a, c};
+  }
+  return {a, a};
+}
+
+SteadyResult simulate_steady_state(const SchedTopology& sched, const SteadyOptions& opt,
+                                   const WakeupPolicy& policy) {
+  auto [def_a, def_b] = default_start_pair(sched, opt.allowed);
+  int cpu[2] = {opt.start_a.value_or(def_a), opt.start_b.value_or(def_b)};
+  for (int c : {cpu[0], cpu[1]}) {
+    if (!sched.has_cpu(c)) {
+      throw std::invalid_argument("start CPU " + std::to_string(c) + " is not in topology " +
+                                  sched.topology().source());
+    }
+  }
+  for (int c : opt.busy) {
+    if (!sched.has_cpu(c)) {
+      throw std::invalid_argument("busy CPU " + std::to_string(c) + " is not in topology " +
+                                  sched.topology().source());
+    }
+  }
+  int recent[2] = {cpu[0], cpu[1]};
+  bool last_wakee_is_other[2] = {false, false};
+  int flips[2] = {0, 0};
+  int turn = 0;  // A (task 0) wakes first
+
+  SteadyResult res;
+  res.policy = std::string(policy.id());
+  std::map<State, int> seen;
+  std::vector<std::pair<PlacementClass, std::pair<int, int>>> wakes;  // class, (waker, wakee cpu)
+  for (int step = 0; step < opt.max_wakes; ++step) {
+    State st{turn, cpu[0], cpu[1], recent[0], recent[1], last_wakee_is_other[0],
+             last_wakee_is_other[1], std::min(flips[0], 1 << 20), std::min(flips[1], 1 << 20)};
+    auto [it, fresh] = seen.emplace(st, step);
+    if (!fresh) {
+      res.settled = true;
+      res.transient_wakes = it->second;
+      res.cycle_wakes = step - it->second;
+      break;
+    }
+    int w = turn, e = 1 - turn;
+    WakeInput in;
+    in.waker = cpu[w];
+    in.prev = cpu[e];
+    in.sync = opt.sync;
+    in.current_cpu = opt.current_cpu;
+    in.reciprocal = last_wakee_is_other[e];
+    in.waker_last_wakee_is_wakee = last_wakee_is_other[w];
+    in.nr_running[cpu[w]] = 1;
+    for (int b : opt.busy) in.nr_running[b] += 1;
+    in.recent_used_cpu = recent[e];
+    in.allowed = opt.allowed;
+    in.waker_flips = flips[w];
+    in.wakee_flips = flips[e];
+    WakeDecision d = predict_wakeup(sched, in, policy);
+    if (res.first_paths.size() < 4) res.first_paths.push_back(d.path);
+    wakes.push_back({classify(sched.topology(), cpu[w], d.cpu), {cpu[w], d.cpu}});
+    cpu[e] = d.cpu;
+    recent[e] = d.wakee_recent_used_cpu;
+    flips[w] = d.waker_flips;
+    last_wakee_is_other[w] = true;
+    turn = e;
+  }
+  if (!res.settled) {
+    // No repeat within the budget: report the last half of the run as the tendency.
+    res.transient_wakes = static_cast<int>(wakes.size() / 2);
+    res.cycle_wakes = static_cast<int>(wakes.size()) - res.transient_wakes;
+  }
+  std::set<int> cpus;
+  for (int i = res.transient_wakes; i < res.transient_wakes + res.cycle_wakes; ++i) {
+    res.classes[wakes[i].first] += 1.0 / res.cycle_wakes;
+    cpus.insert(wakes[i].second.first);
+    cpus.insert(wakes[i].second.second);
+  }
+  res.cpus.assign(cpus.begin(), cpus.end());
+  return res;
+}
+
+std::vector<SteadyResult> simulate_steady_state(const SchedTopology& sched,
+                                                const SteadyOptions& opt) {
+  std::vector<SteadyResult> out;
+  for (const auto* p : all_policies()) out.push_back(simulate_steady_state(sched, opt, *p));
+  return out;
+}
+
+namespace {
+
+json classes_json(const std::map<PlacementClass, double>& classes) {
+  json j = json::object();
+  for (const auto& [c, f] : classes) j[std::string(class_id(c))] = f;
+  return j;
+}
+
+}  // namespace
+
+json steady_to_json(const SchedTopology& sched, const SteadyOptions& opt,
+                    const std::vector<SteadyResult>& results) {
+  auto [def_a, def_b] = default_start_pair(sched, opt.allowed);
+  json policies = json::object();
+  // Policies with the same class distribution form one group, named by its members: they cost the
+  // same, whichever CPUs they stack on (sync-pair stacks on the first reciprocal waker's CPU,
+  // sync-2017 on the first waker's).
+  std::vector<std::pair<std::string, json>> groups;  // key -> {policies, classes}
+  for (const auto& r : results) {
+    json cls = classes_json(r.classes);
+    policies[r.policy] = {{"settled", r.settled},
+                          {"transient_wakes", r.transient_wakes},
+                          {"cycle_wakes", r.cycle_wakes},
+                          {"classes", cls},
+                          {"cpus", r.cpus},
+                          {"path", r.first_paths}};
+    std::string key = cls.dump();
+    auto it = std::find_if(groups.begin(), groups.end(), [&](auto& g) { return g.first == key; });
+    if (it == groups.end()) {
+      groups.push_back({key, {{"policies", json::array()}, {"classes", cls}}});
+      it = groups.end() - 1;
+    }
+    it->second["policies"].push_back(r.policy);
+  }
+  json gj = json::array();
+  for (auto& [key, g] : groups) {
+    std::string name;
+    for (const auto& p : g["policies"]) name += (name.empty() ? "" : "/") + p.get<std::string>();
+    g["name"] = name;
+    gj.push_back(g);
+  }
+  return {{"topology", sched.topology().source()},
+          {"sync", opt.sync},
+          {"current_cpu", opt.current_cpu},
+          {"start", {opt.start_a.value_or(def_a), opt.start_b.value_or(def_b)}},
+          {"busy", opt.busy},
+          {"allowed", opt.allowed.empty() ? "all" : format_cpu_list(opt.allowed)},
+          {"policies", policies},
+          {"groups", gj}};
+}
+
+std::string render_steady_text(const json& steady) {
+  std::ostringstream out;
+  out << "steady state on " << steady.at("topology").get<std::string>() << ": "
+      << (steady.at("current_cpu").get<bool>() ? "WF_CURRENT_CPU"
+                                               : steady.at("sync").get<bool>() ? "sync" : "non-sync")
+      << " ping-pong from CPUs " << steady.at("start")[0] << "," << steady.at("start")[1]
+      << ", busy " << (steady.at("busy").empty() ? std::string("none")
+                                                  : format_cpu_list(steady.at("busy")))
+      << ", allowed " << steady.at("allowed").get<std::string>() << "\n\n";
+  out << std::left << std::setw(14) << "policy" << std::setw(12) << "settles on"
+      << "classes\n";
+  for (const auto& [id, r] : steady.at("policies").items()) {
+    std::ostringstream cls;
+    for (const auto& [c, f] : r.at("classes").items()) {
+      cls << c << " " << std::fixed << std::setprecision(0) << f.get<double>() * 100 << "%  ";
+    }
+    out << std::left << std::setw(14) << id << std::setw(12)
+        << format_cpu_list(r.at("cpus").get<std::vector<int>>()) << cls.str()
+        << (r.at("settled").get<bool>() ? "" : "(did not settle)") << "\n";
+  }
+  out << "\ngroups (same placement):";
+  for (const auto& g : steady.at("groups")) out << "  [" << g.at("name").get<std::string>() << "]";
+  out << "\n";
+  return out.str();
+}
+
+}  // namespace wb

@@ -1,0 +1,777 @@
+#include "analysis/report.h"
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "common/placement.h"
+#include "common/sys.h"
+
+extern char** environ;
+
+namespace wb {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// ---- reading cases ----------------------------------------------------------------------------
+
+std::optional<double> num(const json& obj, const char* key) {
+  if (obj.is_object() && obj.contains(key) && obj[key].is_number()) return obj[key].get<double>();
+  return std::nullopt;
+}
+
+bool is_ok(const json& c) {
+  return c.value("status", "") == "ok" && c.contains("rtt_ns") && c["rtt_ns"].is_object();
+}
+
+// A cell of a CPU x CPU matrix run: "pipe/processes/matrix/<a>-<b>", placement "cpu:<a>,<b>" or
+// params.matrix, with both CPUs recorded.
+bool is_matrix(const json& c) {
+  const bool named = c.value("name", "").find("/matrix/") != std::string::npos ||
+                     c.value("placement", "").rfind("cpu:", 0) == 0 ||
+                     (c.contains("params") && c["params"].is_object() &&
+                      c["params"].contains("matrix") && c["params"]["matrix"] == true);
+  return named && c.contains("cpus") && c["cpus"].is_object() &&
+         c["cpus"].value("waker", json()).is_number_integer() &&
+         c["cpus"].value("wakee", json()).is_number_integer();
+}
+
+bool is_kernel(const std::string& placement) { return placement.rfind("kernel", 0) == 0; }
+
+// Column order of placements: the DESIGN.md classes nearest first, then kernel placements.
+int placement_rank(const std::string& p) {
+  for (std::size_t i = 0; i < kAllClasses.size(); ++i) {
+    if (class_id(kAllClasses[i]) == p) return static_cast<int>(i);
+  }
+  return is_kernel(p) ? 100 : 200;
+}
+
+// Params that differ between the non-matrix cases of one mechanism/mode, so that rows of a sweep
+// (payload, work_ns, W x S) get distinct labels.
+std::map<std::string, std::vector<std::string>> varying_params(const json& cases) {
+  std::map<std::string, std::map<std::string, std::set<std::string>>> values;
+  for (const json& c : cases) {
+    if (is_matrix(c) || !c.contains("params") || !c["params"].is_object()) continue;
+    const std::string mm = c["mechanism"].get<std::string>() + "/" + c["mode"].get<std::string>();
+    for (const auto& [k, v] : c["params"].items()) values[mm][k].insert(v.dump());
+  }
+  std::map<std::string, std::vector<std::string>> out;
+  for (const auto& [mm, keys] : values) {
+    for (const auto& [k, vs] : keys) {
+      if (vs.size() > 1) out[mm].push_back(k);
+    }
+  }
+  return out;
+}
+
+// "pipe/processes", "pipe/processes payload=64", "binder-like/processes clients=2 services=4/pair1"
+std::string row_label(const json& c, const std::map<std::string, std::vector<std::string>>& vary) {
+  const std::string mm = c["mechanism"].get<std::string>() + "/" + c["mode"].get<std::string>();
+  std::string label = mm;
+  if (auto it = vary.find(mm); it != vary.end() && c.contains("params")) {
+    label += " " + format_params(c["params"], it->second);
+  }
+  return label + pair_suffix(c);
+}
+
+// ---- output helpers ---------------------------------------------------------------------------
+
+std::string fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+std::string ns_text(const std::optional<double>& v) { return v ? fmt("%.0f", *v) : "-"; }
+
+// A gnuplot string literal.
+std::string gp_quote(const std::string& s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\') out += '\\';
+    out += ch;
+  }
+  return out + "\"";
+}
+
+std::string md_cell(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    if (ch == '|') out += '\\';
+    out += ch;
+  }
+  return out;
+}
+
+class OutDir {
+ public:
+  explicit OutDir(const std::string& dir) : dir_(dir) {
+    std::error_code ec;
+    fs::create_directories(dir_, ec);
+    if (ec) throw std::runtime_error("report: cannot create " + dir + ": " + ec.message());
+  }
+  // Atomic: a reader never sees half a file (temporary + rename in the same directory).
+  void write(const std::string& name, const std::string& text) {
+    const fs::path target = dir_ / name;
+    const fs::path tmp = dir_ / (name + ".tmp." + std::to_string(getpid()));
+    std::FILE* f = std::fopen(tmp.c_str(), "wb");
+    if (!f)
+      throw std::runtime_error("report: cannot write " + tmp.string() + ": " +
+                               std::strerror(errno));
+    const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    const bool closed = std::fclose(f) == 0;
+    if (!ok || !closed || std::rename(tmp.c_str(), target.c_str()) != 0) {
+      const int err = errno;
+      std::remove(tmp.c_str());
+      throw std::runtime_error("report: cannot write " + target.string() + ": " +
+                               std::strerror(err));
+    }
+    written_.push_back(name);
+  }
+  const fs::path& path() const { return dir_; }
+  const std::vector<std::string>& written() const { return written_; }
+
+ private:
+  fs::path dir_;
+  std::vector<std::string> written_;
+};
+
+// Script preamble and trailer: PNG through pngcairo when this gnuplot has it (antialiased), else
+// libgd's png; then the same plot as SVG. Every script is self-contained and runs from its folder.
+std::string gp_begin(const std::string& stem, int width, int height) {
+  std::ostringstream s;
+  s << "# Rendered by `wakebench report`; run from this folder: gnuplot " << stem << ".gp\n"
+    << "# Writes " << stem << ".png and " << stem << ".svg from " << stem << ".dat.\n"
+    << "if (strstrt(GPVAL_TERMINALS, \" pngcairo \") > 0) {\n"
+    << "  set terminal pngcairo size " << width << "," << height << " noenhanced font \"sans,10\"\n"
+    << "} else {\n"
+    << "  set terminal png size " << width << "," << height << " noenhanced\n"
+    << "}\n"
+    << "set output '" << stem << ".png'\n"
+    << "set datafile missing 'NaN'\n";
+  return s.str();
+}
+
+std::string gp_end(const std::string& stem, int width, int height) {
+  std::ostringstream s;
+  s << "set terminal svg size " << width << "," << height << " noenhanced font \"sans,10\"\n"
+    << "set output '" << stem << ".svg'\n"
+    << "replot\n"
+    << "unset output\n";
+  return s.str();
+}
+
+// Blue (fast) to red (slow), readable in grey too.
+constexpr const char* kPalette =
+    "set palette defined (0 '#2c7bb6', 0.25 '#abd9e9', 0.5 '#ffffbf', 0.75 '#fdae61', 1 "
+    "'#d7191c')\n";
+
+struct Plot {
+  std::string stem, title, description;
+};
+
+struct Context {
+  const ResultSet& rs;
+  OutDir& out;
+  std::vector<Plot> plots;
+  std::vector<std::string> skipped;
+  std::ostringstream tables;  // markdown summary tables for index.md
+};
+
+// ---- heat map: median RTT by placement x mechanism/mode -----------------------------------------
+
+void heatmap(Context& ctx) {
+  const json& cases = ctx.rs.cases();
+  const auto vary = varying_params(cases);
+  std::vector<std::string> rows, cols;
+  std::map<std::pair<std::string, std::string>, std::string> status;  // non-ok cells
+  std::map<std::pair<std::string, std::string>, double> value;
+  for (const json& c : cases) {
+    if (is_matrix(c)) continue;
+    const std::string row = row_label(c, vary), col = c["placement"];
+    if (std::find(rows.begin(), rows.end(), row) == rows.end()) rows.push_back(row);
+    if (std::find(cols.begin(), cols.end(), col) == cols.end()) cols.push_back(col);
+    if (is_ok(c)) {
+      if (auto v = num(c["rtt_ns"], "median")) value[{row, col}] = *v;
+    } else {
+      status[{row, col}] = c["status"];
+    }
+  }
+  if (value.empty()) {
+    ctx.skipped.push_back("heat map of median RTT: no ok case outside a matrix run");
+    return;
+  }
+  std::stable_sort(cols.begin(), cols.end(), [](const std::string& a, const std::string& b) {
+    return placement_rank(a) < placement_rank(b);
+  });
+
+  std::ostringstream dat;
+  dat << "# median round-trip time (ns) by placement (x index) and mechanism/mode (y index)\n"
+      << "# x y median_ns placement row\n";
+  for (std::size_t y = 0; y < rows.size(); ++y) {
+    for (std::size_t x = 0; x < cols.size(); ++x) {
+      auto it = value.find({rows[y], cols[x]});
+      if (it == value.end()) continue;
+      dat << x << ' ' << y << ' ' << fmt("%.1f", it->second) << ' ' << gp_quote(cols[x]) << ' '
+          << gp_quote(rows[y]) << "\n";
+    }
+  }
+  const int width = std::max(700, 160 + 110 * static_cast<int>(cols.size()));
+  const int height = std::max(400, 140 + 40 * static_cast<int>(rows.size()));
+  std::ostringstream gp;
+  gp << gp_begin("heatmap", width, height) << kPalette
+     << "set title 'Median round-trip time by placement class (blank: not measured or not ok)'\n"
+     << "set xlabel 'placement of the wakee relative to the waker (class; kernel = unpinned)'\n"
+     << "set ylabel 'mechanism/mode'\n"
+     << "set cblabel 'median RTT (ns)'\n"
+     << "set xrange [-0.5:" << cols.size() - 0.5 << "]\nset yrange [-0.5:" << rows.size() - 0.5
+     << "] reverse\n"
+     << "set xtics rotate by -30 (";
+  for (std::size_t x = 0; x < cols.size(); ++x)
+    gp << (x ? ", " : "") << gp_quote(cols[x]) << " " << x;
+  gp << ")\nset ytics (";
+  for (std::size_t y = 0; y < rows.size(); ++y)
+    gp << (y ? ", " : "") << gp_quote(rows[y]) << " " << y;
+  gp << ")\nset tics nomirror\nunset key\n"
+     << "plot 'heatmap.dat' using 1:2:(0.5):(0.5):3 with boxxyerror fillstyle solid 1.0 noborder "
+        "lc palette, \\\n"
+     << "     '' using 1:2:(sprintf('%.0f', $3)) with labels\n"
+     << gp_end("heatmap", width, height);
+  ctx.out.write("heatmap.dat", dat.str());
+  ctx.out.write("heatmap.gp", gp.str());
+  ctx.plots.push_back({"heatmap", "Median RTT by placement class and mechanism",
+                       "Each cell is the median round-trip time (ns) of one case; pinned classes "
+                       "from the nearest (same-cpu) to the farthest, then kernel placement."});
+
+  ctx.tables << "\n### Median RTT (ns) by placement\n\n| mechanism/mode |";
+  for (const std::string& c : cols) ctx.tables << " " << md_cell(c) << " |";
+  ctx.tables << "\n|---|";
+  for (std::size_t i = 0; i < cols.size(); ++i) ctx.tables << "--:|";
+  ctx.tables << "\n";
+  for (const std::string& r : rows) {
+    ctx.tables << "| " << md_cell(r) << " |";
+    for (const std::string& c : cols) {
+      auto v = value.find({r, c});
+      auto s = status.find({r, c});
+      ctx.tables << " "
+                 << (v != value.end() ? fmt("%.0f", v->second)
+                                      : (s != status.end() ? s->second : "-"))
+                 << " |";
+    }
+    ctx.tables << "\n";
+  }
+}
+
+// ---- RTT distribution per class, one plot per mechanism
+// ------------------------------------------
+
+// The stored percentiles, as (label, quantile) pairs. The y axis is -log10(1 - q) ("nines"), so
+// p50, p90, p99 and p99.9 are evenly spaced; max is drawn one step above p99.9.
+struct Quantile {
+  const char* key;
+  const char* label;
+  double y;
+};
+constexpr Quantile kQuantiles[] = {{"min", "min", 0.0},    {"median", "p50", 0.30103},
+                                   {"p90", "p90", 1.0},    {"p99", "p99", 2.0},
+                                   {"p999", "p99.9", 3.0}, {"max", "max", 4.0}};
+
+void distributions(Context& ctx) {
+  const json& cases = ctx.rs.cases();
+  const auto vary = varying_params(cases);
+  std::vector<std::string> mechanisms;
+  for (const json& c : cases) {
+    if (is_ok(c) && !is_matrix(c) &&
+        std::find(mechanisms.begin(), mechanisms.end(), c["mechanism"]) == mechanisms.end()) {
+      mechanisms.push_back(c["mechanism"]);
+    }
+  }
+  if (mechanisms.empty()) {
+    ctx.skipped.push_back("RTT distributions: no ok case outside a matrix run");
+    return;
+  }
+  for (const std::string& mech : mechanisms) {
+    std::vector<const json*> series;
+    for (const json& c : cases) {
+      if (is_ok(c) && !is_matrix(c) && c["mechanism"] == mech) series.push_back(&c);
+    }
+    std::stable_sort(series.begin(), series.end(), [](const json* a, const json* b) {
+      return std::make_pair((*a)["mode"].get<std::string>(), placement_rank((*a)["placement"])) <
+             std::make_pair((*b)["mode"].get<std::string>(), placement_rank((*b)["placement"]));
+    });
+    const std::string stem = "rtt-" + mech;
+    std::ostringstream dat, plot;
+    dat << "# " << mech << ": stored RTT percentiles per case (not raw samples)\n"
+        << "# one block per case (gnuplot index); columns: rtt_ns nines percentile\n"
+        << "# nines = -log10(1 - q): min 0, p50 0.301, p90 1, p99 2, p99.9 3; max drawn at 4\n";
+    int index = 0;
+    for (const json* c : series) {
+      std::string title =
+          (*c)["mode"].get<std::string>() + "/" + (*c)["placement"].get<std::string>();
+      const std::string label = row_label(*c, vary);
+      if (const auto sp = label.find(' '); sp != std::string::npos) title += label.substr(sp);
+      std::ostringstream block;
+      int points = 0;
+      for (const Quantile& q : kQuantiles) {
+        if (auto v = num((*c)["rtt_ns"], q.key); v && *v > 0) {
+          block << fmt("%.1f", *v) << ' ' << q.y << ' ' << q.label << "\n";
+          ++points;
+        }
+      }
+      if (points < 2) continue;
+      dat << (index ? "\n\n" : "") << "# " << title << "\n" << block.str();
+      plot << (index ? ", \\\n     " : "plot ") << "'" << stem << ".dat' index " << index
+           << " using 1:2 with linespoints lw 2 title " << gp_quote(title);
+      ++index;
+    }
+    if (index == 0) {
+      ctx.skipped.push_back("RTT distribution of " + mech +
+                            ": no case has two positive percentiles");
+      continue;
+    }
+    std::ostringstream gp;
+    gp << gp_begin(stem, 900, 560) << "set title "
+       << gp_quote(mech + ": round-trip time percentiles per placement") << "\n"
+       << "set xlabel 'round-trip time (ns, log scale)'\n"
+       << "set ylabel 'percentile of round trips (from the stored min, p50, p90, p99, p99.9, max; "
+          "not raw samples)'\n"
+       << "set logscale x\nset grid\nset key outside right top\n"
+       << "set yrange [-0.1:4.2]\n"
+       << "set ytics ('min' 0, 'p50' 0.30103, 'p90' 1, 'p99' 2, 'p99.9' 3, 'max' 4)\n"
+       << plot.str() << "\n"
+       << gp_end(stem, 900, 560);
+    ctx.out.write(stem + ".dat", dat.str());
+    ctx.out.write(stem + ".gp", gp.str());
+    ctx.plots.push_back({stem, mech + ": RTT distribution per placement",
+                         "Percentile plot of the round-trip time of each " + mech +
+                             " case, drawn from the result set's stored percentiles "
+                             "(min, p50, p90, p99, p99.9, max), not from raw samples."});
+  }
+}
+
+// ---- predicted vs measured RTT per policy
+// --------------------------------------------------------
+
+// {policy: class} from the predictions, wherever the predictor put its `policies` map (the
+// `wakebench predict --json` shape, an array of those, or the map itself).
+std::map<std::string, std::string> policy_classes(const json& p, int depth = 0) {
+  std::map<std::string, std::string> out;
+  if (depth > 3 || p.is_null()) return out;
+  if (p.is_object() && p.contains("policies") && p["policies"].is_object()) {
+    for (const auto& [policy, v] : p["policies"].items()) {
+      if (v.is_object() && v.contains("class") && v["class"].is_string()) out[policy] = v["class"];
+    }
+    if (!out.empty()) return out;
+  }
+  if (p.is_object()) {
+    bool all = !p.empty();
+    for (const auto& [k, v] : p.items())
+      all = all && v.is_object() && v.contains("class") && v["class"].is_string();
+    if (all) {
+      for (const auto& [k, v] : p.items()) out[k] = v["class"];
+      return out;
+    }
+  }
+  if (p.is_array() || p.is_object()) {
+    for (const json& v : p) {
+      out = policy_classes(v, depth + 1);
+      if (!out.empty()) return out;
+    }
+  }
+  return out;
+}
+
+void predictions(Context& ctx) {
+  const json& doc = ctx.rs.doc;
+  if (!doc.contains("predictions") || doc["predictions"].is_null()) {
+    ctx.skipped.push_back(
+        "predicted vs measured RTT per policy: the result set has no "
+        "predictions (run `wakebench predict --results FILE`)");
+    return;
+  }
+  const std::map<std::string, std::string> classes = policy_classes(doc["predictions"]);
+  if (classes.empty()) {
+    ctx.skipped.push_back(
+        "predicted vs measured RTT per policy: no {policy: {class}} map found in "
+        "\"predictions\"");
+    return;
+  }
+  // Policy order of DESIGN.md's vocabulary; others after, by name.
+  const std::vector<std::string> known = {"mainline",     "sync-pair", "sync-core",
+                                          "sync-core-v2", "sync-2017", "current-cpu"};
+  std::vector<std::string> policies;
+  for (const std::string& p : known) {
+    if (classes.count(p)) policies.push_back(p);
+  }
+  for (const auto& [p, c] : classes) {
+    if (std::find(known.begin(), known.end(), p) == known.end()) policies.push_back(p);
+  }
+
+  const json& cases = ctx.rs.cases();
+  const auto vary = varying_params(cases);
+  std::vector<std::string> rows;
+  std::map<std::pair<std::string, std::string>, double> pinned;  // (row, class) -> median
+  std::map<std::string, std::pair<std::string, double>> kernel;  // row -> (placement, median)
+  for (const json& c : cases) {
+    if (!is_ok(c) || is_matrix(c)) continue;
+    const auto median = num(c["rtt_ns"], "median");
+    if (!median) continue;
+    const std::string row = row_label(c, vary), placement = c["placement"];
+    if (is_kernel(placement)) {
+      if (!kernel.count(row) || placement == "kernel") kernel[row] = {placement, *median};
+    } else {
+      pinned[{row, placement}] = *median;
+      if (std::find(rows.begin(), rows.end(), row) == rows.end()) rows.push_back(row);
+    }
+  }
+  if (rows.empty()) {
+    ctx.skipped.push_back(
+        "predicted vs measured RTT per policy: no ok pinned case to cost the "
+        "predicted classes");
+    return;
+  }
+  std::ostringstream dat;
+  dat << "# predicted RTT (ns) of each policy = measured median RTT of the pinned class it picks;\n"
+      << "# last column: measured median RTT under kernel placement (this kernel's policy)\n"
+      << "row";
+  for (const std::string& p : policies) dat << ' ' << gp_quote(p + " -> " + classes.at(p));
+  dat << ' ' << gp_quote("measured: kernel placement") << "\n";
+  ctx.tables << "\n### Predicted vs measured RTT (ns)\n\nPredicted = the median RTT measured "
+                "pinned on the class each policy picks; measured = kernel placement.\n\n"
+                "| mechanism/mode |";
+  for (const std::string& p : policies) ctx.tables << " " << p << " (" << classes.at(p) << ") |";
+  ctx.tables << " measured (kernel) |\n|---|";
+  for (std::size_t i = 0; i <= policies.size(); ++i) ctx.tables << "--:|";
+  ctx.tables << "\n";
+  for (const std::string& r : rows) {
+    dat << gp_quote(r);
+    ctx.tables << "| " << md_cell(r) << " |";
+    for (const std::string& p : policies) {
+      auto it = pinned.find({r, classes.at(p)});
+      dat << ' ' << (it == pinned.end() ? "NaN" : fmt("%.1f", it->second));
+      ctx.tables << " " << (it == pinned.end() ? "not measured" : fmt("%.0f", it->second)) << " |";
+    }
+    auto k = kernel.find(r);
+    dat << ' ' << (k == kernel.end() ? "NaN" : fmt("%.1f", k->second.second)) << "\n";
+    ctx.tables << " "
+               << (k == kernel.end() ? "not measured"
+                                     : fmt("%.0f", k->second.second) + " (" + k->second.first + ")")
+               << " |\n";
+  }
+  const int columns = static_cast<int>(policies.size()) + 1;
+  const int width = std::max(800, 200 + 30 * columns * static_cast<int>(rows.size()));
+  std::ostringstream gp;
+  gp << gp_begin("predicted", width, 560)
+     << "set title 'Predicted (pinned cost of the class each policy picks) vs measured RTT'\n"
+     << "set xlabel 'mechanism/mode'\n"
+     << "set ylabel 'median round-trip time (ns)'\n"
+     << "set style data histograms\nset style histogram clustered gap 1\n"
+     << "set style fill solid 0.8 border -1\nset boxwidth 0.9\n"
+     << "set yrange [0:*]\nset grid ytics\nset key outside right top\n"
+     << "set xtics rotate by -30\n"
+     << "plot for [col=2:" << columns + 1
+     << "] 'predicted.dat' using col:xtic(1) title columnheader(col)\n"
+     << gp_end("predicted", width, 560);
+  ctx.out.write("predicted.dat", dat.str());
+  ctx.out.write("predicted.gp", gp.str());
+  ctx.plots.push_back({"predicted", "Predicted vs measured RTT per policy",
+                       "For each mechanism/mode: one bar per policy, at the median RTT measured "
+                       "pinned on the placement class that policy predicts; the last bar is the "
+                       "median RTT measured with kernel placement."});
+}
+
+// ---- observed placement of kernel cases ---------------------------------------------------------
+
+void observed(Context& ctx) {
+  std::vector<const json*> kcases;
+  std::vector<std::string> classes;
+  for (const json& c : ctx.rs.cases()) {
+    if (!c.contains("observed") || !c["observed"].is_object() ||
+        !c["observed"].contains("histogram") || !c["observed"]["histogram"].is_object()) {
+      continue;
+    }
+    kcases.push_back(&c);
+    for (const auto& [cls, n] : c["observed"]["histogram"].items()) {
+      if (std::find(classes.begin(), classes.end(), cls) == classes.end()) classes.push_back(cls);
+    }
+  }
+  if (kcases.empty()) {
+    ctx.skipped.push_back(
+        "observed placement histogram: no case with kernel placement recorded "
+        "an \"observed\" histogram");
+    return;
+  }
+  std::stable_sort(classes.begin(), classes.end(), [](const std::string& a, const std::string& b) {
+    return placement_rank(a) < placement_rank(b);
+  });
+  std::ostringstream dat;
+  dat << "# share of round trips (%) by the wakee's CPU class relative to the waker's\ncase";
+  for (const std::string& cls : classes) dat << ' ' << gp_quote(cls);
+  dat << "\n";
+  ctx.tables << "\n### Observed placement (kernel cases)\n\n| case | round trips |";
+  for (const std::string& cls : classes) ctx.tables << " " << cls << " % |";
+  ctx.tables << " migrations waker | migrations wakee |\n|---|--:|";
+  for (std::size_t i = 0; i < classes.size() + 2; ++i) ctx.tables << "--:|";
+  ctx.tables << "\n";
+  for (const json* c : kcases) {
+    const json& h = (*c)["observed"]["histogram"];
+    double total = 0;
+    for (const auto& [cls, n] : h.items()) total += n.is_number() ? n.get<double>() : 0;
+    const std::string name = (*c)["name"];
+    dat << gp_quote(name);
+    ctx.tables << "| " << md_cell(name) << " | " << fmt("%.0f", total) << " |";
+    for (const std::string& cls : classes) {
+      const double n = h.contains(cls) && h[cls].is_number() ? h[cls].get<double>() : 0;
+      const double pct = total > 0 ? 100.0 * n / total : 0;
+      dat << ' ' << fmt("%.3f", pct);
+      ctx.tables << " " << fmt("%.1f", pct) << " |";
+    }
+    dat << "\n";
+    const json& m = (*c)["observed"].value("migrations", json::object());
+    for (const char* side : {"waker", "wakee"}) {
+      const auto v = num(m, side);
+      ctx.tables << " " << (v ? fmt("%.0f", *v) : "-") << " |";
+    }
+    ctx.tables << "\n";
+  }
+  const int width = std::max(700, 260 + 90 * static_cast<int>(kcases.size()));
+  std::ostringstream gp;
+  gp << gp_begin("observed", width, 520)
+     << "set title 'Where the kernel put the wakee (kernel placement cases)'\n"
+     << "set xlabel 'case'\n"
+     << "set ylabel 'round trips (%)'\n"
+     << "set style data histograms\nset style histogram rowstacked\n"
+     << "set style fill solid 0.85 border -1\nset boxwidth 0.6\n"
+     << "set yrange [0:100]\nset grid ytics\n"
+     << "set key outside right top title 'wakee CPU vs waker CPU'\n"
+     << "set xtics rotate by -30\n"
+     << "plot for [col=2:" << classes.size() + 1
+     << "] 'observed.dat' using col:xtic(1) title columnheader(col)\n"
+     << gp_end("observed", width, 520);
+  ctx.out.write("observed.dat", dat.str());
+  ctx.out.write("observed.gp", gp.str());
+  ctx.plots.push_back({"observed", "Observed placement of kernel cases",
+                       "For each case run unpinned: the share of round trips in which the wakee "
+                       "ran on the waker's CPU, its SMT sibling, the same LLC, and so on."});
+}
+
+// ---- CPU x CPU matrix ---------------------------------------------------------------------------
+
+void matrices(Context& ctx) {
+  std::map<std::string, std::vector<const json*>> groups;  // mechanism/mode -> cells
+  for (const json& c : ctx.rs.cases()) {
+    if (is_matrix(c)) {
+      groups[c["mechanism"].get<std::string>() + "/" + c["mode"].get<std::string>()].push_back(&c);
+    }
+  }
+  if (groups.empty()) {
+    ctx.skipped.push_back(
+        "CPU x CPU heat map: not a matrix run (no \"<mechanism>/<mode>/matrix/"
+        "<a>-<b>\" case)");
+    return;
+  }
+  for (const auto& [mm, cells] : groups) {
+    std::string stem = "matrix-" + mm;
+    std::replace(stem.begin(), stem.end(), '/', '-');
+    std::set<int> cpus;
+    std::ostringstream dat;
+    dat << "# " << mm << ": median round-trip time (ns) per ordered CPU pair\n"
+        << "# wakee_cpu waker_cpu median_ns\n";
+    int points = 0;
+    for (const json* c : cells) {
+      const int waker = (*c)["cpus"]["waker"], wakee = (*c)["cpus"]["wakee"];
+      cpus.insert(waker);
+      cpus.insert(wakee);
+      if (!is_ok(*c)) continue;
+      if (auto v = num((*c)["rtt_ns"], "median")) {
+        dat << wakee << ' ' << waker << ' ' << fmt("%.1f", *v) << "\n";
+        ++points;
+      }
+    }
+    if (points == 0) {
+      ctx.skipped.push_back("CPU x CPU heat map of " + mm + ": no ok cell");
+      continue;
+    }
+    const int lo = *cpus.begin(), hi = *cpus.rbegin();
+    const int n = hi - lo + 1;
+    const int side = std::clamp(140 + 28 * n, 500, 1400);
+    std::ostringstream gp;
+    gp << gp_begin(stem, side + 160, side) << kPalette << "set title "
+       << gp_quote(mm + ": median round-trip time per CPU pair") << "\n"
+       << "set xlabel 'wakee CPU (OS index)'\nset ylabel 'waker CPU (OS index)'\n"
+       << "set cblabel 'median RTT (ns)'\n"
+       << "set xrange [" << lo - 0.5 << ":" << hi + 0.5 << "]\n"
+       << "set yrange [" << lo - 0.5 << ":" << hi + 0.5 << "] reverse\n"
+       << "set size ratio -1\nset tics nomirror\nunset key\n"
+       << (n > 16 ? "set xtics 0, " + std::to_string((n + 15) / 16) + "\n" : "set xtics 1\n")
+       << (n > 16 ? "set ytics 0, " + std::to_string((n + 15) / 16) + "\n" : "set ytics 1\n")
+       << "plot '" << stem << ".dat' using 1:2:(0.5):(0.5):3 with boxxyerror fillstyle solid 1.0 "
+       << "noborder lc palette"
+       << (n <= 16 ? ", \\\n     '' using 1:2:(sprintf('%.0f', $3)) with labels" : "") << "\n"
+       << gp_end(stem, side + 160, side);
+    ctx.out.write(stem + ".dat", dat.str());
+    ctx.out.write(stem + ".gp", gp.str());
+    ctx.plots.push_back({stem, mm + ": CPU x CPU round-trip time",
+                         "Median round-trip time for every ordered (waker, wakee) CPU pair of the "
+                         "matrix run; blank cells were not measured or not ok."});
+  }
+}
+
+// ---- summary of every case
+// ------------------------------------------------------------------------
+
+void case_table(Context& ctx) {
+  ctx.tables
+      << "\n### Cases\n\n| case | status | cpus | median ns | p99 ns | p99.9 ns | "
+         "wakeup median ns | MdAPE % | repetitions |\n|---|---|---|--:|--:|--:|--:|--:|--:|\n";
+  for (const json& c : ctx.rs.cases()) {
+    std::string cpus = "-";
+    if (c.contains("cpus") && c["cpus"].is_object() && c["cpus"].contains("waker")) {
+      cpus = c["cpus"]["waker"].dump() + " -> " + c["cpus"].value("wakee", json()).dump();
+    } else if (c.contains("cpuset") && c["cpuset"].is_string()) {
+      cpus = "cpuset " + c["cpuset"].get<std::string>();
+    }
+    std::string status = c["status"];
+    if (c.contains("reason") && c["reason"].is_string())
+      status += ": " + c["reason"].get<std::string>();
+    const json rtt = is_ok(c) ? c["rtt_ns"] : json::object();
+    const json wake =
+        c.contains("wakeup_ns") && c["wakeup_ns"].is_object() ? c["wakeup_ns"] : json::object();
+    const auto mdape = num(rtt, "mdape_pct");
+    ctx.tables << "| " << md_cell(c["name"]) << " | " << md_cell(status) << " | " << cpus << " | "
+               << ns_text(num(rtt, "median")) << " | " << ns_text(num(rtt, "p99")) << " | "
+               << ns_text(num(rtt, "p999")) << " | " << ns_text(num(wake, "median")) << " | "
+               << (mdape ? fmt("%.1f", *mdape) : "-") << " | "
+               << (c.contains("repetitions") && c["repetitions"].is_array()
+                       ? c["repetitions"].size()
+                       : 0)
+               << " |\n";
+  }
+}
+
+// ---- rendering ----------------------------------------------------------------------------------
+
+void run_gnuplot(const std::string& gnuplot, const fs::path& dir, const std::string& script) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  // Scripts name their files relative to their folder.
+  posix_spawn_file_actions_addchdir_np(&actions, dir.c_str());
+  std::string arg0 = gnuplot, arg1 = script;
+  char* argv[] = {arg0.data(), arg1.data(), nullptr};
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, gnuplot.c_str(), &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) {
+    throw std::runtime_error("report: cannot run " + gnuplot + ": " + std::strerror(rc));
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR)
+      throw std::runtime_error("report: waitpid on gnuplot: " + std::string(std::strerror(errno)));
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    throw std::runtime_error("report: gnuplot " + (dir / script).string() + " " +
+                             describe_wait_status(status));
+  }
+}
+
+std::string machine_line(const MachineSummary& m) {
+  std::string out;
+  for (const std::string& part :
+       {m.hostname, m.cpu_model, m.kernel_release.empty() ? "" : "Linux " + m.kernel_release,
+        format_counts(m)}) {
+    if (!part.empty()) out += (out.empty() ? "" : "; ") + part;
+  }
+  return out.empty() ? "(no machine description in the result set)" : out;
+}
+
+}  // namespace
+
+std::optional<std::string> find_on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  if (!path) return std::nullopt;
+  std::istringstream dirs(path);
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    if (dir.empty()) continue;
+    const fs::path candidate = fs::path(dir) / name;
+    if (::access(candidate.c_str(), X_OK) == 0 && fs::is_regular_file(candidate)) {
+      return candidate.string();
+    }
+  }
+  return std::nullopt;
+}
+
+ReportOutput write_report(const ResultSet& rs, const ReportOptions& options) {
+  OutDir out(options.out_dir);
+  Context ctx{rs, out, {}, {}, {}};
+  heatmap(ctx);
+  distributions(ctx);
+  predictions(ctx);
+  observed(ctx);
+  matrices(ctx);
+  case_table(ctx);
+
+  ReportOutput result;
+  if (!options.gnuplot.empty()) {
+    result.gnuplot = options.gnuplot;
+  } else if (auto g = find_on_path("gnuplot")) {
+    result.gnuplot = *g;
+  }
+  const std::string dir = out.path().string();
+  result.render_command = "cd " + dir + " && for f in *.gp; do gnuplot \"$f\"; done";
+
+  std::ostringstream index;
+  index << "# wakebench report: " << rs.path << "\n\n"
+        << "Machine: " << machine_line(rs.machine) << "  \n"
+        << "Result set: `" << rs.path << "`" << (rs.complete ? "" : " (incomplete run)") << ", "
+        << rs.cases().size() << " cases.\n\n";
+  if (result.gnuplot.empty()) {
+    index << "**Images not rendered**: gnuplot was not found on PATH. The data (`.dat`) and "
+             "scripts (`.gp`) are here; render them with `"
+          << result.render_command << "` (Debian: `apt-get install gnuplot-nox`).\n\n";
+  }
+  index << "## Plots\n";
+  for (const Plot& p : ctx.plots) {
+    index << "\n### " << p.title << "\n\n"
+          << p.description << "\n\n"
+          << "![" << p.title << "](" << p.stem << ".png)\n\n"
+          << "[SVG](" << p.stem << ".svg) · [data](" << p.stem << ".dat) · [gnuplot script]("
+          << p.stem << ".gp)\n";
+  }
+  if (!ctx.skipped.empty()) {
+    index << "\n## Not drawn\n\n";
+    for (const std::string& s : ctx.skipped) index << "- " << s << "\n";
+  }
+  index << "\n## Summary tables\n" << ctx.tables.str();
+  out.write("index.md", index.str());
+
+  result.files = out.written();
+  for (const std::string& f : result.files) {
+    if (f.size() > 3 && f.compare(f.size() - 3, 3, ".gp") == 0) result.scripts.push_back(f);
+  }
+  result.skipped = ctx.skipped;
+  if (!result.gnuplot.empty()) {
+    for (const Plot& p : ctx.plots) {
+      run_gnuplot(result.gnuplot, out.path(), p.stem + ".gp");
+      result.images.push_back(p.stem + ".png");
+      result.images.push_back(p.stem + ".svg");
+    }
+  }
+  return result;
+}
+
+}  // namespace wb

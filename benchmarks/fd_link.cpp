@@ -1,0 +1,58 @@
+#include "benchmarks/fd_link.h"
+
+#include <sys/socket.h>
+
+#include <cerrno>
+
+#include "benchmarks/fd_io.h"
+
+namespace wb {
+
+FdLink::FdLink(const CaseSpec& spec, std::vector<Fd> fds, std::array<size_t, 2> tx,
+               std::array<size_t, 2> rx, Framing framing)
+    : processes_(spec.mode == Mode::kProcesses),
+      fds_(std::move(fds)),
+      tx_(tx),
+      rx_(rx),
+      framing_(framing) {
+  for (auto& b : buf_) b.assign(static_cast<size_t>(spec.params.payload), 'w');
+}
+
+void FdLink::attach(Role role) {
+  if (!processes_) return;
+  const int me = static_cast<int>(role);
+  for (size_t i = 0; i < fds_.size(); ++i)
+    if (i != tx_[me] && i != rx_[me]) fds_[i].reset();
+}
+
+int FdLink::send(Role from) noexcept {
+  const int me = static_cast<int>(from);
+  const int fd = fds_[tx_[me]].get();
+  const std::vector<char>& b = buf_[me];
+  switch (framing_) {
+    case Framing::kPipe: return write_all(fd, b.data(), b.size());
+    case Framing::kSocket: return send_all(fd, b.data(), b.size());
+    case Framing::kDatagram:
+      for (;;) {
+        if (::send(fd, b.data(), b.size(), MSG_NOSIGNAL) >= 0) return 0;
+        if (errno != EINTR) return errno;
+      }
+  }
+  return EINVAL;
+}
+
+int FdLink::wait(Role me_role) noexcept {
+  const int me = static_cast<int>(me_role);
+  const int fd = fds_[rx_[me]].get();
+  std::vector<char>& b = buf_[me];
+  if (framing_ != Framing::kDatagram) return read_all(fd, b.data(), b.size());
+  for (;;) {
+    const ssize_t n = ::recv(fd, b.data(), b.size(), 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    if (n == 0) return EPIPE;  // payload >= 1: an empty read is the partner's close
+    return static_cast<size_t>(n) == b.size() ? 0 : EMSGSIZE;
+  }
+}
+
+}  // namespace wb

@@ -1,0 +1,54 @@
+// Building blocks for links whose hand-off carries no data (futex, eventfd, futex-swap, spin): a
+// sequence word per direction on its own cache line, and the payload carried through shared memory.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "common/driver.h"
+#include "common/shm.h"
+
+namespace wb {
+
+// One direction's hand-off counter. The sender increments it, the receiver waits until it moves
+// past the last value it saw: a lost-wakeup-free protocol with no reset and no ABA within 2^32
+// round trips (a wrap compares unequal, which is all the receiver asks).
+struct alignas(kHotAlign) SeqWord {
+  std::atomic<uint32_t> seq;
+};
+static_assert(sizeof(SeqWord) == kHotAlign && alignof(SeqWord) == kHotAlign,
+              "each hot word must own its cache line (DESIGN.md)");
+static_assert(std::atomic<uint32_t>::is_always_lock_free);
+
+// `payload` bytes per direction in shared memory: the sender copies its bytes in before it hands
+// off, the receiver copies them out after it woke. The hand-off orders the copies (a syscall, or
+// the release/acquire pair on a SeqWord).
+class SharedPayload {
+ public:
+  static size_t bytes(int payload) {
+    const size_t one = (static_cast<size_t>(payload) + kHotAlign - 1) / kHotAlign * kHotAlign;
+    return 2 * one;
+  }
+  SharedPayload(void* shared, int payload)
+      : n_(static_cast<size_t>(payload)), area_{static_cast<char*>(shared),
+                                                static_cast<char*>(shared) + bytes(payload) / 2} {
+    for (auto& b : local_) b.assign(n_, 'w');
+  }
+  void put(Role from) noexcept {
+    const int me = static_cast<int>(from);
+    std::memcpy(area_[me], local_[me].data(), n_);
+  }
+  void get(Role me_role) noexcept {
+    const int me = static_cast<int>(me_role);
+    std::memcpy(local_[me].data(), area_[1 - me], n_);
+  }
+
+ private:
+  size_t n_;
+  char* area_[2];                   // [0]: waker -> wakee, [1]: wakee -> waker
+  std::vector<char> local_[2];      // each side's private bytes
+};
+
+}  // namespace wb

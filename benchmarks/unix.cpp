@@ -1,0 +1,53 @@
+#include "benchmarks/unix.h"
+
+#include <sys/socket.h>
+
+#include <fstream>
+
+#include "benchmarks/fd_link.h"
+#include "common/sys.h"
+
+namespace wb {
+
+namespace {
+
+// A connected pair: [0] the waker's socket, [1] the wakee's. Each side writes and reads its own.
+std::unique_ptr<Link> socketpair_link(const CaseSpec& spec, int type, FdLink::Framing framing) {
+  int sv[2];
+  check(socketpair(AF_UNIX, type | SOCK_CLOEXEC, 0, sv), "socketpair");
+  std::vector<Fd> fds;
+  fds.emplace_back(sv[0]);
+  fds.emplace_back(sv[1]);
+  if (framing == FdLink::Framing::kDatagram) {
+    // unix_dgram_sendmsg refuses (EMSGSIZE) a datagram larger than sk_sndbuf - 32; the kernel
+    // doubles the value set here, capped at net.core.wmem_max.
+    const int want = spec.params.payload + 4096;
+    for (const Fd& fd : fds)
+      check(setsockopt(fd.get(), SOL_SOCKET, SO_SNDBUF, &want, sizeof want), "setsockopt(SO_SNDBUF)");
+  }
+  return std::make_unique<FdLink>(spec, std::move(fds), std::array<size_t, 2>{0, 1},
+                                  std::array<size_t, 2>{0, 1}, framing);
+}
+
+}  // namespace
+
+std::unique_ptr<Link> UnixStreamMechanism::make_link(const CaseSpec& spec, void*) const {
+  return socketpair_link(spec, SOCK_STREAM, FdLink::Framing::kSocket);
+}
+
+std::unique_ptr<Link> UnixDgramMechanism::make_link(const CaseSpec& spec, void*) const {
+  return socketpair_link(spec, SOCK_DGRAM, FdLink::Framing::kDatagram);
+}
+
+std::optional<std::string> UnixDgramMechanism::mechanism_skip_reason(const CaseSpec& spec) const {
+  std::ifstream in("/proc/sys/net/core/wmem_max");
+  long wmem_max = 0;
+  if (!(in >> wmem_max)) return std::nullopt;  // unknown: the send itself will say
+  if (static_cast<long>(spec.params.payload) + 4096 > 2 * wmem_max)
+    return "unsupported: a " + std::to_string(spec.params.payload) +
+           "-byte datagram exceeds the send buffer net.core.wmem_max allows (" +
+           std::to_string(wmem_max) + ")";
+  return std::nullopt;
+}
+
+}  // namespace wb

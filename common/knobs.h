@@ -1,0 +1,83 @@
+// The knobs the driver applies around and inside the timed window (issue 3): per-handoff work (a
+// calibrated busy loop and cache-line touching), background busy tasks placed relative to the
+// measured pairs, and per-side scheduling class and nice.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/case.h"
+#include "common/topology.h"
+
+namespace wb {
+
+// --- work -------------------------------------------------------------------------------------
+
+// Iterations of busy_loop() per nanosecond here, measured once per process: the fastest of several
+// timed runs, so a loop sized for N ns never finishes in less than N ns on an unloaded CPU. Like
+// producer_consumer's `-l` loop in seed 001, the work is a fixed amount of computation, not a
+// deadline on the clock: when the task is preempted, its work takes longer.
+double busy_loop_iterations_per_ns();
+// Iterations for `work_ns` (0 for 0).
+uint64_t busy_loop_iterations(int64_t work_ns);
+// A chain of dependent multiply-adds (no memory traffic); returns the result so that it is kept.
+uint64_t busy_loop(uint64_t iterations) noexcept;
+// Writes one byte in each of `lines` cache lines of `buf` (lines * kCacheLine bytes): the lines
+// move to the writer's cache, so a partner on another CPU finds them there.
+void touch_lines(char* buf, int lines) noexcept;
+
+// --- background -------------------------------------------------------------------------------
+
+// The CPUs `spec`'s background busy tasks run on, relative to its concurrent pairs
+// (concurrent_pairs()), on `topo`:
+//   waker-sibling  the SMT siblings of every waker CPU, outside the pairs' CPUs
+//   llc-others     every CPU sharing an LLC with a waker CPU, outside the pairs' CPUs
+//   all-others     every CPU of `topo` outside the pairs' CPUs
+//   prev-cpu       every wakee CPU (what makes the sync-core patches act: the wakee's previous
+//                  CPU is busy)
+//   a CPU list     exactly those CPUs
+// Sets `*why` and returns {} when a value other than "none" selects no CPU here (or names a CPU
+// that is not online and allowed), e.g. "unavailable: background waker-sibling selects no CPU
+// (no SMT: 1 PU per core)".
+std::vector<int> background_cpus(const CaseSpec& spec, const Topology& topo, std::string* why);
+
+// The live machine (Topology::from_system()), loaded once per process.
+const Topology& live_topology();
+
+// Busy tasks: one forked process per CPU, pinned there, spinning until stopped. The constructor
+// returns once every task runs on its CPU (so they are busy before any timing starts); stop() and
+// the destructor kill and reap them. Tasks die with wakebench (PR_SET_PDEATHSIG).
+class BusyTasks {
+ public:
+  // Throws std::runtime_error naming the CPU if a task cannot be pinned or does not start.
+  explicit BusyTasks(const std::vector<int>& cpus);
+  ~BusyTasks();
+  BusyTasks(const BusyTasks&) = delete;
+  BusyTasks& operator=(const BusyTasks&) = delete;
+  void stop() noexcept;
+  // pids of the tasks still running (empty after stop()).
+  std::vector<pid_t> running() const;
+
+ private:
+  std::vector<pid_t> pids_;
+};
+
+// --- sched ------------------------------------------------------------------------------------
+
+// Applies a side's policy and nice to the calling thread (sched_setscheduler and setpriority act
+// on one thread on Linux). Returns "" or why the kernel refused, e.g. "refused: sched fifo:10:
+// sched_setscheduler: EPERM (needs CAP_SYS_NICE or RLIMIT_RTPRIO >= 10)".
+std::string apply_sched(const std::optional<SchedPolicy>& policy, const std::optional<int>& nice);
+
+// --- all knobs --------------------------------------------------------------------------------
+
+// Why `spec`'s knobs cannot run here, or nullopt: a background value that selects no CPU on the
+// live machine, a sched or nice setting the kernel refuses (probed on a throwaway thread), w or s
+// given to a mechanism without W x S tasks (`client_service` false), pairs > 1 given to one with.
+std::optional<std::string> knob_skip_reason(const CaseSpec& spec, bool client_service);
+
+}  // namespace wb

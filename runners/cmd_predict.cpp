@@ -1,0 +1,152 @@
+// `wakebench predict`: where each wakeup policy puts a wakee (one scenario, or a ping-pong pair's
+// steady state) on a topology, and predictions for a result set. Rules: docs/policy-model.md.
+#include <cstdio>
+#include <iostream>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "analysis/predict.h"
+#include "common/cpulist.h"
+#include "runners/commands.h"
+
+namespace wb {
+
+namespace {
+
+struct PredictArgs {
+  std::string topology, scenario, results, llc_level, start, busy, allowed;
+  bool json = false, steady = false, sync = false, no_sync = false, current_cpu = false;
+};
+
+std::vector<int> cpu_list_arg(const std::string& flag, const std::string& text) {
+  try {
+    return parse_cpu_list(text);
+  } catch (const std::exception& e) {
+    throw std::invalid_argument("predict " + flag + ": " + e.what());
+  }
+}
+
+SchedTopology load_sched(const PredictArgs& a, std::optional<LlcSource> scenario_llc) {
+  std::optional<LlcSource> llc;
+  if (!a.llc_level.empty()) {
+    try {
+      llc = parse_llc_level(a.llc_level);
+    } catch (const std::exception& e) {
+      throw std::invalid_argument(std::string("predict --llc-level: ") + e.what());
+    }
+  } else if (scenario_llc) {
+    llc = scenario_llc;
+  }
+  if (!a.topology.empty()) return SchedTopology(Topology::from_xml(a.topology), llc.value_or(LlcSource::kAuto));
+  // The live machine: the scheduler's own LLC from debugfs when readable (section 12).
+  if (!llc) llc = live_llc_source();
+  return SchedTopology(Topology::from_system(), llc.value_or(LlcSource::kAuto));
+}
+
+void run_predict(const PredictArgs& a) {
+  if (!a.results.empty()) {
+    if (!a.topology.empty() || !a.scenario.empty() || a.steady) {
+      throw std::invalid_argument(
+          "predict --results uses the topology embedded in the result set; drop --topology, "
+          "--scenario and --steady");
+    }
+    auto p = predict_for_results_file(a.results);
+    std::cout << (a.json ? p.dump(2) + "\n" : render_results_text(p));
+    return;
+  }
+  if (!a.scenario.empty()) {
+    if (a.steady) throw std::invalid_argument("predict: --scenario and --steady exclude each other");
+    Scenario s = load_scenario(a.scenario);
+    SchedTopology sched = load_sched(a, s.llc_level);
+    auto p = predict_scenario(sched, s, a.scenario);
+    std::cout << (a.json ? p.dump(2) + "\n" : render_scenario_text(sched, p));
+    return;
+  }
+  if (a.sync && a.no_sync) throw std::invalid_argument("predict: --sync and --no-sync exclude each other");
+  SchedTopology sched = load_sched(a, std::nullopt);
+  SteadyOptions base;
+  base.current_cpu = a.current_cpu;
+  if (!a.busy.empty()) base.busy = cpu_list_arg("--busy", a.busy);
+  if (!a.allowed.empty()) base.allowed = cpu_list_arg("--allowed", a.allowed);
+  if (!a.start.empty()) {
+    auto comma = a.start.find(',');
+    try {
+      if (comma == std::string::npos) throw std::invalid_argument("expected a,b");
+      size_t used1 = 0, used2 = 0;
+      std::string s1 = a.start.substr(0, comma), s2 = a.start.substr(comma + 1);
+      base.start_a = std::stoi(s1, &used1);
+      base.start_b = std::stoi(s2, &used2);
+      if (used1 != s1.size() || used2 != s2.size()) throw std::invalid_argument("expected a,b");
+    } catch (const std::exception&) {
+      throw std::invalid_argument("predict --start \"" + a.start + "\": expected two CPU ids a,b");
+    }
+  }
+  std::vector<bool> syncs;
+  if (a.sync || a.current_cpu) {
+    syncs = {true};
+  } else if (a.no_sync) {
+    syncs = {false};
+  } else {
+    syncs = {true, false};
+  }
+  nlohmann::json out = nlohmann::json::array();
+  std::string text;
+  for (bool sync : syncs) {
+    SteadyOptions opt = base;
+    opt.sync = sync && !a.current_cpu;
+    auto j = steady_to_json(sched, opt, simulate_steady_state(sched, opt));
+    text += (text.empty() ? "" : "\n") + render_steady_text(j);
+    out.push_back(j);
+  }
+  std::cout << (a.json ? nlohmann::json{{"steady", out}}.dump(2) + "\n" : text);
+}
+
+void add_predict_command(CLI::App& app) {
+  auto args = std::make_shared<PredictArgs>();
+  auto* cmd = app.add_subcommand(
+      "predict",
+      "Where each wakeup policy (mainline, sync-pair, sync-core, sync-core-v2, sync-2017, "
+      "current-cpu) puts a wakee: one --scenario, the steady state of a ping-pong pair (default), "
+      "or predictions for a result set (--results)");
+  cmd->add_option("--topology", args->topology,
+                  "hwloc XML file (default: the live machine; its LLC from "
+                  "/sys/kernel/debug/sched/domains when readable)");
+  cmd->add_option("--scenario", args->scenario,
+                  "one wakeup as JSON (policy-model.md section 12: waker, prev, sync, current_cpu, "
+                  "reciprocal, nr_running, delayed, recent_used_cpu, allowed, waker_flips, "
+                  "wakee_flips, has_idle_cores, nr_idle_scan, waker_kthread, in_task, "
+                  "wakee_queued, llc_level)");
+  cmd->add_option("--results", args->results,
+                  "a wakebench result set: predicted vs measured per mechanism and mode, the "
+                  "policy group the kernel matches, each patch's premise (uses the embedded "
+                  "topology)");
+  cmd->add_option("--llc-level", args->llc_level,
+                  "L3 or L2: which cache is the scheduler's LLC (overrides the XML rule and the "
+                  "scenario's llc_level)");
+  cmd->add_flag("--json", args->json, "print JSON instead of a table");
+  cmd->add_flag("--steady", args->steady,
+                "steady state of a ping-pong pair (the default without --scenario/--results): "
+                "A on CPU a wakes B (last ran on b), B wakes A, ... until the placement repeats");
+  cmd->add_flag("--sync", args->sync, "steady state: the wakes carry WF_SYNC (pipe, unix, tcp, binder)");
+  cmd->add_flag("--no-sync", args->no_sync,
+                "steady state: the wakes carry no WF_SYNC (eventfd, futex); without --sync or "
+                "--no-sync both are shown");
+  cmd->add_flag("--current-cpu", args->current_cpu,
+                "steady state: the wakes carry WF_CURRENT_CPU (futex-swap / seccomp handoff)");
+  cmd->add_option("--start", args->start,
+                  "steady state: a,b = the first waker's CPU and the first wakee's previous CPU "
+                  "(default: the lowest allowed CPU and the lowest allowed CPU on another core of "
+                  "its LLC)");
+  cmd->add_option("--busy", args->busy,
+                  "steady state: CPU list each running one always-runnable hog (e.g. 3,5-7)");
+  cmd->add_option("--allowed", args->allowed,
+                  "steady state: the pair's cpuset as a CPU list (default: every CPU)");
+  cmd->callback([args] { run_predict(*args); });
+}
+
+}  // namespace
+
+static CommandRegistrar reg("predict", add_predict_command);
+
+}  // namespace wb

@@ -1,0 +1,292 @@
+// The knobs of issue 3: parsing and naming (common/case.h), background CPU choice on synthetic
+// topologies, busy tasks, the calibrated work loop, sched refusal, and what each knob visibly
+// changes when a case runs on this machine.
+#include "common/knobs.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "benchmarks/registry.h"
+#include "common/clock.h"
+#include "common/driver.h"
+#include "common/result_set.h"
+#include "common/stats.h"
+#include "common/sys.h"
+
+namespace wb {
+namespace {
+
+// --- Params ---------------------------------------------------------------------------------------
+
+TEST(Params, EveryKnobParsesAndNamesItself) {
+  Params p;
+  set_param(p, "payload", 64);
+  set_param(p, "work_ns", 2000);
+  set_param(p, "work_lines", 8);
+  set_param(p, "background", "prev-cpu");
+  set_param(p, "sched", "fifo:10");
+  set_param(p, "nice", nlohmann::json{{"wakee", 5}});
+  set_param(p, "pairs", 4);
+  EXPECT_EQ(name_suffix(p),
+            "/payload=64/work=2000ns/lines=8/bg=prev-cpu/sched=fifo:10/nice=waker:inherit,wakee:5"
+            "/pairs=4");
+  const nlohmann::json j = to_json(p);
+  EXPECT_EQ(j["work_ns"], 2000);
+  EXPECT_EQ(j["sched"]["waker"], "fifo:10");
+  EXPECT_EQ(j["sched"]["wakee"], "fifo:10");
+  EXPECT_TRUE(j["nice"]["waker"].is_null());
+  EXPECT_EQ(j["nice"]["wakee"], 5);
+  EXPECT_FALSE(j.contains("w"));
+  EXPECT_EQ(name_suffix(Params{}), "");
+  Params b;
+  set_param(b, "w", 1);
+  EXPECT_EQ(name_suffix(b), "/w1s1") << "w and s name the shape whenever the config sets one";
+  set_param(b, "background", "0,2-3");
+  EXPECT_EQ(b.background, "0,2-3");
+}
+
+TEST(Params, BadValuesNameTheKnob) {
+  Params p;
+  auto message = [&](const std::string& key, const nlohmann::json& v) {
+    try {
+      set_param(p, key, v);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("background", "somewhere").find("params.background"), std::string::npos);
+  EXPECT_NE(message("sched", "fifo:0").find("params.sched"), std::string::npos);
+  EXPECT_NE(message("sched", "deadline").find("fifo:<1..99>"), std::string::npos);
+  EXPECT_NE(message("sched", nlohmann::json{{"partner", "other"}}).find("unknown side"),
+            std::string::npos);
+  EXPECT_NE(message("nice", 20).find("params.nice"), std::string::npos);
+  EXPECT_NE(message("work_ns", -1).find("params.work_ns"), std::string::npos);
+  EXPECT_NE(message("pairs", 0).find("params.pairs"), std::string::npos);
+  EXPECT_NE(message("colour", 1).find("unknown knob"), std::string::npos);
+}
+
+TEST(Params, ConcurrentPairsCycleThroughTheCasePairs) {
+  CaseSpec s;
+  s.pairs = {{0, 1}, {2, 3}};
+  s.params.pairs = 3;
+  EXPECT_EQ(concurrent_pairs(s), (std::vector<CpuPair>{{0, 1}, {2, 3}, {0, 1}}));
+  s.params.pairs = 1;
+  EXPECT_EQ(concurrent_pairs(s).size(), 2u) << "never fewer than the pairs given";
+}
+
+// --- background ---------------------------------------------------------------------------------
+
+CaseSpec bg_case(const std::string& bg, CpuPair pair) {
+  CaseSpec s;
+  s.pairs = {pair};
+  s.params.background = bg;
+  return s;
+}
+
+TEST(Background, ChoosesCpusRelativeToThePair) {
+  // 2 LLCs x 2 cores x 2 PUs; hwloc numbers synthetic PUs contiguously: core 0 = PUs 0,1.
+  const Topology topo = Topology::from_synthetic("pack:2 l3:1 core:2 pu:2");
+  std::string why;
+  EXPECT_EQ(background_cpus(bg_case("waker-sibling", {0, 2}), topo, &why), std::vector<int>{1});
+  EXPECT_EQ(background_cpus(bg_case("llc-others", {0, 2}), topo, &why), std::vector<int>{1, 3});
+  EXPECT_EQ(background_cpus(bg_case("all-others", {0, 2}), topo, &why),
+            (std::vector<int>{1, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(background_cpus(bg_case("prev-cpu", {0, 2}), topo, &why), std::vector<int>{2});
+  EXPECT_EQ(background_cpus(bg_case("5-6", {0, 2}), topo, &why), (std::vector<int>{5, 6}));
+  EXPECT_TRUE(why.empty()) << why;
+  EXPECT_TRUE(background_cpus(bg_case("none", {0, 2}), topo, &why).empty());
+  EXPECT_TRUE(why.empty());
+}
+
+TEST(Background, AValueThatSelectsNoCpuSaysWhy) {
+  std::string why;
+  const Topology no_smt = Topology::from_synthetic("pack:1 l3:1 core:2 pu:1");
+  EXPECT_TRUE(background_cpus(bg_case("waker-sibling", {0, 1}), no_smt, &why).empty());
+  EXPECT_EQ(why, "unavailable: background waker-sibling selects no CPU (no SMT: 1 PU per core)");
+  EXPECT_TRUE(background_cpus(bg_case("all-others", {0, 1}), no_smt, &why).empty());
+  EXPECT_EQ(why.rfind("unavailable: background all-others selects no CPU", 0), 0u) << why;
+  EXPECT_TRUE(background_cpus(bg_case("llc-others", {0, 1}), no_smt, &why).empty());
+  EXPECT_FALSE(why.empty());
+  EXPECT_TRUE(background_cpus(bg_case("9", {0, 1}), no_smt, &why).empty());
+  EXPECT_NE(why.find("CPU 9 is offline or not allowed"), std::string::npos) << why;
+}
+
+TEST(Background, ASkippedCaseCarriesTheReason) {
+  // On the live machine, every CPU outside all CPUs is none.
+  CaseSpec s = bg_case("all-others", {0, 0});
+  s.mechanism = "pipe";
+  s.pairs.clear();
+  for (int c : live_topology().cpus()) s.pairs.push_back({c, c});
+  const auto why = find_mechanism("pipe")->skip_reason(s);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_EQ(why->rfind("unavailable: background all-others selects no CPU", 0), 0u) << *why;
+}
+
+// Field 39 of /proc/PID/stat: the CPU the task last ran on; field 3: its state.
+std::pair<char, int> stat_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  std::istringstream rest(text.substr(text.rfind(')') + 2));
+  char state = '?';
+  rest >> state;
+  std::string field;
+  for (int i = 4; i <= 39 && rest >> field; ++i) {
+  }
+  return {state, std::stoi(field)};
+}
+
+TEST(Background, BusyTasksRunOnTheirCpuUntilStoppedAndReaped) {
+  const int cpu = allowed_cpus().back();
+  BusyTasks busy({cpu});
+  ASSERT_EQ(busy.running().size(), 1u);
+  const pid_t pid = busy.running()[0];
+  usleep(20'000);
+  const auto [state, last_cpu] = stat_of(pid);
+  EXPECT_EQ(state, 'R');
+  EXPECT_EQ(last_cpu, cpu);
+  busy.stop();
+  EXPECT_TRUE(busy.running().empty());
+  EXPECT_EQ(kill(pid, 0), -1) << "the busy task is still there";
+  EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1) << "a busy task is left unreaped";
+}
+
+TEST(Background, PrevCpuPutsABusyTaskOnTheWakeeCpuDuringTheCase) {
+  const auto cpus = allowed_cpus();
+  if (cpus.size() < 2) GTEST_SKIP() << "needs 2 allowed CPUs";
+  CaseSpec s = bg_case("prev-cpu", {cpus[0], cpus[1]});
+  s.name = "pipe/threads/llc/bg=prev-cpu";
+  s.mechanism = "pipe";
+  s.round_trips = 100;
+  s.warmup = 10;
+  const RunOutcome out = run_case(s, *find_mechanism("pipe"), {});
+  ASSERT_TRUE(out.ok) << out.error;
+  EXPECT_EQ(out.background_cpus, std::vector<int>{cpus[1]});
+  EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1) << "the busy task was not reaped";
+  CaseRecord rec;
+  rec.spec = s;
+  rec.repetitions.push_back(out.pairs);
+  const auto j = case_json(rec, live_topology());
+  EXPECT_EQ(j["background"]["knob"], "prev-cpu");
+  EXPECT_EQ(j["background"]["cpus"], nlohmann::json::array({cpus[1]}));
+}
+
+// --- work ---------------------------------------------------------------------------------------
+
+TEST(Work, TheCalibratedLoopTakesAtLeastAboutItsTime) {
+  const uint64_t n = busy_loop_iterations(2'000'000);
+  ASSERT_GT(n, 0u);
+  EXPECT_EQ(busy_loop_iterations(0), 0u);
+  volatile uint64_t sink = 0;
+  int64_t best = INT64_MAX;
+  for (int i = 0; i < 3; ++i) {
+    const int64_t t0 = now_ns();
+    sink = sink + busy_loop(n);
+    best = std::min(best, now_ns() - t0);
+  }
+  EXPECT_GE(best, 1'600'000) << "calibrated for 2 ms";
+}
+
+int64_t median_of(const RunOutcome& out) {
+  std::vector<int64_t> all;
+  for (const auto& p : out.pairs) all.insert(all.end(), p.rtt_ns.begin(), p.rtt_ns.end());
+  return static_cast<int64_t>(compute_stats(std::span<const int64_t>(all)).median);
+}
+
+TEST(Work, WorkNsRaisesTheRoundTripAndWorkLinesRun) {
+  const int cpu = allowed_cpus()[0];
+  CaseSpec s;
+  s.name = "pipe/threads/same-cpu";
+  s.mechanism = "pipe";
+  s.pairs = {{cpu, cpu}};
+  s.round_trips = 200;
+  s.warmup = 20;
+  const RunOutcome base = run_case(s, *find_mechanism("pipe"), {});
+  ASSERT_TRUE(base.ok) << base.error;
+  s.params.work_ns = 50'000;
+  const RunOutcome worked = run_case(s, *find_mechanism("pipe"), {});
+  ASSERT_TRUE(worked.ok) << worked.error;
+  // Each side works 50 us inside the round trip: at least one work_ns more, loosely.
+  EXPECT_GE(median_of(worked) - median_of(base), s.params.work_ns);
+  s.params.work_ns = 0;
+  s.params.work_lines = 64;
+  s.mode = Mode::kProcesses;
+  const RunOutcome lines = run_case(s, *find_mechanism("futex"), {});
+  EXPECT_TRUE(lines.ok) << lines.error;
+}
+
+// --- sched and pairs ----------------------------------------------------------------------------
+
+TEST(Sched, SettingsApplyToTheTasksOrAreRefusedWithTheReason) {
+  const auto cpus = allowed_cpus();
+  CaseSpec s;
+  s.name = "pipe/processes/llc";
+  s.mechanism = "pipe";
+  s.mode = Mode::kProcesses;
+  s.pairs = {{cpus.front(), cpus.back()}};
+  s.round_trips = 100;
+  s.warmup = 10;
+  set_param(s.params, "sched", nlohmann::json{{"waker", "fifo:10"}, {"wakee", "batch"}});
+  set_param(s.params, "nice", nlohmann::json{{"wakee", 5}});
+  const Mechanism& pipe = *find_mechanism("pipe");
+  if (auto why = pipe.skip_reason(s)) {
+    EXPECT_EQ(why->rfind("refused: waker sched fifo:10", 0), 0u) << *why;
+    GTEST_SKIP() << *why;
+  }
+  const RunOutcome out = run_case(s, pipe, {});
+  EXPECT_TRUE(out.ok) << out.error;
+}
+
+TEST(Sched, WithoutPrivilegeRealTimeIsRefusedWithAHint) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to drop privileges in a child";
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    const rlimit none{0, 0};
+    setrlimit(RLIMIT_RTPRIO, &none);
+    if (setgid(65534) != 0 || setuid(65534) != 0) _exit(3);
+    const std::string r = apply_sched(SchedPolicy{SchedPolicy::kFifo, 10}, std::nullopt);
+    const ssize_t n = write(fds[1], r.data(), r.size());
+    _exit(n == static_cast<ssize_t>(r.size()) ? 0 : 4);
+  }
+  close(fds[1]);
+  std::string got;
+  char buf[256];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) got.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << describe_wait_status(status);
+  EXPECT_EQ(got.rfind("sched fifo:10: sched_setscheduler: EPERM", 0), 0u) << got;
+  EXPECT_NE(got.find("RLIMIT_RTPRIO"), std::string::npos) << got;
+}
+
+TEST(Pairs, KPairsRunAtOnceAndKeepTheirSamples) {
+  const auto cpus = allowed_cpus();
+  CaseSpec s;
+  s.name = "futex/threads/llc/pairs=3";
+  s.mechanism = "futex";
+  s.pairs = {{cpus.front(), cpus.back()}};
+  s.params.pairs = 3;
+  s.round_trips = 100;
+  s.warmup = 10;
+  RunOptions o;
+  o.events = {"context-switches"};
+  const RunOutcome out = run_case(s, *find_mechanism("futex"), o);
+  ASSERT_TRUE(out.ok) << out.error;
+  ASSERT_EQ(out.pairs.size(), 3u);
+  for (const auto& p : out.pairs) EXPECT_EQ(p.rtt_ns.size(), 100u);
+  EXPECT_EQ(out.counters.round_trips, 300);
+}
+
+}  // namespace
+}  // namespace wb

@@ -1,0 +1,271 @@
+// Every registered mechanism through the one driver, in both modes, on one CPU and on two CPUs,
+// with small iteration counts; the perf-counter invariants of issue 4 on this machine. Structure
+// and invariants only, never absolute times.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <tuple>
+
+#include "benchmarks/registry.h"
+#include "common/driver.h"
+#include "common/knobs.h"
+#include "common/perf.h"
+#include "common/result_set.h"
+#include "common/stats.h"
+#include "common/sys.h"
+
+namespace wb {
+namespace {
+
+constexpr int64_t kRoundTrips = 200;
+
+size_t open_fds() {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
+  return n;
+}
+
+CpuPair cross_pair() {
+  const auto cpus = allowed_cpus();
+  return {cpus.front(), cpus.size() > 1 ? cpus[1] : cpus.front()};
+}
+
+CaseSpec make_case(const std::string& mech, Mode mode, CpuPair pair) {
+  CaseSpec s;
+  s.mechanism = mech;
+  s.mode = mode;
+  s.placement = pair.first == pair.second ? "same-cpu" : "llc";
+  s.name = mech + "/" + std::string(mode_id(mode)) + "/" + s.placement;
+  s.pairs = {pair};
+  s.round_trips = kRoundTrips;
+  s.warmup = 20;
+  s.timeout_s = 20;
+  return s;
+}
+
+int64_t median_rtt(const RunOutcome& out) {
+  std::vector<int64_t> all;
+  for (const auto& p : out.pairs) all.insert(all.end(), p.rtt_ns.begin(), p.rtt_ns.end());
+  return static_cast<int64_t>(compute_stats(std::span<const int64_t>(all)).median);
+}
+
+using ProtocolParam = std::tuple<std::string, Mode, bool /*same cpu*/>;
+class Protocol : public ::testing::TestWithParam<ProtocolParam> {};
+
+TEST_P(Protocol, EveryRoundTripIsSampledOnItsCpus) {
+  const auto& [id, mode, same] = GetParam();
+  const auto cpus = allowed_cpus();
+  if (!same && cpus.size() < 2) GTEST_SKIP() << "needs 2 allowed CPUs";
+  const CpuPair pair = same ? CpuPair{cpus[0], cpus[0]} : cross_pair();
+  const Mechanism& mech = *find_mechanism(id);
+  CaseSpec spec = make_case(id, mode, pair);
+  if (mech.client_service()) {
+    spec.params.w = 2;
+    spec.params.s = 2;
+  }
+  if (auto why = mech.skip_reason(spec)) {
+    if (id == "spin" && same) {
+      EXPECT_NE(why->find("one CPU"), std::string::npos) << *why;
+      return;
+    }
+    if (id == "futex-swap") GTEST_SKIP() << *why;
+    FAIL() << "unexpected skip: " << *why;
+  }
+  ASSERT_FALSE(id == "spin" && same) << "spin must refuse one CPU";
+  const size_t fds_before = open_fds();
+  const RunOutcome out = run_case(spec, mech, {});
+  ASSERT_TRUE(out.ok) << out.error;
+  const size_t streams = mech.client_service() ? 2 : 1;
+  ASSERT_EQ(out.pairs.size(), streams);
+  for (const PairSamples& s : out.pairs) {
+    ASSERT_EQ(s.rtt_ns.size(), static_cast<size_t>(kRoundTrips));
+    ASSERT_EQ(s.wakeup_ns.size(), static_cast<size_t>(kRoundTrips));
+    EXPECT_LE(s.begin_ns, s.end_ns);
+    for (size_t k = 0; k < s.rtt_ns.size(); ++k) {
+      ASSERT_GT(s.rtt_ns[k], 0) << "round trip " << k;
+      // Every round trip's wakee wakeup happened, after the hand-off and before the answer.
+      ASSERT_GT(s.wakeup_ns[k], 0) << "round trip " << k;
+      ASSERT_LT(s.wakeup_ns[k], s.rtt_ns[k]) << "round trip " << k;
+      ASSERT_EQ(s.waker_cpu[k], pair.first);
+      ASSERT_EQ(s.wakee_cpu[k], pair.second);
+    }
+  }
+  EXPECT_EQ(open_fds(), fds_before) << "a case leaked file descriptors";
+  EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1) << "a task process is left";
+}
+
+std::vector<ProtocolParam> protocol_params() {
+  std::vector<ProtocolParam> out;
+  for (const Mechanism* m : all_mechanisms())
+    for (Mode mode : {Mode::kThreads, Mode::kProcesses})
+      for (bool same : {true, false}) out.emplace_back(std::string(m->id()), mode, same);
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(All, Protocol, ::testing::ValuesIn(protocol_params()),
+                         [](const auto& info) {
+                           std::string n = std::get<0>(info.param) + "_" +
+                                           std::string(mode_id(std::get<1>(info.param))) +
+                                           (std::get<2>(info.param) ? "_samecpu" : "_cross");
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
+
+TEST(Mechanisms, EachDeclaresItsWakeFlagsFromThePolicyModelTable) {
+  const std::map<std::string, WakeFlags> want = {
+      {"pipe", WakeFlags::kSync},        {"unix-stream", WakeFlags::kSync},
+      {"unix-dgram", WakeFlags::kSync},  {"tcp-loopback", WakeFlags::kSync},
+      {"eventfd", WakeFlags::kNone},     {"futex", WakeFlags::kNone},
+      {"futex-swap", WakeFlags::kCurrentCpu}, {"binder-like", WakeFlags::kSync},
+      {"spin", WakeFlags::kNone}};
+  ASSERT_EQ(all_mechanisms().size(), want.size());
+  for (const Mechanism* m : all_mechanisms()) {
+    ASSERT_TRUE(want.count(std::string(m->id()))) << m->id();
+    EXPECT_EQ(m->wake_flags(), want.at(std::string(m->id()))) << m->id();
+    EXPECT_FALSE(m->round_trip().empty()) << m->id();
+  }
+}
+
+TEST(Mechanisms, FutexSwapRunsOrSaysWhyNot) {
+  const Mechanism& m = *find_mechanism("futex-swap");
+  CaseSpec spec = make_case("futex-swap", Mode::kThreads, {allowed_cpus()[0], allowed_cpus()[0]});
+  if (auto why = m.skip_reason(spec)) {
+    EXPECT_EQ(why->rfind("unsupported: ", 0), 0u) << *why;
+    GTEST_SKIP() << *why;
+  }
+  const RunOutcome out = run_case(spec, m, {});
+  EXPECT_TRUE(out.ok) << out.error;
+}
+
+TEST(Mechanisms, BinderLikeNamesItsShapeAndReportsThroughput) {
+  const auto cpus = allowed_cpus();
+  CaseSpec spec = make_case("binder-like", Mode::kProcesses, cross_pair());
+  spec.params.w = 2;
+  spec.params.s = 4;
+  EXPECT_EQ(name_suffix(spec.params), "/w2s4");
+  const Mechanism& m = *find_mechanism("binder-like");
+  RunOutcome out = run_case(spec, m, {});
+  ASSERT_TRUE(out.ok) << out.error;
+  CaseRecord rec;
+  rec.spec = spec;
+  rec.wake_flags = m.wake_flags();
+  rec.repetitions.push_back(out.pairs);
+  const auto j = case_json(rec, live_topology());
+  EXPECT_GT(j["tps"].get<double>(), 0);
+  EXPECT_EQ(j["params"]["w"], 2);
+  EXPECT_EQ(j["params"]["s"], 4);
+  EXPECT_EQ(j["wake_flags"], "sync");
+  // pairs > 1 makes no sense next to W x S; w and s make no sense for a pair mechanism.
+  spec.params.pairs = 2;
+  EXPECT_TRUE(m.skip_reason(spec).has_value());
+  CaseSpec pipe = make_case("pipe", Mode::kThreads, cross_pair());
+  pipe.params.w = 2;
+  EXPECT_TRUE(find_mechanism("pipe")->skip_reason(pipe).has_value());
+}
+
+// --- counters (issue 4) -------------------------------------------------------------------------
+
+RunOptions counting() {
+  RunOptions o;
+  o.events = default_events();
+  return o;
+}
+
+double per_rt(const RunOutcome& out, Role side, const std::string& event) {
+  const auto& t = out.counters.totals[static_cast<int>(side)];
+  auto it = t.find(event);
+  if (it == t.end()) return NAN;
+  return it->second / static_cast<double>(out.counters.round_trips);
+}
+
+class Counters : public ::testing::TestWithParam<Mode> {};
+
+TEST_P(Counters, BlockingSameCpuSwitchesAboutTwicePerRoundTrip) {
+  const int cpu = allowed_cpus()[0];
+  for (const char* id : {"pipe", "futex", "eventfd"}) {
+    const RunOutcome out =
+        run_case(make_case(id, GetParam(), {cpu, cpu}), *find_mechanism(id), counting());
+    ASSERT_TRUE(out.ok) << id << ": " << out.error;
+    ASSERT_EQ(out.counters.round_trips, kRoundTrips);
+    const double cs = per_rt(out, Role::kWaker, "context-switches") +
+                      per_rt(out, Role::kWakee, "context-switches");
+    EXPECT_GE(cs, 1.5) << id;
+    EXPECT_LE(cs, 3.0) << id;
+    for (Role r : {Role::kWaker, Role::kWakee})
+      EXPECT_EQ(per_rt(out, r, "cpu-migrations"), 0) << id << " " << role_id(r);
+  }
+}
+
+TEST_P(Counters, SpinDoesNotSwitchAndPinnedTasksDoNotMigrate) {
+  if (allowed_cpus().size() < 2) GTEST_SKIP() << "needs 2 allowed CPUs";
+  const RunOutcome out = run_case(make_case("spin", GetParam(), cross_pair()),
+                                  *find_mechanism("spin"), counting());
+  ASSERT_TRUE(out.ok) << out.error;
+  const double cs = per_rt(out, Role::kWaker, "context-switches") +
+                    per_rt(out, Role::kWakee, "context-switches");
+  EXPECT_LT(cs, 0.1);
+  for (Role r : {Role::kWaker, Role::kWakee}) EXPECT_EQ(per_rt(out, r, "cpu-migrations"), 0);
+}
+
+TEST_P(Counters, HardwareEventsCountOrSayWhyNot) {
+  const RunOutcome out = run_case(make_case("pipe", GetParam(), cross_pair()),
+                                  *find_mechanism("pipe"), counting());
+  ASSERT_TRUE(out.ok) << out.error;
+  for (const char* e : {"cycles", "instructions"}) {
+    const bool counted = out.counters.totals[0].count(e) && out.counters.totals[1].count(e);
+    const bool explained = out.counters.unavailable.count(e) && !out.counters.unavailable.at(e).empty();
+    EXPECT_TRUE(counted != explained) << e << ": counted " << counted << ", explained " << explained;
+  }
+  // Both sides count their own task (task-clock is in ns: some time per round trip, never more
+  // than the round trips took).
+  for (Role r : {Role::kWaker, Role::kWakee}) {
+    const double task_clock = per_rt(out, r, "task-clock");
+    EXPECT_GT(task_clock, 0) << role_id(r);
+    EXPECT_LE(task_clock, static_cast<double>(median_rtt(out)) * 10) << role_id(r);
+  }
+}
+
+TEST_P(Counters, RequiredEventsThatCannotBeCountedFailTheCase) {
+  RunOptions o;
+  o.events = {"context-switches", "wb-no-such-event"};
+  const CaseSpec spec = make_case("pipe", GetParam(), cross_pair());
+  const RunOutcome noted = run_case(spec, *find_mechanism("pipe"), o);
+  ASSERT_TRUE(noted.ok) << noted.error;
+  EXPECT_TRUE(noted.counters.unavailable.count("wb-no-such-event"));
+  EXPECT_TRUE(noted.counters.totals[0].count("context-switches"));
+  o.require_events = true;
+  const RunOutcome failed = run_case(spec, *find_mechanism("pipe"), o);
+  EXPECT_FALSE(failed.ok);
+  EXPECT_NE(failed.error.find("required perf events unavailable"), std::string::npos)
+      << failed.error;
+  EXPECT_NE(failed.error.find("wb-no-such-event"), std::string::npos) << failed.error;
+  EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1) << "a task process is left";
+}
+
+TEST_P(Counters, CaseJsonHasCountersPerSideAndRoundTrip) {
+  const CaseSpec spec = make_case("pipe", GetParam(), {allowed_cpus()[0], allowed_cpus()[0]});
+  const RunOutcome out = run_case(spec, *find_mechanism("pipe"), counting());
+  ASSERT_TRUE(out.ok) << out.error;
+  CaseRecord rec;
+  rec.spec = spec;
+  rec.repetitions = {out.pairs, out.pairs};  // two repetitions: per round trip stays the same
+  const auto j = case_json(rec, live_topology());
+  ASSERT_TRUE(j["counters"].is_object());
+  for (const char* side : {"waker", "wakee"}) {
+    ASSERT_TRUE(j["counters"][side].contains("context-switches")) << side;
+    EXPECT_NEAR(j["counters"][side]["context-switches"].get<double>(),
+                per_rt(out, side[4] == 'r' ? Role::kWaker : Role::kWakee, "context-switches"),
+                1e-9);
+  }
+  EXPECT_TRUE(j["counters"]["unavailable"].is_object());
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, Counters, ::testing::Values(Mode::kThreads, Mode::kProcesses),
+                         [](const auto& info) { return std::string(mode_id(info.param)); });
+
+}  // namespace
+}  // namespace wb

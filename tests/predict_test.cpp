@@ -1,0 +1,424 @@
+// The predictor: scenario parsing, the ping-pong steady state of policy-model.md section 10 on the
+// model boxes, predictions for a result set, and the `wakebench predict` CLI end to end.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "analysis/predict.h"
+#include "common/topology.h"
+
+namespace wb {
+namespace {
+
+using nlohmann::json;
+
+const std::string kShared = WB_SHARED_DIR;
+const std::string kFixtures = std::string(WB_FIXTURES_DIR) + "/predict";
+const std::string kBoxC = kShared + "/topologies/model/box-c-8c-smt2-stride8-1llc.xml";
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// ---- scenario parsing -----------------------------------------------------------------------
+
+TEST(Scenario, DefaultsOfSection12) {
+  Scenario s = parse_scenario(json{{"waker", 2}, {"prev", 5}}, "s.json");
+  EXPECT_FALSE(s.wake.sync);
+  EXPECT_FALSE(s.wake.current_cpu);
+  EXPECT_TRUE(s.wake.reciprocal);
+  EXPECT_EQ(s.wake.nr_running, (std::map<int, int>{{2, 1}}));
+  EXPECT_TRUE(s.wake.delayed.empty());
+  EXPECT_EQ(s.wake.recent_used_cpu, 5);
+  EXPECT_TRUE(s.wake.allowed.empty());
+  EXPECT_EQ(s.wake.waker_flips, 0);
+  EXPECT_FALSE(s.wake.has_idle_cores.has_value());
+  EXPECT_FALSE(s.wake.nr_idle_scan.has_value());
+  EXPECT_FALSE(s.wake.waker_kthread);
+  EXPECT_TRUE(s.wake.in_task);
+  EXPECT_FALSE(s.wake.wakee_queued);
+  EXPECT_FALSE(s.llc_level.has_value());
+}
+
+TEST(Scenario, AllFieldsParsed) {
+  json j = {{"waker", 78},          {"prev", 79},          {"sync", true},
+            {"current_cpu", false}, {"reciprocal", false}, {"nr_running", {{"78", 2}, {"3", 1}}},
+            {"delayed", {{"78", 1}}}, {"recent_used_cpu", -1}, {"allowed", "78-79"},
+            {"waker_flips", 4},     {"wakee_flips", 2},    {"has_idle_cores", true},
+            {"nr_idle_scan", 3},    {"waker_kthread", true}, {"in_task", false},
+            {"wakee_queued", true}, {"llc_level", "L2"}};
+  Scenario s = parse_scenario(j, "s.json");
+  EXPECT_EQ(s.wake.allowed, (std::vector<int>{78, 79}));
+  EXPECT_EQ(s.wake.nr_running.at(78), 2);
+  EXPECT_EQ(s.wake.delayed.at(78), 1);
+  EXPECT_EQ(s.wake.recent_used_cpu, -1);
+  EXPECT_EQ(*s.wake.nr_idle_scan, 3);
+  EXPECT_TRUE(*s.wake.has_idle_cores);
+  EXPECT_FALSE(s.wake.in_task);
+  EXPECT_EQ(*s.llc_level, LlcSource::kL2);
+  EXPECT_EQ(s.given, j);
+}
+
+void expect_error(const json& j, const std::string& needle) {
+  try {
+    parse_scenario(j, "s.json");
+    ADD_FAILURE() << "no error for " << j.dump();
+  } catch (const std::invalid_argument& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("s.json"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(needle), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  }
+}
+
+TEST(Scenario, ErrorsNameFileAndField) {
+  expect_error(json{{"waker", 2}, {"prev", 5}, {"bogus", 1}}, "unknown field \"bogus\"");
+  expect_error(json{{"prev", 5}}, "missing required field \"waker\"");
+  expect_error(json{{"waker", 2}}, "missing required field \"prev\"");
+  expect_error(json{{"waker", 2}, {"prev", 5}, {"sync", 1}}, "\"sync\"");
+  expect_error(json{{"waker", "2"}, {"prev", 5}}, "\"waker\"");
+  expect_error(json{{"waker", 2}, {"prev", 5}, {"nr_running", {{"x", 1}}}}, "\"nr_running\"");
+  expect_error(json{{"waker", 2}, {"prev", 5}, {"allowed", "3-x"}}, "\"allowed\"");
+  expect_error(json{{"waker", 2}, {"prev", 5}, {"llc_level", "L4"}}, "\"llc_level\"");
+  expect_error(json::array(), "object");
+}
+
+TEST(Scenario, ValidationAgainstTopology) {
+  SchedTopology c(Topology::from_xml(kBoxC));
+  auto check = [&](const json& j, const std::string& needle) {
+    Scenario s = parse_scenario(j, "s.json");
+    try {
+      validate_scenario(s, c, "s.json");
+      ADD_FAILURE() << "no error for " << j.dump();
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  check(json{{"waker", 16}, {"prev", 5}}, "\"waker\"");
+  check(json{{"waker", 2}, {"prev", 99}}, "\"prev\"");
+  check(json{{"waker", 2}, {"prev", 5}, {"nr_running", {{"5", 1}}}}, "\"nr_running\"");
+  check(json{{"waker", 2}, {"prev", 5}, {"delayed", {{"2", 2}}}}, "\"delayed\"");
+  check(json{{"waker", 2}, {"prev", 5}, {"allowed", "30"}}, "\"allowed\"");
+}
+
+// ---- steady state (section 10) --------------------------------------------------------------
+
+struct SteadyRow {
+  std::string box;
+  int a, b;
+  bool sync;
+  // policy -> (CPUs of the settled pair, its single class)
+  std::map<std::string, std::pair<std::vector<int>, std::string>> expect;
+};
+
+std::map<std::string, std::pair<std::vector<int>, std::string>> all_but_p6(
+    std::vector<int> cpus, const std::string& cls, int waker) {
+  std::map<std::string, std::pair<std::vector<int>, std::string>> m;
+  for (const char* p : {"mainline", "sync-pair", "sync-core", "sync-core-v2", "sync-2017"}) {
+    m[p] = {cpus, cls};
+  }
+  m["current-cpu"] = {{waker}, "same-cpu"};
+  return m;
+}
+
+std::vector<SteadyRow> section10_rows() {
+  using E = std::pair<std::vector<int>, std::string>;
+  auto same = [](int c) { return E{{c}, "same-cpu"}; };
+  std::vector<SteadyRow> rows;
+  rows.push_back({"box-a-80c-nosmt-1llc.xml", 10, 40, true,
+                  {{"mainline", {{10, 40}, "llc"}}, {"sync-pair", same(40)},
+                   {"sync-core", {{10, 40}, "llc"}}, {"sync-core-v2", {{10, 40}, "llc"}},
+                   {"sync-2017", same(10)}, {"current-cpu", same(10)}}});
+  rows.push_back({"box-a-80c-nosmt-1llc.xml", 10, 40, false, all_but_p6({10, 40}, "llc", 10)});
+  rows.push_back({"box-a2-80c-nosmt-l2pairs.xml", 10, 40, true,
+                  {{"mainline", {{10, 11}, "llc"}}, {"sync-pair", same(11)},
+                   {"sync-core", {{10, 11}, "llc"}}, {"sync-core-v2", {{10, 11}, "llc"}},
+                   {"sync-2017", same(10)}, {"current-cpu", same(10)}}});
+  rows.push_back(
+      {"box-a2-80c-nosmt-l2pairs.xml", 10, 40, false, all_but_p6({10, 40}, "cross-llc", 10)});
+  auto b = all_but_p6({17, 42}, "llc", 17);
+  b["sync-2017"] = same(17);
+  rows.push_back({"box-b-20c-smt8-contig-1llc.xml", 17, 42, true, b});
+  rows.push_back({"box-b-20c-smt8-contig-1llc.xml", 17, 42, false, all_but_p6({17, 42}, "llc", 17)});
+  rows.push_back({"box-b2-20c-smt8-contig-llc-per-core.xml", 17, 42, true,
+                  {{"mainline", {{17, 18}, "smt-sibling"}}, {"sync-pair", {{17, 18}, "smt-sibling"}},
+                   {"sync-core", {{17, 18}, "smt-sibling"}},
+                   {"sync-core-v2", {{16, 17}, "smt-sibling"}}, {"sync-2017", same(17)},
+                   {"current-cpu", same(17)}}});
+  rows.push_back({"box-b2-20c-smt8-contig-llc-per-core.xml", 17, 42, false,
+                  all_but_p6({17, 42}, "cross-llc", 17)});
+  auto c = all_but_p6({2, 5}, "llc", 2);
+  c["sync-2017"] = same(2);
+  rows.push_back({"box-c-8c-smt2-stride8-1llc.xml", 2, 5, true, c});
+  rows.push_back({"box-c-8c-smt2-stride8-1llc.xml", 2, 5, false, all_but_p6({2, 5}, "llc", 2)});
+  rows.push_back({"box-d-2s-8c-smt2-stride16-slit21.xml", 2, 9, true,
+                  {{"mainline", {{2, 3}, "llc"}}, {"sync-pair", {{2, 3}, "llc"}},
+                   {"sync-core", {{2, 3}, "llc"}}, {"sync-core-v2", {{2, 18}, "smt-sibling"}},
+                   {"sync-2017", same(2)}, {"current-cpu", same(2)}}});
+  rows.push_back(
+      {"box-d-2s-8c-smt2-stride16-slit21.xml", 2, 9, false, all_but_p6({2, 9}, "cross-numa", 2)});
+  rows.push_back({"box-dn-2s-8c-nosmt-slit21.xml", 2, 9, true,
+                  {{"mainline", {{2, 3}, "llc"}}, {"sync-pair", same(3)},
+                   {"sync-core", {{2, 3}, "llc"}}, {"sync-core-v2", {{2, 3}, "llc"}},
+                   {"sync-2017", same(2)}, {"current-cpu", same(2)}}});
+  rows.push_back(
+      {"box-dn-2s-8c-nosmt-slit21.xml", 2, 9, false, all_but_p6({2, 9}, "cross-numa", 2)});
+  return rows;
+}
+
+class Section10 : public ::testing::TestWithParam<SteadyRow> {};
+
+TEST_P(Section10, SettlesAsTheTableSays) {
+  const SteadyRow& row = GetParam();
+  SchedTopology sched(Topology::from_xml(kShared + "/topologies/model/" + row.box));
+  SteadyOptions opt;
+  opt.sync = row.sync;
+  opt.start_a = row.a;
+  opt.start_b = row.b;
+  for (const auto& r : simulate_steady_state(sched, opt)) {
+    SCOPED_TRACE(row.box + " " + r.policy + (row.sync ? " sync" : " non-sync"));
+    ASSERT_TRUE(r.settled);
+    const auto& [cpus, cls] = row.expect.at(r.policy);
+    EXPECT_EQ(r.cpus, cpus);
+    ASSERT_EQ(r.classes.size(), 1u) << "more than one class in the cycle";
+    EXPECT_EQ(class_id(r.classes.begin()->first), cls);
+    EXPECT_DOUBLE_EQ(r.classes.begin()->second, 1.0);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Boxes, Section10, ::testing::ValuesIn(section10_rows()),
+    [](const ::testing::TestParamInfo<SteadyRow>& info) {
+      std::string name = info.param.box.substr(0, info.param.box.find('-', 4));
+      for (auto& ch : name) {
+        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      }
+      return name + (info.param.sync ? "_sync" : "_nonsync");
+    });
+
+// The section-10 takeaway: a hog on the wakee's prev CPU is what makes sync-core-v2 act.
+TEST(Steady, HogOnPrevExercisesSyncCoreV2) {
+  SchedTopology c(Topology::from_xml(kBoxC));
+  SteadyOptions opt;
+  opt.start_a = 2;
+  opt.start_b = 5;
+  opt.busy = {5};
+  auto mainline = simulate_steady_state(c, opt, policy_by_id("mainline"));
+  auto v2 = simulate_steady_state(c, opt, policy_by_id("sync-core-v2"));
+  EXPECT_EQ(mainline.cpus, (std::vector<int>{2, 3}));
+  EXPECT_EQ(v2.cpus, (std::vector<int>{2, 10}));
+  EXPECT_EQ(v2.classes.begin()->first, PlacementClass::kSmtSibling);
+}
+
+TEST(Steady, DefaultStartIsAnLlcPairAndCpusetIsHonoured) {
+  SchedTopology c(Topology::from_xml(kBoxC));
+  EXPECT_EQ(default_start_pair(c, {}), (std::pair<int, int>{0, 1}));
+  EXPECT_EQ(default_start_pair(c, {0, 8}), (std::pair<int, int>{0, 8}));
+  EXPECT_EQ(default_start_pair(c, {6}), (std::pair<int, int>{6, 6}));
+  SteadyOptions opt;
+  opt.allowed = {4, 12};
+  for (const auto& r : simulate_steady_state(c, opt)) {
+    for (int cpu : r.cpus) EXPECT_TRUE(cpu == 4 || cpu == 12) << r.policy << " " << cpu;
+  }
+  json j = steady_to_json(c, opt, simulate_steady_state(c, opt));
+  EXPECT_EQ(j["allowed"], "4,12");
+  EXPECT_EQ(j["policies"].size(), 6u);
+  std::set<std::string> members;
+  for (const auto& g : j["groups"]) {
+    for (const auto& p : g["policies"]) EXPECT_TRUE(members.insert(p).second) << p;
+  }
+  EXPECT_EQ(members.size(), 6u);
+}
+
+// ---- result sets ----------------------------------------------------------------------------
+
+json fixture_results(const std::string& xml_file = kBoxC) {
+  json rs = json::parse(read_file(kFixtures + "/results-box-c.json"));
+  rs["topology"]["xml"] = read_file(xml_file);
+  return rs;
+}
+
+const json& entry(const json& p, const std::string& mech) {
+  for (const auto& e : p["mechanisms"]) {
+    if (e["mechanism"] == mech) return e;
+  }
+  throw std::runtime_error("no entry for " + mech);
+}
+
+TEST(Results, StackedKernelMatchesTheStackingGroupNotMainline) {
+  json p = predict_for_results(fixture_results());
+  const json& pipe = entry(p, "pipe");
+  EXPECT_EQ(pipe["wake_flags"], "sync");
+  EXPECT_EQ(pipe["start"], json::array({0, 1}));
+  // Box C has SMT, so sync-pair is inert: the stacking group is sync-2017 + current-cpu.
+  EXPECT_EQ(pipe["consistent_with"], "sync-2017/current-cpu");
+  std::set<std::string> names;
+  for (const auto& g : pipe["groups"]) names.insert(g["name"]);
+  EXPECT_TRUE(names.count("mainline/sync-pair/sync-core/sync-core-v2"));
+  EXPECT_EQ(pipe["policies"]["mainline"]["classes"], (json{{"llc", 1.0}}));
+  EXPECT_DOUBLE_EQ(pipe["policies"]["mainline"]["predicted_rtt_ns"].get<double>(), 4200);
+  EXPECT_DOUBLE_EQ(pipe["policies"]["current-cpu"]["predicted_rtt_ns"].get<double>(), 2400);
+  EXPECT_DOUBLE_EQ(pipe["measured"]["rtt_ns"].get<double>(), 2500);
+  EXPECT_EQ(pipe["measured"]["histogram"]["same-cpu"], 20000);
+
+  const json& futex = entry(p, "futex");
+  EXPECT_EQ(futex["consistent_with"], "mainline/sync-pair/sync-core/sync-core-v2/sync-2017");
+  for (const auto& g : futex["groups"]) {
+    if (g["name"] == "current-cpu") EXPECT_GT(g["distance"].get<double>(), 0.9);
+  }
+  EXPECT_TRUE(entry(p, "spin").contains("skipped"));
+}
+
+TEST(Results, PremisesCarryTheMeasuredNumbers) {
+  json p = predict_for_results(fixture_results());
+  const json& pair = p["premises"]["sync-pair"];
+  ASSERT_FALSE(pair.contains("not_measurable"));
+  ASSERT_EQ(pair["checks"].size(), 1u);  // only pipe is sync
+  EXPECT_EQ(pair["checks"][0]["mechanism"], "pipe");
+  EXPECT_DOUBLE_EQ(pair["checks"][0]["saving_ns"].get<double>(), 1800);
+  EXPECT_TRUE(pair["checks"][0]["holds"].get<bool>());
+  EXPECT_EQ(p["premises"]["sync-core"]["checks"][0]["a"], "smt-sibling");
+  const json& cur = p["premises"]["current-cpu"];
+  ASSERT_EQ(cur["checks"].size(), 1u);
+  EXPECT_EQ(cur["checks"][0]["mechanism"], "futex");
+  EXPECT_EQ(cur["checks"][0]["b"], "kernel");
+  EXPECT_DOUBLE_EQ(cur["checks"][0]["saving_ns"].get<double>(), 1700);
+  std::string text = render_results_text(p);
+  EXPECT_NE(text.find("sync-2017/current-cpu"), std::string::npos) << text;
+  EXPECT_NE(text.find("premises"), std::string::npos) << text;
+}
+
+TEST(Results, MissingSmtClassIsNotMeasurable) {
+  // The same cases on a box without SMT, with the smt-sibling cases dropped.
+  json rs = fixture_results(kShared + "/topologies/model/box-a-80c-nosmt-1llc.xml");
+  json kept = json::array();
+  for (const auto& c : rs["cases"]) {
+    if (c["placement"] != "smt-sibling") kept.push_back(c);
+  }
+  rs["cases"] = kept;
+  for (auto& c : rs["cases"]) {
+    if (c["placement"] == "kernel") c["cpus"] = {{"waker", 0}, {"wakee", 1}};
+  }
+  json p = predict_for_results(rs);
+  std::string why = p["premises"]["sync-core"].value("not_measurable", std::string());
+  EXPECT_NE(why.find("not measurable here: no smt-sibling class"), std::string::npos) << why;
+  // Without SMT sync-pair stacks reciprocal sync wakes too: it joins the stacking group.
+  EXPECT_EQ(entry(p, "pipe")["consistent_with"], "sync-pair/sync-2017/current-cpu");
+  EXPECT_EQ(entry(p, "pipe")["policies"]["sync-core"]["predicted_rtt_ns"].get<double>(), 4200);
+}
+
+TEST(Results, OtherSchemaRefusedInOneLine) {
+  json rs = fixture_results();
+  rs["schema"] = "something-else";
+  try {
+    predict_for_results(rs);
+    ADD_FAILURE() << "accepted another schema";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("schema"), std::string::npos);
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+  }
+  rs = fixture_results();
+  rs["schema_version"] = 2;
+  EXPECT_THROW(predict_for_results(rs), std::invalid_argument);
+  rs = fixture_results();
+  rs["topology"].erase("xml");
+  EXPECT_THROW(predict_for_results(rs), std::invalid_argument);
+}
+
+// ---- CLI end to end -------------------------------------------------------------------------
+
+struct Run {
+  int status;
+  std::string out, err;
+};
+
+Run run_cli(const std::string& args) {
+  auto tmp = std::filesystem::temp_directory_path() / ("wb_predict_" + std::to_string(::getpid()));
+  std::string err_path = tmp.string() + ".err";
+  std::string cmd = std::string(WB_BINARY) + " predict " + args + " 2>" + err_path;
+  FILE* f = ::popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+  int st = ::pclose(f);
+  Run r{WEXITSTATUS(st), out, read_file(err_path)};
+  std::filesystem::remove(err_path);
+  return r;
+}
+
+TEST(PredictCli, ScenarioJsonHasTheContractShape) {
+  Run r = run_cli("--topology " + kBoxC + " --scenario " + kFixtures + "/c2-busy-prev.json --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["scenario"]["waker"], 2);
+  ASSERT_EQ(j["policies"].size(), 6u);
+  for (const auto& [id, p] : j["policies"].items()) {
+    EXPECT_TRUE(p["cpu"].is_number_integer()) << id;
+    EXPECT_TRUE(p["class"].is_string()) << id;
+    EXPECT_FALSE(p["path"].get<std::string>().empty()) << id;
+  }
+  EXPECT_EQ(j["policies"]["mainline"]["cpu"], 3);       // vector C2
+  EXPECT_EQ(j["policies"]["sync-core-v2"]["cpu"], 10);
+  EXPECT_EQ(j["policies"]["sync-core-v2"]["class"], "smt-sibling");
+  Run text = run_cli("--topology " + kBoxC + " --scenario " + kFixtures + "/c2-busy-prev.json");
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("sync-core-v2"), std::string::npos);
+}
+
+TEST(PredictCli, ScenarioErrorsAreOneLineNamingFileAndField) {
+  for (auto [file, field] : {std::pair<std::string, std::string>{"unknown-field.json", "nr_runing"},
+                             {"missing-prev.json", "prev"}}) {
+    Run r = run_cli("--topology " + kBoxC + " --scenario " + kFixtures + "/" + file);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_TRUE(r.out.empty());
+    EXPECT_NE(r.err.find(file), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("\"" + field + "\""), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
+TEST(PredictCli, SteadyAndResults) {
+  Run r = run_cli("--topology " + kShared +
+                  "/topologies/model/box-d-2s-8c-smt2-stride16-slit21.xml --steady --sync "
+                  "--start 2,9 --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  json j = json::parse(r.out);
+  ASSERT_EQ(j["steady"].size(), 1u);
+  EXPECT_EQ(j["steady"][0]["policies"]["sync-core-v2"]["cpus"], json::array({2, 18}));
+
+  auto tmp = std::filesystem::temp_directory_path() /
+             ("wb_predict_rs_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(tmp) << fixture_results().dump();
+  Run res = run_cli("--results " + tmp.string() + " --json");
+  ASSERT_EQ(res.status, 0) << res.err;
+  EXPECT_EQ(entry(json::parse(res.out), "pipe")["consistent_with"], "sync-2017/current-cpu");
+  Run both = run_cli("--results " + tmp.string() + " --topology " + kBoxC);
+  EXPECT_EQ(both.status, 2);
+  std::filesystem::remove(tmp);
+}
+
+TEST(PredictCli, LiveMachineSteadyState) {
+  Run r = run_cli("--json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  json j = json::parse(r.out);
+  ASSERT_EQ(j["steady"].size(), 2u);  // sync and non-sync
+  for (const auto& s : j["steady"]) {
+    EXPECT_EQ(s["policies"].size(), 6u);
+    // current-cpu always stacks the pair on the first waker's CPU.
+    EXPECT_EQ(s["policies"]["current-cpu"]["classes"], (json{{"same-cpu", 1.0}}));
+  }
+}
+
+}  // namespace
+}  // namespace wb

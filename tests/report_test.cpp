@@ -1,0 +1,220 @@
+// report: the files it writes, their structure, gnuplot rendering (PNG signature, SVG), and the
+// no-gnuplot path (PATH stripped) that writes data and scripts and says how to render them.
+#include "analysis/report.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "analysis/resultset_io.h"
+
+namespace wb {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string fixture(const std::string& name) {
+  return std::string(WB_FIXTURES_DIR) + "/results/" + name;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A fresh folder per test, removed afterwards.
+class ReportDir : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("wb-report-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+// Sets PATH to a folder without gnuplot for its lifetime.
+class NoGnuplotOnPath {
+ public:
+  NoGnuplotOnPath() : saved_(std::getenv("PATH") ? std::getenv("PATH") : "") {
+    ::setenv("PATH", "/nonexistent-wb-path", 1);
+  }
+  ~NoGnuplotOnPath() { ::setenv("PATH", saved_.c_str(), 1); }
+
+ private:
+  std::string saved_;
+};
+
+const std::vector<std::string> kSampleStems = {"heatmap",   "rtt-pipe", "rtt-futex",
+                                               "predicted", "observed", "matrix-pipe-processes"};
+
+TEST_F(ReportDir, WritesDataScriptsAndIndex) {
+  const ResultSet rs = load_result_set(fixture("report-sample.json"));
+  ReportOptions options{dir_.string(), "/nonexistent/gnuplot-not-run"};
+  // A gnuplot that cannot be spawned must fail loudly, naming it, after the data is written.
+  EXPECT_THROW(write_report(rs, options), std::runtime_error);
+  options.gnuplot = "";
+  const ReportOutput out = [&] {
+    NoGnuplotOnPath no_gnuplot;  // data and scripts only
+    return write_report(rs, options);
+  }();
+
+  EXPECT_TRUE(out.gnuplot.empty());
+  EXPECT_TRUE(out.images.empty());
+  EXPECT_TRUE(out.skipped.empty()) << out.skipped.front();
+  EXPECT_EQ(out.scripts.size(), kSampleStems.size());
+  for (const std::string& stem : kSampleStems) {
+    for (const char* ext : {".dat", ".gp"}) {
+      EXPECT_TRUE(fs::exists(dir_ / (stem + ext))) << stem << ext;
+    }
+    EXPECT_FALSE(fs::exists(dir_ / (stem + ".png"))) << stem;
+    // Every axis is labelled; the numeric ones carry their unit.
+    const std::string gp = slurp(dir_ / (stem + ".gp"));
+    EXPECT_NE(gp.find("set xlabel '"), std::string::npos) << stem;
+    EXPECT_NE(gp.find("set ylabel '"), std::string::npos) << stem;
+    EXPECT_NE(gp.find("(ns"), std::string::npos) << stem;
+    EXPECT_NE(gp.find("set output '" + stem + ".png'"), std::string::npos) << stem;
+    EXPECT_NE(gp.find("set output '" + stem + ".svg'"), std::string::npos) << stem;
+  }
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    EXPECT_EQ(entry.path().filename().string().find(".tmp."), std::string::npos);  // no leftovers
+  }
+  const std::string index = slurp(dir_ / "index.md");
+  for (const std::string& stem : kSampleStems) {
+    EXPECT_NE(index.find("](" + stem + ".png)"), std::string::npos) << stem;
+    EXPECT_NE(index.find("(" + stem + ".svg)"), std::string::npos) << stem;
+  }
+  EXPECT_NE(index.find("Images not rendered"), std::string::npos);
+  EXPECT_NE(index.find("for f in *.gp; do gnuplot"), std::string::npos);
+  EXPECT_NE(index.find("| pipe/processes/llc | ok | 0 -> 1 |"), std::string::npos);
+  EXPECT_NE(index.find("skipped: unavailable: no SMT"), std::string::npos);
+}
+
+TEST_F(ReportDir, DataFilesHoldTheResultSetsNumbers) {
+  const ResultSet rs = load_result_set(fixture("report-sample.json"));
+  {
+    NoGnuplotOnPath no_gnuplot;
+    write_report(rs, ReportOptions{dir_.string(), ""});
+  }
+
+  auto data_lines = [&](const std::string& name) {
+    std::vector<std::string> out;
+    std::istringstream in(slurp(dir_ / name));
+    for (std::string l; std::getline(in, l);) {
+      if (!l.empty() && l[0] != '#') out.push_back(l);
+    }
+    return out;
+  };
+  // 2 x 2 matrix: four ordered pairs; the matrix cells stay out of the class heat map.
+  EXPECT_EQ(data_lines("matrix-pipe-processes.dat").size(), 4u);
+  const std::vector<std::string> heat = data_lines("heatmap.dat");
+  int ok_cases = 0;
+  for (const auto& c : rs.cases()) {
+    const bool matrix = c["name"].get<std::string>().find("/matrix/") != std::string::npos;
+    ok_cases += (!matrix && c["status"] == "ok") ? 1 : 0;
+  }
+  EXPECT_EQ(static_cast<int>(heat.size()), ok_cases);
+  for (const std::string& l : heat) EXPECT_EQ(l.find("cpu:"), std::string::npos) << l;
+
+  // Observed: one row per kernel case, shares summing to 100 %.
+  const std::vector<std::string> obs = data_lines("observed.dat");
+  ASSERT_EQ(obs.size(), 4u);  // header + 3 kernel cases
+  for (std::size_t i = 1; i < obs.size(); ++i) {
+    std::istringstream fields(obs[i].substr(obs[i].rfind('"') + 1));
+    double sum = 0;
+    for (double v; fields >> v;) sum += v;
+    EXPECT_NEAR(sum, 100.0, 0.01) << obs[i];
+  }
+  // Predicted: sync-pair predicts same-cpu, whose pinned pipe/processes median is 2100 ns.
+  const std::vector<std::string> pred = data_lines("predicted.dat");
+  ASSERT_GE(pred.size(), 2u);
+  EXPECT_NE(pred[0].find("\"sync-pair -> same-cpu\""), std::string::npos) << pred[0];
+  bool found = false;
+  for (const std::string& l : pred) {
+    if (l.rfind("\"pipe/processes\" ", 0) == 0) {
+      found = true;
+      // mainline -> llc (5200), sync-pair -> same-cpu (2100), ..., kernel placement 4320.
+      EXPECT_EQ(l, "\"pipe/processes\" 5200.0 2100.0 5200.0 5200.0 2100.0 2100.0 4320.0");
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST_F(ReportDir, SkipsWhatTheResultSetLacksAndSaysSo) {
+  const ResultSet rs = load_result_set(fixture("base.json"));  // no predictions, no matrix
+  const ReportOutput out = [&] {
+    NoGnuplotOnPath no_gnuplot;
+    return write_report(rs, ReportOptions{dir_.string(), ""});
+  }();
+  ASSERT_EQ(out.skipped.size(), 2u);
+  EXPECT_NE(out.skipped[0].find("no predictions"), std::string::npos);
+  EXPECT_NE(out.skipped[1].find("not a matrix run"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir_ / "predicted.gp"));
+  const std::string index = slurp(dir_ / "index.md");
+  EXPECT_NE(index.find("## Not drawn"), std::string::npos);
+  EXPECT_NE(index.find("no predictions"), std::string::npos);
+}
+
+TEST_F(ReportDir, GnuplotRendersPngAndSvg) {
+  const auto gnuplot = find_on_path("gnuplot");
+  if (!gnuplot) GTEST_SKIP() << "gnuplot not on PATH (Debian: apt-get install gnuplot-nox)";
+  const ResultSet rs = load_result_set(fixture("report-sample.json"));
+  const ReportOutput out = write_report(rs, ReportOptions{dir_.string(), ""});
+  EXPECT_EQ(out.gnuplot, *gnuplot);
+  ASSERT_EQ(out.images.size(), 2 * kSampleStems.size());
+  const std::string png_signature = "\x89PNG\r\n\x1a\n";
+  for (const std::string& stem : kSampleStems) {
+    const std::string png = slurp(dir_ / (stem + ".png"));
+    ASSERT_GE(png.size(), 1000u) << stem;
+    EXPECT_EQ(png.substr(0, 8), png_signature) << stem;
+    const std::string svg = slurp(dir_ / (stem + ".svg"));
+    EXPECT_NE(svg.find("<svg"), std::string::npos) << stem;
+    EXPECT_NE(svg.find("</svg>"), std::string::npos) << stem;
+  }
+}
+
+TEST_F(ReportDir, CliWithoutGnuplotSaysHowToRender) {
+  const std::string cmd = "/usr/bin/env PATH=/nonexistent-wb-path " + std::string(WB_BINARY) +
+                          " report " + fixture("report-sample.json") + " --out " + dir_.string() +
+                          " 2>&1";
+  std::FILE* p = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  const int status = ::pclose(p);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << out;
+  EXPECT_NE(out.find("gnuplot not found on PATH"), std::string::npos) << out;
+  EXPECT_NE(out.find("for f in *.gp; do gnuplot"), std::string::npos) << out;
+  EXPECT_TRUE(fs::exists(dir_ / "heatmap.gp"));
+  EXPECT_FALSE(fs::exists(dir_ / "heatmap.png"));
+
+  // The scripts render on their own later, as the message says.
+  if (!find_on_path("gnuplot")) GTEST_SKIP() << "gnuplot not on PATH: rendering not checked";
+  const std::string render = "cd " + dir_.string() + " && gnuplot heatmap.gp";
+  EXPECT_EQ(std::system(render.c_str()), 0);
+  EXPECT_EQ(slurp(dir_ / "heatmap.png").substr(0, 4), "\x89PNG");
+
+  // A bad result set: one line, exit 2, nothing written.
+  const fs::path other = dir_ / "bad";
+  const std::string bad = std::string(WB_BINARY) + " report " + fixture("schema-v2.json") +
+                          " --out " + other.string() + " 2>/dev/null";
+  const int rc = std::system(bad.c_str());
+  EXPECT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 2);
+  EXPECT_FALSE(fs::exists(other));
+}
+
+}  // namespace
+}  // namespace wb
