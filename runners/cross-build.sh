@@ -65,7 +65,8 @@ limit_security_architectures() {
   awk -v RS= '
     /(^|\n)Suites:[ \t]*bookworm-security/ && !/(^|\n)Architectures:/ { changed = 1 }
     END { exit changed ? 0 : 1 }' "$f" || return 0
-  echo "cross-build: limiting bookworm-security in $f to amd64 arm64 (its ppc64el index is broken)" >&2
+  echo "cross-build: limiting bookworm-security in $f to amd64 arm64" \
+    "(its ppc64el index is broken)" >&2
   local tmp
   tmp=$(mktemp)
   awk -v RS= -v ORS='\n\n' '
@@ -115,7 +116,10 @@ register_binfmt() {
   local conf=/usr/lib/binfmt.d/$name.conf
   local dir=/proc/sys/fs/binfmt_misc
   [ -e "$dir/register" ] || "${sudo[@]}" mount -t binfmt_misc binfmt_misc "$dir" 2>/dev/null || true
-  [ -e "$dir/register" ] || { echo "cross-build: binfmt_misc unavailable: end-to-end tests fail" >&2; return 0; }
+  if [ ! -e "$dir/register" ]; then
+    echo "cross-build: binfmt_misc unavailable: the end-to-end tests will fail" >&2
+    return 0
+  fi
   [ -e "$dir/$name" ] && return 0
   # The conf names Debian's binfmt-P wrapper; F opens it at registration.
   "${sudo[@]}" sh -c "cat '$conf' >'$dir/register'"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds wakebench and its tests with a sanitizer and runs them under ctest.
-#   runners/sanitize.sh asan [ctest args]   AddressSanitizer + UndefinedBehaviorSanitizer, every test
+#   runners/sanitize.sh asan [ctest args]   ASan + UndefinedBehaviorSanitizer, every test
 #   runners/sanitize.sh tsan [ctest args]   ThreadSanitizer, threads-mode tests only (see below)
 # Build directory: $WB_BUILD_DIR, else build-asan / build-tsan beside the sources.
 # Environment: WB_SANITIZE_JOBS (build jobs, default nproc), WB_SANITIZE_BUILD_ONLY=1 (no ctest).
@@ -17,7 +17,9 @@ case "$kind" in
     flags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
     # detect_leaks: LSan runs at exit of every process that returns from main (forked tasks leave
     # with _exit and are not checked, their memory is the parent's copy).
-    export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+    asan="detect_leaks=1:halt_on_error=1:strict_string_checks=1"
+    asan+=":detect_stack_use_after_return=1:check_initialization_order=1"
+    export ASAN_OPTIONS="$asan${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
     export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
     ctest_select=()
     ;;

@@ -1,7 +1,7 @@
-// Faults, end to end (issue 7): `wakebench run` on a tiny suite while the test hurts one of its task
-// processes from outside, as a crash, an OOM kill or a debugger would. A partner killed by SIGKILL
-// fails its case with "partner exited: killed by signal 9"; a partner that stops answering (SIGSTOP)
-// fails its case on the watchdog; either way the next case runs. Each run ends with a SIGINT during
+// Faults, end to end (issue 7): `wakebench run` on a tiny suite while the test hurts one of its
+// task processes from outside, as a crash, an OOM kill or a debugger would. A partner killed by
+// SIGKILL fails its case with "partner exited: killed by signal 9"; a partner that stops answering
+// (SIGSTOP) fails its case on the watchdog; either way the next case runs. Each run ends with a SIGINT during
 // a long case: the result set is written and marked incomplete. After each run no process of ours
 // is left, nothing of ours is in /dev/shm, the supervisor holds no more descriptors than before the
 // fault, and every task held a bounded number of descriptors.

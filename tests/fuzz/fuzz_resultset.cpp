@@ -24,7 +24,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     wb::fuzz::check_message(e, "results " + kPath + ": ");
     return 0;
   } catch (const std::exception& e) {
-    wb::fuzz::finding(std::string("result-set loader threw an undocumented exception: ") + e.what());
+    wb::fuzz::finding(std::string("result-set loader threw an undocumented exception: ") +
+                      e.what());
   }
   try {
     (void)wb::format_counts(rs.machine);
