@@ -238,8 +238,8 @@ void heatmap(Context& ctx) {
      << "set xlabel 'placement of the wakee relative to the waker (class; kernel = unpinned)'\n"
      << "set ylabel 'mechanism/mode'\n"
      << "set cblabel 'median RTT (ns)'\n"
-     << "set xrange [-0.5:" << cols.size() - 0.5 << "]\nset yrange [-0.5:" << rows.size() - 0.5
-     << "] reverse\n"
+     << "set xrange [-0.5:" << cols.size() - 0.5 << "]\n"
+     << "set yrange [" << rows.size() - 0.5 << ":-0.5]\n"  // first row on top
      << "set xtics rotate by -30 (";
   for (std::size_t x = 0; x < cols.size(); ++x)
     gp << (x ? ", " : "") << gp_quote(cols[x]) << " " << x;
@@ -347,8 +347,7 @@ void distributions(Context& ctx) {
     gp << gp_begin(stem, 900, 560) << "set title "
        << gp_quote(mech + ": round-trip time percentiles per placement") << "\n"
        << "set xlabel 'round-trip time (ns, log scale)'\n"
-       << "set ylabel 'percentile of round trips (from the stored min, p50, p90, p99, p99.9, max; "
-          "not raw samples)'\n"
+       << "set ylabel \"percentile of round trips\\n(stored percentiles, not raw samples)\"\n"
        << "set logscale x\nset grid\nset key outside right top\n"
        << "set yrange [-0.1:4.2]\n"
        << "set ytics ('min' 0, 'p50' 0.30103, 'p90' 1, 'p99' 2, 'p99.9' 3, 'max' 4)\n"
@@ -615,7 +614,7 @@ void matrices(Context& ctx) {
        << "set xlabel 'wakee CPU (OS index)'\nset ylabel 'waker CPU (OS index)'\n"
        << "set cblabel 'median RTT (ns)'\n"
        << "set xrange [" << lo - 0.5 << ":" << hi + 0.5 << "]\n"
-       << "set yrange [" << lo - 0.5 << ":" << hi + 0.5 << "] reverse\n"
+       << "set yrange [" << hi + 0.5 << ":" << lo - 0.5 << "]\n"  // CPU 0 on top
        << "set size ratio -1\nset tics nomirror\nunset key\n"
        << (n > 16 ? "set xtics 0, " + std::to_string((n + 15) / 16) + "\n" : "set xtics 1\n")
        << (n > 16 ? "set ytics 0, " + std::to_string((n + 15) / 16) + "\n" : "set ytics 1\n")
