@@ -96,7 +96,7 @@ TEST(Background, ChoosesCpusRelativeToThePair) {
   const Topology topo = Topology::from_synthetic("pack:2 l3:1 core:2 pu:2");
   std::string why;
   EXPECT_EQ(background_cpus(bg_case("waker-sibling", {0, 2}), topo, &why), std::vector<int>{1});
-  EXPECT_EQ(background_cpus(bg_case("llc-others", {0, 2}), topo, &why), std::vector<int>{1, 3});
+  EXPECT_EQ(background_cpus(bg_case("llc-others", {0, 2}), topo, &why), (std::vector<int>{1, 3}));
   EXPECT_EQ(background_cpus(bg_case("all-others", {0, 2}), topo, &why),
             (std::vector<int>{1, 3, 4, 5, 6, 7}));
   EXPECT_EQ(background_cpus(bg_case("prev-cpu", {0, 2}), topo, &why), std::vector<int>{2});

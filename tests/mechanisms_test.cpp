@@ -255,11 +255,11 @@ TEST_P(Counters, CaseJsonHasCountersPerSideAndRoundTrip) {
   rec.repetitions = {out.pairs, out.pairs};  // two repetitions: per round trip stays the same
   const auto j = case_json(rec, live_topology());
   ASSERT_TRUE(j["counters"].is_object());
-  for (const char* side : {"waker", "wakee"}) {
+  for (Role r : {Role::kWaker, Role::kWakee}) {
+    const std::string side(role_id(r));
     ASSERT_TRUE(j["counters"][side].contains("context-switches")) << side;
     EXPECT_NEAR(j["counters"][side]["context-switches"].get<double>(),
-                per_rt(out, side[4] == 'r' ? Role::kWaker : Role::kWakee, "context-switches"),
-                1e-9);
+                per_rt(out, r, "context-switches"), 1e-9);
   }
   EXPECT_TRUE(j["counters"]["unavailable"].is_object());
 }
