@@ -14,7 +14,9 @@ namespace {
 constexpr const char* kDevice = "/dev/cpu_dma_latency";
 
 std::string open_failure(int err) {
-  std::string msg = std::string("open ") + kDevice + ": " + std::strerror(err);
+  // Appended piecewise: GCC 12 flags operator+ chains on a temporary with a false -Warray-bounds.
+  std::string msg = "open ";
+  msg.append(kDevice).append(": ").append(std::strerror(err));
   if (err == EACCES || err == EPERM) msg += " (needs root)";
   if (err == ENOENT) msg += " (kernel without CPU latency PM QoS)";
   return msg;
@@ -47,8 +49,8 @@ std::optional<int> read_cpu_latency_limit_us(std::string* why_not) {
   int32_t value = 0;
   ssize_t n = ::read(fd.get(), &value, sizeof value);
   if (n != static_cast<ssize_t>(sizeof value)) {
-    *why_not =
-        std::string("read ") + kDevice + ": " + (n < 0 ? std::strerror(errno) : "short read");
+    const char* what = n < 0 ? std::strerror(errno) : "short read";
+    why_not->assign("read ").append(kDevice).append(": ").append(what);
     return std::nullopt;
   }
   return value;
