@@ -53,8 +53,8 @@ void read_run_keys(const std::string& path, const std::string& where, const nloh
     } else if (key == "repetitions") {
       run.repetitions = static_cast<int>(positive_int(1000));
     } else if (key == "timeout_s") {
-      if (!v.is_number() || v.get<double>() <= 0)
-        fail(path, at, "expected a positive number of seconds, got " + v.dump());
+      if (!v.is_number() || v.get<double>() <= 0 || v.get<double>() > 1e6)
+        fail(path, at, "expected a number of seconds in (0, 1000000], got " + v.dump());
       run.timeout_s = v.get<double>();
     } else if (!other_keys.count(key)) {
       fail(path, at, "unknown key");

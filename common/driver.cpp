@@ -428,6 +428,10 @@ RunOutcome CaseRun::run(const RunOptions& opts) {
   }
 
   std::string error;
+  // A task that a signal killed before the supervisor killed anything died from outside (e.g. a
+  // SIGKILL): that is the case's reason, ahead of its partner's consequent EPIPE.
+  std::string external_death;
+  bool we_killed = false;
   const int64_t deadline = now_ns() + static_cast<int64_t>(opts.timeout_s * 1e9);
   int64_t grace_deadline = -1;  // after a task failed: how long the others get to finish
   auto& kids = children.kids();
@@ -435,6 +439,7 @@ RunOutcome CaseRun::run(const RunOptions& opts) {
   while (remaining > 0) {
     if (g_interrupted.load()) {
       if (error.empty()) error = "interrupted";
+      we_killed = true;
       children.kill_all();
     }
     const int64_t now = now_ns();
@@ -447,6 +452,7 @@ RunOutcome CaseRun::run(const RunOptions& opts) {
                    std::to_string(slots_[t].progress.load()) + "/" +
                    std::to_string(workload_->task_round_trips(t));
       }
+      we_killed = true;
       children.kill_all();
       until = now + 1'000'000'000;  // SIGKILLed tasks exit promptly
       grace_deadline = -1;
@@ -467,6 +473,8 @@ RunOutcome CaseRun::run(const RunOptions& opts) {
       auto& k = kids[idx[j]];
       waitpid(k.pid, &k.status, 0);
       k.reaped = true;
+      if (WIFSIGNALED(k.status) && !we_killed && external_death.empty())
+        external_death = "partner exited: " + describe_wait_status(k.status) + " (" + k.who + ")";
       --remaining;
       if (!(WIFEXITED(k.status) && WEXITSTATUS(k.status) == 0) && grace_deadline < 0 &&
           error.empty())
@@ -474,6 +482,7 @@ RunOutcome CaseRun::run(const RunOptions& opts) {
     }
   }
   background.stop();
+  if (error.empty()) error = external_death;
   if (error.empty()) {
     for (size_t t = 0; t < tasks_.size() && error.empty(); ++t)
       if (slots_[t].error[0]) error = slots_[t].error;

@@ -385,7 +385,7 @@ void add_run_command(CLI::App& app) {
   sub->add_option("--case-timeout", args->case_timeout_s,
                   "seconds one repetition of a case may take before it fails (default: the "
                   "config's timeout_s, 60)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(0.001, 1e6));
   sub->add_option("--events", args->events,
                   "comma-separated perf events for both sides (any libpfm4 name; default: cycles, "
                   "instructions, cache-misses, LLC misses, branch-misses, context-switches, "

@@ -1,7 +1,11 @@
 // The predictor: scenario parsing, the ping-pong steady state of policy-model.md section 10 on the
 // model boxes, predictions for a result set, and the `wakebench predict` CLI end to end.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -235,7 +239,9 @@ TEST(Steady, DefaultStartIsAnLlcPairAndCpusetIsHonoured) {
   EXPECT_EQ(j["policies"].size(), 6u);
   std::set<std::string> members;
   for (const auto& g : j["groups"]) {
-    for (const auto& p : g["policies"]) EXPECT_TRUE(members.insert(p).second) << p;
+    for (const auto& p : g["policies"]) {
+      EXPECT_TRUE(members.insert(p.get<std::string>()).second) << p;
+    }
   }
   EXPECT_EQ(members.size(), 6u);
 }
@@ -263,7 +269,7 @@ TEST(Results, StackedKernelMatchesTheStackingGroupNotMainline) {
   // Box C has SMT, so sync-pair is inert: the stacking group is sync-2017 + current-cpu.
   EXPECT_EQ(pipe["consistent_with"], "sync-2017/current-cpu");
   std::set<std::string> names;
-  for (const auto& g : pipe["groups"]) names.insert(g["name"]);
+  for (const auto& g : pipe["groups"]) names.insert(g["name"].get<std::string>());
   EXPECT_TRUE(names.count("mainline/sync-pair/sync-core/sync-core-v2"));
   EXPECT_EQ(pipe["policies"]["mainline"]["classes"], (json{{"llc", 1.0}}));
   EXPECT_DOUBLE_EQ(pipe["policies"]["mainline"]["predicted_rtt_ns"].get<double>(), 4200);
@@ -274,7 +280,9 @@ TEST(Results, StackedKernelMatchesTheStackingGroupNotMainline) {
   const json& futex = entry(p, "futex");
   EXPECT_EQ(futex["consistent_with"], "mainline/sync-pair/sync-core/sync-core-v2/sync-2017");
   for (const auto& g : futex["groups"]) {
-    if (g["name"] == "current-cpu") EXPECT_GT(g["distance"].get<double>(), 0.9);
+    if (g["name"] == "current-cpu") {
+      EXPECT_GT(g["distance"].get<double>(), 0.9);
+    }
   }
   EXPECT_TRUE(entry(p, "spin").contains("skipped"));
 }
@@ -337,12 +345,12 @@ TEST(Results, OtherSchemaRefusedInOneLine) {
 
 // ---- CLI end to end -------------------------------------------------------------------------
 
-struct Run {
+struct CliRun {
   int status;
   std::string out, err;
 };
 
-Run run_cli(const std::string& args) {
+CliRun run_cli(const std::string& args) {
   auto tmp = std::filesystem::temp_directory_path() / ("wb_predict_" + std::to_string(::getpid()));
   std::string err_path = tmp.string() + ".err";
   std::string cmd = std::string(WB_BINARY) + " predict " + args + " 2>" + err_path;
@@ -352,13 +360,13 @@ Run run_cli(const std::string& args) {
   size_t n;
   while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
   int st = ::pclose(f);
-  Run r{WEXITSTATUS(st), out, read_file(err_path)};
+  CliRun r{WEXITSTATUS(st), out, read_file(err_path)};
   std::filesystem::remove(err_path);
   return r;
 }
 
 TEST(PredictCli, ScenarioJsonHasTheContractShape) {
-  Run r = run_cli("--topology " + kBoxC + " --scenario " + kFixtures + "/c2-busy-prev.json --json");
+  CliRun r = run_cli("--topology " + kBoxC + " --scenario " + kFixtures + "/c2-busy-prev.json --json");
   ASSERT_EQ(r.status, 0) << r.err;
   json j = json::parse(r.out);
   EXPECT_EQ(j["scenario"]["waker"], 2);
@@ -371,15 +379,16 @@ TEST(PredictCli, ScenarioJsonHasTheContractShape) {
   EXPECT_EQ(j["policies"]["mainline"]["cpu"], 3);       // vector C2
   EXPECT_EQ(j["policies"]["sync-core-v2"]["cpu"], 10);
   EXPECT_EQ(j["policies"]["sync-core-v2"]["class"], "smt-sibling");
-  Run text = run_cli("--topology " + kBoxC + " --scenario " + kFixtures + "/c2-busy-prev.json");
+  CliRun text = run_cli("--topology " + kBoxC + " --scenario " + kFixtures + "/c2-busy-prev.json");
   ASSERT_EQ(text.status, 0) << text.err;
   EXPECT_NE(text.out.find("sync-core-v2"), std::string::npos);
 }
 
 TEST(PredictCli, ScenarioErrorsAreOneLineNamingFileAndField) {
-  for (auto [file, field] : {std::pair<std::string, std::string>{"unknown-field.json", "nr_runing"},
-                             {"missing-prev.json", "prev"}}) {
-    Run r = run_cli("--topology " + kBoxC + " --scenario " + kFixtures + "/" + file);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"unknown-field.json", "nr_runing"}, {"missing-prev.json", "prev"}};
+  for (const auto& [file, field] : cases) {
+    CliRun r = run_cli("--topology " + kBoxC + " --scenario " + kFixtures + "/" + file);
     EXPECT_EQ(r.status, 2);
     EXPECT_TRUE(r.out.empty());
     EXPECT_NE(r.err.find(file), std::string::npos) << r.err;
@@ -389,7 +398,7 @@ TEST(PredictCli, ScenarioErrorsAreOneLineNamingFileAndField) {
 }
 
 TEST(PredictCli, SteadyAndResults) {
-  Run r = run_cli("--topology " + kShared +
+  CliRun r = run_cli("--topology " + kShared +
                   "/topologies/model/box-d-2s-8c-smt2-stride16-slit21.xml --steady --sync "
                   "--start 2,9 --json");
   ASSERT_EQ(r.status, 0) << r.err;
@@ -400,16 +409,16 @@ TEST(PredictCli, SteadyAndResults) {
   auto tmp = std::filesystem::temp_directory_path() /
              ("wb_predict_rs_" + std::to_string(::getpid()) + ".json");
   std::ofstream(tmp) << fixture_results().dump();
-  Run res = run_cli("--results " + tmp.string() + " --json");
+  CliRun res = run_cli("--results " + tmp.string() + " --json");
   ASSERT_EQ(res.status, 0) << res.err;
   EXPECT_EQ(entry(json::parse(res.out), "pipe")["consistent_with"], "sync-2017/current-cpu");
-  Run both = run_cli("--results " + tmp.string() + " --topology " + kBoxC);
+  CliRun both = run_cli("--results " + tmp.string() + " --topology " + kBoxC);
   EXPECT_EQ(both.status, 2);
   std::filesystem::remove(tmp);
 }
 
 TEST(PredictCli, LiveMachineSteadyState) {
-  Run r = run_cli("--json");
+  CliRun r = run_cli("--json");
   ASSERT_EQ(r.status, 0) << r.err;
   json j = json::parse(r.out);
   ASSERT_EQ(j["steady"].size(), 2u);  // sync and non-sync
