@@ -90,8 +90,7 @@ class BinderLike final : public Workload {
   }
 
   int run(size_t t, TaskContext& ctx) noexcept override {
-    return t < static_cast<size_t>(w_) ? run_client(static_cast<int>(t), ctx)
-                                       : run_service(ctx);
+    return t < static_cast<size_t>(w_) ? run_client(static_cast<int>(t), ctx) : run_service(ctx);
   }
 
  private:
@@ -149,8 +148,8 @@ class BinderLike final : public Workload {
     // The last client out sends every service its stop record.
     if (shared_->clients_done.fetch_add(1) + 1 == static_cast<uint32_t>(w_)) {
       for (int s = 0; s < s_; ++s)
-        if (const int rc = write_all(request_w_.get(), reinterpret_cast<const char*>(&kStop),
-                                     sizeof kStop);
+        if (const int rc =
+                write_all(request_w_.get(), reinterpret_cast<const char*>(&kStop), sizeof kStop);
             rc != 0) {
           ctx.fail("stopping the services: " + errno_name(rc));
           return 1;

@@ -30,8 +30,10 @@ int FdLink::send(Role from) noexcept {
   const int fd = fds_[tx_[me]].get();
   const std::vector<char>& b = buf_[me];
   switch (framing_) {
-    case Framing::kPipe: return write_all(fd, b.data(), b.size());
-    case Framing::kSocket: return send_all(fd, b.data(), b.size());
+    case Framing::kPipe:
+      return write_all(fd, b.data(), b.size());
+    case Framing::kSocket:
+      return send_all(fd, b.data(), b.size());
     case Framing::kDatagram:
       for (;;) {
         if (::send(fd, b.data(), b.size(), MSG_NOSIGNAL) >= 0) return 0;

@@ -14,7 +14,8 @@ class FutexMechanism final : public LinkMechanism {
   WakeFlags wake_flags() const override { return WakeFlags::kNone; }
   std::string_view round_trip() const override {
     return "waker copies `payload` bytes into shared memory, bumps its sequence word and "
-           "FUTEX_WAKEs; the wakee, in FUTEX_WAIT on that word, reads them and answers the same way "
+           "FUTEX_WAKEs; the wakee, in FUTEX_WAIT on that word, reads them and answers the same "
+           "way "
            "through the other word";
   }
   size_t shared_bytes(const CaseSpec& spec) const override;

@@ -21,9 +21,9 @@ const std::vector<const Mechanism*>& all_mechanisms() {
   static const FutexSwapMechanism futex_swap;
   static const BinderLikeMechanism binder_like;
   static const SpinMechanism spin;
-  static const std::vector<const Mechanism*> all = {&pipe,    &unix_stream, &unix_dgram,
-                                                    &tcp_loopback, &eventfd, &futex,
-                                                    &futex_swap, &binder_like, &spin};
+  static const std::vector<const Mechanism*> all = {&pipe,         &unix_stream, &unix_dgram,
+                                                    &tcp_loopback, &eventfd,     &futex,
+                                                    &futex_swap,   &binder_like, &spin};
   return all;
 }
 

@@ -32,8 +32,8 @@ class SharedPayload {
     return 2 * one;
   }
   SharedPayload(void* shared, int payload)
-      : n_(static_cast<size_t>(payload)), area_{static_cast<char*>(shared),
-                                                static_cast<char*>(shared) + bytes(payload) / 2} {
+      : n_(static_cast<size_t>(payload)),
+        area_{static_cast<char*>(shared), static_cast<char*>(shared) + bytes(payload) / 2} {
     for (auto& b : local_) b.assign(n_, 'w');
   }
   void put(Role from) noexcept {
@@ -47,8 +47,8 @@ class SharedPayload {
 
  private:
   size_t n_;
-  char* area_[2];                   // [0]: waker -> wakee, [1]: wakee -> waker
-  std::vector<char> local_[2];      // each side's private bytes
+  char* area_[2];               // [0]: waker -> wakee, [1]: wakee -> waker
+  std::vector<char> local_[2];  // each side's private bytes
 };
 
 }  // namespace wb

@@ -21,11 +21,12 @@ std::unique_ptr<Link> TcpLoopbackMechanism::make_link(const CaseSpec& spec, void
   check(listen(listener.get(), 1), "listen");
   check(getsockname(listener.get(), reinterpret_cast<sockaddr*>(&addr), &len), "getsockname");
   std::vector<Fd> fds;
-  fds.emplace_back(static_cast<int>(check(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), "socket")));
+  fds.emplace_back(
+      static_cast<int>(check(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), "socket")));
   check(connect(fds[0].get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr),
         "connect(127.0.0.1)");
-  fds.emplace_back(static_cast<int>(check(accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC),
-                                          "accept4")));
+  fds.emplace_back(
+      static_cast<int>(check(accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC), "accept4")));
   // Nagle would hold back a small segment while the previous one is unacknowledged.
   const int one = 1;
   for (const Fd& fd : fds)

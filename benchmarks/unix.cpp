@@ -23,7 +23,8 @@ std::unique_ptr<Link> socketpair_link(const CaseSpec& spec, int type, FdLink::Fr
     // doubles the value set here, capped at net.core.wmem_max.
     const int want = spec.params.payload + 4096;
     for (const Fd& fd : fds)
-      check(setsockopt(fd.get(), SOL_SOCKET, SO_SNDBUF, &want, sizeof want), "setsockopt(SO_SNDBUF)");
+      check(setsockopt(fd.get(), SOL_SOCKET, SO_SNDBUF, &want, sizeof want),
+            "setsockopt(SO_SNDBUF)");
   }
   return std::make_unique<FdLink>(spec, std::move(fds), std::array<size_t, 2>{0, 1},
                                   std::array<size_t, 2>{0, 1}, framing);

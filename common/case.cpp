@@ -18,9 +18,12 @@ std::optional<Mode> parse_mode(std::string_view id) {
 
 std::string_view wake_flags_id(WakeFlags f) {
   switch (f) {
-    case WakeFlags::kSync: return "sync";
-    case WakeFlags::kNone: return "none";
-    case WakeFlags::kCurrentCpu: return "current-cpu";
+    case WakeFlags::kSync:
+      return "sync";
+    case WakeFlags::kNone:
+      return "none";
+    case WakeFlags::kCurrentCpu:
+      return "current-cpu";
   }
   return "none";
 }
@@ -46,10 +49,14 @@ SchedPolicy parse_sched_policy(std::string_view text) {
 
 std::string sched_policy_id(const SchedPolicy& p) {
   switch (p.kind) {
-    case SchedPolicy::kOther: return "other";
-    case SchedPolicy::kBatch: return "batch";
-    case SchedPolicy::kIdle: return "idle";
-    case SchedPolicy::kFifo: return "fifo:" + std::to_string(p.priority);
+    case SchedPolicy::kOther:
+      return "other";
+    case SchedPolicy::kBatch:
+      return "batch";
+    case SchedPolicy::kIdle:
+      return "idle";
+    case SchedPolicy::kFifo:
+      return "fifo:" + std::to_string(p.priority);
   }
   return "other";
 }
@@ -110,7 +117,8 @@ void check_background(const std::string& value) {
   }
   throw std::invalid_argument(
       "params.background: expected none, waker-sibling, llc-others, all-others, prev-cpu or a CPU "
-      "list such as \"2,5-7\", got \"" + value + "\"");
+      "list such as \"2,5-7\", got \"" +
+      value + "\"");
 }
 
 // "fifo:10" when both sides agree, else "waker:fifo:10,wakee:inherit".
@@ -158,9 +166,12 @@ nlohmann::json to_json(const Params& p) {
     sched[kSides[i]] = p.sched[i] ? sched_policy_id(*p.sched[i]) : "inherit";
     nice[kSides[i]] = p.nice[i] ? nlohmann::json(*p.nice[i]) : nlohmann::json(nullptr);
   }
-  nlohmann::json j = {{"payload", p.payload},       {"work_ns", p.work_ns},
-                      {"work_lines", p.work_lines}, {"background", p.background},
-                      {"pairs", p.pairs},           {"sched", sched},
+  nlohmann::json j = {{"payload", p.payload},
+                      {"work_ns", p.work_ns},
+                      {"work_lines", p.work_lines},
+                      {"background", p.background},
+                      {"pairs", p.pairs},
+                      {"sched", sched},
                       {"nice", nice}};
   if (p.w || p.s) {
     j["w"] = p.w.value_or(1);

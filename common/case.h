@@ -5,12 +5,11 @@
 
 #include <array>
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "common/placement.h"
 
@@ -40,17 +39,17 @@ std::string sched_policy_id(const SchedPolicy& p);
 // Knob values of one case (issue 3). Defaults are the values a config may omit; a knob at its
 // default is left out of the case's name. Per-side knobs are indexed by Role (0 waker, 1 wakee).
 struct Params {
-  int payload = 1;        // bytes the waker writes and the wakee reads each round trip
-  int64_t work_ns = 0;    // calibrated busy loop each side runs before it answers
-  int work_lines = 0;     // cache lines of the pair's shared buffer each side writes before it
-                          // answers (its cache footprint)
+  int payload = 1;      // bytes the waker writes and the wakee reads each round trip
+  int64_t work_ns = 0;  // calibrated busy loop each side runs before it answers
+  int work_lines = 0;   // cache lines of the pair's shared buffer each side writes before it
+                        // answers (its cache footprint)
   // Busy tasks relative to the measured pair: "none", "waker-sibling", "llc-others",
   // "all-others", "prev-cpu", or an explicit CPU list ("2,5-7"). See knobs.h.
   std::string background = "none";
   // nullopt: inherited from wakebench (nothing is changed).
   std::array<std::optional<SchedPolicy>, 2> sched;
   std::array<std::optional<int>, 2> nice;  // -20..19
-  int pairs = 1;  // K independent pairs at once (hackbench-style groups)
+  int pairs = 1;                           // K independent pairs at once (hackbench-style groups)
   // binder-like's W client workers and S service threads; nullopt: not set by the config (1).
   std::optional<int> w, s;
   bool operator==(const Params&) const = default;
@@ -76,8 +75,8 @@ struct CaseSpec {
   std::string name;       // Google Benchmark name, no CPU ids: "pipe/processes/llc"
   std::string mechanism;  // "pipe", ...
   Mode mode = Mode::kThreads;
-  std::string placement;  // class id, or "kernel", "kernel:<cpu list>", "kernel:<class>"
-  bool kernel = false;    // kernel placement: tasks not pinned individually
+  std::string placement;       // class id, or "kernel", "kernel:<cpu list>", "kernel:<class>"
+  bool kernel = false;         // kernel placement: tasks not pinned individually
   std::vector<CpuPair> pairs;  // pinned: [waker, wakee] per concurrent pair; kernel: start CPUs
   std::vector<int> cpuset;     // kernel placement: the CPUs both tasks may run on
   Params params;

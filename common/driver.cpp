@@ -53,7 +53,8 @@ class PingPong final : public Workload {
       : pairs_(pairs), warmup_(spec.warmup), total_(spec.warmup + spec.round_trips) {
     Layout layout;
     std::vector<size_t> offsets;
-    for (size_t p = 0; p < pairs.size(); ++p) offsets.push_back(layout.add(mech.shared_bytes(spec)));
+    for (size_t p = 0; p < pairs.size(); ++p)
+      offsets.push_back(layout.add(mech.shared_bytes(spec)));
     region_ = std::make_unique<SharedRegion>(layout.size());
     for (size_t off : offsets) links_.push_back(mech.make_link(spec, region_->at<void>(off)));
   }
@@ -149,7 +150,7 @@ class PingPong final : public Workload {
 
   std::vector<CpuPair> pairs_;
   int64_t warmup_, total_;
-  std::unique_ptr<SharedRegion> region_;    // the links' shared memory; outlives them
+  std::unique_ptr<SharedRegion> region_;  // the links' shared memory; outlives them
   std::vector<std::unique_ptr<Link>> links_;
 };
 
@@ -225,7 +226,9 @@ class CaseRun {
     const size_t control_off = layout.add(sizeof(Control));
     const size_t slots_off = layout.add(sizeof(TaskSlot) * tasks_.size());
     const size_t blocks_off = layout.add(sizeof(CounterBlock) * tasks_.size());
-    struct Offsets { size_t send, wake, rtt, wcpu, ecpu, span, lines; };
+    struct Offsets {
+      size_t send, wake, rtt, wcpu, ecpu, span, lines;
+    };
     std::vector<Offsets> offs;
     const size_t n = static_cast<size_t>(n_);
     const size_t lines = static_cast<size_t>(spec.params.work_lines) * kCacheLine;
@@ -524,7 +527,9 @@ RunOutcome CaseRun::collect() {
                     std::string("pinning did not hold: ") + who + " ran on CPU " +
                         std::to_string(cpu) + " (pinned to " + std::to_string(expect) +
                         ") in round trip " + std::to_string(k),
-                    {}, {}, background_};
+                    {},
+                    {},
+                    background_};
       }
     }
     out.pairs.push_back(std::move(s));

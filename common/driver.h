@@ -157,10 +157,10 @@ class LinkMechanism : public Mechanism {
 
 // Samples of one stream, round trips in order (warm-up excluded).
 struct PairSamples {
-  std::vector<int64_t> rtt_ns;     // waker: round trip start -> partner's answer back
-  std::vector<int64_t> wakeup_ns;  // waker's send -> wakee back from its wait (both clocks)
-  std::vector<int32_t> waker_cpu;  // sched_getcpu() of the waker when it sent
-  std::vector<int32_t> wakee_cpu;  // sched_getcpu() of the wakee when it woke
+  std::vector<int64_t> rtt_ns;       // waker: round trip start -> partner's answer back
+  std::vector<int64_t> wakeup_ns;    // waker's send -> wakee back from its wait (both clocks)
+  std::vector<int32_t> waker_cpu;    // sched_getcpu() of the waker when it sent
+  std::vector<int32_t> wakee_cpu;    // sched_getcpu() of the wakee when it woke
   int64_t begin_ns = 0, end_ns = 0;  // start of the first measured round trip, end of the last
   // Counter totals over the measured round trips of the tasks attributed to this stream
   // (TaskSpec::stream), per side (Role index): event -> value, NaN when never scheduled onto a
@@ -171,7 +171,7 @@ struct PairSamples {
 };
 
 struct RunOptions {
-  double timeout_s = 60;  // whole case (one repetition), setup included
+  double timeout_s = 60;            // whole case (one repetition), setup included
   std::vector<std::string> events;  // perf events counted on each side (libpfm4 names)
   bool require_events = false;      // an unavailable event fails the case instead of being noted
 };
@@ -188,8 +188,8 @@ CaseCounters sum_counters(const std::vector<std::vector<PairSamples>>& repetitio
 struct RunOutcome {
   bool ok = false;
   std::string error;  // when !ok: one line, e.g. "partner exited: killed by signal 9 (SIGKILL)"
-  std::vector<PairSamples> pairs;  // one per stream
-  CaseCounters counters;           // sum_counters({pairs})
+  std::vector<PairSamples> pairs;    // one per stream
+  CaseCounters counters;             // sum_counters({pairs})
   std::vector<int> background_cpus;  // where busy tasks ran (started before, reaped after)
 };
 

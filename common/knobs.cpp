@@ -180,10 +180,18 @@ std::string apply_sched(const std::optional<SchedPolicy>& policy, const std::opt
   if (policy) {
     int pol = SCHED_OTHER;
     switch (policy->kind) {
-      case SchedPolicy::kOther: pol = SCHED_OTHER; break;
-      case SchedPolicy::kBatch: pol = SCHED_BATCH; break;
-      case SchedPolicy::kIdle: pol = SCHED_IDLE; break;
-      case SchedPolicy::kFifo: pol = SCHED_FIFO; break;
+      case SchedPolicy::kOther:
+        pol = SCHED_OTHER;
+        break;
+      case SchedPolicy::kBatch:
+        pol = SCHED_BATCH;
+        break;
+      case SchedPolicy::kIdle:
+        pol = SCHED_IDLE;
+        break;
+      case SchedPolicy::kFifo:
+        pol = SCHED_FIFO;
+        break;
     }
     sched_param sp{};
     sp.sched_priority = policy->kind == SchedPolicy::kFifo ? policy->priority : 0;

@@ -44,15 +44,15 @@ nlohmann::ordered_json observed_json(const CaseRecord& rec, const Topology& topo
   };
   nlohmann::ordered_json h = nlohmann::ordered_json::object();
   for (PlacementClass c : kAllClasses)  // every class, in order, so tables line up
-    h[std::string(class_id(c))] = histogram.count(std::string(class_id(c)))
-                                      ? histogram[std::string(class_id(c))]
-                                      : 0;
+    h[std::string(class_id(c))] =
+        histogram.count(std::string(class_id(c))) ? histogram[std::string(class_id(c))] : 0;
   if (histogram.count("unknown")) h["unknown"] = histogram["unknown"];
   return {{"histogram", h},
           {"cpus", {{"waker", cpu_map(waker_cpus)}, {"wakee", cpu_map(wakee_cpus)}}},
           {"migrations", {{"waker", waker_migrations}, {"wakee", wakee_migrations}}},
-          {"start_cpus", {{"waker", rec.spec.pairs.empty() ? -1 : rec.spec.pairs[0].first},
-                          {"wakee", rec.spec.pairs.empty() ? -1 : rec.spec.pairs[0].second}}},
+          {"start_cpus",
+           {{"waker", rec.spec.pairs.empty() ? -1 : rec.spec.pairs[0].first},
+            {"wakee", rec.spec.pairs.empty() ? -1 : rec.spec.pairs[0].second}}},
           {"cpuset", rec.spec.cpuset}};
 }
 
@@ -143,11 +143,11 @@ nlohmann::ordered_json case_json(const CaseRecord& rec, const Topology& topo) {
       wake_all.insert(wake_all.end(), pair.wakeup_ns.begin(), pair.wakeup_ns.end());
     }
     const SampleStats st = compute_stats(std::span<const int64_t>(rtt));
-    reps.push_back({{"median", st.median},
-                    {"p99", st.p99},
-                    {"mean", st.mean},
-                    {"tps", span > 0 ? static_cast<double>(rep_n) * 1e9 / static_cast<double>(span)
-                                     : 0.0}});
+    reps.push_back(
+        {{"median", st.median},
+         {"p99", st.p99},
+         {"mean", st.mean},
+         {"tps", span > 0 ? static_cast<double>(rep_n) * 1e9 / static_cast<double>(span) : 0.0}});
     all_n += rep_n;
     all_span += span;
     rtt_all.insert(rtt_all.end(), rtt.begin(), rtt.end());
@@ -168,8 +168,9 @@ void write_json_atomic(const std::string& path, const nlohmann::ordered_json& do
   const fs::path target(path);
   std::error_code ec;
   if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
-  if (ec) throw std::runtime_error("cannot create directory " + target.parent_path().string() +
-                                   ": " + ec.message());
+  if (ec)
+    throw std::runtime_error("cannot create directory " + target.parent_path().string() + ": " +
+                             ec.message());
   const std::string tmp = path + ".tmp." + std::to_string(getpid());
   const std::string text = doc.dump(1) + "\n";
   FILE* f = std::fopen(tmp.c_str(), "wb");

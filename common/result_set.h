@@ -3,10 +3,9 @@
 // JSON from its raw samples and writes files atomically.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/driver.h"
 #include "common/topology.h"
@@ -20,8 +19,8 @@ inline constexpr int kResultSchemaVersion = 1;
 struct CaseRecord {
   CaseSpec spec;
   WakeFlags wake_flags = WakeFlags::kNone;
-  std::string status = "ok";  // "ok" | "skipped" | "failed"
-  std::string reason;         // for skipped and failed
+  std::string status = "ok";                          // "ok" | "skipped" | "failed"
+  std::string reason;                                 // for skipped and failed
   std::vector<std::vector<PairSamples>> repetitions;  // [repetition][pair]
   // /proc/schedstat deltas of the case's CPUs over the whole case, or {"unavailable": reason}.
   nlohmann::ordered_json schedstat;

@@ -67,8 +67,10 @@ TEST_P(DriverModes, KernelPlacementRecordsWhereTasksRan) {
   s.cpuset = cpus;
   const RunOutcome out = run_case(s, *find_mechanism("pipe"), {});
   ASSERT_TRUE(out.ok) << out.error;
-  for (int c : out.pairs[0].waker_cpu) EXPECT_NE(std::find(cpus.begin(), cpus.end(), c), cpus.end());
-  for (int c : out.pairs[0].wakee_cpu) EXPECT_NE(std::find(cpus.begin(), cpus.end(), c), cpus.end());
+  for (int c : out.pairs[0].waker_cpu)
+    EXPECT_NE(std::find(cpus.begin(), cpus.end(), c), cpus.end());
+  for (int c : out.pairs[0].wakee_cpu)
+    EXPECT_NE(std::find(cpus.begin(), cpus.end(), c), cpus.end());
 }
 
 TEST_P(DriverModes, ConcurrentPairsEachKeepTheirSamples) {

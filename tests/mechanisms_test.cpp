@@ -116,12 +116,15 @@ INSTANTIATE_TEST_SUITE_P(All, Protocol, ::testing::ValuesIn(protocol_params()),
                          });
 
 TEST(Mechanisms, EachDeclaresItsWakeFlagsFromThePolicyModelTable) {
-  const std::map<std::string, WakeFlags> want = {
-      {"pipe", WakeFlags::kSync},        {"unix-stream", WakeFlags::kSync},
-      {"unix-dgram", WakeFlags::kSync},  {"tcp-loopback", WakeFlags::kSync},
-      {"eventfd", WakeFlags::kNone},     {"futex", WakeFlags::kNone},
-      {"futex-swap", WakeFlags::kCurrentCpu}, {"binder-like", WakeFlags::kSync},
-      {"spin", WakeFlags::kNone}};
+  const std::map<std::string, WakeFlags> want = {{"pipe", WakeFlags::kSync},
+                                                 {"unix-stream", WakeFlags::kSync},
+                                                 {"unix-dgram", WakeFlags::kSync},
+                                                 {"tcp-loopback", WakeFlags::kSync},
+                                                 {"eventfd", WakeFlags::kNone},
+                                                 {"futex", WakeFlags::kNone},
+                                                 {"futex-swap", WakeFlags::kCurrentCpu},
+                                                 {"binder-like", WakeFlags::kSync},
+                                                 {"spin", WakeFlags::kNone}};
   ASSERT_EQ(all_mechanisms().size(), want.size());
   for (const Mechanism* m : all_mechanisms()) {
     ASSERT_TRUE(want.count(std::string(m->id()))) << m->id();
@@ -202,23 +205,25 @@ TEST_P(Counters, BlockingSameCpuSwitchesAboutTwicePerRoundTrip) {
 
 TEST_P(Counters, SpinDoesNotSwitchAndPinnedTasksDoNotMigrate) {
   if (allowed_cpus().size() < 2) GTEST_SKIP() << "needs 2 allowed CPUs";
-  const RunOutcome out = run_case(make_case("spin", GetParam(), cross_pair()),
-                                  *find_mechanism("spin"), counting());
+  const RunOutcome out =
+      run_case(make_case("spin", GetParam(), cross_pair()), *find_mechanism("spin"), counting());
   ASSERT_TRUE(out.ok) << out.error;
-  const double cs = per_rt(out, Role::kWaker, "context-switches") +
-                    per_rt(out, Role::kWakee, "context-switches");
+  const double cs =
+      per_rt(out, Role::kWaker, "context-switches") + per_rt(out, Role::kWakee, "context-switches");
   EXPECT_LT(cs, 0.1);
   for (Role r : {Role::kWaker, Role::kWakee}) EXPECT_EQ(per_rt(out, r, "cpu-migrations"), 0);
 }
 
 TEST_P(Counters, HardwareEventsCountOrSayWhyNot) {
-  const RunOutcome out = run_case(make_case("pipe", GetParam(), cross_pair()),
-                                  *find_mechanism("pipe"), counting());
+  const RunOutcome out =
+      run_case(make_case("pipe", GetParam(), cross_pair()), *find_mechanism("pipe"), counting());
   ASSERT_TRUE(out.ok) << out.error;
   for (const char* e : {"cycles", "instructions"}) {
     const bool counted = out.counters.totals[0].count(e) && out.counters.totals[1].count(e);
-    const bool explained = out.counters.unavailable.count(e) && !out.counters.unavailable.at(e).empty();
-    EXPECT_TRUE(counted != explained) << e << ": counted " << counted << ", explained " << explained;
+    const bool explained =
+        out.counters.unavailable.count(e) && !out.counters.unavailable.at(e).empty();
+    EXPECT_TRUE(counted != explained)
+        << e << ": counted " << counted << ", explained " << explained;
   }
   // Both sides count their own task (task-clock is in ns: some time per round trip, never more
   // than the round trips took).
