@@ -76,11 +76,16 @@ LlcSource parse_llc_level(std::string_view text) {
 
 std::string_view llc_source_name(LlcSource s) {
   switch (s) {
-    case LlcSource::kAuto: return "L3, else L2";
-    case LlcSource::kL3: return "L3";
-    case LlcSource::kL2: return "L2";
-    case LlcSource::kCluster: return "cluster (debugfs: CLS is the highest SD_SHARE_LLC level)";
-    case LlcSource::kCore: return "core (debugfs: SMT is the highest SD_SHARE_LLC level)";
+    case LlcSource::kAuto:
+      return "L3, else L2";
+    case LlcSource::kL3:
+      return "L3";
+    case LlcSource::kL2:
+      return "L2";
+    case LlcSource::kCluster:
+      return "cluster (debugfs: CLS is the highest SD_SHARE_LLC level)";
+    case LlcSource::kCore:
+      return "core (debugfs: SMT is the highest SD_SHARE_LLC level)";
   }
   return "?";
 }
@@ -124,8 +129,8 @@ std::optional<LlcSource> live_llc_source(const std::string& root) {
   std::sort(cpus.begin(), cpus.end());
   std::vector<std::pair<std::string, std::string>> domains;
   for (int d = 0;; ++d) {
-    fs::path dir = fs::path(root) / ("cpu" + std::to_string(cpus.front())) /
-                   ("domain" + std::to_string(d));
+    fs::path dir =
+        fs::path(root) / ("cpu" + std::to_string(cpus.front())) / ("domain" + std::to_string(d));
     if (!fs::is_directory(dir, ec)) break;
     std::ifstream name_in(dir / "name"), flags_in(dir / "flags");
     if (!name_in || !flags_in) return std::nullopt;
@@ -224,8 +229,8 @@ SchedTopology::SchedTopology(Topology topo, LlcSource llc) : topo_(std::move(top
         if (topo_.numa_distance(pu.os, c) <= d) span.push_back(c);
       }
       // sd_init: NUMA levels beyond node_reclaim_distance lose SD_WAKE_AFFINE.
-      raw.push_back({"NUMA(" + std::to_string(d) + ")", span, false, false,
-                     d <= reclaim_distance_, 117});
+      raw.push_back(
+          {"NUMA(" + std::to_string(d) + ")", span, false, false, d <= reclaim_distance_, 117});
     }
 
     PerCpu pc;
@@ -258,8 +263,7 @@ bool SchedTopology::has_cpu(int cpu) const { return per_cpu_.count(cpu) != 0; }
 const SchedTopology::PerCpu& SchedTopology::at(int cpu) const {
   auto it = per_cpu_.find(cpu);
   if (it == per_cpu_.end()) {
-    throw std::out_of_range("CPU " + std::to_string(cpu) + " is not in topology " +
-                            topo_.source());
+    throw std::out_of_range("CPU " + std::to_string(cpu) + " is not in topology " + topo_.source());
   }
   return it->second;
 }
@@ -562,8 +566,8 @@ class Selector {
     }
     bool has_idle_core = false;
     if (sched_.smt_active()) {
-      has_idle_core = in_.has_idle_cores ? *in_.has_idle_cores
-                                         : exact_has_idle_cores(sched_, in_, target);
+      has_idle_core =
+          in_.has_idle_cores ? *in_.has_idle_cores : exact_has_idle_cores(sched_, in_, target);
       if (!has_idle_core && sched_.cpus_share_cache(prev, target)) {
         if (auto i = select_idle_smt(*sd, prev)) {
           note("SIS select_idle_smt(prev " + n(prev) + ") -> " + n(*i));

@@ -43,12 +43,12 @@ std::optional<LlcSource> live_llc_source(
 // One sched domain level of one CPU after degeneration (kernel/sched/topology.c sd_init,
 // sd_degenerate, sd_parent_degenerate, build_sched_domain).
 struct SchedDomain {
-  std::string name;        // "SMT", "CLS", "MC", "PKG", "NUMA(21)"
-  std::vector<int> span;   // sorted OS indexes
-  bool share_llc = false;  // SD_SHARE_LLC
-  bool cluster = false;    // SD_CLUSTER
-  bool wake_affine = true; // SD_WAKE_AFFINE (lost by NUMA levels beyond node_reclaim_distance)
-  int imbalance_pct = 117; // 110 at the SMT level
+  std::string name;         // "SMT", "CLS", "MC", "PKG", "NUMA(21)"
+  std::vector<int> span;    // sorted OS indexes
+  bool share_llc = false;   // SD_SHARE_LLC
+  bool cluster = false;     // SD_CLUSTER
+  bool wake_affine = true;  // SD_WAKE_AFFINE (lost by NUMA levels beyond node_reclaim_distance)
+  int imbalance_pct = 117;  // 110 at the SMT level
 };
 
 // The scheduler's view of a topology: per-CPU domain hierarchy, sd_llc, SMT masks, NUMA reclaim
@@ -113,7 +113,8 @@ struct WakeInput {
   int waker_flips = 0;            // current->wakee_flips (decayed, before record_wakee)
   int wakee_flips = 0;            // p->wakee_flips
   // current->last_wakee == p before this wake. A strict ping-pong pair wakes only each other, so
-  // the scenario form ties it to `reciprocal` (section 7 item 5 applies the record_wakee increment).
+  // the scenario form ties it to `reciprocal` (section 7 item 5 applies the record_wakee
+  // increment).
   bool waker_last_wakee_is_wakee = true;
   std::optional<bool> has_idle_cores;  // override of the hint of target's LLC (default: exact)
   std::optional<int> nr_idle_scan;     // override of the SIS_UTIL budget of target's LLC
@@ -158,8 +159,8 @@ class WakeContext {
 // select_task_rq_fair (want_affine && sync && new_cpu == cpu && alone(cpu)).
 enum class SyncCoreHook {
   kNone,
-  kIdleCoreScan,    // P3: the waker CPU counts as idle inside select_idle_core()
-  kSiblingFirst,    // P4: select_idle_sync_core() before select_idle_cpu()
+  kIdleCoreScan,  // P3: the waker CPU counts as idle inside select_idle_core()
+  kSiblingFirst,  // P4: select_idle_sync_core() before select_idle_cpu()
 };
 
 // A wakeup policy = mainline plus the deltas of one patch, expressed as hooks at the points the
@@ -190,9 +191,9 @@ const WakeupPolicy& policy_by_id(std::string_view id);
 // carries to the next wakeup.
 struct WakeDecision {
   int cpu = -1;
-  std::string path;                 // the rules that decided, e.g. "wake_affine(MC) -> 2; ..."
-  int wakee_recent_used_cpu = -1;   // p->recent_used_cpu afterwards (SIS rule 4 updates it)
-  int waker_flips = 0;              // current->wakee_flips after record_wakee
+  std::string path;                // the rules that decided, e.g. "wake_affine(MC) -> 2; ..."
+  int wakee_recent_used_cpu = -1;  // p->recent_used_cpu afterwards (SIS rule 4 updates it)
+  int waker_flips = 0;             // current->wakee_flips after record_wakee
 };
 
 // Section 2 bypasses, then select_task_rq_fair under `policy`, then select_fallback_rq.

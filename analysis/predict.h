@@ -42,12 +42,12 @@ std::string render_scenario_text(const SchedTopology& sched, const nlohmann::jso
 // ---- steady state of a ping-pong pair -------------------------------------------------------
 
 struct SteadyOptions {
-  bool sync = true;                // WF_SYNC on both wakes (pipe, unix, tcp, binder)
-  bool current_cpu = false;        // WF_CURRENT_CPU on both wakes (seccomp/futex-swap handoff)
-  std::optional<int> start_a;      // CPU of the first waker; default: default_start_pair()
-  std::optional<int> start_b;      // CPU the first wakee last ran on
-  std::vector<int> busy;           // CPUs each running one always-runnable hog
-  std::vector<int> allowed;        // both tasks' cpuset; empty = every CPU
+  bool sync = true;            // WF_SYNC on both wakes (pipe, unix, tcp, binder)
+  bool current_cpu = false;    // WF_CURRENT_CPU on both wakes (seccomp/futex-swap handoff)
+  std::optional<int> start_a;  // CPU of the first waker; default: default_start_pair()
+  std::optional<int> start_b;  // CPU the first wakee last ran on
+  std::vector<int> busy;       // CPUs each running one always-runnable hog
+  std::vector<int> allowed;    // both tasks' cpuset; empty = every CPU
   int max_wakes = 20000;
 };
 

@@ -27,14 +27,16 @@ constexpr double kConsistentDistance = 0.25;
 const char* kSchema = "wakebench-results";
 constexpr int kSchemaVersion = 1;
 
-bool is_kernel_placement(const std::string& p) { return p == "kernel" || p.rfind("kernel:", 0) == 0; }
+bool is_kernel_placement(const std::string& p) {
+  return p == "kernel" || p.rfind("kernel:", 0) == 0;
+}
 
 // Wake flags a mechanism carries on a real kernel (section 4), used when a case lacks the tag.
 std::optional<std::string> default_wake_flags(const std::string& mechanism) {
   static const std::map<std::string, std::string> kFlags = {
-      {"pipe", "sync"},        {"unix-stream", "sync"}, {"unix-dgram", "sync"},
-      {"tcp-loopback", "sync"}, {"binder-like", "sync"}, {"eventfd", "none"},
-      {"futex", "none"},       {"futex-swap", "current-cpu"}};
+      {"pipe", "sync"},         {"unix-stream", "sync"},      {"unix-dgram", "sync"},
+      {"tcp-loopback", "sync"}, {"binder-like", "sync"},      {"eventfd", "none"},
+      {"futex", "none"},        {"futex-swap", "current-cpu"}};
   auto it = kFlags.find(mechanism);
   if (it == kFlags.end()) return std::nullopt;
   return it->second;
@@ -66,7 +68,8 @@ void kernel_case_setup(const SchedTopology& sched, const json& kcase, const std:
       for (const auto& cp : choose_pairs(sched.topology())) {
         if (cp.cls == *cls && cp.available && !cp.pairs.empty()) {
           auto [a, b] = cp.pairs.front();
-          opt.allowed = a == b ? std::vector<int>{a} : std::vector<int>{std::min(a, b), std::max(a, b)};
+          opt.allowed =
+              a == b ? std::vector<int>{a} : std::vector<int>{std::min(a, b), std::max(a, b)};
           opt.start_a = a;
           opt.start_b = b;
         }
@@ -159,13 +162,13 @@ json predict_for_results(const json& rs) {
   }
   if (!rs.contains("schema_version") || !rs["schema_version"].is_number_integer() ||
       rs["schema_version"].get<int>() != kSchemaVersion) {
-    throw std::invalid_argument("result set: schema_version " +
-                                (rs.contains("schema_version") ? rs["schema_version"].dump()
-                                                               : std::string("(missing)")) +
-                                " is not " + std::to_string(kSchemaVersion));
+    throw std::invalid_argument(
+        "result set: schema_version " +
+        (rs.contains("schema_version") ? rs["schema_version"].dump() : std::string("(missing)")) +
+        " is not " + std::to_string(kSchemaVersion));
   }
-  if (!rs.contains("topology") || !rs["topology"].is_object() ||
-      !rs["topology"].contains("xml") || !rs["topology"]["xml"].is_string()) {
+  if (!rs.contains("topology") || !rs["topology"].is_object() || !rs["topology"].contains("xml") ||
+      !rs["topology"]["xml"].is_string()) {
     throw std::invalid_argument("result set: no embedded topology XML at topology.xml");
   }
   std::string source = rs["topology"].value("source", std::string("result set"));
@@ -176,8 +179,9 @@ json predict_for_results(const json& rs) {
     std::string mech = c.value("mechanism", std::string());
     std::string mode = c.value("mode", std::string());
     if (mech.empty() || mode.empty()) continue;
-    auto it = std::find_if(groups.begin(), groups.end(),
-                           [&](const MechMode& g) { return g.mechanism == mech && g.mode == mode; });
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const MechMode& g) {
+      return g.mechanism == mech && g.mode == mode;
+    });
     if (it == groups.end()) {
       groups.push_back({mech, mode, {}});
       it = groups.end() - 1;
@@ -217,8 +221,9 @@ json predict_for_results(const json& rs) {
       for (const auto& [cls, m] : pinned) pj[cls] = m;
       e["pinned_rtt_ns"] = pj;
       if (!flags || (*flags != "sync" && *flags != "none" && *flags != "current-cpu")) {
-        e["skipped"] = "no kernel wakeup to model (wake_flags " +
-                       (flags ? *flags : std::string("unknown")) + ")";
+        e["skipped"] = g.mechanism == "spin" ? std::string("busy-poll: no kernel wakeup to model")
+                                             : "no kernel wakeup to model (wake_flags " +
+                                                   (flags ? *flags : std::string("unknown")) + ")";
         entries.push_back(e);
         continue;
       }
@@ -277,7 +282,8 @@ json predict_for_results(const json& rs) {
       double best_d = 0;
       for (auto g2 : steady["groups"]) {
         json out = {{"name", g2["name"]}, {"policies", g2["policies"]}, {"classes", g2["classes"]}};
-        out["predicted_rtt_ns"] = policies[g2["policies"][0].get<std::string>()]["predicted_rtt_ns"];
+        out["predicted_rtt_ns"] =
+            policies[g2["policies"][0].get<std::string>()]["predicted_rtt_ns"];
         if (observed_dist.is_object() && !observed_dist.empty()) {
           double d = tv_distance(observed_dist, g2["classes"]);
           out["distance"] = round2(d);
@@ -335,11 +341,11 @@ json predict_for_results(const json& rs) {
   };
   json premises = json::object();
   premises["sync-pair"] = class_premise(
-      "same-cpu", "llc", "sync wakeups: handing off on the waker CPU is cheaper than another core of the LLC",
-      "sync");
+      "same-cpu", "llc",
+      "sync wakeups: handing off on the waker CPU is cheaper than another core of the LLC", "sync");
   premises["sync-core"] = class_premise(
-      "smt-sibling", "llc", "sync wakeups: the waker's SMT sibling is cheaper than another core of the LLC",
-      "sync");
+      "smt-sibling", "llc",
+      "sync wakeups: the waker's SMT sibling is cheaper than another core of the LLC", "sync");
   premises["sync-core-v2"] = premises["sync-core"];
   // sync-2017 and current-cpu: stacking on the waker vs what the running kernel chose.
   auto kernel_premise = [&](const std::string& text, auto want) {
@@ -348,24 +354,26 @@ json predict_for_results(const json& rs) {
       if (!want(k.first, f)) continue;
       std::optional<double> kr;
       if (auto it = kernel_rtt.find(k); it != kernel_rtt.end()) kr = it->second;
-      checks.push_back(compare(k.first, k.second, "same-cpu", pinned_at(k, "same-cpu"), "kernel", kr));
+      checks.push_back(
+          compare(k.first, k.second, "same-cpu", pinned_at(k, "same-cpu"), "kernel", kr));
     }
     json p = {{"premise", text}, {"checks", checks}};
     if (checks.empty()) p["not_measurable"] = "not measurable here: no matching mechanism";
     return p;
   };
-  premises["sync-2017"] = kernel_premise(
-      "sync wakeups: the waker CPU is cheaper than the kernel's choice",
-      [](const std::string&, const std::string& f) { return f == "sync"; });
-  premises["current-cpu"] = kernel_premise(
-      "futex handoff: the waker CPU is cheaper than the kernel's choice",
-      [](const std::string& m, const std::string&) { return m == "futex"; });
+  premises["sync-2017"] =
+      kernel_premise("sync wakeups: the waker CPU is cheaper than the kernel's choice",
+                     [](const std::string&, const std::string& f) { return f == "sync"; });
+  premises["current-cpu"] =
+      kernel_premise("futex handoff: the waker CPU is cheaper than the kernel's choice",
+                     [](const std::string& m, const std::string&) { return m == "futex"; });
 
   return {{"topology", sched.topology().source()},
           {"llc", std::string(llc_source_name(sched.llc_source()))},
           {"node_reclaim_distance", sched.node_reclaim_distance()},
-          {"model", "policy-model.md sections 3, 6, 10: steady state of an otherwise idle box; "
-                    "no delayed-dequeue or wakelist races (section 2)"},
+          {"model",
+           "policy-model.md sections 3, 6, 10: steady state of an otherwise idle box; "
+           "no delayed-dequeue or wakelist races (section 2)"},
           {"consistent_distance", kConsistentDistance},
           {"mechanisms", entries},
           {"premises", premises}};
@@ -430,13 +438,15 @@ std::string render_results_text(const json& p) {
       out << "no kernel measurement\n";
     }
     for (const auto& g : e.at("groups")) {
-      out << "      " << std::left << std::setw(44) << g.at("name").get<std::string>()
-          << std::setw(12) << us(g.at("predicted_rtt_ns")) << classes_text(g.at("classes"))
-          << "\n";
+      out << "      " << std::left << std::setw(44) << g.at("name").get<std::string>() << "  "
+          << std::setw(10) << us(g.at("predicted_rtt_ns")) << classes_text(g.at("classes")) << "\n";
     }
   }
   out << "  premises:\n";
-  for (const auto& [id, pr] : p.at("premises").items()) {
+  for (const auto* policy : all_policies()) {
+    const std::string id(policy->id());
+    if (!p.at("premises").contains(id)) continue;
+    const json& pr = p.at("premises").at(id);
     out << "    " << std::left << std::setw(13) << id;
     if (pr.contains("not_measurable")) {
       out << pr["not_measurable"].get<std::string>() << "\n";
@@ -449,8 +459,7 @@ std::string render_results_text(const json& p) {
         << c.at("a").get<std::string>() << " " << us(c.at("a_rtt_ns")) << " vs "
         << c.at("b").get<std::string>() << " " << us(c.at("b_rtt_ns"));
       if (c.contains("holds")) {
-        o << (c["holds"].get<bool>() ? " (holds, " : " (fails, ") << c["saving_pct"].dump()
-          << "%)";
+        o << (c["holds"].get<bool>() ? " (holds, " : " (fails, ") << c["saving_pct"].dump() << "%)";
       }
       parts.push_back(o.str());
     }

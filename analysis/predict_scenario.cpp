@@ -24,7 +24,8 @@ bool get_bool(const json& j, const char* field, const std::string& where) {
 }
 
 int get_int(const json& j, const char* field, const std::string& where) {
-  if (!j.is_number_integer()) fail(where, std::string("field \"") + field + "\" must be an integer");
+  if (!j.is_number_integer())
+    fail(where, std::string("field \"") + field + "\" must be an integer");
   auto v = j.get<long long>();
   if (v < -1 || v > 1'000'000) fail(where, std::string("field \"") + field + "\" is out of range");
   return static_cast<int>(v);
@@ -56,10 +57,11 @@ std::map<int, int> get_cpu_counts(const json& j, const char* field, const std::s
 }
 
 const std::set<std::string> kFields = {
-    "waker",          "prev",         "sync",          "current_cpu",  "reciprocal",
-    "nr_running",     "delayed",      "recent_used_cpu", "allowed",    "waker_flips",
-    "wakee_flips",    "has_idle_cores", "nr_idle_scan", "waker_kthread", "in_task",
-    "wakee_queued",   "llc_level"};
+    "waker",        "prev",          "sync",        "current_cpu",
+    "reciprocal",   "nr_running",    "delayed",     "recent_used_cpu",
+    "allowed",      "waker_flips",   "wakee_flips", "has_idle_cores",
+    "nr_idle_scan", "waker_kthread", "in_task",     "wakee_queued",
+    "llc_level"};
 
 }  // namespace
 
@@ -69,7 +71,8 @@ Scenario parse_scenario(const json& j, const std::string& where) {
     if (!kFields.count(key)) fail(where, "unknown field \"" + key + "\"");
   }
   for (const char* required : {"waker", "prev"}) {
-    if (!j.contains(required)) fail(where, std::string("missing required field \"") + required + "\"");
+    if (!j.contains(required))
+      fail(where, std::string("missing required field \"") + required + "\"");
   }
   Scenario s;
   s.given = j;
@@ -147,7 +150,8 @@ Scenario load_scenario(const std::string& path) {
 void validate_scenario(const Scenario& s, const SchedTopology& sched, const std::string& where) {
   const WakeInput& w = s.wake;
   const std::string topo = " is not in topology " + sched.topology().source();
-  if (!sched.has_cpu(w.waker)) fail(where, "field \"waker\": CPU " + std::to_string(w.waker) + topo);
+  if (!sched.has_cpu(w.waker))
+    fail(where, "field \"waker\": CPU " + std::to_string(w.waker) + topo);
   if (!sched.has_cpu(w.prev)) fail(where, "field \"prev\": CPU " + std::to_string(w.prev) + topo);
   if (w.recent_used_cpu >= 0 && !sched.has_cpu(w.recent_used_cpu)) {
     fail(where, "field \"recent_used_cpu\": CPU " + std::to_string(w.recent_used_cpu) + topo);
@@ -195,8 +199,8 @@ std::string render_scenario_text(const SchedTopology& sched, const json& predict
   out << "wakeup: waker " << sc.at("waker") << " -> wakee prev " << sc.at("prev")
       << (sc.value("sync", false) ? ", sync" : ", not sync")
       << (sc.value("current_cpu", false) ? ", WF_CURRENT_CPU" : "") << "\n\n";
-  out << std::left << std::setw(14) << "policy" << std::setw(6) << "cpu" << std::setw(13)
-      << "class" << "path\n";
+  out << std::left << std::setw(14) << "policy" << std::setw(6) << "cpu" << std::setw(13) << "class"
+      << "path\n";
   for (const auto* p : all_policies()) {
     const json& r = prediction.at("policies").at(std::string(p->id()));
     out << std::left << std::setw(14) << p->id() << std::setw(6) << r.at("cpu").get<int>()

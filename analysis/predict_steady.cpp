@@ -34,8 +34,8 @@ std::pair<int, int> default_start_pair(const SchedTopology& sched,
   for (int c : sched.cpus()) {
     if (in_list(allowed, c)) cpus.push_back(c);
   }
-  if (cpus.empty()) throw std::invalid_argument("no allowed CPU in topology " +
-                                                sched.topology().source());
+  if (cpus.empty())
+    throw std::invalid_argument("no allowed CPU in topology " + sched.topology().source());
   int a = cpus.front();
   const auto& core = sched.smt_mask(a);
   auto other_core = [&](int c) { return std::find(core.begin(), core.end(), c) == core.end(); };
@@ -74,8 +74,15 @@ SteadyResult simulate_steady_state(const SchedTopology& sched, const SteadyOptio
   std::map<State, int> seen;
   std::vector<std::pair<PlacementClass, std::pair<int, int>>> wakes;  // class, (waker, wakee cpu)
   for (int step = 0; step < opt.max_wakes; ++step) {
-    State st{turn, cpu[0], cpu[1], recent[0], recent[1], last_wakee_is_other[0],
-             last_wakee_is_other[1], std::min(flips[0], 1 << 20), std::min(flips[1], 1 << 20)};
+    State st{turn,
+             cpu[0],
+             cpu[1],
+             recent[0],
+             recent[1],
+             last_wakee_is_other[0],
+             last_wakee_is_other[1],
+             std::min(flips[0], 1 << 20),
+             std::min(flips[1], 1 << 20)};
     auto [it, fresh] = seen.emplace(st, step);
     if (!fresh) {
       res.settled = true;
@@ -183,21 +190,25 @@ std::string render_steady_text(const json& steady) {
   std::ostringstream out;
   out << "steady state on " << steady.at("topology").get<std::string>() << ": "
       << (steady.at("current_cpu").get<bool>() ? "WF_CURRENT_CPU"
-                                               : steady.at("sync").get<bool>() ? "sync" : "non-sync")
+          : steady.at("sync").get<bool>()      ? "sync"
+                                               : "non-sync")
       << " ping-pong from CPUs " << steady.at("start")[0] << "," << steady.at("start")[1]
-      << ", busy " << (steady.at("busy").empty() ? std::string("none")
-                                                  : format_cpu_list(steady.at("busy")))
+      << ", busy "
+      << (steady.at("busy").empty() ? std::string("none") : format_cpu_list(steady.at("busy")))
       << ", allowed " << steady.at("allowed").get<std::string>() << "\n\n";
   out << std::left << std::setw(14) << "policy" << std::setw(12) << "settles on"
       << "classes\n";
-  for (const auto& [id, r] : steady.at("policies").items()) {
+  for (const auto* p : all_policies()) {
+    const std::string id(p->id());
+    const json& r = steady.at("policies").at(id);
     std::ostringstream cls;
     for (const auto& [c, f] : r.at("classes").items()) {
-      cls << c << " " << std::fixed << std::setprecision(0) << f.get<double>() * 100 << "%  ";
+      cls << (cls.tellp() > 0 ? "  " : "") << c << " " << std::fixed << std::setprecision(0)
+          << f.get<double>() * 100 << "%";
     }
     out << std::left << std::setw(14) << id << std::setw(12)
         << format_cpu_list(r.at("cpus").get<std::vector<int>>()) << cls.str()
-        << (r.at("settled").get<bool>() ? "" : "(did not settle)") << "\n";
+        << (r.at("settled").get<bool>() ? "" : "  (did not settle)") << "\n";
   }
   out << "\ngroups (same placement):";
   for (const auto& g : steady.at("groups")) out << "  [" << g.at("name").get<std::string>() << "]";

@@ -38,7 +38,8 @@ SchedTopology load_sched(const PredictArgs& a, std::optional<LlcSource> scenario
   } else if (scenario_llc) {
     llc = scenario_llc;
   }
-  if (!a.topology.empty()) return SchedTopology(Topology::from_xml(a.topology), llc.value_or(LlcSource::kAuto));
+  if (!a.topology.empty())
+    return SchedTopology(Topology::from_xml(a.topology), llc.value_or(LlcSource::kAuto));
   // The live machine: the scheduler's own LLC from debugfs when readable (section 12).
   if (!llc) llc = live_llc_source();
   return SchedTopology(Topology::from_system(), llc.value_or(LlcSource::kAuto));
@@ -56,14 +57,16 @@ void run_predict(const PredictArgs& a) {
     return;
   }
   if (!a.scenario.empty()) {
-    if (a.steady) throw std::invalid_argument("predict: --scenario and --steady exclude each other");
+    if (a.steady)
+      throw std::invalid_argument("predict: --scenario and --steady exclude each other");
     Scenario s = load_scenario(a.scenario);
     SchedTopology sched = load_sched(a, s.llc_level);
     auto p = predict_scenario(sched, s, a.scenario);
     std::cout << (a.json ? p.dump(2) + "\n" : render_scenario_text(sched, p));
     return;
   }
-  if (a.sync && a.no_sync) throw std::invalid_argument("predict: --sync and --no-sync exclude each other");
+  if (a.sync && a.no_sync)
+    throw std::invalid_argument("predict: --sync and --no-sync exclude each other");
   SchedTopology sched = load_sched(a, std::nullopt);
   SteadyOptions base;
   base.current_cpu = a.current_cpu;
@@ -128,7 +131,8 @@ void add_predict_command(CLI::App& app) {
   cmd->add_flag("--steady", args->steady,
                 "steady state of a ping-pong pair (the default without --scenario/--results): "
                 "A on CPU a wakes B (last ran on b), B wakes A, ... until the placement repeats");
-  cmd->add_flag("--sync", args->sync, "steady state: the wakes carry WF_SYNC (pipe, unix, tcp, binder)");
+  cmd->add_flag("--sync", args->sync,
+                "steady state: the wakes carry WF_SYNC (pipe, unix, tcp, binder)");
   cmd->add_flag("--no-sync", args->no_sync,
                 "steady state: the wakes carry no WF_SYNC (eventfd, futex); without --sync or "
                 "--no-sync both are shown");

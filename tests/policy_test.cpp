@@ -78,7 +78,9 @@ TEST_P(PolicyVector, AllPoliciesExactCpuAndClass) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Section9, PolicyVector, ::testing::ValuesIn(load_vectors()),
-                         [](const ::testing::TestParamInfo<Vector>& info) { return info.param.id; });
+                         [](const ::testing::TestParamInfo<Vector>& info) {
+                           return info.param.id;
+                         });
 
 TEST(PolicyVectors, FileHoldsAll34Vectors) {
   auto vs = load_vectors();
@@ -134,18 +136,20 @@ TEST(SchedTopology, LlcPerCoreDegeneratesMcIntoSmt) {
 }
 
 TEST(SchedTopology, ReclaimDistanceFromTheXmlsOwnVendor) {
-  SchedTopology amd(Topology::from_xml(kShared +
-                                       "/topologies/amd-epyc7402-zen2-smt2-2pkg-nps4-8numa-16l3.xml"));
+  SchedTopology amd(
+      Topology::from_xml(kShared + "/topologies/amd-epyc7402-zen2-smt2-2pkg-nps4-8numa-16l3.xml"));
   EXPECT_EQ(amd.node_reclaim_distance(), 32);
   SchedTopology power(
       Topology::from_xml(kShared + "/topologies/power9-smt4-2pkg-2numa-128pu-butte.xml"));
   EXPECT_EQ(power.node_reclaim_distance(), 10);
   // Every remote NUMA level of a POWER box lacks SD_WAKE_AFFINE.
   for (const auto& d : power.domains(0)) {
-    if (d.name.rfind("NUMA", 0) == 0) EXPECT_FALSE(d.wake_affine) << d.name;
+    if (d.name.rfind("NUMA", 0) == 0) {
+      EXPECT_FALSE(d.wake_affine) << d.name;
+    }
   }
-  SchedTopology intel(Topology::from_xml(
-      kShared + "/topologies/xeon-silver4108-skylake-smt2-2pkg-2numa-32pu.xml"));
+  SchedTopology intel(
+      Topology::from_xml(kShared + "/topologies/xeon-silver4108-skylake-smt2-2pkg-2numa-32pu.xml"));
   EXPECT_EQ(intel.node_reclaim_distance(), 30);
 }
 
@@ -155,15 +159,15 @@ TEST(SchedTopology, LlcLevelOverrideChangesSdLlc) {
   SchedTopology core(t, LlcSource::kCore);
   EXPECT_EQ(l3.llc_size(0), 8);    // L3 per core pair
   EXPECT_EQ(core.llc_size(0), 4);  // powerpc: sd_llc = one SMT4 core
-  EXPECT_THROW(SchedTopology(Topology::from_xml(kShared +
-                                                "/topologies/model/box-a2-80c-nosmt-l2pairs.xml"),
-                             LlcSource::kL3),
-               std::invalid_argument);
+  EXPECT_THROW(
+      SchedTopology(Topology::from_xml(kShared + "/topologies/model/box-a2-80c-nosmt-l2pairs.xml"),
+                    LlcSource::kL3),
+      std::invalid_argument);
 }
 
 TEST(SchedTopology, ClusterLevelOnKunpeng) {
-  SchedTopology k(Topology::from_xml(
-      kShared + "/topologies/arm64-kunpeng920-nosmt-2pkg-4numa-128c.xml"));
+  SchedTopology k(
+      Topology::from_xml(kShared + "/topologies/arm64-kunpeng920-nosmt-2pkg-4numa-128c.xml"));
   EXPECT_TRUE(k.cluster_active());
   EXPECT_EQ(k.cluster_span(0), (std::vector<int>{0, 1, 2, 3}));
   EXPECT_EQ(k.llc_size(0), 32);
@@ -194,15 +198,15 @@ std::vector<std::pair<std::string, std::string>> read_domains_fixture(const std:
 }
 
 TEST(LlcFromDebugfs, RealDomainListings) {
-  auto kunpeng =
-      read_domains_fixture("debugfs-arm64-kunpeng920-96c-4numa-cpu0-name-flags-level-6.9rc-relax2.txt");
+  auto kunpeng = read_domains_fixture(
+      "debugfs-arm64-kunpeng920-96c-4numa-cpu0-name-flags-level-6.9rc-relax2.txt");
   ASSERT_EQ(kunpeng.size(), 5u);
   EXPECT_EQ(llc_source_from_domains(kunpeng), LlcSource::kAuto);  // MC is the highest LLC level
   auto spr = read_domains_fixture("debugfs-x86-spr-2s-224cpu-snc-on-cpu0-name-flags-6.4.txt");
   ASSERT_EQ(spr.size(), 4u);
   EXPECT_EQ(llc_source_from_domains(spr), LlcSource::kAuto);  // SD_SHARE_PKG_RESOURCES era
-  EXPECT_EQ(llc_source_from_domains({{"SMT", "SD_SHARE_CPUCAPACITY SD_SHARE_LLC"},
-                                     {"PKG", "SD_WAKE_AFFINE"}}),
+  EXPECT_EQ(llc_source_from_domains(
+                {{"SMT", "SD_SHARE_CPUCAPACITY SD_SHARE_LLC"}, {"PKG", "SD_WAKE_AFFINE"}}),
             LlcSource::kCore);
   EXPECT_EQ(llc_source_from_domains({{"CLS", "SD_CLUSTER SD_SHARE_LLC"}, {"PKG", ""}}),
             LlcSource::kCluster);
@@ -230,8 +234,7 @@ TEST(PolicyModel, ScenarioCurrentCpuFlagHonouredByAll) {
 // A prev CPU outside the allowed mask ends in select_fallback_rq.
 TEST(PolicyModel, ResultOutsideAllowedFallsBack) {
   const auto& a = model_box("model/box-a-80c-nosmt-1llc.xml");
-  Scenario s = parse_scenario(
-      json{{"waker", 10}, {"prev", 11}, {"allowed", "20-21"}}, "inline");
+  Scenario s = parse_scenario(json{{"waker", 10}, {"prev", 11}, {"allowed", "20-21"}}, "inline");
   json got = predict_scenario(a, s, "inline");
   for (const auto* p : all_policies()) {
     int cpu = got["policies"][std::string(p->id())]["cpu"];

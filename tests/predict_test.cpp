@@ -1,5 +1,7 @@
 // The predictor: scenario parsing, the ping-pong steady state of policy-model.md section 10 on the
 // model boxes, predictions for a result set, and the `wakebench predict` CLI end to end.
+#include "analysis/predict.h"
+
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,7 +17,6 @@
 #include <sstream>
 #include <string>
 
-#include "analysis/predict.h"
 #include "common/topology.h"
 
 namespace wb {
@@ -55,12 +56,23 @@ TEST(Scenario, DefaultsOfSection12) {
 }
 
 TEST(Scenario, AllFieldsParsed) {
-  json j = {{"waker", 78},          {"prev", 79},          {"sync", true},
-            {"current_cpu", false}, {"reciprocal", false}, {"nr_running", {{"78", 2}, {"3", 1}}},
-            {"delayed", {{"78", 1}}}, {"recent_used_cpu", -1}, {"allowed", "78-79"},
-            {"waker_flips", 4},     {"wakee_flips", 2},    {"has_idle_cores", true},
-            {"nr_idle_scan", 3},    {"waker_kthread", true}, {"in_task", false},
-            {"wakee_queued", true}, {"llc_level", "L2"}};
+  json j = {{"waker", 78},
+            {"prev", 79},
+            {"sync", true},
+            {"current_cpu", false},
+            {"reciprocal", false},
+            {"nr_running", {{"78", 2}, {"3", 1}}},
+            {"delayed", {{"78", 1}}},
+            {"recent_used_cpu", -1},
+            {"allowed", "78-79"},
+            {"waker_flips", 4},
+            {"wakee_flips", 2},
+            {"has_idle_cores", true},
+            {"nr_idle_scan", 3},
+            {"waker_kthread", true},
+            {"in_task", false},
+            {"wakee_queued", true},
+            {"llc_level", "L2"}};
   Scenario s = parse_scenario(j, "s.json");
   EXPECT_EQ(s.wake.allowed, (std::vector<int>{78, 79}));
   EXPECT_EQ(s.wake.nr_running.at(78), 2);
@@ -125,8 +137,9 @@ struct SteadyRow {
   std::map<std::string, std::pair<std::vector<int>, std::string>> expect;
 };
 
-std::map<std::string, std::pair<std::vector<int>, std::string>> all_but_p6(
-    std::vector<int> cpus, const std::string& cls, int waker) {
+std::map<std::string, std::pair<std::vector<int>, std::string>> all_but_p6(std::vector<int> cpus,
+                                                                           const std::string& cls,
+                                                                           int waker) {
   std::map<std::string, std::pair<std::vector<int>, std::string>> m;
   for (const char* p : {"mainline", "sync-pair", "sync-core", "sync-core-v2", "sync-2017"}) {
     m[p] = {cpus, cls};
@@ -139,25 +152,43 @@ std::vector<SteadyRow> section10_rows() {
   using E = std::pair<std::vector<int>, std::string>;
   auto same = [](int c) { return E{{c}, "same-cpu"}; };
   std::vector<SteadyRow> rows;
-  rows.push_back({"box-a-80c-nosmt-1llc.xml", 10, 40, true,
-                  {{"mainline", {{10, 40}, "llc"}}, {"sync-pair", same(40)},
-                   {"sync-core", {{10, 40}, "llc"}}, {"sync-core-v2", {{10, 40}, "llc"}},
-                   {"sync-2017", same(10)}, {"current-cpu", same(10)}}});
+  rows.push_back({"box-a-80c-nosmt-1llc.xml",
+                  10,
+                  40,
+                  true,
+                  {{"mainline", {{10, 40}, "llc"}},
+                   {"sync-pair", same(40)},
+                   {"sync-core", {{10, 40}, "llc"}},
+                   {"sync-core-v2", {{10, 40}, "llc"}},
+                   {"sync-2017", same(10)},
+                   {"current-cpu", same(10)}}});
   rows.push_back({"box-a-80c-nosmt-1llc.xml", 10, 40, false, all_but_p6({10, 40}, "llc", 10)});
-  rows.push_back({"box-a2-80c-nosmt-l2pairs.xml", 10, 40, true,
-                  {{"mainline", {{10, 11}, "llc"}}, {"sync-pair", same(11)},
-                   {"sync-core", {{10, 11}, "llc"}}, {"sync-core-v2", {{10, 11}, "llc"}},
-                   {"sync-2017", same(10)}, {"current-cpu", same(10)}}});
+  rows.push_back({"box-a2-80c-nosmt-l2pairs.xml",
+                  10,
+                  40,
+                  true,
+                  {{"mainline", {{10, 11}, "llc"}},
+                   {"sync-pair", same(11)},
+                   {"sync-core", {{10, 11}, "llc"}},
+                   {"sync-core-v2", {{10, 11}, "llc"}},
+                   {"sync-2017", same(10)},
+                   {"current-cpu", same(10)}}});
   rows.push_back(
       {"box-a2-80c-nosmt-l2pairs.xml", 10, 40, false, all_but_p6({10, 40}, "cross-llc", 10)});
   auto b = all_but_p6({17, 42}, "llc", 17);
   b["sync-2017"] = same(17);
   rows.push_back({"box-b-20c-smt8-contig-1llc.xml", 17, 42, true, b});
-  rows.push_back({"box-b-20c-smt8-contig-1llc.xml", 17, 42, false, all_but_p6({17, 42}, "llc", 17)});
-  rows.push_back({"box-b2-20c-smt8-contig-llc-per-core.xml", 17, 42, true,
-                  {{"mainline", {{17, 18}, "smt-sibling"}}, {"sync-pair", {{17, 18}, "smt-sibling"}},
+  rows.push_back(
+      {"box-b-20c-smt8-contig-1llc.xml", 17, 42, false, all_but_p6({17, 42}, "llc", 17)});
+  rows.push_back({"box-b2-20c-smt8-contig-llc-per-core.xml",
+                  17,
+                  42,
+                  true,
+                  {{"mainline", {{17, 18}, "smt-sibling"}},
+                   {"sync-pair", {{17, 18}, "smt-sibling"}},
                    {"sync-core", {{17, 18}, "smt-sibling"}},
-                   {"sync-core-v2", {{16, 17}, "smt-sibling"}}, {"sync-2017", same(17)},
+                   {"sync-core-v2", {{16, 17}, "smt-sibling"}},
+                   {"sync-2017", same(17)},
                    {"current-cpu", same(17)}}});
   rows.push_back({"box-b2-20c-smt8-contig-llc-per-core.xml", 17, 42, false,
                   all_but_p6({17, 42}, "cross-llc", 17)});
@@ -165,16 +196,28 @@ std::vector<SteadyRow> section10_rows() {
   c["sync-2017"] = same(2);
   rows.push_back({"box-c-8c-smt2-stride8-1llc.xml", 2, 5, true, c});
   rows.push_back({"box-c-8c-smt2-stride8-1llc.xml", 2, 5, false, all_but_p6({2, 5}, "llc", 2)});
-  rows.push_back({"box-d-2s-8c-smt2-stride16-slit21.xml", 2, 9, true,
-                  {{"mainline", {{2, 3}, "llc"}}, {"sync-pair", {{2, 3}, "llc"}},
-                   {"sync-core", {{2, 3}, "llc"}}, {"sync-core-v2", {{2, 18}, "smt-sibling"}},
-                   {"sync-2017", same(2)}, {"current-cpu", same(2)}}});
+  rows.push_back({"box-d-2s-8c-smt2-stride16-slit21.xml",
+                  2,
+                  9,
+                  true,
+                  {{"mainline", {{2, 3}, "llc"}},
+                   {"sync-pair", {{2, 3}, "llc"}},
+                   {"sync-core", {{2, 3}, "llc"}},
+                   {"sync-core-v2", {{2, 18}, "smt-sibling"}},
+                   {"sync-2017", same(2)},
+                   {"current-cpu", same(2)}}});
   rows.push_back(
       {"box-d-2s-8c-smt2-stride16-slit21.xml", 2, 9, false, all_but_p6({2, 9}, "cross-numa", 2)});
-  rows.push_back({"box-dn-2s-8c-nosmt-slit21.xml", 2, 9, true,
-                  {{"mainline", {{2, 3}, "llc"}}, {"sync-pair", same(3)},
-                   {"sync-core", {{2, 3}, "llc"}}, {"sync-core-v2", {{2, 3}, "llc"}},
-                   {"sync-2017", same(2)}, {"current-cpu", same(2)}}});
+  rows.push_back({"box-dn-2s-8c-nosmt-slit21.xml",
+                  2,
+                  9,
+                  true,
+                  {{"mainline", {{2, 3}, "llc"}},
+                   {"sync-pair", same(3)},
+                   {"sync-core", {{2, 3}, "llc"}},
+                   {"sync-core-v2", {{2, 3}, "llc"}},
+                   {"sync-2017", same(2)},
+                   {"current-cpu", same(2)}}});
   rows.push_back(
       {"box-dn-2s-8c-nosmt-slit21.xml", 2, 9, false, all_but_p6({2, 9}, "cross-numa", 2)});
   return rows;
@@ -200,15 +243,14 @@ TEST_P(Section10, SettlesAsTheTableSays) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Boxes, Section10, ::testing::ValuesIn(section10_rows()),
-    [](const ::testing::TestParamInfo<SteadyRow>& info) {
-      std::string name = info.param.box.substr(0, info.param.box.find('-', 4));
-      for (auto& ch : name) {
-        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-      }
-      return name + (info.param.sync ? "_sync" : "_nonsync");
-    });
+INSTANTIATE_TEST_SUITE_P(Boxes, Section10, ::testing::ValuesIn(section10_rows()),
+                         [](const ::testing::TestParamInfo<SteadyRow>& info) {
+                           std::string name = info.param.box.substr(0, info.param.box.find('-', 4));
+                           for (auto& ch : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           }
+                           return name + (info.param.sync ? "_sync" : "_nonsync");
+                         });
 
 // The section-10 takeaway: a hog on the wakee's prev CPU is what makes sync-core-v2 act.
 TEST(Steady, HogOnPrevExercisesSyncCoreV2) {
@@ -366,7 +408,8 @@ CliRun run_cli(const std::string& args) {
 }
 
 TEST(PredictCli, ScenarioJsonHasTheContractShape) {
-  CliRun r = run_cli("--topology " + kBoxC + " --scenario " + kFixtures + "/c2-busy-prev.json --json");
+  CliRun r =
+      run_cli("--topology " + kBoxC + " --scenario " + kFixtures + "/c2-busy-prev.json --json");
   ASSERT_EQ(r.status, 0) << r.err;
   json j = json::parse(r.out);
   EXPECT_EQ(j["scenario"]["waker"], 2);
@@ -376,7 +419,7 @@ TEST(PredictCli, ScenarioJsonHasTheContractShape) {
     EXPECT_TRUE(p["class"].is_string()) << id;
     EXPECT_FALSE(p["path"].get<std::string>().empty()) << id;
   }
-  EXPECT_EQ(j["policies"]["mainline"]["cpu"], 3);       // vector C2
+  EXPECT_EQ(j["policies"]["mainline"]["cpu"], 3);  // vector C2
   EXPECT_EQ(j["policies"]["sync-core-v2"]["cpu"], 10);
   EXPECT_EQ(j["policies"]["sync-core-v2"]["class"], "smt-sibling");
   CliRun text = run_cli("--topology " + kBoxC + " --scenario " + kFixtures + "/c2-busy-prev.json");
@@ -399,8 +442,8 @@ TEST(PredictCli, ScenarioErrorsAreOneLineNamingFileAndField) {
 
 TEST(PredictCli, SteadyAndResults) {
   CliRun r = run_cli("--topology " + kShared +
-                  "/topologies/model/box-d-2s-8c-smt2-stride16-slit21.xml --steady --sync "
-                  "--start 2,9 --json");
+                     "/topologies/model/box-d-2s-8c-smt2-stride16-slit21.xml --steady --sync "
+                     "--start 2,9 --json");
   ASSERT_EQ(r.status, 0) << r.err;
   json j = json::parse(r.out);
   ASSERT_EQ(j["steady"].size(), 1u);
