@@ -178,6 +178,8 @@ TEST(Config, ShippedConfigsParseAndExpand) {
     ++n;
     const Config c = load_config(entry.path().string());
     EXPECT_FALSE(c.entries.empty());
+    // The lab's configs name CPUs of its qemu guests, not of this machine: parse only.
+    if (entry.path().parent_path().filename() == "lab") continue;
     const auto cases = expand_cases(c, live, known);
     std::set<std::string> names;
     for (const auto& cs : cases) names.insert(cs.name);
