@@ -135,12 +135,7 @@ class BinderLike final : public Workload {
         ctx.fail("transaction " + std::to_string(i) + ": " + errno_name(rc));
         return 1;
       }
-      if (k >= 0) {
-        if (k == 0) a.span[0] = t0;
-        a.send_ts[k] = sent;
-        a.rtt[k] = t1 - t0;
-        a.waker_cpu[k] = cpu;
-      }
+      if (k >= 0) a.record_round_trip(k, t0, sent, t1, cpu);
       ctx.progress(i + 1);
     }
     ctx.stop_counting();

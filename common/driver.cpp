@@ -107,12 +107,7 @@ class PingPong final : public Workload {
         ctx.fail(hot_loop_error(i, rc));
         return 1;
       }
-      if (k >= 0) {
-        if (k == 0) a.span[0] = t0;
-        a.send_ts[k] = sent;
-        a.rtt[k] = t1 - t0;
-        a.waker_cpu[k] = cpu;
-      }
+      if (k >= 0) a.record_round_trip(k, t0, sent, t1, cpu);
       ctx.progress(i + 1);
     }
     ctx.stop_counting();

@@ -42,6 +42,15 @@ struct StreamArea {
   int32_t* wakee_cpu;  // sched_getcpu() of the wakee when it woke
   int64_t* span;       // [0]: start of the first measured round trip, [1]: end of the last
   char* lines;         // the work_lines cache lines both sides write (the work knob)
+
+  // The waker's record of measured round trip k: started at t0 on `cpu`, handed off at `sent`,
+  // answered at t1. The first one also opens the stream's span.
+  void record_round_trip(int64_t k, int64_t t0, int64_t sent, int64_t t1, int32_t cpu) noexcept {
+    if (k == 0) span[0] = t0;
+    send_ts[k] = sent;
+    rtt[k] = t1 - t0;
+    waker_cpu[k] = cpu;
+  }
 };
 
 // One task of a case, as its Workload declares it.
