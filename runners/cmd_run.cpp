@@ -16,6 +16,7 @@
 #include "benchmarks/registry.h"
 #include "common/config.h"
 #include "common/environment.h"
+#include "common/idle_latency.h"
 #include "common/perf.h"
 #include "common/procfs.h"
 #include "common/placement.h"
@@ -35,6 +36,8 @@ struct RunArgs {
   double case_timeout_s = 0;  // 0: the config's timeout_s
   std::string events;         // --events: comma-separated libpfm4 event strings
   bool require_events = false;
+  std::optional<int> idle_latency_us;  // --idle-latency-us
+  std::string show;                    // --show: a counter instead of the RTT in the summary
   std::vector<std::string> benchmark_flags;
 };
 
@@ -291,6 +294,13 @@ void run_command(const RunArgs& args) {
       if (!e.empty()) opts.events.push_back(e);
   }
   opts.require_events = args.require_events;
+  if (!args.show.empty() &&
+      std::find(opts.events.begin(), opts.events.end(), args.show) == opts.events.end()) {
+    std::string list;
+    for (const auto& e : opts.events) list += (list.empty() ? "" : ",") + e;
+    throw std::invalid_argument("--show " + args.show + ": not among the counted events (" + list +
+                                ")");
+  }
   for (auto& cs : cases) {
     const CaseSpec& s = cs.record.spec;
     auto* b = benchmark::RegisterBenchmark(s.name.c_str(), [&cs, &opts](benchmark::State& st) {
@@ -317,7 +327,10 @@ void run_command(const RunArgs& args) {
     for (auto [w, e] : cs.record.spec.pairs) measured.insert(measured.end(), {w, e});
   std::sort(measured.begin(), measured.end());
   measured.erase(std::unique(measured.begin(), measured.end()), measured.end());
-  const nlohmann::json env = capture_environment({measured, config.text});
+  // Held until the run returns: the CPUs stay out of idle states deeper than the limit.
+  std::optional<IdleLatencyGuard> idle_guard;
+  if (args.idle_latency_us) idle_guard.emplace(*args.idle_latency_us);
+  const nlohmann::json env = capture_environment({measured, config.text, args.idle_latency_us});
   for (const auto& w : environment_warnings(env)) std::fprintf(stderr, "warning: %s\n", w.c_str());
 
   Reporter reporter(cases, topo, selected);
@@ -365,7 +378,7 @@ void run_command(const RunArgs& args) {
   write_json_atomic(out_path, rs);
 
   const nlohmann::json plain(rs);
-  std::fprintf(stderr, "\n%s\n%s\n%s", summary_table(plain).c_str(), predictions_text.c_str(),
+  std::fprintf(stderr, "\n%s\n%s\n%s", summary_table(plain, args.show).c_str(), predictions_text.c_str(),
                claims_table(plain).c_str());
   std::printf("%s\n", out_path.c_str());
   if (interrupted) {
@@ -392,6 +405,13 @@ void add_run_command(CLI::App& app) {
                   "cpu-migrations, task-clock, page-faults)");
   sub->add_flag("--require-events", args->require_events,
                 "fail a case when one of its events cannot be counted (default: note it)");
+  sub->add_option("--idle-latency-us", args->idle_latency_us,
+                  "hold every CPU out of idle states whose exit latency exceeds N us while the "
+                  "run lasts (/dev/cpu_dma_latency; needs root); recorded in the result set")
+      ->check(CLI::Range(0, 2000000));
+  sub->add_option("--show", args->show,
+                  "summary cells show this counter per round trip, waker / wakee (e.g. "
+                  "context-switches, cycles), instead of the RTT");
   sub->allow_extras();
   sub->footer("Google Benchmark flags (--benchmark_filter=REGEX, --benchmark_repetitions=N, ...) "
               "pass through and override the config.");

@@ -32,9 +32,18 @@ std::string pad(const std::string& s, size_t w, bool right = false) {
   return right ? std::string(w - s.size(), ' ') + s : s + std::string(w - s.size(), ' ');
 }
 
+// A counter per round trip: integers as they are, small values with two decimals.
+std::string fmt_count(const nlohmann::json& v) {
+  if (!v.is_number()) return "n/a";
+  char buf[32];
+  const double x = v.get<double>();
+  std::snprintf(buf, sizeof buf, x >= 100 ? "%.0f" : "%.2f", x);
+  return buf;
+}
+
 }  // namespace
 
-std::string summary_table(const nlohmann::json& rs) {
+std::string summary_table(const nlohmann::json& rs, const std::string& show) {
   std::vector<std::string> columns, rows;
   std::map<std::pair<std::string, std::string>, std::string> cells;
   std::vector<std::string> notes;
@@ -48,7 +57,19 @@ std::string summary_table(const nlohmann::json& rs) {
     if (std::find(rows.begin(), rows.end(), row) == rows.end()) rows.push_back(row);
     const std::string status = c.at("status").get<std::string>();
     std::string cell;
-    if (status == "ok") {
+    if (status == "ok" && !show.empty()) {
+      const auto& k = c["counters"];
+      if (k.is_object() && k["unavailable"].contains(show)) {
+        cell = "n/a";
+        const std::string note = show + ": " + k["unavailable"][show].get<std::string>();
+        if (seen_notes.insert(note).second) notes.push_back("  " + note);
+      } else if (k.is_object()) {
+        cell = fmt_count(k["waker"].value(show, nlohmann::json())) + " / " +
+               fmt_count(k["wakee"].value(show, nlohmann::json()));
+      } else {
+        cell = "n/a";
+      }
+    } else if (status == "ok") {
       cell = fmt_us(c["rtt_ns"]["median"].get<double>()) + " / " +
              fmt_us(c["rtt_ns"]["p99"].get<double>());
     } else {
@@ -69,7 +90,11 @@ std::string summary_table(const nlohmann::json& rs) {
   const size_t cell_w = 19;
   const size_t per_table = std::max<size_t>(1, (100 - row_w - 2) / (cell_w + 1));
   std::ostringstream out;
-  out << "RTT median / p99 in microseconds (" << rs.value("/environment/hostname"_json_pointer,
+  if (show.empty())
+    out << "RTT median / p99 in microseconds (";
+  else
+    out << show << " per round trip, waker / wakee (";
+  out << rs.value("/environment/hostname"_json_pointer,
                                                            nlohmann::json("this machine")).dump()
       << ")\n";
   for (size_t first = 0; first < columns.size(); first += per_table) {
@@ -90,7 +115,7 @@ std::string summary_table(const nlohmann::json& rs) {
     }
   }
   if (!notes.empty()) {
-    out << "\nnot measured:\n";
+    out << (show.empty() ? "\nnot measured:\n" : "\nnot measured / not counted:\n");
     for (const auto& n : notes) out << n << "\n";
   }
   return out.str();

@@ -142,6 +142,8 @@ TEST_F(RunCli, BadInputIsOneLineAndWritesNothing) {
           "placements": ["llc"], "extra": 1}]})", "", "cases[0].extra: unknown key"},
       {kTiny, "--benchmark_bogus=1", "unrecognized Google Benchmark flag"},
       {kTiny, "--frobnicate", "--frobnicate"},
+      {kTiny, "--show cyclez", "--show cyclez: not among the counted events"},
+      {kTiny, "--idle-latency-us -1", "--idle-latency-us"},
   };
   for (const auto& b : bad) {
     const auto cfg = write("bad.json", b.config);
@@ -157,6 +159,27 @@ TEST_F(RunCli, BadInputIsOneLineAndWritesNothing) {
   const Cmd missing = run("run --config " + (dir_ / "nope.json").string());
   EXPECT_NE(missing.status, 0);
   EXPECT_NE(missing.err.find("nope.json: cannot open file"), std::string::npos) << missing.err;
+}
+
+// --show puts a counter per round trip in the summary; --idle-latency-us holds the CPUs out of deep
+// idle states for the run and is recorded (it needs /dev/cpu_dma_latency: root).
+TEST_F(RunCli, ShowsACounterAndRecordsTheIdleLatencyLimit) {
+  const auto cfg = write("tiny.json", kTiny);
+  const auto out = dir_ / "r.json";
+  const Cmd c = run("run --config " + cfg.string() + " --out " + out.string() +
+                    " --benchmark_filter=threads/same-cpu --show context-switches"
+                    " --idle-latency-us 0");
+  if (c.status != 0 && c.err.find("idle latency guard") != std::string::npos) {
+    EXPECT_FALSE(fs::exists(out));
+    GTEST_SKIP() << "cannot hold CPUs out of idle here: " << c.err;
+  }
+  ASSERT_EQ(c.status, 0) << c.err;
+  EXPECT_NE(c.err.find("context-switches per round trip, waker / wakee"), std::string::npos)
+      << c.err;
+  EXPECT_EQ(c.err.find("RTT median / p99"), std::string::npos) << c.err;
+  const auto rs = nlohmann::json::parse(slurp(out));
+  EXPECT_EQ(rs["environment"]["idle_latency"]["requested_us"], 0);
+  EXPECT_EQ(rs["environment"]["idle_latency"]["effective_us"], 0) << "the limit held during capture";
 }
 
 // Ctrl-C: the running case stops, every task is killed and reaped, and the result set is written,
