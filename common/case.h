@@ -88,7 +88,8 @@ struct CaseSpec {
 };
 
 // The CPU pairs a case runs at once: max(params.pairs, pairs.size()) of them, cycling through
-// `pairs` (a machine with fewer pairs of a class than K doubles them up). Empty if `pairs` is.
+// `pairs` (expand_cases already spreads K pairs over CPU-disjoint pairs of the class, and doubles
+// them up, swapped, on a machine with fewer). Empty if `pairs` is.
 std::vector<CpuPair> concurrent_pairs(const CaseSpec& spec);
 
 }  // namespace wb

@@ -253,6 +253,39 @@ std::vector<Placement> resolve_placement(const std::string& path, const std::str
            "kernel:<class>, kernel:<cpu list>)");
 }
 
+// The K concurrent pairs of a case with the `pairs` knob, spread: for a pinned class, the class's
+// CPU-disjoint pairs (choose_pairs: different nodes, LLCs, cores first), starting with the
+// placement's own pair; when the machine has fewer than K disjoint pairs, the list repeats with
+// waker and wakee swapped on every other round, so each CPU carries as many wakers as wakees. For
+// kernel placement, the start CPUs of pair i are cpuset[2i], cpuset[2i+1], wrapping (swapped on
+// every other round).
+std::vector<CpuPair> spread_pairs(const Placement& pl, int k, const Topology& topo) {
+  if (k <= 1 || pl.pairs.empty()) return pl.pairs;
+  if (pl.kernel) {
+    std::vector<CpuPair> out;
+    const size_t n = pl.cpuset.size();
+    for (size_t i = 0; i < static_cast<size_t>(k); ++i) {
+      CpuPair p{pl.cpuset[(2 * i) % n], pl.cpuset[(2 * i + 1) % n]};
+      if ((2 * i / n) % 2 == 1) std::swap(p.first, p.second);
+      out.push_back(p);
+    }
+    return out;
+  }
+  const PlacementClass cls = *parse_class(pl.id);
+  std::vector<CpuPair> disjoint;
+  for (const auto& cp : choose_pairs(topo, k))
+    if (cp.cls == cls) disjoint = cp.pairs;
+  std::erase(disjoint, pl.pairs.front());
+  disjoint.insert(disjoint.begin(), pl.pairs.front());
+  std::vector<CpuPair> out;
+  for (size_t i = 0; out.size() < static_cast<size_t>(k); ++i) {
+    CpuPair p = disjoint[i % disjoint.size()];
+    if ((i / disjoint.size()) % 2 == 1) std::swap(p.first, p.second);
+    out.push_back(p);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<CaseSpec> expand_cases(const Config& config, const Topology& topo,
@@ -284,7 +317,7 @@ std::vector<CaseSpec> expand_cases(const Config& config, const Topology& topo,
               s.mode = *parse_mode(mode);
               s.placement = pl.id;
               s.kernel = pl.kernel;
-              s.pairs = pl.pairs;
+              s.pairs = spread_pairs(pl, pr.pairs, topo);
               s.cpuset = pl.cpuset;
               s.params = pr;
               s.round_trips = e.run.round_trips;

@@ -93,6 +93,40 @@ TEST(Config, PairsPerClassAppendsThePairIndex) {
   EXPECT_NE(cases[0].pairs[0], cases[1].pairs[0]);
 }
 
+// The pairs knob runs K pairs at once, spread like --pairs-per-class: CPU-disjoint pairs of the
+// class while the machine has them, then the same pairs again with waker and wakee swapped.
+TEST(Config, ConcurrentPairsAreSpreadOverDisjointCpus) {
+  const auto cases = expand_cases(
+      parse_config(R"({"schema_version":1,"cases":[{"mechanisms":["pipe"],"modes":["threads"],
+                     "placements":["llc", "cross-numa", "kernel"], "params": {"pairs": [4]}}]})",
+                   "x.json"),
+      xeon(), kKnown);
+  ASSERT_EQ(cases.size(), 3u);
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const auto pairs = concurrent_pairs(c);
+    ASSERT_EQ(pairs.size(), 4u);
+    std::set<int> cpus;
+    for (auto [w, e] : pairs) {
+      EXPECT_TRUE(cpus.insert(w).second) << "CPU " << w << " used twice";
+      EXPECT_TRUE(cpus.insert(e).second) << "CPU " << e << " used twice";
+      if (!c.kernel)
+        EXPECT_EQ(class_id(classify(xeon(), w, e)), c.placement);
+    }
+  }
+  EXPECT_EQ(cases[0].pairs[0], CpuPair(0, 1)) << "the placement's own pair comes first";
+  // Two CPUs, one llc pair: the second pair is the first one swapped.
+  const auto two = expand_cases(
+      parse_config(R"({"schema_version":1,"cases":[{"mechanisms":["pipe"],"modes":["threads"],
+                     "placements":["llc", "same-cpu", "kernel"], "params": {"pairs": [3]}}]})",
+                   "x.json"),
+      Topology::from_synthetic("pack:1 l3:1 core:2 pu:1"), kKnown);
+  ASSERT_EQ(two.size(), 3u);
+  EXPECT_EQ(two[0].pairs, (std::vector<CpuPair>{{0, 1}, {1, 0}, {0, 1}}));
+  EXPECT_EQ(two[1].pairs, (std::vector<CpuPair>{{0, 0}, {1, 1}, {0, 0}}));
+  EXPECT_EQ(two[2].pairs, (std::vector<CpuPair>{{0, 1}, {1, 0}, {0, 1}})) << "kernel start CPUs";
+}
+
 TEST(Config, KernelPlacements) {
   const auto cases = expand_cases(
       parse_config(R"({"schema_version":1,"cases":[{"mechanisms":["pipe"],"modes":["threads"],
