@@ -130,6 +130,7 @@ nlohmann::ordered_json case_json(const CaseRecord& rec, const Topology& topo) {
     j["repetitions"] = nlohmann::json::array();
     j["counters"] = nullptr;
     j["observed"] = nullptr;
+    j["trace"] = nullptr;
     return j;
   }
   std::vector<int64_t> rtt_all, wake_all;
@@ -159,6 +160,7 @@ nlohmann::ordered_json case_json(const CaseRecord& rec, const Topology& topo) {
   j["repetitions"] = reps;
   j["counters"] = counters_json(rec);
   j["observed"] = s.kernel ? observed_json(rec, topo) : nlohmann::ordered_json(nullptr);
+  j["trace"] = rec.trace;
   j["schedstat"] = rec.schedstat;
   return j;
 }

@@ -24,6 +24,9 @@ struct CaseRecord {
   std::vector<std::vector<PairSamples>> repetitions;  // [repetition][pair]
   // /proc/schedstat deltas of the case's CPUs over the whole case, or {"unavailable": reason}.
   nlohmann::ordered_json schedstat;
+  // --trace-wakeups, kernel placement only: common/wakeup_trace.h's trace_json() over the kept
+  // repetitions, or {"unavailable": reason}; null when the case was not traced.
+  nlohmann::ordered_json trace;
 };
 
 // The case object of the contract. Statistics are over every raw sample of every repetition and
@@ -35,7 +38,7 @@ struct CaseRecord {
 // service on the wakee side); `background` (null for none) holds the knob and the CPUs its busy
 // tasks ran on, resolved on `topo` as the driver does; `observed` (kernel placement only) holds the
 // class histogram of the wakee relative to the waker, the CPUs each side ran on and each side's
-// migrations.
+// migrations; `trace` is rec.trace (null when not traced).
 nlohmann::ordered_json case_json(const CaseRecord& rec, const Topology& topo);
 
 // Writes `doc` to `path` through a temporary file in the same directory and rename(2), so a

@@ -1,6 +1,7 @@
 // `wakebench run`: config -> cases -> Google Benchmark -> result set -> summary.
 #include <benchmark/benchmark.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -23,6 +24,7 @@
 #include "common/result_set.h"
 #include "common/stats.h"
 #include "common/sys.h"
+#include "common/wakeup_trace.h"
 #include "runners/commands.h"
 #include "runners/summary.h"
 
@@ -38,6 +40,7 @@ struct RunArgs {
   bool require_events = false;
   std::optional<int> idle_latency_us;  // --idle-latency-us
   std::string show;                    // --show: a counter instead of the RTT in the summary
+  bool trace_wakeups = false;          // --trace-wakeups: attribute kernel cases' wakeup paths
   std::vector<std::string> benchmark_flags;
 };
 
@@ -48,6 +51,11 @@ struct CaseState {
   bool ran = false;  // the benchmark function was called at least once (not filtered out)
   std::vector<std::vector<PairSamples>> calls;  // every completed call, until reported
   std::vector<nlohmann::json> schedstat_window;  // one delta per call
+  // --trace-wakeups: one attribution per entry of `calls` (nullopt: that call was not traced),
+  // kept alongside them; the kept repetitions' ones add up into `trace`.
+  std::vector<std::optional<WakeupTraceSummary>> call_traces;
+  std::optional<WakeupTraceSummary> trace;
+  std::string trace_error;  // why a call's trace could not be recorded or read
 };
 
 std::string default_config_path() {
@@ -107,6 +115,14 @@ class Reporter : public benchmark::JSONReporter {
             static_cast<int64_t>(cs.calls[k][0].rtt_ns.size()) == run.iterations) {
           cs.record.repetitions.push_back(std::move(cs.calls[k]));
           cs.calls.erase(cs.calls.begin(), cs.calls.begin() + static_cast<long>(k) + 1);
+          if (k < cs.call_traces.size()) {
+            if (const auto& t = cs.call_traces[k]) {
+              if (!cs.trace) cs.trace.emplace();
+              cs.trace->add(*t);
+            }
+            cs.call_traces.erase(cs.call_traces.begin(),
+                                 cs.call_traces.begin() + static_cast<long>(k) + 1);
+          }
           break;
         }
     }
@@ -172,7 +188,51 @@ nlohmann::json sum_schedstat(const std::vector<nlohmann::json>& parts) {
   return total;
 }
 
-void run_benchmark(benchmark::State& state, CaseState& cs, const RunOptions& base) {
+// --trace-wakeups around one run_case of a kernel case: the session's buffer is sized for the
+// call, started right before and stopped right after; the text is attributed at once (the
+// buffers are cleared for the next call). nullopt, with cs.trace_error set, when it fails.
+struct CaseTracer {
+  WakeupTraceSession* session = nullptr;
+  const Topology* topo = nullptr;
+};
+
+std::optional<WakeupTraceSummary> traced_run(const CaseTracer& tr, CaseState& cs,
+                                             const CaseSpec& spec, const RunOptions& opts,
+                                             RunOutcome& out) {
+  const int tid = static_cast<int>(::syscall(SYS_gettid));
+  const int64_t streams = static_cast<int64_t>(std::max<size_t>(1, concurrent_pairs(spec).size()));
+  const int64_t kb = WakeupTraceSession::buffer_kb_for((spec.round_trips + spec.warmup) * streams,
+                                                       static_cast<int>(spec.cpuset.size()));
+  bool started = false;
+  try {
+    tr.session->start(tid, spec.cpuset, kb);
+    started = true;
+  } catch (const std::exception& e) {
+    cs.trace_error = e.what();
+  }
+  out = run_case(spec, *cs.mech, opts);
+  if (!started) return std::nullopt;
+  try {
+    int64_t lost = 0;
+    const std::string text = tr.session->stop(&lost);
+    WakeupTraceOptions wo;
+    wo.supervisor_pid = tid;
+    const Topology& topo = *tr.topo;
+    wo.class_of = [&topo](int waker, int target) {
+      return std::string(class_id(classify(topo, waker, target)));
+    };
+    WakeupTraceSummary s = attribute_wakeups(text, wo);
+    s.lost += lost;
+    s.traced_runs = 1;
+    return s;
+  } catch (const std::exception& e) {
+    cs.trace_error = e.what();
+    return std::nullopt;
+  }
+}
+
+void run_benchmark(benchmark::State& state, CaseState& cs, const RunOptions& base,
+                   const CaseTracer& tracer) {
   CaseRecord& rec = cs.record;
   cs.ran = true;
   if (g_interrupted.load()) {
@@ -193,7 +253,13 @@ void run_benchmark(benchmark::State& state, CaseState& cs, const RunOptions& bas
   // extends it, so the record covers every repetition.
   std::string why_not;
   auto before = read_schedstat(&why_not);
-  RunOutcome out = run_case(spec, *cs.mech, opts);
+  RunOutcome out;
+  std::optional<WakeupTraceSummary> traced;
+  const bool trace_this = tracer.session && spec.kernel;
+  if (trace_this)
+    traced = traced_run(tracer, cs, spec, opts, out);
+  else
+    out = run_case(spec, *cs.mech, opts);
   auto after = read_schedstat(&why_not);
   if (before && after) {
     std::vector<int> cpus = spec.kernel ? spec.cpuset : std::vector<int>{};
@@ -229,6 +295,10 @@ void run_benchmark(benchmark::State& state, CaseState& cs, const RunOptions& bas
   state.counters["rtt_p99_us"] = st.p99 / 1e3;
   state.counters["wakeup_median_us"] = ws.median / 1e3;
   cs.calls.push_back(std::move(out.pairs));
+  if (trace_this) {
+    cs.call_traces.resize(cs.calls.size() - 1);
+    cs.call_traces.push_back(std::move(traced));
+  }
 }
 
 // Google Benchmark's filter semantics (a leading '-' negates) over our case names, to count the
@@ -254,6 +324,10 @@ void run_command(const RunArgs& args) {
   std::vector<std::string> known;
   for (const Mechanism* m : all_mechanisms()) known.emplace_back(m->id());
   if (args.pairs_per_class < 1) throw std::invalid_argument("--pairs-per-class must be >= 1");
+  // Up front: a run that cannot trace fails before it measures anything (one line, exit 2).
+  std::unique_ptr<WakeupTraceSession> trace_session;
+  if (args.trace_wakeups) trace_session = std::make_unique<WakeupTraceSession>();
+  const CaseTracer tracer{trace_session.get(), &topo};
   std::vector<CaseState> cases;
   for (CaseSpec& spec : expand_cases(config, topo, known, args.pairs_per_class)) {
     CaseState cs;
@@ -303,9 +377,10 @@ void run_command(const RunArgs& args) {
   }
   for (auto& cs : cases) {
     const CaseSpec& s = cs.record.spec;
-    auto* b = benchmark::RegisterBenchmark(s.name.c_str(), [&cs, &opts](benchmark::State& st) {
-      run_benchmark(st, cs, opts);
-    });
+    auto* b = benchmark::RegisterBenchmark(
+        s.name.c_str(), [&cs, &opts, &tracer](benchmark::State& st) {
+          run_benchmark(st, cs, opts, tracer);
+        });
     b->UseManualTime()->Unit(benchmark::kMicrosecond);
     if (!user_min_time) b->Iterations(s.round_trips);
     if (!user_repetitions) b->Repetitions(s.repetitions);
@@ -362,6 +437,16 @@ void run_command(const RunArgs& args) {
     if (interrupted && cs.record.status == "ok" && cs.record.repetitions.empty()) continue;
     CaseRecord rec = cs.record;
     if (!cs.schedstat_window.empty()) rec.schedstat = sum_schedstat(cs.schedstat_window);
+    if (trace_session && rec.spec.kernel && rec.status == "ok") {
+      if (cs.trace && cs.trace_error.empty()) {
+        std::vector<std::string> classes;
+        for (PlacementClass c : kAllClasses) classes.emplace_back(class_id(c));
+        rec.trace = trace_json(*cs.trace, classes);
+      } else {
+        rec.trace = {{"unavailable", cs.trace_error.empty() ? std::string("not traced")
+                                                            : cs.trace_error}};
+      }
+    }
     out_cases.push_back(case_json(rec, topo));
   }
   rs["cases"] = out_cases;
@@ -412,6 +497,10 @@ void add_run_command(CLI::App& app) {
   sub->add_option("--show", args->show,
                   "summary cells show this counter per round trip, waker / wakee (e.g. "
                   "context-switches, cycles), instead of the RTT");
+  sub->add_flag("--trace-wakeups", args->trace_wakeups,
+                "kernel-placement cases: record the pair's sched trace events in a private tracefs "
+                "instance and attribute each wakeup to the CPU selection or to a try_to_wake_up "
+                "bypass (needs root and tracefs; adds the tracepoints' cost to those cases)");
   sub->allow_extras();
   sub->footer("Google Benchmark flags (--benchmark_filter=REGEX, --benchmark_repetitions=N, ...) "
               "pass through and override the config.");

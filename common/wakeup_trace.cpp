@@ -1,0 +1,512 @@
+#include "common/wakeup_trace.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "common/sys.h"
+
+namespace wb {
+
+namespace {
+
+// ---- parsing ---------------------------------------------------------------------------------
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+bool to_int(std::string_view s, int64_t& v) {
+  if (s.empty()) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+// The integer value of " key=" (searched from the right, so a comm holding spaces cannot shift
+// it) up to the next space. nullopt when absent or not a number.
+std::optional<int64_t> int_field(std::string_view fields, std::string_view key) {
+  const std::string pat = " " + std::string(key) + "=";
+  size_t at = fields.rfind(pat);
+  size_t start;
+  if (at == std::string_view::npos) {
+    if (fields.substr(0, key.size() + 1) != std::string(key) + "=") return std::nullopt;
+    start = key.size() + 1;
+  } else {
+    start = at + pat.size();
+  }
+  size_t end = fields.find(' ', start);
+  int64_t v;
+  if (!to_int(fields.substr(start, end == std::string_view::npos ? end : end - start), v))
+    return std::nullopt;
+  return v;
+}
+
+std::optional<std::string_view> str_field(std::string_view fields, std::string_view key) {
+  const std::string pat = " " + std::string(key) + "=";
+  size_t at = fields.rfind(pat);
+  if (at == std::string_view::npos) return std::nullopt;
+  size_t start = at + pat.size();
+  size_t end = fields.find(' ', start);
+  return fields.substr(start, end == std::string_view::npos ? end : end - start);
+}
+
+struct Line {
+  int pid = 0;  // the running task (waker of sched_waking)
+  int cpu = -1;
+  int64_t ts_ns = 0;
+  std::string_view event, fields;
+};
+
+// "<comm>-<pid> [(<tgid>)] [<cpu>] [<irq flags>] <sec>.<usec>: <event>: <fields>"
+std::optional<std::string> parse_line(std::string_view s, Line& out) {
+  // The CPU field: the first " [digits]" (a comm holding such text would be odd).
+  size_t lb = std::string_view::npos;
+  for (size_t i = s.find(" ["); i != std::string_view::npos; i = s.find(" [", i + 1)) {
+    size_t j = i + 2;
+    while (j < s.size() && s[j] >= '0' && s[j] <= '9') ++j;
+    if (j > i + 2 && j < s.size() && s[j] == ']') {
+      lb = i;
+      break;
+    }
+  }
+  if (lb == std::string_view::npos) return "no [CPU] field";
+  std::string_view task = trim(s.substr(0, lb));
+  if (!task.empty() && task.back() == ')') {  // record-tgid's "(  tgid)"
+    size_t open = task.rfind('(');
+    if (open == std::string_view::npos) return "unbalanced tgid field";
+    task = trim(task.substr(0, open));
+  }
+  size_t dash = task.rfind('-');
+  int64_t v;
+  if (dash == std::string_view::npos || !to_int(task.substr(dash + 1), v)) return "no <comm>-<pid>";
+  out.pid = static_cast<int>(v);
+  size_t rb = s.find(']', lb);
+  if (!to_int(s.substr(lb + 2, rb - lb - 2), v)) return "bad CPU";
+  out.cpu = static_cast<int>(v);
+  std::string_view rest = trim(s.substr(rb + 1));
+  // Optional irq-info flags, then the timestamp "sec.usec:".
+  for (int k = 0; k < 2; ++k) {
+    size_t sp = rest.find(' ');
+    std::string_view tok = rest.substr(0, sp);
+    if (!tok.empty() && tok.back() == ':' && tok.find('.') != std::string_view::npos) {
+      tok.remove_suffix(1);
+      size_t dot = tok.find('.');
+      int64_t sec, usec;
+      std::string_view frac = tok.substr(dot + 1);
+      if (!to_int(tok.substr(0, dot), sec) || !to_int(frac, usec) || frac.size() > 9)
+        return "bad timestamp";
+      for (size_t d = frac.size(); d < 9; ++d) usec *= 10;
+      out.ts_ns = sec * 1'000'000'000 + usec;
+      rest = sp == std::string_view::npos ? std::string_view() : trim(rest.substr(sp + 1));
+      size_t colon = rest.find(": ");
+      if (colon == std::string_view::npos) {
+        if (!rest.empty() && rest.back() == ':') {
+          out.event = rest.substr(0, rest.size() - 1);
+          out.fields = {};
+          return std::nullopt;
+        }
+        return "no event name";
+      }
+      out.event = rest.substr(0, colon);
+      out.fields = rest.substr(colon + 2);
+      return std::nullopt;
+    }
+    if (sp == std::string_view::npos || k == 1) break;
+    rest = trim(rest.substr(sp + 1));
+  }
+  return "no timestamp";
+}
+
+enum class RunState { kUnknown, kRunning, kQueued, kBlocked };
+
+struct TaskState {
+  RunState st = RunState::kUnknown;
+  int64_t blocked_at = -1;  // last blocking switch-out
+};
+
+struct Pending {
+  int waker = 0, waker_cpu = -1, prev = -1;
+  int64_t ts = 0;
+  RunState st = RunState::kUnknown;
+  int64_t blocked_at = -1;
+  bool migrated = false, blocked_after = false, counted = false;
+};
+
+}  // namespace
+
+void WakeupTraceSummary::add(const WakeupTraceSummary& o) {
+  wakeups += o.wakeups;
+  for (const auto& [p, n] : o.paths) paths[p] += n;
+  for (const auto& [p, m] : o.classes_by_path)
+    for (const auto& [c, n] : m) classes_by_path[p][c] += n;
+  moved += o.moved;
+  remote_delivery += o.remote_delivery;
+  migrations_at_wakeup += o.migrations_at_wakeup;
+  migrations_other += o.migrations_other;
+  unmatched += o.unmatched;
+  lost += o.lost;
+  events += o.events;
+  traced_runs += o.traced_runs;
+}
+
+WakeupTraceSummary attribute_wakeups(std::string_view text, const WakeupTraceOptions& opt,
+                                     bool keep_list) {
+  WakeupTraceSummary sum;
+  for (const char* p : {kPathSelection, kPathTtwuRunnable, kPathQueuedRemote}) sum.paths[p] = 0;
+  std::unordered_set<int> family = {opt.supervisor_pid};
+  auto is_case = [&](int pid) { return pid != opt.supervisor_pid && family.count(pid) > 0; };
+  std::unordered_map<int, TaskState> tasks;
+  std::unordered_map<int, Pending> pending;
+
+  size_t line_no = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    std::string_view raw = text.substr(pos, nl == std::string_view::npos ? nl : nl - pos);
+    pos = nl == std::string_view::npos ? text.size() : nl + 1;
+    ++line_no;
+    std::string_view s = trim(raw);
+    if (s.empty() || s.front() == '#') continue;
+    auto fail = [&](const std::string& why) {
+      std::string shown(s.substr(0, 100));
+      throw std::invalid_argument("trace line " + std::to_string(line_no) + ": " + why + ": \"" +
+                                  shown + (s.size() > 100 ? "...\"" : "\""));
+    };
+    if (s.rfind("CPU:", 0) == 0 && s.find("[LOST ") != std::string_view::npos) {
+      size_t a = s.find("[LOST ") + 6, b = s.find(' ', a);
+      int64_t n;
+      if (b == std::string_view::npos || !to_int(s.substr(a, b - a), n)) fail("bad LOST line");
+      sum.lost += n;
+      continue;
+    }
+    Line l;
+    if (auto why = parse_line(s, l)) fail(*why);
+    ++sum.events;
+    const std::string_view ev = l.event;
+    auto need = [&](std::optional<int64_t> v, const char* key) {
+      if (!v) fail(std::string(ev) + ": no integer " + key + "=");
+      return *v;
+    };
+    if (ev == "sched_process_fork") {
+      const int parent = static_cast<int>(need(int_field(l.fields, "pid"), "pid"));
+      const int child = static_cast<int>(need(int_field(l.fields, "child_pid"), "child_pid"));
+      if (family.count(parent)) family.insert(child);
+    } else if (ev == "sched_waking") {
+      const int p = static_cast<int>(need(int_field(l.fields, "pid"), "pid"));
+      const int prev = static_cast<int>(need(int_field(l.fields, "target_cpu"), "target_cpu"));
+      if (!is_case(p)) continue;
+      if (auto it = pending.find(p); it != pending.end() && it->second.counted) ++sum.unmatched;
+      Pending w;
+      w.waker = l.pid;
+      w.waker_cpu = l.cpu;
+      w.prev = prev;
+      w.ts = l.ts_ns;
+      w.st = tasks[p].st;
+      w.blocked_at = tasks[p].blocked_at;
+      w.counted = is_case(l.pid) && l.pid != p;
+      pending[p] = w;
+    } else if (ev == "sched_migrate_task") {
+      const int p = static_cast<int>(need(int_field(l.fields, "pid"), "pid"));
+      need(int_field(l.fields, "dest_cpu"), "dest_cpu");
+      if (!is_case(p)) continue;
+      if (auto it = pending.find(p); it != pending.end()) {
+        it->second.migrated = true;
+        ++sum.migrations_at_wakeup;
+      } else {
+        ++sum.migrations_other;
+      }
+    } else if (ev == "sched_switch") {
+      const size_t arrow = l.fields.find(" ==> ");
+      if (arrow == std::string_view::npos) fail("sched_switch: no \" ==> \"");
+      const std::string_view left = l.fields.substr(0, arrow), right = l.fields.substr(arrow + 5);
+      const int prev = static_cast<int>(need(int_field(left, "prev_pid"), "prev_pid"));
+      const auto state = str_field(left, "prev_state");
+      if (!state || state->empty()) fail("sched_switch: no prev_state=");
+      const int next = static_cast<int>(need(int_field(" " + std::string(right), "next_pid"),
+                                            "next_pid"));
+      if (is_case(prev)) {
+        TaskState& t = tasks[prev];
+        if (state->front() == 'R') {
+          t.st = RunState::kQueued;
+        } else {
+          t.st = RunState::kBlocked;
+          t.blocked_at = l.ts_ns;
+          if (auto it = pending.find(prev); it != pending.end()) it->second.blocked_after = true;
+        }
+      }
+      if (is_case(next)) tasks[next].st = RunState::kRunning;
+    } else if (ev == "sched_wakeup") {
+      const int p = static_cast<int>(need(int_field(l.fields, "pid"), "pid"));
+      const int target = static_cast<int>(need(int_field(l.fields, "target_cpu"), "target_cpu"));
+      if (!is_case(p)) continue;
+      auto it = pending.find(p);
+      if (it == pending.end()) {
+        ++sum.unmatched;
+        continue;
+      }
+      const Pending w = it->second;
+      pending.erase(it);
+      tasks[p].st = RunState::kQueued;
+      if (!w.counted) continue;
+      const bool queued = w.st == RunState::kRunning || w.st == RunState::kQueued;
+      const bool remote = l.cpu != w.waker_cpu;
+      const bool switching_out =
+          w.blocked_after || (w.st == RunState::kBlocked && w.blocked_at >= 0 &&
+                              w.ts - w.blocked_at <= opt.on_cpu_window_ns);
+      std::string path = kPathSelection;
+      if (!w.migrated && queued && !w.blocked_after)
+        path = kPathTtwuRunnable;
+      else if (!w.migrated && target == w.prev && remote && switching_out)
+        path = kPathQueuedRemote;
+      std::string cls = "unknown";
+      if (opt.class_of) {
+        try {
+          cls = opt.class_of(w.waker_cpu, target);
+        } catch (const std::exception&) {
+          cls = "unknown";
+        }
+      }
+      ++sum.wakeups;
+      ++sum.paths[path];
+      ++sum.classes_by_path[path][cls];
+      sum.moved += target != w.prev;
+      sum.remote_delivery += remote;
+      if (keep_list)
+        sum.list.push_back({w.waker, p, w.waker_cpu, w.prev, target, l.cpu, path, cls});
+    }
+  }
+  for (const auto& [p, w] : pending) sum.unmatched += w.counted;
+  return sum;
+}
+
+nlohmann::ordered_json trace_json(const WakeupTraceSummary& s,
+                                  const std::vector<std::string>& classes) {
+  nlohmann::ordered_json paths = nlohmann::ordered_json::object();
+  nlohmann::ordered_json by = nlohmann::ordered_json::object();
+  for (const char* p : {kPathSelection, kPathTtwuRunnable, kPathQueuedRemote}) {
+    auto it = s.paths.find(p);
+    paths[p] = it == s.paths.end() ? 0 : it->second;
+    nlohmann::ordered_json m = nlohmann::ordered_json::object();
+    auto cit = s.classes_by_path.find(p);
+    for (const auto& c : classes) {
+      int64_t n = 0;
+      if (cit != s.classes_by_path.end())
+        if (auto k = cit->second.find(c); k != cit->second.end()) n = k->second;
+      m[c] = n;
+    }
+    if (cit != s.classes_by_path.end())
+      for (const auto& [c, n] : cit->second)
+        if (std::find(classes.begin(), classes.end(), c) == classes.end()) m[c] = n;
+    by[p] = m;
+  }
+  return {{"wakeups", s.wakeups},
+          {"paths", paths},
+          {"classes_by_path", by},
+          {"moved", s.moved},
+          {"remote_delivery", s.remote_delivery},
+          {"migrations", {{"at_wakeup", s.migrations_at_wakeup}, {"other", s.migrations_other}}},
+          {"unmatched", s.unmatched},
+          {"dropped", s.lost},
+          {"events", s.events},
+          {"runs", s.traced_runs}};
+}
+
+// ---- the tracefs session ---------------------------------------------------------------------
+
+namespace {
+
+const char* kEvents[] = {"sched_waking", "sched_wakeup", "sched_switch", "sched_migrate_task",
+                         "sched_process_fork"};
+
+bool is_tracefs(const std::string& dir) {
+  struct stat st {};
+  return ::stat((dir + "/instances").c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
+         ::stat((dir + "/events/sched").c_str(), &st) == 0;
+}
+
+std::string errno_text(int e) { return errno_name(e) + " (" + std::strerror(e) + ")"; }
+
+std::string find_or_mount_tracefs() {
+  // A mounted tracefs, wherever it is.
+  std::ifstream mounts("/proc/self/mounts");
+  std::string dev, dir, type;
+  std::string rest;
+  std::string unusable;
+  while (mounts >> dev >> dir >> type && std::getline(mounts, rest)) {
+    if (type != "tracefs") continue;
+    if (is_tracefs(dir)) return dir;
+    if (unusable.empty()) {
+      struct stat st {};
+      const int e = ::stat((dir + "/instances").c_str(), &st) == 0 ? ENOENT : errno;
+      unusable = "--trace-wakeups: tracefs at " + dir + " is not usable: " +
+                 (e == ENOENT ? std::string("no instances/ or events/sched") : errno_text(e)) +
+                 (e == EACCES || e == EPERM ? "; needs root" : "");
+    }
+  }
+  if (!unusable.empty()) throw std::runtime_error(unusable);
+  const std::string root = "/sys/kernel/tracing";
+  if (is_tracefs(root)) return root;
+  struct stat st {};
+  if (::stat(root.c_str(), &st) != 0)
+    throw std::runtime_error("--trace-wakeups: no " + root + " (kernel without tracefs)");
+  if (::mount("nodev", root.c_str(), "tracefs", 0, nullptr) != 0) {
+    const int e = errno;
+    throw std::runtime_error("--trace-wakeups: tracefs is not mounted and mounting it at " + root +
+                             " failed: " + errno_text(e) +
+                             (e == EPERM ? "; needs root" : ""));
+  }
+  if (!is_tracefs(root))
+    throw std::runtime_error("--trace-wakeups: tracefs at " + root +
+                             " has no instances/ or events/sched (kernel without sched events)");
+  return root;
+}
+
+// Removes instances a killed wakebench left (wakebench-<pid> whose process is gone).
+void remove_stale_instances(const std::string& root) {
+  DIR* d = ::opendir((root + "/instances").c_str());
+  if (!d) return;
+  while (dirent* e = ::readdir(d)) {
+    std::string_view name = e->d_name;
+    if (name.rfind("wakebench-", 0) != 0) continue;
+    int64_t pid;
+    if (!to_int(name.substr(10), pid) || pid <= 0) continue;
+    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+      ::rmdir((root + "/instances/" + std::string(name)).c_str());
+  }
+  ::closedir(d);
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path + ": " + errno_text(errno));
+  std::ostringstream o;
+  o << in.rdbuf();
+  return o.str();
+}
+
+}  // namespace
+
+void WakeupTraceSession::write(const std::string& file, const std::string& value) const {
+  const std::string path = dir_ + "/" + file;
+  Fd fd(::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC));
+  if (!fd) {
+    const int e = errno;
+    throw std::runtime_error("--trace-wakeups: cannot open " + path + ": " + errno_text(e));
+  }
+  if (::write(fd.get(), value.data(), value.size()) != static_cast<ssize_t>(value.size())) {
+    const int e = errno;
+    throw std::runtime_error("--trace-wakeups: cannot write \"" + value + "\" to " + path + ": " +
+                             errno_text(e));
+  }
+}
+
+WakeupTraceSession::WakeupTraceSession() {
+  root_ = find_or_mount_tracefs();
+  remove_stale_instances(root_);
+  dir_ = root_ + "/instances/wakebench-" + std::to_string(::getpid());
+  if (::mkdir(dir_.c_str(), 0700) != 0) {
+    int e = errno;
+    if (e == EEXIST && ::rmdir(dir_.c_str()) == 0 && ::mkdir(dir_.c_str(), 0700) == 0) {
+      e = 0;
+    }
+    if (e != 0)
+      throw std::runtime_error("--trace-wakeups: cannot create tracefs instance " + dir_ + ": " +
+                               errno_text(e) + (e == EACCES || e == EPERM ? "; needs root" : ""));
+  }
+  try {
+    write("tracing_on", "0");  // a new instance starts on
+    for (const char* ev : kEvents) {
+      struct stat st {};
+      if (::stat((dir_ + "/events/sched/" + ev + "/enable").c_str(), &st) != 0)
+        throw std::runtime_error(std::string("--trace-wakeups: kernel without the sched:") + ev +
+                                 " trace event");
+    }
+    try {
+      write("trace_clock", "mono");
+    } catch (const std::runtime_error&) {
+      write("trace_clock", "global");
+    }
+    write("options/overwrite", "0");
+    write("options/event-fork", "1");
+    for (const char* ev : kEvents) write(std::string("events/sched/") + ev + "/enable", "1");
+  } catch (...) {
+    ::rmdir(dir_.c_str());
+    throw;
+  }
+}
+
+WakeupTraceSession::~WakeupTraceSession() {
+  const std::string on = dir_ + "/tracing_on";
+  if (int fd = ::open(on.c_str(), O_WRONLY | O_CLOEXEC); fd >= 0) {
+    (void)!::write(fd, "0", 1);
+    ::close(fd);
+  }
+  ::rmdir(dir_.c_str());
+}
+
+int64_t WakeupTraceSession::buffer_kb_for(int64_t round_trips, int cpus_traced) {
+  // About a dozen events per round trip (two wakings, two wakeups, switches, migrations) of 40
+  // to 70 bytes in the ring buffer: 1 KiB per round trip, plus room for setup and teardown. Any
+  // one CPU may carry them all (a stacked pair). Bounded to 256 MiB per CPU and 1 GiB over the
+  // traced CPUs; beyond that the newest events are dropped and counted.
+  const int64_t need = std::max<int64_t>(round_trips, 0) + 1024;
+  const int64_t cap =
+      std::min<int64_t>(256 * 1024, std::max<int64_t>(4096, 1024 * 1024 / std::max(cpus_traced, 1)));
+  return std::min(need, cap);
+}
+
+void WakeupTraceSession::start(int supervisor_tid, const std::vector<int>& cpus,
+                               int64_t buffer_kb) {
+  write("tracing_on", "0");
+  write("trace", "");  // O_TRUNC clears the buffers
+  write("set_event_pid", std::to_string(supervisor_tid));
+  for (int c : cpus) {
+    if (sizes_[c] == buffer_kb) continue;
+    write("per_cpu/cpu" + std::to_string(c) + "/buffer_size_kb", std::to_string(buffer_kb));
+    sizes_[c] = buffer_kb;
+  }
+  write("tracing_on", "1");
+  on_ = true;
+}
+
+std::string WakeupTraceSession::stop(int64_t* lost) {
+  write("tracing_on", "0");
+  on_ = false;
+  std::string text = read_file(dir_ + "/trace");
+  int64_t n = 0;
+  DIR* d = ::opendir((dir_ + "/per_cpu").c_str());
+  if (d) {
+    while (dirent* e = ::readdir(d)) {
+      if (std::string_view(e->d_name).rfind("cpu", 0) != 0) continue;
+      std::istringstream st(read_file(dir_ + "/per_cpu/" + e->d_name + "/stats"));
+      for (std::string line; std::getline(st, line);) {
+        for (const char* key : {"overrun: ", "dropped events: "}) {
+          if (line.rfind(key, 0) != 0) continue;
+          int64_t v;
+          if (to_int(trim(std::string_view(line).substr(std::strlen(key))), v)) n += v;
+        }
+      }
+    }
+    ::closedir(d);
+  }
+  if (lost) *lost += n;
+  return text;
+}
+
+}  // namespace wb

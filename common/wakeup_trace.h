@@ -1,0 +1,123 @@
+// `wakebench run --trace-wakeups`: which path of try_to_wake_up placed each wakeup of a kernel-
+// placement case (policy-model.md section 2), from the kernel's sched trace events.
+//
+// Recording (WakeupTraceSession): a private tracefs instance, instances/wakebench-<pid>, with
+// sched_waking, sched_wakeup, sched_switch, sched_migrate_task and sched_process_fork enabled,
+// the "mono" trace clock (one clock for every CPU, so the merged `trace` file is in true order),
+// set_event_pid = the supervisor thread plus options/event-fork (the case's forked processes and
+// their threads join the filter as they are created). The kernel's pid filter keeps a
+// sched_waking / sched_wakeup when either the running task or the WOKEN task is filtered
+// (event_filter_pid_sched_wakeup_probe_pre), and a sched_switch when prev or next is. The ring
+// buffer does not overwrite (options/overwrite 0): when it fills, the newest events are dropped
+// and counted (per_cpu/cpuN/stats), so the attributed wakeups are a contiguous prefix. The
+// instance is removed by the destructor (normal end, failure, or Ctrl-C, since the run unwinds);
+// instances left by a wakebench that was SIGKILLed are removed by the next session.
+//
+// Attribution (attribute_wakeups, pure): every sched_waking of a case task whose waker (the
+// running task of that line) is another case task, matched with the wakee's next sched_wakeup.
+// Case tasks are the supervisor's descendants (sched_process_fork), the supervisor excluded. For
+// each wakeup: waker CPU (the CPU of the sched_waking line), prev CPU (its target_cpu field, which
+// is task_cpu(p) before selection), target CPU (sched_wakeup's target_cpu) and path:
+//   ttwu_runnable  the wakee was still queued when woken: it had not been switched out since it
+//                  last ran, or its last switch-out had state R/R+ (preempted), and no migration
+//                  and no blocking switch-out of it came between the waking and the wakeup;
+//   queued_remote  not migrated, target == prev, sched_wakeup emitted on a CPU other than the
+//                  waker's, and the wakee was still switching out (p->on_cpu) when woken: its
+//                  blocking switch-out came after the waking, or at most on_cpu_window_ns before
+//                  it (the wakelist IPI of section 2 step 4; a selection that picks an idle prev
+//                  CPU is delivered the same way, hence the timing condition);
+//   selection      everything else: select_task_rq ran (certain when the wakee migrated).
+// Limits of the events: an EEVDF delay-dequeued wakee (switched out with S but still on the
+// runqueue) is woken by ttwu_runnable yet counts as `selection` (no event tells it apart); the
+// text timestamps have microsecond resolution.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace wb {
+
+inline constexpr const char* kPathSelection = "selection";
+inline constexpr const char* kPathTtwuRunnable = "ttwu_runnable";
+inline constexpr const char* kPathQueuedRemote = "queued_remote";
+
+struct WakeupTraceOptions {
+  int supervisor_pid = 0;  // the thread that forks the case (its descendants are the case tasks)
+  int64_t on_cpu_window_ns = 5000;  // see queued_remote above
+  // Placement class of `target` relative to `waker` ("same-cpu", "llc", ...).
+  std::function<std::string(int waker, int target)> class_of;
+};
+
+// One wakeup of a case task by another (kept only by tests and for debugging).
+struct TracedWakeup {
+  int waker_pid = 0, wakee_pid = 0;
+  int waker_cpu = -1, prev_cpu = -1, target_cpu = -1, wakeup_cpu = -1;
+  std::string path, cls;
+};
+
+struct WakeupTraceSummary {
+  int64_t wakeups = 0;                   // matched wakeups of a case task by a case task
+  std::map<std::string, int64_t> paths;  // path -> count (every path present, 0 included)
+  std::map<std::string, std::map<std::string, int64_t>> classes_by_path;  // path -> class -> n
+  int64_t moved = 0;            // target != prev
+  int64_t remote_delivery = 0;  // sched_wakeup emitted on a CPU other than the waker's
+  int64_t migrations_at_wakeup = 0;  // sched_migrate_task of a case task inside a wakeup
+  int64_t migrations_other = 0;      // the others (load balancing, affinity changes)
+  int64_t unmatched = 0;  // a case-by-case sched_waking without its sched_wakeup, or the reverse
+  int64_t lost = 0;       // events the kernel reports lost ("[LOST N EVENTS]", dropped, overrun)
+  int64_t events = 0;     // event lines read
+  int64_t traced_runs = 0;  // run_case calls traced (repetitions, estimate calls included)
+  std::vector<TracedWakeup> list;  // filled only when asked (keep_list)
+
+  void add(const WakeupTraceSummary& o);  // sums counts (list not merged)
+};
+
+// Parses the text of a tracefs `trace` file (the kernel's default output format) and attributes
+// every case-task wakeup. Lines starting with '#', "CPU:N [LOST M EVENTS]" and events other than
+// the five above are accepted; a line it cannot read throws std::invalid_argument
+// "trace line N: <why>".
+WakeupTraceSummary attribute_wakeups(std::string_view trace_text, const WakeupTraceOptions& opt,
+                                     bool keep_list = false);
+
+// {"wakeups", "paths": {path: n}, "classes_by_path": {path: {class: n}}, "moved",
+//  "remote_delivery", "migrations": {"at_wakeup", "other"}, "unmatched", "dropped", "events",
+//  "runs"}. `classes` orders every class map (the placement classes in their order).
+nlohmann::ordered_json trace_json(const WakeupTraceSummary& s,
+                                  const std::vector<std::string>& classes);
+
+// A private tracefs instance for one `wakebench run`. The constructor checks everything the
+// recording needs and throws std::runtime_error with one line saying why it cannot (not root,
+// tracefs not mountable, an event missing, ...); it mounts tracefs at /sys/kernel/tracing when no
+// tracefs is mounted (left mounted).
+class WakeupTraceSession {
+ public:
+  WakeupTraceSession();
+  ~WakeupTraceSession();
+  WakeupTraceSession(const WakeupTraceSession&) = delete;
+  WakeupTraceSession& operator=(const WakeupTraceSession&) = delete;
+
+  // Clears the buffer, filters on `supervisor_tid` (+ forks), gives each CPU of `cpus`
+  // `buffer_kb` KiB (the others a small buffer) and turns tracing on.
+  void start(int supervisor_tid, const std::vector<int>& cpus, int64_t buffer_kb);
+  // Turns tracing off; returns the trace text and adds the events the buffers dropped or
+  // overwrote to *lost.
+  std::string stop(int64_t* lost);
+  const std::string& instance_dir() const { return dir_; }
+
+  // KiB per CPU that one run of `events_per_run` round trips needs (bounded: see .cpp).
+  static int64_t buffer_kb_for(int64_t round_trips, int cpus_traced);
+
+ private:
+  void write(const std::string& file, const std::string& value) const;
+  std::string root_, dir_;
+  bool on_ = false;
+  std::map<int, int64_t> sizes_;  // CPU -> KiB as last set
+};
+
+}  // namespace wb
