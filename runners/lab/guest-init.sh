@@ -22,6 +22,8 @@ mount -t tmpfs tmpfs /tmp
 # Sched-domain names (SMT/MC/DIE/NUMA) are only in debugfs (kernel/sched/debug.c).
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 stty -F /dev/ttyS1 raw -echo 2>/dev/null
+# tcp-loopback connects to 127.0.0.1: without an init system nothing brings `lo` up.
+ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
 OUT=/tmp/out
 mkdir -p "$OUT"
 
