@@ -204,7 +204,8 @@ WakeupTraceSummary attribute_wakeups(std::string_view text, const WakeupTraceOpt
       return *v;
     };
     if (ev == "sched_process_fork") {
-      const int parent = static_cast<int>(need(int_field(l.fields, "pid"), "pid"));
+      // The parent is the running task (a child_comm could hold " pid=" and fool the field).
+      const int parent = l.pid;
       const int child = static_cast<int>(need(int_field(l.fields, "child_pid"), "child_pid"));
       if (family.count(parent)) family.insert(child);
     } else if (ev == "sched_waking") {

@@ -1,0 +1,286 @@
+// --trace-wakeups: the attribution of wakeup paths on fixture traces (tests/fixtures/trace), and
+// end to end on this machine when tracefs is usable (root).
+#include "common/wakeup_trace.h"
+
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace wb {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string fixture(const std::string& name) {
+  std::ifstream in(std::string(WB_FIXTURES_DIR) + "/trace/" + name);
+  EXPECT_TRUE(in) << name;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// CPUs 0 and 1 share an LLC in the fixtures.
+WakeupTraceOptions options() {
+  WakeupTraceOptions o;
+  o.supervisor_pid = 1000;
+  o.class_of = [](int w, int t) { return std::string(w == t ? "same-cpu" : "llc"); };
+  return o;
+}
+
+void expect_consistent(const WakeupTraceSummary& s) {
+  int64_t total = 0;
+  for (const auto& [path, n] : s.paths) {
+    EXPECT_GE(n, 0) << path;
+    total += n;
+    int64_t by_class = 0;
+    if (auto it = s.classes_by_path.find(path); it != s.classes_by_path.end())
+      for (const auto& [c, k] : it->second) by_class += k;
+    EXPECT_EQ(by_class, n) << path;
+  }
+  EXPECT_EQ(total, s.wakeups);
+  EXPECT_EQ(s.paths.size(), 3u);
+}
+
+TEST(WakeupTrace, SelectionPaths) {
+  const auto s = attribute_wakeups(fixture("selection.txt"), options(), true);
+  expect_consistent(s);
+  // Three wakeups of 1003 by 1002; the kworker's and the supervisor's wakes are not counted.
+  EXPECT_EQ(s.wakeups, 3);
+  EXPECT_EQ(s.paths.at(kPathSelection), 3);
+  EXPECT_EQ(s.paths.at(kPathTtwuRunnable), 0);
+  EXPECT_EQ(s.paths.at(kPathQueuedRemote), 0);
+  EXPECT_EQ(s.classes_by_path.at(kPathSelection).at("llc"), 2);
+  EXPECT_EQ(s.classes_by_path.at(kPathSelection).at("same-cpu"), 1);
+  EXPECT_EQ(s.moved, 1);
+  EXPECT_EQ(s.remote_delivery, 1);
+  EXPECT_EQ(s.migrations_at_wakeup, 1);
+  EXPECT_EQ(s.migrations_other, 1);
+  EXPECT_EQ(s.lost, 7);
+  EXPECT_EQ(s.unmatched, 0);
+  EXPECT_EQ(s.events, 24);
+  ASSERT_EQ(s.list.size(), 3u);
+  const TracedWakeup& m = s.list[1];  // the migration to the waker's CPU
+  EXPECT_EQ(m.waker_pid, 1002);
+  EXPECT_EQ(m.wakee_pid, 1003);
+  EXPECT_EQ(m.waker_cpu, 0);
+  EXPECT_EQ(m.prev_cpu, 1);
+  EXPECT_EQ(m.target_cpu, 0);
+  EXPECT_EQ(m.cls, "same-cpu");
+  EXPECT_EQ(s.list[2].wakeup_cpu, 1);  // delivered by IPI on the idle prev CPU
+  EXPECT_EQ(s.list[2].path, kPathSelection);
+}
+
+TEST(WakeupTrace, StillQueuedIsTtwuRunnable) {
+  const auto s = attribute_wakeups(fixture("ttwu_runnable.txt"), options(), true);
+  expect_consistent(s);
+  EXPECT_EQ(s.wakeups, 2);
+  EXPECT_EQ(s.paths.at(kPathTtwuRunnable), 2);  // running, then preempted (R+)
+  EXPECT_EQ(s.classes_by_path.at(kPathTtwuRunnable).at("llc"), 2);
+  EXPECT_EQ(s.moved, 0);
+  EXPECT_EQ(s.remote_delivery, 0);
+}
+
+TEST(WakeupTrace, SwitchingOutIsQueuedRemote) {
+  auto s = attribute_wakeups(fixture("queued_remote.txt"), options(), true);
+  expect_consistent(s);
+  EXPECT_EQ(s.wakeups, 3);
+  EXPECT_EQ(s.paths.at(kPathQueuedRemote), 2);  // blocked 2 us before, and right after
+  EXPECT_EQ(s.paths.at(kPathSelection), 1);     // blocked 1 ms before: on_cpu long cleared
+  EXPECT_EQ(s.remote_delivery, 3);
+  EXPECT_EQ(s.unmatched, 1);  // the last waking has no wakeup
+  // A narrower on_cpu window leaves only the wakee that blocked after the waking.
+  WakeupTraceOptions narrow = options();
+  narrow.on_cpu_window_ns = 1000;
+  s = attribute_wakeups(fixture("queued_remote.txt"), narrow);
+  EXPECT_EQ(s.paths.at(kPathQueuedRemote), 1);
+  EXPECT_EQ(s.paths.at(kPathSelection), 2);
+}
+
+TEST(WakeupTrace, MalformedLineNamesIt) {
+  try {
+    attribute_wakeups(fixture("malformed.txt"), options());
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("trace line 5: sched_waking: no integer target_cpu=", 0),
+              0u)
+        << e.what();
+  }
+  for (const char* bad :
+       {"wakebench-1002 000 d..3. 1.000001: sched_waking: comm=a pid=1 prio=120 target_cpu=000",
+        "wakebench [000] d..3. 1.000001: sched_waking: comm=a pid=1 prio=120 target_cpu=000",
+        "wakebench-1002 [000] d..3. 1.0x0001: sched_waking: comm=a pid=1 prio=120 target_cpu=0",
+        "wakebench-1002 [000] d..3. 1.000001: sched_switch: prev_comm=a prev_pid=1 prev_prio=1"}) {
+    EXPECT_THROW(attribute_wakeups(std::string("# x\n") + bad + "\n", options()),
+                 std::invalid_argument)
+        << bad;
+  }
+}
+
+TEST(WakeupTrace, CommsWithSpacesDashesAndTgid) {
+  const std::string text =
+      "  Web Content-1000 (   1000) [000] ..... 1.000001: sched_process_fork: comm=Web Content "
+      "pid=1000 child_comm=a-b c child_pid=1002\n"
+      "  Web Content-1000 (   1000) [000] ..... 1.000002: sched_process_fork: comm=Web Content "
+      "pid=1000 child_comm=x pid=9 child_pid=1003\n"
+      "        a-b c-1002  (   1002) [001] d..3. 1.000010: sched_waking: comm=x pid=9 pid=1003 "
+      "prio=120 target_cpu=000\n"
+      "        a-b c-1002  (   1002) [001] d..4. 1.000011: sched_wakeup: comm=x pid=9 pid=1003 "
+      "prio=120 target_cpu=000\n"
+      "        a-b c-1002  (   1002) [001] d..4. 1.000012: some_other_event: whatever\n";
+  WakeupTraceOptions o = options();
+  const auto s = attribute_wakeups(text, o, true);
+  ASSERT_EQ(s.wakeups, 1);
+  EXPECT_EQ(s.list[0].waker_pid, 1002);
+  EXPECT_EQ(s.list[0].wakee_pid, 1003);
+  EXPECT_EQ(s.list[0].waker_cpu, 1);
+  EXPECT_EQ(s.list[0].target_cpu, 0);
+  EXPECT_EQ(s.list[0].cls, "llc");
+  EXPECT_EQ(s.events, 5);
+}
+
+TEST(WakeupTrace, JsonShapeAndSums) {
+  WakeupTraceSummary a = attribute_wakeups(fixture("selection.txt"), options());
+  a.add(attribute_wakeups(fixture("ttwu_runnable.txt"), options()));
+  a.add(attribute_wakeups(fixture("queued_remote.txt"), options()));
+  expect_consistent(a);
+  EXPECT_EQ(a.wakeups, 8);
+  const auto j = trace_json(a, {"same-cpu", "llc", "cross-llc"});
+  EXPECT_EQ(j["wakeups"], 8);
+  EXPECT_EQ(j["paths"]["selection"], 4);
+  EXPECT_EQ(j["paths"]["ttwu_runnable"], 2);
+  EXPECT_EQ(j["paths"]["queued_remote"], 2);
+  EXPECT_EQ(j["classes_by_path"]["ttwu_runnable"]["cross-llc"], 0);
+  EXPECT_EQ(j["classes_by_path"]["selection"].begin().key(), "same-cpu");
+  EXPECT_EQ(j["dropped"], 7);
+  EXPECT_EQ(j["unmatched"], 1);
+  for (const char* k : {"moved", "remote_delivery", "migrations", "events", "runs"})
+    EXPECT_TRUE(j.contains(k)) << k;
+}
+
+TEST(WakeupTrace, BufferSizeIsBounded) {
+  EXPECT_GE(WakeupTraceSession::buffer_kb_for(3300, 2), 3300);
+  EXPECT_LE(WakeupTraceSession::buffer_kb_for(100'000'000, 1), 256 * 1024);
+  EXPECT_LE(WakeupTraceSession::buffer_kb_for(100'000'000, 512) * 512, 1024 * 1024 * 2);
+  EXPECT_GE(WakeupTraceSession::buffer_kb_for(100'000'000, 4096), 4096);
+}
+
+// ---- end to end ------------------------------------------------------------------------------
+
+std::set<std::string> wakebench_instances(const std::string& dir) {
+  std::set<std::string> out;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d))
+      if (std::string(e->d_name).rfind("wakebench-", 0) == 0) out.insert(e->d_name);
+    closedir(d);
+  }
+  return out;
+}
+
+struct Cmd {
+  int status;
+  std::string err;
+};
+
+Cmd run(const std::string& args, const fs::path& dir) {
+  const std::string cmd = args + " >" + (dir / "stdout").string() + " 2>" +
+                          (dir / "stderr").string();
+  const int rc = std::system(cmd.c_str());
+  std::ifstream in(dir / "stderr");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc), ss.str()};
+}
+
+class TraceRun : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("wb-trace-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    std::ofstream(dir_ / "tiny.json") << R"({"schema_version": 1, "name": "tiny",
+      "defaults": {"round_trips": 300, "warmup": 30, "repetitions": 2, "timeout_s": 30},
+      "cases": [{"mechanisms": ["pipe"], "modes": ["processes", "threads"],
+                 "placements": ["same-cpu", "kernel"]}]})";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(TraceRun, KernelPipeCaseIsAttributed) {
+  if (geteuid() != 0) GTEST_SKIP() << "--trace-wakeups needs root";
+  std::string instances;
+  try {
+    WakeupTraceSession probe;  // removed at the end of this scope
+    instances = fs::path(probe.instance_dir()).parent_path().string();
+  } catch (const std::exception& e) {
+    GTEST_SKIP() << "no usable tracefs here: " << e.what();
+  }
+  const auto before = wakebench_instances(instances);
+  const fs::path out = dir_ / "r.json";
+  const Cmd c = run(std::string(WB_BINARY) + " run --config " + (dir_ / "tiny.json").string() +
+                        " --out " + out.string() + " --trace-wakeups",
+                    dir_);
+  ASSERT_EQ(c.status, 0) << c.err;
+  // The run removed its instance.
+  EXPECT_EQ(wakebench_instances(instances), before);
+  std::ifstream in(out);
+  const auto rs = nlohmann::json::parse(in);
+  int kernel_cases = 0;
+  for (const auto& cs : rs["cases"]) {
+    if (cs["placement"] != "kernel") {
+      EXPECT_TRUE(cs["trace"].is_null()) << cs["name"];  // pinned cases are not traced
+      continue;
+    }
+    ++kernel_cases;
+    ASSERT_EQ(cs["status"], "ok") << cs["name"] << ": " << cs["reason"];
+    const auto& t = cs["trace"];
+    ASSERT_TRUE(t.is_object() && t.contains("wakeups")) << cs["name"] << ": " << t.dump();
+    const int64_t n = t["wakeups"];
+    const int64_t per_run = 300 + 30;  // measured + warm-up round trips of one repetition
+    EXPECT_EQ(t["runs"], 2);
+    // At most two wakeups a round trip (one each way; a wakee that has not blocked yet needs
+    // none), plus the barrier and thread exits; at least one every other round trip.
+    EXPECT_GE(n, per_run * 2 / 2) << cs["name"];
+    EXPECT_LE(n, 2 * per_run * 2 + 64) << cs["name"];
+    int64_t total = 0;
+    for (const auto& [path, k] : t["paths"].items()) {
+      EXPECT_GE(k.get<int64_t>(), 0) << path;
+      total += k.get<int64_t>();
+      int64_t by_class = 0;
+      for (const auto& [cls, m] : t["classes_by_path"][path].items()) by_class += m.get<int64_t>();
+      EXPECT_EQ(by_class, k.get<int64_t>()) << path;
+    }
+    EXPECT_EQ(total, n);
+    EXPECT_GE(t["dropped"].get<int64_t>(), 0);
+    EXPECT_LE(t["moved"].get<int64_t>(), n);
+  }
+  EXPECT_EQ(kernel_cases, 2);
+}
+
+TEST_F(TraceRun, WithoutTracefsItSaysWhyUpFront) {
+  if (geteuid() != 0 || std::system("command -v setpriv >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "needs root and setpriv to run the option as an unprivileged user";
+  fs::permissions(dir_, fs::perms::all);
+  const fs::path out = dir_ / "r.json";
+  const Cmd c = run("setpriv --reuid=65534 --regid=65534 --clear-groups " +
+                        std::string(WB_BINARY) + " run --config " + (dir_ / "tiny.json").string() +
+                        " --out " + out.string() + " --trace-wakeups",
+                    dir_);
+  EXPECT_EQ(c.status, 2) << c.err;
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_NE(c.err.find("--trace-wakeups"), std::string::npos) << c.err;
+  EXPECT_EQ(std::count(c.err.begin(), c.err.end(), '\n'), 1) << c.err;
+}
+
+}  // namespace
+}  // namespace wb
