@@ -247,10 +247,35 @@ std::vector<Placement> resolve_placement(const std::string& path, const std::str
     const int a = set.front(), b = set.size() > 1 ? set[1] : set.front();
     return {{text, "kernel-" + std::to_string(set.size()) + "cpus", true, {{a, b}}, set, "", ""}};
   }
+  if (text == "matrix" || text.rfind("matrix:", 0) == 0) {
+    // Every ordered (waker, wakee) pair of the CPUs, the diagonal included: the kernel-wakeup
+    // version of a core-to-core latency map. Cells are named by their CPUs.
+    std::vector<int> set = all;
+    if (text != "matrix") {
+      try {
+        set = parse_cpu_list(text.substr(7));
+      } catch (const std::invalid_argument& e) {
+        fail(path, where, std::string(e.what()) + " (expected matrix or matrix:<cpu list>)");
+      }
+      for (int c : set)
+        if (!topo.find(c))
+          fail(path, where,
+               "CPU " + std::to_string(c) + " is offline or not allowed for this process (usable: " +
+                   format_cpu_list(all) + ")");
+    }
+    std::vector<Placement> out;
+    for (int a : set)
+      for (int b : set) {
+        const std::string cell = std::to_string(a) + "-" + std::to_string(b);
+        out.push_back({"cpu:" + std::to_string(a) + "," + std::to_string(b), "matrix/" + cell,
+                       false, {{a, b}}, {}, "", ""});
+      }
+    return out;
+  }
   fail(path, where,
        "unknown placement \"" + text +
            "\" (known: same-cpu, smt-sibling, cluster, llc, cross-llc, cross-numa, kernel, "
-           "kernel:<class>, kernel:<cpu list>)");
+           "kernel:<class>, kernel:<cpu list>, matrix, matrix:<cpu list>)");
 }
 
 // The K concurrent pairs of a case with the `pairs` knob, spread: for a pinned class, the class's
@@ -271,7 +296,9 @@ std::vector<CpuPair> spread_pairs(const Placement& pl, int k, const Topology& to
     }
     return out;
   }
-  const PlacementClass cls = *parse_class(pl.id);
+  const auto parsed = parse_class(pl.id);
+  if (!parsed) return pl.pairs;  // a matrix cell: its one CPU pair, K times
+  const PlacementClass cls = *parsed;
   std::vector<CpuPair> disjoint;
   for (const auto& cp : choose_pairs(topo, k))
     if (cp.cls == cls) disjoint = cp.pairs;

@@ -48,8 +48,32 @@ std::string summary_table(const nlohmann::json& rs, const std::string& show) {
   std::map<std::pair<std::string, std::string>, std::string> cells;
   std::vector<std::string> notes;
   std::set<std::string> seen_notes;
+  // A matrix run of more than kMatrixRows cells per column is one row: the range of the cells'
+  // medians (the report draws the map).
+  constexpr size_t kMatrixRows = 16;
+  std::map<std::string, std::vector<double>> matrix;  // column -> medians of its ok cells
+  std::map<std::string, size_t> matrix_cells;
+  for (const auto& c : rs.at("cases"))
+    if (c.value("placement", "").rfind("cpu:", 0) == 0)
+      ++matrix_cells[c.at("mechanism").get<std::string>() + "/" + c.at("mode").get<std::string>()];
   for (const auto& c : rs.at("cases")) {
     const std::string col = c.at("mechanism").get<std::string>() + "/" + c.at("mode").get<std::string>();
+    if (matrix_cells[col] > kMatrixRows && c.value("placement", "").rfind("cpu:", 0) == 0) {
+      const std::string row = "matrix (" + std::to_string(matrix_cells[col]) + " cells)";
+      if (std::find(columns.begin(), columns.end(), col) == columns.end()) columns.push_back(col);
+      if (std::find(rows.begin(), rows.end(), row) == rows.end()) rows.push_back(row);
+      auto& medians = matrix[col];
+      if (c.at("status") == "ok") medians.push_back(c["rtt_ns"]["median"].get<double>());
+      const auto [lo, hi] = std::minmax_element(medians.begin(), medians.end());
+      cells[{row, col}] = medians.empty() ? "FAILED" : fmt_us(*lo) + " .. " + fmt_us(*hi);
+      if (c.at("status") != "ok") {
+        const std::string why = c.at("name").get<std::string>() + ": " +
+                                c.at("status").get<std::string>() + ": " +
+                                c.value("reason", nlohmann::json("")).dump();
+        if (seen_notes.insert(why).second) notes.push_back("  " + why);
+      }
+      continue;
+    }
     // Row: the case name after mechanism/mode (placement plus knob and pair suffixes).
     const std::string name = c.at("name").get<std::string>();
     const std::string row = name.substr(col.size() + 1);
@@ -114,6 +138,9 @@ std::string summary_table(const nlohmann::json& rs, const std::string& show) {
       out << "\n";
     }
   }
+  if (!matrix.empty())
+    out << "matrix rows: lowest .. highest median RTT of the ok cells; `wakebench report` draws "
+           "the CPU x CPU map\n";
   if (!notes.empty()) {
     out << (show.empty() ? "\nnot measured:\n" : "\nnot measured / not counted:\n");
     for (const auto& n : notes) out << n << "\n";

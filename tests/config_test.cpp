@@ -127,6 +127,39 @@ TEST(Config, ConcurrentPairsAreSpreadOverDisjointCpus) {
   EXPECT_EQ(two[2].pairs, (std::vector<CpuPair>{{0, 1}, {1, 0}, {0, 1}})) << "kernel start CPUs";
 }
 
+// matrix: every ordered CPU pair, the diagonal included, each cell pinned and named by its CPUs.
+TEST(Config, MatrixPlacementCoversEveryOrderedPair) {
+  const auto cases = expand_cases(
+      parse_config(R"({"schema_version":1,"cases":[{"mechanisms":["pipe"],"modes":["threads"],
+                     "placements":["matrix:0,1,16"]}]})",
+                   "x.json"),
+      xeon(), kKnown);
+  ASSERT_EQ(cases.size(), 9u);
+  std::set<CpuPair> seen;
+  for (const auto& c : cases) {
+    EXPECT_FALSE(c.kernel);
+    ASSERT_EQ(c.pairs.size(), 1u);
+    seen.insert(c.pairs[0]);
+    EXPECT_EQ(c.placement, "cpu:" + std::to_string(c.pairs[0].first) + "," +
+                               std::to_string(c.pairs[0].second));
+    EXPECT_EQ(c.name, "pipe/threads/matrix/" + std::to_string(c.pairs[0].first) + "-" +
+                          std::to_string(c.pairs[0].second));
+  }
+  EXPECT_EQ(seen.size(), 9u);
+  EXPECT_TRUE(seen.count({16, 0}) && seen.count({0, 16}) && seen.count({1, 1}));
+  const auto all = expand_cases(
+      parse_config(R"({"schema_version":1,"cases":[{"mechanisms":["pipe"],"modes":["threads"],
+                     "placements":["matrix"]}]})",
+                   "x.json"),
+      xeon(), kKnown);
+  EXPECT_EQ(all.size(), 32u * 32u);
+  EXPECT_THROW(
+      expand_cases(parse_config(R"({"schema_version":1,"cases":[{"mechanisms":["pipe"],
+                   "modes":["threads"], "placements":["matrix:0,99"]}]})", "x.json"),
+                   xeon(), kKnown),
+      std::runtime_error);
+}
+
 TEST(Config, KernelPlacements) {
   const auto cases = expand_cases(
       parse_config(R"({"schema_version":1,"cases":[{"mechanisms":["pipe"],"modes":["threads"],

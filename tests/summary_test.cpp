@@ -1,0 +1,81 @@
+// The tables `wakebench run` prints, as functions of a result set: layout, notes, --show, and
+// matrix runs folded into one row.
+#include "runners/summary.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace {
+
+using nlohmann::json;
+using wb::summary_table;
+
+json ok_case(const std::string& mech_mode, const std::string& placement, const std::string& name,
+             double median_ns) {
+  const auto slash = mech_mode.find('/');
+  return {{"name", mech_mode + "/" + name},
+          {"mechanism", mech_mode.substr(0, slash)},
+          {"mode", mech_mode.substr(slash + 1)},
+          {"placement", placement},
+          {"status", "ok"},
+          {"reason", nullptr},
+          {"rtt_ns", {{"median", median_ns}, {"p99", 2 * median_ns}}},
+          {"counters",
+           {{"waker", {{"context-switches", 1.0}}},
+            {"wakee", {{"context-switches", 1.0}}},
+            {"unavailable", {{"cycles", "perf_event_open: ENOENT (no hardware PMU; in a VM?)"}}}}}};
+}
+
+json result_set(json cases) {
+  return {{"environment", {{"hostname", "box"}}}, {"cases", std::move(cases)}};
+}
+
+TEST(Summary, RowsAreClassesColumnsAreMechanismsAndSkipsAreNoted) {
+  json skipped = ok_case("pipe/threads", "smt-sibling", "smt-sibling", 0);
+  skipped["status"] = "skipped";
+  skipped["reason"] = "unavailable: no SMT: 1 PU per core";
+  const std::string t = summary_table(result_set(
+      {ok_case("pipe/threads", "llc", "llc", 40000), ok_case("pipe/threads", "same-cpu", "same-cpu", 3000),
+       ok_case("futex/processes", "llc", "llc", 45000), skipped}));
+  EXPECT_NE(t.find("RTT median / p99 in microseconds (\"box\")"), std::string::npos) << t;
+  EXPECT_NE(t.find("pipe/threads"), std::string::npos) << t;
+  EXPECT_NE(t.find("futex/processes"), std::string::npos) << t;
+  // same-cpu sorts before llc whatever the case order.
+  EXPECT_LT(t.find("same-cpu "), t.find("llc "));
+  EXPECT_NE(t.find("3.00 / 6.00"), std::string::npos) << t;
+  EXPECT_NE(t.find("40.0 / 80.0"), std::string::npos) << t;
+  EXPECT_NE(t.find("smt-sibling: unavailable: no SMT"), std::string::npos) << t;
+}
+
+TEST(Summary, ShowsOneCounterPerSideOrWhyNot) {
+  const json rs = result_set({ok_case("pipe/threads", "llc", "llc", 40000)});
+  const std::string cs = summary_table(rs, "context-switches");
+  EXPECT_NE(cs.find("context-switches per round trip, waker / wakee"), std::string::npos) << cs;
+  EXPECT_NE(cs.find("1.00 / 1.00"), std::string::npos) << cs;
+  const std::string cy = summary_table(rs, "cycles");
+  EXPECT_NE(cy.find("n/a"), std::string::npos) << cy;
+  EXPECT_NE(cy.find("cycles: perf_event_open: ENOENT"), std::string::npos) << cy;
+}
+
+TEST(Summary, LargeMatrixIsOneRowSmallOneIsListed) {
+  json small = json::array(), big = json::array();
+  for (int a = 0; a < 5; ++a)
+    for (int b = 0; b < 5; ++b) {
+      const std::string cell = std::to_string(a) + "-" + std::to_string(b);
+      json c = ok_case("pipe/processes", "cpu:" + std::to_string(a) + "," + std::to_string(b),
+                       "matrix/" + cell, a == b ? 3000 : 40000 + 1000 * a);
+      if (a < 2 && b < 2) small.push_back(c);
+      big.push_back(c);
+    }
+  const std::string s = summary_table(result_set(small));
+  EXPECT_NE(s.find("matrix/0-1"), std::string::npos) << s;
+  EXPECT_EQ(s.find("cells)"), std::string::npos) << s;
+  const std::string b = summary_table(result_set(big));
+  EXPECT_EQ(b.find("matrix/0-1"), std::string::npos) << b;
+  EXPECT_NE(b.find("matrix (25 cells)"), std::string::npos) << b;
+  EXPECT_NE(b.find("3.00 .. 44.0"), std::string::npos) << b;
+  EXPECT_NE(b.find("draws the CPU x CPU map"), std::string::npos) << b;
+}
+
+}  // namespace
