@@ -1,9 +1,11 @@
 // End-to-end test of the topology lab (runners/lab/wakebench-lab): boots one short qemu (TCG) guest
 // with the smt2 preset, runs configs/lab/vm-test.json in it and checks what came back: the guest's
 // sysfs matches the preset, the pinned SMT-sibling case ran on CPUs the guest's sysfs calls
-// siblings, the kernel-placed case recorded every round trip's placement, and every timing is
-// labelled emulated. Skips with the reason when qemu, a guest kernel or busybox-static is missing.
-// Suite name "Vm": `ctest -R Vm` selects it (CTest label `vm`).
+// siblings, the kernel-placed cases (pipe, and tcp-loopback over the guest's loopback) recorded
+// every round trip's placement, the agreement report covers both mechanisms, and every file with
+// timings is labelled emulated. Skips with the reason when qemu, a guest kernel or busybox-static
+// is missing (the runner's --check; WB_LAB_QEMU / WB_LAB_KERNEL point it elsewhere).
+// Suite name "Vm": `ctest -L vm` (or -R Vm) selects it.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -131,13 +133,36 @@ TEST(Vm, Smt2GuestRunsPinnedSiblingsAndRecordsKernelPlacement) {
     }
   EXPECT_TRUE(checked) << "the runner did not check the pinned case against sysfs";
 
-  // The kernel-placed case: one observed placement per round trip.
-  const nlohmann::json* kern = find_case(results, "pipe/threads/kernel");
-  ASSERT_NE(kern, nullptr);
-  ASSERT_EQ(kern->at("status"), "ok") << kern->dump();
-  int64_t seen = 0;
-  for (const auto& [cls, n] : kern->at("observed").at("histogram").items()) seen += n.get<int64_t>();
-  EXPECT_EQ(seen, kern->at("round_trips").get<int64_t>());
+  // The kernel-placed cases: one observed placement per round trip.
+  for (const std::string name : {"pipe/threads/kernel", "tcp-loopback/threads/kernel"}) {
+    const nlohmann::json* kern = find_case(results, name);
+    ASSERT_NE(kern, nullptr) << "no " << name << " case in the guest's result set";
+    ASSERT_EQ(kern->at("status"), "ok") << kern->dump();
+    int64_t seen = 0;
+    for (const auto& [cls, n] : kern->at("observed").at("histogram").items())
+      seen += n.get<int64_t>();
+    EXPECT_EQ(seen, kern->at("round_trips").get<int64_t>()) << name;
+  }
+
+  // The agreement report: one row per mechanism, each over the round trips observed (200 x 1 repetition).
+  const nlohmann::json agreement = read_json(out.path() / "agreement.json");
+  EXPECT_TRUE(agreement.at("emulated").get<bool>());
+  for (const std::string mech : {"pipe", "tcp-loopback"}) {
+    ASSERT_TRUE(agreement.at("mechanisms").contains(mech)) << agreement.at("mechanisms").dump();
+    const auto& m = agreement.at("mechanisms").at(mech);
+    EXPECT_EQ(m.at("round_trips").get<int64_t>(), 200) << m.dump();
+    const double a = m.at("agreement").get<double>();
+    EXPECT_GE(a, 0.0);
+    EXPECT_LE(a, 1.0);
+  }
+
+  // Every other file that holds guest timings says they are emulated.
+  EXPECT_TRUE(read_json(out.path() / "predict.json").at("emulated").get<bool>());
+  EXPECT_TRUE(results.at("predictions").at("emulated").get<bool>());
+  std::ifstream run_log(out.path() / "run.log");
+  std::string first;
+  ASSERT_TRUE(std::getline(run_log, first)) << "run.log did not come back";
+  EXPECT_NE(first.find("EMULATED"), std::string::npos) << first;
 }
 
 }  // namespace
