@@ -167,7 +167,10 @@ std::vector<std::string> constant_params(const std::vector<const CompareRow*>& r
                                          const std::vector<std::string>& varying) {
   std::vector<std::string> out;
   if (rows.empty() || !rows.front()->params.is_object()) return out;
+  // Knobs at their defaults are left out: the line names only what this group ran with.
+  const nlohmann::json defaults = to_json(Params{});
   for (const auto& [k, v] : rows.front()->params.items()) {
+    if (defaults.contains(k) && defaults[k] == v) continue;
     if (std::find(varying.begin(), varying.end(), k) == varying.end()) out.push_back(k);
   }
   return out;
@@ -273,8 +276,14 @@ TextTable text_table(const Comparison& cmp, const std::vector<const CompareRow*>
                      const std::vector<std::size_t>& others) {
   TextTable t;
   const std::string base = short_label(cmp.sets[0].label);
-  t.header = {"case", "load", base + " " + cmp.options.metric.unit, base, "sd%"};
+  // The knobs column only when knobs vary between the rows.
+  const bool knobs = !load_keys.empty();
+  t.header = {"case", "knobs", base + " " + cmp.options.metric.unit, base, "sd%"};
   t.right = {false, false, true, true, true};
+  if (!knobs) {
+    t.header.erase(t.header.begin() + 1);
+    t.right.erase(t.right.begin() + 1);
+  }
   for (std::size_t s : others) {
     t.header.insert(t.header.end(), {short_label(cmp.sets[s].label), "sd%", "p"});
     t.right.insert(t.right.end(), {false, true, true});
@@ -292,6 +301,7 @@ TextTable text_table(const Comparison& cmp, const std::vector<const CompareRow*>
       row.push_back(c.sd_pct ? fmt("%.1f", *c.sd_pct) : "-");
       row.push_back(c.test ? format_p(c.test->p_value) : "-");
     }
+    if (!knobs) row.erase(row.begin() + 1);
     t.rows.push_back(std::move(row));
   }
   return t;
@@ -384,7 +394,7 @@ std::string format_markdown(const Comparison& cmp) {
     if (!constants.empty()) {
       out << "params: `" << format_params(rows.front()->params, constants) << "`\n\n";
     }
-    out << "| case | load | " << md_escape(cmp.sets[0].label) << " " << m.unit << " | "
+    out << "| case | knobs | " << md_escape(cmp.sets[0].label) << " " << m.unit << " | "
         << md_escape(cmp.sets[0].label) << " | sd% |";
     for (std::size_t s = 1; s < cmp.sets.size(); ++s) {
       out << " " << md_escape(cmp.sets[s].label) << " | sd% | p |";

@@ -365,118 +365,111 @@ void distributions(Context& ctx) {
 // ---- predicted vs measured RTT per policy
 // --------------------------------------------------------
 
-// {policy: class} from the predictions, wherever the predictor put its `policies` map (the
-// `wakebench predict --json` shape, an array of those, or the map itself).
-std::map<std::string, std::string> policy_classes(const json& p, int depth = 0) {
-  std::map<std::string, std::string> out;
-  if (depth > 3 || p.is_null()) return out;
-  if (p.is_object() && p.contains("policies") && p["policies"].is_object()) {
-    for (const auto& [policy, v] : p["policies"].items()) {
-      if (v.is_object() && v.contains("class") && v["class"].is_string()) out[policy] = v["class"];
-    }
-    if (!out.empty()) return out;
-  }
-  if (p.is_object()) {
-    bool all = !p.empty();
-    for (const auto& [k, v] : p.items())
-      all = all && v.is_object() && v.contains("class") && v["class"].is_string();
-    if (all) {
-      for (const auto& [k, v] : p.items()) out[k] = v["class"];
-      return out;
-    }
-  }
-  if (p.is_array() || p.is_object()) {
-    for (const json& v : p) {
-      out = policy_classes(v, depth + 1);
-      if (!out.empty()) return out;
-    }
-  }
+// The mainline-first order of DESIGN.md's policy vocabulary; others after, by name.
+std::vector<std::string> policy_order(const std::set<std::string>& present) {
+  const std::vector<std::string> known = {"mainline",     "sync-pair", "sync-core",
+                                          "sync-core-v2", "sync-2017", "current-cpu"};
+  std::vector<std::string> out;
+  for (const std::string& p : known)
+    if (present.count(p)) out.push_back(p);
+  for (const std::string& p : present)
+    if (std::find(known.begin(), known.end(), p) == known.end()) out.push_back(p);
   return out;
 }
 
+// The class a policy puts the wakee on most often, with its share when it is not all of them.
+std::string main_class(const json& classes) {
+  std::string best;
+  double share = -1;
+  for (const auto& [cls, v] : classes.items())
+    if (v.is_number() && v.get<double>() > share) {
+      best = cls;
+      share = v.get<double>();
+    }
+  if (best.empty()) return "?";
+  return share >= 0.995 ? best : best + " " + fmt("%.0f", 100 * share) + "%";
+}
+
+// predictions.mechanisms[] as `wakebench predict --results` writes it: per mechanism, mode and
+// kernel placement, each policy's predicted class distribution and RTT (the distribution costed
+// with the pinned medians), and the measured kernel-placement RTT.
 void predictions(Context& ctx) {
   const json& doc = ctx.rs.doc;
-  if (!doc.contains("predictions") || doc["predictions"].is_null()) {
+  const json* entries = nullptr;
+  if (doc.contains("predictions") && doc["predictions"].is_object() &&
+      doc["predictions"].contains("mechanisms") && doc["predictions"]["mechanisms"].is_array())
+    entries = &doc["predictions"]["mechanisms"];
+  if (!entries || entries->empty()) {
     ctx.skipped.push_back(
-        "predicted vs measured RTT per policy: the result set has no "
-        "predictions (run `wakebench predict --results FILE`)");
+        "predicted vs measured RTT per policy: the result set has no predictions "
+        "(`wakebench predict --results FILE --json` computes them)");
     return;
   }
-  const std::map<std::string, std::string> classes = policy_classes(doc["predictions"]);
-  if (classes.empty()) {
-    ctx.skipped.push_back(
-        "predicted vs measured RTT per policy: no {policy: {class}} map found in "
-        "\"predictions\"");
-    return;
-  }
-  // Policy order of DESIGN.md's vocabulary; others after, by name.
-  const std::vector<std::string> known = {"mainline",     "sync-pair", "sync-core",
-                                          "sync-core-v2", "sync-2017", "current-cpu"};
-  std::vector<std::string> policies;
-  for (const std::string& p : known) {
-    if (classes.count(p)) policies.push_back(p);
-  }
-  for (const auto& [p, c] : classes) {
-    if (std::find(known.begin(), known.end(), p) == known.end()) policies.push_back(p);
-  }
-
-  const json& cases = ctx.rs.cases();
-  const auto vary = varying_params(cases);
-  std::vector<std::string> rows;
-  std::map<std::pair<std::string, std::string>, double> pinned;  // (row, class) -> median
-  std::map<std::string, std::pair<std::string, double>> kernel;  // row -> (placement, median)
-  for (const json& c : cases) {
-    if (!is_ok(c) || is_matrix(c)) continue;
-    const auto median = num(c["rtt_ns"], "median");
-    if (!median) continue;
-    const std::string row = row_label(c, vary), placement = c["placement"];
-    if (is_kernel(placement)) {
-      if (!kernel.count(row) || placement == "kernel") kernel[row] = {placement, *median};
-    } else {
-      pinned[{row, placement}] = *median;
-      if (std::find(rows.begin(), rows.end(), row) == rows.end()) rows.push_back(row);
+  std::set<std::string> present;
+  for (const json& e : *entries)
+    if (e.contains("policies") && e["policies"].is_object())
+      for (const auto& [p, v] : e["policies"].items()) present.insert(p);
+  const std::vector<std::string> policies = policy_order(present);
+  struct Row {
+    std::string label;
+    std::vector<std::optional<double>> predicted;
+    std::vector<std::string> classes;
+    std::optional<double> measured;
+  };
+  std::vector<Row> rows;
+  for (const json& e : *entries) {
+    Row r;
+    r.label = e.value("mechanism", "?") + "/" + e.value("mode", "?");
+    if (const std::string pl = e.value("placement", "kernel"); pl != "kernel") r.label += "/" + pl;
+    for (const std::string& p : policies) {
+      const json pol = e.contains("policies") ? e["policies"].value(p, json()) : json();
+      r.predicted.push_back(pol.is_object() ? num(pol, "predicted_rtt_ns") : std::nullopt);
+      r.classes.push_back(pol.is_object() && pol.contains("classes") ? main_class(pol["classes"])
+                                                                      : "-");
     }
+    if (e.contains("measured") && e["measured"].is_object())
+      r.measured = num(e["measured"], "rtt_ns");
+    bool any = r.measured.has_value();
+    for (const auto& v : r.predicted) any = any || v.has_value();
+    if (any) rows.push_back(std::move(r));
   }
   if (rows.empty()) {
     ctx.skipped.push_back(
-        "predicted vs measured RTT per policy: no ok pinned case to cost the "
-        "predicted classes");
+        "predicted vs measured RTT per policy: no prediction could be costed (no ok pinned case "
+        "of a predicted class) and no kernel case was measured");
     return;
   }
   std::ostringstream dat;
-  dat << "# predicted RTT (ns) of each policy = measured median RTT of the pinned class it picks;\n"
-      << "# last column: measured median RTT under kernel placement (this kernel's policy)\n"
+  dat << "# predicted RTT (ns) of each policy: its steady-state class distribution costed with the\n"
+      << "# median RTT measured pinned on each class; last column: measured median RTT under\n"
+      << "# kernel placement (this kernel's policy). NaN: not predictable or not measured.\n"
       << "row";
-  for (const std::string& p : policies) dat << ' ' << gp_quote(p + " -> " + classes.at(p));
+  for (const std::string& p : policies) dat << ' ' << gp_quote(p);
   dat << ' ' << gp_quote("measured: kernel placement") << "\n";
-  ctx.tables << "\n### Predicted vs measured RTT (ns)\n\nPredicted = the median RTT measured "
-                "pinned on the class each policy picks; measured = kernel placement.\n\n"
-                "| mechanism/mode |";
-  for (const std::string& p : policies) ctx.tables << " " << p << " (" << classes.at(p) << ") |";
+  ctx.tables << "\n### Predicted vs measured RTT (ns)\n\nPredicted = each policy's steady-state "
+                "placement (class in brackets) costed with the median RTT measured pinned on that "
+                "class; measured = kernel placement.\n\n| mechanism/mode |";
+  for (const std::string& p : policies) ctx.tables << " " << p << " |";
   ctx.tables << " measured (kernel) |\n|---|";
   for (std::size_t i = 0; i <= policies.size(); ++i) ctx.tables << "--:|";
   ctx.tables << "\n";
-  for (const std::string& r : rows) {
-    dat << gp_quote(r);
-    ctx.tables << "| " << md_cell(r) << " |";
-    for (const std::string& p : policies) {
-      auto it = pinned.find({r, classes.at(p)});
-      dat << ' ' << (it == pinned.end() ? "NaN" : fmt("%.1f", it->second));
-      ctx.tables << " " << (it == pinned.end() ? "not measured" : fmt("%.0f", it->second)) << " |";
+  for (const Row& r : rows) {
+    dat << gp_quote(r.label);
+    ctx.tables << "| " << md_cell(r.label) << " |";
+    for (std::size_t i = 0; i < policies.size(); ++i) {
+      dat << ' ' << (r.predicted[i] ? fmt("%.1f", *r.predicted[i]) : "NaN");
+      ctx.tables << " " << (r.predicted[i] ? fmt("%.0f", *r.predicted[i]) : "n/a") << " ("
+                 << md_cell(r.classes[i]) << ") |";
     }
-    auto k = kernel.find(r);
-    dat << ' ' << (k == kernel.end() ? "NaN" : fmt("%.1f", k->second.second)) << "\n";
-    ctx.tables << " "
-               << (k == kernel.end() ? "not measured"
-                                     : fmt("%.0f", k->second.second) + " (" + k->second.first + ")")
-               << " |\n";
+    dat << ' ' << (r.measured ? fmt("%.1f", *r.measured) : "NaN") << "\n";
+    ctx.tables << " " << (r.measured ? fmt("%.0f", *r.measured) : "not measured") << " |\n";
   }
   const int columns = static_cast<int>(policies.size()) + 1;
   const int width = std::max(800, 200 + 30 * columns * static_cast<int>(rows.size()));
   std::ostringstream gp;
   gp << gp_begin("predicted", width, 560)
-     << "set title 'Predicted (pinned cost of the class each policy picks) vs measured RTT'\n"
-     << "set xlabel 'mechanism/mode'\n"
+     << "set title 'Predicted (each policy, costed with the pinned RTT) vs measured RTT'\n"
+     << "set xlabel 'mechanism/mode (kernel placement)'\n"
      << "set ylabel 'median round-trip time (ns)'\n"
      << "set style data histograms\nset style histogram clustered gap 1\n"
      << "set style fill solid 0.8 border -1\nset boxwidth 0.9\n"
@@ -488,9 +481,9 @@ void predictions(Context& ctx) {
   ctx.out.write("predicted.dat", dat.str());
   ctx.out.write("predicted.gp", gp.str());
   ctx.plots.push_back({"predicted", "Predicted vs measured RTT per policy",
-                       "For each mechanism/mode: one bar per policy, at the median RTT measured "
-                       "pinned on the placement class that policy predicts; the last bar is the "
-                       "median RTT measured with kernel placement."});
+                       "For each mechanism/mode: one bar per policy, at its predicted RTT (its "
+                       "steady-state placement costed with the pinned medians); the last bar is "
+                       "the median RTT measured with kernel placement."});
 }
 
 // ---- observed placement of kernel cases ---------------------------------------------------------
