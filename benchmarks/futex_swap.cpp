@@ -67,37 +67,39 @@ int install_filter() {
       syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog));
 }
 
-void send_fd(int sock, int fd) {
+// One byte carrying one SCM_RIGHTS fd (the seccomp listener, from the waker to the supervisor).
+struct FdMessage {
   char data = 'L';
   iovec iov{&data, 1};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
   msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  FdMessage() {
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+  }
+  FdMessage(const FdMessage&) = delete;
+  FdMessage& operator=(const FdMessage&) = delete;
+};
+
+void send_fd(int sock, int fd) {
+  FdMessage m;
+  cmsghdr* c = CMSG_FIRSTHDR(&m.msg);
   c->cmsg_level = SOL_SOCKET;
   c->cmsg_type = SCM_RIGHTS;
   c->cmsg_len = CMSG_LEN(sizeof(int));
   std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-  check(sendmsg(sock, &msg, MSG_NOSIGNAL), "sendmsg(seccomp listener)");
+  check(sendmsg(sock, &m.msg, MSG_NOSIGNAL), "sendmsg(seccomp listener)");
 }
 
 Fd receive_fd(int sock) {
-  char data;
-  iovec iov{&data, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
+  FdMessage m;
   ssize_t n;
-  do n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+  do n = recvmsg(sock, &m.msg, MSG_CMSG_CLOEXEC);
   while (n < 0 && errno == EINTR);
   check(n, "recvmsg(seccomp listener)");
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  cmsghdr* c = CMSG_FIRSTHDR(&m.msg);
   if (n == 0 || !c || c->cmsg_type != SCM_RIGHTS)
     throw std::runtime_error("the waker exited before handing over its seccomp listener");
   int fd;

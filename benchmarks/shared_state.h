@@ -51,4 +51,46 @@ class SharedPayload {
   std::vector<char> local_[2];  // each side's private bytes
 };
 
+// The shared memory of a sequence-word link: SeqWord[2] ([0] waker -> wakee, [1] wakee -> waker),
+// then the payload areas; plus each side's last consumed value (private to its side, on its own
+// line so that the two threads of threads mode do not share one). How a receiver waits for the
+// word to move (FUTEX_WAIT, busy polling) is the mechanism's.
+class SeqChannel {
+ public:
+  static size_t bytes(int payload) { return 2 * sizeof(SeqWord) + SharedPayload::bytes(payload); }
+  SeqChannel(void* shared, int payload)
+      : words_(static_cast<SeqWord*>(shared)),
+        payload_(static_cast<char*>(shared) + 2 * sizeof(SeqWord), payload) {}
+
+  // The sender: copies its payload in, then bumps its word (release). Returns the word.
+  std::atomic<uint32_t>& publish(Role from) noexcept {
+    payload_.put(from);
+    std::atomic<uint32_t>& w = words_[static_cast<int>(from)].seq;
+    w.fetch_add(1, std::memory_order_release);
+    return w;
+  }
+  // The receiver: true (and the payload copied out) once the partner's word moved past the last
+  // value `me` consumed.
+  bool try_consume(Role me) noexcept {
+    uint32_t& last = seen_[static_cast<int>(me)].value;
+    const uint32_t now = incoming(me).load(std::memory_order_acquire);
+    if (now == last) return false;
+    last = now;
+    payload_.get(me);
+    return true;
+  }
+  std::atomic<uint32_t>& incoming(Role me) noexcept {
+    return words_[1 - static_cast<int>(me)].seq;
+  }
+  uint32_t last(Role me) const noexcept { return seen_[static_cast<int>(me)].value; }
+
+ private:
+  struct alignas(kHotAlign) Seen {
+    uint32_t value = 0;
+  };
+  SeqWord* words_;
+  SharedPayload payload_;
+  Seen seen_[2];
+};
+
 }  // namespace wb

@@ -28,42 +28,29 @@ inline void cpu_relax() noexcept {
 #endif
 }
 
-// Shared memory: SeqWord[2] ([0] waker -> wakee, [1] wakee -> waker), then the payload areas.
+// Shared memory: a SeqChannel; the receiver busy-polls its word.
 class SpinLink final : public Link {
  public:
-  SpinLink(const CaseSpec& spec, void* shared)
-      : words_(static_cast<SeqWord*>(shared)),
-        payload_(static_cast<char*>(shared) + 2 * sizeof(SeqWord), spec.params.payload) {}
+  SpinLink(const CaseSpec& spec, void* shared) : ch_(shared, spec.params.payload) {}
 
   int send(Role from) noexcept override {
-    payload_.put(from);
-    words_[static_cast<int>(from)].seq.fetch_add(1, std::memory_order_release);
+    ch_.publish(from);
     return 0;
   }
 
   int wait(Role me) noexcept override {
-    const std::atomic<uint32_t>& w = words_[1 - static_cast<int>(me)].seq;
-    uint32_t& last = seen_[static_cast<int>(me)].value;
-    uint32_t now;
-    while ((now = w.load(std::memory_order_acquire)) == last) cpu_relax();
-    last = now;
-    payload_.get(me);
+    while (!ch_.try_consume(me)) cpu_relax();
     return 0;
   }
 
  private:
-  struct alignas(kHotAlign) Seen {
-    uint32_t value = 0;
-  };
-  SeqWord* words_;
-  SharedPayload payload_;
-  Seen seen_[2];
+  SeqChannel ch_;
 };
 
 }  // namespace
 
 size_t SpinMechanism::shared_bytes(const CaseSpec& spec) const {
-  return 2 * sizeof(SeqWord) + SharedPayload::bytes(spec.params.payload);
+  return SeqChannel::bytes(spec.params.payload);
 }
 
 std::unique_ptr<Link> SpinMechanism::make_link(const CaseSpec& spec, void* shared) const {

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
+#include "tests/support.h"
 
 namespace {
 
@@ -22,12 +23,7 @@ struct Cmd {
   std::string out, err;
 };
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using wb::test::slurp;
 
 class RunCli : public ::testing::Test {
  protected:

@@ -12,23 +12,15 @@
 #include <string>
 
 #include "common/idle_latency.h"
+#include "tests/support.h"
 
 namespace wb {
 namespace {
 
 using nlohmann::json;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot open fixture " + path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::string shared(const std::string& rel) {
-  return std::string(WB_SHARED_DIR) + "/fixtures/" + rel;
-}
+std::string slurp(const std::string& path) { return test::read_fixture(path); }
+std::string shared(const std::string& rel) { return test::shared_fixture(rel); }
 
 bool is_unavailable(const json& j) {
   return j.is_object() && j.size() == 1 && j.contains("unavailable") &&

@@ -27,6 +27,7 @@
 #include <string>
 #include <thread>
 #include <vector>
+#include "tests/support.h"
 
 namespace {
 
@@ -38,12 +39,7 @@ using std::chrono::milliseconds;
 // counted event (about ten): far below this unless something leaks per round trip.
 constexpr size_t kMaxTaskFds = 64;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using wb::test::slurp;
 
 // Direct children of every thread of `pid`.
 std::vector<pid_t> children_of(pid_t pid) {

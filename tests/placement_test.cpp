@@ -18,22 +18,15 @@
 #include <string>
 #include <tuple>
 #include <vector>
+#include "tests/support.h"
 
 namespace wb {
 namespace {
 
 namespace fs = std::filesystem;
 
-fs::path topologies_dir() {
-  const fs::path dir = fs::path(WB_SHARED_DIR) / "topologies";
-  if (!fs::is_directory(dir))
-    throw std::runtime_error(dir.string() +
-                             " is missing: the placement tests need the project's shared/ folder "
-                             "(configure with -DWB_SHARED_DIR=...)");
-  return dir;
-}
-
-Topology shared(const std::string& name) { return Topology::from_xml(topologies_dir() / name); }
+using test::topologies_dir;
+Topology shared(const std::string& name) { return test::shared_topology(name); }
 
 std::string pairs_text(const std::vector<CpuPair>& pairs) {
   std::string s;

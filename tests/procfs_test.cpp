@@ -9,21 +9,13 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include "tests/support.h"
 
 namespace wb {
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot open fixture " + path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::string shared(const std::string& rel) {
-  return std::string(WB_SHARED_DIR) + "/fixtures/" + rel;
-}
+std::string slurp(const std::string& path) { return test::read_fixture(path); }
+std::string shared(const std::string& rel) { return test::shared_fixture(rel); }
 std::string local(const std::string& rel) {
   return std::string(WB_FIXTURES_DIR) + "/procfs/" + rel;
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "analysis/resultset_io.h"
+#include "tests/support.h"
 
 namespace wb {
 namespace {
@@ -24,12 +25,7 @@ std::string fixture(const std::string& name) {
   return std::string(WB_FIXTURES_DIR) + "/results/" + name;
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using wb::test::slurp;
 
 // A fresh folder per test, removed afterwards.
 class ReportDir : public ::testing::Test {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/cpulist.h"
+#include "tests/support.h"
 
 namespace wb {
 namespace {
@@ -23,16 +24,8 @@ namespace {
 namespace fs = std::filesystem;
 
 // The shared folder is part of the project: without it these tests fail rather than skip.
-fs::path topologies_dir() {
-  const fs::path dir = fs::path(WB_SHARED_DIR) / "topologies";
-  if (!fs::is_directory(dir))
-    throw std::runtime_error(dir.string() +
-                             " is missing: the topology tests need the project's shared/ folder "
-                             "(configure with -DWB_SHARED_DIR=...)");
-  return dir;
-}
-
-Topology shared(const std::string& name) { return Topology::from_xml(topologies_dir() / name); }
+using test::topologies_dir;
+Topology shared(const std::string& name) { return test::shared_topology(name); }
 
 const Pu& pu(const Topology& t, int os) {
   const Pu* p = t.find(os);
