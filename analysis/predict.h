@@ -86,8 +86,11 @@ std::string render_steady_text(const nlohmann::json& steady);
 // class distribution and predicted RTT (distribution x the measured pinned median RTT per class),
 // the measured kernel RTT and observed histogram, the policy groups (policies predicting the same
 // distribution) and the one the kernel is consistent with, and each patch's premise with the
-// measured numbers. Throws std::invalid_argument with one line for another schema/version or a
-// result set without an embedded topology.
+// measured numbers. A kernel case's `cpuset` is the CPU set the policies may choose from
+// (`allowed`); each policy carries its `first_paths` (the rules that decided its first wakes), and
+// a case traced with --trace-wakeups puts its path counts under measured.trace. Throws
+// std::invalid_argument with one line for another schema/version, a result set without an
+// embedded topology, or a kernel case whose cpuset is not a list of the topology's CPUs.
 nlohmann::json predict_for_results(const nlohmann::json& result_set);
 // The same for a result-set file (errors name the file).
 nlohmann::json predict_for_results_file(const std::string& path);

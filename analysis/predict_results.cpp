@@ -58,8 +58,9 @@ struct MechMode {
   std::vector<json> cases;
 };
 
-// The CPU set and start placement of a kernel case (the runner's cpus object when present,
-// else derived from the placement string).
+// The CPU set and start placement of a kernel case: the case's `cpuset` (what `wakebench run`
+// records: the CPUs both tasks were allowed) when present, else `cpus.allowed` (older sets), else
+// derived from the placement string; the start CPUs from `cpus.waker` / `cpus.wakee`.
 void kernel_case_setup(const SchedTopology& sched, const json& kcase, const std::string& placement,
                        SteadyOptions& opt) {
   if (placement.rfind("kernel:", 0) == 0) {
@@ -78,9 +79,22 @@ void kernel_case_setup(const SchedTopology& sched, const json& kcase, const std:
       opt.allowed = parse_cpu_list(arg);
     }
   }
+  const std::string name = kcase.is_object() ? kcase.value("name", placement) : placement;
+  const bool has_cpuset = kcase.is_object() && kcase.contains("cpuset");
+  if (has_cpuset) {
+    const json& cs = kcase["cpuset"];
+    bool valid = cs.is_array() && !cs.empty();
+    for (const auto& c : cs) valid = valid && c.is_number_integer();
+    if (!valid)
+      throw std::invalid_argument("result set: kernel case " + name +
+                                  ": cpuset is not a non-empty list of CPU ids");
+    opt.allowed = cs.get<std::vector<int>>();
+    std::sort(opt.allowed.begin(), opt.allowed.end());
+    opt.allowed.erase(std::unique(opt.allowed.begin(), opt.allowed.end()), opt.allowed.end());
+  }
   if (kcase.is_object() && kcase.contains("cpus") && kcase["cpus"].is_object()) {
     const json& cpus = kcase["cpus"];
-    if (cpus.contains("allowed")) {
+    if (!has_cpuset && cpus.contains("allowed")) {
       const json& al = cpus["allowed"];
       if (al.is_string()) opt.allowed = parse_cpu_list(al.get<std::string>());
       if (al.is_array()) opt.allowed = al.get<std::vector<int>>();
@@ -93,7 +107,7 @@ void kernel_case_setup(const SchedTopology& sched, const json& kcase, const std:
   }
   for (int c : opt.allowed) {
     if (!sched.has_cpu(c)) {
-      throw std::invalid_argument("result set: kernel case CPU " + std::to_string(c) +
+      throw std::invalid_argument("result set: kernel case " + name + ": CPU " + std::to_string(c) +
                                   " is not in its embedded topology");
     }
   }
@@ -239,7 +253,10 @@ json predict_for_results(const json& rs) {
 
       json policies = json::object();
       for (auto& [id, r] : steady["policies"].items()) {
-        json p = {{"classes", r["classes"]}, {"cpus", r["cpus"]}, {"settled", r["settled"]}};
+        json p = {{"classes", r["classes"]},
+                  {"cpus", r["cpus"]},
+                  {"settled", r["settled"]},
+                  {"first_paths", r["path"]}};
         double rtt = 0;
         json missing = json::array();
         for (const auto& [cls, f] : r["classes"].items()) {
@@ -274,6 +291,17 @@ json predict_for_results(const json& rs) {
             measured["migrations"] = kc["observed"]["migrations"];
           }
         }
+        // --trace-wakeups: how the kernel's wakeups were placed (selection vs the bypasses of
+        // section 2, which the model does not take), next to the model's first paths.
+        if (kc.contains("trace") && kc["trace"].is_object() && kc["trace"].contains("paths") &&
+            kc["trace"]["paths"].is_object()) {
+          const json& t = kc["trace"];
+          measured["trace"] = {{"wakeups", t.value("wakeups", json(0))},
+                               {"paths", t["paths"]},
+                               {"dropped", t.value("dropped", json(0))}};
+          if (t.contains("classes_by_path"))
+            measured["trace"]["classes_by_path"] = t["classes_by_path"];
+        }
       }
       e["measured"] = measured;
 
@@ -304,9 +332,19 @@ json predict_for_results(const json& rs) {
                        " (distance " + json(round2(best_d)).dump() + ")";
       } else {
         e["consistent_with"] = nullptr;
+        std::string why = "see policy-model.md section 2 bypasses";
+        if (measured.is_object() && measured.contains("trace")) {
+          const json& t = measured["trace"];
+          int64_t n = 0, bypass = 0;
+          if (t["wakeups"].is_number_integer()) n = t["wakeups"].get<int64_t>();
+          for (const auto& [path, k] : t["paths"].items())
+            if (path != "selection" && k.is_number_integer()) bypass += k.get<int64_t>();
+          why = "traced: " + std::to_string(bypass) + " of " + std::to_string(n) +
+                " wakeups bypassed the selection (policy-model.md section 2)";
+        }
         e["verdict"] = "kernel placement matches no policy (closest " +
                        gj[*best]["name"].get<std::string>() + ", distance " +
-                       json(round2(best_d)).dump() + "): see policy-model.md section 2 bypasses";
+                       json(round2(best_d)).dump() + "): " + why;
       }
       entries.push_back(e);
     }
@@ -434,6 +472,16 @@ std::string render_results_text(const json& p) {
     if (m.is_object() && m.contains("classes")) {
       out << "kernel " << us(m.value("rtt_ns", json())) << " [" << classes_text(m["classes"])
           << "] -> " << e.at("verdict").get<std::string>() << "\n";
+      if (m.contains("trace")) {
+        const json& t = m["trace"];
+        out << "      traced " << t.at("wakeups").dump() << " wakeups:";
+        const json& paths = t.at("paths");
+        for (const char* path : {"selection", "ttwu_runnable", "queued_remote"})
+          if (paths.contains(path)) out << " " << path << " " << paths[path].dump();
+        if (t.value("dropped", json(0)) != json(0))
+          out << " (" << t["dropped"].dump() << " events dropped)";
+        out << "\n";
+      }
     } else {
       out << "no kernel measurement\n";
     }

@@ -28,7 +28,8 @@ namespace {
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -239,8 +240,8 @@ WakeupTraceSummary attribute_wakeups(std::string_view text, const WakeupTraceOpt
       const int prev = static_cast<int>(need(int_field(left, "prev_pid"), "prev_pid"));
       const auto state = str_field(left, "prev_state");
       if (!state || state->empty()) fail("sched_switch: no prev_state=");
-      const int next = static_cast<int>(need(int_field(" " + std::string(right), "next_pid"),
-                                            "next_pid"));
+      const int next =
+          static_cast<int>(need(int_field(" " + std::string(right), "next_pid"), "next_pid"));
       if (is_case(prev)) {
         TaskState& t = tasks[prev];
         if (state->front() == 'R') {
@@ -369,8 +370,7 @@ std::string find_or_mount_tracefs() {
   if (::mount("nodev", root.c_str(), "tracefs", 0, nullptr) != 0) {
     const int e = errno;
     throw std::runtime_error("--trace-wakeups: tracefs is not mounted and mounting it at " + root +
-                             " failed: " + errno_text(e) +
-                             (e == EPERM ? "; needs root" : ""));
+                             " failed: " + errno_text(e) + (e == EPERM ? "; needs root" : ""));
   }
   if (!is_tracefs(root))
     throw std::runtime_error("--trace-wakeups: tracefs at " + root +
@@ -467,8 +467,8 @@ int64_t WakeupTraceSession::buffer_kb_for(int64_t round_trips, int cpus_traced) 
   // one CPU may carry them all (a stacked pair). Bounded to 256 MiB per CPU and 1 GiB over the
   // traced CPUs; beyond that the newest events are dropped and counted.
   const int64_t need = std::max<int64_t>(round_trips, 0) + 1024;
-  const int64_t cap =
-      std::min<int64_t>(256 * 1024, std::max<int64_t>(4096, 1024 * 1024 / std::max(cpus_traced, 1)));
+  const int64_t cap = std::min<int64_t>(
+      256 * 1024, std::max<int64_t>(4096, 1024 * 1024 / std::max(cpus_traced, 1)));
   return std::min(need, cap);
 }
 

@@ -65,13 +65,13 @@ struct WakeupTraceSummary {
   int64_t wakeups = 0;                   // matched wakeups of a case task by a case task
   std::map<std::string, int64_t> paths;  // path -> count (every path present, 0 included)
   std::map<std::string, std::map<std::string, int64_t>> classes_by_path;  // path -> class -> n
-  int64_t moved = 0;            // target != prev
-  int64_t remote_delivery = 0;  // sched_wakeup emitted on a CPU other than the waker's
+  int64_t moved = 0;                                                      // target != prev
+  int64_t remote_delivery = 0;       // sched_wakeup emitted on a CPU other than the waker's
   int64_t migrations_at_wakeup = 0;  // sched_migrate_task of a case task inside a wakeup
   int64_t migrations_other = 0;      // the others (load balancing, affinity changes)
-  int64_t unmatched = 0;  // a case-by-case sched_waking without its sched_wakeup, or the reverse
-  int64_t lost = 0;       // events the kernel reports lost ("[LOST N EVENTS]", dropped, overrun)
-  int64_t events = 0;     // event lines read
+  int64_t unmatched = 0;    // a case-by-case sched_waking without its sched_wakeup, or the reverse
+  int64_t lost = 0;         // events the kernel reports lost ("[LOST N EVENTS]", dropped, overrun)
+  int64_t events = 0;       // event lines read
   int64_t traced_runs = 0;  // run_case calls traced (repetitions, estimate calls included)
   std::vector<TracedWakeup> list;  // filled only when asked (keep_list)
 

@@ -19,8 +19,8 @@
 #include "common/environment.h"
 #include "common/idle_latency.h"
 #include "common/perf.h"
-#include "common/procfs.h"
 #include "common/placement.h"
+#include "common/procfs.h"
 #include "common/result_set.h"
 #include "common/stats.h"
 #include "common/sys.h"
@@ -49,7 +49,7 @@ struct CaseState {
   const Mechanism* mech = nullptr;
   CaseRecord record;
   bool ran = false;  // the benchmark function was called at least once (not filtered out)
-  std::vector<std::vector<PairSamples>> calls;  // every completed call, until reported
+  std::vector<std::vector<PairSamples>> calls;   // every completed call, until reported
   std::vector<nlohmann::json> schedstat_window;  // one delta per call
   // --trace-wakeups: one attribution per entry of `calls` (nullopt: that call was not traced),
   // kept alongside them; the kept repetitions' ones add up into `trace`.
@@ -378,9 +378,8 @@ void run_command(const RunArgs& args) {
   for (auto& cs : cases) {
     const CaseSpec& s = cs.record.spec;
     auto* b = benchmark::RegisterBenchmark(
-        s.name.c_str(), [&cs, &opts, &tracer](benchmark::State& st) {
-          run_benchmark(st, cs, opts, tracer);
-        });
+        s.name.c_str(),
+        [&cs, &opts, &tracer](benchmark::State& st) { run_benchmark(st, cs, opts, tracer); });
     b->UseManualTime()->Unit(benchmark::kMicrosecond);
     if (!user_min_time) b->Iterations(s.round_trips);
     if (!user_repetitions) b->Repetitions(s.repetitions);
@@ -395,8 +394,7 @@ void run_command(const RunArgs& args) {
 
   const size_t selected = count_selected(cases, filter);
   std::fprintf(stderr, "wakebench: %zu cases from %s on %s (%zu CPUs: %s)\n", selected,
-               config_path.c_str(), host.c_str(), topo.cpus().size(),
-               topo.source().c_str());
+               config_path.c_str(), host.c_str(), topo.cpus().size(), topo.source().c_str());
   std::vector<int> measured;
   for (const auto& cs : cases)
     for (auto [w, e] : cs.record.spec.pairs) measured.insert(measured.end(), {w, e});
@@ -443,8 +441,8 @@ void run_command(const RunArgs& args) {
         for (PlacementClass c : kAllClasses) classes.emplace_back(class_id(c));
         rec.trace = trace_json(*cs.trace, classes);
       } else {
-        rec.trace = {{"unavailable", cs.trace_error.empty() ? std::string("not traced")
-                                                            : cs.trace_error}};
+        rec.trace = {
+            {"unavailable", cs.trace_error.empty() ? std::string("not traced") : cs.trace_error}};
       }
     }
     out_cases.push_back(case_json(rec, topo));
@@ -463,8 +461,8 @@ void run_command(const RunArgs& args) {
   write_json_atomic(out_path, rs);
 
   const nlohmann::json plain(rs);
-  std::fprintf(stderr, "\n%s\n%s\n%s", summary_table(plain, args.show).c_str(), predictions_text.c_str(),
-               claims_table(plain).c_str());
+  std::fprintf(stderr, "\n%s\n%s\n%s", summary_table(plain, args.show).c_str(),
+               predictions_text.c_str(), claims_table(plain).c_str());
   std::printf("%s\n", out_path.c_str());
   if (interrupted) {
     std::fprintf(stderr, "wakebench: interrupted; the result set is marked incomplete\n");
@@ -502,8 +500,9 @@ void add_run_command(CLI::App& app) {
                 "instance and attribute each wakeup to the CPU selection or to a try_to_wake_up "
                 "bypass (needs root and tracefs; adds the tracepoints' cost to those cases)");
   sub->allow_extras();
-  sub->footer("Google Benchmark flags (--benchmark_filter=REGEX, --benchmark_repetitions=N, ...) "
-              "pass through and override the config.");
+  sub->footer(
+      "Google Benchmark flags (--benchmark_filter=REGEX, --benchmark_repetitions=N, ...) "
+      "pass through and override the config.");
   sub->callback([args, sub] {
     args->benchmark_flags = sub->remaining();
     run_command(*args);

@@ -367,6 +367,73 @@ TEST(Results, MissingSmtClassIsNotMeasurable) {
   EXPECT_EQ(entry(p, "pipe")["policies"]["sync-core"]["predicted_rtt_ns"].get<double>(), 4200);
 }
 
+const json& entry_at(const json& p, const std::string& placement) {
+  for (const auto& e : p["mechanisms"]) {
+    if (e["placement"] == placement) return e;
+  }
+  throw std::runtime_error("no entry for " + placement);
+}
+
+TEST(Results, KernelCpusetRestrictsThePoliciesAndTraceIsShown) {
+  json p = predict_for_results(fixture_results());
+  const json& e = entry_at(p, "kernel:0,8");
+  EXPECT_EQ(e["allowed"], "0,8");
+  EXPECT_EQ(e["start"], json::array({0, 8}));
+  ASSERT_EQ(e["policies"].size(), 6u);
+  for (const auto& [id, pol] : e["policies"].items()) {
+    for (const auto& c : pol["cpus"]) EXPECT_TRUE(c == 0 || c == 8) << id << " " << pol["cpus"];
+    ASSERT_TRUE(pol["first_paths"].is_array()) << id;
+    ASSERT_FALSE(pol["first_paths"].empty()) << id;
+    for (const auto& path : pol["first_paths"]) {
+      EXPECT_TRUE(path.is_string() && !path.get<std::string>().empty()) << id;
+    }
+    // The pair can only be stacked or on the two siblings.
+    for (const auto& [cls, f] : pol["classes"].items()) {
+      EXPECT_TRUE(cls == "same-cpu" || cls == "smt-sibling") << id << " " << cls;
+    }
+  }
+  // The default-cpuset case (cpus.allowed "0-15") is not restricted: mainline spreads to llc.
+  EXPECT_EQ(entry_at(p, "kernel")["policies"]["mainline"]["classes"], (json{{"llc", 1.0}}));
+  const json& t = e["measured"]["trace"];
+  EXPECT_EQ(t["wakeups"], 40000);
+  EXPECT_EQ(t["paths"]["ttwu_runnable"], 8000);
+  EXPECT_EQ(t["paths"]["queued_remote"], 2000);
+  EXPECT_EQ(t["classes_by_path"]["selection"]["smt-sibling"], 28000);
+  if (e["consistent_with"].is_null()) {
+    EXPECT_NE(e["verdict"].get<std::string>().find("traced: 10000 of 40000 wakeups"),
+              std::string::npos)
+        << e["verdict"];
+  }
+  EXPECT_FALSE(entry_at(p, "kernel")["measured"].contains("trace"));
+  const std::string text = render_results_text(p);
+  EXPECT_NE(
+      text.find("traced 40000 wakeups: selection 30000 ttwu_runnable 8000 queued_remote 2000"),
+      std::string::npos)
+      << text;
+
+  // Without the cpuset the placement string gives the same CPUs.
+  json rs = fixture_results();
+  for (auto& c : rs["cases"]) c.erase("cpuset");
+  EXPECT_EQ(entry_at(predict_for_results(rs), "kernel:0,8")["allowed"], "0,8");
+}
+
+TEST(Results, BadKernelCpusetIsOneLineNamingTheCase) {
+  for (const json& bad : {json::array({0, 99}), json("0,8"), json::array()}) {
+    json rs = fixture_results();
+    for (auto& c : rs["cases"]) {
+      if (c["name"] == "pipe/threads/kernel-2cpus") c["cpuset"] = bad;
+    }
+    try {
+      predict_for_results(rs);
+      ADD_FAILURE() << "accepted cpuset " << bad;
+    } catch (const std::invalid_argument& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("pipe/threads/kernel-2cpus"), std::string::npos) << what;
+      EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+    }
+  }
+}
+
 TEST(Results, OtherSchemaRefusedInOneLine) {
   json rs = fixture_results();
   rs["schema"] = "something-else";

@@ -190,8 +190,8 @@ struct Cmd {
 };
 
 Cmd run(const std::string& args, const fs::path& dir) {
-  const std::string cmd = args + " >" + (dir / "stdout").string() + " 2>" +
-                          (dir / "stderr").string();
+  const std::string cmd =
+      args + " >" + (dir / "stdout").string() + " 2>" + (dir / "stderr").string();
   const int rc = std::system(cmd.c_str());
   std::ifstream in(dir / "stderr");
   std::stringstream ss;
@@ -272,9 +272,9 @@ TEST_F(TraceRun, WithoutTracefsItSaysWhyUpFront) {
     GTEST_SKIP() << "needs root and setpriv to run the option as an unprivileged user";
   fs::permissions(dir_, fs::perms::all);
   const fs::path out = dir_ / "r.json";
-  const Cmd c = run("setpriv --reuid=65534 --regid=65534 --clear-groups " +
-                        std::string(WB_BINARY) + " run --config " + (dir_ / "tiny.json").string() +
-                        " --out " + out.string() + " --trace-wakeups",
+  const Cmd c = run("setpriv --reuid=65534 --regid=65534 --clear-groups " + std::string(WB_BINARY) +
+                        " run --config " + (dir_ / "tiny.json").string() + " --out " +
+                        out.string() + " --trace-wakeups",
                     dir_);
   EXPECT_EQ(c.status, 2) << c.err;
   EXPECT_FALSE(fs::exists(out));
