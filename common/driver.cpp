@@ -541,11 +541,18 @@ RunOutcome CaseRun::collect() {
 }
 
 RunOutcome run_case(const CaseSpec& spec, const Mechanism& mech, const RunOptions& opts) {
+  // Building the case (its workload: sockets, listeners, shared memory) fails only this case,
+  // whatever the error, e.g. a refused connect() on a machine whose loopback is down.
+  std::optional<CaseRun> run;
   try {
-    CaseRun run(spec, mech);
-    return run.run(opts);
+    run.emplace(spec, mech);
+  } catch (const std::exception& e) {
+    return {false, std::string("setup: ") + e.what(), {}, {}, {}};
+  }
+  try {
+    return run->run(opts);
   } catch (const std::system_error&) {
-    throw;
+    throw;  // the supervisor itself cannot go on (fork, pidfd, poll)
   } catch (const std::exception& e) {
     return {false, e.what(), {}, {}, {}};
   }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <system_error>
 
 #include "benchmarks/registry.h"
 #include "common/sys.h"
@@ -121,6 +122,29 @@ TEST_P(DriverModes, AStuckPartnerTimesOut) {
   EXPECT_FALSE(out.ok);
   EXPECT_EQ(out.error.rfind("timeout after", 0), 0u) << out.error;
   EXPECT_NE(out.error.find("waker at round trip 0/220"), std::string::npos) << out.error;
+  EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1) << "a task process is left";
+}
+
+// A mechanism whose setup fails (as tcp-loopback's connect() does where loopback is down): that
+// case fails with the reason, the caller goes on, and nothing is left open.
+class RefusedMechanism final : public LinkMechanism {
+ public:
+  std::string_view id() const override { return "refused"; }
+  WakeFlags wake_flags() const override { return WakeFlags::kSync; }
+  std::string_view round_trip() const override { return "never connects"; }
+  std::unique_ptr<Link> make_link(const CaseSpec&, void*) const override {
+    throw std::system_error(ECONNREFUSED, std::generic_category(), "connect 127.0.0.1");
+  }
+};
+
+TEST_P(DriverModes, ASetupErrorFailsOnlyItsCase) {
+  const auto cpus = allowed_cpus();
+  const size_t fds = open_fds();
+  const RunOutcome out = run_case(pipe_case(GetParam(), cpus.front(), cpus.back()),
+                                  RefusedMechanism{}, {.timeout_s = 5});
+  EXPECT_FALSE(out.ok);
+  EXPECT_EQ(out.error.rfind("setup: connect 127.0.0.1", 0), 0u) << out.error;
+  EXPECT_EQ(open_fds(), fds);
   EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1) << "a task process is left";
 }
 
