@@ -5,15 +5,17 @@
 #include "common/cpulist.h"
 
 #include <algorithm>
+#include <utility>
 #include <cctype>
 #include <stdexcept>
 
 namespace wb {
 namespace {
 
-// Far above any kernel's NR_CPUS (8192 on the largest distro configs); it only guards against
-// a typo such as "0-1000000000" expanding into a huge vector.
-constexpr long kMaxCpuId = 1 << 20;
+// Ids are below kMaxCpus, and ranges are merged before they are expanded, so the result has at most
+// kMaxCpus ids and the work is bounded by the list's length, whatever it repeats
+// ("0-8191,0-8191,..." is one range after merging).
+static_assert(kMaxCpus > 0 && kMaxCpus <= (1 << 20));
 
 [[noreturn]] void fail(std::string_view text, const std::string& what, size_t pos) {
   throw std::invalid_argument("invalid CPU list \"" + std::string(text) + "\": " + what +
@@ -23,18 +25,27 @@ constexpr long kMaxCpuId = 1 << 20;
 bool is_space(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
 bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
 
-// Parses a decimal id at text[pos]; advances pos past it.
-long parse_id(std::string_view text, size_t& pos) {
+// Parses a decimal id at text[pos]; advances pos past it. An id of kMaxCpus or more is an error
+// naming the id as written (never accumulated past the limit, so it cannot overflow).
+int parse_id(std::string_view text, size_t& pos) {
   const size_t start = pos;
   long value = 0;
+  bool too_large = false;
   while (pos < text.size() && is_digit(text[pos])) {
-    value = value * 10 + (text[pos] - '0');
-    if (value > kMaxCpuId)
-      fail(text, "CPU id too large (max " + std::to_string(kMaxCpuId) + ")", start);
+    if (!too_large) {
+      value = value * 10 + (text[pos] - '0');
+      too_large = value >= kMaxCpus;
+    }
     ++pos;
   }
   if (pos == start) fail(text, "bad number", start);
-  return value;
+  if (too_large)
+    fail(text,
+         "CPU id " + std::string(text.substr(start, pos - start)) + " above the maximum " +
+             std::to_string(kMaxCpus - 1) + " (the kernel's NR_CPUS limit is " +
+             std::to_string(kMaxCpus) + ")",
+         start);
+  return static_cast<int>(value);
 }
 
 }  // namespace
@@ -47,25 +58,32 @@ std::vector<int> parse_cpu_list(std::string_view text) {
   std::vector<int> cpus;
   if (begin == end) return cpus;
 
+  std::vector<std::pair<int, int>> ranges;  // inclusive [first, last], as written
   size_t pos = begin;
   while (true) {
     if (pos == end || text[pos] == ',') fail(text, "empty item", pos);
     const size_t item = pos;
-    const long first = parse_id(text, pos);
-    long last = first;
+    const int first = parse_id(text, pos);
+    int last = first;
     if (pos < end && text[pos] == '-') {
       ++pos;
       last = parse_id(text, pos);
       if (last < first) fail(text, "range end below its start", item);
     }
     if (pos < end && text[pos] == ':') fail(text, "stride form (a-b:n) is not supported", pos);
-    for (long c = first; c <= last; ++c) cpus.push_back(static_cast<int>(c));
+    ranges.emplace_back(first, last);
     if (pos == end) break;
     if (text[pos] != ',') fail(text, std::string("unexpected '") + text[pos] + "'", pos);
     ++pos;
   }
-  std::sort(cpus.begin(), cpus.end());
-  cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+  std::sort(ranges.begin(), ranges.end());
+  int next = 0;  // the lowest id not yet in cpus
+  for (auto [first, last] : ranges) {
+    for (int c = std::max(first, next); c <= last; ++c) cpus.push_back(c);
+    next = std::max(next, last + 1);
+  }
+  // Each id was pushed once, in increasing order: ranges are sorted by their start and `next`
+  // skips what an earlier range already covered.
   return cpus;
 }
 

@@ -10,12 +10,14 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <set>
 #include <stdexcept>
 #include <thread>
 
 #include "common/clock.h"
 #include "common/cpulist.h"
+#include "common/procfs.h"
 #include "common/shm.h"
 #include "common/sys.h"
 
@@ -51,10 +53,78 @@ uint64_t busy_loop_iterations(int64_t work_ns) {
   return static_cast<uint64_t>(static_cast<double>(work_ns) * busy_loop_iterations_per_ns()) + 1;
 }
 
+namespace {
+
+bool plausible_line(long bytes) {
+  return bytes >= 16 && bytes <= 1024 && (bytes & (bytes - 1)) == 0;
+}
+
+struct LineSize {
+  size_t bytes;
+  std::string source;
+};
+
+// The largest coherency_line_size among cpu<cpu>'s caches (0 and `why` set when none is readable):
+// the granularity at which two CPUs can share or contend for a line, whatever the level.
+long sysfs_line_size(int cpu, std::string* where, std::string* why) {
+  const std::string dir = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/cache";
+  long best = 0;
+  for (int index = 0; index < 16; ++index) {
+    const std::string file = dir + "/index" + std::to_string(index) + "/coherency_line_size";
+    std::string why_not;
+    const std::optional<std::string> read = read_text_file(file, &why_not);
+    if (!read) {
+      if (index == 0) *why = why_not;
+      break;
+    }
+    const std::string& text = *read;
+    char* end = nullptr;
+    const long bytes = std::strtol(text.c_str(), &end, 10);
+    if (end == text.c_str() || !plausible_line(bytes)) {
+      *why = file + " says \"" + text.substr(0, text.find('\n')) + "\"";
+      continue;
+    }
+    if (bytes > best) {
+      best = bytes;
+      *where = "sysfs cpu" + std::to_string(cpu) + "/cache/index" + std::to_string(index) +
+               "/coherency_line_size";
+    }
+  }
+  return best;
+}
+
+const LineSize& line_size() {
+  static const LineSize size = [] {
+    std::string where, why;
+    const int here = sched_getcpu();
+    long bytes = sysfs_line_size(here >= 0 ? here : 0, &where, &why);
+    if (bytes == 0 && here > 0) bytes = sysfs_line_size(0, &where, &why);
+    if (bytes > 0) return LineSize{static_cast<size_t>(bytes), where};
+#ifdef _SC_LEVEL1_DCACHE_LINESIZE
+    const long conf = sysconf(_SC_LEVEL1_DCACHE_LINESIZE);
+    if (plausible_line(conf))
+      return LineSize{static_cast<size_t>(conf), "sysconf(_SC_LEVEL1_DCACHE_LINESIZE)"};
+    why += "; sysconf(_SC_LEVEL1_DCACHE_LINESIZE) = " + std::to_string(conf);
+#endif
+    return LineSize{kCacheLine, "compile-time default (" + why + ")"};
+  }();
+  return size;
+}
+
+}  // namespace
+
+size_t cache_line_size() { return line_size().bytes; }
+const std::string& cache_line_source() { return line_size().source; }
+
+size_t work_lines_bytes(int lines) {
+  return lines <= 0 ? 0 : static_cast<size_t>(lines) * cache_line_size();
+}
+
 void touch_lines(char* buf, int lines) noexcept {
   volatile char* p = buf;
+  const size_t stride = cache_line_size();
   for (int i = 0; i < lines; ++i) {
-    volatile char& line = p[static_cast<size_t>(i) * kCacheLine];
+    volatile char& line = p[static_cast<size_t>(i) * stride];
     line = static_cast<char>(line + 1);
   }
 }

@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -26,8 +27,19 @@ double busy_loop_iterations_per_ns();
 uint64_t busy_loop_iterations(int64_t work_ns);
 // A chain of dependent multiply-adds (no memory traffic); returns the result so that it is kept.
 uint64_t busy_loop(uint64_t iterations) noexcept;
-// Writes one byte in each of `lines` cache lines of `buf` (lines * kCacheLine bytes): the lines
-// move to the writer's cache, so a partner on another CPU finds them there.
+// The cache line size of this machine in bytes, read once per process: the largest
+// coherency_line_size of the caches of the CPU it runs on (sysfs cpu<N>/cache/index*/), else
+// sysconf(_SC_LEVEL1_DCACHE_LINESIZE), else the compile-time kCacheLine (common/shm.h). Always a
+// power of two in [16, 1024] (an implausible value read falls through to the next source).
+size_t cache_line_size();
+// Where cache_line_size() came from, e.g. "sysfs cpu0/cache/index2/coherency_line_size",
+// "sysconf(_SC_LEVEL1_DCACHE_LINESIZE)" or "compile-time default (no sysfs cache info, ...)".
+const std::string& cache_line_source();
+// The bytes of `lines` cache lines: the size of the buffer touch_lines(buf, lines) writes.
+size_t work_lines_bytes(int lines);
+// Writes one byte in each of `lines` cache lines of `buf` (work_lines_bytes(lines) bytes, one write
+// every cache_line_size() bytes): the lines move to the writer's cache, so a partner on another
+// CPU finds them there.
 void touch_lines(char* buf, int lines) noexcept;
 
 // --- background -------------------------------------------------------------------------------

@@ -9,9 +9,23 @@
 
 namespace wb {
 
-inline constexpr size_t kCacheLine = 64;  // also right for arm64; POWER's 128 is covered by
-                                          // aligning hot words to kHotAlign below
-inline constexpr size_t kHotAlign = 128;  // separates hot words on every supported architecture
+// The cache line of the architecture compiled for, where a compile-time value is needed: 128 bytes
+// on POWER (POWER7 to POWER10) and on s390x 256, 64 on x86-64 and on the arm64 cores wakebench
+// targets (Neoverse, Ampere). Some cores differ from their architecture's usual size (Apple's and
+// A64FX's arm64 cores have 128 and 256-byte lines), so what depends on the line size of the CPU it
+// runs on (the work_lines knob) reads it at run time: cache_line_size() in common/knobs.h.
+// (std::hardware_destructive_interference_size is not used: GCC warns that it may change between
+// compiler versions, and on arm64 it is 256, not the common 64.)
+#if defined(__powerpc64__) || defined(__powerpc__)
+inline constexpr size_t kCacheLine = 128;
+#elif defined(__s390x__)
+inline constexpr size_t kCacheLine = 256;
+#else
+inline constexpr size_t kCacheLine = 64;
+#endif
+// Separates hot words on every supported architecture: a whole line on POWER and arm64's 128-byte
+// cores, a pair of lines on x86 (whose adjacent-line prefetcher pulls lines in pairs).
+inline constexpr size_t kHotAlign = kCacheLine > 128 ? kCacheLine : 128;
 
 class SharedRegion {
  public:

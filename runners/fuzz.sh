@@ -9,7 +9,8 @@
 # $build/crash/<target>-crash-<sha1> and fails the script: keep it as a regression input by copying
 # it into tests/fuzz/corpus/<target>/ once fixed.
 # Build directory: $WB_BUILD_DIR, else build-fuzz beside the sources. Needs clang-16 and
-# libclang-rt-16-dev (installed here when missing: root or sudo).
+# libclang-rt-16-dev (installed here when missing: root or sudo). WB_FUZZ_JOBS sets the build jobs
+# (default nproc).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -38,7 +39,7 @@ fi
 t0=$(date +%s)
 cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-16 \
   >/dev/null
-cmake --build "$build" -j"$(nproc)" --target "${targets[@]/#/fuzz_}"
+cmake --build "$build" -j"${WB_FUZZ_JOBS:-$(nproc)}" --target "${targets[@]/#/fuzz_}"
 t1=$(date +%s)
 echo "fuzz: build $((t1 - t0)) s" >&2
 

@@ -60,8 +60,27 @@ TEST(CpuList, ErrorsNameTokenAndPosition) {
   EXPECT_EQ(error_of("-1"), "invalid CPU list \"-1\": bad number at position 0");
   EXPECT_EQ(error_of("1 2"), "invalid CPU list \"1 2\": unexpected ' ' at position 1");
   EXPECT_EQ(error_of("1-2-3"), "invalid CPU list \"1-2-3\": unexpected '-' at position 3");
-  EXPECT_EQ(error_of("99999999999"),
-            "invalid CPU list \"99999999999\": CPU id too large (max 1048576) at position 0");
+  EXPECT_EQ(error_of("99999999999999999999999"),
+            "invalid CPU list \"99999999999999999999999\": CPU id 99999999999999999999999 above "
+            "the maximum 8191 (the kernel's NR_CPUS limit is 8192) at position 0");
+  EXPECT_EQ(error_of("0,2-8192"),
+            "invalid CPU list \"0,2-8192\": CPU id 8192 above the maximum 8191 (the kernel's "
+            "NR_CPUS limit is 8192) at position 4");
+}
+
+// Ids up to NR_CPUS - 1 parse; the work is bounded by the list and kMaxCpus, not by what it repeats
+// (the fuzzer once found that "0-1048575" repeated thousands of times exhausted memory when each
+// range was expanded before deduplication).
+TEST(CpuList, BoundedByTheLargestCpuId) {
+  EXPECT_EQ(parse_cpu_list("8191"), V{kMaxCpus - 1});
+  EXPECT_EQ(parse_cpu_list("0-8191").size(), static_cast<size_t>(kMaxCpus));
+  std::string repeated;
+  for (int i = 0; i < 4000; ++i) repeated += (i ? "," : "") + std::string("0-8191");
+  const V all = parse_cpu_list(repeated);
+  ASSERT_EQ(all.size(), static_cast<size_t>(kMaxCpus));
+  EXPECT_EQ(all.front(), 0);
+  EXPECT_EQ(all.back(), kMaxCpus - 1);
+  EXPECT_EQ(format_cpu_list(all), "0-8191");
 }
 
 }  // namespace
