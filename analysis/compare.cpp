@@ -602,6 +602,18 @@ bool CompareRow::in_all() const {
 
 Comparison compare_result_sets(const std::vector<ResultSet>& sets, const CompareOptions& options) {
   if (sets.size() < 2) throw std::invalid_argument("compare needs at least two result sets");
+  // Timings of the topology lab (qemu TCG) are emulated: never held against a real machine's.
+  const auto emulated = [](const ResultSet& rs) {
+    return rs.doc.value("/environment/emulated"_json_pointer, nlohmann::json(false)) == true;
+  };
+  for (std::size_t s = 1; s < sets.size(); ++s)
+    if (emulated(sets[s]) != emulated(sets[0])) {
+      const ResultSet& e = emulated(sets[s]) ? sets[s] : sets[0];
+      const ResultSet& r = emulated(sets[s]) ? sets[0] : sets[s];
+      throw std::runtime_error("compare: " + e.path +
+                               " holds EMULATED timings (topology lab) and " + r.path +
+                               " does not: not comparable");
+    }
   Comparison cmp;
   cmp.options = options;
   const Metric& metric = options.metric;

@@ -256,6 +256,24 @@ TEST(Compare, MatchesAcrossMachinesByClassNotCpuIds) {
   EXPECT_NE(cmp.sets[0].machine.cpu_model, cmp.sets[1].machine.cpu_model);
 }
 
+// The topology lab's result sets say environment.emulated: their timings never meet a real
+// machine's.
+TEST(Compare, RefusesEmulatedAgainstRealTimings) {
+  const ResultSet base = load_result_set(fixture("base.json"));
+  ResultSet lab = load_result_set(fixture("new.json"));
+  lab.doc["environment"]["emulated"] = true;
+  lab.path = "lab.json";
+  try {
+    compare_result_sets({base, lab}, CompareOptions{});
+    FAIL() << "emulated and real timings were compared";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("lab.json holds EMULATED timings"), std::string::npos)
+        << e.what();
+  }
+  ResultSet lab2 = lab;
+  EXPECT_NO_THROW(compare_result_sets({lab, lab2}, CompareOptions{}));
+}
+
 TEST(Compare, UnknownCounterNamesWhatExists) {
   try {
     compare_fixtures({"base.json", "new.json"}, "cycles");
