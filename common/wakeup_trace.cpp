@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <set>
@@ -458,7 +459,17 @@ WakeupTraceSession::~WakeupTraceSession() {
     (void)!::write(fd, "0", 1);
     ::close(fd);
   }
-  ::rmdir(dir_.c_str());
+  // The kernel refuses while the instance is busy (EBUSY: a reader still has one of its files
+  // open, or an event probe is being torn down); a short retry covers the latter.
+  int err = 0;
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    err = ::rmdir(dir_.c_str()) == 0 ? 0 : errno;
+    if (err != EBUSY) break;
+    ::usleep(20'000);
+  }
+  if (err != 0 && err != ENOENT)
+    std::fprintf(stderr, "wakebench: warning: could not remove tracefs instance %s: %s\n",
+                 dir_.c_str(), errno_text(err).c_str());
 }
 
 int64_t WakeupTraceSession::buffer_kb_for(int64_t round_trips, int cpus_traced) {

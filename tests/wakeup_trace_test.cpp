@@ -2,8 +2,9 @@
 // end to end on this machine when tracefs is usable (root).
 #include "common/wakeup_trace.h"
 
-#include <dirent.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,8 +12,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <set>
 #include <sstream>
+#include <thread>
 
 namespace wb {
 namespace {
@@ -174,16 +175,6 @@ TEST(WakeupTrace, BufferSizeIsBounded) {
 
 // ---- end to end ------------------------------------------------------------------------------
 
-std::set<std::string> wakebench_instances(const std::string& dir) {
-  std::set<std::string> out;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d))
-      if (std::string(e->d_name).rfind("wakebench-", 0) == 0) out.insert(e->d_name);
-    closedir(d);
-  }
-  return out;
-}
-
 struct Cmd {
   int status;
   std::string err;
@@ -225,14 +216,20 @@ TEST_F(TraceRun, KernelPipeCaseIsAttributed) {
   } catch (const std::exception& e) {
     GTEST_SKIP() << "no usable tracefs here: " << e.what();
   }
-  const auto before = wakebench_instances(instances);
   const fs::path out = dir_ / "r.json";
-  const Cmd c = run(std::string(WB_BINARY) + " run --config " + (dir_ / "tiny.json").string() +
-                        " --out " + out.string() + " --trace-wakeups",
-                    dir_);
+  const fs::path pid_file = dir_ / "pid";
+  // The shell writes its pid and becomes wakebench, so the instance's name is known.
+  const Cmd c =
+      run("sh -c 'echo $$ >" + pid_file.string() + "; exec " + WB_BINARY + " run --config " +
+              (dir_ / "tiny.json").string() + " --out " + out.string() + " --trace-wakeups'",
+          dir_);
   ASSERT_EQ(c.status, 0) << c.err;
-  // The run removed its instance.
-  EXPECT_EQ(wakebench_instances(instances), before);
+  std::ifstream pid_in(pid_file);
+  int pid = 0;
+  ASSERT_TRUE(pid_in >> pid);
+  // The run removed its instance, and said nothing about it.
+  EXPECT_FALSE(fs::exists(fs::path(instances) / ("wakebench-" + std::to_string(pid))));
+  EXPECT_EQ(c.err.find("could not remove"), std::string::npos) << c.err;
   std::ifstream in(out);
   const auto rs = nlohmann::json::parse(in);
   int kernel_cases = 0;
@@ -265,6 +262,42 @@ TEST_F(TraceRun, KernelPipeCaseIsAttributed) {
     EXPECT_LE(t["moved"].get<int64_t>(), n);
   }
   EXPECT_EQ(kernel_cases, 2);
+}
+
+TEST_F(TraceRun, CtrlCRemovesTheInstance) {
+  if (geteuid() != 0) GTEST_SKIP() << "--trace-wakeups needs root";
+  std::string instances;
+  try {
+    WakeupTraceSession probe;
+    instances = fs::path(probe.instance_dir()).parent_path().string();
+  } catch (const std::exception& e) {
+    GTEST_SKIP() << "no usable tracefs here: " << e.what();
+  }
+  std::ofstream(dir_ / "long.json") << R"({"schema_version": 1, "name": "long",
+      "defaults": {"round_trips": 2000000, "warmup": 10, "repetitions": 1, "timeout_s": 60},
+      "cases": [{"mechanisms": ["pipe"], "modes": ["threads"], "placements": ["kernel"]}]})";
+  const std::string cfg = (dir_ / "long.json").string(), out = (dir_ / "r.json").string();
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const int fd = open((dir_ / "stderr").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    execl(WB_BINARY, WB_BINARY, "run", "--config", cfg.c_str(), "--out", out.c_str(),
+          "--trace-wakeups", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  const fs::path inst = fs::path(instances) / ("wakebench-" + std::to_string(pid));
+  // Wait until the run has its instance and the case is running, then interrupt it.
+  for (int i = 0; i < 200 && !fs::exists(inst); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  EXPECT_TRUE(fs::exists(inst));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  kill(pid, SIGINT);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 130) << status;
+  EXPECT_FALSE(fs::exists(inst));
 }
 
 TEST_F(TraceRun, WithoutTracefsItSaysWhyUpFront) {
