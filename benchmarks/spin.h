@@ -16,6 +16,7 @@ class SpinMechanism final : public LinkMechanism {
   }
   size_t shared_bytes(const CaseSpec& spec) const override;
   std::unique_ptr<Link> make_link(const CaseSpec& spec, void* shared) const override;
+  bool blocks() const override { return false; }
 
  protected:
   // A busy-poll never blocks: with both tasks on one CPU it waits for a tick to preempt it.

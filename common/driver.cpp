@@ -1,5 +1,6 @@
 #include "common/driver.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -45,17 +46,40 @@ std::string hot_loop_error(int64_t round_trip, int err) {
          std::strerror(err) + ")";
 }
 
+// Kernel placement's defined start: the wakee of each pair publishes its thread id, and the
+// waker's first hand-off waits (yielding, bounded) until /proc says the wakee sleeps in its wait.
+// Otherwise the wakee may still be on its way to the wait when the waker writes, the waker blocks
+// first, and the first real wakeup goes wakee -> waker: a start that differs run by run.
+struct alignas(kHotAlign) StartGate {
+  std::atomic<int32_t> wakee_tid;
+};
+
+void wait_until_sleeping(const StartGate& gate) noexcept {
+  const int64_t deadline = now_ns() + 200'000'000;  // then start anyway: the start is a hint
+  for (;;) {
+    const int32_t tid = gate.wakee_tid.load(std::memory_order_acquire);
+    const char state = tid > 0 ? task_state(tid) : '\0';
+    if (state == 'S' || state == 'D' || now_ns() > deadline) return;
+    sched_yield();  // the wakee may share this CPU
+  }
+}
+
 // The driver's own workload: one waker and one wakee per concurrent pair over the pair's Link.
 // Tasks 2p (waker) and 2p+1 (wakee) serve pair p and its stream p; each task is its own group.
 class PingPong final : public Workload {
  public:
   PingPong(const LinkMechanism& mech, const CaseSpec& spec, const std::vector<CpuPair>& pairs)
-      : pairs_(pairs), warmup_(spec.warmup), total_(spec.warmup + spec.round_trips) {
+      : pairs_(pairs),
+        warmup_(spec.warmup),
+        total_(spec.warmup + spec.round_trips),
+        gated_(spec.kernel && mech.blocks()) {
     Layout layout;
     std::vector<size_t> offsets;
     for (size_t p = 0; p < pairs.size(); ++p)
       offsets.push_back(layout.add(mech.shared_bytes(spec)));
+    const size_t gates = layout.add(pairs.size() * sizeof(StartGate));
     region_ = std::make_unique<SharedRegion>(layout.size());
+    gates_ = region_->at<StartGate>(gates);
     for (size_t off : offsets) links_.push_back(mech.make_link(spec, region_->at<void>(off)));
   }
 
@@ -74,7 +98,11 @@ class PingPong final : public Workload {
   CpuPair stream_cpus(size_t s) const override { return pairs_[s]; }
   // The tasks hold their own copies; ours would keep pipes from reporting EOF.
   void release() override { links_.clear(); }
-  void attach(size_t t) override { links_[t / 2]->attach(role(t)); }
+  void attach(size_t t) override {
+    links_[t / 2]->attach(role(t));
+    if (role(t) == Role::kWakee)
+      gates_[t / 2].wakee_tid.store(static_cast<int32_t>(gettid()), std::memory_order_release);
+  }
 
   int run(size_t t, TaskContext& ctx) noexcept override {
     return role(t) == Role::kWaker ? run_waker(t / 2, ctx) : run_wakee(t / 2, ctx);
@@ -90,6 +118,7 @@ class PingPong final : public Workload {
     StreamArea& a = ctx.stream(p);
     const bool work = ctx.has_work();
     int64_t t1 = 0;
+    if (gated_) wait_until_sleeping(gates_[p]);
     for (int64_t i = 0; i < total_; ++i) {
       const int64_t k = i - warmup_;
       if (k == 0) ctx.start_counting();
@@ -145,7 +174,9 @@ class PingPong final : public Workload {
 
   std::vector<CpuPair> pairs_;
   int64_t warmup_, total_;
+  bool gated_;  // kernel placement of a sleeping mechanism: see StartGate
   std::unique_ptr<SharedRegion> region_;  // the links' shared memory; outlives them
+  StartGate* gates_ = nullptr;            // one per pair, in region_
   std::vector<std::unique_ptr<Link>> links_;
 };
 

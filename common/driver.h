@@ -160,6 +160,10 @@ class LinkMechanism : public Mechanism {
   // Builds one pair's link over `shared` (shared_bytes() bytes, kHotAlign-aligned, zeroed).
   // Throws on setup failure.
   virtual std::unique_ptr<Link> make_link(const CaseSpec& spec, void* shared) const = 0;
+  // Whether a waiting task sleeps in the kernel (false: it busy-polls, as spin does). Under kernel
+  // placement the waker's first hand-off waits until a sleeping wakee is blocked, so that every
+  // repetition's first wakeup goes waker -> wakee from the start CPUs.
+  virtual bool blocks() const { return true; }
   std::unique_ptr<Workload> make_workload(const CaseSpec& spec,
                                           const std::vector<CpuPair>& pairs) const override;
 };

@@ -1,5 +1,6 @@
 #include "common/sys.h"
 
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <sched.h>
 #include <sys/syscall.h>
@@ -7,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <climits>
 #include <cstring>
 #include <fstream>
@@ -99,6 +101,19 @@ std::string describe_wait_status(int status) {
            (abbrev ? std::string(" (SIG") + abbrev + ")" : std::string());
   }
   return "stopped (status " + std::to_string(status) + ")";
+}
+
+char task_state(pid_t tid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(tid));
+  Fd fd(::open(path, O_RDONLY | O_CLOEXEC));
+  if (!fd) return '\0';
+  char buf[512];
+  const ssize_t n = ::read(fd.get(), buf, sizeof buf - 1);
+  if (n <= 0) return '\0';
+  buf[n] = '\0';
+  const char* paren = std::strrchr(buf, ')');  // the comm may hold spaces and parentheses
+  return paren && paren[1] == ' ' ? paren[2] : '\0';
 }
 
 }  // namespace wb

@@ -55,6 +55,10 @@ int futex_wake(std::atomic<uint32_t>* word, int count, bool shared);
 // periodically on the measured CPUs.
 Fd pidfd_open(pid_t pid);
 
+// The scheduler state letter of thread `tid` (any process) from /proc/<tid>/stat: 'R' running or
+// runnable, 'S' sleeping, 'D' uninterruptible, ...; '\0' when it cannot be read (gone).
+char task_state(pid_t tid);
+
 // Describes a wait(2) status: "exited with status 1", "killed by signal 9 (SIGKILL)".
 std::string describe_wait_status(int status);
 

@@ -7,6 +7,9 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <chrono>
+#include <atomic>
+#include <thread>
 #include <system_error>
 
 #include "benchmarks/registry.h"
@@ -123,6 +126,42 @@ TEST_P(DriverModes, AStuckPartnerTimesOut) {
   EXPECT_EQ(out.error.rfind("timeout after", 0), 0u) << out.error;
   EXPECT_NE(out.error.find("waker at round trip 0/220"), std::string::npos) << out.error;
   EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1) << "a task process is left";
+}
+
+// The kernel-placement start gate reads the wakee's state: a thread blocked in read() sleeps
+// ('S'), a spinning one runs ('R'), a gone one reads as '\0'.
+TEST(TaskState, SleepingRunningAndGone) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  std::atomic<pid_t> tid{0};
+  std::atomic<bool> stop{false};
+  std::thread sleeper([&] {
+    tid = gettid();
+    char c;
+    [[maybe_unused]] ssize_t n = read(fds[0], &c, 1);
+  });
+  while (tid == 0) std::this_thread::yield();
+  char state = '\0';
+  for (int i = 0; i < 2000 && state != 'S'; ++i) {
+    state = task_state(tid);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(state, 'S');
+  ASSERT_EQ(write(fds[1], "x", 1), 1);
+  sleeper.join();
+  std::atomic<pid_t> spinner_tid{0};
+  std::thread spinner([&] {
+    spinner_tid = gettid();
+    while (!stop) {
+    }
+  });
+  while (spinner_tid == 0) std::this_thread::yield();
+  EXPECT_EQ(task_state(spinner_tid), 'R');
+  stop = true;
+  spinner.join();
+  EXPECT_EQ(task_state(spinner_tid), '\0') << "a joined thread is gone";
+  close(fds[0]);
+  close(fds[1]);
 }
 
 // A mechanism whose setup fails (as tcp-loopback's connect() does where loopback is down): that
