@@ -234,7 +234,7 @@ json predict_for_results(const json& rs) {
       json pj = json::object();
       for (const auto& [cls, m] : pinned) pj[cls] = m;
       e["pinned_rtt_ns"] = pj;
-      if (!flags || (*flags != "sync" && *flags != "none" && *flags != "current-cpu")) {
+      if (g.mechanism == "spin" || !flags || (*flags != "sync" && *flags != "none" && *flags != "current-cpu")) {
         e["skipped"] = g.mechanism == "spin" ? std::string("busy-poll: no kernel wakeup to model")
                                              : "no kernel wakeup to model (wake_flags " +
                                                    (flags ? *flags : std::string("unknown")) + ")";
