@@ -129,7 +129,7 @@ TEST_P(DriverModes, AStuckPartnerTimesOut) {
 }
 
 // The kernel-placement start gate reads the wakee's state: a thread blocked in read() sleeps
-// ('S'), a spinning one runs ('R'), a gone one reads as '\0'.
+// ('S'), a spinning one runs ('R'), an exited one is gone ('\0') or dead.
 TEST(TaskState, SleepingRunningAndGone) {
   int fds[2];
   ASSERT_EQ(pipe(fds), 0);
@@ -159,7 +159,9 @@ TEST(TaskState, SleepingRunningAndGone) {
   EXPECT_EQ(task_state(spinner_tid), 'R');
   stop = true;
   spinner.join();
-  EXPECT_EQ(task_state(spinner_tid), '\0') << "a joined thread is gone";
+  // A joined thread has exited: gone, or for a moment a dead task the kernel still lists.
+  const char gone = task_state(spinner_tid);
+  EXPECT_TRUE(gone == '\0' || gone == 'X' || gone == 'Z') << "state " << gone;
   close(fds[0]);
   close(fds[1]);
 }
