@@ -56,7 +56,8 @@ for t in "${targets[@]}"; do
   mkdir -p "$work"
   s0=$(date +%s)
   # Replay: every committed input once.
-  if ! "$bin" -runs=0 "$seeds" >"$build/$t.replay.log" 2>&1; then
+  if ! "$bin" -runs=0 -artifact_prefix="$build/crash/$t-replay-" "$seeds" \
+       >"$build/$t.replay.log" 2>&1; then
     echo "fuzz $t: a committed corpus input fails:" >&2
     tail -n 40 "$build/$t.replay.log" >&2
     rc=1

@@ -33,7 +33,15 @@ case "$kind" in
     # the end for Modes/*, "_processes_" inside for Protocol), and RunCli.* (suites of both
     # modes) is left out; the end-to-end runs under TSan are Faults.*/threads, PlacementCli and
     # CompareCli. The lab tests boot qemu-system guests and test no thread of ours.
-    ctest_select=(-E '(/processes$|_processes_|RunCli\.|^Vm\.|^Lab)')
+    # (ctest names of parametrized tests go on with "  # GetParam() = ...": "/processes " too.)
+    ctest_select=(-LE vm -E '(/processes( |$)|_processes_|RunCli\.|^Vm\.|^Lab)')
+    # TSan's blind spot in one mechanism, checked by hand (suppressed by source file): futex-swap
+    # hands the payload off through a seccomp user notification (the waker's trapped syscall, then
+    # SECCOMP_IOCTL_NOTIF_RECV / NOTIF_SEND): the kernel orders it, TSan models no such ioctl.
+    tsan_supp=$(mktemp)
+    trap 'rm -f "$tsan_supp"' EXIT
+    printf 'race:benchmarks/futex_swap.cpp\n' >"$tsan_supp"
+    export TSAN_OPTIONS="suppressions=$tsan_supp:$TSAN_OPTIONS"
     ;;
   *)
     echo "usage: runners/sanitize.sh asan|tsan [extra ctest arguments]" >&2
