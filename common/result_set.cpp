@@ -60,7 +60,8 @@ nlohmann::ordered_json observed_json(const CaseRecord& rec, const Topology& topo
 // average): each side's totals over every repetition and stream divided by the round trips they
 // cover. A count that was never scheduled onto a counter (NaN) is null.
 nlohmann::ordered_json counters_json(const CaseRecord& rec) {
-  const CaseCounters c = sum_counters(rec.repetitions);
+  const CaseCounters c =
+      rec.counted.empty() ? sum_counters(rec.repetitions) : sum_counters({rec.counted});
   nlohmann::ordered_json j;
   for (Role r : {Role::kWaker, Role::kWakee}) {
     nlohmann::ordered_json side = nlohmann::ordered_json::object();

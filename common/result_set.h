@@ -22,6 +22,9 @@ struct CaseRecord {
   std::string status = "ok";                          // "ok" | "skipped" | "failed"
   std::string reason;                                 // for skipped and failed
   std::vector<std::vector<PairSamples>> repetitions;  // [repetition][pair]
+  // The counting pass (`wakebench run` counts in a repetition of its own, untimed, since counters
+  // slow every context switch): [pair]. Empty: the counters come from `repetitions`.
+  std::vector<PairSamples> counted;
   // /proc/schedstat deltas of the case's CPUs over the whole case, or {"unavailable": reason}.
   nlohmann::ordered_json schedstat;
   // --trace-wakeups, kernel placement only: common/wakeup_trace.h's trace_json() over the kept

@@ -50,6 +50,7 @@ struct CaseState {
   CaseRecord record;
   bool ran = false;  // the benchmark function was called at least once (not filtered out)
   std::vector<std::vector<PairSamples>> calls;   // every completed call, until reported
+  bool counted = false;                           // the counting pass ran (record.counted)
   std::vector<nlohmann::json> schedstat_window;  // one delta per call
   // --trace-wakeups: one attribution per entry of `calls` (nullopt: that call was not traced),
   // kept alongside them; the kept repetitions' ones add up into `trace`.
@@ -249,6 +250,23 @@ void run_benchmark(benchmark::State& state, CaseState& cs, const RunOptions& bas
   spec.round_trips = state.max_iterations;
   RunOptions opts = base;
   if (opts.timeout_s <= 0) opts.timeout_s = spec.timeout_s;
+  // Counters perturb what they count: every context switch of a counted task saves and restores
+  // its perf context (a same-CPU pipe round trip takes +65% here). So they are counted in a pass
+  // of their own, as long as one repetition, before the timed repetitions, which run uncounted.
+  if (!opts.events.empty()) {
+    if (!cs.counted) {
+      cs.counted = true;
+      RunOutcome counting = run_case(spec, *cs.mech, opts);
+      if (!counting.ok) {
+        rec.status = "failed";
+        rec.reason = counting.error;
+        state.SkipWithError(rec.reason.c_str());
+        return;
+      }
+      rec.counted = std::move(counting.pairs);
+    }
+    opts.events.clear();
+  }
   // schedstat deltas over the case's CPUs: the first call opens the window, each later call
   // extends it, so the record covers every repetition.
   std::string why_not;
@@ -361,7 +379,9 @@ void run_command(const RunArgs& args) {
   RunOptions opts;
   opts.timeout_s = args.case_timeout_s;
   opts.events = default_events();
-  if (!args.events.empty()) {
+  if (args.events == "none") {
+    opts.events.clear();  // no counters at all: what runners/overhead.sh compares against
+  } else if (!args.events.empty()) {
     opts.events.clear();
     std::stringstream ss(args.events);
     for (std::string e; std::getline(ss, e, ',');)
@@ -485,7 +505,7 @@ void add_run_command(CLI::App& app) {
   sub->add_option("--events", args->events,
                   "comma-separated perf events for both sides (any libpfm4 name; default: cycles, "
                   "instructions, cache-misses, LLC misses, branch-misses, context-switches, "
-                  "cpu-migrations, task-clock, page-faults)");
+                  "cpu-migrations, task-clock, page-faults; none: count nothing)");
   sub->add_flag("--require-events", args->require_events,
                 "fail a case when one of its events cannot be counted (default: note it)");
   sub->add_option("--idle-latency-us", args->idle_latency_us,
