@@ -147,7 +147,13 @@ file -b "$build/wakebench" 2>/dev/null | cut -d, -f1-2 >&2 || true
 [ "${WB_CROSS_SKIP_TESTS:-0}" = 1 ] && exit 0
 
 rc=0
-(cd "$build" && ctest --output-on-failure -j1 "$@") || rc=$?
+# Left out under qemu-user, said here rather than failed: the topology lab (label vm: it boots a
+# qemu-system guest, nothing of the target architecture), and the tests that need hardware or
+# software perf counters (Perf.*, Modes/Counters.*: qemu-user answers perf_event_open with ENOSYS;
+# wakebench itself reports the counters unavailable, which the pinned ping-pong below exercises).
+echo "cross-build $arch: not run under qemu-user: label vm (qemu-system lab)," \
+  "Perf.* and Modes/Counters.* (perf_event_open is ENOSYS under qemu-user)" >&2
+(cd "$build" && ctest --output-on-failure -j1 -LE vm -E '^(Perf\.|Modes/Counters\.)' "$@") || rc=$?
 t3=$(date +%s)
 echo "cross-build $arch: tests under $qemu $((t3 - t2)) s (exit $rc)" >&2
 
