@@ -257,7 +257,7 @@ class CaseRun {
     };
     std::vector<Offsets> offs;
     const size_t n = static_cast<size_t>(n_);
-    const size_t lines = static_cast<size_t>(spec.params.work_lines) * kCacheLine;
+    const size_t lines = work_lines_bytes(spec.params.work_lines);  // the run-time line size
     for (size_t s = 0; s < n_streams; ++s)
       offs.push_back({layout.add(n * 8), layout.add(n * 8), layout.add(n * 8), layout.add(n * 4),
                       layout.add(n * 4), layout.add(16), layout.add(lines)});
