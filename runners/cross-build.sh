@@ -138,7 +138,10 @@ if [ "$deb" = ppc64el ]; then
   # For binaries started by the kernel through binfmt_misc (end-to-end tests, the ping-pong).
   export QEMU_LD_PREFIX=/usr/$triplet
 fi
-cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+# -U: the linker flags come from the toolchain file's CMAKE_EXE_LINKER_FLAGS_INIT, which CMake
+# only reads when the cache has none; dropping the entry makes a build directory configured by an
+# older toolchain file pick up the current flags (ppc64le: DT_RPATH, not RUNPATH).
+cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -UCMAKE_EXE_LINKER_FLAGS \
   -DCMAKE_TOOLCHAIN_FILE="$here/cmake/toolchain-$arch.cmake" "${cross_args[@]}" >/dev/null
 cmake --build "$build" -j"$jobs" --target wakebench wb_tests
 t2=$(date +%s)
