@@ -143,6 +143,8 @@ Scenario load_scenario(const std::string& path) {
   } catch (const json::parse_error& e) {
     throw std::invalid_argument("scenario " + path + ": invalid JSON (byte " +
                                 std::to_string(e.byte) + ")");
+  } catch (const json::out_of_range& e) {  // e.g. a number beyond a double: 1e999
+    throw std::invalid_argument("scenario " + path + ": invalid JSON: " + e.what());
   }
   return parse_scenario(j, path);
 }

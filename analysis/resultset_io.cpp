@@ -95,6 +95,8 @@ ResultSet parse_result_set(const std::string& text, const std::string& path) {
     const bool truncated = e.byte >= text.size();
     fail(path, "invalid JSON at byte " + std::to_string(e.byte) +
                    (truncated ? " (end of file: truncated?)" : "") + ": " + detail);
+  } catch (const nlohmann::json::out_of_range& e) {  // e.g. a number beyond a double: 1e999
+    fail(path, std::string("invalid JSON: ") + e.what());
   }
   const nlohmann::json& doc = rs.doc;
   if (!doc.is_object()) fail(path, "not a JSON object");

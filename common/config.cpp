@@ -72,6 +72,8 @@ Config parse_config(const std::string& text, const std::string& path) {
     c.json = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     fail(path, "", "invalid JSON at byte " + std::to_string(e.byte) + ": " + e.what());
+  } catch (const nlohmann::json::out_of_range& e) {  // e.g. a number beyond a double: 1e999
+    fail(path, "", std::string("invalid JSON: ") + e.what());
   }
   const auto& j = c.json;
   if (!j.is_object()) fail(path, "", "expected a JSON object at the top level");

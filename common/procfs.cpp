@@ -923,7 +923,8 @@ CpuInfo parse_cpuinfo(std::string_view text, const std::string& path) {
     info.model = get("model name");
     info.vendor = get("vendor_id");
     if (first.count("microcode")) info.microcode = get("microcode");
-    for (auto flag : split_ws(get("flags"))) {
+    const std::string flags = get("flags");  // split_ws's views point into it
+    for (auto flag : split_ws(flags)) {
       if (flag == "hypervisor") info.hypervisor_flag = true;
     }
   } else if (!get("CPU part").empty()) {

@@ -113,6 +113,15 @@ TEST(ResultSetIo, RefusesOtherSchemaVersionInOneLine) {
   }
 }
 
+TEST(ResultSetIo, NumberOverflowIsInvalidJsonNamingTheFile) {
+  try {
+    parse_result_set(R"({"schema": "wakebench-results", "schema_version": 1e999})", "big.json");
+    FAIL() << "1e999 accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("big.json: invalid JSON"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ResultSetIo, TruncatedFileNamesFileAndBytePosition) {
   std::FILE* f = std::fopen(fixture("truncated.json").c_str(), "rb");
   ASSERT_NE(f, nullptr);

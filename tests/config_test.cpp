@@ -178,6 +178,10 @@ TEST(Config, KernelPlacements) {
 TEST(Config, ErrorsNameTheFileAndTheKey) {
   EXPECT_EQ(error_of("{"), error_of("{"));  // deterministic
   EXPECT_NE(error_of("{").find("config x.json: invalid JSON at byte"), std::string::npos);
+  // A number beyond a double is invalid JSON too, not an escaped library exception (found by
+  // fuzzing: tests/fuzz/corpus/config/crash-number-overflow-*).
+  EXPECT_NE(error_of(R"({"schema_version": 1e999, "cases": []})").find("config x.json: invalid JSON"),
+            std::string::npos);
   EXPECT_NE(error_of(R"({"schema_version": 1, "cases": [], "bogus": 1})")
                 .find("config x.json: bogus: unknown key"),
             std::string::npos);

@@ -159,8 +159,13 @@ TEST(TaskState, SleepingRunningAndGone) {
   EXPECT_EQ(task_state(spinner_tid), 'R');
   stop = true;
   spinner.join();
-  // A joined thread has exited: gone, or for a moment a dead task the kernel still lists.
-  const char gone = task_state(spinner_tid);
+  // A joined thread has exited: gone, or for a moment still listed (dead, or under qemu-user still
+  // on its way out): poll up to 1 s.
+  char gone = task_state(spinner_tid);
+  for (int i = 0; i < 1000 && !(gone == '\0' || gone == 'X' || gone == 'Z'); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    gone = task_state(spinner_tid);
+  }
   EXPECT_TRUE(gone == '\0' || gone == 'X' || gone == 'Z') << "state " << gone;
   close(fds[0]);
   close(fds[1]);
