@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <vector>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -287,6 +288,31 @@ TEST(Pairs, KPairsRunAtOnceAndKeepTheirSamples) {
   ASSERT_EQ(out.pairs.size(), 3u);
   for (const auto& p : out.pairs) EXPECT_EQ(p.rtt_ns.size(), 100u);
   EXPECT_EQ(out.counters.round_trips, 300);
+}
+
+}  // namespace
+}  // namespace wb
+
+namespace wb {
+namespace {
+
+// work_lines: the line size is this machine's (sysfs, else sysconf, else the compile-time one), a
+// power of two, and touch_lines writes exactly one byte per line of work_lines_bytes().
+TEST(WorkLines, RunTimeLineSizeAndOneWritePerLine) {
+  const size_t line = cache_line_size();
+  EXPECT_GE(line, 16u);
+  EXPECT_LE(line, 1024u);
+  EXPECT_EQ(line & (line - 1), 0u) << line;
+  EXPECT_FALSE(cache_line_source().empty());
+  std::ifstream sysfs("/sys/devices/system/cpu/cpu0/cache/index0/coherency_line_size");
+  if (size_t s = 0; sysfs >> s && cache_line_source().rfind("sysfs", 0) == 0)
+    EXPECT_GE(line, s) << "the largest coherency_line_size of the CPU's caches";
+  EXPECT_EQ(work_lines_bytes(0), 0u);
+  EXPECT_EQ(work_lines_bytes(3), 3 * line);
+  std::vector<char> buf(work_lines_bytes(4), 0);
+  touch_lines(buf.data(), 4);
+  for (size_t i = 0; i < buf.size(); ++i)
+    EXPECT_EQ(buf[i], i % line == 0 ? 1 : 0) << "byte " << i;
 }
 
 }  // namespace
