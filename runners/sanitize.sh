@@ -41,6 +41,8 @@ case "$kind" in
     tsan_supp=$(mktemp)
     trap 'rm -f "$tsan_supp"' EXIT
     printf 'race:benchmarks/futex_swap.cpp\n' >"$tsan_supp"
+    # Readable by every user: a test runs wakebench as nobody (TraceRun.WithoutTracefs...).
+    chmod 0644 "$tsan_supp"
     export TSAN_OPTIONS="suppressions=$tsan_supp:$TSAN_OPTIONS"
     ;;
   *)
