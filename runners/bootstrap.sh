@@ -19,19 +19,8 @@ packages=(
   linux-perf gnuplot-nox
 )
 
-install_missing() {
-  local missing=()
-  for p in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  [ ${#missing[@]} -eq 0 ] && return 0
-  local sudo=()
-  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
-  echo "bootstrap: installing ${missing[*]}" >&2
-  "${sudo[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
-    "${missing[@]}" >/dev/null
-}
+# shellcheck source=runners/install-packages.sh
+. "$here/runners/install-packages.sh"
 
 build_all() {
   cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -40,13 +29,13 @@ build_all() {
 
 case "$what" in
   run)
-    install_missing
+    install_packages bootstrap "${packages[@]}"
     build_all --target wakebench
     cd "$here"
     exec "$build/wakebench" run --config configs/quick.json "$@"
     ;;
   test)
-    install_missing
+    install_packages bootstrap "${packages[@]}"
     build_all
     cd "$build"
     # The qemu topology lab test (label vm) boots a guest: run it with `ctest -L vm`.

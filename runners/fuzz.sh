@@ -23,18 +23,9 @@ src=$here/tests/fuzz
 
 packages=(clang-16 libclang-rt-16-dev cmake make pkg-config libhwloc-dev libboost-dev
           nlohmann-json3-dev)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  sudo=()
-  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
-  echo "fuzz: installing ${missing[*]}" >&2
-  "${sudo[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
-    "${missing[@]}" >/dev/null
-fi
+# shellcheck source=runners/install-packages.sh
+. "$here/runners/install-packages.sh"
+install_packages fuzz "${packages[@]}"
 
 t0=$(date +%s)
 cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-16 \

@@ -59,18 +59,9 @@ jobs=${WB_SANITIZE_JOBS:-$(nproc)}
 packages=(cmake g++ make pkg-config git libasan8 libubsan1 libtsan2
           libhwloc-dev hwloc libpfm4-dev libboost-dev nlohmann-json3-dev
           libbenchmark-dev libgtest-dev libgmock-dev libcli11-dev gnuplot-nox)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  sudo=()
-  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
-  echo "sanitize: installing ${missing[*]}" >&2
-  "${sudo[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
-    "${missing[@]}" >/dev/null
-fi
+# shellcheck source=runners/install-packages.sh
+. "$here/runners/install-packages.sh"
+install_packages sanitize "${packages[@]}"
 
 t0=$(date +%s)
 # Debug keeps assert() on; -O1 is what the sanitizers' authors recommend (fast enough to run the
