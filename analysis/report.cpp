@@ -190,6 +190,14 @@ struct Context {
   std::vector<Plot> plots;
   std::vector<std::string> skipped;
   std::ostringstream tables;  // markdown summary tables for index.md
+
+  // One plot: its data file and gnuplot script beside each other, listed in the index.
+  void add_plot(const std::string& stem, const std::ostringstream& dat,
+                const std::ostringstream& gp, std::string title, std::string caption) {
+    out.write(stem + ".dat", dat.str());
+    out.write(stem + ".gp", gp.str());
+    plots.push_back({stem, std::move(title), std::move(caption)});
+  }
 };
 
 // ---- heat map: median RTT by placement x mechanism/mode -----------------------------------------
@@ -251,11 +259,9 @@ void heatmap(Context& ctx) {
         "lc palette, \\\n"
      << "     '' using 1:2:(sprintf('%.0f', $3)) with labels\n"
      << gp_end("heatmap", width, height);
-  ctx.out.write("heatmap.dat", dat.str());
-  ctx.out.write("heatmap.gp", gp.str());
-  ctx.plots.push_back({"heatmap", "Median RTT by placement class and mechanism",
-                       "Each cell is the median round-trip time (ns) of one case; pinned classes "
-                       "from the nearest (same-cpu) to the farthest, then kernel placement."});
+  ctx.add_plot("heatmap", dat, gp, "Median RTT by placement class and mechanism",
+               "Each cell is the median round-trip time (ns) of one case; pinned classes "
+               "from the nearest (same-cpu) to the farthest, then kernel placement.");
 
   ctx.tables << "\n### Median RTT (ns) by placement\n\n| mechanism/mode |";
   for (const std::string& c : cols) ctx.tables << " " << md_cell(c) << " |";
@@ -353,12 +359,10 @@ void distributions(Context& ctx) {
        << "set ytics ('min' 0, 'p50' 0.30103, 'p90' 1, 'p99' 2, 'p99.9' 3, 'max' 4)\n"
        << plot.str() << "\n"
        << gp_end(stem, 900, 560);
-    ctx.out.write(stem + ".dat", dat.str());
-    ctx.out.write(stem + ".gp", gp.str());
-    ctx.plots.push_back({stem, mech + ": RTT distribution per placement",
-                         "Percentile plot of the round-trip time of each " + mech +
-                             " case, drawn from the result set's stored percentiles "
-                             "(min, p50, p90, p99, p99.9, max), not from raw samples."});
+    ctx.add_plot(stem, dat, gp, mech + ": RTT distribution per placement",
+                 "Percentile plot of the round-trip time of each " + mech +
+                     " case, drawn from the result set's stored percentiles "
+                     "(min, p50, p90, p99, p99.9, max), not from raw samples.");
   }
 }
 
@@ -425,7 +429,7 @@ void predictions(Context& ctx) {
       const json pol = e.contains("policies") ? e["policies"].value(p, json()) : json();
       r.predicted.push_back(pol.is_object() ? num(pol, "predicted_rtt_ns") : std::nullopt);
       r.classes.push_back(pol.is_object() && pol.contains("classes") ? main_class(pol["classes"])
-                                                                      : "-");
+                                                                     : "-");
     }
     if (e.contains("measured") && e["measured"].is_object())
       r.measured = num(e["measured"], "rtt_ns");
@@ -440,7 +444,8 @@ void predictions(Context& ctx) {
     return;
   }
   std::ostringstream dat;
-  dat << "# predicted RTT (ns) of each policy: its steady-state class distribution costed with the\n"
+  dat << "# predicted RTT (ns) of each policy: its steady-state class distribution costed with "
+         "the\n"
       << "# median RTT measured pinned on each class; last column: measured median RTT under\n"
       << "# kernel placement (this kernel's policy). NaN: not predictable or not measured.\n"
       << "row";
@@ -478,12 +483,10 @@ void predictions(Context& ctx) {
      << "plot for [col=2:" << columns + 1
      << "] 'predicted.dat' using col:xtic(1) title columnheader(col)\n"
      << gp_end("predicted", width, 560);
-  ctx.out.write("predicted.dat", dat.str());
-  ctx.out.write("predicted.gp", gp.str());
-  ctx.plots.push_back({"predicted", "Predicted vs measured RTT per policy",
-                       "For each mechanism/mode: one bar per policy, at its predicted RTT (its "
-                       "steady-state placement costed with the pinned medians); the last bar is "
-                       "the median RTT measured with kernel placement."});
+  ctx.add_plot("predicted", dat, gp, "Predicted vs measured RTT per policy",
+               "For each mechanism/mode: one bar per policy, at its predicted RTT (its "
+               "steady-state placement costed with the pinned medians); the last bar is "
+               "the median RTT measured with kernel placement.");
 }
 
 // ---- observed placement of kernel cases ---------------------------------------------------------
@@ -554,11 +557,9 @@ void observed(Context& ctx) {
      << "plot for [col=2:" << classes.size() + 1
      << "] 'observed.dat' using col:xtic(1) title columnheader(col)\n"
      << gp_end("observed", width, 520);
-  ctx.out.write("observed.dat", dat.str());
-  ctx.out.write("observed.gp", gp.str());
-  ctx.plots.push_back({"observed", "Observed placement of kernel cases",
-                       "For each case run unpinned: the share of round trips in which the wakee "
-                       "ran on the waker's CPU, its SMT sibling, the same LLC, and so on."});
+  ctx.add_plot("observed", dat, gp, "Observed placement of kernel cases",
+               "For each case run unpinned: the share of round trips in which the wakee "
+               "ran on the waker's CPU, its SMT sibling, the same LLC, and so on.");
 }
 
 // ---- CPU x CPU matrix ---------------------------------------------------------------------------
@@ -615,11 +616,9 @@ void matrices(Context& ctx) {
        << "noborder lc palette"
        << (n <= 16 ? ", \\\n     '' using 1:2:(sprintf('%.0f', $3)) with labels" : "") << "\n"
        << gp_end(stem, side + 160, side);
-    ctx.out.write(stem + ".dat", dat.str());
-    ctx.out.write(stem + ".gp", gp.str());
-    ctx.plots.push_back({stem, mm + ": CPU x CPU round-trip time",
-                         "Median round-trip time for every ordered (waker, wakee) CPU pair of the "
-                         "matrix run; blank cells were not measured or not ok."});
+    ctx.add_plot(stem, dat, gp, mm + ": CPU x CPU round-trip time",
+                 "Median round-trip time for every ordered (waker, wakee) CPU pair of the "
+                 "matrix run; blank cells were not measured or not ok.");
   }
 }
 
