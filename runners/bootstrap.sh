@@ -22,9 +22,10 @@ packages=(
 # shellcheck source=runners/install-packages.sh
 . "$here/runners/install-packages.sh"
 
+# Build progress goes to stderr: `run` keeps stdout for the result set's path alone.
 build_all() {
   cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-  cmake --build "$build" -j"$(nproc)" "$@"
+  cmake --build "$build" -j"$(nproc)" "$@" >&2
 }
 
 case "$what" in
