@@ -301,10 +301,10 @@ void distributions(Context& ctx) {
   const auto vary = varying_params(cases);
   std::vector<std::string> mechanisms;
   for (const json& c : cases) {
-    if (is_ok(c) && !is_matrix(c) &&
-        std::find(mechanisms.begin(), mechanisms.end(), c["mechanism"]) == mechanisms.end()) {
-      mechanisms.push_back(c["mechanism"]);
-    }
+    if (!is_ok(c) || is_matrix(c)) continue;
+    const std::string m = c["mechanism"];
+    if (std::find(mechanisms.begin(), mechanisms.end(), m) == mechanisms.end())
+      mechanisms.push_back(m);
   }
   if (mechanisms.empty()) {
     ctx.skipped.push_back("RTT distributions: no ok case outside a matrix run");

@@ -192,7 +192,7 @@ WakeupTraceSummary attribute_wakeups(std::string_view text, const WakeupTraceOpt
     };
     if (s.rfind("CPU:", 0) == 0 && s.find("[LOST ") != std::string_view::npos) {
       size_t a = s.find("[LOST ") + 6, b = s.find(' ', a);
-      int64_t n;
+      int64_t n = 0;  // fail() throws
       if (b == std::string_view::npos || !to_int(s.substr(a, b - a), n)) fail("bad LOST line");
       sum.lost += n;
       continue;

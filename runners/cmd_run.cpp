@@ -90,8 +90,7 @@ std::string fmt_duration(double s) {
 // repetition's samples to its case, and prints one progress line per case on stderr.
 class Reporter : public benchmark::JSONReporter {
  public:
-  Reporter(std::vector<CaseState>& cases, const Topology& topo, size_t total)
-      : cases_(cases), topo_(topo), total_(total) {
+  Reporter(std::vector<CaseState>& cases, size_t total) : cases_(cases), total_(total) {
     SetOutputStream(&json_);
     SetErrorStream(&json_);
     for (size_t i = 0; i < cases_.size(); ++i) by_name_[cases_[i].record.spec.name] = i;
@@ -162,7 +161,6 @@ class Reporter : public benchmark::JSONReporter {
   }
 
   std::vector<CaseState>& cases_;
-  const Topology& topo_;
   size_t total_;
   size_t reported_ = 0;
   std::ostringstream json_;
@@ -426,7 +424,7 @@ void run_command(const RunArgs& args) {
   const nlohmann::json env = capture_environment({measured, config.text, args.idle_latency_us});
   for (const auto& w : environment_warnings(env)) std::fprintf(stderr, "warning: %s\n", w.c_str());
 
-  Reporter reporter(cases, topo, selected);
+  Reporter reporter(cases, selected);
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
   const bool interrupted = g_interrupted.load();

@@ -219,7 +219,7 @@ TEST(EnvironmentLive, EveryRequiredItemIsAValueOrUnavailable) {
     EXPECT_FALSE(env["wakebench"][key].get<std::string>().empty());
   }
   EXPECT_EQ(env["config_hash"], "sha256:" + sha256_hex(opts.config_text));
-  EXPECT_EQ(env["cpus"], json({0}));
+  EXPECT_EQ(env["cpus"], json::array({0}));
 
   // Cross-checks against what this machine shows.
   std::ifstream cpuinfo("/proc/cpuinfo");

@@ -49,7 +49,7 @@ TEST(Summary, RowsAreClassesColumnsAreMechanismsAndSkipsAreNoted) {
 }
 
 TEST(Summary, ShowsOneCounterPerSideOrWhyNot) {
-  const json rs = result_set({ok_case("pipe/threads", "llc", "llc", 40000)});
+  const json rs = result_set(json::array({ok_case("pipe/threads", "llc", "llc", 40000)}));
   const std::string cs = summary_table(rs, "context-switches");
   EXPECT_NE(cs.find("context-switches per round trip, waker / wakee"), std::string::npos) << cs;
   EXPECT_NE(cs.find("1.00 / 1.00"), std::string::npos) << cs;
