@@ -92,8 +92,11 @@ std::string render_steady_text(const nlohmann::json& steady);
 // std::invalid_argument with one line for another schema/version, a result set without an
 // embedded topology, or a kernel case whose cpuset is not a list of the topology's CPUs.
 nlohmann::json predict_for_results(const nlohmann::json& result_set);
-// The same for a result-set file (errors name the file).
+// The same for a result-set file, read by load_result_set (analysis/resultset_io.h): errors are
+// one line naming the file, std::runtime_error from the loader, std::invalid_argument from here.
 nlohmann::json predict_for_results_file(const std::string& path);
+// A class distribution ({"llc": 0.7, "same-cpu": 0.3}) as "llc 70% same-cpu 30%".
+std::string classes_text(const nlohmann::json& classes);
 // The short text form `wakebench run` prints after its summary table.
 std::string render_results_text(const nlohmann::json& predictions);
 

@@ -4,13 +4,13 @@
 // placement cases measured, plus each patch's premise on this machine.
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <iomanip>
 #include <set>
 #include <sstream>
 #include <stdexcept>
 
 #include "analysis/predict.h"
+#include "analysis/resultset_io.h"
 #include "common/cpulist.h"
 
 namespace wb {
@@ -234,7 +234,8 @@ json predict_for_results(const json& rs) {
       json pj = json::object();
       for (const auto& [cls, m] : pinned) pj[cls] = m;
       e["pinned_rtt_ns"] = pj;
-      if (g.mechanism == "spin" || !flags || (*flags != "sync" && *flags != "none" && *flags != "current-cpu")) {
+      if (g.mechanism == "spin" || !flags ||
+          (*flags != "sync" && *flags != "none" && *flags != "current-cpu")) {
         e["skipped"] = g.mechanism == "spin" ? std::string("busy-poll: no kernel wakeup to model")
                                              : "no kernel wakeup to model (wake_flags " +
                                                    (flags ? *flags : std::string("unknown")) + ")";
@@ -418,19 +419,12 @@ json predict_for_results(const json& rs) {
 }
 
 json predict_for_results_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::invalid_argument("results " + path + ": cannot open");
-  json rs;
+  // The loader compare and report use: the same schema checks and messages for every command.
+  const ResultSet rs = load_result_set(path);
   try {
-    rs = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw std::invalid_argument("results " + path + ": invalid JSON (byte " +
-                                std::to_string(e.byte) + ")");
-  }
-  try {
-    return predict_for_results(rs);
+    return predict_for_results(rs.doc);
   } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(path + ": " + e.what());
+    throw std::invalid_argument("results " + path + ": " + e.what());
   }
 }
 
@@ -443,6 +437,8 @@ std::string us(const json& ns) {
   return o.str();
 }
 
+}  // namespace
+
 std::string classes_text(const json& classes) {
   std::ostringstream o;
   bool first = true;
@@ -453,8 +449,6 @@ std::string classes_text(const json& classes) {
   }
   return o.str();
 }
-
-}  // namespace
 
 std::string render_results_text(const json& p) {
   std::ostringstream out;

@@ -1,5 +1,4 @@
 // `wakebench predict --scenario`: one wakeup under every policy (policy-model.md section 12).
-#include <fstream>
 #include <iomanip>
 #include <set>
 #include <sstream>
@@ -7,6 +6,7 @@
 
 #include "analysis/predict.h"
 #include "common/cpulist.h"
+#include "common/input.h"
 
 namespace wb {
 
@@ -135,16 +135,12 @@ Scenario parse_scenario(const json& j, const std::string& where) {
 }
 
 Scenario load_scenario(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::invalid_argument("scenario " + path + ": cannot open");
+  const std::string text = read_input_file("scenario", path);
   json j;
   try {
-    j = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw std::invalid_argument("scenario " + path + ": invalid JSON (byte " +
-                                std::to_string(e.byte) + ")");
-  } catch (const json::out_of_range& e) {  // e.g. a number beyond a double: 1e999
-    throw std::invalid_argument("scenario " + path + ": invalid JSON: " + e.what());
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    throw std::invalid_argument("scenario " + path + ": " + describe_json_error(e, text.size()));
   }
   return parse_scenario(j, path);
 }

@@ -1,11 +1,10 @@
 #include "analysis/resultset_io.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
+
+#include "common/input.h"
 
 namespace wb {
 namespace {
@@ -88,15 +87,8 @@ ResultSet parse_result_set(const std::string& text, const std::string& path) {
   rs.path = path;
   try {
     rs.doc = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    // e.what() is "[json.exception.parse_error.101] parse error at line L, column C: ...".
-    std::string detail = e.what();
-    if (const auto pos = detail.find("] "); pos != std::string::npos) detail.erase(0, pos + 2);
-    const bool truncated = e.byte >= text.size();
-    fail(path, "invalid JSON at byte " + std::to_string(e.byte) +
-                   (truncated ? " (end of file: truncated?)" : "") + ": " + detail);
-  } catch (const nlohmann::json::out_of_range& e) {  // e.g. a number beyond a double: 1e999
-    fail(path, std::string("invalid JSON: ") + e.what());
+  } catch (const nlohmann::json::exception& e) {
+    fail(path, describe_json_error(e, text.size()));
   }
   const nlohmann::json& doc = rs.doc;
   if (!doc.is_object()) fail(path, "not a JSON object");
@@ -120,12 +112,7 @@ ResultSet parse_result_set(const std::string& text, const std::string& path) {
 }
 
 ResultSet load_result_set(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, std::string("cannot open: ") + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) fail(path, "read error");
-  return parse_result_set(text.str(), path);
+  return parse_result_set(read_input_file("results", path), path);
 }
 
 std::string pair_suffix(const nlohmann::json& c) {

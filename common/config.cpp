@@ -1,12 +1,11 @@
 #include "common/config.h"
 
 #include <algorithm>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 
 #include "common/cpulist.h"
+#include "common/input.h"
 
 namespace wb {
 
@@ -70,10 +69,8 @@ Config parse_config(const std::string& text, const std::string& path) {
   c.text = text;
   try {
     c.json = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    fail(path, "", "invalid JSON at byte " + std::to_string(e.byte) + ": " + e.what());
-  } catch (const nlohmann::json::out_of_range& e) {  // e.g. a number beyond a double: 1e999
-    fail(path, "", std::string("invalid JSON: ") + e.what());
+  } catch (const nlohmann::json::exception& e) {
+    fail(path, "", describe_json_error(e, text.size()));
   }
   const auto& j = c.json;
   if (!j.is_object()) fail(path, "", "expected a JSON object at the top level");
@@ -108,6 +105,13 @@ Config parse_config(const std::string& text, const std::string& path) {
       for (const auto& [key, v] : claims[i].items()) {
         if (key == "seed" || key == "text") {
           if (!v.is_string()) fail(path, at + "." + key, "expected a string");
+        } else if (key == "policy") {
+          // The patch the claim is about: `run` prints its prediction beside the claim.
+          if (!v.is_string() || std::find(kPolicyIds.begin(), kPolicyIds.end(),
+                                          v.get<std::string>()) == kPolicyIds.end())
+            fail(path, at + ".policy",
+                 (v.is_string() ? "unknown policy " + v.dump() : std::string("expected a string")) +
+                     " (known: " + join({kPolicyIds.begin(), kPolicyIds.end()}) + ")");
         } else if (key == "cases") {
           string_list(path, at + ".cases", v);
         } else if (key == "metric") {
@@ -163,12 +167,7 @@ Config parse_config(const std::string& text, const std::string& path) {
 }
 
 Config load_config(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, "", "cannot open file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) fail(path, "", "read error");
-  return parse_config(ss.str(), path);
+  return parse_config(read_input_file("config", path), path);
 }
 
 namespace {
@@ -215,7 +214,12 @@ std::vector<Placement> resolve_placement(const std::string& path, const std::str
     if (!cp.available) return {{text, text, false, {}, {}, "unavailable: " + cp.reason, ""}};
     std::vector<Placement> out;
     for (size_t i = 0; i < cp.pairs.size(); ++i)
-      out.push_back({text, text, false, {cp.pairs[i]}, {}, "",
+      out.push_back({text,
+                     text,
+                     false,
+                     {cp.pairs[i]},
+                     {},
+                     "",
                      pairs_per_class > 1 ? "/pair" + std::to_string(i) : ""});
     return out;
   }
@@ -238,7 +242,8 @@ std::vector<Placement> resolve_placement(const std::string& path, const std::str
     try {
       set = parse_cpu_list(arg);
     } catch (const std::invalid_argument& e) {
-      fail(path, where, std::string(e.what()) + " (expected kernel, kernel:<class> or kernel:<cpu list>)");
+      fail(path, where,
+           std::string(e.what()) + " (expected kernel, kernel:<class> or kernel:<cpu list>)");
     }
     if (set.empty()) fail(path, where, "empty CPU list");
     for (int c : set)
@@ -262,15 +267,21 @@ std::vector<Placement> resolve_placement(const std::string& path, const std::str
       for (int c : set)
         if (!topo.find(c))
           fail(path, where,
-               "CPU " + std::to_string(c) + " is offline or not allowed for this process (usable: " +
-                   format_cpu_list(all) + ")");
+               "CPU " + std::to_string(c) +
+                   " is offline or not allowed for this process (usable: " + format_cpu_list(all) +
+                   ")");
     }
     std::vector<Placement> out;
     for (int a : set)
       for (int b : set) {
         const std::string cell = std::to_string(a) + "-" + std::to_string(b);
-        out.push_back({"cpu:" + std::to_string(a) + "," + std::to_string(b), "matrix/" + cell,
-                       false, {{a, b}}, {}, "", ""});
+        out.push_back({"cpu:" + std::to_string(a) + "," + std::to_string(b),
+                       "matrix/" + cell,
+                       false,
+                       {{a, b}},
+                       {},
+                       "",
+                       ""});
       }
     return out;
   }

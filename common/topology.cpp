@@ -11,13 +11,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 #include <system_error>
+
+#include "common/input.h"
 
 namespace wb {
 namespace {
@@ -299,15 +298,9 @@ Topology Topology::from_system() {
 
 Topology Topology::from_xml(const std::string& path) {
   const std::string what = "topology " + path;
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw std::runtime_error(what + ": is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(what + ": cannot open: " + std::strerror(errno));
-  std::ostringstream content;
-  content << in.rdbuf();
-  if (in.bad()) throw std::runtime_error(what + ": read error: " + std::strerror(errno));
-  if (content.str().empty()) throw std::runtime_error(what + ": empty file");
-  TopologyPtr t = load_xml(content.str(), what);
+  const std::string content = read_input_file("topology", path);
+  if (content.empty()) throw std::runtime_error(what + ": empty file");
+  TopologyPtr t = load_xml(content, what);
   return from_hwloc(t.get(), "xml:" + basename_of(path));
 }
 
