@@ -50,7 +50,7 @@ struct CaseState {
   CaseRecord record;
   bool ran = false;  // the benchmark function was called at least once (not filtered out)
   std::vector<std::vector<PairSamples>> calls;   // every completed call, until reported
-  bool counted = false;                           // the counting pass ran (record.counted)
+  bool counted = false;                          // the counting pass ran (record.counted)
   std::vector<nlohmann::json> schedstat_window;  // one delta per call
   // --trace-wakeups: one attribution per entry of `calls` (nullopt: that call was not traced),
   // kept alongside them; the kept repetitions' ones add up into `trace`.
@@ -230,18 +230,35 @@ std::optional<WakeupTraceSummary> traced_run(const CaseTracer& tr, CaseState& cs
   }
 }
 
+// Ends a repetition that measured nothing. Google Benchmark checks that every repetition of a
+// case reports the same iterations (statistics.cc ComputeStats, when two or more succeeded): an
+// error raised inside its loop books max_iterations, one raised before the loop books 0. Raised
+// before the loop, a failure after two good repetitions (a counting pass refused by
+// --require-events, a partner killed in repetition 3) aborted the whole run.
+void skip_repetition(benchmark::State& state, const std::string& reason) {
+  for (auto _ : state) {
+    state.SkipWithError(reason.c_str());
+    break;
+  }
+}
+
 void run_benchmark(benchmark::State& state, CaseState& cs, const RunOptions& base,
                    const CaseTracer& tracer) {
   CaseRecord& rec = cs.record;
   cs.ran = true;
   if (g_interrupted.load()) {
-    state.SkipWithError("interrupted");
+    skip_repetition(state, "interrupted");
     return;
   }
   if (!rec.spec.skip_reason.empty()) {
     rec.status = "skipped";
     rec.reason = rec.spec.skip_reason;
-    state.SkipWithError(rec.reason.c_str());
+    skip_repetition(state, rec.reason);
+    return;
+  }
+  // A failed case stays failed, with its first reason: its later repetitions do not run.
+  if (rec.status == "failed") {
+    skip_repetition(state, rec.reason);
     return;
   }
   CaseSpec spec = rec.spec;
@@ -258,7 +275,7 @@ void run_benchmark(benchmark::State& state, CaseState& cs, const RunOptions& bas
       if (!counting.ok) {
         rec.status = "failed";
         rec.reason = counting.error;
-        state.SkipWithError(rec.reason.c_str());
+        skip_repetition(state, rec.reason);
         return;
       }
       rec.counted = std::move(counting.pairs);
@@ -289,7 +306,7 @@ void run_benchmark(benchmark::State& state, CaseState& cs, const RunOptions& bas
   if (!out.ok) {
     rec.status = "failed";
     rec.reason = out.error;
-    state.SkipWithError(rec.reason.c_str());
+    skip_repetition(state, rec.reason);
     return;
   }
   // Google Benchmark's time is the measured round trips, replayed as manual iteration times
@@ -386,6 +403,9 @@ void run_command(const RunArgs& args) {
       if (!e.empty()) opts.events.push_back(e);
   }
   opts.require_events = args.require_events;
+  // --require-events on a machine that cannot count them: one line before anything runs (what this
+  // process may open, every task may: same user, same perf_event_paranoid, same PMU).
+  if (opts.require_events) require_events(PerfCounters(opts.events).unavailable(), "this machine");
   if (!args.show.empty() &&
       std::find(opts.events.begin(), opts.events.end(), args.show) == opts.events.end()) {
     std::string list;
