@@ -7,6 +7,7 @@
 #include <sstream>
 #include <vector>
 
+#include "analysis/predict.h"
 #include "common/placement.h"
 
 namespace wb {
@@ -41,6 +42,35 @@ std::string fmt_count(const nlohmann::json& v) {
   return buf;
 }
 
+// For a claim about `policy`: where the model puts the wakee of the claim's mechanism and mode
+// (its default kernel case) under that policy and under mainline, with the predicted RTT, from the
+// result set's predictions; "" when they hold no such entry.
+std::string claim_prediction(const nlohmann::json& rs, const std::string& policy,
+                             const nlohmann::json& c) {
+  const auto& p = rs.value("predictions", nlohmann::json());
+  if (!p.is_object() || !p.contains("mechanisms")) return "";
+  for (const auto& m : p["mechanisms"]) {
+    if (m.value("mechanism", "") != c.value("mechanism", "") ||
+        m.value("mode", "") != c.value("mode", "") || m.value("placement", "") != "kernel" ||
+        !m.contains("policies"))
+      continue;
+    std::string out = "  model for " + m["mechanism"].get<std::string>() + "/" +
+                      m["mode"].get<std::string>() + "/kernel:";
+    std::vector<std::string> ids = {policy};
+    if (policy != "mainline") ids.push_back("mainline");
+    for (const std::string& id : ids) {
+      if (!m["policies"].contains(id)) continue;
+      const auto& pp = m["policies"][id];
+      out += (id == ids.front() ? " " : "; ") + id + " " +
+             classes_text(pp.value("classes", nlohmann::json::object()));
+      if (pp.contains("predicted_rtt_ns") && pp["predicted_rtt_ns"].is_number())
+        out += " (" + fmt_us(pp["predicted_rtt_ns"].get<double>()) + " us)";
+    }
+    return out + "\n";
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string summary_table(const nlohmann::json& rs, const std::string& show) {
@@ -57,7 +87,8 @@ std::string summary_table(const nlohmann::json& rs, const std::string& show) {
     if (c.value("placement", "").rfind("cpu:", 0) == 0)
       ++matrix_cells[c.at("mechanism").get<std::string>() + "/" + c.at("mode").get<std::string>()];
   for (const auto& c : rs.at("cases")) {
-    const std::string col = c.at("mechanism").get<std::string>() + "/" + c.at("mode").get<std::string>();
+    const std::string col =
+        c.at("mechanism").get<std::string>() + "/" + c.at("mode").get<std::string>();
     if (matrix_cells[col] > kMatrixRows && c.value("placement", "").rfind("cpu:", 0) == 0) {
       const std::string row = "matrix (" + std::to_string(matrix_cells[col]) + " cells)";
       if (std::find(columns.begin(), columns.end(), col) == columns.end()) columns.push_back(col);
@@ -100,15 +131,16 @@ std::string summary_table(const nlohmann::json& rs, const std::string& show) {
       cell = status == "skipped" ? "-" : "FAILED";
       const std::string reason = c["reason"].is_string() ? c["reason"].get<std::string>() : "";
       // An unavailable class is one note per row; anything else is a note per case.
-      const std::string note = status == "failed" ? name + ": FAILED: " + reason
+      const std::string note = status == "failed"                    ? name + ": FAILED: " + reason
                                : reason.rfind("unavailable", 0) == 0 ? row + ": " + reason
                                                                      : name + ": " + reason;
       if (seen_notes.insert(note).second) notes.push_back("  " + note);
     }
     cells[{row, col}] = cell;
   }
-  std::stable_sort(rows.begin(), rows.end(),
-                   [](const std::string& a, const std::string& b) { return row_rank(a) < row_rank(b); });
+  std::stable_sort(rows.begin(), rows.end(), [](const std::string& a, const std::string& b) {
+    return row_rank(a) < row_rank(b);
+  });
   size_t row_w = 9;
   for (const auto& r : rows) row_w = std::max(row_w, r.size());
   const size_t cell_w = 19;
@@ -118,8 +150,7 @@ std::string summary_table(const nlohmann::json& rs, const std::string& show) {
     out << "RTT median / p99 in microseconds (";
   else
     out << show << " per round trip, waker / wakee (";
-  out << rs.value("/environment/hostname"_json_pointer,
-                                                           nlohmann::json("this machine")).dump()
+  out << rs.value("/environment/hostname"_json_pointer, nlohmann::json("this machine")).dump()
       << ")\n";
   for (size_t first = 0; first < columns.size(); first += per_table) {
     const size_t last = std::min(columns.size(), first + per_table);
@@ -157,7 +188,9 @@ std::string claims_table(const nlohmann::json& rs) {
   out << "The seed's claims, and this machine's counterparts:\n";
   for (const auto& claim : (*claims)["claims"]) {
     const std::string metric = claim.value("metric", "median");
-    out << "\nseed " << claim["seed"].get<std::string>() << ": " << claim["text"].get<std::string>()
+    const std::string policy = claim.value("policy", "");
+    out << "\nseed " << claim["seed"].get<std::string>()
+        << (policy.empty() ? "" : " (" + policy + ")") << ": " << claim["text"].get<std::string>()
         << "\n  here (" << (metric == "tps" ? "transactions/s" : metric + " RTT") << "):";
     for (const auto& name : claim["cases"]) {
       out << "\n    " << pad(name.get<std::string>(), 40) << " ";
@@ -176,6 +209,10 @@ std::string claims_table(const nlohmann::json& rs) {
       }
     }
     out << "\n";
+    // The model's word on the claim's patch, for the mechanism and mode of its first case.
+    if (!policy.empty() && !claim["cases"].empty())
+      if (auto it = by_name.find(claim["cases"][0].get<std::string>()); it != by_name.end())
+        out << claim_prediction(rs, policy, *it->second);
   }
   return out.str();
 }

@@ -110,8 +110,7 @@ TEST(Config, ConcurrentPairsAreSpreadOverDisjointCpus) {
     for (auto [w, e] : pairs) {
       EXPECT_TRUE(cpus.insert(w).second) << "CPU " << w << " used twice";
       EXPECT_TRUE(cpus.insert(e).second) << "CPU " << e << " used twice";
-      if (!c.kernel)
-        EXPECT_EQ(class_id(classify(xeon(), w, e)), c.placement);
+      if (!c.kernel) EXPECT_EQ(class_id(classify(xeon(), w, e)), c.placement);
     }
   }
   EXPECT_EQ(cases[0].pairs[0], CpuPair(0, 1)) << "the placement's own pair comes first";
@@ -140,8 +139,8 @@ TEST(Config, MatrixPlacementCoversEveryOrderedPair) {
     EXPECT_FALSE(c.kernel);
     ASSERT_EQ(c.pairs.size(), 1u);
     seen.insert(c.pairs[0]);
-    EXPECT_EQ(c.placement, "cpu:" + std::to_string(c.pairs[0].first) + "," +
-                               std::to_string(c.pairs[0].second));
+    EXPECT_EQ(c.placement,
+              "cpu:" + std::to_string(c.pairs[0].first) + "," + std::to_string(c.pairs[0].second));
     EXPECT_EQ(c.name, "pipe/threads/matrix/" + std::to_string(c.pairs[0].first) + "-" +
                           std::to_string(c.pairs[0].second));
   }
@@ -153,11 +152,11 @@ TEST(Config, MatrixPlacementCoversEveryOrderedPair) {
                    "x.json"),
       xeon(), kKnown);
   EXPECT_EQ(all.size(), 32u * 32u);
-  EXPECT_THROW(
-      expand_cases(parse_config(R"({"schema_version":1,"cases":[{"mechanisms":["pipe"],
-                   "modes":["threads"], "placements":["matrix:0,99"]}]})", "x.json"),
-                   xeon(), kKnown),
-      std::runtime_error);
+  EXPECT_THROW(expand_cases(parse_config(R"({"schema_version":1,"cases":[{"mechanisms":["pipe"],
+                   "modes":["threads"], "placements":["matrix:0,99"]}]})",
+                                         "x.json"),
+                            xeon(), kKnown),
+               std::runtime_error);
 }
 
 TEST(Config, KernelPlacements) {
@@ -180,8 +179,9 @@ TEST(Config, ErrorsNameTheFileAndTheKey) {
   EXPECT_NE(error_of("{").find("config x.json: invalid JSON at byte"), std::string::npos);
   // A number beyond a double is invalid JSON too, not an escaped library exception (found by
   // fuzzing: tests/fuzz/corpus/config/crash-number-overflow-*).
-  EXPECT_NE(error_of(R"({"schema_version": 1e999, "cases": []})").find("config x.json: invalid JSON"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of(R"({"schema_version": 1e999, "cases": []})").find("config x.json: invalid JSON"),
+      std::string::npos);
   EXPECT_NE(error_of(R"({"schema_version": 1, "cases": [], "bogus": 1})")
                 .find("config x.json: bogus: unknown key"),
             std::string::npos);
@@ -213,24 +213,29 @@ TEST(Config, ErrorsNameTheFileAndTheKey) {
 TEST(Config, ExpansionErrors) {
   const auto topo = xeon();
   EXPECT_NE(expand_error_of(R"({"schema_version":1,"cases":[{"mechanisms":["pipez"],
-              "modes":["threads"],"placements":["llc"]}]})", topo)
+              "modes":["threads"],"placements":["llc"]}]})",
+                            topo)
                 .find("cases[0].mechanisms[0]: unknown mechanism \"pipez\" (known: pipe, eventfd)"),
             std::string::npos);
   EXPECT_NE(expand_error_of(R"({"schema_version":1,"cases":[{"mechanisms":["pipe"],
-              "modes":["threads"],"placements":["same-llc"]}]})", topo)
+              "modes":["threads"],"placements":["same-llc"]}]})",
+                            topo)
                 .find("cases[0].placements[0]: unknown placement \"same-llc\""),
             std::string::npos);
   EXPECT_NE(expand_error_of(R"({"schema_version":1,"cases":[{"mechanisms":["pipe"],
-              "modes":["threads"],"placements":["kernel:0,99"]}]})", topo)
+              "modes":["threads"],"placements":["kernel:0,99"]}]})",
+                            topo)
                 .find("CPU 99 is offline or not allowed"),
             std::string::npos);
   EXPECT_NE(expand_error_of(R"({"schema_version":1,"cases":[{"mechanisms":["pipe"],
-              "modes":["threads"],"placements":["kernel:0-"]}]})", topo)
+              "modes":["threads"],"placements":["kernel:0-"]}]})",
+                            topo)
                 .find("cases[0].placements[0]"),
             std::string::npos);
   EXPECT_NE(expand_error_of(R"({"schema_version":1,"cases":[
               {"mechanisms":["pipe"],"modes":["threads"],"placements":["llc"]},
-              {"mechanisms":["pipe"],"modes":["threads"],"placements":["llc"]}]})", topo)
+              {"mechanisms":["pipe"],"modes":["threads"],"placements":["llc"]}]})",
+                            topo)
                 .find("duplicate case pipe/threads/llc (also from cases[0])"),
             std::string::npos);
 }
@@ -262,7 +267,8 @@ TEST(Config, ShippedConfigsParseAndExpand) {
 }
 
 TEST(Config, ClaimsAreValidated) {
-  const std::string base = R"({"schema_version":1,"cases":[{"mechanisms":["pipe"],"modes":["threads"],
+  const std::string base =
+      R"({"schema_version":1,"cases":[{"mechanisms":["pipe"],"modes":["threads"],
       "placements":["llc"]}], "claims": )";
   EXPECT_NE(error_of(base + R"([{"seed": "000", "text": "t"}]})").find("claims[0].cases: missing"),
             std::string::npos);
@@ -272,7 +278,14 @@ TEST(Config, ClaimsAreValidated) {
   EXPECT_NE(error_of(base + R"([{"seed": "000", "text": "t", "cases": ["x"], "why": 1}]})")
                 .find("claims[0].why: unknown key"),
             std::string::npos);
-  EXPECT_EQ(error_of(base + R"([{"seed": "000", "text": "t", "cases": ["pipe/threads/llc"]}]})"), "");
+  EXPECT_NE(
+      error_of(base + R"([{"seed": "000", "text": "t", "cases": ["x"], "policy": "sync-pairs"}]})")
+          .find("claims[0].policy: unknown policy \"sync-pairs\" (known: mainline, sync-pair, "
+                "sync-core, sync-core-v2, sync-2017, current-cpu)"),
+      std::string::npos);
+  EXPECT_EQ(error_of(base + R"([{"seed": "000", "text": "t", "cases": ["pipe/threads/llc"],
+                               "policy": "sync-core-v2"}]})"),
+            "");
 }
 
 }  // namespace

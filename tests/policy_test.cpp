@@ -13,6 +13,7 @@
 
 #include "analysis/policy_model.h"
 #include "analysis/predict.h"
+#include "common/case.h"
 #include "common/topology.h"
 
 namespace wb {
@@ -219,6 +220,8 @@ TEST(PolicyModel, PoliciesInDesignOrder) {
   EXPECT_EQ(ids, (std::vector<std::string>{"mainline", "sync-pair", "sync-core", "sync-core-v2",
                                            "sync-2017", "current-cpu"}));
   EXPECT_THROW(policy_by_id("nope"), std::invalid_argument);
+  // The vocabulary configs are checked against (a seed claim's policy) is the same list.
+  EXPECT_EQ(ids, (std::vector<std::string>{kPolicyIds.begin(), kPolicyIds.end()}));
 }
 
 // Scenario-level WF_CURRENT_CPU is honoured by every policy (section 6, P6).

@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "tests/support.h"
+
 namespace {
 
 using nlohmann::json;
@@ -35,9 +37,10 @@ TEST(Summary, RowsAreClassesColumnsAreMechanismsAndSkipsAreNoted) {
   json skipped = ok_case("pipe/threads", "smt-sibling", "smt-sibling", 0);
   skipped["status"] = "skipped";
   skipped["reason"] = "unavailable: no SMT: 1 PU per core";
-  const std::string t = summary_table(result_set(
-      {ok_case("pipe/threads", "llc", "llc", 40000), ok_case("pipe/threads", "same-cpu", "same-cpu", 3000),
-       ok_case("futex/processes", "llc", "llc", 45000), skipped}));
+  const std::string t =
+      summary_table(result_set({ok_case("pipe/threads", "llc", "llc", 40000),
+                                ok_case("pipe/threads", "same-cpu", "same-cpu", 3000),
+                                ok_case("futex/processes", "llc", "llc", 45000), skipped}));
   EXPECT_NE(t.find("RTT median / p99 in microseconds (\"box\")"), std::string::npos) << t;
   EXPECT_NE(t.find("pipe/threads"), std::string::npos) << t;
   EXPECT_NE(t.find("futex/processes"), std::string::npos) << t;
@@ -76,6 +79,25 @@ TEST(Summary, LargeMatrixIsOneRowSmallOneIsListed) {
   EXPECT_NE(b.find("matrix (25 cells)"), std::string::npos) << b;
   EXPECT_NE(b.find("3.00 .. 44.0"), std::string::npos) << b;
   EXPECT_NE(b.find("draws the CPU x CPU map"), std::string::npos) << b;
+}
+
+// A seed claim that names its policy gets the model's prediction for that policy and mainline on
+// this machine, for the mechanism and mode of its first case (here the fixture's predictions:
+// pipe/processes/kernel, sync-pair same-cpu at 2.1 us, mainline llc at 5.2 us).
+TEST(Summary, ClaimWithAPolicyShowsTheModelsPrediction) {
+  json rs = json::parse(wb::test::read_fixture(WB_FIXTURES_DIR "/results/report-sample.json"));
+  rs["config"]["document"]["claims"] = json::parse(R"([
+    {"seed": "000", "policy": "sync-pair", "text": "keeps the pair on one CPU",
+     "cases": ["pipe/processes/kernel", "pipe/processes/same-cpu"]},
+    {"seed": "000", "text": "no policy named", "cases": ["pipe/processes/llc"]}])");
+  const std::string t = wb::claims_table(rs);
+  EXPECT_NE(t.find("seed 000 (sync-pair): keeps the pair on one CPU"), std::string::npos) << t;
+  EXPECT_NE(t.find("model for pipe/processes/kernel: sync-pair same-cpu 100% (2.10 us); mainline "
+                   "llc 100% (5.20 us)"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("seed 000: no policy named"), std::string::npos) << t;
+  EXPECT_EQ(t.find("model for", t.find("no policy named")), std::string::npos) << t;
 }
 
 }  // namespace
