@@ -124,39 +124,6 @@ TEST_F(RunCli, GoogleBenchmarkFlagsOverrideTheConfig) {
   }
 }
 
-TEST_F(RunCli, BadInputIsOneLineAndWritesNothing) {
-  struct Bad {
-    std::string config, args, expect;
-  };
-  const std::vector<Bad> bad = {
-      {"{", "", "config "},
-      {R"({"schema_version": 1, "cases": [{"mechanisms": ["pipez"], "modes": ["threads"],
-          "placements": ["llc"]}]})", "", "unknown mechanism \"pipez\""},
-      {R"({"schema_version": 1, "cases": [{"mechanisms": ["pipe"], "modes": ["threads"],
-          "placements": ["kernel:0,4095"]}]})", "", "CPU 4095 is offline or not allowed"},
-      {R"({"schema_version": 1, "cases": [{"mechanisms": ["pipe"], "modes": ["threads"],
-          "placements": ["llc"], "extra": 1}]})", "", "cases[0].extra: unknown key"},
-      {kTiny, "--benchmark_bogus=1", "unrecognized Google Benchmark flag"},
-      {kTiny, "--frobnicate", "--frobnicate"},
-      {kTiny, "--show cyclez", "--show cyclez: not among the counted events"},
-      {kTiny, "--idle-latency-us -1", "--idle-latency-us"},
-  };
-  for (const auto& b : bad) {
-    const auto cfg = write("bad.json", b.config);
-    const auto out = dir_ / "never.json";
-    const Cmd c = run("run --config " + cfg.string() + " --out " + out.string() + " " + b.args);
-    SCOPED_TRACE(b.expect);
-    EXPECT_NE(c.status, 0);
-    EXPECT_NE(c.err.find(b.expect), std::string::npos) << c.err;
-    EXPECT_EQ(std::count(c.err.begin(), c.err.end(), '\n'), 1) << c.err;
-    EXPECT_EQ(c.err.rfind("wakebench: ", 0), 0u) << c.err;
-    EXPECT_FALSE(fs::exists(out));
-  }
-  const Cmd missing = run("run --config " + (dir_ / "nope.json").string());
-  EXPECT_NE(missing.status, 0);
-  EXPECT_NE(missing.err.find("nope.json: cannot open file"), std::string::npos) << missing.err;
-}
-
 // --show puts a counter per round trip in the summary; --idle-latency-us holds the CPUs out of deep
 // idle states for the run and is recorded (it needs /dev/cpu_dma_latency: root).
 TEST_F(RunCli, ShowsACounterAndRecordsTheIdleLatencyLimit) {

@@ -367,7 +367,7 @@ TEST(CompareFormat, MarkdownCsvJsonStructure) {
   EXPECT_EQ(j["sets"][2]["machine"]["hostname"], "xeon-b");
 }
 
-TEST(CompareCli, EndToEndAndErrors) {
+TEST(CompareCli, EndToEnd) {
   const std::string bin = WB_BINARY;
   const std::string dir = fixture("");
   auto run = [&](const std::string& args, std::string* out) {
@@ -381,12 +381,7 @@ TEST(CompareCli, EndToEndAndErrors) {
   std::string out;
   EXPECT_EQ(run("compare " + dir + "base.json " + dir + "new.json", &out), 0) << out;
   EXPECT_NE(out.find("[pipe] (median RTT in ns, lower is better)"), std::string::npos) << out;
-  EXPECT_EQ(run("compare " + dir + "base.json " + dir + "schema-v2.json", &out), 2);
-  EXPECT_EQ(lines_of(out).size(), 1u) << out;
-  EXPECT_EQ(out.rfind("wakebench: results ", 0), 0u) << out;
-  EXPECT_EQ(run("compare " + dir + "base.json " + dir + "truncated.json", &out), 2);
-  EXPECT_NE(out.find("invalid JSON at byte"), std::string::npos) << out;
-  EXPECT_EQ(run("compare " + dir + "base.json", &out), 2) << out;  // needs two sets
+  // Bad result sets: tests/bad_input_test.cpp.
 }
 
 }  // namespace

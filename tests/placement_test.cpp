@@ -357,20 +357,5 @@ TEST(PlacementCli, XmlJsonAndText) {
     EXPECT_NE(text.out.find(line), std::string::npos) << line << "in:\n" << text.out;
 }
 
-TEST(PlacementCli, BadXmlExitsTwoWithOneLine) {
-  const fs::path dir = fs::temp_directory_path() / ("wb-placement-cli-" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  const fs::path garbage = dir / "garbage.xml";
-  std::ofstream(garbage) << "\x01\x02 not xml at all";
-  for (const fs::path& file : {dir / "missing.xml", garbage}) {
-    const CommandResult r = run_command(WB_BINARY " topology --topology " + file.string());
-    EXPECT_EQ(r.status, 2) << file;
-    EXPECT_TRUE(r.out.empty()) << r.out;
-    EXPECT_EQ(r.err.rfind("wakebench: topology " + file.string() + ": ", 0), 0u) << r.err;
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  }
-  fs::remove_all(dir);
-}
-
 }  // namespace
 }  // namespace wb

@@ -494,19 +494,6 @@ TEST(PredictCli, ScenarioJsonHasTheContractShape) {
   EXPECT_NE(text.out.find("sync-core-v2"), std::string::npos);
 }
 
-TEST(PredictCli, ScenarioErrorsAreOneLineNamingFileAndField) {
-  const std::vector<std::pair<std::string, std::string>> cases = {
-      {"unknown-field.json", "nr_runing"}, {"missing-prev.json", "prev"}};
-  for (const auto& [file, field] : cases) {
-    CliRun r = run_cli("--topology " + kBoxC + " --scenario " + kFixtures + "/" + file);
-    EXPECT_EQ(r.status, 2);
-    EXPECT_TRUE(r.out.empty());
-    EXPECT_NE(r.err.find(file), std::string::npos) << r.err;
-    EXPECT_NE(r.err.find("\"" + field + "\""), std::string::npos) << r.err;
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  }
-}
-
 TEST(PredictCli, SteadyAndResults) {
   CliRun r = run_cli("--topology " + kShared +
                      "/topologies/model/box-d-2s-8c-smt2-stride16-slit21.xml --steady --sync "

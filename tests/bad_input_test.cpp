@@ -1,0 +1,214 @@
+// Bad input, end to end (issue 7): every command handed a malformed, unknown or unreadable input
+// exits 2 with one line on stderr that starts "wakebench: " and says what is wrong and where (the
+// file, the key or field, the byte position), prints nothing on stdout, and writes no output file
+// (run's --out, report's --out folder). One table, one row per input.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "tests/support.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using wb::test::slurp;
+
+struct Bad {
+  std::string what;    // the row's name in a failure
+  std::string args;    // wakebench's arguments; {dir} is the row's scratch folder
+  std::string expect;  // a part of the one line, with {dir} replaced too
+};
+
+const char* kGoodCase =
+    R"("cases": [{"mechanisms": ["pipe"], "modes": ["threads"], "placements": ["llc"]}])";
+
+class BadInput : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("wb-bad-input-" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    // The inputs the rows name, written once.
+    put("malformed.json", "{");
+    put("unknown-key.json",
+        std::string(R"({"schema_version": 1, "repeat": 3, )") + kGoodCase + "}");
+    put("version-2.json", std::string(R"({"schema_version": 2, )") + kGoodCase + "}");
+    put("mechanism.json",
+        cfg(R"("mechanisms": ["pipez"], "modes": ["threads"], "placements": ["llc"])"));
+    put("mode.json", cfg(R"("mechanisms": ["pipe"], "modes": ["thread"], "placements": ["llc"])"));
+    put("class.json",
+        cfg(R"("mechanisms": ["pipe"], "modes": ["threads"], "placements": ["same-llc"])"));
+    put("cpulist.json",
+        cfg(R"("mechanisms": ["pipe"], "modes": ["threads"], "placements": ["kernel:3-1"])"));
+    put("cpulist-word.json",
+        cfg(R"("mechanisms": ["pipe"], "modes": ["threads"], "placements": ["matrix:0,one"])"));
+    put("offline.json",
+        cfg(R"("mechanisms": ["pipe"], "modes": ["threads"], "placements": ["kernel:0,4095"])"));
+    put("offline-matrix.json",
+        cfg(R"("mechanisms": ["pipe"], "modes": ["threads"], "placements": ["matrix:0,4000"])"));
+    put("knob.json", cfg(R"("mechanisms": ["pipe"], "modes": ["threads"], "placements": ["llc"],
+                             "params": {"payload": [0]})"));
+    put("policy.json", std::string(R"({"schema_version": 1, )") + kGoodCase +
+                           R"(, "claims": [{"seed": "000", "policy": "sync-pairs", "text": "t",
+                               "cases": ["pipe/threads/llc"]}]})");
+    put("good.json", std::string(R"({"schema_version": 1, )") + kGoodCase + "}");
+    put("garbage.xml", "\x01\x02 not xml at all");
+    put("empty.xml", "");
+    put("not-bool.json", R"({"waker": 0, "prev": 1, "sync": 3})");
+    put("cut.json", R"({"waker": 0, "pr)");
+    put("far-cpu.json", R"({"waker": 0, "prev": 100})");
+    put("not-a-result-set.json", R"({"schema": "something-else", "cases": []})");
+    fs::create_directories(dir_ / "a-folder");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  static std::string cfg(const std::string& entry) {
+    return R"({"schema_version": 1, "cases": [{)" + entry + "}]}";
+  }
+  void put(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name, std::ios::binary) << text;
+  }
+  std::string expand(std::string s) const {
+    for (size_t at; (at = s.find("{dir}")) != std::string::npos;) s.replace(at, 5, dir_.string());
+    return s;
+  }
+
+  // Runs one row and checks the contract; `out` is the output the command must not create.
+  void check(const Bad& b, const fs::path& out) {
+    SCOPED_TRACE(b.what + ": wakebench " + expand(b.args));
+    fs::remove_all(out);
+    const std::string cmd = std::string(WB_BINARY) + " " + expand(b.args) + " >" +
+                            (dir_ / "stdout").string() + " 2>" + (dir_ / "stderr").string();
+    const int rc = std::system(cmd.c_str());
+    const std::string err = slurp(dir_ / "stderr");
+    ASSERT_TRUE(WIFEXITED(rc)) << err;
+    EXPECT_EQ(WEXITSTATUS(rc), 2) << err;
+    EXPECT_EQ(err.rfind("wakebench: ", 0), 0u) << err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+    EXPECT_NE(err.find(expand(b.expect)), std::string::npos) << err;
+    EXPECT_EQ(slurp(dir_ / "stdout"), "");
+    EXPECT_FALSE(fs::exists(out)) << out << " was written";
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(BadInput, RunConfigsAndFlags) {
+  const std::vector<Bad> rows = {
+      {"malformed JSON", "malformed.json",
+       "config {dir}/malformed.json: invalid JSON at byte 2 (end of file: truncated?)"},
+      {"unknown key", "unknown-key.json", "config {dir}/unknown-key.json: repeat: unknown key"},
+      {"other schema version", "version-2.json",
+       "schema_version: unsupported value 2 (this wakebench reads 1)"},
+      {"unknown mechanism", "mechanism.json",
+       "cases[0].mechanisms[0]: unknown mechanism \"pipez\""},
+      {"unknown mode", "mode.json", "cases[0].modes[0]: unknown mode \"thread\""},
+      {"unknown class", "class.json", "cases[0].placements[0]: unknown placement \"same-llc\""},
+      {"unknown policy", "policy.json", "claims[0].policy: unknown policy \"sync-pairs\""},
+      {"bad knob value", "knob.json",
+       "cases[0]: params.payload: expected an integer in [1, 1048576]"},
+      {"reversed CPU range", "cpulist.json",
+       "cases[0].placements[0]: invalid CPU list \"3-1\": range end below its start at position 0"},
+      {"word in a CPU list", "cpulist-word.json", "invalid CPU list \"0,one\""},
+      {"CPU offline or not allowed", "offline.json",
+       "cases[0].placements[0]: CPU 4095 is offline or not allowed"},
+      {"matrix CPU not allowed", "offline-matrix.json", "CPU 4000 is offline or not allowed"},
+      {"missing file", "nope.json",
+       "config {dir}/nope.json: cannot open: No such file or directory"},
+      {"a folder", "a-folder", "config {dir}/a-folder: is a directory"},
+  };
+  for (const Bad& b : rows) {
+    Bad r = b;
+    r.args = "run --config {dir}/" + b.args + " --out {dir}/never.json";
+    check(r, dir_ / "never.json");
+  }
+  const std::vector<Bad> flags = {
+      {"unknown flag", "--frobnicate", "--frobnicate"},
+      {"unknown Google Benchmark flag", "--benchmark_bogus=1",
+       "unrecognized Google Benchmark flag"},
+      {"counter not counted", "--show cyclez", "--show cyclez: not among the counted events"},
+      {"negative idle latency", "--idle-latency-us -1", "--idle-latency-us"},
+      {"event required but not countable", "--events cyclez --require-events",
+       "required perf events unavailable on this machine: cyclez"},
+  };
+  for (const Bad& b : flags) {
+    Bad r = b;
+    r.args = "run --config {dir}/good.json --out {dir}/never.json " + b.args;
+    check(r, dir_ / "never.json");
+  }
+}
+
+TEST_F(BadInput, TopologyFiles) {
+  for (const char* command : {"topology --topology", "predict --topology"}) {
+    const std::string cmd = command;
+    const std::vector<Bad> rows = {
+        {"missing", cmd + " {dir}/missing.xml",
+         "topology {dir}/missing.xml: cannot open: No such file or directory"},
+        {"not XML", cmd + " {dir}/garbage.xml",
+         "topology {dir}/garbage.xml: not a valid hwloc XML topology"},
+        {"empty", cmd + " {dir}/empty.xml", "topology {dir}/empty.xml: empty file"},
+        {"a folder", cmd + " {dir}/a-folder", "topology {dir}/a-folder: is a directory"},
+    };
+    for (const Bad& b : rows) check(b, dir_ / "none");
+  }
+}
+
+TEST_F(BadInput, PredictScenariosAndOptions) {
+  const std::string box = "predict --topology " +
+                          (wb::test::topologies_dir() / "model/box-a-80c-nosmt-1llc.xml").string();
+  const std::string fixtures = std::string(WB_FIXTURES_DIR) + "/predict/";
+  const std::vector<Bad> rows = {
+      {"missing field", box + " --scenario " + fixtures + "missing-prev.json",
+       "scenario " + fixtures + "missing-prev.json: missing required field \"prev\""},
+      {"wrong type", box + " --scenario {dir}/not-bool.json",
+       "scenario {dir}/not-bool.json: field \"sync\" must be a boolean"},
+      {"unknown field", box + " --scenario " + fixtures + "unknown-field.json",
+       "scenario " + fixtures + "unknown-field.json: unknown field \"nr_runing\""},
+      {"truncated", box + " --scenario {dir}/cut.json",
+       "scenario {dir}/cut.json: invalid JSON at byte"},
+      {"CPU not in the topology", box + " --scenario {dir}/far-cpu.json",
+       "field \"prev\": CPU 100 is not in topology"},
+      {"missing scenario", box + " --scenario {dir}/nope.json",
+       "scenario {dir}/nope.json: cannot open: No such file or directory"},
+      {"bad --allowed", box + " --allowed 3-1",
+       "predict --allowed: invalid CPU list \"3-1\": range end below its start"},
+      {"bad --start", box + " --start 0", "predict --start \"0\": expected two CPU ids a,b"},
+  };
+  for (const Bad& b : rows) check(b, dir_ / "none");
+}
+
+// The loader of compare, report and predict --results: one set of checks and messages.
+TEST_F(BadInput, ResultSets) {
+  const std::string fixtures = std::string(WB_FIXTURES_DIR) + "/results/";
+  const std::string good = fixtures + "base.json";
+  struct Set {
+    std::string what, path, expect;
+  };
+  const std::vector<Set> sets = {
+      {"truncated", fixtures + "truncated.json",
+       "invalid JSON at byte 5997 (end of file: truncated?)"},
+      {"other schema version", fixtures + "schema-v2.json",
+       "schema_version 2 is not supported (this wakebench reads version 1)"},
+      {"not a result set", dir_.string() + "/not-a-result-set.json",
+       "not a wakebench result set (expected \"schema\": \"wakebench-results\")"},
+      {"missing", dir_.string() + "/nope.json", "cannot open: No such file or directory"},
+  };
+  for (const Set& s : sets) {
+    const std::string where = "results " + s.path + ": ";
+    check({s.what, "compare " + good + " " + s.path, where + s.expect}, dir_ / "none");
+    check({s.what, "predict --results " + s.path, where + s.expect}, dir_ / "none");
+    check({s.what, "report " + s.path + " --out {dir}/report", where + s.expect}, dir_ / "report");
+  }
+  check({"one result set", "compare " + good, "files: At least 2 required"}, dir_ / "none");
+  check({"unknown metric", "compare " + good + " " + good + " --metric cyclez", "cyclez"},
+        dir_ / "none");
+}
+
+}  // namespace
