@@ -198,7 +198,7 @@ std::string explain_open_error(int err, bool hardware_event, bool core_pmu,
       hint = "PMU in exclusive use by another tool";
       break;
     case ENOSYS:
-      hint = "kernel built without CONFIG_PERF_EVENTS";
+      hint = "not implemented: a kernel without CONFIG_PERF_EVENTS, or qemu-user";
       break;
     default:
       hint = strerror(err);

@@ -17,6 +17,7 @@
 #include "common/result_set.h"
 #include "common/stats.h"
 #include "common/sys.h"
+#include "tests/support.h"
 
 namespace wb {
 namespace {
@@ -192,7 +193,10 @@ double per_rt(const RunOutcome& out, Role side, const std::string& event) {
   return it->second / static_cast<double>(out.counters.round_trips);
 }
 
-class Counters : public ::testing::TestWithParam<Mode> {};
+class Counters : public ::testing::TestWithParam<Mode> {
+ protected:
+  void SetUp() override { WB_SKIP_WITHOUT_PERF_EVENTS(); }
+};
 
 TEST_P(Counters, BlockingSameCpuSwitchesAboutTwicePerRoundTrip) {
   const int cpu = allowed_cpus()[0];

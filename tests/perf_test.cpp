@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/sys.h"
+#include "tests/support.h"
 
 namespace wb {
 namespace {
@@ -119,6 +120,7 @@ TEST(Perf, ExplainsOpenErrors) {
 }
 
 TEST(Perf, UnknownEventIsUnavailableAndDoesNotThrow) {
+  WB_SKIP_WITHOUT_PERF_EVENTS();
   const PerfCounters pc({"task-clock", "wb_no_such_event", "task-clock"});
   ASSERT_EQ(pc.unavailable().count("wb_no_such_event"), 1u);
   EXPECT_EQ(pc.unavailable().at("wb_no_such_event"),
@@ -130,6 +132,7 @@ TEST(Perf, UnknownEventIsUnavailableAndDoesNotThrow) {
 // Counters in one thread of a same-CPU pipe ping-pong count that thread only, and only between
 // enable() and disable().
 TEST(Perf, SoftwareEventsCountPinnedPingPong) {
+  WB_SKIP_WITHOUT_PERF_EVENTS();
   constexpr int kRoundTrips = 100;
   const int cpu = allowed_cpus().front();
   int to_echo[2], to_main[2];
@@ -293,6 +296,7 @@ void touch_pages(std::size_t pages) {
 // processes mode: the child opens its own counters after fork and hands them back through a
 // shared mapping as a CounterBlock.
 TEST(Perf, CountersInForkedChildCountTheChild) {
+  WB_SKIP_WITHOUT_PERF_EVENTS();
   constexpr std::size_t kBeforePages = 1024, kDuringPages = 256;
   constexpr int kSleeps = 5;
   void* shm = mmap(nullptr, sizeof(CounterBlock), PROT_READ | PROT_WRITE,

@@ -2,6 +2,12 @@
 // (WB_SHARED_DIR: topologies and captures, part of the project, so a missing one fails the test).
 #pragma once
 
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -49,4 +55,39 @@ inline Topology shared_topology(const std::string& name) {
   return Topology::from_xml(topologies_dir() / name);
 }
 
+// Why this process cannot open perf events at all, or "" when it can: perf_event_open answers
+// ENOSYS under qemu-user (runners/cross-build.sh) and on a kernel without CONFIG_PERF_EVENTS. A
+// refusal for any other reason (paranoia, no PMU) is what the counter tests check, not a skip.
+inline std::string perf_events_unsupported() {
+  perf_event_attr attr{};
+  attr.size = sizeof attr;
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_TASK_CLOCK;
+  attr.disabled = 1;
+  const long fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+  if (fd >= 0) {
+    close(static_cast<int>(fd));
+    return "";
+  }
+  return errno == ENOSYS ? "perf_event_open is not implemented here (ENOSYS: qemu-user, or a "
+                           "kernel without CONFIG_PERF_EVENTS)"
+                         : "";
+}
+
+// "qemu-user: aarch64 code on a x86_64 kernel" when this process runs under user-mode emulation,
+// else "": uname() answers for the emulated machine, /proc/sys/kernel/arch (Linux >= 6.1) for the
+// kernel, which qemu-user passes through untranslated.
+inline std::string user_mode_emulation() {
+  utsname u{};
+  if (uname(&u) != 0) return "";
+  std::string kernel = slurp("/proc/sys/kernel/arch");
+  while (!kernel.empty() && (kernel.back() == '\n' || kernel.back() == ' ')) kernel.pop_back();
+  if (kernel.empty() || kernel == u.machine) return "";
+  return "qemu-user: " + std::string(u.machine) + " code on a " + kernel + " kernel";
+}
+
 }  // namespace wb::test
+
+// Skips a test that counts with perf events where they cannot be opened at all, with the reason.
+#define WB_SKIP_WITHOUT_PERF_EVENTS() \
+  if (const std::string why = wb::test::perf_events_unsupported(); !why.empty()) GTEST_SKIP() << why
