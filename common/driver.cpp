@@ -174,7 +174,7 @@ class PingPong final : public Workload {
 
   std::vector<CpuPair> pairs_;
   int64_t warmup_, total_;
-  bool gated_;  // kernel placement of a sleeping mechanism: see StartGate
+  bool gated_;                            // kernel placement of a sleeping mechanism: see StartGate
   std::unique_ptr<SharedRegion> region_;  // the links' shared memory; outlives them
   StartGate* gates_ = nullptr;            // one per pair, in region_
   std::vector<std::unique_ptr<Link>> links_;
@@ -412,7 +412,11 @@ int CaseRun::group_main(const std::vector<size_t>& group, const RunOptions& opts
 }
 
 // Forks a task process. The child dies with the supervisor (PR_SET_PDEATHSIG) and does not inherit
-// wakebench's SIGINT/SIGTERM handlers: a Ctrl-C kills it, the supervisor reaps it.
+// wakebench's SIGINT/SIGTERM handlers: a Ctrl-C kills it, the supervisor reaps it. It ignores
+// SIGPIPE: a write to a pipe whose reader died fails with EPIPE, which the task reports, instead of
+// killing the writer, whose signal death the supervisor could reap first and take for the case's
+// reason in place of the partner's (a SIGKILLed wakee showed up as "killed by signal 13 (SIGPIPE)
+// (waker)" when the box was loaded).
 pid_t CaseRun::spawn(const std::function<int()>& body) {
   const pid_t parent = getpid();
   const pid_t pid = fork();
@@ -422,6 +426,7 @@ pid_t CaseRun::spawn(const std::function<int()>& body) {
     if (getppid() != parent) _exit(127);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
+    signal(SIGPIPE, SIG_IGN);
     _exit(body());
   }
   return pid;

@@ -248,9 +248,13 @@ class Faults : public ::testing::TestWithParam<bool> {
     EXPECT_EQ(rs["cases"][1]["round_trips"], 200);
     EXPECT_EQ(rs["cases"][2]["status"], "failed");
     EXPECT_EQ(rs["cases"][2]["reason"], "interrupted");
+    expect_nothing_left(wakebench);
+  }
 
-    // Nothing of ours is left: every process seen under wakebench is gone (not even a zombie), no
-    // orphan was handed to this process, and /dev/shm has nothing new.
+  // Nothing of ours is left after `wakebench` exited: every process seen under it is gone (not
+  // even a zombie), no orphan was handed to this process, /dev/shm has nothing new, and no
+  // temporary result set is left beside the real one.
+  void expect_nothing_left(pid_t wakebench) {
     for (const auto& [p, t] : seen_)
       EXPECT_NE(start_time(p), t) << "process " << p << " outlived the run";
     EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1) << "an orphaned task was re-parented to the test";
@@ -304,7 +308,9 @@ TEST_P(Faults, PartnerKilledInALaterRepetitionFailsItsCase) {
   ASSERT_TRUE(wait_until([&] { return waitpid(pid_, &status, WNOHANG) == pid_; },
                          std::chrono::seconds(120)))
       << err();
+  const pid_t wakebench = pid_;
   pid_ = -1;
+  expect_nothing_left(wakebench);
   ASSERT_TRUE(WIFEXITED(status)) << "wakebench died: " << err();
   EXPECT_EQ(WEXITSTATUS(status), 0) << err();
   const auto rs = nlohmann::json::parse(slurp(out_));
