@@ -42,20 +42,19 @@ std::string fmt_count(const nlohmann::json& v) {
   return buf;
 }
 
-// For a claim about `policy`: where the model puts the wakee of the claim's mechanism and mode
-// (its default kernel case) under that policy and under mainline, with the predicted RTT, from the
-// result set's predictions; "" when they hold no such entry.
+// For a claim about `policy`: where the model puts the wakee of kernel-placed case `c` under that
+// policy and under mainline, with the predicted RTT, from the result set's predictions (one entry
+// per mechanism, mode and kernel placement); "" when they hold no such entry.
 std::string claim_prediction(const nlohmann::json& rs, const std::string& policy,
                              const nlohmann::json& c) {
   const auto& p = rs.value("predictions", nlohmann::json());
   if (!p.is_object() || !p.contains("mechanisms")) return "";
   for (const auto& m : p["mechanisms"]) {
     if (m.value("mechanism", "") != c.value("mechanism", "") ||
-        m.value("mode", "") != c.value("mode", "") || m.value("placement", "") != "kernel" ||
-        !m.contains("policies"))
+        m.value("mode", "") != c.value("mode", "") ||
+        m.value("placement", "") != c.value("placement", "") || !m.contains("policies"))
       continue;
-    std::string out = "  model for " + m["mechanism"].get<std::string>() + "/" +
-                      m["mode"].get<std::string>() + "/kernel:";
+    std::string out = "  model for " + c.value("name", "") + ":";
     std::vector<std::string> ids = {policy};
     if (policy != "mainline") ids.push_back("mainline");
     for (const std::string& id : ids) {
@@ -209,10 +208,15 @@ std::string claims_table(const nlohmann::json& rs) {
       }
     }
     out << "\n";
-    // The model's word on the claim's patch, for the mechanism and mode of its first case.
-    if (!policy.empty() && !claim["cases"].empty())
-      if (auto it = by_name.find(claim["cases"][0].get<std::string>()); it != by_name.end())
-        out << claim_prediction(rs, policy, *it->second);
+    // The model's word on the claim's patch, for its first kernel-placed case.
+    if (policy.empty()) continue;
+    for (const auto& name : claim["cases"]) {
+      auto it = by_name.find(name.get<std::string>());
+      if (it == by_name.end() || it->second->value("placement", "").rfind("kernel", 0) != 0)
+        continue;
+      out << claim_prediction(rs, policy, *it->second);
+      break;
+    }
   }
   return out.str();
 }

@@ -19,7 +19,8 @@ std::string summary_table(const nlohmann::json& result_set, const std::string& s
 //   seed 000 (sync-pair): perf bench sched pipe, Altra: default 3.733 -> 2.204 usec/op median ...
 //     here (median RTT): pipe/processes/kernel 45.1 us | pipe/processes/same-cpu 1.91 us
 //     model for pipe/processes/kernel: sync-pair same-cpu 100% (1.91 us); mainline llc 100% (...)
-// (the last line for a claim that names its `policy`, from the result set's predictions).
+// (the last line for a claim that names its `policy`, for its first kernel-placed case, from the
+// result set's predictions).
 // Empty when the config has no claims.
 std::string claims_table(const nlohmann::json& result_set);
 

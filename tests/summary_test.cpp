@@ -82,13 +82,13 @@ TEST(Summary, LargeMatrixIsOneRowSmallOneIsListed) {
 }
 
 // A seed claim that names its policy gets the model's prediction for that policy and mainline on
-// this machine, for the mechanism and mode of its first case (here the fixture's predictions:
-// pipe/processes/kernel, sync-pair same-cpu at 2.1 us, mainline llc at 5.2 us).
+// this machine, for its first kernel-placed case (here the fixture's predictions for
+// pipe/processes/kernel: sync-pair same-cpu at 2.1 us, mainline llc at 5.2 us).
 TEST(Summary, ClaimWithAPolicyShowsTheModelsPrediction) {
   json rs = json::parse(wb::test::read_fixture(WB_FIXTURES_DIR "/results/report-sample.json"));
   rs["config"]["document"]["claims"] = json::parse(R"([
     {"seed": "000", "policy": "sync-pair", "text": "keeps the pair on one CPU",
-     "cases": ["pipe/processes/kernel", "pipe/processes/same-cpu"]},
+     "cases": ["pipe/processes/same-cpu", "pipe/processes/kernel"]},
     {"seed": "000", "text": "no policy named", "cases": ["pipe/processes/llc"]}])");
   const std::string t = wb::claims_table(rs);
   EXPECT_NE(t.find("seed 000 (sync-pair): keeps the pair on one CPU"), std::string::npos) << t;
