@@ -3,8 +3,8 @@
 #   runners/sanitize.sh asan [ctest args]   ASan + UndefinedBehaviorSanitizer, every test
 #   runners/sanitize.sh tsan [ctest args]   ThreadSanitizer, threads-mode tests only (see below)
 # Compiler: Debian's clang-16 (the fuzz targets' compiler too), at -O0 -g1: it builds everything
-# in about a third of the time GCC 12 takes at -O1 (152 s against 465 s on 2 vCPUs), and a second
-# compiler's warnings and sanitizers on top of the GCC release build. Reports are symbolized with
+# in about a third of the time GCC 12 takes at -O1 (about 145 s against 465 s on 2 vCPUs), and
+# puts a second compiler's warnings and sanitizers on top of the GCC release build. Reports are symbolized with
 # llvm-symbolizer-14 (Debian 12's default llvm, on the machine with clang-tidy).
 # Build directory: $WB_BUILD_DIR, else build-asan / build-tsan beside the sources.
 # Environment: WB_SANITIZE_JOBS (build and ctest jobs, default nproc), WB_SANITIZE_BUILD_ONLY=1
@@ -45,9 +45,10 @@ case "$kind" in
     # (ctest names of parametrized tests go on with "  # GetParam() = ...": "/processes " too.)
     ctest_select=(-LE vm -E '(/processes( |$)|_processes_|RunCli\.|^Vm\.|^Lab)')
     # TSan's blind spot in one mechanism, checked by hand (suppressed by source file, which needs
-    # the symbolizer: without it no frame has a file and the suppression matches nothing): futex-swap
-    # hands the payload off through a seccomp user notification (the waker's trapped syscall, then
-    # SECCOMP_IOCTL_NOTIF_RECV / NOTIF_SEND): the kernel orders it, TSan models no such ioctl.
+    # the symbolizer: without it no frame has a file and the suppression matches nothing):
+    # futex-swap hands the payload off through a seccomp user notification (the waker's trapped
+    # syscall, then SECCOMP_IOCTL_NOTIF_RECV / NOTIF_SEND): the kernel orders it, TSan models no
+    # such ioctl.
     tsan_supp=$(mktemp)
     trap 'rm -f "$tsan_supp"' EXIT
     printf 'race:benchmarks/futex_swap.cpp\n' >"$tsan_supp"

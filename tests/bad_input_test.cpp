@@ -97,6 +97,15 @@ class BadInput : public ::testing::Test {
     EXPECT_FALSE(fs::exists(out)) << out << " was written";
   }
 
+  // `wakebench run` rows: each row's args between `before` and `after`; no --out file.
+  void check_runs(const std::vector<Bad>& rows, const std::string& before,
+                  const std::string& after) {
+    for (Bad b : rows) {
+      b.args = before + b.args + after;
+      check(b, dir_ / "never.json");
+    }
+  }
+
   fs::path dir_;
 };
 
@@ -124,11 +133,7 @@ TEST_F(BadInput, RunConfigsAndFlags) {
        "config {dir}/nope.json: cannot open: No such file or directory"},
       {"a folder", "a-folder", "config {dir}/a-folder: is a directory"},
   };
-  for (const Bad& b : rows) {
-    Bad r = b;
-    r.args = "run --config {dir}/" + b.args + " --out {dir}/never.json";
-    check(r, dir_ / "never.json");
-  }
+  check_runs(rows, "run --config {dir}/", " --out {dir}/never.json");
   const std::vector<Bad> flags = {
       {"unknown flag", "--frobnicate", "--frobnicate"},
       {"unknown Google Benchmark flag", "--benchmark_bogus=1",
@@ -138,11 +143,7 @@ TEST_F(BadInput, RunConfigsAndFlags) {
       {"event required but not countable", "--events cyclez --require-events",
        "required perf events unavailable on this machine: cyclez"},
   };
-  for (const Bad& b : flags) {
-    Bad r = b;
-    r.args = "run --config {dir}/good.json --out {dir}/never.json " + b.args;
-    check(r, dir_ / "never.json");
-  }
+  check_runs(flags, "run --config {dir}/good.json --out {dir}/never.json ", "");
 }
 
 TEST_F(BadInput, TopologyFiles) {

@@ -132,23 +132,30 @@ class Faults : public ::testing::TestWithParam<bool> {
   // first, the counting pass), B (short: must still run), C (long: interrupted). A's watchdog is
   // `timeout_a` seconds.
   void start(double timeout_a) {
-    const std::string mode = mode_name(GetParam());
-    std::ofstream(dir_ / "faults.json") << R"({"schema_version": 1, "name": "faults",
+    write_config(R"({"schema_version": 1, "name": "faults",
       "defaults": {"round_trips": 200, "warmup": 20, "repetitions": 1, "timeout_s": 120},
       "cases": [
-        {"mechanisms": ["pipe"], "modes": [")"
-                                        << mode << R"("], "placements": ["same-cpu"],
-         "round_trips": 50000000, "repetitions": 3, "timeout_s": )"
-                                        << timeout_a << R"(},
-        {"mechanisms": ["pipe"], "modes": [")"
-                                        << mode << R"("], "placements": ["kernel"]},
-        {"mechanisms": ["pipe"], "modes": [")"
-                                        << mode << R"("], "placements": ["same-cpu"],
-         "round_trips": 50000000, "params": {"payload": [64]}}]})";
+        {"mechanisms": ["pipe"], "modes": ["MODE"], "placements": ["same-cpu"],
+         "round_trips": 50000000, "repetitions": 3, "timeout_s": TIMEOUT_A},
+        {"mechanisms": ["pipe"], "modes": ["MODE"], "placements": ["kernel"]},
+        {"mechanisms": ["pipe"], "modes": ["MODE"], "placements": ["same-cpu"],
+         "round_trips": 50000000, "params": {"payload": [64]}}]})",
+                 {{"TIMEOUT_A", std::to_string(timeout_a)}});
     launch();
   }
 
-  // Starts `wakebench run` on dir_/faults.json with `extra` arguments, stderr to dir_/stderr.
+  // Writes dir_/faults.json: `text` with MODE replaced by this test's mode and each other
+  // placeholder by its value.
+  void write_config(std::string text, std::map<std::string, std::string> values = {}) {
+    values["MODE"] = mode_name(GetParam());
+    for (const auto& [key, value] : values)
+      for (size_t at; (at = text.find(key)) != std::string::npos;)
+        text.replace(at, key.size(), value);
+    std::ofstream(dir_ / "faults.json") << text;
+  }
+
+  // Starts `wakebench run` on dir_/faults.json, with one `extra` argument if given, stderr to
+  // dir_/stderr.
   void launch(const char* extra = nullptr) {
     out_ = dir_ / "r.json";
     pid_ = fork();
@@ -285,11 +292,9 @@ TEST_P(Faults, StoppedPartnerTimesOutAndTheRunGoesOn) {
 // before its loop books none.) Every repetition starts fresh tasks, so the third is the third set
 // of tasks seen.
 TEST_P(Faults, PartnerKilledInALaterRepetitionFailsItsCase) {
-  const std::string mode = mode_name(GetParam());
-  std::ofstream(dir_ / "faults.json") << R"({"schema_version": 1, "name": "faults",
+  write_config(R"({"schema_version": 1, "name": "faults",
     "defaults": {"round_trips": 200000, "warmup": 20, "repetitions": 3, "timeout_s": 120},
-    "cases": [{"mechanisms": ["pipe"], "modes": [")"
-                                      << mode << R"("], "placements": ["same-cpu"]}]})";
+    "cases": [{"mechanisms": ["pipe"], "modes": ["MODE"], "placements": ["same-cpu"]}]})");
   ASSERT_NO_FATAL_FAILURE(launch("--events=none"));
   const size_t per_repetition = GetParam() ? 2 : 1;
   std::vector<pid_t> third;
