@@ -38,7 +38,7 @@ const char* kGood = R"({"schema_version": 1, "name": "t",
              "params": {"payload": [1, 64]}}]})";
 
 Topology xeon() {
-  return Topology::from_xml(std::string(WB_SHARED_DIR) +
+  return Topology::from_xml(std::string(WB_FIXTURES_DIR) +
                             "/topologies/xeon-silver4108-skylake-smt2-2pkg-2numa-32pu.xml");
 }
 

@@ -20,7 +20,7 @@ namespace {
 using nlohmann::json;
 
 std::string slurp(const std::string& path) { return test::read_fixture(path); }
-std::string shared(const std::string& rel) { return test::shared_fixture(rel); }
+std::string capture(const std::string& rel) { return test::capture_path(rel); }
 
 bool is_unavailable(const json& j) {
   return j.is_object() && j.size() == 1 && j.contains("unavailable") &&
@@ -99,12 +99,12 @@ TEST(Hypervisor, Detection) {
 json noisy_environment() {
   json env;
   env["cpus"] = {0, 1};
-  const std::string amd = shared("cpufreq/amd-pstate-epp-ryzen9-5950x-policy0-2025.txt");
+  const std::string amd = capture("cpufreq/amd-pstate-epp-ryzen9-5950x-policy0-2025.txt");
   const std::string dt =
-      shared("cpufreq/cpufreq-dt-arm64-4cpu-cluster-policy0-boost-off-6.16rc.txt");
+      capture("cpufreq/cpufreq-dt-arm64-4cpu-cluster-policy0-boost-off-6.16rc.txt");
   env["cpufreq"]["0"] = to_json(parse_cpufreq_listing(slurp(amd), amd));  // powersave
   env["cpufreq"]["1"] = to_json(parse_cpufreq_listing(slurp(dt), dt));    // schedutil
-  const std::string icl = shared("cpuidle/x86-icelake-i7-1065G7-xps13-cpu0-state1-3-acpi-2020.txt");
+  const std::string icl = capture("cpuidle/x86-icelake-i7-1065G7-xps13-cpu0-state1-3-acpi-2020.txt");
   json states = json::array();
   const CpuidleListing listing = parse_cpuidle_listing(slurp(icl), icl);
   for (const auto& s : listing.cpus.at(0)) states.push_back(to_json(s));
@@ -154,7 +154,7 @@ TEST(EnvironmentWarnings, QuietEnvironmentAndUserChoices) {
   env["numa_balancing"] = 0;
   env["sched_ext"] = {{"state", "disabled"}, {"ops", nullptr}};
   // Deep states disabled by the admin (the tuned server fixture) do not warn.
-  const std::string srv = shared("cpuidle/x86-intel-server-cpu0-name-disable-tuned-6.2rc.txt");
+  const std::string srv = capture("cpuidle/x86-intel-server-cpu0-name-disable-tuned-6.2rc.txt");
   json states = json::array();
   const CpuidleListing listing = parse_cpuidle_listing(slurp(srv), srv);
   for (auto s : listing.cpus.at(0)) {

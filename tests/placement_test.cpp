@@ -26,7 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 
 using test::topologies_dir;
-Topology shared(const std::string& name) { return test::shared_topology(name); }
+Topology machine(const std::string& name) { return test::fixture_topology(name); }
 
 std::string pairs_text(const std::vector<CpuPair>& pairs) {
   std::string s;
@@ -118,7 +118,7 @@ TEST(Placement, EverySharedFileHasExpectations) {
 TEST(Placement, SharedFilesFirstPairsAndReasons) {
   for (const ExpectedClasses& e : kExpected) {
     SCOPED_TRACE(e.file);
-    const std::vector<ClassPairs> all = choose_pairs(shared(e.file));
+    const std::vector<ClassPairs> all = choose_pairs(machine(e.file));
     ASSERT_EQ(all.size(), kAllClasses.size());
     for (size_t i = 0; i < all.size(); ++i) {
       EXPECT_EQ(all[i].cls, kAllClasses[i]);
@@ -184,31 +184,31 @@ void check_choice(const Topology& t, int n) {
 TEST(Placement, SharedFilesPairInvariants) {
   for (const ExpectedClasses& e : kExpected) {
     SCOPED_TRACE(e.file);
-    const Topology t = shared(e.file);
+    const Topology t = machine(e.file);
     check_choice(t, 1);
     check_choice(t, 3);
   }
 }
 
 TEST(Placement, SpreadOverNodesLlcsCores) {
-  const auto silver = choose_pairs(shared("xeon-silver4108-skylake-smt2-2pkg-2numa-32pu.xml"), 2);
+  const auto silver = choose_pairs(machine("xeon-silver4108-skylake-smt2-2pkg-2numa-32pu.xml"), 2);
   EXPECT_EQ(describe(of(silver, PlacementClass::kSameCpu)), "0,0 8,8");
   EXPECT_EQ(describe(of(silver, PlacementClass::kSmtSibling)), "0,16 8,24");
   EXPECT_EQ(describe(of(silver, PlacementClass::kLlc)), "0,1 8,9");
   EXPECT_EQ(describe(of(silver, PlacementClass::kCrossNuma)), "0,8 1,9");
 
-  const auto epyc = choose_pairs(shared("amd-epyc7402-zen2-smt2-2pkg-nps4-8numa-16l3.xml"), 3);
+  const auto epyc = choose_pairs(machine("amd-epyc7402-zen2-smt2-2pkg-nps4-8numa-16l3.xml"), 3);
   EXPECT_EQ(describe(of(epyc, PlacementClass::kSmtSibling)), "0,48 6,54 12,60");
   EXPECT_EQ(describe(of(epyc, PlacementClass::kLlc)), "0,1 6,7 12,13");
   EXPECT_EQ(describe(of(epyc, PlacementClass::kCrossLlc)), "0,3 6,9 12,15");
   EXPECT_EQ(describe(of(epyc, PlacementClass::kCrossNuma)), "0,6 12,18 24,30");
 
-  const auto kunpeng = choose_pairs(shared("arm64-kunpeng920-nosmt-2pkg-4numa-128c.xml"), 2);
+  const auto kunpeng = choose_pairs(machine("arm64-kunpeng920-nosmt-2pkg-4numa-128c.xml"), 2);
   EXPECT_EQ(describe(of(kunpeng, PlacementClass::kCluster)), "0,1 32,33");
   EXPECT_EQ(describe(of(kunpeng, PlacementClass::kCrossNuma)), "0,32 64,96");
 
   // Fewer pairs when the machine has fewer: 6 SMT cores, two E-core clusters of 4.
-  const auto raptor = choose_pairs(shared("intel-raptorlake-i7-1370p-hybrid-6p8e-20pu.xml"), 8);
+  const auto raptor = choose_pairs(machine("intel-raptorlake-i7-1370p-hybrid-6p8e-20pu.xml"), 8);
   EXPECT_EQ(describe(of(raptor, PlacementClass::kSmtSibling)), "0,1 2,3 4,5 6,7 8,9 10,11");
   EXPECT_EQ(describe(of(raptor, PlacementClass::kCluster)), "12,13 14,15 16,17 18,19");
 }
@@ -243,7 +243,7 @@ TEST(Placement, Errors) {
 }
 
 TEST(Placement, TopologyJsonMatchesContract) {
-  const Topology t = shared("xeon-silver4108-skylake-smt2-2pkg-2numa-32pu.xml");
+  const Topology t = machine("xeon-silver4108-skylake-smt2-2pkg-2numa-32pu.xml");
   // DESIGN.md, Contracts: `wakebench topology --json`.
   const auto expected = nlohmann::ordered_json::parse(R"({
     "source": "xml:xeon-silver4108-skylake-smt2-2pkg-2numa-32pu.xml",

@@ -21,8 +21,8 @@ namespace {
 
 using nlohmann::json;
 
-const std::string kShared = WB_SHARED_DIR;
-const std::string kVectorsPath = kShared + "/docs/policy-vectors.json";
+const std::string kFixtures = WB_FIXTURES_DIR;
+const std::string kVectorsPath = kFixtures + "/policy-vectors.json";
 
 struct Vector {
   std::string id;
@@ -49,7 +49,7 @@ const SchedTopology& model_box(const std::string& rel) {
   static std::map<std::string, std::unique_ptr<SchedTopology>> cache;
   auto& slot = cache[rel];
   if (!slot) {
-    slot = std::make_unique<SchedTopology>(Topology::from_xml(kShared + "/topologies/" + rel));
+    slot = std::make_unique<SchedTopology>(Topology::from_xml(kFixtures + "/topologies/" + rel));
   }
   return *slot;
 }
@@ -138,10 +138,10 @@ TEST(SchedTopology, LlcPerCoreDegeneratesMcIntoSmt) {
 
 TEST(SchedTopology, ReclaimDistanceFromTheXmlsOwnVendor) {
   SchedTopology amd(
-      Topology::from_xml(kShared + "/topologies/amd-epyc7402-zen2-smt2-2pkg-nps4-8numa-16l3.xml"));
+      Topology::from_xml(kFixtures + "/topologies/amd-epyc7402-zen2-smt2-2pkg-nps4-8numa-16l3.xml"));
   EXPECT_EQ(amd.node_reclaim_distance(), 32);
   SchedTopology power(
-      Topology::from_xml(kShared + "/topologies/power9-smt4-2pkg-2numa-128pu-butte.xml"));
+      Topology::from_xml(kFixtures + "/topologies/power9-smt4-2pkg-2numa-128pu-butte.xml"));
   EXPECT_EQ(power.node_reclaim_distance(), 10);
   // Every remote NUMA level of a POWER box lacks SD_WAKE_AFFINE.
   for (const auto& d : power.domains(0)) {
@@ -150,25 +150,25 @@ TEST(SchedTopology, ReclaimDistanceFromTheXmlsOwnVendor) {
     }
   }
   SchedTopology intel(
-      Topology::from_xml(kShared + "/topologies/xeon-silver4108-skylake-smt2-2pkg-2numa-32pu.xml"));
+      Topology::from_xml(kFixtures + "/topologies/xeon-silver4108-skylake-smt2-2pkg-2numa-32pu.xml"));
   EXPECT_EQ(intel.node_reclaim_distance(), 30);
 }
 
 TEST(SchedTopology, LlcLevelOverrideChangesSdLlc) {
-  Topology t = Topology::from_xml(kShared + "/topologies/power9-smt4-2pkg-2numa-128pu-butte.xml");
+  Topology t = Topology::from_xml(kFixtures + "/topologies/power9-smt4-2pkg-2numa-128pu-butte.xml");
   SchedTopology l3(t, LlcSource::kAuto);
   SchedTopology core(t, LlcSource::kCore);
   EXPECT_EQ(l3.llc_size(0), 8);    // L3 per core pair
   EXPECT_EQ(core.llc_size(0), 4);  // powerpc: sd_llc = one SMT4 core
   EXPECT_THROW(
-      SchedTopology(Topology::from_xml(kShared + "/topologies/model/box-a2-80c-nosmt-l2pairs.xml"),
+      SchedTopology(Topology::from_xml(kFixtures + "/topologies/model/box-a2-80c-nosmt-l2pairs.xml"),
                     LlcSource::kL3),
       std::invalid_argument);
 }
 
 TEST(SchedTopology, ClusterLevelOnKunpeng) {
   SchedTopology k(
-      Topology::from_xml(kShared + "/topologies/arm64-kunpeng920-nosmt-2pkg-4numa-128c.xml"));
+      Topology::from_xml(kFixtures + "/topologies/arm64-kunpeng920-nosmt-2pkg-4numa-128c.xml"));
   EXPECT_TRUE(k.cluster_active());
   EXPECT_EQ(k.cluster_span(0), (std::vector<int>{0, 1, 2, 3}));
   EXPECT_EQ(k.llc_size(0), 32);
@@ -179,7 +179,7 @@ TEST(SchedTopology, ClusterLevelOnKunpeng) {
 
 // The fixtures print "/sys/kernel/debug/sched/domains/cpu0/domainN/{name,flags}:VALUE".
 std::vector<std::pair<std::string, std::string>> read_domains_fixture(const std::string& file) {
-  std::ifstream in(kShared + "/fixtures/domains/" + file);
+  std::ifstream in(kFixtures + "/captures/domains/" + file);
   std::map<int, std::pair<std::string, std::string>> by_level;
   std::string line;
   while (std::getline(in, line)) {

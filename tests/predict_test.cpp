@@ -24,9 +24,9 @@ namespace {
 
 using nlohmann::json;
 
-const std::string kShared = WB_SHARED_DIR;
+const std::string kFixtures = WB_FIXTURES_DIR;
 const std::string kFixtures = std::string(WB_FIXTURES_DIR) + "/predict";
-const std::string kBoxC = kShared + "/topologies/model/box-c-8c-smt2-stride8-1llc.xml";
+const std::string kBoxC = kFixtures + "/topologies/model/box-c-8c-smt2-stride8-1llc.xml";
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
@@ -227,7 +227,7 @@ class Section10 : public ::testing::TestWithParam<SteadyRow> {};
 
 TEST_P(Section10, SettlesAsTheTableSays) {
   const SteadyRow& row = GetParam();
-  SchedTopology sched(Topology::from_xml(kShared + "/topologies/model/" + row.box));
+  SchedTopology sched(Topology::from_xml(kFixtures + "/topologies/model/" + row.box));
   SteadyOptions opt;
   opt.sync = row.sync;
   opt.start_a = row.a;
@@ -350,7 +350,7 @@ TEST(Results, PremisesCarryTheMeasuredNumbers) {
 
 TEST(Results, MissingSmtClassIsNotMeasurable) {
   // The same cases on a box without SMT, with the smt-sibling cases dropped.
-  json rs = fixture_results(kShared + "/topologies/model/box-a-80c-nosmt-1llc.xml");
+  json rs = fixture_results(kFixtures + "/topologies/model/box-a-80c-nosmt-1llc.xml");
   json kept = json::array();
   for (const auto& c : rs["cases"]) {
     if (c["placement"] != "smt-sibling") kept.push_back(c);
@@ -495,7 +495,7 @@ TEST(PredictCli, ScenarioJsonHasTheContractShape) {
 }
 
 TEST(PredictCli, SteadyAndResults) {
-  CliRun r = run_cli("--topology " + kShared +
+  CliRun r = run_cli("--topology " + kFixtures +
                      "/topologies/model/box-d-2s-8c-smt2-stride16-slit21.xml --steady --sync "
                      "--start 2,9 --json");
   ASSERT_EQ(r.status, 0) << r.err;

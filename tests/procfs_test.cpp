@@ -15,19 +15,19 @@ namespace wb {
 namespace {
 
 std::string slurp(const std::string& path) { return test::read_fixture(path); }
-std::string shared(const std::string& rel) { return test::shared_fixture(rel); }
+std::string capture(const std::string& rel) { return test::capture_path(rel); }
 std::string local(const std::string& rel) {
   return std::string(WB_FIXTURES_DIR) + "/procfs/" + rel;
 }
 
 SchedstatSnapshot schedstat_fixture(const std::string& name) {
-  const std::string path = shared("schedstat/" + name);
+  const std::string path = capture("schedstat/" + name);
   return parse_schedstat(slurp(path), path);
 }
 
 std::vector<SchedDomainEntry> domains_fixture(const std::string& name,
                                               std::optional<SdFlagsTable> table) {
-  const std::string path = shared("domains/" + name);
+  const std::string path = capture("domains/" + name);
   return parse_sched_domains_listing(slurp(path), path, table);
 }
 
@@ -382,7 +382,7 @@ TEST(SchedDomains, XeonGroupsFlagsAndLbCost) {
 }
 
 TEST(SchedDomains, EpycFlagsOnlyLines) {
-  const std::string path = shared("domains/debugfs-x86-amd-epyc-cpu0-flags-cat-only-6.15rc.txt");
+  const std::string path = capture("domains/debugfs-x86-amd-epyc-cpu0-flags-cat-only-6.15rc.txt");
   const std::string text = slurp(path);
   std::vector<std::vector<std::string>> levels;
   std::istringstream in(text);
@@ -463,7 +463,7 @@ TEST(SchedDomainsLive, ReadOrReason) {
 
 TEST(SchedFeatures, EevdfCfsAndOutOfTree) {
   auto read = [](const std::string& name) {
-    const std::string path = shared("features/" + name);
+    const std::string path = capture("features/" + name);
     return parse_sched_features(slurp(path), path);
   };
   auto find = [](const std::vector<SchedFeature>& v,
@@ -506,7 +506,7 @@ TEST(SchedFeatures, Malformed) {
 // cpuidle
 
 CpuidleListing cpuidle_fixture(const std::string& name) {
-  const std::string path = shared("cpuidle/" + name);
+  const std::string path = capture("cpuidle/" + name);
   return parse_cpuidle_listing(slurp(path), path);
 }
 
@@ -607,7 +607,7 @@ TEST(CpuidleLive, StatesOrReason) {
 // cpufreq
 
 CpufreqPolicy cpufreq_fixture(const std::string& name) {
-  const std::string path = shared("cpufreq/" + name);
+  const std::string path = capture("cpufreq/" + name);
   return parse_cpufreq_listing(slurp(path), path);
 }
 

@@ -1,5 +1,6 @@
-// Helpers every test file shares: reading files, and the project's shared fixtures
-// (WB_SHARED_DIR: topologies and captures, part of the project, so a missing one fails the test).
+// Helpers every test file shares: reading files, and the test data under tests/fixtures
+// (WB_FIXTURES_DIR: topologies, captures, policy vectors, all in the repository, so a missing one
+// fails the test; tests/fixtures/README.md gives each file's provenance).
 #pragma once
 
 #include <linux/perf_event.h>
@@ -35,23 +36,21 @@ inline std::string read_fixture(const std::filesystem::path& p) {
   return ss.str();
 }
 
-// A capture under ../shared/fixtures (/proc and /sys files of other machines).
-inline std::string shared_fixture(const std::string& rel) {
-  return std::string(WB_SHARED_DIR) + "/fixtures/" + rel;
+// A file under tests/fixtures, by its path relative to it.
+inline std::string fixture_path(const std::string& rel) {
+  return std::string(WB_FIXTURES_DIR) + "/" + rel;
 }
 
-// ../shared/topologies: the machines' hwloc XML files.
+// A capture of another machine's /proc or /sys file (tests/fixtures/captures).
+inline std::string capture_path(const std::string& rel) { return fixture_path("captures/" + rel); }
+
+// tests/fixtures/topologies: real machines' hwloc XML files (model/: the policy vectors' boxes).
 inline std::filesystem::path topologies_dir() {
-  const std::filesystem::path dir = std::filesystem::path(WB_SHARED_DIR) / "topologies";
-  if (!std::filesystem::is_directory(dir))
-    throw std::runtime_error(dir.string() +
-                             " is missing: the tests need the project's shared/ folder "
-                             "(configure with -DWB_SHARED_DIR=...)");
-  return dir;
+  return std::filesystem::path(WB_FIXTURES_DIR) / "topologies";
 }
 
-// A machine of ../shared/topologies, by file name.
-inline Topology shared_topology(const std::string& name) {
+// A machine of tests/fixtures/topologies, by file name.
+inline Topology fixture_topology(const std::string& name) {
   return Topology::from_xml(topologies_dir() / name);
 }
 
