@@ -20,7 +20,7 @@
 #include "common/idle_latency.h"
 #include "common/perf.h"
 #include "common/placement.h"
-#include "common/procfs.h"
+#include "common/schedstat.h"
 #include "common/result_set.h"
 #include "common/stats.h"
 #include "common/sys.h"
