@@ -141,7 +141,9 @@ TEST_F(RunCli, CountingAndEveryRepetitionCoverTheRoundTripsRecorded) {
   ASSERT_EQ(cs["status"], "ok") << cs["reason"];
   EXPECT_EQ(cs["round_trips"], 3000);
   for (const auto& b : rs["benchmarks"]) {
-    if (b["run_type"] == "iteration") EXPECT_EQ(b["iterations"], 3000);
+    if (b["run_type"] == "iteration") {
+      EXPECT_EQ(b["iterations"], 3000);
+    }
   }
   // A task faults in a few pages when it starts measuring (its sample arrays), not every round
   // trip; over 3000 round trips that is far below one per round trip, over one it is 2.0. Each
