@@ -30,7 +30,7 @@ std::vector<std::string> parse_sd_flags_text(std::string_view text);
 struct SchedDomainEntry {
   int cpu = -1;
   int domain = -1;
-  std::string name;                     // "SMT", "MC", ... (empty if not listed)
+  std::string name;                     // "SMT", "MC", ... (empty without a name file)
   std::vector<std::string> flags;       // names; decoded when the file was numeric
   std::optional<uint64_t> flags_value;  // the number, for numeric flags files
   std::optional<std::vector<std::string>> groups_flags;

@@ -78,6 +78,11 @@ void GbBenchmarks::done(const CaseRecord& rec, size_t family) {
     e["threads"] = 1;
     e["error_occurred"] = true;
     e["error_message"] = rec.reason;
+    // As Google Benchmark writes a failed run: zero times, so compare.py can read every entry.
+    e["iterations"] = 0;
+    e["real_time"] = 0.0;
+    e["cpu_time"] = 0.0;
+    e["time_unit"] = "us";
     benchmarks_.push_back(e);
     return;
   }
