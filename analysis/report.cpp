@@ -52,7 +52,7 @@ bool is_matrix(const json& c) {
 
 bool is_kernel(const std::string& placement) { return placement.rfind("kernel", 0) == 0; }
 
-// Column order of placements: the DESIGN.md classes nearest first, then kernel placements.
+// Column order of placements: docs/result-set.md's classes nearest first, then kernel placements.
 int placement_rank(const std::string& p) {
   for (std::size_t i = 0; i < kAllClasses.size(); ++i) {
     if (class_id(kAllClasses[i]) == p) return static_cast<int>(i);
@@ -369,7 +369,7 @@ void distributions(Context& ctx) {
 // ---- predicted vs measured RTT per policy
 // --------------------------------------------------------
 
-// The mainline-first order of DESIGN.md's policy vocabulary; others after, by name.
+// The mainline-first order of docs/result-set.md#policies; others after, by name.
 std::vector<std::string> policy_order(const std::set<std::string>& present) {
   const std::vector<std::string> known = {"mainline",     "sync-pair", "sync-core",
                                           "sync-core-v2", "sync-2017", "current-cpu"};

@@ -1,4 +1,4 @@
-// Every mechanism wakebench knows, in DESIGN.md's order. Adding a mechanism: one file in
+// Every mechanism wakebench knows, in docs/result-set.md's order. Adding a mechanism: one file in
 // benchmarks/ and one line in registry.cpp.
 #pragma once
 

@@ -313,7 +313,7 @@ json schedstat_delta(const SchedstatSnapshot& before, const SchedstatSnapshot& a
     if (a < b) return unavailable("counter went backwards between snapshots");
     return a - b;
   };
-  // Fields 7-9 come from sched_info and count even with schedstats off (fixtures README).
+  // Fields 7-9 come from sched_info and count even with schedstats off (tests/fixtures/README.md).
   json per_cpu = json::object();
   json total = json::object();
   for (int cpu : cpus) {
@@ -371,7 +371,7 @@ json schedstat_delta(const SchedstatSnapshot& before, const SchedstatSnapshot& a
 
 namespace {
 
-// Bit tables of include/linux/sched/topology.h (fixtures README, "Numeric tables").
+// Bit tables of include/linux/sched/topology.h (tests/fixtures/README.md#numeric-flags).
 constexpr const char* kSdFlagsUpTo5_7[] = {
     "SD_LOAD_BALANCE",        "SD_BALANCE_NEWIDLE",   "SD_BALANCE_EXEC",
     "SD_BALANCE_FORK",        "SD_BALANCE_WAKE",      "SD_WAKE_AFFINE",

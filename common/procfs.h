@@ -1,8 +1,8 @@
 // Parsers for the kernel's scheduler, cpuidle and cpufreq text files, and live readers built on
 // them. Every parser takes the file text plus a path (used only in error messages) so tests feed
-// them real captures (../shared/fixtures); the live readers read the files and call the same code.
+// them real captures (tests/fixtures/captures); the live readers read the files, then do the same.
 // Parse errors throw std::runtime_error("<path>:<line>: <what is wrong>").
-// Formats: ../shared/fixtures/README.md section "Formats" (from Documentation/scheduler/
+// Formats: tests/fixtures/README.md#formats (from Documentation/scheduler/
 // sched-stats.rst, kernel/sched/debug.c, drivers/cpuidle/sysfs.c, drivers/cpufreq/cpufreq.c).
 #pragma once
 

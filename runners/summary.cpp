@@ -21,7 +21,7 @@ std::string fmt_us(double ns) {
   return buf;
 }
 
-// Row order: the classes in DESIGN.md order, then kernel placements as they come.
+// Row order: the classes in docs/result-set.md order, then kernel placements as they come.
 int row_rank(const std::string& placement) {
   for (size_t i = 0; i < kAllClasses.size(); ++i)
     if (placement.rfind(std::string(class_id(kAllClasses[i])), 0) == 0) return static_cast<int>(i);

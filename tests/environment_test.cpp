@@ -1,5 +1,5 @@
 // Environment capture (live, structure only), warnings derived from fabricated environments built
-// from the shared fixtures, hypervisor detection, the config hash, and the idle latency guard.
+// from tests/fixtures/captures, hypervisor detection, the config hash, and the idle latency guard.
 #include "common/environment.h"
 
 #include <gtest/gtest.h>
@@ -95,7 +95,7 @@ TEST(Hypervisor, Detection) {
   EXPECT_EQ(detect_hypervisor(xen)["vendor"], "Xen");
 }
 
-// A fabricated environment whose per-CPU items come from the shared real-machine fixtures.
+// A fabricated environment whose per-CPU items come from the real-machine captures.
 json noisy_environment() {
   json env;
   env["cpus"] = {0, 1};

@@ -1,4 +1,4 @@
-// Parsers of common/procfs.h on the real-machine captures in ../shared/fixtures (README there gives
+// Parsers of common/procfs.h on the real-machine captures in tests/fixtures/captures (README gives
 // each file's origin) and on the format-derived files in tests/fixtures/procfs.
 #include "common/procfs.h"
 
