@@ -1,5 +1,5 @@
 // `wakebench predict --results R.json` and the predictions block of `wakebench run`: for every
-// mechanism and mode of a result set, each policy's steady-state placement (policy-model.md
+// mechanism and mode of a result set, each policy's steady-state placement (docs/policy-model.md
 // section 10) priced with the measured pinned RTT of each class, held against what the kernel
 // placement cases measured, plus each patch's premise on this machine.
 #include <algorithm>

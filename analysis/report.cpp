@@ -336,7 +336,7 @@ void distributions(Context& ctx) {
 // ---- predicted vs measured RTT per policy
 // --------------------------------------------------------
 
-// The mainline-first order of DESIGN.md's policy vocabulary; others after, by name.
+// The mainline-first order of docs/result-set.md#policies; others after, by name.
 std::vector<std::string> policy_order(const std::set<std::string>& present) {
   const std::vector<std::string> known = {"mainline",     "sync-pair", "sync-core",
                                           "sync-core-v2", "sync-2017", "current-cpu"};

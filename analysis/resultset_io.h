@@ -1,4 +1,4 @@
-// Loading result sets (DESIGN.md "Contracts") for the analysis commands. The loader checks the
+// Loading result sets (docs/result-set.md) for the analysis commands. The loader checks the
 // schema and version, validates the fields compare and report rely on, and keeps the document so
 // tools can read knobs added later without a change here.
 #pragma once

@@ -3,7 +3,7 @@
 // takes the next transaction from the pool's queue, writes the reply into the client's buffer and
 // rings that client. Both rings are pipe writes, so both wakeups carry WF_SYNC, as binder's
 // two-way transaction (binder_proc_transaction -> wake_up_interruptible_sync) and its reply both
-// do (policy-model.md section 4).
+// do (docs/policy-model.md section 4).
 
 #include <fcntl.h>
 #include <sched.h>

@@ -1,5 +1,5 @@
 // One eventfd per direction. eventfd_write wakes the blocked reader with wake_up_locked_poll
-// (fs/eventfd.c): no WF_SYNC (policy-model.md section 4).
+// (fs/eventfd.c): no WF_SYNC (docs/policy-model.md section 4).
 
 #include <sys/eventfd.h>
 #include <unistd.h>

@@ -1,5 +1,5 @@
 // FUTEX_WAKE then FUTEX_WAIT on one 32-bit word per direction: the FUTEX_SWAP paper's wake + wait
-// baseline (seed 004). futex_wake -> wake_up_q -> wake_up_process: no WF_SYNC (policy-model.md
+// baseline (seed 004). futex_wake -> wake_up_q -> wake_up_process: no WF_SYNC (docs/policy-model.md
 // section 4). Private futexes in threads mode, shared ones (keyed on the page of the shared
 // mapping) in processes mode.
 

@@ -2,7 +2,7 @@
 // mainline (>= 6.6) has it: seccomp user notification in sync-wakeup mode
 // (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP), whose wakeups carry WF_CURRENT_CPU (kernel/seccomp.c
 // seccomp_do_user_notification -> wake_up_poll_on_current_cpu; seccomp_notify_send ->
-// complete_on_current_cpu; policy-model.md section 4).
+// complete_on_current_cpu; docs/policy-model.md section 4).
 //
 // Roles. The waker is the *target*: a thread under a seccomp filter that traps one syscall
 // (ioctl on a magic fd) to a user-notification listener. Its trapped syscall is its hand-off: the

@@ -11,9 +11,9 @@
 
 namespace wb {
 
-// Adds `mech` to the registry at static initialization. `rank` orders all_mechanisms() (DESIGN.md's
-// order: pipe 1 ... spin 9), since the order in which files are initialized is unspecified; two
-// mechanisms with one id or one rank abort at startup.
+// Adds `mech` to the registry at static initialization. `rank` orders all_mechanisms()
+// (docs/result-set.md's order: pipe 1 ... spin 9), since the order in which files are initialized
+// is unspecified; two mechanisms with one id or one rank abort at startup.
 struct MechanismRegistrar {
   MechanismRegistrar(std::unique_ptr<Mechanism> mech, int rank);
 };

@@ -19,7 +19,7 @@ struct alignas(kHotAlign) SeqWord {
   std::atomic<uint32_t> seq;
 };
 static_assert(sizeof(SeqWord) == kHotAlign && alignof(SeqWord) == kHotAlign,
-              "each hot word must own its cache line (DESIGN.md)");
+              "each hot word must own its cache line");
 static_assert(std::atomic<uint32_t>::is_always_lock_free);
 
 // `payload` bytes per direction in shared memory: the sender copies its bytes in before it hands

@@ -1,6 +1,6 @@
 // A connected TCP pair on 127.0.0.1 with TCP_NODELAY. The receive wakeup is sk_data_ready =
 // sock_def_readable() (tcp_data_ready): WF_SYNC, but it runs in NET_RX softirq on the sender's CPU
-// (loopback_xmit -> __netif_rx -> enqueue_to_backlog on smp_processor_id(); policy-model.md
+// (loopback_xmit -> __netif_rx -> enqueue_to_backlog on smp_processor_id(); docs/policy-model.md
 // section 4), the case Chen Yu raises in the review of seed 001.
 
 #include <arpa/inet.h>

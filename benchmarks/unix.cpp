@@ -1,6 +1,6 @@
 // AF_UNIX socket pairs. Both kinds wake the blocked receiver through sk_data_ready =
 // sock_def_readable() -> wake_up_interruptible_sync_poll (net/unix/af_unix.c unix_stream_sendmsg,
-// unix_dgram_sendmsg; policy-model.md section 4): WF_SYNC.
+// unix_dgram_sendmsg; docs/policy-model.md section 4): WF_SYNC.
 
 #include <sys/socket.h>
 

@@ -1,6 +1,6 @@
 // The one clock of wakebench: CLOCK_MONOTONIC, read through the vDSO on x86_64, arm64 and ppc64le.
 // It is the same clock on every CPU, so a timestamp taken by the waker on one CPU and one taken by
-// the wakee on another can be subtracted (DESIGN.md: wakeup_ns).
+// the wakee on another can be subtracted (docs/result-set.md#cases: wakeup_ns).
 #pragma once
 
 #include <cstdint>

@@ -37,7 +37,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 // Idle states with an exit latency above this count as deep: POLL is 0 us and C1 / WFI / haltpoll
-// 1-2 us on the machines in ../shared/fixtures/cpuidle, C1E and deeper are >= 10 us.
+// 1-2 us on the machines in tests/fixtures/captures/cpuidle, C1E and deeper are >= 10 us.
 constexpr uint64_t kShallowIdleLatencyUs = 2;
 // A CPU busier than this during the capture sample has load that will compete with the benchmark.
 constexpr double kBusyPct = 10.0;

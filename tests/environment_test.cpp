@@ -1,5 +1,6 @@
 // Environment capture (live, structure only), warnings derived from fabricated environments built
-// from real machines' fixture trees (tests/fixtures/sysroot-*), hypervisor detection, the config hash, and the idle latency guard.
+// from real machines' fixture trees (tests/fixtures/sysroot-*), hypervisor detection, the config
+// hash, and the idle latency guard.
 #include "common/environment.h"
 
 #include <gtest/gtest.h>
@@ -111,7 +112,7 @@ TEST(Hypervisor, Detection) {
   EXPECT_EQ(detect_hypervisor(xen)["vendor"], "Xen");
 }
 
-// A fabricated environment whose per-CPU items come from the shared real-machine fixtures.
+// A fabricated environment whose per-CPU items come from the real-machine captures.
 json noisy_environment() {
   json env;
   env["cpus"] = {0, 1};
