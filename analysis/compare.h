@@ -55,7 +55,7 @@ struct CompareCell {
 };
 
 struct CompareRow {
-  std::string key;  // case_key()
+  std::string key;  // CaseView::key()
   std::string mechanism, mode, placement, pair;
   nlohmann::json params;
   std::vector<CompareCell> cells;  // one per set, baseline first

@@ -82,19 +82,26 @@ std::string render_steady_text(const nlohmann::json& steady);
 // ---- a result set ---------------------------------------------------------------------------
 
 // Predictions for a wakebench result set (schema "wakebench-results", schema_version 1, topology
-// XML embedded at ["topology"]["xml"]): for every mechanism and mode, each policy's steady-state
-// class distribution and predicted RTT (distribution x the measured pinned median RTT per class),
-// the measured kernel RTT and observed histogram, the policy groups (policies predicting the same
-// distribution) and the one the kernel is consistent with, and each patch's premise with the
-// measured numbers. A kernel case's `cpuset` is the CPU set the policies may choose from
-// (`allowed`); each policy carries its `first_paths` (the rules that decided its first wakes), and
-// a case traced with --trace-wakeups puts its path counts under measured.trace. Throws
-// std::invalid_argument with one line for another schema/version, a result set without an
-// embedded topology, or a kernel case whose cpuset is not a list of the topology's CPUs.
+// XML embedded at ["topology"]["xml"]), one entry per kernel-placed case (`case`: its full name,
+// params suffix included; a params point without a kernel case gets one entry named
+// "<mechanism>/<mode><suffix>"): each policy's steady-state class distribution and predicted RTT
+// (distribution x the median RTT of the pinned case of each class with the same mechanism, mode
+// and params; where that point has no such pinned case, predicted_rtt_ns is null and `unpriced`
+// says "n/a: no pinned llc case with work=10000ns"), the measured kernel RTT and observed
+// histogram, the policy groups (policies predicting the same distribution) and the one the kernel
+// is consistent with, and each patch's premise with the measured numbers, one check per params
+// point. A kernel case's `cpuset` is the CPU set the policies may choose from (`allowed`); each
+// policy carries its `first_paths` (the rules that decided its first wakes), and a case traced
+// with --trace-wakeups puts its path counts under measured.trace. Throws std::invalid_argument with
+// one line for another schema/version, a bad case (analysis/case_view.h), a result set without an
+// embedded topology, or a kernel case whose cpuset holds CPUs the topology lacks.
 nlohmann::json predict_for_results(const nlohmann::json& result_set);
 // The same for a result-set file, read by load_result_set (analysis/resultset_io.h): errors are
 // one line naming the file, std::runtime_error from the loader, std::invalid_argument from here.
 nlohmann::json predict_for_results_file(const std::string& path);
+// The case a predictions entry or premise check is for: its `case`, else (sets written before
+// predictions were per case) "<mechanism>/<mode>/<placement>".
+std::string entry_label(const nlohmann::json& entry);
 // A class distribution ({"llc": 0.7, "same-cpu": 0.3}) as "llc 70% same-cpu 30%".
 std::string classes_text(const nlohmann::json& classes);
 // The short text form `wakebench run` prints after its summary table.

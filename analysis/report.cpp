@@ -16,6 +16,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "analysis/predict.h"
 #include "common/cpulist.h"
 #include "common/placement.h"
 #include "common/sys.h"
@@ -390,8 +391,7 @@ void predictions(Context& ctx) {
   std::vector<Row> rows;
   for (const json& e : *entries) {
     Row r;
-    r.label = e.value("mechanism", "?") + "/" + e.value("mode", "?");
-    if (const std::string pl = e.value("placement", "kernel"); pl != "kernel") r.label += "/" + pl;
+    r.label = entry_label(e);
     for (const std::string& p : policies) {
       const json pol = e.contains("policies") ? e["policies"].value(p, json()) : json();
       r.predicted.push_back(pol.is_object() ? num(pol, "predicted_rtt_ns") : std::nullopt);
@@ -420,7 +420,8 @@ void predictions(Context& ctx) {
   dat << ' ' << gp_quote("measured: kernel placement") << "\n";
   ctx.tables << "\n### Predicted vs measured RTT (ns)\n\nPredicted = each policy's steady-state "
                 "placement (class in brackets) costed with the median RTT measured pinned on that "
-                "class; measured = kernel placement.\n\n| mechanism/mode |";
+                "class with the case's own knobs; measured = the case itself.\n\n"
+                "| kernel-placed case |";
   for (const std::string& p : policies) ctx.tables << " " << p << " |";
   ctx.tables << " measured (kernel) |\n|---|";
   for (std::size_t i = 0; i <= policies.size(); ++i) ctx.tables << "--:|";
@@ -441,7 +442,7 @@ void predictions(Context& ctx) {
   std::ostringstream gp;
   gp << gp_begin("predicted", width, 560)
      << "set title 'Predicted (each policy, costed with the pinned RTT) vs measured RTT'\n"
-     << "set xlabel 'mechanism/mode (kernel placement)'\n"
+     << "set xlabel 'kernel-placed case'\n"
      << "set ylabel 'median round-trip time (ns)'\n"
      << "set style data histograms\nset style histogram clustered gap 1\n"
      << "set style fill solid 0.8 border -1\nset boxwidth 0.9\n"
@@ -451,7 +452,7 @@ void predictions(Context& ctx) {
      << "] 'predicted.dat' using col:xtic(1) title columnheader(col)\n"
      << gp_end("predicted", width, 560);
   ctx.add_plot("predicted", dat, gp, "Predicted vs measured RTT per policy",
-               "For each mechanism/mode: one bar per policy, at its predicted RTT (its "
+               "For each kernel-placed case: one bar per policy, at its predicted RTT (its "
                "steady-state placement costed with the pinned medians); the last bar is "
                "the median RTT measured with kernel placement.");
 }

@@ -452,6 +452,126 @@ TEST(Results, OtherSchemaRefusedInOneLine) {
   EXPECT_THROW(predict_for_results(rs), std::invalid_argument);
 }
 
+// ---- predictions per case (issue 16) ------------------------------------------------------
+
+// A pinned or kernel case of a sweep point: `suffix` is the knobs' name suffix, `params` the
+// recorded params.
+json sweep_case(const std::string& mech, const std::string& placement, const json& params,
+                const std::string& suffix, double median) {
+  json c = {{"name", mech + "/threads/" + placement + suffix},
+            {"mechanism", mech},
+            {"mode", "threads"},
+            {"placement", placement},
+            {"wake_flags", "sync"},
+            {"params", params},
+            {"status", "ok"},
+            {"reason", nullptr},
+            {"rtt_ns", {{"median", median}, {"p99", 2 * median}}}};
+  if (placement == "same-cpu") c["cpus"] = {{"waker", 0}, {"wakee", 0}};
+  if (placement == "llc") c["cpus"] = {{"waker", 0}, {"wakee", 1}};
+  if (placement == "kernel") {
+    c["cpus"] = {{"waker", 0}, {"wakee", 1}};
+    c["cpuset"] = json::array();
+    for (int i = 0; i < 16; ++i) c["cpuset"].push_back(i);
+    c["observed"] = {{"histogram", {{"llc", 900}, {"same-cpu", 100}}},
+                     {"migrations", {{"waker", 0}, {"wakee", 0}}}};
+  }
+  return c;
+}
+
+// A work sweep (pipe) and a W x S sweep (binder-like), each point with its own pinned medians.
+json sweep_results() {
+  json rs = fixture_results();
+  rs["cases"] = json::array();
+  for (int work : {0, 500, 10000}) {
+    const json params = {{"payload", 1}, {"work_ns", work}, {"background", "none"}, {"pairs", 1}};
+    const std::string suffix = work ? "/work=" + std::to_string(work) + "ns" : "";
+    rs["cases"].push_back(sweep_case("pipe", "same-cpu", params, suffix, 2000 + work));
+    rs["cases"].push_back(sweep_case("pipe", "llc", params, suffix, 5000 + 3 * work));
+    rs["cases"].push_back(sweep_case("pipe", "kernel", params, suffix, 4000 + 2 * work));
+  }
+  for (int w : {1, 2})
+    for (int s : {1, 4}) {
+      const json params = {{"payload", 1}, {"work_ns", 0}, {"background", "none"},
+                           {"pairs", 1},   {"w", w},       {"s", s}};
+      const std::string suffix = "/w" + std::to_string(w) + "s" + std::to_string(s);
+      rs["cases"].push_back(
+          sweep_case("binder-like", "same-cpu", params, suffix, 3000 + 100 * w * s));
+      rs["cases"].push_back(sweep_case("binder-like", "llc", params, suffix, 9000 + 1000 * w * s));
+      rs["cases"].push_back(
+          sweep_case("binder-like", "kernel", params, suffix, 8000 + 500 * w * s));
+    }
+  return rs;
+}
+
+// The pinned median of `placement` at the params point of kernel case `kernel_name`.
+double pinned_median(const json& rs, const std::string& kernel_name, const std::string& placement) {
+  std::string name = kernel_name;
+  name.replace(name.find("/kernel"), 7, "/" + placement);
+  for (const auto& c : rs["cases"])
+    if (c["name"] == name) return c["rtt_ns"]["median"].get<double>();
+  throw std::runtime_error("no case " + name);
+}
+
+TEST(Results, EachKernelCaseIsCostedFromThePinnedCasesOfItsOwnParams) {
+  const json rs = sweep_results();
+  const json p = predict_for_results(rs);
+  std::set<std::string> named;
+  for (const auto& e : p["mechanisms"]) {
+    const std::string name = e["case"];
+    named.insert(name);
+    EXPECT_EQ(e["measured"]["rtt_ns"].get<double>(), pinned_median(rs, name, "kernel")) << name;
+    for (const auto& [id, pol] : e["policies"].items()) {
+      double expected = 0;
+      for (const auto& [cls, f] : pol["classes"].items())
+        expected += f.get<double>() * pinned_median(rs, name, cls);
+      ASSERT_TRUE(pol["predicted_rtt_ns"].is_number()) << name << " " << id;
+      EXPECT_NEAR(pol["predicted_rtt_ns"].get<double>(), expected, 0.01) << name << " " << id;
+    }
+    // mainline spreads to the LLC, sync-2017 stacks: each at its own point's pinned median.
+    EXPECT_EQ(e["policies"]["mainline"]["predicted_rtt_ns"].get<double>(),
+              pinned_median(rs, name, "llc"))
+        << name;
+    EXPECT_EQ(e["policies"]["sync-2017"]["predicted_rtt_ns"].get<double>(),
+              pinned_median(rs, name, "same-cpu"))
+        << name;
+  }
+  EXPECT_EQ(named, (std::set<std::string>{
+                       "pipe/threads/kernel", "pipe/threads/kernel/work=500ns",
+                       "pipe/threads/kernel/work=10000ns", "binder-like/threads/kernel/w1s1",
+                       "binder-like/threads/kernel/w1s4", "binder-like/threads/kernel/w2s1",
+                       "binder-like/threads/kernel/w2s4"}));
+  // The premises hold each point apart: the sync-pair saving shrinks as the work grows.
+  const std::string text = render_results_text(p);
+  EXPECT_NE(text.find("pipe/threads/kernel/work=10000ns (sync)"), std::string::npos) << text;
+  EXPECT_NE(text.find("pipe/threads/work=10000ns same-cpu 12.00us vs llc 35.00us"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("binder-like/threads/w2s4 same-cpu 3.80us vs kernel 12.00us"),
+            std::string::npos)
+      << text;
+}
+
+TEST(Results, AMissingPinnedPointIsNotAvailableNeverBorrowed) {
+  json rs = sweep_results();
+  json kept = json::array();
+  for (const auto& c : rs["cases"])
+    if (c["name"] != "pipe/threads/llc/work=10000ns") kept.push_back(c);
+  rs["cases"] = kept;
+  const json p = predict_for_results(rs);
+  for (const auto& e : p["mechanisms"]) {
+    if (e["case"] != "pipe/threads/kernel/work=10000ns") continue;
+    const json& mainline = e["policies"]["mainline"];
+    EXPECT_TRUE(mainline["predicted_rtt_ns"].is_null()) << mainline;
+    EXPECT_EQ(mainline["unpriced"], "n/a: no pinned llc case with work=10000ns");
+    EXPECT_EQ(e["policies"]["sync-2017"]["predicted_rtt_ns"].get<double>(), 12000);
+  }
+  const std::string text = render_results_text(p);
+  EXPECT_NE(text.find("n/a       llc 100%  (no pinned llc case with work=10000ns)"),
+            std::string::npos)
+      << text;
+}
+
 // ---- CLI end to end -------------------------------------------------------------------------
 
 struct CliRun {

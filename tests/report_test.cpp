@@ -137,10 +137,10 @@ TEST_F(ReportDir, DataFilesHoldTheResultSetsNumbers) {
   EXPECT_EQ(pred[0].find("row \"mainline\" \"sync-pair\""), 0u) << pred[0];
   bool found = false;
   for (const std::string& l : pred) {
-    if (l.rfind("\"pipe/processes\" ", 0) == 0) {
+    if (l.rfind("\"pipe/processes/kernel\" ", 0) == 0) {
       found = true;
       // mainline -> llc (5200), sync-pair -> same-cpu (2100), ..., kernel placement 4320.
-      EXPECT_EQ(l, "\"pipe/processes\" 5200.0 2100.0 5200.0 5200.0 2100.0 2100.0 4320.0");
+      EXPECT_EQ(l, "\"pipe/processes/kernel\" 5200.0 2100.0 5200.0 5200.0 2100.0 2100.0 4320.0");
     }
   }
   EXPECT_TRUE(found);
