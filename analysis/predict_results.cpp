@@ -270,7 +270,7 @@ json predict(const json& rs, const std::vector<CaseView>& views) {
                        " (distance " + json(round2(best_d)).dump() + ")";
       } else {
         e["consistent_with"] = nullptr;
-        std::string why = "see policy-model.md section 2 bypasses";
+        std::string why = "see docs/policy-model.md section 2 bypasses";
         if (measured.is_object() && measured.contains("trace")) {
           const json& t = measured["trace"];
           int64_t n = 0, bypass = 0;
@@ -278,7 +278,7 @@ json predict(const json& rs, const std::vector<CaseView>& views) {
           for (const auto& [path, k] : t["paths"].items())
             if (path != "selection" && k.is_number_integer()) bypass += k.get<int64_t>();
           why = "traced: " + std::to_string(bypass) + " of " + std::to_string(n) +
-                " wakeups bypassed the selection (policy-model.md section 2)";
+                " wakeups bypassed the selection (docs/policy-model.md section 2)";
         }
         e["verdict"] = "kernel placement matches no policy (closest " +
                        gj[*best]["name"].get<std::string>() + ", distance " +
@@ -344,7 +344,7 @@ json predict(const json& rs, const std::vector<CaseView>& views) {
           {"llc", std::string(llc_source_name(sched.llc_source()))},
           {"node_reclaim_distance", sched.node_reclaim_distance()},
           {"model",
-           "policy-model.md sections 3, 6, 10: steady state of an otherwise idle box; "
+           "docs/policy-model.md sections 3, 6, 10: steady state of an otherwise idle box; "
            "no delayed-dequeue or wakelist races (section 2)"},
           {"consistent_distance", kConsistentDistance},
           {"mechanisms", entries},
