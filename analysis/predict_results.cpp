@@ -258,6 +258,9 @@ json predict_for_results(const json& rs) {
                   {"cpus", r["cpus"]},
                   {"settled", r["settled"]},
                   {"first_paths", r["path"]}};
+        // Where one disturbed wake can move the pair instead (steady_to_json): the range.
+        if (r.contains("uncertain")) p["uncertain"] = r["uncertain"];
+        if (r.contains("uncertain")) p["uncertain"] = r["uncertain"];  // a balancer move's range
         double rtt = 0;
         json missing = json::array();
         for (const auto& [cls, f] : r["classes"].items()) {

@@ -288,6 +288,48 @@ TEST(Steady, DefaultStartIsAnLlcPairAndCpusetIsHonoured) {
   EXPECT_EQ(members.size(), 6u);
 }
 
+// One wake that finds the wakee's prev CPU busy for a moment moves a sibling pair onto the idle core
+// (has_idle_cores), and mainline then stays there: seen in the lab's smt2 guests, whole
+// repetitions on the other core after a move at a wakeup (the trace counts no balancer
+// migration). So mainline is uncertain between siblings and llc; sync-2017 re-stacks on the
+// waker's CPU from anywhere, so it stays certain.
+TEST(Steady, OneDisturbedWakeMovesASiblingPairToTheIdleCore) {
+  SchedTopology c(Topology::from_xml(kBoxC));  // siblings c, c+8; one LLC
+  SteadyOptions opt;
+  opt.start_a = 0;
+  opt.start_b = 8;
+  auto mainline = simulate_steady_state(c, opt, policy_by_id("mainline"));
+  ASSERT_EQ(mainline.cpus, (std::vector<int>{0, 8}));
+  ASSERT_EQ(mainline.alternatives.size(), 1u);
+  const SteadyAlternative& alt = mainline.alternatives[0];
+  EXPECT_EQ(alt.busy_cpu, 8);
+  EXPECT_EQ(alt.waker_cpu, 0);
+  EXPECT_EQ(alt.cpus, (std::vector<int>{0, 1}));
+  EXPECT_EQ(alt.classes, (std::map<PlacementClass, double>{{PlacementClass::kLlc, 1.0}}));
+  EXPECT_TRUE(simulate_steady_state(c, opt, policy_by_id("sync-2017")).alternatives.empty());
+
+  json j = steady_to_json(c, opt, simulate_steady_state(c, opt));
+  EXPECT_EQ(j["policies"]["mainline"]["uncertain"]["range"],
+            json::parse(R"({"llc": [0.0, 1.0], "smt-sibling": [0.0, 1.0]})"));
+  EXPECT_FALSE(j["policies"]["sync-2017"].contains("uncertain"));
+  EXPECT_NE(render_steady_text(j).find("uncertain: or 0-1 llc 100% once a wake finds CPU 8 busy"),
+            std::string::npos)
+      << render_steady_text(j);
+
+  // The disturbed wake alone: it lands on the idle core, and only what follows it counts.
+  opt.disturb_wake = 0;
+  opt.try_disturbances = false;
+  auto once = simulate_steady_state(c, opt, policy_by_id("mainline"));
+  EXPECT_EQ(once.cpus, (std::vector<int>{0, 1}));
+  EXPECT_TRUE(once.alternatives.empty());
+
+  // A pair on two cores: a disturbed wake moves the wakee to another idle core, still llc.
+  opt = SteadyOptions{};
+  opt.start_a = 0;
+  opt.start_b = 1;
+  EXPECT_TRUE(simulate_steady_state(c, opt, policy_by_id("mainline")).alternatives.empty());
+}
+
 // ---- result sets ----------------------------------------------------------------------------
 
 json fixture_results(const std::string& xml_file = kBoxC) {
