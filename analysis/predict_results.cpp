@@ -485,6 +485,11 @@ std::string render_results_text(const json& p) {
     for (const auto& g : e.at("groups")) {
       out << "      " << std::left << std::setw(44) << g.at("name").get<std::string>() << "  "
           << std::setw(10) << us(g.at("predicted_rtt_ns")) << classes_text(g.at("classes")) << "\n";
+      // Uncertain (steady_to_json): where one disturbed wake leads instead.
+      const json& first = e.at("policies").at(g.at("policies")[0].get<std::string>());
+      if (first.contains("uncertain"))
+        for (const auto& a : first["uncertain"]["alternatives"])
+          out << std::string(58, ' ') << "uncertain: or " << classes_text(a.at("classes")) << "\n";
     }
   }
   out << "  premises:\n";

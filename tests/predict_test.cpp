@@ -416,6 +416,23 @@ const json& entry_at(const json& p, const std::string& placement) {
   throw std::runtime_error("no entry for " + placement);
 }
 
+// A kernel case started on siblings with the whole box allowed: predict --results carries the
+// steady state's uncertainty (the sibling pair or, after one disturbed wake, two cores) and says so.
+TEST(Results, SiblingStartNextToIdleCoresIsUncertain) {
+  json rs = fixture_results();
+  for (auto& c : rs["cases"])
+    if (c["name"] == "pipe/threads/kernel") c["cpus"] = {{"waker", 0}, {"wakee", 8}, {"allowed", "0-15"}};
+  json p = predict_for_results(rs);
+  const json& e = entry_at(p, "kernel");
+  ASSERT_EQ(e["start"], json::array({0, 8}));
+  const json& u = e["policies"]["mainline"]["uncertain"];
+  EXPECT_EQ(u["range"], json::parse(R"({"llc": [0.0, 1.0], "smt-sibling": [0.0, 1.0]})"));
+  EXPECT_EQ(u["alternatives"][0]["cpus"], json::array({0, 1}));
+  EXPECT_FALSE(e["policies"]["sync-2017"].contains("uncertain"));
+  EXPECT_NE(render_results_text(p).find("uncertain: or llc 100%"), std::string::npos)
+      << render_results_text(p);
+}
+
 TEST(Results, KernelCpusetRestrictsThePoliciesAndTraceIsShown) {
   json p = predict_for_results(fixture_results());
   const json& e = entry_at(p, "kernel:0,8");
