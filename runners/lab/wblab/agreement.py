@@ -96,11 +96,11 @@ def attribute(pred, obs, settled, migrations, start, observed_cpus, round_trips,
             why.append(f"the pair ran in phases ({', '.join(spread)}): {moves} task migrations in "
                        f"{round_trips} measured round trips ({reps} repetition(s), each a fresh "
                        "pair from the start CPUs), each placement then held for many wakes, "
-                       "where the model settles on one placement from the start CPUs: a move "
-                       "between wakes (load balancing spreading the busy SMT core / LLC, which "
-                       "the snapshot model does not simulate, section 7 item 1) or a wake that "
-                       "found an idle core through a time-varying hint (has_idle_cores, "
-                       "section 7 item 2 and section 11 item 3)")
+                       "where the model settles on one placement from the start CPUs: a wake "
+                       "that found a CPU busy for a moment or an idle core through a time-varying "
+                       "hint (has_idle_cores, section 7 item 2 and section 11 item 3), or a "
+                       "move between wakes by load balancing (section 7 item 1); "
+                       "--trace-wakeups tells them apart (trace.migrations at_wakeup / other)")
         else:
             why.append("the kernel alternates between " + ", ".join(spread) + " where the model "
                        "settles on one placement: timing-dependent hints the snapshot fixes "
