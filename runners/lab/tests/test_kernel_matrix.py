@@ -102,10 +102,11 @@ def test_render_marks_short_cells_and_lists_why():
     m = {"kernels": ["mainline", "sync-pair", "sync-core"], "cells": {"smt2": {
         "mainline": {"rows": cell_rows(base, base, ORDER)},
         "sync-pair": {"rows": cell_rows(pair, base, ORDER)},
-        "sync-core": {"missing": "not run"}}}}
+        "sync-core": {"missing": "no kernel: build-kernel.sh not found"}}}}
     text = render(m)
     assert "| pipe/threads/kernel | sync | **50%** | **50%** +0.00/-3.00 (wrong way) | not run |" in text
     assert "smt2 / sync-pair / pipe/threads/kernel: agreement 50%" in text and "because" in text
+    assert "- sync-core: no kernel: build-kernel.sh not found" in text
 
 
 def test_update_doc_replaces_between_markers(tmp_path):

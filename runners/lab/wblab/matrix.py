@@ -81,7 +81,7 @@ def render(matrix):
                 cell = per_kernel.get(k)
                 r = (cell or {}).get("rows", {}).get(n)
                 if r is None:
-                    cells.append((cell or {}).get("missing", "-") if cell else "not run")
+                    cells.append("-" if cell and "rows" in cell else "not run")
                     continue
                 t = f"{r['agreement'] * 100:.0f}%"
                 if "uncertain" in r:
@@ -113,6 +113,10 @@ def render(matrix):
                      f"{r['agreement'] * 100:.0f}%, strict {u['strict_agreement'] * 100:.0f}%")
     if unc:
         lines.append("")
+    missing = sorted({(k, cell["missing"]) for pk in matrix["cells"].values()
+                      for k, cell in pk.items() if cell and cell.get("missing")})
+    if missing:
+        lines += ["#### Not run", ""] + [f"- {k}: {why}" for k, why in missing] + [""]
     if short:
         lines += ["#### Cells under 90% or shifted the wrong way", ""]
     for p, k, n, r in short:
@@ -176,14 +180,22 @@ def main(argv):
     for policy in kernels:
         for preset in presets:
             cell = out / preset / policy
+            why = None
             if not args.no_run and (args.rerun or not (cell / "results.json").is_file()):
-                kernel, pol, info = resolve_kernel(images.get(policy), policy)
-                name, smp, numa, cpu = topology_args(preset)
-                plan = GuestPlan(name, smp, numa, cpu, kernel, pol, info, wakebench,
-                                 REPO / f"configs/lab/{preset}.json", cell, timeout=args.timeout,
-                                 run_args=[f"--benchmark_filter={RUN_FILTER}"])
-                run_guest(plan)
-            matrix["cells"][preset][policy] = collect(wakebench, cell, policy, matrix)
+                try:  # a kernel that cannot be had leaves its cells out, the others run
+                    kernel, pol, info = resolve_kernel(images.get(policy), policy)
+                except LabError as e:
+                    why = f"no kernel: {e}"
+                    log(f"{preset} x {policy}: {why}")
+                else:
+                    name, smp, numa, cpu = topology_args(preset)
+                    plan = GuestPlan(name, smp, numa, cpu, kernel, pol, info, wakebench,
+                                     REPO / f"configs/lab/{preset}.json", cell,
+                                     timeout=args.timeout,
+                                     run_args=[f"--benchmark_filter={RUN_FILTER}"])
+                    run_guest(plan)
+            matrix["cells"][preset][policy] = (
+                {"missing": why} if why else collect(wakebench, cell, policy, matrix))
     order = topology_order(out)
     for preset, per_kernel in matrix["cells"].items():
         base = (per_kernel.get("mainline") or {}).get("report")
