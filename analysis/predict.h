@@ -58,12 +58,14 @@ struct SteadyOptions {
 };
 
 // Where the pair settles instead after one disturbed wake of its cycle (see
-// SteadyOptions::disturb_wake). Which wake of a long run finds the prev CPU busy, if any, is timing
-// the model cannot know (policy-model.md section 7 item 1): with an alternative, the prediction is
-// uncertain, anywhere between the undisturbed steady state and the alternatives.
+// SteadyOptions::disturb_wake), or when the first wake goes the other way (the second start CPU's
+// task wakes the first's). Whether and when either happens in a run is timing the model cannot
+// know (policy-model.md section 7 item 1): with an alternative, the prediction is uncertain,
+// anywhere between the undisturbed steady state and the alternatives.
 struct SteadyAlternative {
-  int busy_cpu = -1;                         // the wakee's prev CPU, busy at the disturbed wake
+  int busy_cpu = -1;  // the wakee's prev CPU, busy at the disturbed wake; -1: the reversed start
   int waker_cpu = -1;
+  std::string cause;  // "a wake from CPU 0 finds CPU 1 busy", "the first wake goes from 2 to 0"
   std::map<PlacementClass, double> classes;  // where the pair settles after it
   std::vector<int> cpus;
 };
@@ -92,8 +94,8 @@ std::vector<SteadyResult> simulate_steady_state(const SchedTopology& sched,
 
 // {"topology", "sync", "current_cpu", "start": [a, b], "busy", "allowed",
 //  "policies": {id: {"settled", "transient_wakes", "cycle_wakes", "classes": {class: fraction},
-//  "cpus": [...], "uncertain"?: {"reason", "alternatives": [{"busy_cpu", "waker_cpu", "classes",
-//  "cpus"}], "range": {class: [lo, hi]}}}}, "groups": [{"name", "policies", "classes"}]}
+//  "cpus": [...], "uncertain"?: {"reason", "alternatives": [{"cause", "busy_cpu", "waker_cpu",
+//  "classes", "cpus"}], "range": {class: [lo, hi]}}}}, "groups": [{"name", "policies", "classes"}]}
 nlohmann::json steady_to_json(const SchedTopology& sched, const SteadyOptions& opt,
                               const std::vector<SteadyResult>& results);
 std::string render_steady_text(const nlohmann::json& steady);

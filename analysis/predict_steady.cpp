@@ -51,7 +51,8 @@ std::pair<int, int> default_start_pair(const SchedTopology& sched,
 SteadyResult simulate_steady_state(const SchedTopology& sched, const SteadyOptions& opt,
                                    const WakeupPolicy& policy) {
   auto [def_a, def_b] = default_start_pair(sched, opt.allowed);
-  int cpu[2] = {opt.start_a.value_or(def_a), opt.start_b.value_or(def_b)};
+  const int start[2] = {opt.start_a.value_or(def_a), opt.start_b.value_or(def_b)};
+  int cpu[2] = {start[0], start[1]};
   for (int c : {cpu[0], cpu[1]}) {
     if (!sched.has_cpu(c)) {
       throw std::invalid_argument("start CPU " + std::to_string(c) + " is not in topology " +
@@ -138,18 +139,29 @@ SteadyResult simulate_steady_state(const SchedTopology& sched, const SteadyOptio
   }
   res.cpus.assign(cpus.begin(), cpus.end());
   if (opt.try_disturbances && res.settled) {
+    auto keep = [&](const SteadyResult& alt, int busy, int waker, const std::string& cause) {
+      auto same = [&](const SteadyAlternative& a) { return a.classes == alt.classes; };
+      if (alt.settled && alt.classes != res.classes &&
+          std::none_of(res.alternatives.begin(), res.alternatives.end(), same)) {
+        res.alternatives.push_back({busy, waker, cause, alt.classes, alt.cpus});
+      }
+    };
     for (int k = 0; k < res.cycle_wakes; ++k) {
       SteadyOptions d = opt;
       d.disturb_wake = res.transient_wakes + k;
       d.try_disturbances = false;
-      SteadyResult alt = simulate_steady_state(sched, d, policy);
       const Wake& at = wakes[res.transient_wakes + k];
-      auto same = [&](const SteadyAlternative& a) { return a.classes == alt.classes; };
-      if (alt.settled && alt.classes != res.classes &&
-          std::none_of(res.alternatives.begin(), res.alternatives.end(), same)) {
-        res.alternatives.push_back({at.prev, at.waker, alt.classes, alt.cpus});
-      }
+      keep(simulate_steady_state(sched, d, policy), at.prev, at.waker,
+           "a wake from CPU " + std::to_string(at.waker) + " finds CPU " + std::to_string(at.prev) +
+               " busy");
     }
+    SteadyOptions r = opt;  // the other task wakes first
+    r.start_a = start[1];
+    r.start_b = start[0];
+    r.try_disturbances = false;
+    keep(simulate_steady_state(sched, r, policy), -1, start[1],
+         "the first wake goes from CPU " + std::to_string(start[1]) + " to CPU " +
+             std::to_string(start[0]));
   }
   return res;
 }
@@ -177,7 +189,8 @@ json uncertain_json(const SteadyResult& r) {
   json alts = json::array();
   for (const auto& a : r.alternatives) {
     for (const auto& [c, f] : a.classes) seen.insert(c);
-    alts.push_back({{"busy_cpu", a.busy_cpu},
+    alts.push_back({{"cause", a.cause},
+                    {"busy_cpu", a.busy_cpu},
                     {"waker_cpu", a.waker_cpu},
                     {"classes", classes_json(a.classes)},
                     {"cpus", a.cpus}});
@@ -197,8 +210,9 @@ json uncertain_json(const SteadyResult& r) {
   }
   return {{"reason",
            "one wake that finds the wakee's previous CPU busy for a moment (a kworker, a softirq, "
-           "another thread) moves the pair to another steady state, and whether and when that "
-           "happens in a run is timing the model cannot know (policy-model.md section 7 item 1)"},
+           "another thread), or a first wake that goes the other way, leads the pair to another "
+           "steady state, and whether and when that happens in a run is timing the model cannot "
+           "know (policy-model.md section 7 item 1)"},
           {"alternatives", alts},
           {"range", range}};
 }
@@ -274,8 +288,8 @@ std::string render_steady_text(const json& steady) {
       for (const auto& a : r.at("uncertain").at("alternatives")) {
         out << std::setw(26) << "" << "uncertain: or "
             << format_cpu_list(a.at("cpus").get<std::vector<int>>()) << " "
-            << classes_text(a.at("classes")) << " once a wake finds CPU " << a.at("busy_cpu")
-            << " busy\n";
+            << classes_text(a.at("classes")) << " once "
+            << a.at("cause").get<std::string>() << "\n";
       }
     }
   }

@@ -87,11 +87,12 @@ def test_uncertain_prediction_is_held_to_its_range():
     e = entry("pipe", "sync", {"mainline": {"smt-sibling": 1.0}}, obs)
     e["policies"]["mainline"]["uncertain"] = {
         "reason": "disturbed wake", "range": {"llc": [0, 1], "smt-sibling": [0, 1]},
-        "alternatives": [{"busy_cpu": 1, "waker_cpu": 0, "classes": {"llc": 1.0}, "cpus": [0, 2]}]}
+        "alternatives": [{"cause": "a wake from CPU 0 finds CPU 1 busy", "busy_cpu": 1,
+                          "waker_cpu": 0, "classes": {"llc": 1.0}, "cpus": [0, 2]}]}
     pred = {"mechanisms": [e]}
     rep = compute_agreement(results_for(pred), pred, "mainline")
     row = rep["cases"][0]
     assert (row["agreement"], row["strict_agreement"]) == (1.0, 0.6)
     assert row["uncertain"]["best_share"] == 0.4 and "attribution" not in row
-    assert "uncertain: or llc 100% on CPUs [0, 2] once a wake finds CPU 1 busy" \
+    assert "uncertain: or llc 100% on CPUs [0, 2] once a wake from CPU 0 finds CPU 1 busy" \
         in render_agreement(rep)

@@ -250,8 +250,8 @@ def render_agreement(report):
         if "uncertain" in c:
             u = c["uncertain"]
             for a in u["alternatives"]:
-                lines.append(f"    uncertain: or {pct(a['classes'])} on CPUs {a['cpus']} once a "
-                             f"wake finds CPU {a['busy_cpu']} busy")
+                lines.append(f"    uncertain: or {pct(a['classes'])} on CPUs {a['cpus']} once "
+                             f"{a['cause']}")
             lines.append(f"    best mix: {u['best_share'] * 100:.0f}% of that; strict agreement "
                          f"{c['strict_agreement'] * 100:.0f}%")
         for why in c.get("attribution", []):
