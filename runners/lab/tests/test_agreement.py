@@ -41,7 +41,7 @@ def test_agreement_holds_the_named_policy():
     assert pair["mechanisms"]["pipe"]["model_consistent"] == 1
     assert main["mechanisms"]["pipe"]["model_consistent"] == 0
     # mainline's own model rides along for the matrix's predicted shift
-    assert pair["cases"][0]["mainline_model"] == {"llc": 1.0}
+    assert pair["cases"][0]["mainline_model"] == [{"llc": 1.0}]
     assert main["disagreements"] and not pair["disagreements"]
     assert [c["mechanism"] for c in pair["not_compared"]] == ["spin"]
     assert "vs the sync-pair model" in render_agreement(pair)

@@ -8,7 +8,8 @@ from wblab import LabError
 from wblab.cli import topology_args
 from wblab.initramfs import guest_job
 from wblab.kernel import read_meta, resolve_kernel
-from wblab.matrix import cell_rows, direction, distance, render, update_doc
+from wblab.matrix import cell_rows, direction, direction_ok, distance, render, shift_text, \
+    update_doc
 
 ORDER = ["same-cpu", "smt-sibling", "cluster", "llc", "cross-llc", "cross-numa"]
 
@@ -76,11 +77,12 @@ def test_distance_and_direction():
     assert direction(-0.05) == 0 and direction(-0.5) == -1 and direction(0.3) == 1
 
 
-def report(policy, model, observed, mainline_model):
+def report(policy, model, observed, mainline_model, alternatives=()):
     return {"policy": policy, "cases": [{
         "name": "pipe/threads/kernel", "mechanism": "pipe", "wake_flags": "sync",
-        "agreement": 0.5, "observed": {"classes": observed}, "model": {"classes": model},
-        "mainline_model": mainline_model, "attribution": ["because"]}]}
+        "agreement": 0.5, "observed": {"classes": observed},
+        "model": {"classes": model, "states": [model, *alternatives]},
+        "mainline_model": [mainline_model, *alternatives], "attribution": ["because"]}]}
 
 
 def test_cell_rows_shift_against_mainlines_run():
@@ -90,7 +92,8 @@ def test_cell_rows_shift_against_mainlines_run():
     pair = report("sync-pair", {"same-cpu": 1.0}, {"same-cpu": 0.9, "llc": 0.1},
                   {"smt-sibling": 1.0})
     row = cell_rows(pair, base, ORDER)["pipe/threads/kernel"]
-    assert row["model_shift"] == -1.0 and row["observed_shift"] == -1.5 and row["direction_ok"]
+    assert row["model_shift"] == [-1.0, -1.0] and row["observed_shift"] == -1.5
+    assert row["direction_ok"]
     wrong = report("sync-pair", {"same-cpu": 1.0}, {"llc": 1.0}, {"smt-sibling": 1.0})
     assert not cell_rows(wrong, base, ORDER)["pipe/threads/kernel"]["direction_ok"]
     assert "observed_shift" not in cell_rows(base, base, ORDER)["pipe/threads/kernel"]
@@ -131,3 +134,17 @@ def test_uncertain_cell_is_marked_with_its_strict_figure():
     assert ("smt2 / mainline / pipe/threads/kernel: observed smt-sibling 60% llc 40%; model "
             "smt-sibling 100% or llc 100%; best mix 40% of the second, agreement 100%, strict 60%"
             ) in text
+
+
+def test_uncertain_models_predict_a_shift_interval():
+    # Both kernels' models: siblings, or llc after a disturbed wake; mainline's run happened to go
+    # llc 50%, the patched one stayed on siblings: -1.0 lies inside the interval [-2, +2].
+    base = report("mainline", {"smt-sibling": 1.0}, {"smt-sibling": 0.5, "llc": 0.5},
+                  {"smt-sibling": 1.0}, [{"llc": 1.0}])
+    pair = report("sync-pair", {"smt-sibling": 1.0}, {"smt-sibling": 1.0},
+                  {"smt-sibling": 1.0}, [{"llc": 1.0}])
+    row = cell_rows(pair, base, ORDER)["pipe/threads/kernel"]
+    assert row["model_shift"] == [-2.0, 2.0] and row["observed_shift"] == -1.0
+    assert row["direction_ok"]
+    assert direction_ok(0.0, -1.0, -1.0) is False and direction_ok(-0.05, 0.0, 0.0)
+    assert shift_text([-2.0, 2.0]) == "[-2.00,+2.00]" and shift_text([-1.0, -1.0]) == "-1.00"

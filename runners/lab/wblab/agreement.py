@@ -21,6 +21,15 @@ SHARE = 0.10
 
 
 
+def steady_states(model):
+    """A policy's steady state and its uncertain alternatives, as class distributions."""
+    if not model:
+        return []
+    alts = (model.get("uncertain") or {}).get("alternatives", [])
+    return [{c: f for c, f in d.items() if f > 0} for d in
+            [model.get("classes", {})] + [a["classes"] for a in alts]]
+
+
 def tv_agreement(p, q):
     """1 - total variation distance between two class distributions ({class: fraction})."""
     return 1 - sum(abs(p.get(c, 0) - q.get(c, 0)) for c in set(p) | set(q)) / 2
@@ -188,10 +197,8 @@ def compute_agreement(results, pred, policy="mainline", steady=None):
                "name": case.get("name"), "wake_flags": e.get("wake_flags"),
                "start": e.get("start"), "allowed": e.get("allowed"),
                "model": {"classes": pc, "cpus": model.get("cpus"),
-                         "settled": model.get("settled")},
-               "mainline_model": {c: f for c, f in
-                                  e["policies"].get("mainline", {}).get("classes", {}).items()
-                                  if f > 0},
+                         "settled": model.get("settled"), "states": steady_states(model)},
+               "mainline_model": steady_states(e["policies"].get("mainline", {})),
                "observed": {"classes": obs, "round_trips": n, "cpus": observed.get("cpus"),
                             "migrations": measured.get("migrations")},
                "agreement": round(agree, 3), "strict_agreement": round(strict, 3),

@@ -36,6 +36,21 @@ def direction(x):
     return 0 if abs(x) < SHIFT_EPS else (1 if x > 0 else -1)
 
 
+def shift_range(states, base_states, order):
+    """The model's predicted shift as an interval: the patched kernel's steady states (with any
+    uncertain alternatives) against mainline's, each a mix anywhere between them."""
+    d = [distance(s, order) for s in states]
+    b = [distance(s, order) for s in base_states]
+    return min(d) - max(b), max(d) - min(b)
+
+
+def direction_ok(observed, lo, hi):
+    """Whether the observed shift goes a way (up, down or none) the predicted interval allows."""
+    want = direction(observed)
+    return (want > 0 and hi >= SHIFT_EPS) or (want < 0 and lo <= -SHIFT_EPS) or \
+        (want == 0 and lo < SHIFT_EPS and hi > -SHIFT_EPS)
+
+
 def cell_rows(report, base, order):
     """One row per compared case of `report` (agreement.json of one preset x kernel): agreement,
     observed and predicted shift against `base` (mainline's report on the same preset, or None)."""
@@ -51,12 +66,17 @@ def cell_rows(report, base, order):
         if b is not None and report["policy"] != "mainline":
             row["observed_shift"] = round(distance(c["observed"]["classes"], order)
                                           - distance(b["observed"]["classes"], order), 3)
-            row["model_shift"] = round(distance(c["model"]["classes"], order)
-                                       - distance(c["mainline_model"], order), 3)
-            row["direction_ok"] = (direction(row["observed_shift"]) ==
-                                   direction(row["model_shift"]))
+            lo, hi = shift_range(c["model"].get("states") or [c["model"]["classes"]],
+                                 c["mainline_model"], order)
+            row["model_shift"] = [round(lo, 3), round(hi, 3)]
+            row["direction_ok"] = direction_ok(row["observed_shift"], lo, hi)
         rows[c["name"]] = row
     return rows
+
+
+def shift_text(lohi):
+    lo, hi = lohi
+    return f"{lo:+.2f}" if abs(hi - lo) < 0.005 else f"[{lo:+.2f},{hi:+.2f}]"
 
 
 def render(matrix):
@@ -89,7 +109,7 @@ def render(matrix):
                 if r["agreement"] < GOAL:
                     t = f"**{t}**"
                 if "observed_shift" in r:
-                    t += (f" {r['observed_shift']:+.2f}/{r['model_shift']:+.2f}"
+                    t += (f" {r['observed_shift']:+.2f}/{shift_text(r['model_shift'])}"
                           + ("" if r["direction_ok"] else " (wrong way)"))
                 cells.append(t)
             lines.append(f"| {n} | {flags} | " + " | ".join(cells) + " |")
@@ -123,7 +143,7 @@ def render(matrix):
         lines.append(f"- {p} / {k} / {n}: agreement {r['agreement'] * 100:.0f}%, model "
                      f"{pct_text(r['model'])}, observed {pct_text(r['observed'])}"
                      + (f", shift observed {r['observed_shift']:+.2f} vs predicted "
-                        f"{r['model_shift']:+.2f}" if "observed_shift" in r else ""))
+                        f"{shift_text(r['model_shift'])}" if "observed_shift" in r else ""))
         for why in r["why"]:
             lines.append(f"  - {why}")
     return "\n".join(lines) + "\n"
@@ -247,9 +267,10 @@ def render_document(matrix):
             "variation distance, round trips of 3 fresh pairs x 2000), then for a patched kernel "
             "the observed / predicted shift against mainline's run on the same preset (mean "
             "distance of the wakee from the waker in class steps: same-cpu 0, smt-sibling 1, ...; "
-            "negative = closer to the waker); **bold** is under 90%, ~ a case the model calls "
-            "uncertain (held to its range), (wrong way) a shift the model predicts in the other "
-            "direction (|shift| < 0.1 counts as none).", "",
+            "negative = closer to the waker; an interval where either model is uncertain); **bold** is "
+            "under 90%, ~ a case the model calls uncertain (held to its range), (wrong way) an "
+            "observed shift whose direction the predicted one does not allow (|shift| < 0.1 counts "
+            "as none).", "",
             "Kernels:"]
     head += [kernel_line(p, matrix["kernel_meta"].get(p, {})) for p in matrix["kernels"]]
     return "\n".join(head) + "\n\n" + render(matrix)
