@@ -152,7 +152,8 @@ def render(matrix):
 def kernel_line(policy, info):
     keys = ("source_version", "source_package", "patch_sha256", "config_sha256", "lockdep",
             "build_seconds")
-    return f"- {policy}: " + ", ".join(f"{k} {str(info.get(k))[:16]}" for k in keys if k in info)
+    return f"- {policy}: " + ", ".join(
+        f"{k} {str(info[k])[:16] if k.endswith('sha256') else info[k]}" for k in keys if k in info)
 
 
 def update_doc(doc, table):
@@ -262,8 +263,9 @@ def topology_order(out):
 
 
 def render_document(matrix):
-    head = [f"Measured {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC. Per "
-            "cell: agreement of the kernel's placements with its own policy's model (1 - total "
+    head = [f"Rendered {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC from "
+            "each cell's results.json (the guests' own run times are in their lab-summary.json). "
+            "Per cell: agreement of the kernel's placements with its own policy's model (1 - total "
             "variation distance, round trips of 3 fresh pairs x 2000), then for a patched kernel "
             "the observed / predicted shift against mainline's run on the same preset (mean "
             "distance of the wakee from the waker in class steps: same-cpu 0, smt-sibling 1, ...; "
