@@ -1,7 +1,6 @@
 """Placements held against a policy's model (agreement.py) and the checks of what a guest brought
 back (guest.py)."""
-from wblab.agreement import compute_agreement, first_wake_reversed, range_agreement, \
-    render_agreement, tv_agreement
+from wblab.agreement import compute_agreement, range_agreement, render_agreement, tv_agreement
 from wblab.guest import class_pairs, pinned_checks
 
 
@@ -51,15 +50,6 @@ def test_missing_policy_is_not_compared():
     pred = {"mechanisms": [entry("pipe", "sync", {"mainline": {"llc": 1.0}}, {"llc": 1.0})]}
     rep = compute_agreement(results_for(pred), pred, "sync-core")
     assert rep["cases"] == [] and rep["not_compared"][0]["reason"] == "no sync-core prediction"
-
-
-def test_first_wake_reversed_fits_a_mix_of_starts():
-    model = {"smt-sibling": 1.0}
-    swapped = {"classes": {"llc": 1.0}, "cpus": [0, 2]}
-    obs = {"smt-sibling": 2 / 3, "llc": 1 / 3}
-    why = first_wake_reversed(model, obs, [0, 1], 3, swapped)
-    assert why and "1 of 3 repetitions" in why
-    assert first_wake_reversed(model, {"smt-sibling": 1.0}, [0, 1], 3, swapped) is None
 
 
 def test_pinned_pairs_are_classified_by_wakebench_topology():

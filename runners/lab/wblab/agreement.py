@@ -49,37 +49,13 @@ def range_agreement(model, alternatives, obs, steps=100):
     return best
 
 
-def first_wake_reversed(pc, obs, start, reps, swapped):
-    """The model starts with the waker (start[0]) waking the wakee (last on start[1]); in the
-    guest the wakee may wake the waker first (whoever reaches the start barrier second wakes the
-    other). `swapped` is the model's steady state from the reversed start; each repetition is a
-    fresh pair, so the observed distribution may be a mix of k repetitions from one start and
-    reps-k from the other. Returns a why-line when a mix with swapped starts fits better."""
-    if not swapped or not start or len(start) < 2:
-        return None
-    sc = {c: f for c, f in swapped["classes"].items() if f > 0}
-    best = (tv_agreement(pc, obs), 0)
-    for k in range(1, reps + 1):
-        mix = {c: (pc.get(c, 0) * (reps - k) + sc.get(c, 0) * k) / reps for c in set(pc) | set(sc)}
-        best = max(best, (tv_agreement(mix, obs), k))
-    if best[1] == 0 or best[0] < tv_agreement(pc, obs) + SHARE:
-        return None
-    return (f"first wake reversed: from the wakee on CPU {start[1]} waking the waker (last on "
-            f"{start[0]}) first, the model settles on {pct_text(sc)} on CPUs {swapped.get('cpus')}; "
-            + (f"all {reps} repetition(s) from that start match" if best[1] == reps else
-               f"{best[1]} of {reps} repetitions from that start and the rest from the model's "
-               "match") +
-            f" the observed placements {best[0] * 100:.0f}% (the order of the pair's first "
-            "wakes, e.g. at the start barrier, is not the model's; it happens in the warm-up)")
-
-
 def pct_text(d):
     return " ".join(f"{c} {f * 100:.0f}%" if f >= 0.005 else f"{c} <1%" for c, f in
                     sorted(d.items(), key=lambda kv: -kv[1]) if f > 0) or "-"
 
 
 def attribute(pred, obs, settled, migrations, start, observed_cpus, round_trips, reps,
-              model_cpus=(), reversed_start=None):
+              model_cpus=()):
     """Why the guest kernel's placements differ from the model's steady state, in the model's own
     terms (policy-model.md section numbers): the snapshot model fixes what the kernel decides from
     timing, so each rule names the assumption the observation breaks."""
@@ -139,8 +115,6 @@ def attribute(pred, obs, settled, migrations, start, observed_cpus, round_trips,
                        "it left the start CPU during the warm-up round trips (its first wakes, or "
                        "load balancing), so the measured ping-pong ran from another state than "
                        "the model's")
-    if reversed_start:
-        why.insert(0, reversed_start)
     moved = {k: v for k, v in (migrations or {}).items() if v}
     if moved:
         why.append("migrations during the measurement: " + ", ".join(
@@ -149,12 +123,12 @@ def attribute(pred, obs, settled, migrations, start, observed_cpus, round_trips,
     return why or ["no model explanation found; see the predictor's verdict"]
 
 
-def compute_agreement(results, pred, policy="mainline", steady=None):
+def compute_agreement(results, pred, policy="mainline"):
     """Per kernel-placed case: the overlap between `policy`'s steady-state class distribution and
     the observed histogram (1 - total variation distance: 1 = same distribution); per mechanism the
     round-trip-weighted mean, and how many cases the predictor itself calls consistent with a
-    policy group that contains `policy`. `steady(flags, start, allowed)` gives the model's steady
-    state from another start (the reversed first wake), or None."""
+    policy group that contains `policy`. A case the model calls uncertain (its steady state, or
+    another one a disturbed wake or the reversed first wake leads to) is held to the best mix."""
     by_name = {(c.get("mechanism"), c.get("mode"), c.get("placement")): c
                for c in results.get("cases", [])}
     cases, per_mech, not_compared = [], {}, []
@@ -212,12 +186,9 @@ def compute_agreement(results, pred, policy="mainline", steady=None):
         if agree < 1 - pred.get("consistent_distance", SHARE):
             reps = len(case.get("repetitions") or []) or 1
             start = e.get("start")
-            swapped = (steady(e.get("wake_flags"), [start[1], start[0]], e.get("allowed"))
-                       if steady and start and len(start) == 2 else None)
             row["attribution"] = attribute(
                 pc, obs, model.get("settled", True), measured.get("migrations"), start,
-                observed.get("cpus"), n, reps, model.get("cpus"),
-                first_wake_reversed(pc, obs, start, reps, swapped))
+                observed.get("cpus"), n, reps, model.get("cpus"))
         cases.append(row)
         m = per_mech.setdefault(e["mechanism"], {"wake_flags": e.get("wake_flags"), "cases": 0,
                                                   "round_trips": 0, "weighted": 0.0,
@@ -283,7 +254,7 @@ def run_json(cmd):
 def agreement(wakebench, results_path, out, policy="mainline"):
     """Runs `wakebench predict --results` on the guest's result set and holds, per mechanism,
     `policy`'s model against the placements the guest kernel made; writes predict.json,
-    topology.xml, agreement.json and agreement.txt into `out`."""
+    agreement.json and agreement.txt into `out`."""
     pred, msg = run_json([wakebench, "predict", "--results", results_path, "--json"])
     if pred is None:
         print(f"\nagreement report: not produced: `wakebench predict --results` failed: {msg}")
@@ -293,25 +264,7 @@ def agreement(wakebench, results_path, out, policy="mainline"):
                  "timings; only the placements are the guest kernel's own")
     write_atomic(out / "predict.json", json.dumps(saved, indent=1) + "\n")
     results = json.loads(results_path.read_text())
-    xml = out / "topology.xml"
-    write_atomic(xml, results["topology"]["xml"])
-
-    def steady(flags, start, allowed):
-        """`policy`'s steady state on the guest's topology from another start (None on error)."""
-        opt = {"sync": "--sync", "none": "--no-sync", "current-cpu": "--current-cpu"}.get(flags)
-        if not opt:
-            return None
-        cmd = [wakebench, "predict", "--topology", xml, "--steady", opt, "--start",
-               f"{start[0]},{start[1]}", "--json"]
-        if allowed and allowed != "all":
-            cmd += ["--allowed", str(allowed)]
-        got, _ = run_json(cmd)
-        for s in (got or {}).get("steady", []):
-            if policy in s.get("policies", {}):
-                return s["policies"][policy]
-        return None
-
-    report = compute_agreement(results, pred, policy, steady)
+    report = compute_agreement(results, pred, policy)
     text = render_agreement(report)
     write_atomic(out / "agreement.json", json.dumps(report, indent=1) + "\n")
     write_atomic(out / "agreement.txt", text)
