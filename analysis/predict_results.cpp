@@ -195,6 +195,9 @@ json predict(const json& rs, const std::vector<CaseView>& views) {
                   {"cpus", r["cpus"]},
                   {"settled", r["settled"]},
                   {"first_paths", r["path"]}};
+        // Where one disturbed wake can move the pair instead (steady_to_json): the range.
+        if (r.contains("uncertain")) p["uncertain"] = r["uncertain"];
+        if (r.contains("uncertain")) p["uncertain"] = r["uncertain"];  // a balancer move's range
         double rtt = 0;
         json missing = json::array();
         std::string unpriced;
@@ -441,6 +444,11 @@ std::string render_results_text(const json& p) {
         out << "  (" << why << ")";
       }
       out << "\n";
+      // Uncertain (steady_to_json): where one disturbed wake leads instead.
+      const json& first = e.at("policies").at(g.at("policies")[0].get<std::string>());
+      if (first.contains("uncertain"))
+        for (const auto& a : first["uncertain"]["alternatives"])
+          out << std::string(58, ' ') << "uncertain: or " << classes_text(a.at("classes")) << "\n";
     }
   }
   out << "  premises:\n";
