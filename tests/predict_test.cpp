@@ -25,7 +25,7 @@ namespace {
 using nlohmann::json;
 
 const std::string kFixtures = WB_FIXTURES_DIR;
-const std::string kFixtures = std::string(WB_FIXTURES_DIR) + "/predict";
+const std::string kPredict = kFixtures + "/predict";
 const std::string kBoxC = kFixtures + "/topologies/model/box-c-8c-smt2-stride8-1llc.xml";
 
 std::string read_file(const std::string& path) {
@@ -291,7 +291,7 @@ TEST(Steady, DefaultStartIsAnLlcPairAndCpusetIsHonoured) {
 // ---- result sets ----------------------------------------------------------------------------
 
 json fixture_results(const std::string& xml_file = kBoxC) {
-  json rs = json::parse(read_file(kFixtures + "/results-box-c.json"));
+  json rs = json::parse(read_file(kPredict + "/results-box-c.json"));
   rs["topology"]["xml"] = read_file(xml_file);
   return rs;
 }
@@ -476,7 +476,7 @@ CliRun run_cli(const std::string& args) {
 
 TEST(PredictCli, ScenarioJsonHasTheContractShape) {
   CliRun r =
-      run_cli("--topology " + kBoxC + " --scenario " + kFixtures + "/c2-busy-prev.json --json");
+      run_cli("--topology " + kBoxC + " --scenario " + kPredict + "/c2-busy-prev.json --json");
   ASSERT_EQ(r.status, 0) << r.err;
   json j = json::parse(r.out);
   EXPECT_EQ(j["scenario"]["waker"], 2);
@@ -489,7 +489,7 @@ TEST(PredictCli, ScenarioJsonHasTheContractShape) {
   EXPECT_EQ(j["policies"]["mainline"]["cpu"], 3);  // vector C2
   EXPECT_EQ(j["policies"]["sync-core-v2"]["cpu"], 10);
   EXPECT_EQ(j["policies"]["sync-core-v2"]["class"], "smt-sibling");
-  CliRun text = run_cli("--topology " + kBoxC + " --scenario " + kFixtures + "/c2-busy-prev.json");
+  CliRun text = run_cli("--topology " + kBoxC + " --scenario " + kPredict + "/c2-busy-prev.json");
   ASSERT_EQ(text.status, 0) << text.err;
   EXPECT_NE(text.out.find("sync-core-v2"), std::string::npos);
 }
