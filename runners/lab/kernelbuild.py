@@ -263,7 +263,7 @@ def configure(src, build, fragments, config_sha):
                          + "\n  ".join(bad))
 
 
-def build(policy, lockdep, jobs):
+def build(policy, lockdep, jobs, nice):
     debian = source_package()
     version = upstream_version(debian)
     fragments = FRAGMENTS[lockdep]
@@ -293,7 +293,7 @@ def build(policy, lockdep, jobs):
         log(f"building {version} {policy}{' (lockdep)' if lockdep else ''} with -j{jobs}, "
             f"log {logfile}")
         with open(logfile, "w") as f:
-            rc = subprocess.run(["nice", "-n", "15", "make", f"O={bdir}", f"-j{jobs}",
+            rc = subprocess.run(["nice", "-n", str(nice), "make", f"O={bdir}", f"-j{jobs}",
                                  f"LOCALVERSION=-{policy}", "bzImage"],
                                 cwd=src, env=make_env(), stdout=f, stderr=subprocess.STDOUT)
         if rc.returncode:
@@ -322,6 +322,8 @@ def main(argv=None):
     ap.add_argument("--lockdep", action="store_true",
                     help="PROVE_LOCKING/PROVE_RCU build (its own build directory and image)")
     ap.add_argument("--jobs", type=int, default=2, help="make -j (default 2)")
+    ap.add_argument("--nice", type=int, default=15,
+                    help="niceness of the build (default 15: a shared box stays usable)")
     ap.add_argument("--check-patches", action="store_true",
                     help="only check that every patch applies with no offset and no fuzz")
     args = ap.parse_args(argv)
@@ -333,7 +335,7 @@ def main(argv=None):
             raise BuildError("give --policy NAME or --check-patches")
         if args.jobs < 1:
             raise BuildError(f"--jobs {args.jobs}: must be at least 1")
-        print(build(resolve_policy(args.policy), args.lockdep, args.jobs))
+        print(build(resolve_policy(args.policy), args.lockdep, args.jobs, args.nice))
         return 0
     except BuildError as e:
         print(f"build-kernel: {e}", file=sys.stderr)
