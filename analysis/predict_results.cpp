@@ -197,7 +197,6 @@ json predict(const json& rs, const std::vector<CaseView>& views) {
                   {"first_paths", r["path"]}};
         // Where one disturbed wake can move the pair instead (steady_to_json): the range.
         if (r.contains("uncertain")) p["uncertain"] = r["uncertain"];
-        if (r.contains("uncertain")) p["uncertain"] = r["uncertain"];  // a balancer move's range
         double rtt = 0;
         json missing = json::array();
         std::string unpriced;
