@@ -24,8 +24,6 @@ using nlohmann::json;
 // wakelist races (section 2), which move a minority of wakes, not the bulk.
 constexpr double kConsistentDistance = 0.25;
 
-const char* kSchema = "wakebench-results";
-constexpr int kSchemaVersion = 1;
 
 bool is_kernel_placement(const std::string& p) {
   return p == "kernel" || p.rfind("kernel:", 0) == 0;
@@ -171,15 +169,17 @@ std::string missing_reason(const SchedTopology& sched, const std::vector<MechMod
 json predict_for_results(const json& rs) {
   if (!rs.is_object()) throw std::invalid_argument("result set: not a JSON object");
   std::string schema = rs.value("schema", std::string());
-  if (schema != kSchema) {
-    throw std::invalid_argument("result set: schema \"" + schema + "\" is not \"" + kSchema + "\"");
+  if (schema != kResultSchema) {
+    throw std::invalid_argument("result set: schema \"" + schema + "\" is not \"" +
+                                kResultSchema + "\"");
   }
   if (!rs.contains("schema_version") || !rs["schema_version"].is_number_integer() ||
-      rs["schema_version"].get<int>() != kSchemaVersion) {
+      !readable_result_schema(rs["schema_version"].get<int>())) {
     throw std::invalid_argument(
         "result set: schema_version " +
         (rs.contains("schema_version") ? rs["schema_version"].dump() : std::string("(missing)")) +
-        " is not " + std::to_string(kSchemaVersion));
+        " is not " + std::to_string(kOldestResultSchemaVersion) + " .. " +
+        std::to_string(kResultSchemaVersion));
   }
   if (!rs.contains("topology") || !rs["topology"].is_object() || !rs["topology"].contains("xml") ||
       !rs["topology"]["xml"].is_string()) {

@@ -99,9 +99,10 @@ ResultSet parse_result_set(const std::string& text, const std::string& path) {
   if (!doc.contains("schema_version") || !doc["schema_version"].is_number_integer()) {
     fail(path, "missing or non-integer \"schema_version\"");
   }
-  if (const int v = doc["schema_version"].get<int>(); v != kResultSchemaVersion) {
+  if (const int v = doc["schema_version"].get<int>(); !readable_result_schema(v)) {
     fail(path, "schema_version " + std::to_string(v) + " is not supported (this wakebench reads " +
-                   "version " + std::to_string(kResultSchemaVersion) + ")");
+                   "versions " + std::to_string(kOldestResultSchemaVersion) + " to " +
+                   std::to_string(kResultSchemaVersion) + ")");
   }
   if (!doc.contains("cases") || !doc["cases"].is_array()) fail(path, "missing \"cases\" array");
   for (std::size_t i = 0; i < doc["cases"].size(); ++i) validate_case(path, i, doc["cases"][i]);

@@ -35,8 +35,8 @@ struct ResultSet {
 };
 
 // Reads and validates a result set. Throws std::runtime_error with one line naming the file:
-// "results FILE: invalid JSON at byte 1234: ...", "results FILE: schema_version 2 is not
-// supported (this wakebench reads version 1)", "results FILE: cases[3]: missing \"mode\"".
+// "results FILE: invalid JSON at byte 1234: ...", "results FILE: schema_version 3 is not
+// supported (this wakebench reads versions 1 to 2)", "results FILE: cases[3]: missing \"mode\"".
 ResultSet load_result_set(const std::string& path);
 // Same checks on a document already in memory; `path` is only used in messages.
 ResultSet parse_result_set(const std::string& text, const std::string& path);

@@ -16,25 +16,32 @@ void add_compare_command(CLI::App& app) {
     std::vector<std::string> files;
     std::string metric = "median";
     std::string format = "text";
+    std::string noise;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand(
       "compare",
       "Compare result sets case by case: the first is the baseline (1.00); each other set shows "
-      "ratio, change (+ = better), sd% and a Mann-Whitney U p-value over repetitions");
+      "ratio, change (+ = better) with its confidence interval, sd% and a Benjamini-Hochberg "
+      "q-value over repetitions; * = significant and above the noise floor");
   cmd->add_option("files", args->files, "BASE.json NEW.json [MORE.json...]")
       ->required()
       ->expected(2, -1);
   cmd->add_option("--metric", args->metric,
-                  "median|p99|mean|min|p90|p999|max|wakeup-median|wakeup-p99|tps, or a perf "
-                  "counter per round trip: EVENT (waker + wakee), waker:EVENT, wakee:EVENT")
+                  "median|p99|mean|min|p90|p999|max, wakeup-<any of those>, tps, or a perf "
+                  "counter per round trip (shown, never tested: counted in one pass): EVENT "
+                  "(waker + wakee), waker:EVENT, wakee:EVENT")
       ->capture_default_str();
   cmd->add_option("--format", args->format, "text|markdown|csv|json")
       ->check(CLI::IsMember({"text", "markdown", "csv", "json"}))
       ->capture_default_str();
+  cmd->add_option("--noise", args->noise,
+                  "A/A noise floor of this machine (wakebench noise A.json B.json --out FILE): a "
+                  "change smaller than the case's is never starred");
   cmd->callback([args] {
     CompareOptions options;
     options.metric = parse_metric(args->metric);
+    if (!args->noise.empty()) options.noise = load_noise(args->noise);
     const CompareFormat format = parse_compare_format(args->format);
     std::vector<ResultSet> sets;
     for (const std::string& f : args->files) sets.push_back(load_result_set(f));
