@@ -22,7 +22,7 @@ struct NoiseFloor {
   std::string path;                // the noise file, for messages ("" when built in memory)
   std::vector<std::string> sets;   // the A/A result sets it was measured from
   std::string hostname;            // the machine they ran on
-  // case_key() -> metric id -> the largest |change| in percent between two A/A sets.
+  // CaseView::key() -> metric id -> the largest |change| in percent between two A/A sets.
   std::map<std::string, std::map<std::string, double>> floor_pct;
 
   std::optional<double> floor(const std::string& case_key, const std::string& metric) const;

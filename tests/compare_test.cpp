@@ -163,17 +163,20 @@ TEST(ResultSetIo, MachineSummaryAndCaseKey) {
   ASSERT_TRUE(rs.machine.counts.has_value());
   EXPECT_EQ(rs.machine.counts->numa_nodes, 2);
   EXPECT_EQ(format_counts(rs.machine), "pus 32, cores 16, llcs 2, numa 2, smt 2");
-  const nlohmann::json c = rs.cases()[1];
-  EXPECT_EQ(case_key(c),
+  EXPECT_EQ(rs.views[1].key(),
             "pipe/processes/llc {\"background\":\"none\",\"pairs\":1,\"payload\":1,\"work_ns\":0}");
+  const auto key_of = [](const nlohmann::json& c) {
+    return parse_cases(nlohmann::json::array({c})).front();
+  };
+  const nlohmann::json c = rs.cases()[1];
   nlohmann::json paired = c;
   paired["name"] = "pipe/processes/llc/pair1";
   paired["cpus"] = {{"waker", 5}, {"wakee", 7}};  // CPU ids are not part of the key
-  EXPECT_EQ(pair_suffix(paired), "/pair1");
-  EXPECT_NE(case_key(paired), case_key(c));
+  EXPECT_EQ(key_of(paired).pair, "/pair1");
+  EXPECT_NE(key_of(paired).key(), key_of(c).key());
   nlohmann::json moved = c;
   moved["cpus"] = {{"waker", 40}, {"wakee", 41}};
-  EXPECT_EQ(case_key(moved), case_key(c));
+  EXPECT_EQ(key_of(moved).key(), key_of(c).key());
 }
 
 Comparison compare_fixtures(const std::vector<std::string>& names, const std::string& metric) {
@@ -249,8 +252,8 @@ TEST(Compare, NoiseFloorFromAaSetsBoundsWhatIsStarred) {
                                  load_result_set(fixture("new.json"))};
   // base and new measured as if they were an A/A pair: the floor of each case is their change.
   const NoiseFloor aa = measure_noise(sets);
-  const std::string key = case_key(sets[0].cases()[1]);
-  ASSERT_EQ(sets[0].cases()[1]["placement"], "llc");
+  const std::string key = sets[0].views[1].key();
+  ASSERT_EQ(sets[0].views[1].placement, "llc");
   ASSERT_TRUE(aa.floor(key, "median"));
   EXPECT_NEAR(*aa.floor(key, "median"), (1.0 - 2445.0 / 3710.0) * 100.0, 1e-9);
   EXPECT_FALSE(aa.floor(key, "no-such-metric"));
@@ -289,10 +292,13 @@ TEST(Compare, NoiseFloorFromAaSetsBoundsWhatIsStarred) {
 
 // Result sets of schema 2 hold every statistic per repetition: p90 is tested like the median.
 TEST(Compare, TestsEveryRttStatisticFromRepetitions) {
-  ResultSet a = load_result_set(fixture("base.json")), b = load_result_set(fixture("new.json"));
-  for (ResultSet* rs : {&a, &b})
-    for (auto& c : rs->doc["cases"])
+  const auto with_p90 = [](const std::string& name) {
+    ResultSet rs = load_result_set(fixture(name));
+    for (auto& c : rs.doc["cases"])
       for (auto& r : c["repetitions"]) r["p90"] = r["median"].get<double>() * 1.5;
+    return parse_result_set(rs.doc.dump(), rs.path);
+  };
+  const ResultSet a = with_p90("base.json"), b = with_p90("new.json");
   CompareOptions o;
   o.metric = parse_metric("p90");
   const Comparison cmp = compare_result_sets({a, b}, o);
