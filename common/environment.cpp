@@ -20,8 +20,14 @@
 #include <cpuid.h>
 #endif
 
+#include "common/cpu_sysfs.h"
+#include "common/cpuinfo.h"
 #include "common/cpulist.h"
 #include "common/idle_latency.h"
+#include "common/kernel_files.h"
+#include "common/sched_domains.h"
+#include "common/sched_features.h"
+#include "common/schedstat.h"
 #include "common/sys.h"
 
 namespace wb {
@@ -140,19 +146,13 @@ json capture_kernel(const struct utsname& u) {
 json capture_cpu(const struct utsname& u, CpuInfo* info_out, json* info_error) {
   json cpu = {{"arch", u.machine}};
   std::string why;
-  auto text = read_text_file("/proc/cpuinfo", &why);
-  if (!text) {
+  auto read = read_cpuinfo(&why);
+  if (!read) {
     cpu["vendor"] = cpu["model"] = cpu["microcode"] = unavailable(why);
     *info_error = unavailable(why);
     return cpu;
   }
-  try {
-    *info_out = parse_cpuinfo(*text, "/proc/cpuinfo");
-  } catch (const std::exception& e) {
-    cpu["vendor"] = cpu["model"] = cpu["microcode"] = unavailable(e.what());
-    *info_error = unavailable(e.what());
-    return cpu;
-  }
+  *info_out = *read;
   const CpuInfo& info = *info_out;
   cpu["vendor"] =
       info.vendor.empty() ? unavailable("/proc/cpuinfo names no vendor") : json(info.vendor);
