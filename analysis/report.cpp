@@ -53,7 +53,8 @@ std::map<std::string, std::vector<std::string>> varying_params(const std::vector
 std::string row_label(const CaseView& c,
                       const std::map<std::string, std::vector<std::string>>& vary) {
   std::string label = c.mech_mode();
-  if (auto it = vary.find(label); it != vary.end())
+  // format_params prints every param when given no keys: only when some vary.
+  if (auto it = vary.find(label); it != vary.end() && !it->second.empty())
     if (const std::string p = format_params(c.params_json, it->second); !p.empty())
       label += " " + p;
   return label + c.pair;
@@ -146,15 +147,17 @@ std::string gp_end(const std::string& stem, int width, int height) {
   return s.str();
 }
 
-// Tics at 1, 2 and 5 times each power of ten from `lo` to `hi` on a logarithmic axis (gnuplot
-// labels only the powers of ten, too few when the data spans one or two of them).
+// Tics on a logarithmic axis from `lo` to `hi`: at 1, 2 and 5 times each power of ten when the
+// data spans up to two of them (gnuplot would label only one or two), else at the powers of ten.
 std::string log_tics(const char* axis, double lo, double hi) {
   std::ostringstream s;
   s << "set " << axis << "tics (";
   bool first = true;
+  const std::vector<double> steps =
+      hi / std::max(lo, 1.0) <= 300 ? std::vector<double>{1, 2, 5} : std::vector<double>{1};
   for (double decade = std::pow(10.0, std::floor(std::log10(std::max(lo, 1.0))));
        decade <= hi * 10; decade *= 10)
-    for (double m : {1.0, 2.0, 5.0})
+    for (double m : steps)
       if (decade * m >= lo / 2 && decade * m <= hi * 2) {
         s << (first ? "" : ", ") << "'" << fmt("%.0f", decade * m) << "' "
           << fmt("%.0f", decade * m);

@@ -120,7 +120,11 @@ TEST_F(ReportDir, DataFilesHoldTheResultSetsNumbers) {
   int ok_cases = 0;
   for (const CaseView& c : rs.views) ok_cases += c.kind != PlacementKind::kMatrix && c.ok();
   EXPECT_EQ(static_cast<int>(heat.size()), ok_cases);
-  for (const std::string& l : heat) EXPECT_EQ(l.find("cpu:"), std::string::npos) << l;
+  for (const std::string& l : heat) {
+    EXPECT_EQ(l.find("cpu:"), std::string::npos) << l;
+    // Rows name only the params that vary between the cases of a mechanism/mode (none here).
+    EXPECT_EQ(l.find("background="), std::string::npos) << l;
+  }
 
   // The CDF of every ok pipe case, from its histograms: a block per case, rising from 0 to the
   // sample's resolution (2000 samples x 5 repetitions: -log10(1 / 10000) = 4); each case's
