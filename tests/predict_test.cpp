@@ -17,6 +17,7 @@
 #include <sstream>
 #include <string>
 
+#include "common/result_set.h"
 #include "common/topology.h"
 
 namespace wb {
@@ -524,7 +525,7 @@ TEST(Results, OtherSchemaRefusedInOneLine) {
     EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
   }
   rs = fixture_results();
-  rs["schema_version"] = 2;
+  rs["schema_version"] = kResultSchemaVersion + 1;
   EXPECT_THROW(predict_for_results(rs), std::invalid_argument);
   rs = fixture_results();
   rs["topology"].erase("xml");
