@@ -602,8 +602,12 @@ bool CompareRow::in_all() const {
   return std::all_of(cells.begin(), cells.end(), [](const CompareCell& c) { return c.present; });
 }
 
-Comparison compare_result_sets(const std::vector<ResultSet>& sets, const CompareOptions& options) {
+Comparison compare_result_sets(const std::vector<ResultSet>& sets, const CompareOptions& given) {
   if (sets.size() < 2) throw std::invalid_argument("compare needs at least two result sets");
+  // Without --noise, the floor the baseline set stored (`wakebench run --noise FILE`).
+  CompareOptions options = given;
+  if (!options.noise && sets[0].doc.contains("noise"))
+    options.noise = noise_from_json(sets[0].doc["noise"], "results " + sets[0].path + ": noise");
   // Timings of the topology lab (qemu TCG) are emulated: never held against a real machine's.
   const auto emulated = [](const ResultSet& rs) {
     return rs.doc.value("/environment/emulated"_json_pointer, nlohmann::json(false)) == true;

@@ -92,7 +92,8 @@ struct Comparison {
 };
 
 // Needs at least two sets. Throws std::runtime_error if the metric occurs in no case of any set
-// (naming the metric and, for counters, the events that do occur).
+// (naming the metric and, for counters, the events that do occur). Without options.noise, the
+// baseline's stored noise floor (its "noise", from `wakebench run --noise FILE`) applies.
 Comparison compare_result_sets(const std::vector<ResultSet>& sets, const CompareOptions& options);
 
 std::string format_comparison(const Comparison& cmp, CompareFormat format);

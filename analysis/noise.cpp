@@ -72,15 +72,21 @@ nlohmann::json noise_json(const NoiseFloor& n) {
 
 NoiseFloor load_noise(const std::string& path) {
   const std::string text = read_input_file("noise", path);
-  const auto fail = [&](const std::string& what) -> void {
-    throw std::runtime_error("noise " + path + ": " + what);
-  };
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    fail(describe_json_error(e, text.size()));
+    throw std::runtime_error("noise " + path + ": " + describe_json_error(e, text.size()));
   }
+  NoiseFloor n = noise_from_json(doc, "noise " + path);
+  n.path = path;
+  return n;
+}
+
+NoiseFloor noise_from_json(const nlohmann::json& doc, const std::string& where) {
+  const auto fail = [&](const std::string& what) -> void {
+    throw std::runtime_error(where + ": " + what);
+  };
   if (!doc.is_object() || doc.value("schema", nlohmann::json()) != kNoiseSchema)
     fail(std::string("not a noise file (expected \"schema\": \"") + kNoiseSchema +
          "\"; make one with wakebench noise A.json B.json --out FILE)");
@@ -88,7 +94,7 @@ NoiseFloor load_noise(const std::string& path) {
     fail("schema_version is not " + std::to_string(kNoiseSchemaVersion));
   if (!doc.contains("cases") || !doc["cases"].is_object()) fail("missing \"cases\" object");
   NoiseFloor n;
-  n.path = path;
+  n.path = where;
   if (doc.contains("hostname") && doc["hostname"].is_string()) n.hostname = doc["hostname"];
   if (doc.contains("sets") && doc["sets"].is_array())
     for (const auto& s : doc["sets"])

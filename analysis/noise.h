@@ -1,7 +1,8 @@
 // The machine's A/A noise: how much a case's metrics change between runs of the same binary on the
 // same idle machine. `wakebench noise A.json B.json [C.json...]` measures it from two or more such
 // runs and writes a noise file; `wakebench compare --noise FILE` never stars a change smaller than
-// the case's floor there. The floor of a case and metric is the largest change between any two of
+// the case's floor there. `wakebench run --noise FILE` stores the floor in the result set, and
+// compare uses the baseline set's stored floor when no --noise is given. The floor of a case and metric is the largest change between any two of
 // the A/A sets (more sets: a surer floor).
 #pragma once
 
@@ -37,5 +38,8 @@ NoiseFloor measure_noise(const std::vector<ResultSet>& sets);
 nlohmann::json noise_json(const NoiseFloor& n);
 // Reads a noise file; one-line std::runtime_error ("noise FILE: ...") when it is not one.
 NoiseFloor load_noise(const std::string& path);
+// The same checks on a parsed document (a noise file, or the copy `wakebench run --noise FILE`
+// keeps in a result set's "noise"); `where` prefixes the one-line error and becomes the path.
+NoiseFloor noise_from_json(const nlohmann::json& doc, const std::string& where);
 
 }  // namespace wb

@@ -14,6 +14,7 @@
 #include <regex>
 #include <sstream>
 
+#include "analysis/noise.h"
 #include "analysis/predict.h"
 #include "benchmarks/registry.h"
 #include "common/config.h"
@@ -48,6 +49,7 @@ struct RunArgs {
   std::optional<int> repetitions;      // --benchmark_repetitions: overrides the config
   std::optional<int64_t> round_trips;  // --round-trips: overrides the config
   std::optional<uint64_t> seed;        // --seed: the interleaved order's seed
+  std::string noise;                   // --noise: an A/A noise file the result set keeps
   std::vector<std::string> extras;     // anything else: refused with a reason
 };
 
@@ -320,6 +322,9 @@ void run_command(const RunArgs& args) {
   if (args.pairs_per_class < 1) throw std::invalid_argument("--pairs-per-class must be >= 1");
   const auto selected = name_filter(args.filter);
   const RunOptions opts = run_options(args);
+  // Read before anything runs, so a bad noise file is one line and exit 2.
+  std::optional<NoiseFloor> noise;
+  if (!args.noise.empty()) noise = load_noise(args.noise);
   // Up front: a run that cannot trace fails before it measures anything (one line, exit 2).
   std::unique_ptr<WakeupTraceSession> trace_session;
   if (args.trace_wakeups) trace_session = std::make_unique<WakeupTraceSession>();
@@ -403,6 +408,10 @@ void run_command(const RunArgs& args) {
   rs["topology"] = topo_summary;
   rs["config"] = {{"path", config_path}, {"name", config.name}, {"document", config.json}};
   rs["predictions"] = nullptr;
+  if (noise) {  // compare holds this set's cases to it when the set is the baseline
+    rs["noise"] = noise_json(*noise);
+    rs["noise"]["from"] = args.noise;
+  }
   nlohmann::ordered_json out_cases = nlohmann::ordered_json::array();
   for (const auto& cs : cases) {
     // Interrupted: a case that had not finished a repetition yet is left out.
@@ -486,6 +495,10 @@ void add_run_command(CLI::App& app) {
   sub->add_option("--seed", args->seed,
                   "seed of the interleaved order of repetitions (default: random; the result set "
                   "records it as run.order_seed)");
+  sub->add_option("--noise", args->noise,
+                  "this machine's A/A noise floor (wakebench noise A.json B.json --out FILE), kept "
+                  "in the result set as \"noise\": compare, with this set as its baseline, never "
+                  "stars a change smaller than a case's floor there");
   sub->allow_extras();
   sub->callback([args, sub] {
     args->extras = sub->remaining();

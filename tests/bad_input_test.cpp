@@ -142,6 +142,10 @@ TEST_F(BadInput, RunConfigsAndFlags) {
       {"negative idle latency", "--idle-latency-us -1", "--idle-latency-us"},
       {"event required but not countable", "--events cyclez --require-events",
        "required perf events unavailable on this machine: cyclez"},
+      {"noise file missing", "--noise {dir}/nope-noise.json",
+       "noise {dir}/nope-noise.json: cannot open: No such file or directory"},
+      {"noise file that is a config", "--noise {dir}/good.json",
+       "noise {dir}/good.json: not a noise file"},
   };
   check_runs(flags, "run --config {dir}/good.json --out {dir}/never.json ", "");
 }

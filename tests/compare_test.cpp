@@ -290,6 +290,35 @@ TEST(Compare, NoiseFloorFromAaSetsBoundsWhatIsStarred) {
   }
 }
 
+// `wakebench run --noise FILE` keeps the floor in the set ("noise"); compare applies the baseline's
+// stored floor when it is given none, and an explicit one wins.
+TEST(Compare, TheBaselinesStoredNoiseFloorApplies) {
+  std::vector<ResultSet> sets = {load_result_set(fixture("base.json")),
+                                 load_result_set(fixture("new.json"))};
+  const std::string key = row_of(compare_result_sets(sets, {}), "pipe", "processes", "llc").key;
+  ASSERT_TRUE(row_of(compare_result_sets(sets, {}), "pipe", "processes", "llc").cells[1].significant);
+  NoiseFloor stored = measure_noise(sets);
+  stored.floor_pct[key]["median"] = 34.2;  // above the +34.10 % change
+  sets[0].doc["noise"] = noise_json(stored);
+  const CompareCell held = row_of(compare_result_sets(sets, {}), "pipe", "processes", "llc").cells[1];
+  ASSERT_TRUE(held.aa_floor_pct.has_value());
+  EXPECT_NEAR(*held.aa_floor_pct, 34.2, 1e-12);
+  EXPECT_FALSE(held.significant);
+  CompareOptions explicit_floor;
+  explicit_floor.noise = stored;
+  explicit_floor.noise->floor_pct[key]["median"] = 1.0;
+  EXPECT_TRUE(
+      row_of(compare_result_sets(sets, explicit_floor), "pipe", "processes", "llc").cells[1].significant);
+  // A stored floor that is not one is refused in one line naming the set.
+  sets[0].doc["noise"] = {{"schema", "other"}};
+  try {
+    compare_result_sets(sets, {});
+    FAIL() << "a bad stored noise floor was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(": noise: not a noise file"), std::string::npos) << e.what();
+  }
+}
+
 // Result sets of schema 2 hold every statistic per repetition: p90 is tested like the median.
 TEST(Compare, TestsEveryRttStatisticFromRepetitions) {
   const auto with_p90 = [](const std::string& name) {
