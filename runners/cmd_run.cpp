@@ -209,7 +209,7 @@ std::optional<WakeupTraceSummary> traced_run(const CaseTracer& tr, CaseState& cs
   } catch (const std::exception& e) {
     cs.trace_error = e.what();
   }
-  out = run_case(spec, *cs.mech, opts);
+  out = run_case(spec, *cs.mech, *tr.topo, opts);
   if (!started) return std::nullopt;
   try {
     int64_t lost = 0;
@@ -271,7 +271,7 @@ void run_benchmark(benchmark::State& state, CaseState& cs, const RunOptions& bas
   if (!opts.events.empty()) {
     if (!cs.counted) {
       cs.counted = true;
-      RunOutcome counting = run_case(spec, *cs.mech, opts);
+      RunOutcome counting = run_case(spec, *cs.mech, *tracer.topo, opts);
       if (!counting.ok) {
         rec.status = "failed";
         rec.reason = counting.error;
@@ -292,7 +292,8 @@ void run_benchmark(benchmark::State& state, CaseState& cs, const RunOptions& bas
   if (trace_this)
     traced = traced_run(tracer, cs, spec, opts, out);
   else
-    out = run_case(spec, *cs.mech, opts);
+    out = run_case(spec, *cs.mech, *tracer.topo, opts);
+  rec.background_cpus = out.background_cpus;
   auto after = read_schedstat(&why_not);
   if (before && after) {
     std::vector<int> cpus = spec.kernel ? spec.cpuset : std::vector<int>{};
@@ -366,7 +367,7 @@ void run_command(const RunArgs& args) {
     CaseState cs;
     cs.mech = find_mechanism(spec.mechanism);
     if (spec.skip_reason.empty())
-      if (auto why = cs.mech->skip_reason(spec)) spec.skip_reason = *why;
+      if (auto why = cs.mech->skip_reason(spec, topo)) spec.skip_reason = *why;
     cs.record.spec = std::move(spec);
     cs.record.wake_flags = cs.mech->wake_flags();
     cases.push_back(std::move(cs));
