@@ -26,17 +26,11 @@ MetricKind kind_of(const std::string& id) {
   return MetricKind::kCounter;
 }
 
-std::optional<double> number_at(const nlohmann::json& obj, const std::string& key) {
-  if (obj.is_object() && obj.contains(key) && obj[key].is_number()) return obj[key].get<double>();
-  return std::nullopt;
-}
-
 // Per-repetition values under `key`, or empty unless every repetition has one.
-std::vector<double> repetitions_of(const nlohmann::json& c, const std::string& key) {
+std::vector<double> repetitions_of(const CaseView& c, const std::string& key) {
   std::vector<double> out;
-  if (!c.contains("repetitions") || !c["repetitions"].is_array()) return out;
-  for (const nlohmann::json& r : c["repetitions"]) {
-    const auto v = number_at(r, key);
+  for (const Stats& r : c.repetitions) {
+    const auto v = r.get(key);
     if (!v) return {};
     out.push_back(*v);
   }
@@ -48,38 +42,31 @@ struct Extracted {
   std::vector<double> repetitions;
 };
 
-Extracted extract(const nlohmann::json& c, const std::string& id) {
+Extracted extract(const CaseView& c, const std::string& id) {
   Extracted e;
+  e.repetitions = repetitions_of(c, id);
   switch (kind_of(id)) {
     case MetricKind::kRtt:
-      if (c.contains("rtt_ns")) e.value = number_at(c["rtt_ns"], id);
-      e.repetitions = repetitions_of(c, id);
+      e.value = c.rtt.get(id);
       break;
-    case MetricKind::kWakeup: {
-      const std::string stat = id.substr(std::string("wakeup-").size());
-      if (c.contains("wakeup_ns")) e.value = number_at(c["wakeup_ns"], stat);
-      e.repetitions = repetitions_of(c, id);
+    case MetricKind::kWakeup:
+      e.value = c.wakeup.get(id.substr(std::string("wakeup-").size()));
       break;
-    }
     case MetricKind::kTps:
-      e.value = number_at(c, "tps");
-      e.repetitions = repetitions_of(c, "tps");
+      e.value = c.tps;
       break;
     case MetricKind::kCounter: {
-      if (!c.contains("counters") || !c["counters"].is_object()) break;
-      const nlohmann::json& counters = c["counters"];
+      const auto side = [&](int s, const std::string& event) -> std::optional<double> {
+        auto it = c.counters.side[s].find(event);
+        return it == c.counters.side[s].end() ? std::nullopt : it->second;
+      };
       const auto colon = id.find(':');
       if (colon != std::string::npos) {
-        const std::string side = id.substr(0, colon);
-        if (counters.contains(side)) e.value = number_at(counters[side], id.substr(colon + 1));
-      } else {
-        const auto waker =
-            counters.contains("waker") ? number_at(counters["waker"], id) : std::nullopt;
-        const auto wakee =
-            counters.contains("wakee") ? number_at(counters["wakee"], id) : std::nullopt;
-        if (waker && wakee) e.value = *waker + *wakee;
+        const std::string who = id.substr(0, colon);
+        e.value = side(who == "waker" ? 0 : 1, id.substr(colon + 1));
+      } else if (const auto waker = side(0, id), wakee = side(1, id); waker && wakee) {
+        e.value = *waker + *wakee;
       }
-      e.repetitions = repetitions_of(c, id);
       break;
     }
   }
@@ -147,20 +134,11 @@ std::string significance_legend(const CompareOptions& o, const std::string& mark
          " repetitions per side)";
 }
 
-// Params whose values differ between the rows, in key order.
-std::vector<std::string> varying_params(const std::vector<const CompareRow*>& rows) {
-  std::map<std::string, std::set<std::string>> values;
-  for (const CompareRow* r : rows) {
-    if (!r->params.is_object()) continue;
-    for (const auto& [k, v] : r->params.items()) values[k].insert(v.dump());
-  }
-  std::vector<std::string> out;
-  for (const auto& [k, vs] : values) {
-    bool everywhere = true;
-    for (const CompareRow* r : rows) everywhere = everywhere && r->params.contains(k);
-    if (vs.size() > 1 || !everywhere) out.push_back(k);
-  }
-  return out;
+// Params whose values differ between the rows (or that some lack), in key order.
+std::vector<std::string> row_varying_params(const std::vector<const CompareRow*>& rows) {
+  std::vector<const nlohmann::json*> params;
+  for (const CompareRow* r : rows) params.push_back(&r->params);
+  return varying_params(params);
 }
 
 std::vector<std::string> constant_params(const std::vector<const CompareRow*>& rows,
@@ -322,7 +300,7 @@ std::string format_text(const Comparison& cmp) {
 
   // Split the other sets into chunks whose table stays within kTextWidth, at least one per chunk.
   for (const auto& [mechanism, rows] : by_mechanism(cmp)) {
-    const std::vector<std::string> load_keys = varying_params(rows);
+    const std::vector<std::string> load_keys = row_varying_params(rows);
     const std::vector<std::string> constants = constant_params(rows, load_keys);
     std::vector<std::vector<std::size_t>> chunks;
     for (std::size_t s = 1; s < cmp.sets.size(); ++s) {
@@ -388,7 +366,7 @@ std::string format_markdown(const Comparison& cmp) {
   }
   out << "\n" << significance_legend(cmp.options, "**bold**") << "\n";
   for (const auto& [mechanism, rows] : by_mechanism(cmp)) {
-    const std::vector<std::string> load_keys = varying_params(rows);
+    const std::vector<std::string> load_keys = row_varying_params(rows);
     const std::vector<std::string> constants = constant_params(rows, load_keys);
     out << "\n### " << mechanism << "\n\n";
     if (!constants.empty()) {
@@ -537,15 +515,10 @@ std::string format_json(const Comparison& cmp) {
 // Events that occur as counters anywhere, for the "no such metric" message.
 std::set<std::string> counter_names(const std::vector<ResultSet>& sets) {
   std::set<std::string> names;
-  for (const ResultSet& rs : sets) {
-    for (const nlohmann::json& c : rs.cases()) {
-      if (!c.contains("counters") || !c["counters"].is_object()) continue;
-      for (const char* side : {"waker", "wakee"}) {
-        if (!c["counters"].contains(side) || !c["counters"][side].is_object()) continue;
-        for (const auto& [k, v] : c["counters"][side].items()) names.insert(k);
-      }
-    }
-  }
+  for (const ResultSet& rs : sets)
+    for (const CaseView& c : rs.views)
+      for (const auto& side : c.counters.side)
+        for (const auto& [k, v] : side) names.insert(k);
   return names;
 }
 
@@ -554,10 +527,9 @@ std::set<std::string> counter_names(const std::vector<ResultSet>& sets) {
 std::string unavailable_reason(const ResultSet& rs, const std::string& metric_id) {
   const auto colon = metric_id.find(':');
   const std::string event = colon == std::string::npos ? metric_id : metric_id.substr(colon + 1);
-  for (const nlohmann::json& c : rs.cases()) {
-    const nlohmann::json::json_pointer ptr("/counters/unavailable/" + event);
-    if (c.contains(ptr) && c.at(ptr).is_string()) return c.at(ptr).get<std::string>();
-  }
+  for (const CaseView& c : rs.views)
+    if (auto it = c.counters.unavailable.find(event); it != c.counters.unavailable.end())
+      return it->second;
   return "";
 }
 
@@ -634,10 +606,10 @@ Comparison compare_result_sets(const std::vector<ResultSet>& sets, const Compare
   std::map<std::string, std::size_t> row_of;
   for (std::size_t s = 0; s < sets.size(); ++s) {
     std::set<std::string> seen;
-    for (const nlohmann::json& c : sets[s].cases()) {
-      const std::string key = case_key(c);
+    for (const CaseView& c : sets[s].views) {
+      const std::string key = c.key();
       if (!seen.insert(key).second) {
-        cmp.warnings.push_back(cmp.sets[s].label + ": case " + c["name"].get<std::string>() +
+        cmp.warnings.push_back(cmp.sets[s].label + ": case " + c.name +
                                " occurs more than once with the same params; the first is used");
         continue;
       }
@@ -645,19 +617,18 @@ Comparison compare_result_sets(const std::vector<ResultSet>& sets, const Compare
       if (inserted) {
         CompareRow row;
         row.key = key;
-        row.mechanism = c["mechanism"];
-        row.mode = c["mode"];
-        row.placement = c["placement"];
-        row.pair = pair_suffix(c);
-        row.params = c.contains("params") && c["params"].is_object() ? c["params"]
-                                                                     : nlohmann::json::object();
+        row.mechanism = c.mechanism;
+        row.mode = mode_id(c.mode);
+        row.placement = c.placement;
+        row.pair = c.pair;
+        row.params = c.params_json;
         row.cells.resize(sets.size());
         cmp.rows.push_back(std::move(row));
       }
       CompareCell& cell = cmp.rows[it->second].cells[s];
       cell.present = true;
-      cell.status = c["status"];
-      if (cell.status != "ok") continue;
+      cell.status = c.status;
+      if (!c.ok()) continue;
       Extracted e = extract(c, metric.id);
       cell.value = e.value;
       cell.repetitions = std::move(e.repetitions);

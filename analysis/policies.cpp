@@ -1,5 +1,5 @@
-// The six wakeup policies as deltas to the shared model (docs/policy-model.md section 6; the patch
-// texts are in shared/seeds/).
+// The six wakeup policies as deltas to the shared model (docs/policy-model.md#policies; the patches
+// are cited in configs/seeds/README.md).
 #include <stdexcept>
 
 #include "analysis/policy_model.h"

@@ -1,6 +1,6 @@
 // The shared wakeup model: sched domains from a topology, and select_task_rq_fair /
 // wake_affine / select_idle_sibling with the policy hooks. Rules and line anchors:
-// docs/policy-model.md (kernel v7.1.5 kernel/sched/fair.c, core.c, topology.c).
+// docs/policy-model.md (each rule with its kernel/sched/fair.c, core.c, topology.c line in 6.12).
 #include "analysis/policy_model.h"
 
 #include <algorithm>
@@ -41,7 +41,7 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep) {
   return out;
 }
 
-// node_reclaim_distance from the topology's own info (section 12): 32 on AMD Zen
+// node_reclaim_distance from the topology's own info (section 1.1): 32 on AMD Zen
 // (arch/x86/kernel/cpu/amd.c init_amd_zen_common), 10 on powerpc
 // (arch/powerpc/include/asm/topology.h), else RECLAIM_DISTANCE 30.
 std::pair<int, std::string> reclaim_distance_of(const Topology& topo) {
@@ -216,7 +216,7 @@ SchedTopology::SchedTopology(Topology topo, LlcSource llc) : topo_(std::move(top
       }
     }
     raw.push_back({"MC", llc_span, true, false, true, 117});
-    // The PKG domain spans the PU's NUMA node (section 12); no node: the package.
+    // The PKG domain spans the PU's NUMA node (section 1.1); no node: the package.
     raw.push_back({"PKG", pu.numa >= 0 ? nodes.at(pu.numa) : group(packages, pu.package), false,
                    false, true, 117});
     std::set<int> distances;

@@ -19,7 +19,7 @@ namespace wb {
 
 // Which hwloc object the scheduler's LLC (the span of sd_llc) is built from.
 enum class LlcSource {
-  kAuto,     // the PU's L3, else its L2 (policy-model.md section 12)
+  kAuto,     // the PU's L3, else its L2 (docs/policy-model.md section 5)
   kL3,       // --llc-level L3
   kL2,       // --llc-level L2 (the Altra/POWER caveats of section 5)
   kCluster,  // debugfs says the highest SD_SHARE_LLC level is CLS (arm64 without a shared L3)
@@ -99,7 +99,7 @@ class SchedTopology {
   std::string reclaim_reason_;
 };
 
-// One wakeup snapshot (policy-model.md sections 1.2-1.4 and the scenario fields of section 12).
+// One wakeup snapshot (docs/policy-model.md section 1.2; the scenario fields of section 12).
 struct WakeInput {
   int waker = -1;                 // waker CPU
   int prev = -1;                  // wakee's previous CPU (p->wake_cpu)
@@ -155,7 +155,7 @@ class WakeContext {
   std::vector<char> allowed_;  // indexed by CPU id
 };
 
-// Where the patches hook into the selection (section 6, P3/P4): both compute the same gate in
+// Where the patches hook into the selection (sections 6.2, 6.3): both compute the same gate in
 // select_task_rq_fair (want_affine && sync && new_cpu == cpu && alone(cpu)).
 enum class SyncCoreHook {
   kNone,
@@ -181,7 +181,7 @@ class WakeupPolicy {
   virtual SyncCoreHook sync_core_hook() const { return SyncCoreHook::kNone; }
 };
 
-// The six policies, in the order of DESIGN.md: mainline, sync-pair, sync-core, sync-core-v2,
+// The six policies, in docs/result-set.md's order: mainline, sync-pair, sync-core, sync-core-v2,
 // sync-2017, current-cpu.
 const std::vector<const WakeupPolicy*>& all_policies();
 // Throws std::invalid_argument("unknown policy \"x\"") for an unknown id.

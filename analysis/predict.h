@@ -1,4 +1,4 @@
-// The policy predictor: one wakeup scenario (policy-model.md section 12), the ping-pong steady
+// The policy predictor: one wakeup scenario (docs/policy-model.md section 12), the ping-pong steady
 // state (section 10), and predictions for a result set (predicted vs measured placement and RTT,
 // which policy group the running kernel matches, each patch's premise on the measured machine).
 #pragma once
@@ -32,7 +32,7 @@ Scenario load_scenario(const std::string& path);
 // delayed keys, allowed). Throws std::invalid_argument naming `where` and the field.
 void validate_scenario(const Scenario& s, const SchedTopology& sched, const std::string& where);
 
-// {"scenario": <given>, "policies": {id: {"cpu", "class", "path"}}} (DESIGN.md Contracts). The
+// {"scenario": <given>, "policies": {id: {"cpu", "class", "path"}}} (see section 12). The
 // class is relative to the waker CPU. Validates first.
 nlohmann::json predict_scenario(const SchedTopology& sched, const Scenario& s,
                                 const std::string& where);

@@ -1,17 +1,18 @@
 // `wakebench predict --results R.json` and the predictions block of `wakebench run`: for every
-// mechanism and mode of a result set, each policy's steady-state placement (policy-model.md
+// mechanism and mode of a result set, each policy's steady-state placement (docs/policy-model.md
 // section 10) priced with the measured pinned RTT of each class, held against what the kernel
 // placement cases measured, plus each patch's premise on this machine.
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
+#include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 #include "analysis/predict.h"
 #include "analysis/resultset_io.h"
-#include "common/cpulist.h"
 
 namespace wb {
 
@@ -24,13 +25,6 @@ using nlohmann::json;
 // wakelist races (section 2), which move a minority of wakes, not the bulk.
 constexpr double kConsistentDistance = 0.25;
 
-const char* kSchema = "wakebench-results";
-constexpr int kSchemaVersion = 1;
-
-bool is_kernel_placement(const std::string& p) {
-  return p == "kernel" || p.rfind("kernel:", 0) == 0;
-}
-
 // Wake flags a mechanism carries on a real kernel (section 4), used when a case lacks the tag.
 std::optional<std::string> default_wake_flags(const std::string& mechanism) {
   static const std::map<std::string, std::string> kFlags = {
@@ -42,76 +36,13 @@ std::optional<std::string> default_wake_flags(const std::string& mechanism) {
   return it->second;
 }
 
-std::optional<double> median_of(const json& c) {
-  if (!c.contains("rtt_ns") || !c["rtt_ns"].is_object()) return std::nullopt;
-  const json& m = c["rtt_ns"].value("median", json());
-  if (!m.is_number()) return std::nullopt;
-  return m.get<double>();
-}
-
-bool ok(const json& c) { return c.value("status", std::string()) == "ok"; }
-
 double round2(double v) { return std::round(v * 100.0) / 100.0; }
 
 struct MechMode {
-  std::string mechanism, mode;
-  std::vector<json> cases;
+  std::string mechanism;
+  Mode mode;
+  std::vector<const CaseView*> cases;
 };
-
-// The CPU set and start placement of a kernel case: the case's `cpuset` (what `wakebench run`
-// records: the CPUs both tasks were allowed) when present, else `cpus.allowed` (older sets), else
-// derived from the placement string; the start CPUs from `cpus.waker` / `cpus.wakee`.
-void kernel_case_setup(const SchedTopology& sched, const json& kcase, const std::string& placement,
-                       SteadyOptions& opt) {
-  if (placement.rfind("kernel:", 0) == 0) {
-    std::string arg = placement.substr(7);
-    if (auto cls = parse_class(arg)) {
-      for (const auto& cp : choose_pairs(sched.topology())) {
-        if (cp.cls == *cls && cp.available && !cp.pairs.empty()) {
-          auto [a, b] = cp.pairs.front();
-          opt.allowed =
-              a == b ? std::vector<int>{a} : std::vector<int>{std::min(a, b), std::max(a, b)};
-          opt.start_a = a;
-          opt.start_b = b;
-        }
-      }
-    } else {
-      opt.allowed = parse_cpu_list(arg);
-    }
-  }
-  const std::string name = kcase.is_object() ? kcase.value("name", placement) : placement;
-  const bool has_cpuset = kcase.is_object() && kcase.contains("cpuset");
-  if (has_cpuset) {
-    const json& cs = kcase["cpuset"];
-    bool valid = cs.is_array() && !cs.empty();
-    for (const auto& c : cs) valid = valid && c.is_number_integer();
-    if (!valid)
-      throw std::invalid_argument("result set: kernel case " + name +
-                                  ": cpuset is not a non-empty list of CPU ids");
-    opt.allowed = cs.get<std::vector<int>>();
-    std::sort(opt.allowed.begin(), opt.allowed.end());
-    opt.allowed.erase(std::unique(opt.allowed.begin(), opt.allowed.end()), opt.allowed.end());
-  }
-  if (kcase.is_object() && kcase.contains("cpus") && kcase["cpus"].is_object()) {
-    const json& cpus = kcase["cpus"];
-    if (!has_cpuset && cpus.contains("allowed")) {
-      const json& al = cpus["allowed"];
-      if (al.is_string()) opt.allowed = parse_cpu_list(al.get<std::string>());
-      if (al.is_array()) opt.allowed = al.get<std::vector<int>>();
-    }
-    if (cpus.contains("waker") && cpus["waker"].is_number_integer() && cpus.contains("wakee") &&
-        cpus["wakee"].is_number_integer()) {
-      opt.start_a = cpus["waker"].get<int>();
-      opt.start_b = cpus["wakee"].get<int>();
-    }
-  }
-  for (int c : opt.allowed) {
-    if (!sched.has_cpu(c)) {
-      throw std::invalid_argument("result set: kernel case " + name + ": CPU " + std::to_string(c) +
-                                  " is not in its embedded topology");
-    }
-  }
-}
 
 json distribution(const json& histogram) {
   json out = json::object();
@@ -152,14 +83,11 @@ json compare(const std::string& mech, const std::string& mode, const std::string
 // Why a class has no measurement: the skipped case's reason, else the topology's.
 std::string missing_reason(const SchedTopology& sched, const std::vector<MechMode>& groups,
                            const std::string& cls) {
-  for (const auto& g : groups) {
-    for (const auto& c : g.cases) {
-      if (c.value("placement", std::string()) == cls && !ok(c) && c.contains("reason") &&
-          c["reason"].is_string()) {
-        return c["reason"].get<std::string>();
-      }
-    }
-  }
+  for (const auto& g : groups)
+    for (const CaseView* c : g.cases)
+      if (c->kind == PlacementKind::kPinned && class_id(*c->cls) == cls && !c->ok() &&
+          !c->reason.empty())
+        return c->reason;
   for (const auto& cp : choose_pairs(sched.topology())) {
     if (std::string(class_id(cp.cls)) == cls && !cp.available) return cp.reason;
   }
@@ -168,19 +96,9 @@ std::string missing_reason(const SchedTopology& sched, const std::vector<MechMod
 
 }  // namespace
 
-json predict_for_results(const json& rs) {
-  if (!rs.is_object()) throw std::invalid_argument("result set: not a JSON object");
-  std::string schema = rs.value("schema", std::string());
-  if (schema != kSchema) {
-    throw std::invalid_argument("result set: schema \"" + schema + "\" is not \"" + kSchema + "\"");
-  }
-  if (!rs.contains("schema_version") || !rs["schema_version"].is_number_integer() ||
-      rs["schema_version"].get<int>() != kSchemaVersion) {
-    throw std::invalid_argument(
-        "result set: schema_version " +
-        (rs.contains("schema_version") ? rs["schema_version"].dump() : std::string("(missing)")) +
-        " is not " + std::to_string(kSchemaVersion));
-  }
+namespace {
+
+json predict(const json& rs, const std::vector<CaseView>& views) {
   if (!rs.contains("topology") || !rs["topology"].is_object() || !rs["topology"].contains("xml") ||
       !rs["topology"]["xml"].is_string()) {
     throw std::invalid_argument("result set: no embedded topology XML at topology.xml");
@@ -189,18 +107,15 @@ json predict_for_results(const json& rs) {
   SchedTopology sched(Topology::from_xml_buffer(rs["topology"]["xml"].get<std::string>(), source));
 
   std::vector<MechMode> groups;
-  for (const auto& c : rs.value("cases", json::array())) {
-    std::string mech = c.value("mechanism", std::string());
-    std::string mode = c.value("mode", std::string());
-    if (mech.empty() || mode.empty()) continue;
+  for (const CaseView& c : views) {
     auto it = std::find_if(groups.begin(), groups.end(), [&](const MechMode& g) {
-      return g.mechanism == mech && g.mode == mode;
+      return g.mechanism == c.mechanism && g.mode == c.mode;
     });
     if (it == groups.end()) {
-      groups.push_back({mech, mode, {}});
+      groups.push_back({c.mechanism, c.mode, {}});
       it = groups.end() - 1;
     }
-    it->cases.push_back(c);
+    it->cases.push_back(&c);
   }
 
   json entries = json::array();
@@ -209,28 +124,26 @@ json predict_for_results(const json& rs) {
   std::map<std::pair<std::string, std::string>, std::optional<double>> kernel_rtt;
   std::map<std::pair<std::string, std::string>, std::string> flags_of;
   for (const auto& g : groups) {
+    const std::string mode(mode_id(g.mode));
     std::map<std::string, double> pinned;
-    std::vector<json> kernel_cases;
+    std::vector<const CaseView*> kernel_cases;
     std::optional<std::string> flags;
-    for (const auto& c : g.cases) {
-      std::string placement = c.value("placement", std::string());
-      if (c.contains("wake_flags") && c["wake_flags"].is_string() && !flags) {
-        flags = c["wake_flags"].get<std::string>();
-      }
-      if (is_kernel_placement(placement)) {
+    for (const CaseView* c : g.cases) {
+      if (c->wake_flags && !flags) flags = c->wake_flags;
+      if (c->kind == PlacementKind::kKernel) {
         kernel_cases.push_back(c);
-      } else if (parse_class(placement) && ok(c) && !pinned.count(placement)) {
-        if (auto m = median_of(c)) pinned[placement] = *m;
+      } else if (c->kind == PlacementKind::kPinned && c->ok()) {
+        pinned.try_emplace(std::string(class_id(*c->cls)), *c->rtt.get("median"));
       }
     }
     if (!flags) flags = default_wake_flags(g.mechanism);
-    pinned_all[{g.mechanism, g.mode}] = pinned;
-    if (flags) flags_of[{g.mechanism, g.mode}] = *flags;
-    if (kernel_cases.empty()) kernel_cases.push_back(json{{"placement", "kernel"}});
+    pinned_all[{g.mechanism, mode}] = pinned;
+    if (flags) flags_of[{g.mechanism, mode}] = *flags;
+    if (kernel_cases.empty()) kernel_cases.push_back(nullptr);  // predicted, not measured
 
-    for (const auto& kc : kernel_cases) {
-      std::string placement = kc.value("placement", std::string("kernel"));
-      json e = {{"mechanism", g.mechanism}, {"mode", g.mode}, {"placement", placement}};
+    for (const CaseView* kc : kernel_cases) {
+      const std::string placement = kc ? kc->placement : "kernel";
+      json e = {{"mechanism", g.mechanism}, {"mode", mode}, {"placement", placement}};
       json pj = json::object();
       for (const auto& [cls, m] : pinned) pj[cls] = m;
       e["pinned_rtt_ns"] = pj;
@@ -246,7 +159,11 @@ json predict_for_results(const json& rs) {
       SteadyOptions opt;
       opt.sync = *flags == "sync";
       opt.current_cpu = *flags == "current-cpu";
-      kernel_case_setup(sched, kc, placement, opt);
+      if (kc) {
+        const KernelSetup k = kernel_setup(*kc, sched.topology());
+        opt.allowed = k.allowed;
+        if (k.start) std::tie(opt.start_a, opt.start_b) = *k.start;
+      }
       auto results = simulate_steady_state(sched, opt);
       json steady = steady_to_json(sched, opt, results);
       e["start"] = steady["start"];
@@ -276,27 +193,26 @@ json predict_for_results(const json& rs) {
 
       json measured = nullptr;
       json observed_dist;
-      if (kc.contains("status")) {
-        measured = {{"status", kc.value("status", std::string())}};
-        if (auto m = median_of(kc)) measured["rtt_ns"] = *m;
+      if (kc) {
+        measured = {{"status", kc->status}};
+        if (auto m = kc->rtt.get("median")) measured["rtt_ns"] = *m;
         // The premises compare with the default-cpuset kernel case when there are several.
-        if (ok(kc) && (placement == "kernel" || !kernel_rtt.count({g.mechanism, g.mode}))) {
-          kernel_rtt[{g.mechanism, g.mode}] = median_of(kc);
+        if (kc->ok() && (placement == "kernel" || !kernel_rtt.count({g.mechanism, mode}))) {
+          kernel_rtt[{g.mechanism, mode}] = kc->rtt.get("median");
         }
-        if (kc.contains("observed") && kc["observed"].is_object() &&
-            kc["observed"].contains("histogram") && kc["observed"]["histogram"].is_object()) {
-          measured["histogram"] = kc["observed"]["histogram"];
-          observed_dist = distribution(kc["observed"]["histogram"]);
+        if (kc->observed.recorded) {
+          json h = json::object();
+          for (const auto& [cls, n] : kc->observed.histogram) h[cls] = n;
+          measured["histogram"] = h;
+          observed_dist = distribution(h);
           measured["classes"] = observed_dist;
-          if (kc["observed"].contains("migrations")) {
-            measured["migrations"] = kc["observed"]["migrations"];
-          }
+          if (!kc->observed.migrations_json.is_null())
+            measured["migrations"] = kc->observed.migrations_json;
         }
         // --trace-wakeups: how the kernel's wakeups were placed (selection vs the bypasses of
         // section 2, which the model does not take), next to the model's first paths.
-        if (kc.contains("trace") && kc["trace"].is_object() && kc["trace"].contains("paths") &&
-            kc["trace"]["paths"].is_object()) {
-          const json& t = kc["trace"];
+        if (const json& t = kc->trace;
+            t.is_object() && t.contains("paths") && t["paths"].is_object()) {
           measured["trace"] = {{"wakeups", t.value("wakeups", json(0))},
                                {"paths", t["paths"]},
                                {"dropped", t.value("dropped", json(0))}};
@@ -361,7 +277,6 @@ json predict_for_results(const json& rs) {
   auto class_premise = [&](const std::string& a, const std::string& b, const std::string& text,
                            const std::string& flags) {
     json checks = json::array();
-    std::vector<std::string> unmeasurable;
     for (const auto& [k, f] : flags_of) {
       if (f != flags) continue;
       checks.push_back(compare(k.first, k.second, a, pinned_at(k, a), b, pinned_at(k, b)));
@@ -418,11 +333,23 @@ json predict_for_results(const json& rs) {
           {"premises", premises}};
 }
 
+}  // namespace
+
+json predict_for_results(const json& rs) {
+  std::vector<CaseView> views;
+  try {
+    views = check_result_set(rs);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("result set: ") + e.what());
+  }
+  return predict(rs, views);
+}
+
 json predict_for_results_file(const std::string& path) {
   // The loader compare and report use: the same schema checks and messages for every command.
   const ResultSet rs = load_result_set(path);
   try {
-    return predict_for_results(rs.doc);
+    return predict(rs.doc, rs.views);
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument("results " + path + ": " + e.what());
   }

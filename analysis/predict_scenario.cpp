@@ -1,4 +1,4 @@
-// `wakebench predict --scenario`: one wakeup under every policy (policy-model.md section 12).
+// `wakebench predict --scenario`: one wakeup under every policy (docs/policy-model.md section 12).
 #include <iomanip>
 #include <set>
 #include <sstream>

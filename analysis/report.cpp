@@ -16,6 +16,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/cpulist.h"
 #include "common/placement.h"
 #include "common/sys.h"
 
@@ -34,58 +35,27 @@ std::optional<double> num(const json& obj, const char* key) {
   return std::nullopt;
 }
 
-bool is_ok(const json& c) {
-  return c.value("status", "") == "ok" && c.contains("rtt_ns") && c["rtt_ns"].is_object();
-}
+bool is_matrix(const CaseView& c) { return c.kind == PlacementKind::kMatrix; }
 
-// A cell of a CPU x CPU matrix run: "pipe/processes/matrix/<a>-<b>", placement "cpu:<a>,<b>" or
-// params.matrix, with both CPUs recorded.
-bool is_matrix(const json& c) {
-  const bool named = c.value("name", "").find("/matrix/") != std::string::npos ||
-                     c.value("placement", "").rfind("cpu:", 0) == 0 ||
-                     (c.contains("params") && c["params"].is_object() &&
-                      c["params"].contains("matrix") && c["params"]["matrix"] == true);
-  return named && c.contains("cpus") && c["cpus"].is_object() &&
-         c["cpus"].value("waker", json()).is_number_integer() &&
-         c["cpus"].value("wakee", json()).is_number_integer();
-}
-
-bool is_kernel(const std::string& placement) { return placement.rfind("kernel", 0) == 0; }
-
-// Column order of placements: the DESIGN.md classes nearest first, then kernel placements.
-int placement_rank(const std::string& p) {
-  for (std::size_t i = 0; i < kAllClasses.size(); ++i) {
-    if (class_id(kAllClasses[i]) == p) return static_cast<int>(i);
-  }
-  return is_kernel(p) ? 100 : 200;
-}
-
-// Params that differ between the non-matrix cases of one mechanism/mode, so that rows of a sweep
+// Params that differ between the non-matrix cases of each mechanism/mode, so that rows of a sweep
 // (payload, work_ns, W x S) get distinct labels.
-std::map<std::string, std::vector<std::string>> varying_params(const json& cases) {
-  std::map<std::string, std::map<std::string, std::set<std::string>>> values;
-  for (const json& c : cases) {
-    if (is_matrix(c) || !c.contains("params") || !c["params"].is_object()) continue;
-    const std::string mm = c["mechanism"].get<std::string>() + "/" + c["mode"].get<std::string>();
-    for (const auto& [k, v] : c["params"].items()) values[mm][k].insert(v.dump());
-  }
+std::map<std::string, std::vector<std::string>> varying_params(const std::vector<CaseView>& cases) {
+  std::map<std::string, std::vector<const json*>> params;
+  for (const CaseView& c : cases)
+    if (!is_matrix(c)) params[c.mech_mode()].push_back(&c.params_json);
   std::map<std::string, std::vector<std::string>> out;
-  for (const auto& [mm, keys] : values) {
-    for (const auto& [k, vs] : keys) {
-      if (vs.size() > 1) out[mm].push_back(k);
-    }
-  }
+  for (const auto& [mm, ps] : params) out[mm] = wb::varying_params(ps);
   return out;
 }
 
-// "pipe/processes", "pipe/processes payload=64", "binder-like/processes clients=2 services=4/pair1"
-std::string row_label(const json& c, const std::map<std::string, std::vector<std::string>>& vary) {
-  const std::string mm = c["mechanism"].get<std::string>() + "/" + c["mode"].get<std::string>();
-  std::string label = mm;
-  if (auto it = vary.find(mm); it != vary.end() && c.contains("params")) {
-    label += " " + format_params(c["params"], it->second);
-  }
-  return label + pair_suffix(c);
+// "pipe/processes", "pipe/processes payload=64", "binder-like/processes s=4 w=2/pair1"
+std::string row_label(const CaseView& c,
+                      const std::map<std::string, std::vector<std::string>>& vary) {
+  std::string label = c.mech_mode();
+  if (auto it = vary.find(label); it != vary.end())
+    if (const std::string p = format_params(c.params_json, it->second); !p.empty())
+      label += " " + p;
+  return label + c.pair;
 }
 
 // ---- output helpers ---------------------------------------------------------------------------
@@ -203,29 +173,29 @@ struct Context {
 // ---- heat map: median RTT by placement x mechanism/mode -----------------------------------------
 
 void heatmap(Context& ctx) {
-  const json& cases = ctx.rs.cases();
+  const std::vector<CaseView>& cases = ctx.rs.views;
   const auto vary = varying_params(cases);
   std::vector<std::string> rows, cols;
+  std::map<std::string, int> rank;                                    // column -> placement rank
   std::map<std::pair<std::string, std::string>, std::string> status;  // non-ok cells
   std::map<std::pair<std::string, std::string>, double> value;
-  for (const json& c : cases) {
+  for (const CaseView& c : cases) {
     if (is_matrix(c)) continue;
-    const std::string row = row_label(c, vary), col = c["placement"];
+    const std::string row = row_label(c, vary), col = c.placement;
     if (std::find(rows.begin(), rows.end(), row) == rows.end()) rows.push_back(row);
     if (std::find(cols.begin(), cols.end(), col) == cols.end()) cols.push_back(col);
-    if (is_ok(c)) {
-      if (auto v = num(c["rtt_ns"], "median")) value[{row, col}] = *v;
-    } else {
-      status[{row, col}] = c["status"];
-    }
+    rank[col] = placement_rank(c);
+    if (c.ok())
+      value[{row, col}] = *c.rtt.get("median");
+    else
+      status[{row, col}] = c.status;
   }
   if (value.empty()) {
     ctx.skipped.push_back("heat map of median RTT: no ok case outside a matrix run");
     return;
   }
-  std::stable_sort(cols.begin(), cols.end(), [](const std::string& a, const std::string& b) {
-    return placement_rank(a) < placement_rank(b);
-  });
+  std::stable_sort(cols.begin(), cols.end(),
+                   [&](const std::string& a, const std::string& b) { return rank[a] < rank[b]; });
 
   std::ostringstream dat;
   dat << "# median round-trip time (ns) by placement (x index) and mechanism/mode (y index)\n"
@@ -297,27 +267,25 @@ constexpr Quantile kQuantiles[] = {{"min", "min", 0.0},    {"median", "p50", 0.3
                                    {"p999", "p99.9", 3.0}, {"max", "max", 4.0}};
 
 void distributions(Context& ctx) {
-  const json& cases = ctx.rs.cases();
+  const std::vector<CaseView>& cases = ctx.rs.views;
   const auto vary = varying_params(cases);
   std::vector<std::string> mechanisms;
-  for (const json& c : cases) {
-    if (!is_ok(c) || is_matrix(c)) continue;
-    const std::string m = c["mechanism"];
-    if (std::find(mechanisms.begin(), mechanisms.end(), m) == mechanisms.end())
-      mechanisms.push_back(m);
+  for (const CaseView& c : cases) {
+    if (!c.ok() || is_matrix(c)) continue;
+    if (std::find(mechanisms.begin(), mechanisms.end(), c.mechanism) == mechanisms.end())
+      mechanisms.push_back(c.mechanism);
   }
   if (mechanisms.empty()) {
     ctx.skipped.push_back("RTT distributions: no ok case outside a matrix run");
     return;
   }
   for (const std::string& mech : mechanisms) {
-    std::vector<const json*> series;
-    for (const json& c : cases) {
-      if (is_ok(c) && !is_matrix(c) && c["mechanism"] == mech) series.push_back(&c);
-    }
-    std::stable_sort(series.begin(), series.end(), [](const json* a, const json* b) {
-      return std::make_pair((*a)["mode"].get<std::string>(), placement_rank((*a)["placement"])) <
-             std::make_pair((*b)["mode"].get<std::string>(), placement_rank((*b)["placement"]));
+    std::vector<const CaseView*> series;
+    for (const CaseView& c : cases)
+      if (c.ok() && !is_matrix(c) && c.mechanism == mech) series.push_back(&c);
+    std::stable_sort(series.begin(), series.end(), [](const CaseView* a, const CaseView* b) {
+      return std::make_pair(mode_id(a->mode), placement_rank(*a)) <
+             std::make_pair(mode_id(b->mode), placement_rank(*b));
     });
     const std::string stem = "rtt-" + mech;
     std::ostringstream dat, plot;
@@ -325,15 +293,14 @@ void distributions(Context& ctx) {
         << "# one block per case (gnuplot index); columns: rtt_ns nines percentile\n"
         << "# nines = -log10(1 - q): min 0, p50 0.301, p90 1, p99 2, p99.9 3; max drawn at 4\n";
     int index = 0;
-    for (const json* c : series) {
-      std::string title =
-          (*c)["mode"].get<std::string>() + "/" + (*c)["placement"].get<std::string>();
+    for (const CaseView* c : series) {
+      std::string title = std::string(mode_id(c->mode)) + "/" + c->placement;
       const std::string label = row_label(*c, vary);
       if (const auto sp = label.find(' '); sp != std::string::npos) title += label.substr(sp);
       std::ostringstream block;
       int points = 0;
       for (const Quantile& q : kQuantiles) {
-        if (auto v = num((*c)["rtt_ns"], q.key); v && *v > 0) {
+        if (auto v = c->rtt.get(q.key); v && *v > 0) {
           block << fmt("%.1f", *v) << ' ' << q.y << ' ' << q.label << "\n";
           ++points;
         }
@@ -369,7 +336,7 @@ void distributions(Context& ctx) {
 // ---- predicted vs measured RTT per policy
 // --------------------------------------------------------
 
-// The mainline-first order of DESIGN.md's policy vocabulary; others after, by name.
+// The mainline-first order of docs/result-set.md#policies; others after, by name.
 std::vector<std::string> policy_order(const std::set<std::string>& present) {
   const std::vector<std::string> known = {"mainline",     "sync-pair", "sync-core",
                                           "sync-core-v2", "sync-2017", "current-cpu"};
@@ -492,17 +459,13 @@ void predictions(Context& ctx) {
 // ---- observed placement of kernel cases ---------------------------------------------------------
 
 void observed(Context& ctx) {
-  std::vector<const json*> kcases;
+  std::vector<const CaseView*> kcases;
   std::vector<std::string> classes;
-  for (const json& c : ctx.rs.cases()) {
-    if (!c.contains("observed") || !c["observed"].is_object() ||
-        !c["observed"].contains("histogram") || !c["observed"]["histogram"].is_object()) {
-      continue;
-    }
+  for (const CaseView& c : ctx.rs.views) {
+    if (!c.observed.recorded) continue;
     kcases.push_back(&c);
-    for (const auto& [cls, n] : c["observed"]["histogram"].items()) {
+    for (const auto& [cls, n] : c.observed.histogram)
       if (std::find(classes.begin(), classes.end(), cls) == classes.end()) classes.push_back(cls);
-    }
   }
   if (kcases.empty()) {
     ctx.skipped.push_back(
@@ -511,7 +474,7 @@ void observed(Context& ctx) {
     return;
   }
   std::stable_sort(classes.begin(), classes.end(), [](const std::string& a, const std::string& b) {
-    return placement_rank(a) < placement_rank(b);
+    return class_rank(a) < class_rank(b);
   });
   std::ostringstream dat;
   dat << "# share of round trips (%) by the wakee's CPU class relative to the waker's\ncase";
@@ -522,25 +485,20 @@ void observed(Context& ctx) {
   ctx.tables << " migrations waker | migrations wakee |\n|---|--:|";
   for (std::size_t i = 0; i < classes.size() + 2; ++i) ctx.tables << "--:|";
   ctx.tables << "\n";
-  for (const json* c : kcases) {
-    const json& h = (*c)["observed"]["histogram"];
+  for (const CaseView* c : kcases) {
+    std::map<std::string, double> h(c->observed.histogram.begin(), c->observed.histogram.end());
     double total = 0;
-    for (const auto& [cls, n] : h.items()) total += n.is_number() ? n.get<double>() : 0;
-    const std::string name = (*c)["name"];
-    dat << gp_quote(name);
-    ctx.tables << "| " << md_cell(name) << " | " << fmt("%.0f", total) << " |";
+    for (const auto& [cls, n] : h) total += n;
+    dat << gp_quote(c->name);
+    ctx.tables << "| " << md_cell(c->name) << " | " << fmt("%.0f", total) << " |";
     for (const std::string& cls : classes) {
-      const double n = h.contains(cls) && h[cls].is_number() ? h[cls].get<double>() : 0;
-      const double pct = total > 0 ? 100.0 * n / total : 0;
+      const double pct = total > 0 ? 100.0 * h[cls] / total : 0;
       dat << ' ' << fmt("%.3f", pct);
       ctx.tables << " " << fmt("%.1f", pct) << " |";
     }
     dat << "\n";
-    const json& m = (*c)["observed"].value("migrations", json::object());
-    for (const char* side : {"waker", "wakee"}) {
-      const auto v = num(m, side);
+    for (const auto& v : c->observed.migrations)
       ctx.tables << " " << (v ? fmt("%.0f", *v) : "-") << " |";
-    }
     ctx.tables << "\n";
   }
   const int width = std::max(700, 260 + 90 * static_cast<int>(kcases.size()));
@@ -565,12 +523,9 @@ void observed(Context& ctx) {
 // ---- CPU x CPU matrix ---------------------------------------------------------------------------
 
 void matrices(Context& ctx) {
-  std::map<std::string, std::vector<const json*>> groups;  // mechanism/mode -> cells
-  for (const json& c : ctx.rs.cases()) {
-    if (is_matrix(c)) {
-      groups[c["mechanism"].get<std::string>() + "/" + c["mode"].get<std::string>()].push_back(&c);
-    }
-  }
+  std::map<std::string, std::vector<const CaseView*>> groups;  // mechanism/mode -> cells
+  for (const CaseView& c : ctx.rs.views)
+    if (is_matrix(c) && c.cpus) groups[c.mech_mode()].push_back(&c);
   if (groups.empty()) {
     ctx.skipped.push_back(
         "CPU x CPU heat map: not a matrix run (no \"<mechanism>/<mode>/matrix/"
@@ -585,15 +540,13 @@ void matrices(Context& ctx) {
     dat << "# " << mm << ": median round-trip time (ns) per ordered CPU pair\n"
         << "# wakee_cpu waker_cpu median_ns\n";
     int points = 0;
-    for (const json* c : cells) {
-      const int waker = (*c)["cpus"]["waker"], wakee = (*c)["cpus"]["wakee"];
+    for (const CaseView* c : cells) {
+      const auto [waker, wakee] = *c->cpus;
       cpus.insert(waker);
       cpus.insert(wakee);
-      if (!is_ok(*c)) continue;
-      if (auto v = num((*c)["rtt_ns"], "median")) {
-        dat << wakee << ' ' << waker << ' ' << fmt("%.1f", *v) << "\n";
-        ++points;
-      }
+      if (!c->ok()) continue;
+      dat << wakee << ' ' << waker << ' ' << fmt("%.1f", *c->rtt.get("median")) << "\n";
+      ++points;
     }
     if (points == 0) {
       ctx.skipped.push_back("CPU x CPU heat map of " + mm + ": no ok cell");
@@ -629,28 +582,19 @@ void case_table(Context& ctx) {
   ctx.tables
       << "\n### Cases\n\n| case | status | cpus | median ns | p99 ns | p99.9 ns | "
          "wakeup median ns | MdAPE % | repetitions |\n|---|---|---|--:|--:|--:|--:|--:|--:|\n";
-  for (const json& c : ctx.rs.cases()) {
+  for (const CaseView& c : ctx.rs.views) {
     std::string cpus = "-";
-    if (c.contains("cpus") && c["cpus"].is_object() && c["cpus"].contains("waker")) {
-      cpus = c["cpus"]["waker"].dump() + " -> " + c["cpus"].value("wakee", json()).dump();
-    } else if (c.contains("cpuset") && c["cpuset"].is_string()) {
-      cpus = "cpuset " + c["cpuset"].get<std::string>();
-    }
-    std::string status = c["status"];
-    if (c.contains("reason") && c["reason"].is_string())
-      status += ": " + c["reason"].get<std::string>();
-    const json rtt = is_ok(c) ? c["rtt_ns"] : json::object();
-    const json wake =
-        c.contains("wakeup_ns") && c["wakeup_ns"].is_object() ? c["wakeup_ns"] : json::object();
-    const auto mdape = num(rtt, "mdape_pct");
-    ctx.tables << "| " << md_cell(c["name"]) << " | " << md_cell(status) << " | " << cpus << " | "
-               << ns_text(num(rtt, "median")) << " | " << ns_text(num(rtt, "p99")) << " | "
-               << ns_text(num(rtt, "p999")) << " | " << ns_text(num(wake, "median")) << " | "
-               << (mdape ? fmt("%.1f", *mdape) : "-") << " | "
-               << (c.contains("repetitions") && c["repetitions"].is_array()
-                       ? c["repetitions"].size()
-                       : 0)
-               << " |\n";
+    if (c.kind == PlacementKind::kKernel && !c.cpuset.empty())
+      cpus = "cpuset " + format_cpu_list(c.cpuset);
+    else if (c.cpus)
+      cpus = std::to_string(c.cpus->first) + " -> " + std::to_string(c.cpus->second);
+    std::string status = c.status;
+    if (!c.reason.empty()) status += ": " + c.reason;
+    const auto mdape = c.rtt.get("mdape_pct");
+    ctx.tables << "| " << md_cell(c.name) << " | " << md_cell(status) << " | " << cpus << " | "
+               << ns_text(c.rtt.get("median")) << " | " << ns_text(c.rtt.get("p99")) << " | "
+               << ns_text(c.rtt.get("p999")) << " | " << ns_text(c.wakeup.get("median")) << " | "
+               << (mdape ? fmt("%.1f", *mdape) : "-") << " | " << c.repetitions.size() << " |\n";
   }
 }
 
@@ -729,7 +673,7 @@ ReportOutput write_report(const ResultSet& rs, const ReportOptions& options) {
   index << "# wakebench report: " << rs.path << "\n\n"
         << "Machine: " << machine_line(rs.machine) << "  \n"
         << "Result set: `" << rs.path << "`" << (rs.complete ? "" : " (incomplete run)") << ", "
-        << rs.cases().size() << " cases.\n\n";
+        << rs.views.size() << " cases.\n\n";
   if (result.gnuplot.empty()) {
     index << "**Images not rendered**: gnuplot was not found on PATH. The data (`.dat`) and "
              "scripts (`.gp`) are here; render them with `"

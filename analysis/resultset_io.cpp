@@ -48,28 +48,6 @@ MachineSummary summarize_machine(const nlohmann::json& doc) {
   return m;
 }
 
-void validate_case(const std::string& path, std::size_t index, const nlohmann::json& c) {
-  const std::string where = "cases[" + std::to_string(index) + "]";
-  if (!c.is_object()) fail(path, where + " is not an object");
-  for (const char* key : {"name", "mechanism", "mode", "placement", "status"}) {
-    if (!c.contains(key)) fail(path, where + ": missing \"" + key + "\"");
-    if (!c[key].is_string()) fail(path, where + ": \"" + key + "\" is not a string");
-  }
-  if (c.contains("params") && !c["params"].is_object() && !c["params"].is_null()) {
-    fail(path, where + ": \"params\" is not an object");
-  }
-  if (c["status"] == "ok") {
-    if (!c.contains("rtt_ns") || !c["rtt_ns"].is_object() || !c["rtt_ns"].contains("median") ||
-        !c["rtt_ns"]["median"].is_number()) {
-      fail(path, where + " (" + c["name"].get<std::string>() +
-                     "): status ok but no numeric rtt_ns.median");
-    }
-    if (c.contains("repetitions") && !c["repetitions"].is_array()) {
-      fail(path, where + ": \"repetitions\" is not an array");
-    }
-  }
-}
-
 }  // namespace
 
 std::string format_counts(const MachineSummary& m) {
@@ -82,6 +60,21 @@ std::string format_counts(const MachineSummary& m) {
   return out.str();
 }
 
+std::vector<CaseView> check_result_set(const nlohmann::json& doc) {
+  using E = std::invalid_argument;
+  if (!doc.is_object()) throw E("not a JSON object");
+  if (!doc.contains("schema") || doc["schema"] != kResultSchema)
+    throw E(std::string("not a wakebench result set (expected \"schema\": \"") + kResultSchema +
+            "\")");
+  if (!doc.contains("schema_version") || !doc["schema_version"].is_number_integer())
+    throw E("missing or non-integer \"schema_version\"");
+  if (const int v = doc["schema_version"].get<int>(); v != kResultSchemaVersion)
+    throw E("schema_version " + std::to_string(v) + " is not supported (this wakebench reads " +
+            "version " + std::to_string(kResultSchemaVersion) + ")");
+  if (!doc.contains("cases") || !doc["cases"].is_array()) throw E("missing \"cases\" array");
+  return parse_cases(doc["cases"]);
+}
+
 ResultSet parse_result_set(const std::string& text, const std::string& path) {
   ResultSet rs;
   rs.path = path;
@@ -90,21 +83,12 @@ ResultSet parse_result_set(const std::string& text, const std::string& path) {
   } catch (const nlohmann::json::exception& e) {
     fail(path, describe_json_error(e, text.size()));
   }
+  try {
+    rs.views = check_result_set(rs.doc);
+  } catch (const std::invalid_argument& e) {
+    fail(path, e.what());
+  }
   const nlohmann::json& doc = rs.doc;
-  if (!doc.is_object()) fail(path, "not a JSON object");
-  if (!doc.contains("schema") || doc["schema"] != kResultSchema) {
-    fail(path, std::string("not a wakebench result set (expected \"schema\": \"") + kResultSchema +
-                   "\")");
-  }
-  if (!doc.contains("schema_version") || !doc["schema_version"].is_number_integer()) {
-    fail(path, "missing or non-integer \"schema_version\"");
-  }
-  if (const int v = doc["schema_version"].get<int>(); v != kResultSchemaVersion) {
-    fail(path, "schema_version " + std::to_string(v) + " is not supported (this wakebench reads " +
-                   "version " + std::to_string(kResultSchemaVersion) + ")");
-  }
-  if (!doc.contains("cases") || !doc["cases"].is_array()) fail(path, "missing \"cases\" array");
-  for (std::size_t i = 0; i < doc["cases"].size(); ++i) validate_case(path, i, doc["cases"][i]);
   rs.complete =
       !doc.contains("complete") || !doc["complete"].is_boolean() || doc["complete"].get<bool>();
   rs.machine = summarize_machine(doc);
@@ -113,27 +97,6 @@ ResultSet parse_result_set(const std::string& text, const std::string& path) {
 
 ResultSet load_result_set(const std::string& path) {
   return parse_result_set(read_input_file("results", path), path);
-}
-
-std::string pair_suffix(const nlohmann::json& c) {
-  const std::string name = c.value("name", "");
-  const auto slash = name.rfind('/');
-  if (slash == std::string::npos) return "";
-  const std::string last = name.substr(slash + 1);
-  if (last.size() > 4 && last.compare(0, 4, "pair") == 0 &&
-      last.find_first_not_of("0123456789", 4) == std::string::npos) {
-    return "/" + last;
-  }
-  return "";
-}
-
-std::string case_key(const nlohmann::json& c) {
-  std::string key = c.value("mechanism", "") + "/" + c.value("mode", "") + "/" +
-                    c.value("placement", "") + pair_suffix(c);
-  // nlohmann::json objects keep keys sorted, so dump() is canonical.
-  const nlohmann::json params =
-      c.contains("params") && c["params"].is_object() ? c["params"] : nlohmann::json::object();
-  return key + " " + params.dump();
 }
 
 std::string format_params(const nlohmann::json& params, const std::vector<std::string>& keys) {

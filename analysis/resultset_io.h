@@ -1,4 +1,4 @@
-// Loading result sets (DESIGN.md "Contracts") for the analysis commands. The loader checks the
+// Loading result sets (docs/result-set.md) for the analysis commands. The loader checks the
 // schema and version, validates the fields compare and report rely on, and keeps the document so
 // tools can read knobs added later without a change here.
 #pragma once
@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/case_view.h"
 #include "common/result_set.h"  // kResultSchema, kResultSchemaVersion
 #include "common/topology.h"
 
@@ -31,6 +32,7 @@ struct ResultSet {
   nlohmann::json doc;  // the whole document
   MachineSummary machine;
   bool complete = true;
+  std::vector<CaseView> views;  // cases[], parsed once (analysis/case_view.h)
   const nlohmann::json& cases() const { return doc.at("cases"); }
 };
 
@@ -38,16 +40,12 @@ struct ResultSet {
 // "results FILE: invalid JSON at byte 1234: ...", "results FILE: schema_version 2 is not
 // supported (this wakebench reads version 1)", "results FILE: cases[3]: missing \"mode\"".
 ResultSet load_result_set(const std::string& path);
+// The checks both make, on a parsed document: schema, version and every case (parse_cases).
+// Returns the cases' views; throws std::invalid_argument with one line (no file name).
+std::vector<CaseView> check_result_set(const nlohmann::json& doc);
 // Same checks on a document already in memory; `path` is only used in messages.
 ResultSet parse_result_set(const std::string& text, const std::string& path);
 
-// The stable identity of a case across runs and machines: mechanism, mode, placement, params
-// (sorted keys) and the pair index that `--pairs-per-class` appends to the name ("/pair1"). CPU ids
-// are not part of it, so pinned cases match between machines. Example:
-// "pipe/processes/llc {\"background\":\"none\",\"pairs\":1,\"payload\":1,\"work_ns\":0}".
-std::string case_key(const nlohmann::json& c);
-// The "/pairN" suffix of a case name, or "" when it has none.
-std::string pair_suffix(const nlohmann::json& c);
 // Params as "key=value" joined by ' ', restricted to `keys` when not empty. Strings unquoted.
 std::string format_params(const nlohmann::json& params, const std::vector<std::string>& keys = {});
 

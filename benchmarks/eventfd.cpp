@@ -1,4 +1,5 @@
-#include "benchmarks/eventfd.h"
+// One eventfd per direction. eventfd_write wakes the blocked reader with wake_up_locked_poll
+// (fs/eventfd.c): no WF_SYNC (docs/policy-model.md section 4).
 
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -6,10 +7,23 @@
 #include <cerrno>
 #include <cstdint>
 
+#include "benchmarks/registry.h"
 #include "benchmarks/shared_state.h"
 #include "common/sys.h"
 
 namespace wb {
+
+class EventfdMechanism final : public LinkMechanism {
+ public:
+  std::string_view id() const override { return "eventfd"; }
+  WakeFlags wake_flags() const override { return WakeFlags::kNone; }
+  std::string_view round_trip() const override {
+    return "waker copies `payload` bytes into shared memory and writes 1 to an eventfd; the wakee "
+           "reads the eventfd and the bytes and answers the same way through a second eventfd";
+  }
+  size_t shared_bytes(const CaseSpec& spec) const override;
+  std::unique_ptr<Link> make_link(const CaseSpec& spec, void* shared) const override;
+};
 
 namespace {
 
@@ -56,3 +70,8 @@ std::unique_ptr<Link> EventfdMechanism::make_link(const CaseSpec& spec, void* sh
 }
 
 }  // namespace wb
+
+// Listed by all_mechanisms() at its rank (benchmarks/registry.h).
+namespace {
+const wb::MechanismRegistrar kEventfdMechanism(std::make_unique<wb::EventfdMechanism>(), 5);
+}  // namespace

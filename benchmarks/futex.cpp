@@ -1,11 +1,29 @@
-#include "benchmarks/futex.h"
+// FUTEX_WAKE then FUTEX_WAIT on one 32-bit word per direction: the FUTEX_SWAP paper's wake + wait
+// baseline (seed 004). futex_wake -> wake_up_q -> wake_up_process: no WF_SYNC (docs/policy-model.md
+// section 4). Private futexes in threads mode, shared ones (keyed on the page of the shared
+// mapping) in processes mode.
 
 #include <cerrno>
 
+#include "benchmarks/registry.h"
 #include "benchmarks/shared_state.h"
 #include "common/sys.h"
 
 namespace wb {
+
+class FutexMechanism final : public LinkMechanism {
+ public:
+  std::string_view id() const override { return "futex"; }
+  WakeFlags wake_flags() const override { return WakeFlags::kNone; }
+  std::string_view round_trip() const override {
+    return "waker copies `payload` bytes into shared memory, bumps its sequence word and "
+           "FUTEX_WAKEs; the wakee, in FUTEX_WAIT on that word, reads them and answers the same "
+           "way "
+           "through the other word";
+  }
+  size_t shared_bytes(const CaseSpec& spec) const override;
+  std::unique_ptr<Link> make_link(const CaseSpec& spec, void* shared) const override;
+};
 
 namespace {
 
@@ -47,3 +65,8 @@ std::unique_ptr<Link> FutexMechanism::make_link(const CaseSpec& spec, void* shar
 }
 
 }  // namespace wb
+
+// Listed by all_mechanisms() at its rank (benchmarks/registry.h).
+namespace {
+const wb::MechanismRegistrar kFutexMechanism(std::make_unique<wb::FutexMechanism>(), 6);
+}  // namespace

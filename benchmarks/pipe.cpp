@@ -1,12 +1,25 @@
-#include "benchmarks/pipe.h"
 
 #include <fcntl.h>
 #include <unistd.h>
 
 #include "benchmarks/fd_link.h"
+#include "benchmarks/registry.h"
 #include "common/sys.h"
 
 namespace wb {
+
+// Two pipes, one per direction. A pipe write wakes the blocked reader with
+// wake_up_interruptible_sync_poll (fs/pipe.c anon_pipe_write): WF_SYNC.
+class PipeMechanism final : public LinkMechanism {
+ public:
+  std::string_view id() const override { return "pipe"; }
+  WakeFlags wake_flags() const override { return WakeFlags::kSync; }
+  std::string_view round_trip() const override {
+    return "waker writes `payload` bytes into a pipe; the wakee reads them and writes them back "
+           "through a second pipe";
+  }
+  std::unique_ptr<Link> make_link(const CaseSpec& spec, void* shared) const override;
+};
 
 std::unique_ptr<Link> PipeMechanism::make_link(const CaseSpec& spec, void*) const {
   // fds: [0] waker -> wakee read end, [1] its write end, [2] wakee -> waker read end, [3] write.
@@ -22,3 +35,8 @@ std::unique_ptr<Link> PipeMechanism::make_link(const CaseSpec& spec, void*) cons
 }
 
 }  // namespace wb
+
+// Listed by all_mechanisms() at its rank (benchmarks/registry.h).
+namespace {
+const wb::MechanismRegistrar kPipeMechanism(std::make_unique<wb::PipeMechanism>(), 1);
+}  // namespace

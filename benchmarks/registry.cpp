@@ -1,29 +1,40 @@
 #include "benchmarks/registry.h"
 
-#include "benchmarks/binder_like.h"
-#include "benchmarks/eventfd.h"
-#include "benchmarks/futex.h"
-#include "benchmarks/futex_swap.h"
-#include "benchmarks/pipe.h"
-#include "benchmarks/spin.h"
-#include "benchmarks/tcp.h"
-#include "benchmarks/unix.h"
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
 
 namespace wb {
 
+namespace {
+
+// rank -> mechanism. A function-local static: registrars run during static initialization, in
+// any order, possibly before this file's own globals exist.
+std::map<int, std::unique_ptr<Mechanism>>& registered() {
+  static std::map<int, std::unique_ptr<Mechanism>> mechanisms;
+  return mechanisms;
+}
+
+}  // namespace
+
+MechanismRegistrar::MechanismRegistrar(std::unique_ptr<Mechanism> mech, int rank) {
+  auto& all = registered();
+  for (const auto& [r, m] : all)
+    if (r == rank || m->id() == mech->id()) {
+      std::fprintf(stderr, "wakebench: mechanism %.*s registered twice (rank %d)\n",
+                   static_cast<int>(mech->id().size()), mech->id().data(), rank);
+      std::abort();
+    }
+  all.emplace(rank, std::move(mech));
+}
+
 const std::vector<const Mechanism*>& all_mechanisms() {
-  static const PipeMechanism pipe;
-  static const UnixStreamMechanism unix_stream;
-  static const UnixDgramMechanism unix_dgram;
-  static const TcpLoopbackMechanism tcp_loopback;
-  static const EventfdMechanism eventfd;
-  static const FutexMechanism futex;
-  static const FutexSwapMechanism futex_swap;
-  static const BinderLikeMechanism binder_like;
-  static const SpinMechanism spin;
-  static const std::vector<const Mechanism*> all = {&pipe,         &unix_stream, &unix_dgram,
-                                                    &tcp_loopback, &eventfd,     &futex,
-                                                    &futex_swap,   &binder_like, &spin};
+  static const std::vector<const Mechanism*> all = [] {
+    std::vector<const Mechanism*> v;
+    for (const auto& [rank, m] : registered()) v.push_back(m.get());
+    return v;
+  }();
   return all;
 }
 

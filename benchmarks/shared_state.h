@@ -21,7 +21,7 @@ struct alignas(kHotAlign) SeqWord {
   std::atomic<uint32_t> seq;
 };
 static_assert(sizeof(SeqWord) == kHotAlign && alignof(SeqWord) == kHotAlign,
-              "each hot word must own its cache line (DESIGN.md)");
+              "each hot word must own its cache line");
 static_assert(std::atomic<uint32_t>::is_always_lock_free);
 
 // A value only one side writes in the hot loop, on cache lines of its own: in threads mode both

@@ -1,13 +1,42 @@
-#include "benchmarks/unix.h"
+// AF_UNIX socket pairs. Both kinds wake the blocked receiver through sk_data_ready =
+// sock_def_readable() -> wake_up_interruptible_sync_poll (net/unix/af_unix.c unix_stream_sendmsg,
+// unix_dgram_sendmsg; docs/policy-model.md section 4): WF_SYNC.
 
 #include <sys/socket.h>
 
 #include <fstream>
 
 #include "benchmarks/fd_link.h"
+#include "benchmarks/registry.h"
 #include "common/sys.h"
 
 namespace wb {
+
+class UnixStreamMechanism final : public LinkMechanism {
+ public:
+  std::string_view id() const override { return "unix-stream"; }
+  WakeFlags wake_flags() const override { return WakeFlags::kSync; }
+  std::string_view round_trip() const override {
+    return "waker sends `payload` bytes on an AF_UNIX SOCK_STREAM socketpair; the wakee reads "
+           "them and sends them back on the same connection";
+  }
+  std::unique_ptr<Link> make_link(const CaseSpec& spec, void* shared) const override;
+};
+
+class UnixDgramMechanism final : public LinkMechanism {
+ public:
+  std::string_view id() const override { return "unix-dgram"; }
+  WakeFlags wake_flags() const override { return WakeFlags::kSync; }
+  std::string_view round_trip() const override {
+    return "waker sends one `payload`-byte datagram on an AF_UNIX SOCK_DGRAM socketpair; the "
+           "wakee receives it and sends it back";
+  }
+  std::unique_ptr<Link> make_link(const CaseSpec& spec, void* shared) const override;
+
+ protected:
+  // One datagram must fit the send buffer, which setsockopt caps at net.core.wmem_max.
+  std::optional<std::string> mechanism_skip_reason(const CaseSpec& spec) const override;
+};
 
 namespace {
 
@@ -52,3 +81,9 @@ std::optional<std::string> UnixDgramMechanism::mechanism_skip_reason(const CaseS
 }
 
 }  // namespace wb
+
+// Listed by all_mechanisms() at its rank (benchmarks/registry.h).
+namespace {
+const wb::MechanismRegistrar kUnixStreamMechanism(std::make_unique<wb::UnixStreamMechanism>(), 2);
+const wb::MechanismRegistrar kUnixDgramMechanism(std::make_unique<wb::UnixDgramMechanism>(), 3);
+}  // namespace

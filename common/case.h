@@ -19,12 +19,12 @@ enum class Mode { kThreads, kProcesses };
 std::string_view mode_id(Mode m);  // "threads" | "processes"
 std::optional<Mode> parse_mode(std::string_view id);
 
-// The wakeup policies' ids (DESIGN.md vocabulary, policy-model.md): configs name them (a seed
+// The wakeup policies' ids (docs/result-set.md#policies): configs name them (a seed
 // claim's `policy`); analysis/policies.cpp implements one each, in this order.
 inline constexpr std::array<std::string_view, 6> kPolicyIds = {
     "mainline", "sync-pair", "sync-core", "sync-core-v2", "sync-2017", "current-cpu"};
 
-// The wake flags a mechanism's wakeups carry into select_task_rq_fair (policy-model.md section 4).
+// The wake flags of a mechanism's wakeups in select_task_rq_fair (docs/policy-model.md#wake-flags).
 enum class WakeFlags { kSync, kNone, kCurrentCpu };
 std::string_view wake_flags_id(WakeFlags f);  // "sync" | "none" | "current-cpu"
 

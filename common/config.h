@@ -1,4 +1,4 @@
-// Suites as versioned JSON (DESIGN.md "Contracts"): parsing with errors that name the file and the
+// Suites as versioned JSON (README.md, "Configs"): parsing with errors that name the file and the
 // key, and expansion into cases on a topology.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The one ping-pong driver shared by every mechanism (DESIGN.md): it places the tasks (threads of
+// The one ping-pong driver every mechanism shares (README, "run"): it places the tasks (threads of
 // one case process, or one process per task group), pins them and verifies the pinning with
 // sched_getcpu, applies the per-side scheduling knobs, opens each task's perf counters, parks them
 // at a barrier, runs warm-up round trips, then times every round trip into preallocated shared

@@ -21,8 +21,14 @@
 #endif
 
 #include "common/clock.h"
+#include "common/cpu_sysfs.h"
+#include "common/cpuinfo.h"
 #include "common/cpulist.h"
 #include "common/idle_latency.h"
+#include "common/kernel_files.h"
+#include "common/sched_domains.h"
+#include "common/sched_features.h"
+#include "common/schedstat.h"
 #include "common/sys.h"
 
 namespace wb {
@@ -32,7 +38,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 // Idle states with an exit latency above this count as deep: POLL is 0 us and C1 / WFI / haltpoll
-// 1-2 us on the machines in ../shared/fixtures/cpuidle, C1E and deeper are >= 10 us.
+// 1-2 us on the machines in tests/fixtures/captures/cpuidle, C1E and deeper are >= 10 us.
 constexpr uint64_t kShallowIdleLatencyUs = 2;
 // A CPU busier than this during the capture sample has load that will compete with the benchmark.
 constexpr double kBusyPct = 10.0;
@@ -141,19 +147,13 @@ json capture_kernel(const struct utsname& u) {
 json capture_cpu(const struct utsname& u, CpuInfo* info_out, json* info_error) {
   json cpu = {{"arch", u.machine}};
   std::string why;
-  auto text = read_text_file("/proc/cpuinfo", &why);
-  if (!text) {
+  auto read = read_cpuinfo(&why);
+  if (!read) {
     cpu["vendor"] = cpu["model"] = cpu["microcode"] = unavailable(why);
     *info_error = unavailable(why);
     return cpu;
   }
-  try {
-    *info_out = parse_cpuinfo(*text, "/proc/cpuinfo");
-  } catch (const std::exception& e) {
-    cpu["vendor"] = cpu["model"] = cpu["microcode"] = unavailable(e.what());
-    *info_error = unavailable(e.what());
-    return cpu;
-  }
+  *info_out = *read;
   const CpuInfo& info = *info_out;
   cpu["vendor"] =
       info.vendor.empty() ? unavailable("/proc/cpuinfo names no vendor") : json(info.vendor);

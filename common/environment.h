@@ -9,8 +9,6 @@
 #include <string_view>
 #include <vector>
 
-#include "common/procfs.h"
-
 namespace wb {
 
 struct EnvironmentOptions {

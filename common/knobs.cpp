@@ -17,7 +17,7 @@
 
 #include "common/clock.h"
 #include "common/cpulist.h"
-#include "common/procfs.h"
+#include "common/kernel_files.h"
 #include "common/shm.h"
 #include "common/sys.h"
 

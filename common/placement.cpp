@@ -1,4 +1,4 @@
-// Placement classes and pair choice (DESIGN.md vocabulary; rules documented in placement.h).
+// Placement classes and pair choice (docs/result-set.md#placement-classes; rules in placement.h).
 #include "common/placement.h"
 
 #include <set>
@@ -11,7 +11,7 @@ namespace {
 constexpr std::array<std::string_view, 6> kClassIds = {"same-cpu", "smt-sibling", "cluster",
                                                        "llc",      "cross-llc",   "cross-numa"};
 
-// First match wins, in DESIGN.md's order. A -1 id means "no such object" and never matches.
+// First match wins, in docs/result-set.md's order. A -1 id means "no such object", never a match.
 PlacementClass classify_pus(const Pu& a, const Pu& b) {
   if (a.os == b.os) return PlacementClass::kSameCpu;
   if (a.core >= 0 && a.core == b.core) return PlacementClass::kSmtSibling;

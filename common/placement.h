@@ -1,4 +1,4 @@
-// Placement classes (DESIGN.md vocabulary) and the deterministic choice of CPU pairs per class.
+// Placement classes (docs/result-set.md#placement-classes) and the deterministic choice of pairs.
 //
 // Cluster rule (Pu::cluster): a PU's cluster is the innermost object strictly between its Core and
 // its LLC that is either a cache (e.g. an L2) or an hwloc Group of subtype "Cluster", and that
@@ -60,7 +60,7 @@ struct ClassPairs {
 // per_class < 1.
 std::vector<ClassPairs> choose_pairs(const Topology& topo, int per_class = 1);
 
-// The summary `wakebench topology --json` prints and result sets embed (DESIGN.md Contracts):
+// The summary `wakebench topology --json` prints and result sets embed (docs/result-set.md):
 // {"source", "counts": {...}, "smt": {"width", "numbering", "stride"}, "classes": [...]}.
 // Ordered as the contract shows it; converts implicitly to nlohmann::json.
 nlohmann::ordered_json topology_json(const Topology& topo, const std::vector<ClassPairs>& classes);

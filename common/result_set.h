@@ -1,4 +1,4 @@
-// Result sets (DESIGN.md "Contracts"): Google Benchmark's {context, benchmarks} plus wakebench's
+// Result sets (docs/result-set.md): Google Benchmark's {context, benchmarks} plus wakebench's
 // schema, environment, topology, config, cases[] and predictions. This file builds one case's
 // JSON from its raw samples and writes files atomically.
 #pragma once

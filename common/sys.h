@@ -1,5 +1,5 @@
 // Thin syscall wrappers. Setup paths throw std::system_error naming the call; hot-loop helpers
-// return 0 or an errno and never throw (DESIGN.md "How to write it").
+// return 0 or an errno and never throw (the driver reports them per case; common/driver.h).
 #pragma once
 
 #include <sys/types.h>

@@ -185,7 +185,7 @@ Topology Topology::from_hwloc(hwloc_topology* t, std::string source) {
     l2[i] = hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_L2CACHE, pu);
     l3[i] = hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_L3CACHE, pu);
     package[i] = hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_PACKAGE, pu);
-    // DESIGN.md: the LLC is the PU's L3, else its L2 (policy-model.md boxes A' and B').
+    // The LLC is the PU's L3, else its L2 (docs/result-set.md; model boxes A' and B').
     llc[i] = l3[i] != nullptr ? l3[i] : l2[i];
     // Cluster: the innermost cache or Cluster group strictly between the core and the LLC that
     // spans more than one core but not every core of the LLC (placement.h).
@@ -341,7 +341,7 @@ int Topology::numa_distance(int cpu_a, int cpu_b) const {
     if (auto cell = row->second.find(b->numa); cell != row->second.end()) return cell->second;
   // Linux's defaults without a SLIT: LOCAL_DISTANCE 10, REMOTE_DISTANCE 20 in
   // include/linux/topology.h, but ACPI SLITs of two-socket boxes say 21, the value the policy
-  // model's boxes assume (policy-model.md section 12).
+  // model's boxes assume (docs/policy-model.md#sched-domains).
   return a->numa == b->numa ? 10 : 21;
 }
 

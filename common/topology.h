@@ -1,6 +1,6 @@
 // Machine topology from hwloc: the live system (restricted to this process's allowed CPUs) or an
 // hwloc XML file. Everything is keyed by PU OS index (never hwloc's logical index: the kernel's
-// idle scans walk CPU ids in OS order, policy-model.md section 1).
+// idle scans walk CPU ids in OS order, docs/policy-model.md#inputs).
 #pragma once
 
 #include <map>
@@ -19,7 +19,7 @@ struct Pu {
   int core = -1;     // Core object
   int l2 = -1;       // L2 cache object above the PU (-1 if none)
   int l3 = -1;       // L3 cache object above the PU (-1 if none)
-  int llc = -1;      // last-level cache: the L3 if any, else the L2 (DESIGN.md vocabulary)
+  int llc = -1;      // last-level cache: the L3 if any, else the L2 (docs/result-set.md)
   int cluster = -1;  // a cache or hwloc "Cluster" group strictly between core and LLC (see
                      // placement.h), shared by >1 core; -1 if the PU has none
   int numa = -1;     // NUMA node OS index of the closest node with CPUs (-1 if none)
@@ -62,7 +62,7 @@ class Topology {
   SmtInfo smt() const { return smt_; }
 
   // NUMA distance (SLIT) between the nodes of two CPUs: from the XML's NUMALatency matrix when
-  // present, else 10 local / 21 remote (policy-model.md section 12).
+  // present, else 10 local / 21 remote (docs/policy-model.md#sched-domains).
   int numa_distance(int cpu_a, int cpu_b) const;
   // Info key/values of the root object (CPUVendor, CPUFamilyNumber, CPUModel, Architecture, ...),
   // first found on the machine or package objects.

@@ -1,5 +1,5 @@
 // `wakebench run --trace-wakeups`: which path of try_to_wake_up placed each wakeup of a kernel-
-// placement case (policy-model.md section 2), from the kernel's sched trace events.
+// placement case (docs/policy-model.md#bypasses), from the kernel's sched trace events.
 //
 // Recording (WakeupTraceSession): a private tracefs instance, instances/wakebench-<pid>, with
 // sched_waking, sched_wakeup, sched_switch, sched_migrate_task and sched_process_fork enabled,
@@ -24,7 +24,7 @@
 //   queued_remote  not migrated, target == prev, sched_wakeup emitted on a CPU other than the
 //                  waker's, and the wakee was still switching out (p->on_cpu) when woken: its
 //                  blocking switch-out came after the waking, or at most on_cpu_window_ns before
-//                  it (the wakelist IPI of section 2 step 4; a selection that picks an idle prev
+//                  it (the wakelist IPI of section 2 item 2; a selection that picks an idle prev
 //                  CPU is delivered the same way, hence the timing condition);
 //   selection      everything else: select_task_rq ran (certain when the wakee migrated).
 // Limits of the events: an EEVDF delay-dequeued wakee (switched out with S but still on the

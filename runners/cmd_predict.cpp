@@ -40,7 +40,7 @@ SchedTopology load_sched(const PredictArgs& a, std::optional<LlcSource> scenario
   }
   if (!a.topology.empty())
     return SchedTopology(Topology::from_xml(a.topology), llc.value_or(LlcSource::kAuto));
-  // The live machine: the scheduler's own LLC from debugfs when readable (section 12).
+  // The live machine: the scheduler's own LLC from debugfs if readable (docs/policy-model.md#llc).
   if (!llc) llc = live_llc_source();
   return SchedTopology(Topology::from_system(), llc.value_or(LlcSource::kAuto));
 }

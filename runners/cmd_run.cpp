@@ -1,5 +1,7 @@
-// `wakebench run`: config -> cases -> Google Benchmark -> result set -> summary.
-#include <benchmark/benchmark.h>
+// `wakebench run`: config -> cases -> driver, repetitions interleaved -> result set -> summary.
+// wakebench owns the loop (README "Architecture"): a repetition is one run_case, a fixed number of
+// round trips between a fresh pair of tasks; the result set carries Google Benchmark's JSON shape
+// (context, benchmarks) so that its tools/compare.py reads it.
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -8,8 +10,7 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
-#include <map>
+#include <random>
 #include <regex>
 #include <sstream>
 
@@ -20,12 +21,14 @@
 #include "common/idle_latency.h"
 #include "common/perf.h"
 #include "common/placement.h"
-#include "common/procfs.h"
 #include "common/result_set.h"
+#include "common/run_order.h"
+#include "common/schedstat.h"
 #include "common/stats.h"
 #include "common/sys.h"
 #include "common/wakeup_trace.h"
 #include "runners/commands.h"
+#include "runners/gb_output.h"
 #include "runners/summary.h"
 
 namespace wb {
@@ -41,22 +44,22 @@ struct RunArgs {
   std::optional<int> idle_latency_us;  // --idle-latency-us
   std::string show;                    // --show: a counter instead of the RTT in the summary
   bool trace_wakeups = false;          // --trace-wakeups: attribute kernel cases' wakeup paths
-  std::vector<std::string> benchmark_flags;
+  std::string filter;                  // --benchmark_filter: regex over case names, '-' negates
+  std::optional<int> repetitions;      // --benchmark_repetitions: overrides the config
+  std::optional<int64_t> round_trips;  // --round-trips: overrides the config
+  std::optional<uint64_t> seed;        // --seed: the interleaved order's seed
+  std::vector<std::string> extras;     // anything else: refused with a reason
 };
 
-// One case while the run goes: what Google Benchmark calls produced, and the record kept.
+// One case while the run goes.
 struct CaseState {
   const Mechanism* mech = nullptr;
   CaseRecord record;
-  bool ran = false;  // the benchmark function was called at least once (not filtered out)
-  std::vector<std::vector<PairSamples>> calls;   // every completed call, until reported
-  bool counted = false;                          // the counting pass ran (record.counted)
-  std::vector<nlohmann::json> schedstat_window;  // one delta per call
-  // --trace-wakeups: one attribution per entry of `calls` (nullopt: that call was not traced),
-  // kept alongside them; the kept repetitions' ones add up into `trace`.
-  std::vector<std::optional<WakeupTraceSummary>> call_traces;
+  std::vector<nlohmann::json> schedstat_window;  // one delta per repetition
+  // --trace-wakeups: the kept repetitions' attributions added up; trace_error says why one could
+  // not be recorded or read.
   std::optional<WakeupTraceSummary> trace;
-  std::string trace_error;  // why a call's trace could not be recorded or read
+  std::string trace_error;
 };
 
 std::string default_config_path() {
@@ -71,13 +74,13 @@ std::string default_config_path() {
   return rel;
 }
 
-std::string default_out_path(const std::string& host) {
+std::string utc_time(const char* format) {
   const std::time_t t = std::time(nullptr);
   std::tm tm{};
   gmtime_r(&t, &tm);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-  return "results/" + host + "-" + stamp + ".json";
+  char buf[40];
+  std::strftime(buf, sizeof buf, format, &tm);
+  return buf;
 }
 
 std::string fmt_duration(double s) {
@@ -86,58 +89,22 @@ std::string fmt_duration(double s) {
   return buf;
 }
 
-// Captures Google Benchmark's JSON (context + benchmarks) in memory, hands each finished
-// repetition's samples to its case, and prints one progress line per case on stderr.
-class Reporter : public benchmark::JSONReporter {
+// One line per case on stderr once it is done (its last repetition, its failure, or its skip),
+// with the ETA from the round trips done so far and those left.
+class Progress {
  public:
-  Reporter(std::vector<CaseState>& cases, size_t total) : cases_(cases), total_(total) {
-    SetOutputStream(&json_);
-    SetErrorStream(&json_);
-    for (size_t i = 0; i < cases_.size(); ++i) by_name_[cases_[i].record.spec.name] = i;
-    for (const auto& c : cases_)
+  explicit Progress(const std::vector<CaseState>& cases) : total_(cases.size()) {
+    for (const auto& c : cases)
       if (c.record.spec.skip_reason.empty())
-        work_left_ += static_cast<double>(c.record.spec.round_trips * c.record.spec.repetitions);
+        left_ += c.record.spec.round_trips * c.record.spec.repetitions;
   }
-  std::string json() const { return json_.str(); }
-
-  void ReportRuns(const std::vector<Run>& runs) override {
-    JSONReporter::ReportRuns(runs);
-    for (const Run& run : runs) {
-      if (run.run_type != Run::RT_Iteration) continue;
-      auto it = by_name_.find(run.run_name.function_name);
-      if (it == by_name_.end()) continue;
-      CaseState& cs = cases_[it->second];
-      if (run.error_occurred) continue;  // status and reason were set by the case itself
-      // The call that made this repetition is the first with its iteration count; earlier ones
-      // were Google Benchmark's iteration estimates (only with --benchmark_min_time).
-      for (size_t k = 0; k < cs.calls.size(); ++k)
-        if (!cs.calls[k].empty() &&
-            static_cast<int64_t>(cs.calls[k][0].rtt_ns.size()) == run.iterations) {
-          cs.record.repetitions.push_back(std::move(cs.calls[k]));
-          cs.calls.erase(cs.calls.begin(), cs.calls.begin() + static_cast<long>(k) + 1);
-          if (k < cs.call_traces.size()) {
-            if (const auto& t = cs.call_traces[k]) {
-              if (!cs.trace) cs.trace.emplace();
-              cs.trace->add(*t);
-            }
-            cs.call_traces.erase(cs.call_traces.begin(),
-                                 cs.call_traces.begin() + static_cast<long>(k) + 1);
-          }
-          break;
-        }
-    }
-    if (runs.empty()) return;
-    auto it = by_name_.find(runs.front().run_name.function_name);
-    if (it == by_name_.end() || done_.count(it->second)) return;
-    done_.insert(it->second);
-    progress(cases_[it->second]);
+  void repetition_done(const CaseSpec& s) {
+    done_ += s.round_trips;
+    left_ -= s.round_trips;
   }
-
- private:
-  void progress(const CaseState& cs) {
-    const CaseRecord& r = cs.record;
+  void case_done(const CaseRecord& r) {
     std::string what;
-    if (r.status == "ok" && !r.repetitions.empty()) {
+    if (r.status == "ok") {
       std::vector<int64_t> all;
       for (const auto& rep : r.repetitions)
         for (const auto& p : rep) all.insert(all.end(), p.rtt_ns.begin(), p.rtt_ns.end());
@@ -148,32 +115,30 @@ class Reporter : public benchmark::JSONReporter {
       what = buf;
     } else {
       what = r.status + ": " + r.reason;
+      if (r.status == "failed")  // its repetitions not run
+        left_ -=
+            r.spec.round_trips * (r.spec.repetitions - static_cast<int64_t>(r.repetitions.size()));
     }
-    if (r.spec.skip_reason.empty())
-      work_done_ += static_cast<double>(r.spec.round_trips * r.spec.repetitions);
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     std::string eta;
-    if (work_done_ > 0 && work_left_ > work_done_)
-      eta = "  ETA " + fmt_duration(elapsed * (work_left_ - work_done_) / work_done_);
+    if (done_ > 0 && left_ > 0)
+      eta = "  ETA " +
+            fmt_duration(elapsed * static_cast<double>(left_) / static_cast<double>(done_));
     std::fprintf(stderr, "[%zu/%zu] %-40s %s%s\n", ++reported_, total_, r.spec.name.c_str(),
                  what.c_str(), eta.c_str());
   }
 
-  std::vector<CaseState>& cases_;
-  size_t total_;
-  size_t reported_ = 0;
-  std::ostringstream json_;
-  std::map<std::string, size_t> by_name_;
-  std::set<size_t> done_;
-  double work_left_ = 0, work_done_ = 0;
+ private:
+  size_t total_, reported_ = 0;
+  int64_t left_ = 0, done_ = 0;  // round trips
   const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
 void on_signal(int) { g_interrupted.store(true); }
 
-// Adds up the per-call schedstat deltas of one case (numbers add; anything else is kept from the
-// first call).
+// Adds up the per-repetition schedstat deltas of one case (numbers add; anything else is kept from
+// the first).
 nlohmann::json sum_schedstat(const std::vector<nlohmann::json>& parts) {
   nlohmann::json total = parts.front();
   for (size_t i = 1; i < parts.size(); ++i) {
@@ -187,17 +152,17 @@ nlohmann::json sum_schedstat(const std::vector<nlohmann::json>& parts) {
   return total;
 }
 
-// --trace-wakeups around one run_case of a kernel case: the session's buffer is sized for the
-// call, started right before and stopped right after; the text is attributed at once (the
-// buffers are cleared for the next call). nullopt, with cs.trace_error set, when it fails.
+// --trace-wakeups around one repetition of a kernel case: the session's buffer is sized for it,
+// started right before and stopped right after; the text is attributed at once (the buffers are
+// cleared for the next repetition). nullopt, with cs.trace_error set, when it fails.
 struct CaseTracer {
   WakeupTraceSession* session = nullptr;
   const Topology* topo = nullptr;
 };
 
 std::optional<WakeupTraceSummary> traced_run(const CaseTracer& tr, CaseState& cs,
-                                             const CaseSpec& spec, const RunOptions& opts,
-                                             RunOutcome& out) {
+                                             const RunOptions& opts, RunOutcome& out) {
+  const CaseSpec& spec = cs.record.spec;
   const int tid = static_cast<int>(::syscall(SYS_gettid));
   const int64_t streams = static_cast<int64_t>(std::max<size_t>(1, concurrent_pairs(spec).size()));
   const int64_t kb = WakeupTraceSession::buffer_kb_for((spec.round_trips + spec.warmup) * streams,
@@ -230,71 +195,50 @@ std::optional<WakeupTraceSummary> traced_run(const CaseTracer& tr, CaseState& cs
   }
 }
 
-// Ends a repetition that measured nothing. Google Benchmark checks that every repetition of a
-// case reports the same iterations (statistics.cc ComputeStats, when two or more succeeded): an
-// error raised inside its loop books max_iterations, one raised before the loop books 0. Raised
-// before the loop, a failure after two good repetitions (a counting pass refused by
-// --require-events, a partner killed in repetition 3) aborted the whole run.
-void skip_repetition(benchmark::State& state, const std::string& reason) {
-  for (auto _ : state) {
-    state.SkipWithError(reason.c_str());
-    break;
-  }
+int64_t thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-void run_benchmark(benchmark::State& state, CaseState& cs, const RunOptions& base,
-                   const CaseTracer& tracer) {
+// One repetition of a case: fresh tasks, spec.round_trips timed round trips. Its first one is
+// preceded by the counting pass. A failure fails the case with its first reason; its later
+// repetitions do not run. Returns the supervisor thread's CPU time over the timed round trips.
+double run_repetition(CaseState& cs, const RunOptions& base, const CaseTracer& tracer) {
   CaseRecord& rec = cs.record;
-  cs.ran = true;
-  if (g_interrupted.load()) {
-    skip_repetition(state, "interrupted");
-    return;
-  }
-  if (!rec.spec.skip_reason.empty()) {
-    rec.status = "skipped";
-    rec.reason = rec.spec.skip_reason;
-    skip_repetition(state, rec.reason);
-    return;
-  }
-  // A failed case stays failed, with its first reason: its later repetitions do not run.
-  if (rec.status == "failed") {
-    skip_repetition(state, rec.reason);
-    return;
-  }
-  CaseSpec spec = rec.spec;
-  spec.round_trips = state.max_iterations;
+  const CaseSpec& spec = rec.spec;
+  auto fail = [&rec](const std::string& why) {
+    rec.status = "failed";
+    rec.reason = why;
+    return 0.0;
+  };
   RunOptions opts = base;
   if (opts.timeout_s <= 0) opts.timeout_s = spec.timeout_s;
   // Counters perturb what they count: every context switch of a counted task saves and restores
   // its perf context (a same-CPU pipe round trip takes +65% here). So they are counted in a pass
-  // of their own, as long as one repetition, before the timed repetitions, which run uncounted.
+  // of their own, exactly as long as a repetition, before the timed repetitions, which run
+  // uncounted.
   if (!opts.events.empty()) {
-    if (!cs.counted) {
-      cs.counted = true;
+    if (rec.repetitions.empty()) {
       RunOutcome counting = run_case(spec, *cs.mech, *tracer.topo, opts);
-      if (!counting.ok) {
-        rec.status = "failed";
-        rec.reason = counting.error;
-        skip_repetition(state, rec.reason);
-        return;
-      }
+      if (!counting.ok) return fail(counting.error);
       rec.counted = std::move(counting.pairs);
     }
     opts.events.clear();
   }
-  // schedstat deltas over the case's CPUs: the first call opens the window, each later call
-  // extends it, so the record covers every repetition.
+  // schedstat deltas over the case's CPUs, one per repetition, added up at the end.
   std::string why_not;
-  auto before = read_schedstat(&why_not);
+  const auto before = read_schedstat(&why_not);
+  const int64_t cpu0 = thread_cpu_ns();
   RunOutcome out;
   std::optional<WakeupTraceSummary> traced;
-  const bool trace_this = tracer.session && spec.kernel;
-  if (trace_this)
-    traced = traced_run(tracer, cs, spec, opts, out);
+  if (tracer.session && spec.kernel)
+    traced = traced_run(tracer, cs, opts, out);
   else
     out = run_case(spec, *cs.mech, *tracer.topo, opts);
   rec.background_cpus = out.background_cpus;
-  auto after = read_schedstat(&why_not);
+  const int64_t cpu = thread_cpu_ns() - cpu0;
+  const auto after = read_schedstat(&why_not);
   if (before && after) {
     std::vector<int> cpus = spec.kernel ? spec.cpuset : std::vector<int>{};
     for (auto [w, e] : spec.pairs) cpus.insert(cpus.end(), {w, e});
@@ -304,94 +248,44 @@ void run_benchmark(benchmark::State& state, CaseState& cs, const RunOptions& bas
   } else {
     rec.schedstat = {{"unavailable", why_not}};
   }
-  if (!out.ok) {
-    rec.status = "failed";
-    rec.reason = out.error;
-    skip_repetition(state, rec.reason);
-    return;
+  if (!out.ok) return fail(out.error);
+  if (traced) {
+    if (!cs.trace) cs.trace.emplace();
+    cs.trace->add(*traced);
   }
-  // Google Benchmark's time is the measured round trips, replayed as manual iteration times
-  // (mean over concurrent pairs), so its real_time is the mean RTT and tools/compare.py works.
-  size_t k = 0;
-  std::vector<int64_t> rtt;
-  for (auto _ : state) {
-    double sum = 0;
-    for (const auto& p : out.pairs) sum += static_cast<double>(p.rtt_ns[k]);
-    state.SetIterationTime(sum / static_cast<double>(out.pairs.size()) / 1e9);
-    ++k;
-  }
-  for (const auto& p : out.pairs) rtt.insert(rtt.end(), p.rtt_ns.begin(), p.rtt_ns.end());
-  std::vector<int64_t> wake;
-  for (const auto& p : out.pairs) wake.insert(wake.end(), p.wakeup_ns.begin(), p.wakeup_ns.end());
-  const SampleStats st = compute_stats(std::span<const int64_t>(rtt));
-  const SampleStats ws = compute_stats(std::span<const int64_t>(wake));
-  state.counters["rtt_median_us"] = st.median / 1e3;
-  state.counters["rtt_p99_us"] = st.p99 / 1e3;
-  state.counters["wakeup_median_us"] = ws.median / 1e3;
-  cs.calls.push_back(std::move(out.pairs));
-  if (trace_this) {
-    cs.call_traces.resize(cs.calls.size() - 1);
-    cs.call_traces.push_back(std::move(traced));
-  }
+  rec.repetitions.push_back(std::move(out.pairs));
+  return static_cast<double>(cpu);
 }
 
-// Google Benchmark's filter semantics (a leading '-' negates) over our case names, to count the
-// cases a run will report.
-size_t count_selected(const std::vector<CaseState>& cases, const std::string& filter) {
-  if (filter.empty() || filter == "all" || filter == ".") return cases.size();
+// Google Benchmark's filter semantics over case names: a regex search, a leading '-' negates,
+// "", "all" and "." select everything.
+std::function<bool(const std::string&)> name_filter(const std::string& filter) {
+  if (filter.empty() || filter == "all" || filter == ".")
+    return [](const std::string&) { return true; };
   const bool negate = filter[0] == '-';
   std::regex re;
   try {
     re = std::regex(negate ? filter.substr(1) : filter);
-  } catch (const std::regex_error&) {
-    return cases.size();
+  } catch (const std::regex_error& e) {
+    throw std::invalid_argument("--benchmark_filter " + filter + ": invalid regular expression (" +
+                                e.what() + ")");
   }
-  size_t n = 0;
-  for (const auto& c : cases) n += std::regex_search(c.record.spec.name, re) != negate;
-  return n;
+  return [re, negate](const std::string& name) { return std::regex_search(name, re) != negate; };
 }
 
-void run_command(const RunArgs& args) {
-  const std::string config_path = args.config.empty() ? default_config_path() : args.config;
-  const Config config = load_config(config_path);
-  const Topology topo = Topology::from_system();
-  std::vector<std::string> known;
-  for (const Mechanism* m : all_mechanisms()) known.emplace_back(m->id());
-  if (args.pairs_per_class < 1) throw std::invalid_argument("--pairs-per-class must be >= 1");
-  // Up front: a run that cannot trace fails before it measures anything (one line, exit 2).
-  std::unique_ptr<WakeupTraceSession> trace_session;
-  if (args.trace_wakeups) trace_session = std::make_unique<WakeupTraceSession>();
-  const CaseTracer tracer{trace_session.get(), &topo};
-  std::vector<CaseState> cases;
-  for (CaseSpec& spec : expand_cases(config, topo, known, args.pairs_per_class)) {
-    CaseState cs;
-    cs.mech = find_mechanism(spec.mechanism);
-    if (spec.skip_reason.empty())
-      if (auto why = cs.mech->skip_reason(spec, topo)) spec.skip_reason = *why;
-    cs.record.spec = std::move(spec);
-    cs.record.wake_flags = cs.mech->wake_flags();
-    cases.push_back(std::move(cs));
+void refuse_extras(const std::vector<std::string>& extras) {
+  for (const auto& f : extras) {
+    if (f.rfind("--benchmark_min_time", 0) == 0)
+      throw std::invalid_argument(
+          f + ": a repetition is a fixed number of round trips here; use --round-trips N");
+    if (f.rfind("--benchmark_", 0) == 0)
+      throw std::invalid_argument("unrecognized Google Benchmark flag " + f +
+                                  " (run takes --benchmark_filter and --benchmark_repetitions)");
+    throw std::invalid_argument("unknown option " + f + " (see wakebench run --help)");
   }
+}
 
-  // Google Benchmark flags given on the command line override the config.
-  std::vector<std::string> gb_args = {"wakebench"};
-  bool user_repetitions = false, user_min_time = false;
-  std::string filter;
-  for (const auto& f : args.benchmark_flags) {
-    if (f.rfind("--benchmark_", 0) != 0)
-      throw std::invalid_argument("unknown option " + f + " (see wakebench run --help)");
-    user_repetitions |= f.rfind("--benchmark_repetitions", 0) == 0;
-    user_min_time |= f.rfind("--benchmark_min_time", 0) == 0;
-    if (f.rfind("--benchmark_filter=", 0) == 0) filter = f.substr(19);
-    gb_args.push_back(f);
-  }
-  std::vector<char*> gb_argv;
-  for (auto& a : gb_args) gb_argv.push_back(a.data());
-  int gb_argc = static_cast<int>(gb_argv.size());
-  benchmark::Initialize(&gb_argc, gb_argv.data());
-  if (gb_argc > 1)
-    throw std::invalid_argument(std::string("unrecognized Google Benchmark flag ") + gb_argv[1]);
-
+RunOptions run_options(const RunArgs& args) {
   RunOptions opts;
   opts.timeout_s = args.case_timeout_s;
   opts.events = default_events();
@@ -414,26 +308,52 @@ void run_command(const RunArgs& args) {
     throw std::invalid_argument("--show " + args.show + ": not among the counted events (" + list +
                                 ")");
   }
-  for (auto& cs : cases) {
-    const CaseSpec& s = cs.record.spec;
-    auto* b = benchmark::RegisterBenchmark(
-        s.name.c_str(),
-        [&cs, &opts, &tracer](benchmark::State& st) { run_benchmark(st, cs, opts, tracer); });
-    b->UseManualTime()->Unit(benchmark::kMicrosecond);
-    if (!user_min_time) b->Iterations(s.round_trips);
-    if (!user_repetitions) b->Repetitions(s.repetitions);
+  return opts;
+}
+
+void run_command(const RunArgs& args) {
+  refuse_extras(args.extras);
+  const std::string config_path = args.config.empty() ? default_config_path() : args.config;
+  const Config config = load_config(config_path);
+  const Topology topo = Topology::from_system();
+  std::vector<std::string> known;
+  for (const Mechanism* m : all_mechanisms()) known.emplace_back(m->id());
+  if (args.pairs_per_class < 1) throw std::invalid_argument("--pairs-per-class must be >= 1");
+  const auto selected = name_filter(args.filter);
+  const RunOptions opts = run_options(args);
+  // Up front: a run that cannot trace fails before it measures anything (one line, exit 2).
+  std::unique_ptr<WakeupTraceSession> trace_session;
+  if (args.trace_wakeups) trace_session = std::make_unique<WakeupTraceSession>();
+  const CaseTracer tracer{trace_session.get(), &topo};
+  std::vector<CaseState> cases;
+  for (CaseSpec& spec : expand_cases(config, topo, known, args.pairs_per_class)) {
+    if (!selected(spec.name)) continue;
+    if (args.repetitions) spec.repetitions = *args.repetitions;
+    if (args.round_trips) spec.round_trips = *args.round_trips;
+    CaseState cs;
+    cs.mech = find_mechanism(spec.mechanism);
+    if (spec.skip_reason.empty())
+      if (auto why = cs.mech->skip_reason(spec, topo)) spec.skip_reason = *why;
+    cs.record.spec = std::move(spec);
+    cs.record.wake_flags = cs.mech->wake_flags();
+    cases.push_back(std::move(cs));
   }
+  const uint64_t seed = args.seed ? *args.seed : std::random_device{}();
+  std::vector<int> repetitions;
+  for (const auto& cs : cases)
+    repetitions.push_back(cs.record.spec.skip_reason.empty() ? cs.record.spec.repetitions : 0);
 
   const std::string host = topo.source().substr(topo.source().find(':') + 1);
-  const std::string out_path = args.out.empty() ? default_out_path(host) : args.out;
+  const std::string out_path =
+      args.out.empty() ? "results/" + host + "-" + utc_time("%Y%m%dT%H%M%SZ") + ".json" : args.out;
   struct sigaction sa {};
   sa.sa_handler = on_signal;  // no SA_RESTART: the supervisor's poll returns EINTR
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
 
-  const size_t selected = count_selected(cases, filter);
-  std::fprintf(stderr, "wakebench: %zu cases from %s on %s (%zu CPUs: %s)\n", selected,
-               config_path.c_str(), host.c_str(), topo.cpus().size(), topo.source().c_str());
+  std::fprintf(stderr, "wakebench: %zu cases from %s on %s (%zu CPUs: %s), order seed %llu\n",
+               cases.size(), config_path.c_str(), host.c_str(), topo.cpus().size(),
+               topo.source().c_str(), static_cast<unsigned long long>(seed));
   std::vector<int> measured;
   for (const auto& cs : cases)
     for (auto [w, e] : cs.record.spec.pairs) measured.insert(measured.end(), {w, e});
@@ -445,23 +365,39 @@ void run_command(const RunArgs& args) {
   const nlohmann::json env = capture_environment({measured, config.text, args.idle_latency_us});
   for (const auto& w : environment_warnings(env)) std::fprintf(stderr, "warning: %s\n", w.c_str());
 
-  Reporter reporter(cases, selected);
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  benchmark::Shutdown();
+  Progress progress(cases);
+  GbBenchmarks gb;
+  auto done = [&](size_t i) {
+    progress.case_done(cases[i].record);
+    gb.done(cases[i].record, i);
+  };
+  for (size_t i = 0; i < cases.size(); ++i)
+    if (CaseRecord& rec = cases[i].record; !rec.spec.skip_reason.empty()) {
+      rec.status = "skipped";
+      rec.reason = rec.spec.skip_reason;
+      done(i);
+    }
+  for (size_t i : interleaved_order(repetitions, seed)) {
+    if (g_interrupted.load()) break;
+    const CaseRecord& rec = cases[i].record;
+    if (rec.status != "ok") continue;  // failed in an earlier repetition
+    const double cpu_ns = run_repetition(cases[i], opts, tracer);
+    if (rec.status == "ok") {
+      progress.repetition_done(rec.spec);
+      gb.repetition(rec, i, cpu_ns);
+    }
+    if (rec.status != "ok" || static_cast<int>(rec.repetitions.size()) == rec.spec.repetitions)
+      done(i);
+  }
   const bool interrupted = g_interrupted.load();
 
   nlohmann::ordered_json rs;
   rs["schema"] = kResultSchema;
   rs["schema_version"] = kResultSchemaVersion;
   rs["complete"] = !interrupted;
-  nlohmann::ordered_json gb;
-  try {
-    gb = nlohmann::ordered_json::parse(reporter.json());
-  } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(std::string("cannot read Google Benchmark's report: ") + e.what());
-  }
-  rs["context"] = gb.value("context", nlohmann::ordered_json::object());
-  rs["benchmarks"] = gb.value("benchmarks", nlohmann::ordered_json::array());
+  rs["context"] = gb_context(std::filesystem::read_symlink("/proc/self/exe").string());
+  rs["benchmarks"] = gb.json();
+  rs["run"] = {{"order", "interleaved"}, {"order_seed", seed}};
   rs["environment"] = env;
   auto topo_summary = topology_json(topo, choose_pairs(topo, args.pairs_per_class));
   topo_summary["xml"] = topo.xml();
@@ -470,8 +406,8 @@ void run_command(const RunArgs& args) {
   rs["predictions"] = nullptr;
   nlohmann::ordered_json out_cases = nlohmann::ordered_json::array();
   for (const auto& cs : cases) {
-    if (!cs.ran) continue;  // filtered out
-    if (interrupted && cs.record.status == "ok" && cs.record.repetitions.empty()) continue;
+    // Interrupted: a case that had not finished a repetition yet is left out.
+    if (cs.record.status == "ok" && cs.record.repetitions.empty()) continue;
     CaseRecord rec = cs.record;
     if (!cs.schedstat_window.empty()) rec.schedstat = sum_schedstat(cs.schedstat_window);
     if (trace_session && rec.spec.kernel && rec.status == "ok") {
@@ -538,12 +474,22 @@ void add_run_command(CLI::App& app) {
                 "kernel-placement cases: record the pair's sched trace events in a private tracefs "
                 "instance and attribute each wakeup to the CPU selection or to a try_to_wake_up "
                 "bypass (needs root and tracefs; adds the tracepoints' cost to those cases)");
+  sub->add_option("--benchmark_filter", args->filter,
+                  "run only the cases whose name matches this regex (Google Benchmark's "
+                  "semantics: a search; a leading '-' negates)");
+  sub->add_option("--benchmark_repetitions", args->repetitions,
+                  "repetitions of every case (overrides the config)")
+      ->check(CLI::Range(1, 1000000));
+  sub->add_option("--round-trips", args->round_trips,
+                  "timed round trips of every repetition (overrides the config; replaces Google "
+                  "Benchmark's --benchmark_min_time)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  sub->add_option("--seed", args->seed,
+                  "seed of the interleaved order of repetitions (default: random; the result set "
+                  "records it as run.order_seed)");
   sub->allow_extras();
-  sub->footer(
-      "Google Benchmark flags (--benchmark_filter=REGEX, --benchmark_repetitions=N, ...) "
-      "pass through and override the config.");
   sub->callback([args, sub] {
-    args->benchmark_flags = sub->remaining();
+    args->extras = sub->remaining();
     run_command(*args);
   });
 }

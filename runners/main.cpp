@@ -1,5 +1,5 @@
 // wakebench: measure what a Linux wakeup costs, per mechanism and placement class, and check
-// scheduler wakeup policies against those costs. See README.md and DESIGN.md.
+// scheduler wakeup policies against those costs. See README.md and docs/.
 #include <algorithm>
 #include <cstdio>
 #include <exception>

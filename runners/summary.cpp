@@ -7,6 +7,7 @@
 #include <sstream>
 #include <vector>
 
+#include "analysis/case_view.h"
 #include "analysis/predict.h"
 #include "common/placement.h"
 
@@ -21,23 +22,18 @@ std::string fmt_us(double ns) {
   return buf;
 }
 
-// Row order: the classes in DESIGN.md order, then kernel placements as they come.
-int row_rank(const std::string& placement) {
-  for (size_t i = 0; i < kAllClasses.size(); ++i)
-    if (placement.rfind(std::string(class_id(kAllClasses[i])), 0) == 0) return static_cast<int>(i);
-  return 100;
-}
-
 std::string pad(const std::string& s, size_t w, bool right = false) {
   if (s.size() >= w) return s;
   return right ? std::string(w - s.size(), ' ') + s : s + std::string(w - s.size(), ' ');
 }
 
 // A counter per round trip: integers as they are, small values with two decimals.
-std::string fmt_count(const nlohmann::json& v) {
-  if (!v.is_number()) return "n/a";
+std::string fmt_count(const std::map<std::string, std::optional<double>>& side,
+                      const std::string& event) {
+  auto it = side.find(event);
+  if (it == side.end() || !it->second) return "n/a";
   char buf[32];
-  const double x = v.get<double>();
+  const double x = *it->second;
   std::snprintf(buf, sizeof buf, x >= 100 ? "%.0f" : "%.2f", x);
   return buf;
 }
@@ -46,15 +42,14 @@ std::string fmt_count(const nlohmann::json& v) {
 // policy and under mainline, with the predicted RTT, from the result set's predictions (one entry
 // per mechanism, mode and kernel placement); "" when they hold no such entry.
 std::string claim_prediction(const nlohmann::json& rs, const std::string& policy,
-                             const nlohmann::json& c) {
+                             const CaseView& c) {
   const auto& p = rs.value("predictions", nlohmann::json());
   if (!p.is_object() || !p.contains("mechanisms")) return "";
   for (const auto& m : p["mechanisms"]) {
-    if (m.value("mechanism", "") != c.value("mechanism", "") ||
-        m.value("mode", "") != c.value("mode", "") ||
-        m.value("placement", "") != c.value("placement", "") || !m.contains("policies"))
+    if (m.value("mechanism", "") != c.mechanism || m.value("mode", "") != mode_id(c.mode) ||
+        m.value("placement", "") != c.placement || !m.contains("policies"))
       continue;
-    std::string out = "  model for " + c.value("name", "") + ":";
+    std::string out = "  model for " + c.name + ":";
     std::vector<std::string> ids = {policy};
     if (policy != "mainline") ids.push_back("mainline");
     for (const std::string& id : ids) {
@@ -73,7 +68,9 @@ std::string claim_prediction(const nlohmann::json& rs, const std::string& policy
 }  // namespace
 
 std::string summary_table(const nlohmann::json& rs, const std::string& show) {
+  const std::vector<CaseView> cases = parse_cases(rs.at("cases"));
   std::vector<std::string> columns, rows;
+  std::map<std::string, int> rank;  // row -> placement_rank of its cases
   std::map<std::pair<std::string, std::string>, std::string> cells;
   std::vector<std::string> notes;
   std::set<std::string> seen_notes;
@@ -82,64 +79,55 @@ std::string summary_table(const nlohmann::json& rs, const std::string& show) {
   constexpr size_t kMatrixRows = 16;
   std::map<std::string, std::vector<double>> matrix;  // column -> medians of its ok cells
   std::map<std::string, size_t> matrix_cells;
-  for (const auto& c : rs.at("cases"))
-    if (c.value("placement", "").rfind("cpu:", 0) == 0)
-      ++matrix_cells[c.at("mechanism").get<std::string>() + "/" + c.at("mode").get<std::string>()];
-  for (const auto& c : rs.at("cases")) {
-    const std::string col =
-        c.at("mechanism").get<std::string>() + "/" + c.at("mode").get<std::string>();
-    if (matrix_cells[col] > kMatrixRows && c.value("placement", "").rfind("cpu:", 0) == 0) {
+  for (const CaseView& c : cases)
+    if (c.kind == PlacementKind::kMatrix) ++matrix_cells[c.mech_mode()];
+  for (const CaseView& c : cases) {
+    const std::string col = c.mech_mode();
+    if (std::find(columns.begin(), columns.end(), col) == columns.end()) columns.push_back(col);
+    if (c.kind == PlacementKind::kMatrix && matrix_cells[col] > kMatrixRows) {
       const std::string row = "matrix (" + std::to_string(matrix_cells[col]) + " cells)";
-      if (std::find(columns.begin(), columns.end(), col) == columns.end()) columns.push_back(col);
       if (std::find(rows.begin(), rows.end(), row) == rows.end()) rows.push_back(row);
+      rank[row] = placement_rank(c);
       auto& medians = matrix[col];
-      if (c.at("status") == "ok") medians.push_back(c["rtt_ns"]["median"].get<double>());
+      if (c.ok()) medians.push_back(*c.rtt.get("median"));
       const auto [lo, hi] = std::minmax_element(medians.begin(), medians.end());
       cells[{row, col}] = medians.empty() ? "FAILED" : fmt_us(*lo) + " .. " + fmt_us(*hi);
-      if (c.at("status") != "ok") {
-        const std::string why = c.at("name").get<std::string>() + ": " +
-                                c.at("status").get<std::string>() + ": " +
-                                c.value("reason", nlohmann::json("")).dump();
+      if (!c.ok()) {
+        const std::string why = c.name + ": " + c.status + ": " + nlohmann::json(c.reason).dump();
         if (seen_notes.insert(why).second) notes.push_back("  " + why);
       }
       continue;
     }
     // Row: the case name after mechanism/mode (placement plus knob and pair suffixes).
-    const std::string name = c.at("name").get<std::string>();
-    const std::string row = name.substr(col.size() + 1);
-    if (std::find(columns.begin(), columns.end(), col) == columns.end()) columns.push_back(col);
+    const std::string row = c.row();
     if (std::find(rows.begin(), rows.end(), row) == rows.end()) rows.push_back(row);
-    const std::string status = c.at("status").get<std::string>();
+    rank[row] = placement_rank(c);
     std::string cell;
-    if (status == "ok" && !show.empty()) {
-      const auto& k = c["counters"];
-      if (k.is_object() && k["unavailable"].contains(show)) {
+    if (c.ok() && !show.empty()) {
+      const CounterView& k = c.counters;
+      if (k.recorded && k.unavailable.count(show)) {
         cell = "n/a";
-        const std::string note = show + ": " + k["unavailable"][show].get<std::string>();
+        const std::string note = show + ": " + k.unavailable.at(show);
         if (seen_notes.insert(note).second) notes.push_back("  " + note);
-      } else if (k.is_object()) {
-        cell = fmt_count(k["waker"].value(show, nlohmann::json())) + " / " +
-               fmt_count(k["wakee"].value(show, nlohmann::json()));
+      } else if (k.recorded) {
+        cell = fmt_count(k.side[0], show) + " / " + fmt_count(k.side[1], show);
       } else {
         cell = "n/a";
       }
-    } else if (status == "ok") {
-      cell = fmt_us(c["rtt_ns"]["median"].get<double>()) + " / " +
-             fmt_us(c["rtt_ns"]["p99"].get<double>());
+    } else if (c.ok()) {
+      cell = fmt_us(*c.rtt.get("median")) + " / " + fmt_us(c.rtt.get("p99").value_or(0));
     } else {
-      cell = status == "skipped" ? "-" : "FAILED";
-      const std::string reason = c["reason"].is_string() ? c["reason"].get<std::string>() : "";
+      cell = c.status == "skipped" ? "-" : "FAILED";
       // An unavailable class is one note per row; anything else is a note per case.
-      const std::string note = status == "failed"                    ? name + ": FAILED: " + reason
-                               : reason.rfind("unavailable", 0) == 0 ? row + ": " + reason
-                                                                     : name + ": " + reason;
+      const std::string note = c.status == "failed" ? c.name + ": FAILED: " + c.reason
+                               : c.reason.rfind("unavailable", 0) == 0 ? row + ": " + c.reason
+                                                                       : c.name + ": " + c.reason;
       if (seen_notes.insert(note).second) notes.push_back("  " + note);
     }
     cells[{row, col}] = cell;
   }
-  std::stable_sort(rows.begin(), rows.end(), [](const std::string& a, const std::string& b) {
-    return row_rank(a) < row_rank(b);
-  });
+  std::stable_sort(rows.begin(), rows.end(),
+                   [&](const std::string& a, const std::string& b) { return rank[a] < rank[b]; });
   size_t row_w = 9;
   for (const auto& r : rows) row_w = std::max(row_w, r.size());
   const size_t cell_w = 19;
@@ -181,8 +169,9 @@ std::string summary_table(const nlohmann::json& rs, const std::string& show) {
 std::string claims_table(const nlohmann::json& rs) {
   const auto* claims = &rs["config"]["document"];
   if (!claims->contains("claims")) return "";
-  std::map<std::string, const nlohmann::json*> by_name;
-  for (const auto& c : rs.at("cases")) by_name[c.at("name").get<std::string>()] = &c;
+  const std::vector<CaseView> cases = parse_cases(rs.at("cases"));
+  std::map<std::string, const CaseView*> by_name;
+  for (const CaseView& c : cases) by_name[c.name] = &c;
   std::ostringstream out;
   out << "The seed's claims, and this machine's counterparts:\n";
   for (const auto& claim : (*claims)["claims"]) {
@@ -196,24 +185,25 @@ std::string claims_table(const nlohmann::json& rs) {
       auto it = by_name.find(name.get<std::string>());
       if (it == by_name.end()) {
         out << "not run (filtered out?)";
-      } else if ((*it->second)["status"] != "ok") {
-        out << (*it->second)["status"].get<std::string>() << ": "
-            << (*it->second)["reason"].get<std::string>();
-      } else if (metric == "tps") {
-        const auto& tps = (*it->second)["tps"];
-        out << (tps.is_number() ? std::to_string(static_cast<int64_t>(tps.get<double>()))
-                                : std::string("no tps"));
-      } else {
-        out << fmt_us((*it->second)["rtt_ns"][metric].get<double>()) << " us";
+        continue;
       }
+      const CaseView& c = *it->second;
+      const std::optional<double> v = metric == "tps" ? c.tps : c.rtt.get(metric);
+      if (!c.ok())
+        out << c.status << ": " << c.reason;
+      else if (!v)
+        out << "no " << metric;
+      else if (metric == "tps")
+        out << static_cast<int64_t>(*v);
+      else
+        out << fmt_us(*v) << " us";
     }
     out << "\n";
     // The model's word on the claim's patch, for its first kernel-placed case.
     if (policy.empty()) continue;
     for (const auto& name : claim["cases"]) {
       auto it = by_name.find(name.get<std::string>());
-      if (it == by_name.end() || it->second->value("placement", "").rfind("kernel", 0) != 0)
-        continue;
+      if (it == by_name.end() || it->second->kind != PlacementKind::kKernel) continue;
       out << claim_prediction(rs, policy, *it->second);
       break;
     }

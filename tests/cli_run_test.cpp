@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
+
+#include "common/run_order.h"
 #include "tests/support.h"
 
 namespace {
@@ -63,7 +65,7 @@ TEST_F(RunCli, WritesAResultSetOfTheContractShape) {
   ASSERT_EQ(c.status, 0) << c.err;
   EXPECT_EQ(c.out, out.string() + "\n") << "stdout holds the path of the result set";
   EXPECT_NE(c.err.find("RTT median / p99"), std::string::npos) << c.err;
-  EXPECT_NE(c.err.find("[1/14] pipe/threads/same-cpu"), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("[14/14] "), std::string::npos) << c.err;
   const auto rs = nlohmann::json::parse(slurp(out));
   EXPECT_EQ(rs["schema"], "wakebench-results");
   EXPECT_EQ(rs["schema_version"], 1);
@@ -101,13 +103,71 @@ TEST_F(RunCli, WritesAResultSetOfTheContractShape) {
       EXPECT_EQ(c["reason"].get<std::string>().rfind("unavailable: ", 0), 0u) << c["reason"];
     }
   }
-  // Google Benchmark's part: one entry per repetition of each case that ran, plus aggregates.
-  size_t iteration_entries = 0;
-  for (const auto& b : rs["benchmarks"])
-    if (b["run_type"] == "iteration" && !b.value("error_occurred", false)) ++iteration_entries;
-  size_t ok_cases = 0;
-  for (const auto& c : rs["cases"]) ok_cases += c["status"] == "ok";
-  EXPECT_EQ(iteration_entries, 2 * ok_cases);
+  // Google Benchmark's shape: one entry per repetition of each case that ran, each as long as the
+  // case says, in the order they ran: the repetitions of the cases interleaved, round by round, in
+  // the order the recorded seed gives (common/run_order.h).
+  std::vector<int> repetitions;
+  for (const auto& c : rs["cases"]) {
+    EXPECT_NE(c["status"], "failed") << c["name"] << ": " << c["reason"];
+    repetitions.push_back(c["status"] == "ok" ? 2 : 0);
+  }
+  std::vector<std::string> ran;
+  for (const auto& b : rs["benchmarks"]) {
+    if (b["run_type"] != "iteration" || b.value("error_occurred", false)) continue;
+    EXPECT_EQ(b["iterations"], 200) << b["name"];
+    ran.push_back(b["name"]);
+  }
+  std::vector<std::string> want;
+  for (size_t i : wb::interleaved_order(repetitions, rs["run"]["order_seed"].get<uint64_t>()))
+    want.push_back(rs["cases"][i]["name"]);
+  EXPECT_EQ(ran, want);
+}
+
+// The counting pass is as long as a timed repetition, and both are the round trips the result set
+// records, however the length is chosen. Before wakebench owned the loop, --benchmark_min_time
+// let Google Benchmark pick both: the counting pass ran in its one-iteration estimate (page-faults
+// 2.0 and task-clock 5964 ns "per round trip" on pipe/processes/same-cpu) and the timed
+// repetitions' iterations disagreed with the case's round_trips.
+TEST_F(RunCli, CountingAndEveryRepetitionCoverTheRoundTripsRecorded) {
+  const auto cfg = write("tiny.json", kTiny);
+  const auto out = dir_ / "r.json";
+  const Cmd c = run("run --config " + cfg.string() + " --out " + out.string() +
+                    " --benchmark_filter=processes/same-cpu --round-trips 3000"
+                    " --events page-faults,context-switches");
+  ASSERT_EQ(c.status, 0) << c.err;
+  const auto rs = nlohmann::json::parse(slurp(out));
+  ASSERT_EQ(rs["cases"].size(), 1u);
+  const auto& cs = rs["cases"][0];
+  ASSERT_EQ(cs["status"], "ok") << cs["reason"];
+  EXPECT_EQ(cs["round_trips"], 3000);
+  for (const auto& b : rs["benchmarks"]) {
+    if (b["run_type"] == "iteration") {
+      EXPECT_EQ(b["iterations"], 3000);
+    }
+  }
+  // A task faults in a few pages when it starts measuring (its sample arrays), not every round
+  // trip; over 3000 round trips that is far below one per round trip, over one it is 2.0. Each
+  // side blocks once a round trip on one CPU: about one context switch each.
+  for (const char* side : {"waker", "wakee"}) {
+    SCOPED_TRACE(side);
+    const auto& counters = cs["counters"][side];
+    ASSERT_TRUE(counters["page-faults"].is_number()) << cs["counters"];
+    EXPECT_LT(counters["page-faults"].get<double>(), 0.1);
+    EXPECT_GT(counters["context-switches"].get<double>(), 0.5);
+    EXPECT_LT(counters["context-switches"].get<double>(), 1.5);
+  }
+}
+
+TEST_F(RunCli, MinTimeIsRefusedWithItsReplacement) {
+  const auto cfg = write("tiny.json", kTiny);
+  const auto out = dir_ / "r.json";
+  const Cmd c = run("run --config " + cfg.string() + " --out " + out.string() +
+                    " --benchmark_min_time=0.5");
+  EXPECT_EQ(c.status, 2);
+  EXPECT_EQ(c.err,
+            "wakebench: --benchmark_min_time=0.5: a repetition is a fixed number of round trips "
+            "here; use --round-trips N\n");
+  EXPECT_FALSE(fs::exists(out));
 }
 
 TEST_F(RunCli, GoogleBenchmarkFlagsOverrideTheConfig) {
@@ -151,16 +211,21 @@ TEST_F(RunCli, InterruptWritesAnIncompleteResultSetAndLeavesNothing) {
   const auto cfg = write("long.json", R"({"schema_version": 1,
     "defaults": {"round_trips": 100, "warmup": 10, "repetitions": 1, "timeout_s": 120},
     "cases": [{"mechanisms": ["pipe"], "modes": ["processes"], "placements": ["same-cpu"]},
-              {"mechanisms": ["pipe"], "modes": ["processes", "threads"], "placements": ["llc", "kernel"],
+              {"mechanisms": ["pipe"], "modes": ["processes", "threads"], "placements": ["kernel"],
                "round_trips": 50000000}]})");
   const auto out = dir_ / "r.json";
+  // A seed whose order runs the short case first.
+  uint64_t seed = 0;
+  while (wb::interleaved_order({1, 1, 1}, seed)[0] != 0) ++seed;
+  const std::string seed_arg = std::to_string(seed);
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     const std::string o = out.string(), c = cfg.string(), e = (dir_ / "stderr").string();
     freopen(e.c_str(), "w", stderr);
     freopen("/dev/null", "w", stdout);
-    execl(WB_BINARY, WB_BINARY, "run", "--config", c.c_str(), "--out", o.c_str(), nullptr);
+    execl(WB_BINARY, WB_BINARY, "run", "--config", c.c_str(), "--out", o.c_str(), "--seed",
+          seed_arg.c_str(), nullptr);
     _exit(127);
   }
   // Wait until the first case reported, then interrupt the long second one.

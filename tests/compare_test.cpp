@@ -163,17 +163,20 @@ TEST(ResultSetIo, MachineSummaryAndCaseKey) {
   ASSERT_TRUE(rs.machine.counts.has_value());
   EXPECT_EQ(rs.machine.counts->numa_nodes, 2);
   EXPECT_EQ(format_counts(rs.machine), "pus 32, cores 16, llcs 2, numa 2, smt 2");
-  const nlohmann::json c = rs.cases()[1];
-  EXPECT_EQ(case_key(c),
+  EXPECT_EQ(rs.views[1].key(),
             "pipe/processes/llc {\"background\":\"none\",\"pairs\":1,\"payload\":1,\"work_ns\":0}");
+  const auto key_of = [](const nlohmann::json& c) {
+    return parse_cases(nlohmann::json::array({c})).front();
+  };
+  const nlohmann::json c = rs.cases()[1];
   nlohmann::json paired = c;
   paired["name"] = "pipe/processes/llc/pair1";
   paired["cpus"] = {{"waker", 5}, {"wakee", 7}};  // CPU ids are not part of the key
-  EXPECT_EQ(pair_suffix(paired), "/pair1");
-  EXPECT_NE(case_key(paired), case_key(c));
+  EXPECT_EQ(key_of(paired).pair, "/pair1");
+  EXPECT_NE(key_of(paired).key(), key_of(c).key());
   nlohmann::json moved = c;
   moved["cpus"] = {{"waker", 40}, {"wakee", 41}};
-  EXPECT_EQ(case_key(moved), case_key(c));
+  EXPECT_EQ(key_of(moved).key(), key_of(c).key());
 }
 
 Comparison compare_fixtures(const std::vector<std::string>& names, const std::string& metric) {

@@ -1,5 +1,6 @@
 // Environment capture (live, structure only), warnings derived from fabricated environments built
-// from the shared fixtures, hypervisor detection, the config hash, and the idle latency guard.
+// from real machines' fixture trees (tests/fixtures/sysroot-*), hypervisor detection, the config
+// hash, and the idle latency guard.
 #include "common/environment.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/cpu_sysfs.h"
+#include "common/cpuinfo.h"
 #include "common/idle_latency.h"
 #include "tests/support.h"
 
@@ -20,7 +23,21 @@ namespace {
 using nlohmann::json;
 
 std::string slurp(const std::string& path) { return test::read_fixture(path); }
-std::string capture(const std::string& rel) { return test::capture_path(rel); }
+
+// The cpufreq policy and the cpuidle states of `cpu` in a fixture tree, as the environment holds
+// them.
+json cpufreq_json(const std::string& machine, int cpu) {
+  std::string why;
+  auto p = read_cpufreq_policy(cpu, &why, test::sysroot_path(machine));
+  if (!p) throw std::runtime_error(why);
+  return to_json(*p);
+}
+std::vector<CpuidleState> cpuidle_states(const std::string& machine, int cpu) {
+  std::string why;
+  auto st = read_cpuidle_states(cpu, &why, test::sysroot_path(machine));
+  if (!st) throw std::runtime_error(why);
+  return *st;
+}
 
 bool is_unavailable(const json& j) {
   return j.is_object() && j.size() == 1 && j.contains("unavailable") &&
@@ -84,7 +101,7 @@ TEST(Hypervisor, Detection) {
   EXPECT_EQ(detect_hypervisor(metal)["detected"], false);
 
   HypervisorEvidence lpar;  // powerpc: from the format-derived cpuinfo fixture
-  const std::string path = std::string(WB_FIXTURES_DIR) + "/procfs/cpuinfo-ppc64le-format.txt";
+  const std::string path = test::fixture_path("procfs/cpuinfo-ppc64le-format.txt");
   CpuInfo info = parse_cpuinfo(slurp(path), path);
   lpar.ppc_platform = info.platform;
   lpar.ppc_machine = info.machine;
@@ -95,19 +112,14 @@ TEST(Hypervisor, Detection) {
   EXPECT_EQ(detect_hypervisor(xen)["vendor"], "Xen");
 }
 
-// A fabricated environment whose per-CPU items come from the shared real-machine fixtures.
+// A fabricated environment whose per-CPU items come from the real-machine captures.
 json noisy_environment() {
   json env;
   env["cpus"] = {0, 1};
-  const std::string amd = capture("cpufreq/amd-pstate-epp-ryzen9-5950x-policy0-2025.txt");
-  const std::string dt =
-      capture("cpufreq/cpufreq-dt-arm64-4cpu-cluster-policy0-boost-off-6.16rc.txt");
-  env["cpufreq"]["0"] = to_json(parse_cpufreq_listing(slurp(amd), amd));  // powersave
-  env["cpufreq"]["1"] = to_json(parse_cpufreq_listing(slurp(dt), dt));    // schedutil
-  const std::string icl = capture("cpuidle/x86-icelake-i7-1065G7-xps13-cpu0-state1-3-acpi-2020.txt");
+  env["cpufreq"]["0"] = cpufreq_json("x86-ryzen9-5950x", 0);          // powersave
+  env["cpufreq"]["1"] = cpufreq_json("arm64-cpufreq-dt-cluster", 1);  // schedutil
   json states = json::array();
-  const CpuidleListing listing = parse_cpuidle_listing(slurp(icl), icl);
-  for (const auto& s : listing.cpus.at(0)) states.push_back(to_json(s));
+  for (const auto& s : cpuidle_states("x86-icelake-i7-1065g7", 0)) states.push_back(to_json(s));
   env["cpuidle"] = {
       {"driver", "intel_idle"}, {"governor", "menu"}, {"states", {{"0", states}, {"1", states}}}};
   env["idle_latency"] = {{"requested_us", nullptr}, {"effective_us", nullptr}};
@@ -154,10 +166,8 @@ TEST(EnvironmentWarnings, QuietEnvironmentAndUserChoices) {
   env["numa_balancing"] = 0;
   env["sched_ext"] = {{"state", "disabled"}, {"ops", nullptr}};
   // Deep states disabled by the admin (the tuned server fixture) do not warn.
-  const std::string srv = capture("cpuidle/x86-intel-server-cpu0-name-disable-tuned-6.2rc.txt");
   json states = json::array();
-  const CpuidleListing listing = parse_cpuidle_listing(slurp(srv), srv);
-  for (auto s : listing.cpus.at(0)) {
+  for (auto s : cpuidle_states("x86-intel-server-tuned", 0)) {
     s.latency_us = s.name == "POLL" ? 0 : 133;
     states.push_back(to_json(s));
   }

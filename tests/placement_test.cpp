@@ -1,4 +1,4 @@
-// Placement classes and pair choice on the shared topologies, synthetic ones and the live machine,
+// Placement classes and pair choice on the fixture topologies, synthetic ones and the live machine,
 // plus `wakebench topology` end to end.
 #include "common/placement.h"
 
@@ -244,7 +244,7 @@ TEST(Placement, Errors) {
 
 TEST(Placement, TopologyJsonMatchesContract) {
   const Topology t = machine("xeon-silver4108-skylake-smt2-2pkg-2numa-32pu.xml");
-  // DESIGN.md, Contracts: `wakebench topology --json`.
+  // docs/result-set.md#topology: `wakebench topology --json`.
   const auto expected = nlohmann::ordered_json::parse(R"({
     "source": "xml:xeon-silver4108-skylake-smt2-2pkg-2numa-32pu.xml",
     "counts": { "pus": 32, "cores": 16, "l2_groups": 16, "llcs": 2, "numa_nodes": 2, "packages": 2 },

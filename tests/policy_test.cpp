@@ -1,4 +1,4 @@
-// The policy model against docs/policy-vectors.json (policy-model.md section 9), one test per
+// The policy model on tests/fixtures/policy-vectors.json (docs/policy-model.md#vectors), one per
 // vector, through the same code path as `wakebench predict --topology F --scenario S --json`;
 // plus the sched-domain construction the vectors rely on.
 #include <gtest/gtest.h>
@@ -121,7 +121,7 @@ TEST(SchedTopology, LlcPerCoreDegeneratesMcIntoSmt) {
   ASSERT_NE(b2.sd_llc(17), nullptr);
   EXPECT_EQ(b2.sd_llc(17)->name, "SMT");
   EXPECT_EQ(b2.llc_size(17), 8);
-  // The SIS_UTIL budgets section 8 gives for the default state.
+  // The SIS_UTIL budgets of the default state (docs/policy-model.md#simplifications item 3).
   WakeInput w;
   w.waker = 17;
   w.prev = 42;
@@ -224,7 +224,7 @@ TEST(PolicyModel, PoliciesInDesignOrder) {
   EXPECT_EQ(ids, (std::vector<std::string>{kPolicyIds.begin(), kPolicyIds.end()}));
 }
 
-// Scenario-level WF_CURRENT_CPU is honoured by every policy (section 6, P6).
+// Scenario-level WF_CURRENT_CPU is honoured by every policy (docs/policy-model.md#current-cpu).
 TEST(PolicyModel, ScenarioCurrentCpuFlagHonouredByAll) {
   const auto& c = model_box("model/box-c-8c-smt2-stride8-1llc.xml");
   Scenario s = parse_scenario(json{{"waker", 2}, {"prev", 5}, {"current_cpu", true}}, "inline");

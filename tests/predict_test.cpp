@@ -1,5 +1,5 @@
-// The predictor: scenario parsing, the ping-pong steady state of policy-model.md section 10 on the
-// model boxes, predictions for a result set, and the `wakebench predict` CLI end to end.
+// The predictor: scenario parsing, the ping-pong steady state (docs/policy-model.md#steady-state)
+// on the model boxes, predictions for a result set, and the `wakebench predict` CLI end to end.
 #include "analysis/predict.h"
 
 #include <gtest/gtest.h>

@@ -1,14 +1,21 @@
-// Parsers of common/procfs.h on the real-machine captures in ../shared/fixtures (README there gives
-// each file's origin) and on the format-derived files in tests/fixtures/procfs.
-#include "common/procfs.h"
-
+// The readers of the kernel's files (common/kernel_files.h and the subjects it lists): the file
+// parsers on real-machine captures (tests/fixtures/captures) and format-derived files
+// (tests/fixtures/procfs), and the live readers on fixture trees made from those captures
+// (tests/fixtures/sysroot-*), read exactly as they read /.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <string>
+
+#include "common/cpu_sysfs.h"
+#include "common/cpuinfo.h"
+#include "common/kernel_files.h"
+#include "common/sched_domains.h"
+#include "common/sched_features.h"
+#include "common/schedstat.h"
 #include "tests/support.h"
 
 namespace wb {
@@ -16,19 +23,41 @@ namespace {
 
 std::string slurp(const std::string& path) { return test::read_fixture(path); }
 std::string capture(const std::string& rel) { return test::capture_path(rel); }
-std::string local(const std::string& rel) {
-  return std::string(WB_FIXTURES_DIR) + "/procfs/" + rel;
-}
+std::string local(const std::string& rel) { return test::fixture_path("procfs/" + rel); }
+using test::sysroot_path;
 
 SchedstatSnapshot schedstat_fixture(const std::string& name) {
   const std::string path = capture("schedstat/" + name);
   return parse_schedstat(slurp(path), path);
 }
 
-std::vector<SchedDomainEntry> domains_fixture(const std::string& name,
-                                              std::optional<SdFlagsTable> table) {
-  const std::string path = capture("domains/" + name);
-  return parse_sched_domains_listing(slurp(path), path, table);
+// A scratch tree for malformed files: removed when the test ends.
+class ScratchRoot {
+ public:
+  ScratchRoot()
+      : dir_(std::filesystem::temp_directory_path() /
+             ("wb-sysroot-" + std::to_string(getpid()) + "-" +
+              ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
+    std::filesystem::remove_all(dir_);
+  }
+  ~ScratchRoot() { std::filesystem::remove_all(dir_); }
+  // Writes `text` and a newline, as the kernel ends its files, at the machine path `path`.
+  void write(const std::string& path, const std::string& text) const {
+    const std::filesystem::path file = under_root(dir_.string(), path);
+    std::filesystem::create_directories(file.parent_path());
+    std::ofstream(file) << text << "\n";
+  }
+  std::string root() const { return dir_.string(); }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+std::vector<SchedDomainEntry> domains_at(const std::string& machine, int cpu) {
+  std::string why;
+  auto d = read_sched_domains({cpu}, &why, sysroot_path(machine));
+  if (!d) throw std::runtime_error(why);
+  return *d;
 }
 
 bool has(const std::vector<std::string>& v, const std::string& s) {
@@ -268,6 +297,36 @@ TEST(SchedstatDelta, SchedstatsOffAndBackwardsCountersAreUnavailable) {
       schedstat_delta(before, rebuilt, {0})["cpus"]["0"]["domains"].contains("unavailable"));
 }
 
+TEST(SchedstatRead, FromATreeWithTheSysctl) {
+  std::string why;
+  auto snap = read_schedstat(&why, sysroot_path("x86-i7-2600-linux-3.13"));
+  ASSERT_TRUE(snap) << why;
+  EXPECT_EQ(snap->version, 15);
+  EXPECT_EQ(snap->cpus.size(), 8u);
+  EXPECT_EQ(snap->find(0)->sched_count, 43679845u);
+  EXPECT_EQ(snap->schedstats_enabled, true);
+  // A fragment without a header, and no kernel.sched_schedstats to read.
+  auto spr = read_schedstat(&why, sysroot_path("x86-spr-snc-on"));
+  ASSERT_TRUE(spr) << why;
+  EXPECT_EQ(spr->version, 0);
+  EXPECT_EQ(spr->schedstats_enabled, std::nullopt);
+  ASSERT_EQ(spr->cpus.size(), 1u);
+  EXPECT_EQ(spr->cpus[0].domains.size(), 4u);
+}
+
+TEST(SchedstatRead, MissingOrMalformedSaysWhy) {
+  ScratchRoot none;
+  std::string why;
+  EXPECT_FALSE(read_schedstat(&why, none.root()));
+  EXPECT_NE(why.find(none.root() + "/proc/schedstat absent"), std::string::npos) << why;
+  EXPECT_NE(why.find("CONFIG_SCHEDSTATS"), std::string::npos) << why;
+  ScratchRoot bad;
+  bad.write("/proc/schedstat", "version 18");
+  EXPECT_FALSE(read_schedstat(&why, bad.root()));
+  EXPECT_NE(why.find(bad.root() + "/proc/schedstat:1: schedstat version 18"), std::string::npos)
+      << why;
+}
+
 TEST(SchedstatLive, SnapshotOrReason) {
   std::string why;
   auto snap = read_schedstat(&why);
@@ -314,10 +373,11 @@ TEST(SdFlags, DecodeBothTablesAndRejectUnknownBits) {
   EXPECT_THROW(decode_sd_flags(0x8000, SdFlagsTable::kUpTo5_7), std::invalid_argument);
 }
 
-TEST(SchedDomains, JunoAllFilesRelativePaths) {
-  auto d = domains_fixture("debugfs-arm64-juno-biglittle-cpu1-all-files-5.18rc.txt", std::nullopt);
+TEST(SchedDomains, JunoAllFiles) {
+  auto d = domains_at("arm64-juno", 1);
   ASSERT_EQ(d.size(), 2u);
-  EXPECT_EQ(d[0].cpu, -1);  // listed from inside cpu1/: the paths do not name the CPU
+  EXPECT_EQ(d[0].cpu, 1);
+  EXPECT_EQ(d[0].domain, 0);
   EXPECT_EQ(d[0].name, "CLS");
   EXPECT_EQ(d[0].flags.size(), 6u);
   EXPECT_TRUE(has(d[0].flags, "SD_SHARE_PKG_RESOURCES"));
@@ -330,11 +390,14 @@ TEST(SchedDomains, JunoAllFilesRelativePaths) {
   auto j = to_json(d[1]);
   EXPECT_EQ(j["max_interval"], 12);
   EXPECT_EQ(j["name"], "DIE");
+  // A CPU the tree does not list.
+  std::string why;
+  EXPECT_FALSE(read_sched_domains({0}, &why, sysroot_path("arm64-juno")));
+  EXPECT_NE(why.find("lists no domains"), std::string::npos) << why;
 }
 
 TEST(SchedDomains, KunpengLevelsAndTrailingSpace) {
-  auto d = domains_fixture(
-      "debugfs-arm64-kunpeng920-96c-4numa-cpu0-name-flags-level-6.9rc-relax2.txt", std::nullopt);
+  auto d = domains_at("arm64-kunpeng920", 0);
   ASSERT_EQ(d.size(), 5u);
   std::vector<std::string> names;
   std::vector<int> levels;
@@ -354,10 +417,8 @@ TEST(SchedDomains, KunpengLevelsAndTrailingSpace) {
 }
 
 TEST(SchedDomains, SapphireRapidsSncOnAndOff) {
-  auto on =
-      domains_fixture("debugfs-x86-spr-2s-224cpu-snc-on-cpu0-name-flags-6.4.txt", std::nullopt);
-  auto off =
-      domains_fixture("debugfs-x86-spr-2s-224cpu-snc-off-cpu0-name-flags-6.4.txt", std::nullopt);
+  auto on = domains_at("x86-spr-snc-on", 0);
+  auto off = domains_at("x86-spr-snc-off", 0);
   ASSERT_EQ(on.size(), 4u);
   ASSERT_EQ(off.size(), 3u);
   EXPECT_EQ(on[0].name, "SMT");
@@ -369,11 +430,10 @@ TEST(SchedDomains, SapphireRapidsSncOnAndOff) {
 }
 
 TEST(SchedDomains, XeonGroupsFlagsAndLbCost) {
-  auto d = domains_fixture(
-      "debugfs-x86-xeon-e5-2680v3-2s-48cpu-cpu0-name-flags-groupsflags-lbcost-6.8.1.txt",
-      std::nullopt);
+  auto d = domains_at("x86-xeon-e5-2680v3", 0);
   ASSERT_EQ(d.size(), 3u);
-  EXPECT_FALSE(d[0].groups_flags);  // empty file: grep . printed nothing
+  ASSERT_TRUE(d[0].groups_flags);
+  EXPECT_TRUE(d[0].groups_flags->empty());  // SMT's groups are single CPUs: an empty line
   ASSERT_TRUE(d[1].groups_flags);
   EXPECT_TRUE(has(*d[1].groups_flags, "SD_SHARE_CPUCAPACITY"));  // MC's groups are SMT cores
   EXPECT_FALSE(has(d[1].flags, "SD_SHARE_CPUCAPACITY"));
@@ -381,25 +441,18 @@ TEST(SchedDomains, XeonGroupsFlagsAndLbCost) {
   EXPECT_EQ(d[2].other.at("max_newidle_lb_cost"), "4590");
 }
 
-TEST(SchedDomains, EpycFlagsOnlyLines) {
-  const std::string path = capture("domains/debugfs-x86-amd-epyc-cpu0-flags-cat-only-6.15rc.txt");
-  const std::string text = slurp(path);
-  std::vector<std::vector<std::string>> levels;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) levels.push_back(parse_sd_flags_text(line));
-  ASSERT_EQ(levels.size(), 4u);  // SMT, MC, PKG, NUMA
-  EXPECT_TRUE(has(levels[0], "SD_SHARE_CPUCAPACITY"));
-  EXPECT_TRUE(has(levels[1], "SD_SHARE_LLC"));  // renamed from SD_SHARE_PKG_RESOURCES in 6.10
-  EXPECT_FALSE(has(levels[2], "SD_SHARE_LLC"));
-  EXPECT_TRUE(has(levels[3], "SD_NUMA"));
-  // Bare `cat` output names no domain: the listing parser says what it expected.
-  expect_error([&] { parse_sched_domains_listing(text, path, std::nullopt); },
-               {path + ":1", "domainN/<file>"});
+TEST(SchedDomains, EpycFlagsOnly) {
+  auto d = domains_at("x86-epyc", 0);
+  ASSERT_EQ(d.size(), 4u);  // SMT, MC, PKG, NUMA
+  EXPECT_TRUE(d[0].name.empty());
+  EXPECT_TRUE(has(d[0].flags, "SD_SHARE_CPUCAPACITY"));
+  EXPECT_TRUE(has(d[1].flags, "SD_SHARE_LLC"));  // renamed from SD_SHARE_PKG_RESOURCES in 6.10
+  EXPECT_FALSE(has(d[2].flags, "SD_SHARE_LLC"));
+  EXPECT_TRUE(has(d[3].flags, "SD_NUMA"));
 }
 
-TEST(SchedDomains, Power9ProcSysNumericFlags) {
-  auto smt8 = domains_fixture("procsys-power9-lpar-128cpu-smt8-cpu0-name-flags-5.9rc.txt",
-                              SdFlagsTable::k5_8To5_9);
+TEST(SchedDomains, Power9ProcSysNumericFlagsByTheTreesRelease) {
+  auto smt8 = domains_at("power9-lpar-smt8", 0);  // osrelease 5.9: the 5.8-5.9 table
   ASSERT_EQ(smt8.size(), 4u);
   EXPECT_EQ(smt8[1].name, "CACHE");
   EXPECT_EQ(smt8[0].flags_value, 2391u);
@@ -408,21 +461,14 @@ TEST(SchedDomains, Power9ProcSysNumericFlags) {
   EXPECT_TRUE(has(smt8[1].flags, "SD_SHARE_PKG_RESOURCES"));
   EXPECT_EQ(smt8[3].flags, (std::vector<std::string>{"SD_BALANCE_NEWIDLE", "SD_SERIALIZE",
                                                      "SD_OVERLAP", "SD_NUMA"}));  // 12801
-  auto smt1 = domains_fixture("procsys-power9-lpar-128cpu-smt1-cpu0-name-flags-5.9rc.txt",
-                              SdFlagsTable::k5_8To5_9);
+  auto smt1 = domains_at("power9-lpar-smt1", 0);
   ASSERT_EQ(smt1.size(), 2u);
   EXPECT_EQ(smt1[0].name, "DIE");
   EXPECT_EQ(smt1[0].flags.size(), 5u);  // 2071
-  // Without a table the number is kept and no names are guessed.
-  auto raw =
-      domains_fixture("procsys-power9-lpar-128cpu-smt1-cpu0-name-flags-5.9rc.txt", std::nullopt);
-  EXPECT_TRUE(raw[1].flags.empty());
-  EXPECT_EQ(raw[1].flags_value, 12801u);
 }
 
-TEST(SchedDomains, SysctlLayoutPre58) {
-  auto d =
-      domains_fixture("sysctl-x86-cpu28-smt-mc-numeric-flags-pre5.8.txt", SdFlagsTable::kUpTo5_7);
+TEST(SchedDomains, SysctlTreePre58) {
+  auto d = domains_at("x86-pre58-cpu28", 28);  // osrelease 5.4: SD_LOAD_BALANCE at bit 0
   ASSERT_EQ(d.size(), 2u);
   EXPECT_EQ(d[0].cpu, 28);
   EXPECT_EQ(d[0].name, "SMT");
@@ -434,17 +480,36 @@ TEST(SchedDomains, SysctlLayoutPre58) {
   EXPECT_EQ(d[1].other.at("max_newidle_lb_cost"), "2565108");
 }
 
-TEST(SchedDomains, MalformedListings) {
-  expect_error([] { parse_sched_domains_listing("cpu0/domain0/flags:SD_FOO bar\n", "t", {}); },
-               {"t:1", "\"bar\" is not a sched domain flag"});
-  expect_error([] { parse_sched_domains_listing("cpu0/domain0/name SMT\n", "t", {}); },
-               {"t:1", "expected"});
-  expect_error([] { parse_sched_domains_listing("cpu0/domain0/level:high\n", "t", {}); },
-               {"t:1", "level", "\"high\""});
-  expect_error(
-      [] { parse_sched_domains_listing("kernel.sched_domain.cpu0.domain0.name: MC\n", "t", {}); },
-      {"t:1", "kernel.sched_domain"});
-  expect_error([] { parse_sched_domains_listing("\n", "t", {}); }, {"t", "no sched domain lines"});
+TEST(SchedDomains, UnparsableFilesAndNumbersWithoutATable) {
+  ScratchRoot t;
+  t.write("/sys/kernel/debug/sched/domains/cpu0/domain0/flags", "SD_FOO bar");
+  t.write("/sys/kernel/debug/sched/domains/cpu0/domain0/level", "high");
+  t.write("/sys/kernel/debug/sched/domains/cpu0/domain1/flags", "12801");
+  std::string why;
+  auto d = read_sched_domains({0}, &why, t.root());
+  ASSERT_TRUE(d) << why;
+  ASSERT_EQ(d->size(), 2u);
+  // A file that does not parse is noted with its path and why; the others are read.
+  EXPECT_NE((*d)[0].other.at("flags").find("\"bar\" is not a sched domain flag"),
+            std::string::npos);
+  EXPECT_NE((*d)[0].other.at("level").find("domain0/level: level is not a number: \"high\""),
+            std::string::npos)
+      << (*d)[0].other.at("level");
+  // A numeric flags file without a release to pick its table: the number, no names guessed.
+  EXPECT_TRUE((*d)[1].flags.empty());
+  EXPECT_EQ((*d)[1].flags_value, 12801u);
+}
+
+TEST(SchedDomains, ReasonsWhenThereIsNoTree) {
+  ScratchRoot none;
+  std::string why;
+  EXPECT_FALSE(read_sched_domains({0}, &why, none.root()));
+  EXPECT_EQ(why, none.root() + "/sys/kernel/debug absent");
+  ScratchRoot quiet;  // debugfs mounted, sched/verbose N: the domains are hidden
+  quiet.write("/sys/kernel/debug/sched/verbose", "N");
+  EXPECT_FALSE(read_sched_domains({0}, &why, quiet.root()));
+  EXPECT_NE(why.find("exists only while /sys/kernel/debug/sched/verbose is Y"), std::string::npos)
+      << why;
 }
 
 TEST(SchedDomainsLive, ReadOrReason) {
@@ -495,6 +560,17 @@ TEST(SchedFeatures, EevdfCfsAndOutOfTree) {
   EXPECT_TRUE(rfc.back().enabled);
 }
 
+TEST(SchedFeatures, ReadFromATree) {
+  std::string why;
+  auto f = read_sched_features(&why, sysroot_path("arm64-marvell-6.16"));
+  ASSERT_TRUE(f) << why;
+  EXPECT_EQ(f->size(), 26u);
+  EXPECT_EQ(f->front().name, "PLACE_LAG");
+  ScratchRoot none;
+  EXPECT_FALSE(read_sched_features(&why, none.root()));
+  EXPECT_EQ(why, none.root() + "/sys/kernel/debug absent");
+}
+
 TEST(SchedFeatures, Malformed) {
   expect_error([] { parse_sched_features("PLACE_LAG bad-name\n", "f"); },
                {"f:1", "\"bad-name\" is not a sched feature"});
@@ -505,16 +581,15 @@ TEST(SchedFeatures, Malformed) {
 // ---------------------------------------------------------------------------------------------
 // cpuidle
 
-CpuidleListing cpuidle_fixture(const std::string& name) {
-  const std::string path = capture("cpuidle/" + name);
-  return parse_cpuidle_listing(slurp(path), path);
+std::vector<CpuidleState> cpuidle_at(const std::string& machine, int cpu) {
+  std::string why;
+  auto st = read_cpuidle_states(cpu, &why, sysroot_path(machine));
+  if (!st) throw std::runtime_error(why);
+  return *st;
 }
 
 TEST(Cpuidle, IcelakeStates1To3AllFiles) {
-  auto l = cpuidle_fixture("x86-icelake-i7-1065G7-xps13-cpu0-state1-3-acpi-2020.txt");
-  EXPECT_FALSE(l.driver);
-  ASSERT_EQ(l.cpus.size(), 1u);
-  const auto& st = l.cpus.at(0);
+  auto st = cpuidle_at("x86-icelake-i7-1065g7", 0);
   ASSERT_EQ(st.size(), 3u);
   EXPECT_EQ(st[0].index, 1);
   EXPECT_EQ(st[0].name, "C1_ACPI");
@@ -531,9 +606,7 @@ TEST(Cpuidle, IcelakeStates1To3AllFiles) {
 }
 
 TEST(Cpuidle, CometlakeResidencyAndLatencyOnly) {
-  auto l = cpuidle_fixture("x86-cometlake-i5-10600K-cpu1-residency-latency-6.10rc2.txt");
-  ASSERT_EQ(l.cpus.count(1), 1u);
-  const auto& st = l.cpus.at(1);
+  auto st = cpuidle_at("x86-cometlake-i5-10600k", 1);
   ASSERT_EQ(st.size(), 4u);
   EXPECT_EQ(st[0].latency_us, 0u);  // POLL
   EXPECT_EQ(st[3].latency_us, 1034u);
@@ -542,12 +615,16 @@ TEST(Cpuidle, CometlakeResidencyAndLatencyOnly) {
   EXPECT_FALSE(st[3].disabled);
   auto j = to_json(st[3]);
   EXPECT_EQ(j["latency_us"], 1034);
-  EXPECT_TRUE(j["disabled"].contains("unavailable"));
+  ASSERT_TRUE(j["disabled"].contains("unavailable"));
+  EXPECT_NE(j["disabled"]["unavailable"].get<std::string>().find("state3/disable"),
+            std::string::npos);
+  std::string why;
+  EXPECT_FALSE(read_cpuidle_states(0, &why, sysroot_path("x86-cometlake-i5-10600k")));
+  EXPECT_NE(why.find("cpu0/cpuidle absent: no cpuidle driver"), std::string::npos) << why;
 }
 
 TEST(Cpuidle, ServerNamesAndDisabledStates) {
-  auto l = cpuidle_fixture("x86-intel-server-cpu0-name-disable-tuned-6.2rc.txt");
-  const auto& st = l.cpus.at(0);
+  auto st = cpuidle_at("x86-intel-server-tuned", 0);
   ASSERT_EQ(st.size(), 4u);
   std::vector<std::string> names;
   std::vector<bool> disabled;
@@ -560,10 +637,8 @@ TEST(Cpuidle, ServerNamesAndDisabledStates) {
   EXPECT_EQ(disabled, (std::vector<bool>{false, true, true, true}));
 }
 
-TEST(Cpuidle, Arm64PsciColonSpaceAndDriver) {
-  auto l = cpuidle_fixture("arm64-psci_idle-24cpu-cpu0-all-files-colon-space-6.16.txt");
-  EXPECT_EQ(l.driver, "psci_idle");
-  const auto& st = l.cpus.at(0);
+TEST(Cpuidle, Arm64PsciAllFiles) {
+  auto st = cpuidle_at("arm64-psci-24cpu", 0);
   ASSERT_EQ(st.size(), 3u);
   EXPECT_EQ(st[0].name, "WFI");
   EXPECT_EQ(st[0].desc, "ARM WFI");
@@ -571,21 +646,29 @@ TEST(Cpuidle, Arm64PsciColonSpaceAndDriver) {
   EXPECT_EQ(st[2].name, "cluster-sleep-0");
   EXPECT_EQ(st[2].latency_us, 1600u);
   EXPECT_EQ(st[2].residency_us, 2500u);
-  EXPECT_EQ(st[2].usage, 0u);  // the state's own usage, not the s2idle one ("usage:: 0")
+  EXPECT_EQ(st[2].usage, 0u);  // the state's own usage, not its s2idle/usage
+  EXPECT_TRUE(st[2].unreadable.empty());
 }
 
-TEST(Cpuidle, Malformed) {
-  expect_error(
-      [] {
-        parse_cpuidle_listing("/sys/devices/system/cpu/cpu0/cpuidle/state1/latency:abc\n", "c");
-      },
-      {"c:1", "latency", "\"abc\""});
-  expect_error(
-      [] { parse_cpuidle_listing("/sys/devices/system/cpu/cpu0/cpuidle/state1/disable:2\n", "c"); },
-      {"c:1", "disable", "0 or 1"});
-  expect_error([] { parse_cpuidle_listing("/sys/devices/system/cpu/cpu0/online:1\n", "c"); },
-               {"c:1", "cpuidle"});
-  expect_error([] { parse_cpuidle_listing("no colon here\n", "c"); }, {"c:1", "<path>:<value>"});
+TEST(Cpuidle, MalformedFilesAreNotedNotFatal) {
+  ScratchRoot t;
+  t.write("/sys/devices/system/cpu/cpu0/cpuidle/state1/latency", "abc");
+  t.write("/sys/devices/system/cpu/cpu0/cpuidle/state1/disable", "2");
+  t.write("/sys/devices/system/cpu/cpu0/cpuidle/state1/name", "C1");
+  std::string why;
+  auto st = read_cpuidle_states(0, &why, t.root());
+  ASSERT_TRUE(st) << why;
+  ASSERT_EQ(st->size(), 1u);
+  const CpuidleState& s = st->front();
+  EXPECT_EQ(s.name, "C1");
+  EXPECT_NE(s.unreadable.at("latency").find("state1/latency: latency is not a number: \"abc\""),
+            std::string::npos)
+      << s.unreadable.at("latency");
+  EXPECT_NE(s.unreadable.at("disable").find("is not 0 or 1"), std::string::npos);
+  ScratchRoot empty;
+  empty.write("/sys/devices/system/cpu/cpu0/cpuidle/driver/name", "none");
+  EXPECT_FALSE(read_cpuidle_states(0, &why, empty.root()));
+  EXPECT_NE(why.find("has no stateN directories"), std::string::npos) << why;
 }
 
 TEST(CpuidleLive, StatesOrReason) {
@@ -606,13 +689,15 @@ TEST(CpuidleLive, StatesOrReason) {
 // ---------------------------------------------------------------------------------------------
 // cpufreq
 
-CpufreqPolicy cpufreq_fixture(const std::string& name) {
-  const std::string path = capture("cpufreq/" + name);
-  return parse_cpufreq_listing(slurp(path), path);
+CpufreqPolicy cpufreq_at(const std::string& machine, int cpu) {
+  std::string why;
+  auto p = read_cpufreq_policy(cpu, &why, sysroot_path(machine));
+  if (!p) throw std::runtime_error(why);
+  return *p;
 }
 
 TEST(Cpufreq, AmdPstateEpp) {
-  auto p = cpufreq_fixture("amd-pstate-epp-ryzen9-5950x-policy0-2025.txt");
+  auto p = cpufreq_at("x86-ryzen9-5950x", 0);
   EXPECT_EQ(p.driver, "amd-pstate-epp");
   EXPECT_EQ(p.governor, "powersave");
   EXPECT_EQ(p.scaling_min_khz, 1748178u);
@@ -627,26 +712,32 @@ TEST(Cpufreq, AmdPstateEpp) {
   EXPECT_EQ(j["governor"], "powersave");
 }
 
-TEST(Cpufreq, CpufreqDtClusterPolicy) {
-  auto p = cpufreq_fixture("cpufreq-dt-arm64-4cpu-cluster-policy0-boost-off-6.16rc.txt");
-  EXPECT_EQ(p.driver, "cpufreq-dt");
-  EXPECT_EQ(p.governor, "schedutil");
-  EXPECT_EQ(p.scaling_min_khz, 208000u);
-  EXPECT_EQ(p.scaling_max_khz, 960000u);
-  EXPECT_EQ(p.related_cpus, range(0, 3));
-  EXPECT_EQ(p.affected_cpus, range(0, 3));
-  EXPECT_EQ(p.boost, false);
-  EXPECT_EQ(p.available_governors.size(), 4u);
+TEST(Cpufreq, CpufreqDtClusterPolicyThroughEveryCpusLink) {
+  for (int cpu = 0; cpu < 4; ++cpu) {
+    auto p = cpufreq_at("arm64-cpufreq-dt-cluster", cpu);
+    EXPECT_EQ(p.driver, "cpufreq-dt");
+    EXPECT_EQ(p.governor, "schedutil");
+    EXPECT_EQ(p.scaling_min_khz, 208000u);
+    EXPECT_EQ(p.scaling_max_khz, 960000u);
+    EXPECT_EQ(p.related_cpus, range(0, 3));
+    EXPECT_EQ(p.affected_cpus, range(0, 3));
+    EXPECT_EQ(p.boost, false);
+    EXPECT_EQ(p.available_governors.size(), 4u);
+  }
+  std::string why;
+  EXPECT_FALSE(read_cpufreq_policy(4, &why, sysroot_path("arm64-cpufreq-dt-cluster")));
+  EXPECT_NE(why.find("cpu4/cpufreq absent: no cpufreq driver"), std::string::npos) << why;
 }
 
 TEST(Cpufreq, IntelPassiveAndActive) {
-  auto passive = cpufreq_fixture("intel_cpufreq-passive-i7-4710HQ-policy0-6.7-6.9.txt");
+  auto passive = cpufreq_at("x86-i7-4710hq", 0);
   EXPECT_EQ(passive.driver, "intel_cpufreq");
   EXPECT_EQ(passive.governor, "ondemand");
   EXPECT_EQ(passive.scaling_min_khz, 800000u);
   EXPECT_EQ(passive.scaling_max_khz, 3500000u);
   EXPECT_FALSE(passive.boost);
-  auto active = cpufreq_fixture("intel_pstate-active-hwp-5.5GHz-cpu0-2023.txt");
+  EXPECT_NE(passive.unreadable.at("boost").find("open "), std::string::npos);
+  auto active = cpufreq_at("x86-intel-pstate-hwp", 0);
   EXPECT_EQ(active.driver, "intel_pstate");
   EXPECT_EQ(active.governor, "powersave");
   EXPECT_EQ(active.energy_performance_preference, "performance");
@@ -654,12 +745,19 @@ TEST(Cpufreq, IntelPassiveAndActive) {
   EXPECT_EQ(active.scaling_cur_khz, 5511247u);
 }
 
-TEST(Cpufreq, Malformed) {
-  expect_error([] { parse_cpufreq_listing("policy0/scaling_max_freq:fast\n", "q"); },
-               {"q:1", "scaling_max_freq", "\"fast\""});
-  expect_error([] { parse_cpufreq_listing("policy0/related_cpus:0 x\n", "q"); },
-               {"q:1", "related_cpus"});
-  expect_error([] { parse_cpufreq_listing("", "q"); }, {"q", "no cpufreq lines"});
+TEST(Cpufreq, MalformedFilesAreNotedNotFatal) {
+  ScratchRoot t;
+  t.write("/sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq", "fast");
+  t.write("/sys/devices/system/cpu/cpu0/cpufreq/related_cpus", "0 x");
+  t.write("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "performance");
+  std::string why;
+  auto p = read_cpufreq_policy(0, &why, t.root());
+  ASSERT_TRUE(p) << why;
+  EXPECT_EQ(p->governor, "performance");
+  EXPECT_FALSE(p->scaling_max_khz);
+  EXPECT_NE(p->unreadable.at("scaling_max_freq").find("\"fast\""), std::string::npos);
+  EXPECT_NE(p->unreadable.at("related_cpus").find("related_cpus"), std::string::npos);
+  EXPECT_TRUE(to_json(*p)["max_khz"].contains("unavailable"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -698,6 +796,17 @@ TEST(Cpuinfo, PowerpcLpar) {
   EXPECT_EQ(c.platform, "pSeries");
   EXPECT_EQ(c.machine, "CHRP IBM,9008-22L");
   EXPECT_EQ(c.processors, 2);
+}
+
+TEST(Cpuinfo, ReadFromATree) {
+  std::string why;
+  auto c = read_cpuinfo(&why, sysroot_path("x86-kvm-guest"));
+  ASSERT_TRUE(c) << why;
+  EXPECT_EQ(c->model, "Intel(R) Xeon(R) Processor");
+  EXPECT_TRUE(c->hypervisor_flag);
+  ScratchRoot none;
+  EXPECT_FALSE(read_cpuinfo(&why, none.root()));
+  EXPECT_EQ(why.rfind("open " + none.root() + "/proc/cpuinfo: ", 0), 0u) << why;
 }
 
 TEST(Cpuinfo, Malformed) {

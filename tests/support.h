@@ -44,6 +44,12 @@ inline std::string fixture_path(const std::string& rel) {
 // A capture of another machine's /proc or /sys file (tests/fixtures/captures).
 inline std::string capture_path(const std::string& rel) { return fixture_path("captures/" + rel); }
 
+// A /proc and /sys tree made from a real machine's captures (tests/fixtures/sysroot-<machine>, each
+// with a README naming them): the `root` of the live readers of common/.
+inline std::string sysroot_path(const std::string& machine) {
+  return fixture_path("sysroot-" + machine);
+}
+
 // tests/fixtures/topologies: real machines' hwloc XML files (model/: the policy vectors' boxes).
 inline std::filesystem::path topologies_dir() {
   return std::filesystem::path(WB_FIXTURES_DIR) / "topologies";

@@ -1,4 +1,4 @@
-// Topology facts on the real-machine hwloc XMLs of ../shared/topologies (their README lists what
+// Topology facts on the real-machine hwloc XMLs of tests/fixtures/topologies (its README lists what
 // each must yield), on hwloc synthetic topologies and on the live machine.
 #include "common/topology.h"
 
@@ -23,7 +23,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The shared folder is part of the project: without it these tests fail rather than skip.
+// The fixtures are part of the repository: without them these tests fail rather than skip.
 using test::topologies_dir;
 Topology machine(const std::string& name) { return test::fixture_topology(name); }
 

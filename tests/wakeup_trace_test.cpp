@@ -263,7 +263,8 @@ TEST_F(TraceRun, KernelPipeCaseIsAttributed) {
       EXPECT_EQ(by_class, k.get<int64_t>()) << path;
     }
     EXPECT_EQ(total, n);
-    EXPECT_GE(t["dropped"].get<int64_t>(), 0);
+    // The session sizes its buffer for the repetition (buffer_kb_for): nothing may be lost.
+    EXPECT_EQ(t["dropped"].get<int64_t>(), 0) << cs["name"];
     EXPECT_LE(t["moved"].get<int64_t>(), n);
   }
   EXPECT_EQ(kernel_cases, 2);

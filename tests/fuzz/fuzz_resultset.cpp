@@ -1,6 +1,6 @@
 // libFuzzer target: the result-set loader the analysis commands use (parse_result_set), then what
-// compare and report derive from every loaded case (case_key, pair_suffix, format_params) and the
-// machine summary. Besides sanitizer reports, a finding is an exception other than
+// compare and report derive from every loaded case (its view's key, format_params) and the machine
+// summary. Besides sanitizer reports, a finding is an exception other than
 // std::runtime_error from the loader, an error not naming the file ("results fuzz.json: ..."), or
 // an exception from the helpers on a set the loader accepted (it validated those fields).
 #include <cstddef>
@@ -29,10 +29,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   try {
     (void)wb::format_counts(rs.machine);
-    for (const auto& c : rs.cases()) {
-      (void)wb::case_key(c);
-      (void)wb::pair_suffix(c);
-      if (c.contains("params")) (void)wb::format_params(c["params"]);
+    for (const auto& c : rs.views) {
+      (void)c.key();
+      (void)wb::format_params(c.params_json);
     }
   } catch (const std::exception& e) {
     wb::fuzz::finding(std::string("a loaded result set broke a helper: ") + e.what());

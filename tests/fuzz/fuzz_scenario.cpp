@@ -1,4 +1,4 @@
-// libFuzzer target: the predictor's scenario parser (parse_scenario, policy-model.md section 12)
+// libFuzzer target: the predictor's scenario parser (parse_scenario, docs/policy-model.md#scenario)
 // and the prediction of every policy on two fixed synthetic topologies (predict_scenario, which
 // validates the scenario's CPUs first), as `wakebench predict --scenario` does. Besides sanitizer
 // reports, a finding is an exception other than std::invalid_argument, or an error not naming the

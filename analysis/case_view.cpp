@@ -1,0 +1,266 @@
+#include "analysis/case_view.h"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+#include "common/cpulist.h"
+
+namespace wb {
+
+namespace {
+
+using nlohmann::json;
+
+std::optional<double> number(const json& obj, const std::string& key) {
+  if (obj.is_object() && obj.contains(key) && obj[key].is_number()) return obj[key].get<double>();
+  return std::nullopt;
+}
+
+Stats stats_of(const json& obj) {
+  Stats s;
+  if (!obj.is_object()) return s;
+  for (const auto& [k, v] : obj.items())
+    if (v.is_number()) s.values[k] = v.get<double>();
+  return s;
+}
+
+// The recorded params (to_json(Params): per-side knobs as {"waker", "wakee"} with "inherit" or
+// null for a side left unset) back into Params, through set_param's checks. Keys Params does not
+// know (knobs of another version) are left to params_json.
+Params params_of(const json& pj) {
+  Params p;
+  if (!pj.is_object()) return p;
+  for (const auto& [key, value] : pj.items()) {
+    if (key == "sched" || key == "nice") {
+      json v = value;
+      if (v.is_object()) {
+        for (const char* side : {"waker", "wakee"})
+          if (v.contains(side) && (v[side].is_null() || v[side] == "inherit")) v.erase(side);
+        if (v.empty()) continue;
+      } else if (v.is_null() || v == "inherit") {
+        continue;
+      }
+      set_param(p, key, v);
+    } else if (key == "payload" || key == "work_ns" || key == "work_lines" || key == "background" ||
+               key == "pairs" || key == "w" || key == "s") {
+      set_param(p, key, value);
+    }
+  }
+  return p;
+}
+
+std::string pair_of(const std::string& name) {
+  const auto slash = name.rfind('/');
+  if (slash == std::string::npos) return "";
+  const std::string last = name.substr(slash + 1);
+  if (last.size() > 4 && last.compare(0, 4, "pair") == 0 &&
+      last.find_first_not_of("0123456789", 4) == std::string::npos)
+    return "/" + last;
+  return "";
+}
+
+std::vector<int> cpu_ids(const json& v) {
+  bool valid = v.is_array() && !v.empty();
+  for (const auto& c : v) valid = valid && c.is_number_integer();
+  if (!valid) throw std::invalid_argument("cpuset is not a non-empty list of CPU ids");
+  return v.get<std::vector<int>>();
+}
+
+void set_placement(CaseView& c, const json& j) {
+  const std::string& pl = c.placement;
+  if (auto cls = parse_class(pl)) {
+    c.kind = PlacementKind::kPinned;
+    c.cls = cls;
+  } else if (pl.rfind("cpu:", 0) == 0) {
+    c.kind = PlacementKind::kMatrix;
+  } else if (pl == "kernel" || pl.rfind("kernel:", 0) == 0) {
+    c.kind = PlacementKind::kKernel;
+    if (pl != "kernel") {
+      const std::string arg = pl.substr(7);
+      if (auto k = parse_class(arg))
+        c.cls = k;
+      else
+        c.cpuset = parse_cpu_list(arg);  // throws std::invalid_argument naming the list
+    }
+    if (j.contains("cpuset")) {
+      c.cpuset = cpu_ids(j["cpuset"]);
+    } else if (j.contains("/cpus/allowed"_json_pointer)) {  // older sets
+      const json& al = j["cpus"]["allowed"];
+      c.cpuset = al.is_string() ? parse_cpu_list(al.get<std::string>()) : cpu_ids(al);
+    }
+    std::sort(c.cpuset.begin(), c.cpuset.end());
+    c.cpuset.erase(std::unique(c.cpuset.begin(), c.cpuset.end()), c.cpuset.end());
+  } else {
+    throw std::invalid_argument("unknown placement \"" + pl + "\"");
+  }
+}
+
+CaseView parse_case(std::size_t index, const json& j) {
+  const std::string where = "cases[" + std::to_string(index) + "]";
+  if (!j.is_object()) throw std::invalid_argument(where + " is not an object");
+  for (const char* key : {"name", "mechanism", "mode", "placement", "status"}) {
+    if (!j.contains(key)) throw std::invalid_argument(where + ": missing \"" + key + "\"");
+    if (!j[key].is_string())
+      throw std::invalid_argument(where + ": \"" + key + "\" is not a string");
+  }
+  CaseView c;
+  c.index = index;
+  c.name = j["name"];
+  const std::string at = where + " (" + c.name + "): ";
+  try {
+    c.mechanism = j["mechanism"];
+    const auto mode = parse_mode(j["mode"].get<std::string>());
+    if (!mode) throw std::invalid_argument("unknown mode " + j["mode"].dump());
+    c.mode = *mode;
+    c.placement = j["placement"];
+    set_placement(c, j);
+    if (j.contains("cpus") && j["cpus"].is_object()) {
+      const json& cpus = j["cpus"];
+      if (cpus.value("waker", json()).is_number_integer() &&
+          cpus.value("wakee", json()).is_number_integer())
+        c.cpus = CpuPair{cpus["waker"].get<int>(), cpus["wakee"].get<int>()};
+    }
+    if (j.contains("params") && !j["params"].is_object() && !j["params"].is_null())
+      throw std::invalid_argument("\"params\" is not an object");
+    c.params_json = j.contains("params") && j["params"].is_object() ? j["params"] : json::object();
+    c.params = params_of(c.params_json);
+    c.suffix = name_suffix(c.params);
+    c.pair = pair_of(c.name);
+    c.status = j["status"];
+    if (j.contains("reason") && j["reason"].is_string()) c.reason = j["reason"];
+    if (j.contains("wake_flags") && j["wake_flags"].is_string()) c.wake_flags = j["wake_flags"];
+    c.rtt = stats_of(j.value("rtt_ns", json()));
+    c.wakeup = stats_of(j.value("wakeup_ns", json()));
+    if (c.ok() && !c.rtt.get("median"))
+      throw std::invalid_argument("status ok but no numeric rtt_ns.median");
+    if (j.contains("repetitions")) {
+      if (!j["repetitions"].is_array())
+        throw std::invalid_argument("\"repetitions\" is not an array");
+      for (const json& r : j["repetitions"]) c.repetitions.push_back(stats_of(r));
+    }
+    c.tps = number(j, "tps");
+    if (const json& k = j.value("counters", json()); k.is_object()) {
+      c.counters.recorded = true;
+      for (int s = 0; s < 2; ++s) {
+        const json& side = k.value(s == 0 ? "waker" : "wakee", json());
+        if (!side.is_object()) continue;
+        for (const auto& [event, v] : side.items())
+          c.counters.side[s][event] = v.is_number() ? std::optional(v.get<double>()) : std::nullopt;
+      }
+      if (const json& u = k.value("unavailable", json()); u.is_object())
+        for (const auto& [event, why] : u.items())
+          c.counters.unavailable[event] = why.is_string() ? why.get<std::string>() : why.dump();
+    }
+    if (const json& o = j.value("observed", json());
+        o.is_object() && o.contains("histogram") && o["histogram"].is_object()) {
+      c.observed.recorded = true;
+      for (const auto& [cls, n] : o["histogram"].items())
+        c.observed.histogram.emplace_back(cls, n.is_number() ? n.get<double>() : 0.0);
+      if (o.contains("migrations")) {
+        c.observed.migrations_json = o["migrations"];
+        c.observed.migrations[0] = number(o["migrations"], "waker");
+        c.observed.migrations[1] = number(o["migrations"], "wakee");
+      }
+    }
+    c.trace = j.value("trace", json());
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(at + e.what());
+  } catch (const json::exception& e) {
+    throw std::invalid_argument(at + e.what());
+  }
+  return c;
+}
+
+}  // namespace
+
+std::optional<double> Stats::get(const std::string& name) const {
+  auto it = values.find(name);
+  if (it == values.end()) return std::nullopt;
+  return it->second;
+}
+
+std::string CaseView::mech_mode() const { return mechanism + "/" + std::string(mode_id(mode)); }
+
+std::string CaseView::row() const {
+  const std::string prefix = mech_mode() + "/";
+  return name.rfind(prefix, 0) == 0 ? name.substr(prefix.size()) : name;
+}
+
+std::string CaseView::key() const {
+  // nlohmann::json objects keep keys sorted, so dump() is canonical.
+  return mech_mode() + "/" + placement + pair + " " + params_json.dump();
+}
+
+bool CaseView::same_point(const CaseView& o) const {
+  return mechanism == o.mechanism && mode == o.mode && params == o.params;
+}
+
+std::vector<CaseView> parse_cases(const json& cases) {
+  if (!cases.is_array()) throw std::invalid_argument("missing \"cases\" array");
+  std::vector<CaseView> out;
+  out.reserve(cases.size());
+  for (std::size_t i = 0; i < cases.size(); ++i) out.push_back(parse_case(i, cases[i]));
+  return out;
+}
+
+KernelSetup kernel_setup(const CaseView& c, const Topology& topo) {
+  KernelSetup k;
+  k.allowed = c.cpuset;
+  if (k.allowed.empty() && c.cls) {
+    for (const auto& cp : choose_pairs(topo)) {
+      if (cp.cls != *c.cls || !cp.available || cp.pairs.empty()) continue;
+      const auto [a, b] = cp.pairs.front();
+      k.allowed = a == b ? std::vector<int>{a} : std::vector<int>{std::min(a, b), std::max(a, b)};
+      k.start = cp.pairs.front();
+    }
+  }
+  if (c.cpus) k.start = c.cpus;
+  for (int cpu : k.allowed)
+    if (!topo.find(cpu))
+      throw std::invalid_argument("kernel case " + c.name + ": CPU " + std::to_string(cpu) +
+                                  " is not in its embedded topology");
+  return k;
+}
+
+int class_rank(std::string_view cls) {
+  for (std::size_t i = 0; i < kAllClasses.size(); ++i)
+    if (class_id(kAllClasses[i]) == cls) return static_cast<int>(i);
+  return 50;
+}
+
+int placement_rank(const CaseView& c) {
+  switch (c.kind) {
+    case PlacementKind::kPinned:
+      return class_rank(class_id(*c.cls));
+    case PlacementKind::kKernel:
+      return 100;
+    case PlacementKind::kMatrix:
+      return 200;
+  }
+  return 300;
+}
+
+std::vector<std::string> varying_params(const std::vector<const json*>& params) {
+  std::map<std::string, std::set<std::string>> values;
+  for (const json* p : params)
+    if (p->is_object())
+      for (const auto& [k, v] : p->items()) values[k].insert(v.dump());
+  std::vector<std::string> out;
+  for (const auto& [k, vs] : values) {
+    bool everywhere = true;
+    for (const json* p : params) everywhere = everywhere && p->contains(k);
+    if (vs.size() > 1 || !everywhere) out.push_back(k);
+  }
+  return out;
+}
+
+std::string params_text(const Params& p) {
+  std::string s = name_suffix(p);
+  if (s.empty()) return "the default knobs";
+  s.erase(0, 1);
+  std::replace(s.begin(), s.end(), '/', ' ');
+  return s;
+}
+
+}  // namespace wb

@@ -1,0 +1,146 @@
+// The typed view of a case (analysis/case_view.h) reads back what common/result_set.cpp's
+// case_json writes: placement kind, class, cpuset, params (per-side knobs, W x S), statistics.
+#include "analysis/case_view.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "common/result_set.h"
+#include "tests/support.h"
+
+namespace wb {
+namespace {
+
+using nlohmann::json;
+
+const Topology& box_c() {
+  static const Topology t =
+      test::fixture_topology("model/box-c-8c-smt2-stride8-1llc.xml");  // 8 cores, SMT2
+  return t;
+}
+
+CaseRecord record(const std::string& placement, bool kernel, std::vector<CpuPair> pairs,
+                  std::vector<int> cpuset, const Params& params) {
+  CaseRecord r;
+  r.spec.mechanism = "binder-like";
+  r.spec.mode = Mode::kProcesses;
+  r.spec.placement = placement;
+  r.spec.kernel = kernel;
+  r.spec.pairs = std::move(pairs);
+  r.spec.cpuset = std::move(cpuset);
+  r.spec.params = params;
+  r.spec.name = "binder-like/processes/" + placement + name_suffix(params);
+  r.wake_flags = WakeFlags::kSync;
+  PairSamples s;
+  for (int i = 0; i < 9; ++i) {
+    s.rtt_ns.push_back(1000 + 100 * i);
+    s.wakeup_ns.push_back(400 + i);
+    s.waker_cpu.push_back(r.spec.pairs[0].first);
+    s.wakee_cpu.push_back(r.spec.pairs[0].second);
+  }
+  s.begin_ns = 0;
+  s.end_ns = 9000;
+  r.repetitions = {{s}, {s}};
+  return r;
+}
+
+TEST(CaseView, ReadsBackWhatCaseJsonWrites) {
+  Params p;
+  p.w = 2;
+  p.s = 4;
+  p.work_ns = 2000;
+  p.sched = {SchedPolicy{SchedPolicy::kFifo, 10}, std::nullopt};
+  p.nice = {std::nullopt, -5};
+  const json cases =
+      json::array({case_json(record("llc", false, {{0, 1}}, {}, p), box_c()),
+                   case_json(record("kernel:smt-sibling", true, {{0, 8}}, {0, 8}, p), box_c()),
+                   case_json(record("cpu:1,2", false, {{1, 2}}, {}, Params{}), box_c())});
+  const std::vector<CaseView> v = parse_cases(cases);
+  ASSERT_EQ(v.size(), 3u);
+
+  EXPECT_EQ(v[0].kind, PlacementKind::kPinned);
+  EXPECT_EQ(v[0].cls, PlacementClass::kLlc);
+  EXPECT_EQ(v[0].mode, Mode::kProcesses);
+  EXPECT_EQ(v[0].params, p);  // every knob, per side, survives the round trip
+  EXPECT_EQ(v[0].suffix,
+            "/w2s4/work=2000ns/sched=waker:fifo:10,wakee:inherit/nice=waker:inherit,wakee:-5");
+  EXPECT_EQ(v[0].row(), "llc" + v[0].suffix);
+  EXPECT_EQ(v[0].cpus, (CpuPair{0, 1}));
+  EXPECT_EQ(v[0].rtt.get("median"), 1400);
+  EXPECT_EQ(v[0].repetitions.size(), 2u);
+  EXPECT_TRUE(v[0].tps.has_value());
+  EXPECT_EQ(v[0].wake_flags, "sync");
+  EXPECT_TRUE(v[0].counters.recorded);
+  EXPECT_FALSE(v[0].observed.recorded);
+
+  EXPECT_EQ(v[1].kind, PlacementKind::kKernel);
+  EXPECT_EQ(v[1].cls, PlacementClass::kSmtSibling);
+  EXPECT_EQ(v[1].cpuset, (std::vector<int>{0, 8}));
+  EXPECT_TRUE(v[1].observed.recorded);
+  EXPECT_TRUE(v[1].same_point(v[0]));
+  EXPECT_LT(placement_rank(v[0]), placement_rank(v[1]));
+
+  EXPECT_EQ(v[2].kind, PlacementKind::kMatrix);
+  EXPECT_FALSE(v[2].cls.has_value());
+  EXPECT_EQ(v[2].cpus, (CpuPair{1, 2}));
+  EXPECT_FALSE(v[2].same_point(v[0]));
+  EXPECT_EQ(params_text(v[0].params),
+            "w2s4 work=2000ns sched=waker:fifo:10,wakee:inherit nice=waker:inherit,wakee:-5");
+  EXPECT_EQ(params_text(v[2].params), "the default knobs");
+}
+
+TEST(CaseView, KernelClassResolvesToTheClassesFirstPairWhenNoCpusetIsRecorded) {
+  json c = case_json(record("kernel:smt-sibling", true, {{0, 8}}, {0, 8}, Params{}), box_c());
+  c.erase("cpuset");
+  c["cpus"] = nullptr;
+  const CaseView v = parse_cases(json::array({c})).front();
+  EXPECT_TRUE(v.cpuset.empty());
+  const KernelSetup k = kernel_setup(v, box_c());
+  ASSERT_EQ(k.allowed.size(), 2u);
+  ASSERT_TRUE(k.start.has_value());
+  EXPECT_EQ(classify(box_c(), k.start->first, k.start->second), PlacementClass::kSmtSibling);
+  // A recorded cpuset wins, and a CPU the topology lacks is refused naming the case.
+  c["cpuset"] = {0, 99};
+  EXPECT_THROW(kernel_setup(parse_cases(json::array({c})).front(), box_c()), std::invalid_argument);
+}
+
+TEST(CaseView, BadCasesAreOneLineNamingTheCase) {
+  const json good = case_json(record("llc", false, {{0, 1}}, {}, Params{}), box_c());
+  const auto error = [](const json& c) {
+    try {
+      parse_cases(json::array({c}));
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  json bad = good;
+  bad["params"]["payload"] = "big";
+  EXPECT_EQ(error(bad).rfind("cases[0] (binder-like/processes/llc): params.payload:", 0), 0u)
+      << error(bad);
+  bad = good;
+  bad["mode"] = "fibers";
+  EXPECT_NE(error(bad).find("unknown mode \"fibers\""), std::string::npos) << error(bad);
+  bad = good;
+  bad["placement"] = "nearby";
+  EXPECT_NE(error(bad).find("unknown placement \"nearby\""), std::string::npos) << error(bad);
+  bad = good;
+  bad["rtt_ns"] = nullptr;
+  EXPECT_NE(error(bad).find("status ok but no numeric rtt_ns.median"), std::string::npos);
+  bad = good;
+  bad.erase("status");
+  EXPECT_EQ(error(bad), "cases[0]: missing \"status\"");
+  EXPECT_EQ(error(good), "accepted");
+}
+
+TEST(CaseView, VaryingParamsAreTheKeysThatDifferOrAreMissing) {
+  const json a = {{"payload", 1}, {"work_ns", 0}}, b = {{"payload", 1}, {"work_ns", 500}},
+             c = {{"payload", 1}};
+  EXPECT_EQ(varying_params({&a, &b}), (std::vector<std::string>{"work_ns"}));
+  EXPECT_EQ(varying_params({&a, &c}), (std::vector<std::string>{"work_ns"}));
+  EXPECT_TRUE(varying_params({&a, &a}).empty());
+}
+
+}  // namespace
+}  // namespace wb
