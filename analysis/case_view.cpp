@@ -138,6 +138,19 @@ CaseView parse_case(std::size_t index, const json& j) {
       if (!j["repetitions"].is_array())
         throw std::invalid_argument("\"repetitions\" is not an array");
       for (const json& r : j["repetitions"]) c.repetitions.push_back(stats_of(r));
+      // Schema 2: each repetition's histogram of its round trips; all of them or none.
+      for (std::size_t i = 0; i < j["repetitions"].size(); ++i) {
+        const json& r = j["repetitions"][i];
+        if (!r.is_object() || !r.contains("rtt_hist")) {
+          c.rtt_hist.clear();
+          break;
+        }
+        try {
+          c.rtt_hist.push_back(Histogram::from_json(r["rtt_hist"]));
+        } catch (const std::invalid_argument& e) {
+          throw std::invalid_argument("repetitions[" + std::to_string(i) + "]." + e.what());
+        }
+      }
     }
     c.tps = number(j, "tps");
     if (const json& k = j.value("counters", json()); k.is_object()) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/case.h"
+#include "common/histogram.h"
 #include "common/placement.h"
 #include "common/topology.h"
 
@@ -67,6 +68,8 @@ struct CaseView {
   std::optional<std::string> wake_flags;  // "sync" | "none" | "current-cpu"
   Stats rtt, wakeup;                      // `rtt_ns`, `wakeup_ns`
   std::vector<Stats> repetitions;         // per repetition: "median", "p99", "mean", "tps", ...
+  // Per repetition, the histogram of its round trips (schema 2); empty when the set keeps none.
+  std::vector<Histogram> rtt_hist;
   std::optional<double> tps;
   CounterView counters;
   ObservedView observed;

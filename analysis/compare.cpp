@@ -21,7 +21,9 @@ enum class MetricKind { kRtt, kWakeup, kTps, kCounter };
 
 MetricKind kind_of(const std::string& id) {
   if (std::find(kRttStats.begin(), kRttStats.end(), id) != kRttStats.end()) return MetricKind::kRtt;
-  if (id == "wakeup-median" || id == "wakeup-p99") return MetricKind::kWakeup;
+  if (id.rfind("wakeup-", 0) == 0 &&
+      std::find(kRttStats.begin(), kRttStats.end(), id.substr(7)) != kRttStats.end())
+    return MetricKind::kWakeup;
   if (id == "tps") return MetricKind::kTps;
   return MetricKind::kCounter;
 }
@@ -105,8 +107,19 @@ std::string format_value(double v) {
 
 std::string format_p(double p) { return p < 0.001 ? "<0.001" : fmt("%.3f", p); }
 
-std::string ratio_text(const CompareCell& c) {
-  return fmt("%.2f", *c.ratio) + " (" + fmt("%+6.2f", *c.change_pct) + "%)";
+// The change's interval in percent, + = better, from the interval of the ratio.
+std::optional<std::pair<double, double>> change_interval(const CompareCell& c, const Metric& m) {
+  if (!c.interval) return std::nullopt;
+  const double lo = c.interval->lo, hi = c.interval->hi;
+  if (m.higher_is_better) return std::pair{(lo - 1) * 100, (hi - 1) * 100};
+  return std::pair{(1 - hi) * 100, (1 - lo) * 100};
+}
+
+// "0.89 +11.11% [+8.20, +13.90]": ratio, change (+ = better) and its interval.
+std::string ratio_text(const CompareCell& c, const Metric& m) {
+  std::string t = fmt("%.2f", *c.ratio) + " " + fmt("%+.2f", *c.change_pct) + "%";
+  if (const auto ci = change_interval(c, m)) t += " [" + fmt("%+.2f", ci->first) + ", " + fmt("%+.2f", ci->second) + "]";
+  return t;
 }
 
 // The value shown for a cell that has no ratio: why not.
@@ -128,10 +141,14 @@ std::string machine_text(const MachineSummary& m) {
 }
 
 std::string significance_legend(const CompareOptions& o, const std::string& marker) {
-  return marker + " = change larger than the sd% of both sets and Mann-Whitney U p < " +
-         fmt("%.2f", o.alpha) +
-         " over per-repetition values (needs >= " + std::to_string(o.min_repetitions) +
-         " repetitions per side)";
+  std::string floor = "the sd% of both sets";
+  if (o.noise)
+    floor += " and the A/A noise of the case in " + (o.noise->path.empty() ? "the noise floor" : o.noise->path);
+  return "[lo, hi] = " + fmt("%.0f", o.confidence * 100) +
+         "% Hodges-Lehmann interval of the change over per-repetition values; q = Mann-Whitney U "
+         "p-value, Benjamini-Hochberg-adjusted over the cases of the comparison; " +
+         marker + " = q < " + fmt("%.2f", o.alpha) + " and a change larger than " + floor +
+         " (needs >= " + std::to_string(o.min_repetitions) + " repetitions per side)";
 }
 
 // Params whose values differ between the rows (or that some lack), in key order.
@@ -263,7 +280,7 @@ TextTable text_table(const Comparison& cmp, const std::vector<const CompareRow*>
     t.right.erase(t.right.begin() + 1);
   }
   for (std::size_t s : others) {
-    t.header.insert(t.header.end(), {short_label(cmp.sets[s].label), "sd%", "p"});
+    t.header.insert(t.header.end(), {short_label(cmp.sets[s].label), "sd%", "q"});
     t.right.insert(t.right.end(), {false, true, true});
   }
   for (const CompareRow* r : rows) {
@@ -275,9 +292,10 @@ TextTable text_table(const Comparison& cmp, const std::vector<const CompareRow*>
         b.sd_pct ? fmt("%.1f", *b.sd_pct) : "-"};
     for (std::size_t s : others) {
       const CompareCell& c = r->cells[s];
-      row.push_back(c.ratio ? ratio_text(c) + (c.significant ? " *" : "  ") : absence(c));
+      row.push_back(c.ratio ? ratio_text(c, cmp.options.metric) + (c.significant ? " *" : "  ")
+                            : absence(c));
       row.push_back(c.sd_pct ? fmt("%.1f", *c.sd_pct) : "-");
-      row.push_back(c.test ? format_p(c.test->p_value) : "-");
+      row.push_back(c.q_value ? format_p(*c.q_value) : "-");
     }
     if (!knobs) row.erase(row.begin() + 1);
     t.rows.push_back(std::move(row));
@@ -375,7 +393,7 @@ std::string format_markdown(const Comparison& cmp) {
     out << "| case | knobs | " << md_escape(cmp.sets[0].label) << " " << m.unit << " | "
         << md_escape(cmp.sets[0].label) << " | sd% |";
     for (std::size_t s = 1; s < cmp.sets.size(); ++s) {
-      out << " " << md_escape(cmp.sets[s].label) << " | sd% | p |";
+      out << " " << md_escape(cmp.sets[s].label) << " | sd% | q |";
     }
     out << "\n|---|---|--:|--:|--:|";
     for (std::size_t s = 1; s < cmp.sets.size(); ++s) out << "--:|--:|--:|";
@@ -390,10 +408,10 @@ std::string format_markdown(const Comparison& cmp) {
       for (std::size_t s = 1; s < cmp.sets.size(); ++s) {
         const CompareCell& c = r->cells[s];
         out << " "
-            << (c.ratio ? (c.significant ? "**" + ratio_text(c) + "**" : ratio_text(c))
+            << (c.ratio ? (c.significant ? "**" + ratio_text(c, m) + "**" : ratio_text(c, m))
                         : absence(c))
             << " | " << (c.sd_pct ? fmt("%.1f", *c.sd_pct) : "-") << " | "
-            << (c.test ? format_p(c.test->p_value) : "-") << " |";
+            << (c.q_value ? format_p(*c.q_value) : "-") << " |";
       }
       out << "\n";
     }
@@ -431,7 +449,8 @@ std::string opt_number(const std::optional<double>& v) { return v ? fmt("%.6g", 
 std::string format_csv(const Comparison& cmp) {
   std::ostringstream out;
   out << "mechanism,mode,placement,pair,params,metric,set,file,status,value,repetitions,sd_pct,"
-         "ratio,change_pct,p_value,test,significant\n";
+         "ratio,change_pct,change_lo_pct,change_hi_pct,p_value,q_value,test,aa_floor_pct,"
+         "significant\n";
   for (const CompareRow& r : cmp.rows) {
     for (std::size_t s = 0; s < cmp.sets.size(); ++s) {
       const CompareCell& c = r.cells[s];
@@ -440,10 +459,13 @@ std::string format_csv(const Comparison& cmp) {
           << csv_field(cmp.options.metric.id) << ',' << csv_field(cmp.sets[s].label) << ','
           << csv_field(cmp.sets[s].path) << ',' << (c.present ? c.status : "missing") << ','
           << opt_number(c.value) << ',' << c.repetitions.size() << ',' << opt_number(c.sd_pct)
-          << ',' << opt_number(c.ratio) << ',' << opt_number(c.change_pct) << ','
-          << (c.test ? fmt("%.6g", c.test->p_value) : "") << ','
+          << ',' << opt_number(c.ratio) << ',' << opt_number(c.change_pct) << ',';
+      const auto ci = change_interval(c, cmp.options.metric);
+      out << (ci ? fmt("%.6g", ci->first) + "," + fmt("%.6g", ci->second) : ",") << ','
+          << (c.test ? fmt("%.6g", c.test->p_value) : "") << ',' << opt_number(c.q_value) << ','
           << (c.test ? (c.test->exact ? "exact" : "normal") : "") << ','
-          << (s == 0 ? "" : (c.significant ? "yes" : "no")) << "\n";
+          << opt_number(c.aa_floor_pct) << ',' << (s == 0 ? "" : (c.significant ? "yes" : "no"))
+          << "\n";
     }
   }
   return out.str();
@@ -465,6 +487,9 @@ std::string format_json(const Comparison& cmp) {
                         {"unit", m.unit},
                         {"higher_is_better", m.higher_is_better}}},
                       {"alpha", cmp.options.alpha},
+                      {"confidence", cmp.options.confidence},
+                      {"noise", cmp.options.noise ? nlohmann::json(cmp.options.noise->path)
+                                                  : nlohmann::json(nullptr)},
                       {"min_repetitions", cmp.options.min_repetitions}};
   j["sets"] = nlohmann::json::array();
   for (const CompareSet& s : cmp.sets) {
@@ -496,7 +521,12 @@ std::string format_json(const Comparison& cmp) {
           {"change_pct", opt_json(c.change_pct)},
           {"p_value", c.test ? nlohmann::json(c.test->p_value) : nullptr},
           {"test", c.test ? nlohmann::json(c.test->exact ? "exact" : "normal") : nullptr},
+          {"q_value", opt_json(c.q_value)},
+          {"change_interval_pct", nullptr},
+          {"interval_confidence", c.interval ? nlohmann::json(c.interval->confidence) : nullptr},
+          {"aa_floor_pct", opt_json(c.aa_floor_pct)},
           {"significant", c.significant}};
+      if (const auto ci = change_interval(c, m)) cell["change_interval_pct"] = {ci->first, ci->second};
       row["cells"].push_back(std::move(cell));
     }
     if (!r.in_all()) {
@@ -650,14 +680,37 @@ Comparison compare_result_sets(const std::vector<ResultSet>& sets, const Compare
       if (!c.value) continue;
       c.ratio = *c.value / *base.value;
       c.change_pct = (metric.higher_is_better ? *c.ratio - 1.0 : 1.0 - *c.ratio) * 100.0;
+      if (options.noise) c.aa_floor_pct = options.noise->floor(row.key, metric.id);
       if (base.repetitions.size() < 2 || c.repetitions.size() < 2) continue;
       c.test = mann_whitney_u(base.repetitions, c.repetitions);
+      if (auto hl = hodges_lehmann_ratio(base.repetitions, c.repetitions, options.confidence))
+        c.interval = *hl;
+      if (base.repetitions.size() < options.min_repetitions ||
+          c.repetitions.size() < options.min_repetitions)
+        ++too_few[{base.repetitions.size(), c.repetitions.size()}];
+    }
+  }
+  // Multiple comparisons: the q-values of one set against the base, over the cases tested there.
+  for (std::size_t s = 1; s < sets.size(); ++s) {
+    std::vector<CompareCell*> tested;
+    std::vector<double> p;
+    for (CompareRow& row : cmp.rows)
+      if (row.cells[s].test) {
+        tested.push_back(&row.cells[s]);
+        p.push_back(row.cells[s].test->p_value);
+      }
+    const std::vector<double> q = bh_qvalues(p);
+    for (std::size_t i = 0; i < tested.size(); ++i) tested[i]->q_value = q[i];
+  }
+  for (CompareRow& row : cmp.rows) {
+    const CompareCell& base = row.cells[0];
+    for (std::size_t s = 1; s < row.cells.size(); ++s) {
+      CompareCell& c = row.cells[s];
+      if (!c.q_value || !base.sd_pct || !c.sd_pct) continue;
       const bool enough = base.repetitions.size() >= options.min_repetitions &&
                           c.repetitions.size() >= options.min_repetitions;
-      if (!enough) ++too_few[{base.repetitions.size(), c.repetitions.size()}];
-      const double noise = std::max(base.sd_pct.value_or(0.0), c.sd_pct.value_or(0.0));
-      c.significant = enough && c.test->p_value < options.alpha && base.sd_pct && c.sd_pct &&
-                      std::fabs(*c.change_pct) > noise;
+      const double floor = std::max({*base.sd_pct, *c.sd_pct, c.aa_floor_pct.value_or(0.0)});
+      c.significant = enough && *c.q_value < options.alpha && std::fabs(*c.change_pct) > floor;
     }
   }
   if (!any_value) {
@@ -674,16 +727,41 @@ Comparison compare_result_sets(const std::vector<ResultSet>& sets, const Compare
     }
     throw std::runtime_error(msg);
   }
-  if (any_without_reps) {
+  if (kind_of(metric.id) == MetricKind::kCounter) {
+    cmp.warnings.push_back("counters are counted in one pass of their own per case, so \"" +
+                           metric.id + "\" has no per-repetition values: shown, never tested");
+  } else if (any_without_reps) {
     cmp.warnings.push_back("some cases have fewer than 2 per-repetition values of \"" + metric.id +
-                           "\": no sd%, p-value or significance for them");
+                           "\" (result sets of schema 1 keep them for median, p99, mean and tps "
+                           "only): no sd%, q-value, interval or significance for them");
+  }
+  if (options.noise) {
+    int without = 0;
+    for (const CompareRow& row : cmp.rows)
+      for (std::size_t s = 1; s < row.cells.size(); ++s)
+        without += row.cells[s].ratio && !row.cells[s].aa_floor_pct;
+    if (without > 0)
+      cmp.warnings.push_back(std::to_string(without) + " compared case(s) have no A/A noise floor of \"" +
+                             metric.id + "\" in " + options.noise->path +
+                             ": only their sd% bounds what is starred");
+    for (const CompareSet& set : cmp.sets)
+      if (!options.noise->hostname.empty() && !set.machine.hostname.empty() &&
+          set.machine.hostname != options.noise->hostname) {
+        cmp.warnings.push_back("the noise floor was measured on " + options.noise->hostname +
+                               ", " + set.label + " ran on " + set.machine.hostname);
+        break;
+      }
   }
   for (const auto& [sizes, count] : too_few) {
     cmp.warnings.push_back(
         std::to_string(count) + " comparison(s) with " + std::to_string(sizes.first) + " vs " +
         std::to_string(sizes.second) + " repetitions: the smallest two-sided p the test can give " +
         "is " + fmt("%.4f", mann_whitney_min_p(sizes.first, sizes.second)) +
-        "; nothing is marked significant below " + std::to_string(options.min_repetitions) +
+        " and their interval covers " +
+        fmt("%.0f", 100 * hodges_lehmann(std::vector<double>(sizes.first, 1.0),
+                                         std::vector<double>(sizes.second, 1.0), options.confidence)
+                              .confidence) +
+        " %; nothing is marked significant below " + std::to_string(options.min_repetitions) +
         " per side (run with --benchmark_repetitions=" + std::to_string(options.min_repetitions) +
         " or more)");
   }

@@ -1,6 +1,10 @@
 // `wakebench compare`: the same cases in two or more result sets (kernels, machines), normalised to
-// the first set, with the run-to-run noise and a Mann-Whitney U test over per-repetition values, in
-// the form the seed patch mails use ("1.00   0.89 (+11.11%)   sd%").
+// the first set, in the form the seed patch mails use ("1.00  +11.11% [+8.20, +13.90] *  sd%  q").
+// The verdict on a case (analysis/inference.h): a Mann-Whitney U test over per-repetition values,
+// Benjamini-Hochberg q-values across the cases of one comparison (base against one other set), a
+// Hodges-Lehmann confidence interval of the ratio, and a noise floor (the larger sd% of the two
+// sets' repetitions and, with a noise file, the machine's A/A change of that case: analysis/noise.h)
+// that a starred change must exceed.
 #pragma once
 
 #include <cstddef>
@@ -9,7 +13,9 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/inference.h"
 #include "analysis/mann_whitney.h"
+#include "analysis/noise.h"
 #include "analysis/resultset_io.h"
 
 namespace wb {
@@ -19,10 +25,12 @@ enum class CompareFormat { kText, kMarkdown, kCsv, kJson };
 CompareFormat parse_compare_format(std::string_view name);
 
 // What is compared. RTT statistics (`rtt_ns`: min, mean, median, p90, p99, p999, max), the one-way
-// wakeup (`wakeup-median`, `wakeup-p99` from `wakeup_ns`), `tps` (binder-like; higher is better)
-// or a perf counter per round trip: "<event>" sums waker and wakee, "waker:<event>" and
-// "wakee:<event>" take one side. Per-repetition values (for sd% and the test) are read from
-// `repetitions[]` under the same name ("median", "p99", "tps", ...) when every repetition has it.
+// wakeup's (`wakeup-median`, `wakeup-p99`, ... from `wakeup_ns`), `tps` (binder-like; higher is
+// better) or a perf counter per round trip: "<event>" sums waker and wakee, "waker:<event>" and
+// "wakee:<event>" take one side. Per-repetition values (for sd%, the test and the interval) are
+// read from `repetitions[]` under the same name ("median", "wakeup-p99", "tps", ...) when every
+// repetition has it (result sets of schema 2). Counters are counted in one pass of their own
+// (README "Mechanisms"), so they have no per-repetition values: shown, never tested.
 struct Metric {
   std::string id;
   std::string label;  // "median RTT", "cycles per round trip (waker + wakee)"
@@ -38,6 +46,8 @@ struct CompareOptions {
   // 5 vs 5 is the least that reaches p < 0.05 with one rank swap (U = 1: p = 0.016); 4 vs 4 only
   // with complete separation (p = 0.029); 3 vs 3 never (p >= 0.1).
   std::size_t min_repetitions = 5;
+  double confidence = 0.95;         // of the ratio's interval
+  std::optional<NoiseFloor> noise;  // compare --noise FILE
 };
 
 // One case in one set.
@@ -51,11 +61,15 @@ struct CompareCell {
   std::optional<double> ratio;       // value / baseline value
   std::optional<double> change_pct;  // positive = better (lower latency, higher tps)
   std::optional<MannWhitneyResult> test;
-  bool significant = false;  // p < alpha, enough repetitions, |change| > both sd%
+  std::optional<double> q_value;          // BH over the tested cases of this set against the base
+  std::optional<ShiftInterval> interval;  // Hodges-Lehmann: ratio of repetition values, interval
+  std::optional<double> aa_floor_pct;     // the noise file's A/A change of this case and metric
+  // q < alpha, enough repetitions, |change| > both sd% and the A/A floor.
+  bool significant = false;
 };
 
 struct CompareRow {
-  std::string key;  // case_key()
+  std::string key;  // CaseView::key()
   std::string mechanism, mode, placement, pair;
   nlohmann::json params;
   std::vector<CompareCell> cells;  // one per set, baseline first

@@ -7,13 +7,11 @@
 #include <vector>
 
 namespace wb {
-namespace {
 
-// Probability P(U <= u) under the null hypothesis for sample sizes m, n without ties.
 // Counts f(k; i, j) are kept for the current j and every i <= m, updated in place as j grows:
 // f(k; i, j) = f(k - j; i - 1, j) + f(k; i, j - 1). Only additions, so no cancellation even when
 // C(m + n, m) is ~1e29.
-double exact_cdf(std::size_t m, std::size_t n, double u) {
+double mann_whitney_exact_cdf(std::size_t m, std::size_t n, double u) {
   const std::size_t max_u = m * n;
   std::vector<std::vector<double>> f(m + 1, std::vector<double>(max_u + 1, 0.0));
   for (auto& row : f) row[0] = 1.0;  // f(0; i, 0) = 1 and f(0; 0, j) = 1
@@ -29,8 +27,6 @@ double exact_cdf(std::size_t m, std::size_t n, double u) {
   for (std::size_t k = 0; k <= max_u && static_cast<double>(k) <= u; ++k) below += counts[k];
   return below / total;
 }
-
-}  // namespace
 
 double mann_whitney_min_p(std::size_t m, std::size_t n) {
   // C(m + n, m) computed as a running product; exact in double for the sizes used here.
@@ -79,7 +75,8 @@ MannWhitneyResult mann_whitney_u(std::span<const double> x, std::span<const doub
   if (m < kExactLimit && n < kExactLimit && !r.ties) {
     r.exact = true;
     // Two-sided: double the smaller tail. P(U >= u) = P(U <= m n - u) by symmetry.
-    const double tail = r.u > mean ? exact_cdf(m, n, dm * dn - r.u) : exact_cdf(m, n, r.u);
+    const double tail = r.u > mean ? mann_whitney_exact_cdf(m, n, dm * dn - r.u)
+                                  : mann_whitney_exact_cdf(m, n, r.u);
     r.p_value = std::min(1.0, 2.0 * tail);
     return r;
   }

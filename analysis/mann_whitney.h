@@ -32,4 +32,8 @@ MannWhitneyResult mann_whitney_u(std::span<const double> x, std::span<const doub
 // separation): 2 / C(m + n, m), capped at 1. With 5 vs 5 it is 2/252 = 0.0079; with 3 vs 3, 0.1.
 double mann_whitney_min_p(std::size_t m, std::size_t n);
 
+// P(U <= u) under the null hypothesis for samples of m and n values without ties (exact; meant for
+// m, n < kExactLimit: it takes O(m^2 n^2) time).
+double mann_whitney_exact_cdf(std::size_t m, std::size_t n, double u);
+
 }  // namespace wb

@@ -49,6 +49,25 @@ struct SteadyOptions {
   std::vector<int> busy;       // CPUs each running one always-runnable hog
   std::vector<int> allowed;    // both tasks' cpuset; empty = every CPU
   int max_wakes = 20000;
+  // The wake with this index (0 = the first) finds one more runnable task on the wakee's previous
+  // CPU (a kworker, a softirq, another thread of the process); the pair then runs on undisturbed
+  // from the state that wake leaves, and only that part counts. -1: no disturbance.
+  int disturb_wake = -1;
+  // Also try a disturbance at each wake of the settled cycle (SteadyResult::alternatives).
+  bool try_disturbances = true;
+};
+
+// Where the pair settles instead after one disturbed wake of its cycle (see
+// SteadyOptions::disturb_wake), or when the first wake goes the other way (the second start CPU's
+// task wakes the first's). Whether and when either happens in a run is timing the model cannot
+// know (policy-model.md section 7 item 1): with an alternative, the prediction is uncertain,
+// anywhere between the undisturbed steady state and the alternatives.
+struct SteadyAlternative {
+  int busy_cpu = -1;  // the wakee's prev CPU, busy at the disturbed wake; -1: the reversed start
+  int waker_cpu = -1;
+  std::string cause;  // "a wake from CPU 0 finds CPU 1 busy", "the first wake goes from 2 to 0"
+  std::map<PlacementClass, double> classes;  // where the pair settles after it
+  std::vector<int> cpus;
 };
 
 struct SteadyResult {
@@ -59,6 +78,7 @@ struct SteadyResult {
   std::map<PlacementClass, double> classes;  // fraction of the cycle's wakes per class
   std::vector<int> cpus;                     // the CPUs the pair occupies in the cycle
   std::vector<std::string> first_paths;      // the decision path of the first wakes (debugging)
+  std::vector<SteadyAlternative> alternatives;  // distinct steady states after one disturbed wake
 };
 
 // Where the pair starts when no --start is given: the lowest allowed CPU, and the lowest allowed
@@ -74,7 +94,8 @@ std::vector<SteadyResult> simulate_steady_state(const SchedTopology& sched,
 
 // {"topology", "sync", "current_cpu", "start": [a, b], "busy", "allowed",
 //  "policies": {id: {"settled", "transient_wakes", "cycle_wakes", "classes": {class: fraction},
-//  "cpus": [...]}}, "groups": [{"name", "policies", "classes"}]}
+//  "cpus": [...], "uncertain"?: {"reason", "alternatives": [{"cause", "busy_cpu", "waker_cpu",
+//  "classes", "cpus"}], "range": {class: [lo, hi]}}}}, "groups": [{"name", "policies", "classes"}]}
 nlohmann::json steady_to_json(const SchedTopology& sched, const SteadyOptions& opt,
                               const std::vector<SteadyResult>& results);
 std::string render_steady_text(const nlohmann::json& steady);
@@ -82,19 +103,26 @@ std::string render_steady_text(const nlohmann::json& steady);
 // ---- a result set ---------------------------------------------------------------------------
 
 // Predictions for a wakebench result set (schema "wakebench-results", schema_version 1, topology
-// XML embedded at ["topology"]["xml"]): for every mechanism and mode, each policy's steady-state
-// class distribution and predicted RTT (distribution x the measured pinned median RTT per class),
-// the measured kernel RTT and observed histogram, the policy groups (policies predicting the same
-// distribution) and the one the kernel is consistent with, and each patch's premise with the
-// measured numbers. A kernel case's `cpuset` is the CPU set the policies may choose from
-// (`allowed`); each policy carries its `first_paths` (the rules that decided its first wakes), and
-// a case traced with --trace-wakeups puts its path counts under measured.trace. Throws
-// std::invalid_argument with one line for another schema/version, a result set without an
-// embedded topology, or a kernel case whose cpuset is not a list of the topology's CPUs.
+// XML embedded at ["topology"]["xml"]), one entry per kernel-placed case (`case`: its full name,
+// params suffix included; a params point without a kernel case gets one entry named
+// "<mechanism>/<mode><suffix>"): each policy's steady-state class distribution and predicted RTT
+// (distribution x the median RTT of the pinned case of each class with the same mechanism, mode
+// and params; where that point has no such pinned case, predicted_rtt_ns is null and `unpriced`
+// says "n/a: no pinned llc case with work=10000ns"), the measured kernel RTT and observed
+// histogram, the policy groups (policies predicting the same distribution) and the one the kernel
+// is consistent with, and each patch's premise with the measured numbers, one check per params
+// point. A kernel case's `cpuset` is the CPU set the policies may choose from (`allowed`); each
+// policy carries its `first_paths` (the rules that decided its first wakes), and a case traced
+// with --trace-wakeups puts its path counts under measured.trace. Throws std::invalid_argument with
+// one line for another schema/version, a bad case (analysis/case_view.h), a result set without an
+// embedded topology, or a kernel case whose cpuset holds CPUs the topology lacks.
 nlohmann::json predict_for_results(const nlohmann::json& result_set);
 // The same for a result-set file, read by load_result_set (analysis/resultset_io.h): errors are
 // one line naming the file, std::runtime_error from the loader, std::invalid_argument from here.
 nlohmann::json predict_for_results_file(const std::string& path);
+// The case a predictions entry or premise check is for: its `case`, else (sets written before
+// predictions were per case) "<mechanism>/<mode>/<placement>".
+std::string entry_label(const nlohmann::json& entry);
 // A class distribution ({"llc": 0.7, "same-cpu": 0.3}) as "llc 70% same-cpu 30%".
 std::string classes_text(const nlohmann::json& classes);
 // The short text form `wakebench run` prints after its summary table.

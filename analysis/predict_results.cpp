@@ -1,7 +1,7 @@
 // `wakebench predict --results R.json` and the predictions block of `wakebench run`: for every
-// mechanism and mode of a result set, each policy's steady-state placement (docs/policy-model.md
-// section 10) priced with the measured pinned RTT of each class, held against what the kernel
-// placement cases measured, plus each patch's premise on this machine.
+// kernel-placed case of a result set, each policy's steady-state placement (docs/policy-model.md
+// section 10) priced with the RTT measured pinned on each class at the case's own params, held
+// against what the case measured, plus each patch's premise on this machine, per params point.
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
@@ -38,10 +38,30 @@ std::optional<std::string> default_wake_flags(const std::string& mechanism) {
 
 double round2(double v) { return std::round(v * 100.0) / 100.0; }
 
-struct MechMode {
-  std::string mechanism;
-  Mode mode;
+// The cases of one params point: one mechanism and mode at one set of knob values
+// (CaseView::same_point). A kernel case is predicted and costed from its own point's pinned cases.
+struct Point {
   std::vector<const CaseView*> cases;
+  std::map<std::string, double> pinned;  // class -> median of its first ok pinned case
+  std::optional<std::string> flags;      // wake flags
+  std::optional<double> kernel_rtt;      // the default-cpuset kernel case's median, else the first
+  const CaseView& first() const { return *cases.front(); }
+  // "pipe/threads/work=500ns", "binder-like/processes/w2s4", "pipe/threads" at the defaults.
+  std::string label() const { return first().mech_mode() + first().suffix; }
+  std::optional<double> pinned_at(const std::string& cls) const {
+    auto it = pinned.find(cls);
+    if (it == pinned.end()) return std::nullopt;
+    return it->second;
+  }
+  // Why class `cls` has no cost here: "n/a: no pinned llc case with work=10000ns", or what
+  // happened to that pinned case. Never another point's cost.
+  std::string no_cost(const std::string& cls) const {
+    const std::string what = "pinned " + cls + " case with " + params_text(first().params);
+    for (const CaseView* c : cases)
+      if (c->kind == PlacementKind::kPinned && class_id(*c->cls) == cls && !c->ok())
+        return "n/a: " + what + " " + c->status + (c->reason.empty() ? "" : ": " + c->reason);
+    return "n/a: no " + what;
+  }
 };
 
 json distribution(const json& histogram) {
@@ -66,10 +86,15 @@ double tv_distance(const json& p, const json& q) {
   return d / 2;
 }
 
-// Premise check: is class `a` cheaper than `b` (pinned medians) for one mechanism/mode.
-json compare(const std::string& mech, const std::string& mode, const std::string& a_label,
-             std::optional<double> a, const std::string& b_label, std::optional<double> b) {
-  json j = {{"mechanism", mech}, {"mode", mode}, {"a", a_label}, {"b", b_label}};
+// Premise check at one params point: is `a` cheaper than `b` (medians of that point's cases).
+json compare(const Point& pt, const std::string& a_label, std::optional<double> a,
+             const std::string& b_label, std::optional<double> b) {
+  json j = {{"case", pt.label()},
+            {"mechanism", pt.first().mechanism},
+            {"mode", std::string(mode_id(pt.first().mode))},
+            {"params", pt.first().params_json},
+            {"a", a_label},
+            {"b", b_label}};
   j["a_rtt_ns"] = a ? json(*a) : json(nullptr);
   j["b_rtt_ns"] = b ? json(*b) : json(nullptr);
   if (a && b && *b > 0) {
@@ -81,22 +106,16 @@ json compare(const std::string& mech, const std::string& mode, const std::string
 }
 
 // Why a class has no measurement: the skipped case's reason, else the topology's.
-std::string missing_reason(const SchedTopology& sched, const std::vector<MechMode>& groups,
+std::string missing_reason(const SchedTopology& sched, const std::vector<CaseView>& views,
                            const std::string& cls) {
-  for (const auto& g : groups)
-    for (const CaseView* c : g.cases)
-      if (c->kind == PlacementKind::kPinned && class_id(*c->cls) == cls && !c->ok() &&
-          !c->reason.empty())
-        return c->reason;
+  for (const CaseView& c : views)
+    if (c.kind == PlacementKind::kPinned && class_id(*c.cls) == cls && !c.ok() && !c.reason.empty())
+      return c.reason;
   for (const auto& cp : choose_pairs(sched.topology())) {
     if (std::string(class_id(cp.cls)) == cls && !cp.available) return cp.reason;
   }
   return "no ok " + cls + " case in the result set";
 }
-
-}  // namespace
-
-namespace {
 
 json predict(const json& rs, const std::vector<CaseView>& views) {
   if (!rs.contains("topology") || !rs["topology"].is_object() || !rs["topology"].contains("xml") ||
@@ -106,52 +125,53 @@ json predict(const json& rs, const std::vector<CaseView>& views) {
   std::string source = rs["topology"].value("source", std::string("result set"));
   SchedTopology sched(Topology::from_xml_buffer(rs["topology"]["xml"].get<std::string>(), source));
 
-  std::vector<MechMode> groups;
+  std::vector<Point> points;
   for (const CaseView& c : views) {
-    auto it = std::find_if(groups.begin(), groups.end(), [&](const MechMode& g) {
-      return g.mechanism == c.mechanism && g.mode == c.mode;
-    });
-    if (it == groups.end()) {
-      groups.push_back({c.mechanism, c.mode, {}});
-      it = groups.end() - 1;
+    auto it = std::find_if(points.begin(), points.end(),
+                           [&](const Point& p) { return p.first().same_point(c); });
+    if (it == points.end()) {
+      points.push_back({});
+      it = points.end() - 1;
     }
     it->cases.push_back(&c);
   }
 
   json entries = json::array();
-  // Pinned medians per (mechanism, mode, class), reused by the premises.
-  std::map<std::pair<std::string, std::string>, std::map<std::string, double>> pinned_all;
-  std::map<std::pair<std::string, std::string>, std::optional<double>> kernel_rtt;
-  std::map<std::pair<std::string, std::string>, std::string> flags_of;
-  for (const auto& g : groups) {
-    const std::string mode(mode_id(g.mode));
-    std::map<std::string, double> pinned;
+  for (Point& pt : points) {
+    const CaseView& first = pt.first();
+    const std::string mode(mode_id(first.mode));
     std::vector<const CaseView*> kernel_cases;
-    std::optional<std::string> flags;
-    for (const CaseView* c : g.cases) {
-      if (c->wake_flags && !flags) flags = c->wake_flags;
+    for (const CaseView* c : pt.cases) {
+      if (c->wake_flags && !pt.flags) pt.flags = c->wake_flags;
       if (c->kind == PlacementKind::kKernel) {
         kernel_cases.push_back(c);
+        // The premises compare with the default-cpuset kernel case when there are several.
+        if (c->ok() && (c->placement == "kernel" || !pt.kernel_rtt))
+          pt.kernel_rtt = c->rtt.get("median");
       } else if (c->kind == PlacementKind::kPinned && c->ok()) {
-        pinned.try_emplace(std::string(class_id(*c->cls)), *c->rtt.get("median"));
+        pt.pinned.try_emplace(std::string(class_id(*c->cls)), *c->rtt.get("median"));
       }
     }
-    if (!flags) flags = default_wake_flags(g.mechanism);
-    pinned_all[{g.mechanism, mode}] = pinned;
-    if (flags) flags_of[{g.mechanism, mode}] = *flags;
+    if (!pt.flags) pt.flags = default_wake_flags(first.mechanism);
+    const std::optional<std::string>& flags = pt.flags;
     if (kernel_cases.empty()) kernel_cases.push_back(nullptr);  // predicted, not measured
 
     for (const CaseView* kc : kernel_cases) {
       const std::string placement = kc ? kc->placement : "kernel";
-      json e = {{"mechanism", g.mechanism}, {"mode", mode}, {"placement", placement}};
+      json e = {{"case", kc ? kc->name : pt.label()},
+                {"mechanism", first.mechanism},
+                {"mode", mode},
+                {"placement", placement},
+                {"params", first.params_json}};
       json pj = json::object();
-      for (const auto& [cls, m] : pinned) pj[cls] = m;
+      for (const auto& [cls, m] : pt.pinned) pj[cls] = m;
       e["pinned_rtt_ns"] = pj;
-      if (g.mechanism == "spin" || !flags ||
+      if (first.mechanism == "spin" || !flags ||
           (*flags != "sync" && *flags != "none" && *flags != "current-cpu")) {
-        e["skipped"] = g.mechanism == "spin" ? std::string("busy-poll: no kernel wakeup to model")
-                                             : "no kernel wakeup to model (wake_flags " +
-                                                   (flags ? *flags : std::string("unknown")) + ")";
+        e["skipped"] = first.mechanism == "spin"
+                           ? std::string("busy-poll: no kernel wakeup to model")
+                           : "no kernel wakeup to model (wake_flags " +
+                                 (flags ? *flags : std::string("unknown")) + ")";
         entries.push_back(e);
         continue;
       }
@@ -175,18 +195,24 @@ json predict(const json& rs, const std::vector<CaseView>& views) {
                   {"cpus", r["cpus"]},
                   {"settled", r["settled"]},
                   {"first_paths", r["path"]}};
+        // Where one disturbed wake can move the pair instead (steady_to_json): the range.
+        if (r.contains("uncertain")) p["uncertain"] = r["uncertain"];
         double rtt = 0;
         json missing = json::array();
+        std::string unpriced;
         for (const auto& [cls, f] : r["classes"].items()) {
-          auto it = pinned.find(cls);
-          if (it == pinned.end()) {
-            missing.push_back(cls);
+          if (auto m = pt.pinned_at(cls)) {
+            rtt += f.get<double>() * *m;
           } else {
-            rtt += f.get<double>() * it->second;
+            missing.push_back(cls);
+            unpriced += (unpriced.empty() ? "" : "; ") + pt.no_cost(cls);
           }
         }
         p["predicted_rtt_ns"] = missing.empty() ? json(round2(rtt)) : json(nullptr);
-        if (!missing.empty()) p["missing_classes"] = missing;
+        if (!missing.empty()) {
+          p["missing_classes"] = missing;
+          p["unpriced"] = unpriced;
+        }
         policies[id] = p;
       }
       e["policies"] = policies;
@@ -196,10 +222,6 @@ json predict(const json& rs, const std::vector<CaseView>& views) {
       if (kc) {
         measured = {{"status", kc->status}};
         if (auto m = kc->rtt.get("median")) measured["rtt_ns"] = *m;
-        // The premises compare with the default-cpuset kernel case when there are several.
-        if (kc->ok() && (placement == "kernel" || !kernel_rtt.count({g.mechanism, mode}))) {
-          kernel_rtt[{g.mechanism, mode}] = kc->rtt.get("median");
-        }
         if (kc->observed.recorded) {
           json h = json::object();
           for (const auto& [cls, n] : kc->observed.histogram) h[cls] = n;
@@ -227,8 +249,9 @@ json predict(const json& rs, const std::vector<CaseView>& views) {
       double best_d = 0;
       for (auto g2 : steady["groups"]) {
         json out = {{"name", g2["name"]}, {"policies", g2["policies"]}, {"classes", g2["classes"]}};
-        out["predicted_rtt_ns"] =
-            policies[g2["policies"][0].get<std::string>()]["predicted_rtt_ns"];
+        const json& first_policy = policies[g2["policies"][0].get<std::string>()];
+        out["predicted_rtt_ns"] = first_policy["predicted_rtt_ns"];
+        if (first_policy.contains("unpriced")) out["unpriced"] = first_policy["unpriced"];
         if (observed_dist.is_object() && !observed_dist.empty()) {
           double d = tv_distance(observed_dist, g2["classes"]);
           out["distance"] = round2(d);
@@ -249,7 +272,7 @@ json predict(const json& rs, const std::vector<CaseView>& views) {
                        " (distance " + json(round2(best_d)).dump() + ")";
       } else {
         e["consistent_with"] = nullptr;
-        std::string why = "see policy-model.md section 2 bypasses";
+        std::string why = "see docs/policy-model.md section 2 bypasses";
         if (measured.is_object() && measured.contains("trace")) {
           const json& t = measured["trace"];
           int64_t n = 0, bypass = 0;
@@ -257,7 +280,7 @@ json predict(const json& rs, const std::vector<CaseView>& views) {
           for (const auto& [path, k] : t["paths"].items())
             if (path != "selection" && k.is_number_integer()) bypass += k.get<int64_t>();
           why = "traced: " + std::to_string(bypass) + " of " + std::to_string(n) +
-                " wakeups bypassed the selection (policy-model.md section 2)";
+                " wakeups bypassed the selection (docs/policy-model.md section 2)";
         }
         e["verdict"] = "kernel placement matches no policy (closest " +
                        gj[*best]["name"].get<std::string>() + ", distance " +
@@ -267,27 +290,21 @@ json predict(const json& rs, const std::vector<CaseView>& views) {
     }
   }
 
-  // Each patch's premise with the measured numbers (section 6; the seeds' claims).
-  auto pinned_at = [&](const std::pair<std::string, std::string>& k,
-                       const std::string& cls) -> std::optional<double> {
-    auto it = pinned_all[k].find(cls);
-    if (it == pinned_all[k].end()) return std::nullopt;
-    return it->second;
-  };
+  // Each patch's premise with the measured numbers (section 6; the seeds' claims), at each params
+  // point apart: pinned cases are only held against cases of the same knob values.
   auto class_premise = [&](const std::string& a, const std::string& b, const std::string& text,
                            const std::string& flags) {
     json checks = json::array();
-    for (const auto& [k, f] : flags_of) {
-      if (f != flags) continue;
-      checks.push_back(compare(k.first, k.second, a, pinned_at(k, a), b, pinned_at(k, b)));
-    }
+    for (const Point& pt : points)
+      if (pt.flags == flags) checks.push_back(compare(pt, a, pt.pinned_at(a), b, pt.pinned_at(b)));
     json p = {{"premise", text}, {"checks", checks}};
     for (const auto& cls : {a, b}) {
-      bool any = false;
-      for (const auto& [k, f] : flags_of) any |= f == flags && pinned_at(k, cls).has_value();
+      const bool any = std::any_of(points.begin(), points.end(), [&](const Point& pt) {
+        return pt.flags == flags && pt.pinned_at(cls).has_value();
+      });
       if (!any) {
-        p["not_measurable"] = "not measurable here: no " + cls + " class (" +
-                              missing_reason(sched, groups, cls) + ")";
+        p["not_measurable"] =
+            "not measurable here: no " + cls + " class (" + missing_reason(sched, views, cls) + ")";
       }
     }
     if (checks.empty()) p["not_measurable"] = "not measurable here: no " + flags + " mechanism";
@@ -304,15 +321,18 @@ json predict(const json& rs, const std::vector<CaseView>& views) {
   // sync-2017 and current-cpu: stacking on the waker vs what the running kernel chose.
   auto kernel_premise = [&](const std::string& text, auto want) {
     json checks = json::array();
-    for (const auto& [k, f] : flags_of) {
-      if (!want(k.first, f)) continue;
-      std::optional<double> kr;
-      if (auto it = kernel_rtt.find(k); it != kernel_rtt.end()) kr = it->second;
-      checks.push_back(
-          compare(k.first, k.second, "same-cpu", pinned_at(k, "same-cpu"), "kernel", kr));
-    }
+    for (const Point& pt : points)
+      if (pt.flags && want(pt.first().mechanism, *pt.flags))
+        checks.push_back(
+            compare(pt, "same-cpu", pt.pinned_at("same-cpu"), "kernel", pt.kernel_rtt));
     json p = {{"premise", text}, {"checks", checks}};
-    if (checks.empty()) p["not_measurable"] = "not measurable here: no matching mechanism";
+    if (checks.empty()) {
+      p["not_measurable"] = "not measurable here: no matching mechanism";
+    } else if (std::none_of(checks.begin(), checks.end(),
+                            [](const json& c) { return c["a_rtt_ns"].is_number(); })) {
+      p["not_measurable"] = "not measurable here: no same-cpu class (" +
+                            missing_reason(sched, views, "same-cpu") + ")";
+    }
     return p;
   };
   premises["sync-2017"] =
@@ -326,7 +346,7 @@ json predict(const json& rs, const std::vector<CaseView>& views) {
           {"llc", std::string(llc_source_name(sched.llc_source()))},
           {"node_reclaim_distance", sched.node_reclaim_distance()},
           {"model",
-           "policy-model.md sections 3, 6, 10: steady state of an otherwise idle box; "
+           "docs/policy-model.md sections 3, 6, 10: steady state of an otherwise idle box; "
            "no delayed-dequeue or wakelist races (section 2)"},
           {"consistent_distance", kConsistentDistance},
           {"mechanisms", entries},
@@ -366,6 +386,15 @@ std::string us(const json& ns) {
 
 }  // namespace
 
+std::string entry_label(const json& e) {
+  if (e.contains("case") && e["case"].is_string()) return e["case"].get<std::string>();
+  // Sets from before predictions were per case: one entry per mechanism, mode (and placement).
+  std::string label = e.value("mechanism", "?") + "/" + e.value("mode", "?");
+  if (e.contains("placement") && e["placement"].is_string())
+    label += "/" + e["placement"].get<std::string>();
+  return label;
+}
+
 std::string classes_text(const json& classes) {
   std::ostringstream o;
   bool first = true;
@@ -382,8 +411,7 @@ std::string render_results_text(const json& p) {
   out << "policy predictions (" << p.at("topology").get<std::string>() << ", LLC "
       << p.at("llc").get<std::string>() << "):\n";
   for (const auto& e : p.at("mechanisms")) {
-    out << "  " << e.at("mechanism").get<std::string>() << "/" << e.at("mode").get<std::string>()
-        << "/" << e.at("placement").get<std::string>();
+    out << "  " << entry_label(e);
     if (e.contains("skipped")) {
       out << ": " << e["skipped"].get<std::string>() << "\n";
       continue;
@@ -408,7 +436,18 @@ std::string render_results_text(const json& p) {
     }
     for (const auto& g : e.at("groups")) {
       out << "      " << std::left << std::setw(44) << g.at("name").get<std::string>() << "  "
-          << std::setw(10) << us(g.at("predicted_rtt_ns")) << classes_text(g.at("classes")) << "\n";
+          << std::setw(10) << us(g.at("predicted_rtt_ns")) << classes_text(g.at("classes"));
+      if (g.contains("unpriced")) {  // the column says n/a already; the reason follows
+        std::string why = g["unpriced"].get<std::string>();
+        if (why.rfind("n/a: ", 0) == 0) why.erase(0, 5);
+        out << "  (" << why << ")";
+      }
+      out << "\n";
+      // Uncertain (steady_to_json): where one disturbed wake leads instead.
+      const json& first = e.at("policies").at(g.at("policies")[0].get<std::string>());
+      if (first.contains("uncertain"))
+        for (const auto& a : first["uncertain"]["alternatives"])
+          out << std::string(58, ' ') << "uncertain: or " << classes_text(a.at("classes")) << "\n";
     }
   }
   out << "  premises:\n";
@@ -424,9 +463,8 @@ std::string render_results_text(const json& p) {
     std::vector<std::string> parts;
     for (const auto& c : pr.at("checks")) {
       std::ostringstream o;
-      o << c.at("mechanism").get<std::string>() << "/" << c.at("mode").get<std::string>() << " "
-        << c.at("a").get<std::string>() << " " << us(c.at("a_rtt_ns")) << " vs "
-        << c.at("b").get<std::string>() << " " << us(c.at("b_rtt_ns"));
+      o << entry_label(c) << " " << c.at("a").get<std::string>() << " " << us(c.at("a_rtt_ns"))
+        << " vs " << c.at("b").get<std::string>() << " " << us(c.at("b_rtt_ns"));
       if (c.contains("holds")) {
         o << (c["holds"].get<bool>() ? " (holds, " : " (fails, ") << c["saving_pct"].dump() << "%)";
       }

@@ -51,7 +51,8 @@ std::pair<int, int> default_start_pair(const SchedTopology& sched,
 SteadyResult simulate_steady_state(const SchedTopology& sched, const SteadyOptions& opt,
                                    const WakeupPolicy& policy) {
   auto [def_a, def_b] = default_start_pair(sched, opt.allowed);
-  int cpu[2] = {opt.start_a.value_or(def_a), opt.start_b.value_or(def_b)};
+  const int start[2] = {opt.start_a.value_or(def_a), opt.start_b.value_or(def_b)};
+  int cpu[2] = {start[0], start[1]};
   for (int c : {cpu[0], cpu[1]}) {
     if (!sched.has_cpu(c)) {
       throw std::invalid_argument("start CPU " + std::to_string(c) + " is not in topology " +
@@ -72,7 +73,11 @@ SteadyResult simulate_steady_state(const SchedTopology& sched, const SteadyOptio
   SteadyResult res;
   res.policy = std::string(policy.id());
   std::map<State, int> seen;
-  std::vector<std::pair<PlacementClass, std::pair<int, int>>> wakes;  // class, (waker, wakee cpu)
+  struct Wake {
+    PlacementClass cls;
+    int waker, prev, cpu;  // the waker's CPU, the wakee's previous and chosen CPU
+  };
+  std::vector<Wake> wakes;
   for (int step = 0; step < opt.max_wakes; ++step) {
     State st{turn,
              cpu[0],
@@ -83,11 +88,13 @@ SteadyResult simulate_steady_state(const SchedTopology& sched, const SteadyOptio
              last_wakee_is_other[1],
              std::min(flips[0], 1 << 20),
              std::min(flips[1], 1 << 20)};
-    auto [it, fresh] = seen.emplace(st, step);
+    // Indexes into `wakes` (which restarts after a disturbed wake).
+    const int index = static_cast<int>(wakes.size());
+    auto [it, fresh] = seen.emplace(st, index);
     if (!fresh) {
       res.settled = true;
       res.transient_wakes = it->second;
-      res.cycle_wakes = step - it->second;
+      res.cycle_wakes = index - it->second;
       break;
     }
     int w = turn, e = 1 - turn;
@@ -100,18 +107,24 @@ SteadyResult simulate_steady_state(const SchedTopology& sched, const SteadyOptio
     in.waker_last_wakee_is_wakee = last_wakee_is_other[w];
     in.nr_running[cpu[w]] = 1;
     for (int b : opt.busy) in.nr_running[b] += 1;
+    const bool disturbed = step == opt.disturb_wake;
+    if (disturbed) in.nr_running[cpu[e]] += 1;
     in.recent_used_cpu = recent[e];
     in.allowed = opt.allowed;
     in.waker_flips = flips[w];
     in.wakee_flips = flips[e];
     WakeDecision d = predict_wakeup(sched, in, policy);
     if (res.first_paths.size() < 4) res.first_paths.push_back(d.path);
-    wakes.push_back({classify(sched.topology(), cpu[w], d.cpu), {cpu[w], d.cpu}});
+    wakes.push_back({classify(sched.topology(), cpu[w], d.cpu), cpu[w], cpu[e], d.cpu});
     cpu[e] = d.cpu;
     recent[e] = d.wakee_recent_used_cpu;
     flips[w] = d.waker_flips;
     last_wakee_is_other[w] = true;
     turn = e;
+    if (disturbed) {  // only what follows the disturbed wake counts
+      seen.clear();
+      wakes.clear();
+    }
   }
   if (!res.settled) {
     // No repeat within the budget: report the last half of the run as the tendency.
@@ -120,11 +133,36 @@ SteadyResult simulate_steady_state(const SchedTopology& sched, const SteadyOptio
   }
   std::set<int> cpus;
   for (int i = res.transient_wakes; i < res.transient_wakes + res.cycle_wakes; ++i) {
-    res.classes[wakes[i].first] += 1.0 / res.cycle_wakes;
-    cpus.insert(wakes[i].second.first);
-    cpus.insert(wakes[i].second.second);
+    res.classes[wakes[i].cls] += 1.0 / res.cycle_wakes;
+    cpus.insert(wakes[i].waker);
+    cpus.insert(wakes[i].cpu);
   }
   res.cpus.assign(cpus.begin(), cpus.end());
+  if (opt.try_disturbances && res.settled) {
+    auto keep = [&](const SteadyResult& alt, int busy, int waker, const std::string& cause) {
+      auto same = [&](const SteadyAlternative& a) { return a.classes == alt.classes; };
+      if (alt.settled && alt.classes != res.classes &&
+          std::none_of(res.alternatives.begin(), res.alternatives.end(), same)) {
+        res.alternatives.push_back({busy, waker, cause, alt.classes, alt.cpus});
+      }
+    };
+    for (int k = 0; k < res.cycle_wakes; ++k) {
+      SteadyOptions d = opt;
+      d.disturb_wake = res.transient_wakes + k;
+      d.try_disturbances = false;
+      const Wake& at = wakes[res.transient_wakes + k];
+      keep(simulate_steady_state(sched, d, policy), at.prev, at.waker,
+           "a wake from CPU " + std::to_string(at.waker) + " finds CPU " + std::to_string(at.prev) +
+               " busy");
+    }
+    SteadyOptions r = opt;  // the other task wakes first
+    r.start_a = start[1];
+    r.start_b = start[0];
+    r.try_disturbances = false;
+    keep(simulate_steady_state(sched, r, policy), -1, start[1],
+         "the first wake goes from CPU " + std::to_string(start[1]) + " to CPU " +
+             std::to_string(start[0]));
+  }
   return res;
 }
 
@@ -141,6 +179,42 @@ json classes_json(const std::map<PlacementClass, double>& classes) {
   json j = json::object();
   for (const auto& [c, f] : classes) j[std::string(class_id(c))] = f;
   return j;
+}
+
+// A settled pair's alternatives after one disturbed wake: each, and every class's share anywhere
+// between the undisturbed steady state and them.
+json uncertain_json(const SteadyResult& r) {
+  std::set<PlacementClass> seen;
+  for (const auto& [c, f] : r.classes) seen.insert(c);
+  json alts = json::array();
+  for (const auto& a : r.alternatives) {
+    for (const auto& [c, f] : a.classes) seen.insert(c);
+    alts.push_back({{"cause", a.cause},
+                    {"busy_cpu", a.busy_cpu},
+                    {"waker_cpu", a.waker_cpu},
+                    {"classes", classes_json(a.classes)},
+                    {"cpus", a.cpus}});
+  }
+  auto share = [](const std::map<PlacementClass, double>& m, PlacementClass c) {
+    auto it = m.find(c);
+    return it == m.end() ? 0.0 : it->second;
+  };
+  json range = json::object();
+  for (PlacementClass c : seen) {
+    double lo = share(r.classes, c), hi = lo;
+    for (const auto& a : r.alternatives) {
+      lo = std::min(lo, share(a.classes, c));
+      hi = std::max(hi, share(a.classes, c));
+    }
+    range[std::string(class_id(c))] = json::array({lo, hi});
+  }
+  return {{"reason",
+           "one wake that finds the wakee's previous CPU busy for a moment (a kworker, a softirq, "
+           "another thread), or a first wake that goes the other way, leads the pair to another "
+           "steady state, and whether and when that happens in a run is timing the model cannot "
+           "know (policy-model.md section 7 item 1)"},
+          {"alternatives", alts},
+          {"range", range}};
 }
 
 }  // namespace
@@ -161,6 +235,7 @@ json steady_to_json(const SchedTopology& sched, const SteadyOptions& opt,
                           {"classes", cls},
                           {"cpus", r.cpus},
                           {"path", r.first_paths}};
+    if (!r.alternatives.empty()) policies[r.policy]["uncertain"] = uncertain_json(r);
     std::string key = cls.dump();
     auto it = std::find_if(groups.begin(), groups.end(), [&](auto& g) { return g.first == key; });
     if (it == groups.end()) {
@@ -209,6 +284,14 @@ std::string render_steady_text(const json& steady) {
     out << std::left << std::setw(14) << id << std::setw(12)
         << format_cpu_list(r.at("cpus").get<std::vector<int>>()) << cls.str()
         << (r.at("settled").get<bool>() ? "" : "  (did not settle)") << "\n";
+    if (r.contains("uncertain")) {
+      for (const auto& a : r.at("uncertain").at("alternatives")) {
+        out << std::setw(26) << "" << "uncertain: or "
+            << format_cpu_list(a.at("cpus").get<std::vector<int>>()) << " "
+            << classes_text(a.at("classes")) << " once "
+            << a.at("cause").get<std::string>() << "\n";
+      }
+    }
   }
   out << "\ngroups (same placement):";
   for (const auto& g : steady.at("groups")) out << "  [" << g.at("name").get<std::string>() << "]";

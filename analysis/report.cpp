@@ -16,7 +16,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "analysis/predict.h"
 #include "common/cpulist.h"
+#include "common/histogram.h"
 #include "common/placement.h"
 #include "common/sys.h"
 
@@ -52,7 +54,8 @@ std::map<std::string, std::vector<std::string>> varying_params(const std::vector
 std::string row_label(const CaseView& c,
                       const std::map<std::string, std::vector<std::string>>& vary) {
   std::string label = c.mech_mode();
-  if (auto it = vary.find(label); it != vary.end())
+  // format_params prints every param when given no keys: only when some vary.
+  if (auto it = vary.find(label); it != vary.end() && !it->second.empty())
     if (const std::string p = format_params(c.params_json, it->second); !p.empty())
       label += " " + p;
   return label + c.pair;
@@ -142,6 +145,26 @@ std::string gp_end(const std::string& stem, int width, int height) {
     << "set output '" << stem << ".svg'\n"
     << "replot\n"
     << "unset output\n";
+  return s.str();
+}
+
+// Tics on a logarithmic axis from `lo` to `hi`: at 1, 2 and 5 times each power of ten when the
+// data spans up to two of them (gnuplot would label only one or two), else at the powers of ten.
+std::string log_tics(const char* axis, double lo, double hi) {
+  std::ostringstream s;
+  s << "set " << axis << "tics (";
+  bool first = true;
+  const std::vector<double> steps =
+      hi / std::max(lo, 1.0) <= 300 ? std::vector<double>{1, 2, 5} : std::vector<double>{1};
+  for (double decade = std::pow(10.0, std::floor(std::log10(std::max(lo, 1.0))));
+       decade <= hi * 10; decade *= 10)
+    for (double m : steps)
+      if (decade * m >= lo / 2 && decade * m <= hi * 2) {
+        s << (first ? "" : ", ") << "'" << fmt("%.0f", decade * m) << "' "
+          << fmt("%.0f", decade * m);
+        first = false;
+      }
+  s << ")\n";
   return s.str();
 }
 
@@ -252,19 +275,45 @@ void heatmap(Context& ctx) {
   }
 }
 
-// ---- RTT distribution per class, one plot per mechanism
-// ------------------------------------------
+// ---- RTT distributions per placement, from the histograms: CDF and histogram per mechanism ------
 
-// The stored percentiles, as (label, quantile) pairs. The y axis is -log10(1 - q) ("nines"), so
-// p50, p90, p99 and p99.9 are evenly spaced; max is drawn one step above p99.9.
-struct Quantile {
-  const char* key;
-  const char* label;
-  double y;
-};
-constexpr Quantile kQuantiles[] = {{"min", "min", 0.0},    {"median", "p50", 0.30103},
-                                   {"p90", "p90", 1.0},    {"p99", "p99", 2.0},
-                                   {"p999", "p99.9", 3.0}, {"max", "max", 4.0}};
+// 8 bins per power of two (9 % wide) for the drawn histogram: 1 % buckets would be noise.
+constexpr int kBinsPerOctave = 8;
+
+// "# title" blocks of the CDF on a "nines" axis, -log10(1 - F), so that p50, p90, p99 and p99.9
+// are evenly spaced: one point at the upper end of each non-empty bucket (the last at
+// 1 - F = 1 / count, the resolution of the sample).
+std::string cdf_block(const Histogram& h) {
+  std::ostringstream b;
+  const double n = static_cast<double>(h.count());
+  double below = 0;
+  const int64_t first = h.buckets().begin()->first;
+  b << Histogram::lower_bound(first) << " 0\n";
+  for (auto [i, count] : h.buckets()) {
+    below += static_cast<double>(count);
+    const double tail = std::max(1.0 - below / n, 1.0 / n);
+    b << Histogram::lower_bound(i) + Histogram::width(i) << ' ' << fmt("%.4f", -std::log10(tail))
+      << "\n";
+  }
+  return b.str();
+}
+
+// Share of round trips (%) per 1/8-octave bin, empty bins between included (drawn as steps).
+std::string histogram_block(const Histogram& h) {
+  std::map<int, double> bins;
+  for (auto [i, count] : h.buckets()) {
+    const double mid = static_cast<double>(Histogram::lower_bound(i)) +
+                       static_cast<double>(Histogram::width(i)) / 2.0;
+    bins[static_cast<int>(std::floor(std::log2(std::max(mid, 1.0)) * kBinsPerOctave))] +=
+        static_cast<double>(count);
+  }
+  std::ostringstream b;
+  for (int k = bins.begin()->first; k <= bins.rbegin()->first; ++k) {
+    const double share = bins.count(k) ? 100.0 * bins[k] / static_cast<double>(h.count()) : 0.0;
+    b << fmt("%.1f", std::exp2((k + 0.5) / kBinsPerOctave)) << ' ' << fmt("%.4f", share) << "\n";
+  }
+  return b.str();
+}
 
 void distributions(Context& ctx) {
   const std::vector<CaseView>& cases = ctx.rs.views;
@@ -287,49 +336,66 @@ void distributions(Context& ctx) {
       return std::make_pair(mode_id(a->mode), placement_rank(*a)) <
              std::make_pair(mode_id(b->mode), placement_rank(*b));
     });
-    const std::string stem = "rtt-" + mech;
-    std::ostringstream dat, plot;
-    dat << "# " << mech << ": stored RTT percentiles per case (not raw samples)\n"
-        << "# one block per case (gnuplot index); columns: rtt_ns nines percentile\n"
-        << "# nines = -log10(1 - q): min 0, p50 0.301, p90 1, p99 2, p99.9 3; max drawn at 4\n";
+    std::ostringstream cdf_dat, hist_dat, cdf_plot, hist_plot;
+    const std::string cdf = "rtt-" + mech, hist = "hist-" + mech;
+    cdf_dat << "# " << mech << ": CDF of the round-trip time per case, from the repetitions' "
+            << "histograms\n# one block per case (gnuplot index); columns: rtt_ns nines, "
+            << "nines = -log10(1 - F)\n";
+    hist_dat << "# " << mech << ": share of round trips (%) per 1/" << kBinsPerOctave
+             << "-octave bin, from the repetitions' histograms\n"
+             << "# one block per case (gnuplot index); columns: bin_center_ns share_pct\n";
     int index = 0;
+    double lo = INFINITY, hi = 0;  // the x range, for the tics
     for (const CaseView* c : series) {
+      Histogram h;
+      for (const Histogram& r : c->rtt_hist) h.merge(r);
+      if (h.empty()) continue;
+      lo = std::min(lo, static_cast<double>(Histogram::lower_bound(h.buckets().begin()->first)));
+      hi = std::max(hi, static_cast<double>(Histogram::lower_bound(h.buckets().rbegin()->first)));
       std::string title = std::string(mode_id(c->mode)) + "/" + c->placement;
       const std::string label = row_label(*c, vary);
-      if (const auto sp = label.find(' '); sp != std::string::npos) title += label.substr(sp);
-      std::ostringstream block;
-      int points = 0;
-      for (const Quantile& q : kQuantiles) {
-        if (auto v = c->rtt.get(q.key); v && *v > 0) {
-          block << fmt("%.1f", *v) << ' ' << q.y << ' ' << q.label << "\n";
-          ++points;
-        }
-      }
-      if (points < 2) continue;
-      dat << (index ? "\n\n" : "") << "# " << title << "\n" << block.str();
-      plot << (index ? ", \\\n     " : "plot ") << "'" << stem << ".dat' index " << index
-           << " using 1:2 with linespoints lw 2 title " << gp_quote(title);
+      const auto sp = label.find(' ');
+      title += sp != std::string::npos ? label.substr(sp) : c->pair;
+      const std::string sep = index ? "\n\n" : "";
+      cdf_dat << sep << "# " << title << "\n" << cdf_block(h);
+      hist_dat << sep << "# " << title << "\n" << histogram_block(h);
+      cdf_plot << (index ? ", \\\n     " : "plot ") << "'" << cdf << ".dat' index " << index
+               << " using 1:2 with lines lw 2 title " << gp_quote(title);
+      hist_plot << (index ? ", \\\n     " : "plot ") << "'" << hist << ".dat' index " << index
+                << " using 1:2 with histeps lw 2 title " << gp_quote(title);
       ++index;
     }
     if (index == 0) {
       ctx.skipped.push_back("RTT distribution of " + mech +
-                            ": no case has two positive percentiles");
+                            ": no case keeps histograms (a result set of schema 1)");
       continue;
     }
     std::ostringstream gp;
-    gp << gp_begin(stem, 900, 560) << "set title "
-       << gp_quote(mech + ": round-trip time percentiles per placement") << "\n"
+    gp << gp_begin(cdf, 1000, 600) << "set title "
+       << gp_quote(mech + ": CDF of the round-trip time per placement") << "\n"
        << "set xlabel 'round-trip time (ns, log scale)'\n"
-       << "set ylabel \"percentile of round trips\\n(stored percentiles, not raw samples)\"\n"
-       << "set logscale x\nset grid\nset key outside right top\n"
-       << "set yrange [-0.1:4.2]\n"
-       << "set ytics ('min' 0, 'p50' 0.30103, 'p90' 1, 'p99' 2, 'p99.9' 3, 'max' 4)\n"
-       << plot.str() << "\n"
-       << gp_end(stem, 900, 560);
-    ctx.add_plot(stem, dat, gp, mech + ": RTT distribution per placement",
-                 "Percentile plot of the round-trip time of each " + mech +
-                     " case, drawn from the result set's stored percentiles "
-                     "(min, p50, p90, p99, p99.9, max), not from raw samples.");
+       << "set ylabel 'share of round trips at or below (percentile, log scale of the tail)'\n"
+       << "set logscale x\nset grid\nset key outside right top\nset yrange [0:*]\n"
+       << log_tics("x", lo, hi) << "set ytics ('0' 0, 'p50' 0.30103, 'p90' 1, 'p99' 2, 'p99.9' 3, 'p99.99' 4, "
+          "'p99.999' 5)\n"
+       << cdf_plot.str() << "\n"
+       << gp_end(cdf, 1000, 600);
+    ctx.add_plot(cdf, cdf_dat, gp, mech + ": RTT CDF per placement",
+                 "Cumulative distribution of every round trip of each " + mech +
+                     " case (all repetitions), from the log-linear histograms of the result set "
+                     "(buckets <= 0.8 % wide); the y axis spaces p50, p90, p99, p99.9 evenly.");
+    std::ostringstream hgp;
+    hgp << gp_begin(hist, 1000, 600) << "set title "
+        << gp_quote(mech + ": histogram of the round-trip time per placement") << "\n"
+        << "set xlabel 'round-trip time (ns, log scale)'\n"
+        << "set ylabel 'round trips per 1/" << kBinsPerOctave << "-octave bin (%)'\n"
+        << "set logscale x\nset grid\nset key outside right top\nset yrange [0:*]\n"
+        << log_tics("x", lo, hi) << hist_plot.str() << "\n"
+        << gp_end(hist, 1000, 600);
+    ctx.add_plot(hist, hist_dat, hgp, mech + ": RTT histogram per placement",
+                 "Share of the round trips of each " + mech + " case in bins 9 % wide (1/" +
+                     std::to_string(kBinsPerOctave) +
+                     " of a power of two), from the result set's histograms.");
   }
 }
 
@@ -390,8 +456,7 @@ void predictions(Context& ctx) {
   std::vector<Row> rows;
   for (const json& e : *entries) {
     Row r;
-    r.label = e.value("mechanism", "?") + "/" + e.value("mode", "?");
-    if (const std::string pl = e.value("placement", "kernel"); pl != "kernel") r.label += "/" + pl;
+    r.label = entry_label(e);
     for (const std::string& p : policies) {
       const json pol = e.contains("policies") ? e["policies"].value(p, json()) : json();
       r.predicted.push_back(pol.is_object() ? num(pol, "predicted_rtt_ns") : std::nullopt);
@@ -420,7 +485,8 @@ void predictions(Context& ctx) {
   dat << ' ' << gp_quote("measured: kernel placement") << "\n";
   ctx.tables << "\n### Predicted vs measured RTT (ns)\n\nPredicted = each policy's steady-state "
                 "placement (class in brackets) costed with the median RTT measured pinned on that "
-                "class; measured = kernel placement.\n\n| mechanism/mode |";
+                "class with the case's own knobs; measured = the case itself.\n\n"
+                "| kernel-placed case |";
   for (const std::string& p : policies) ctx.tables << " " << p << " |";
   ctx.tables << " measured (kernel) |\n|---|";
   for (std::size_t i = 0; i <= policies.size(); ++i) ctx.tables << "--:|";
@@ -436,23 +502,39 @@ void predictions(Context& ctx) {
     dat << ' ' << (r.measured ? fmt("%.1f", *r.measured) : "NaN") << "\n";
     ctx.tables << " " << (r.measured ? fmt("%.0f", *r.measured) : "not measured") << " |\n";
   }
+  // A dot plot: one row per kernel-placed case, one marker per policy (offset a little so that equal
+  // predictions stay visible), the measured RTT as a black diamond. Its height grows with the rows,
+  // never its width, so it stays readable at the size it is rendered.
   const int columns = static_cast<int>(policies.size()) + 1;
-  const int width = std::max(800, 200 + 30 * columns * static_cast<int>(rows.size()));
+  const int n = static_cast<int>(rows.size());
+  double lo = INFINITY, hi = 0;
+  for (const Row& r : rows) {
+    std::vector<std::optional<double>> all = r.predicted;
+    all.push_back(r.measured);
+    for (const auto& v : all)
+      if (v && *v > 0) lo = std::min(lo, *v), hi = std::max(hi, *v);
+  }
+  const int height = std::max(420, 150 + 34 * n);
   std::ostringstream gp;
-  gp << gp_begin("predicted", width, 560)
+  gp << gp_begin("predicted", 1100, height)
      << "set title 'Predicted (each policy, costed with the pinned RTT) vs measured RTT'\n"
-     << "set xlabel 'mechanism/mode (kernel placement)'\n"
-     << "set ylabel 'median round-trip time (ns)'\n"
-     << "set style data histograms\nset style histogram clustered gap 1\n"
-     << "set style fill solid 0.8 border -1\nset boxwidth 0.9\n"
-     << "set yrange [0:*]\nset grid ytics\nset key outside right top\n"
-     << "set xtics rotate by -30\n"
-     << "plot for [col=2:" << columns + 1
-     << "] 'predicted.dat' using col:xtic(1) title columnheader(col)\n"
-     << gp_end("predicted", width, 560);
+     << "set xlabel 'median round-trip time (ns, log scale)'\n"
+     << "set ylabel 'kernel-placed case'\n"
+     << "set logscale x\nset grid xtics ytics\nset key outside right top\n"
+     << (hi > 0 ? log_tics("x", lo, hi) : "")
+     << "set yrange [" << n - 0.5 << ":-0.5]\n"  // first row on top
+     << "set ytics (";
+  for (int y = 0; y < n; ++y) gp << (y ? ", " : "") << gp_quote(rows[y].label) << " " << y;
+  gp << ")\n"
+     << "plot for [col=2:" << columns
+     << "] 'predicted.dat' using col:($0 + (col - " << (columns + 1) / 2.0 << ") * 0.07) "
+     << "with points pt (col % 6 + 4) ps 1.6 lw 2 title columnheader(col), \\\n"
+     << "     'predicted.dat' using " << columns + 1
+     << ":0 with points pt 13 ps 2.4 lc rgb 'black' title columnheader(" << columns + 1 << ")\n"
+     << gp_end("predicted", 1100, height);
   ctx.add_plot("predicted", dat, gp, "Predicted vs measured RTT per policy",
-               "For each mechanism/mode: one bar per policy, at its predicted RTT (its "
-               "steady-state placement costed with the pinned medians); the last bar is "
+               "For each kernel-placed case: one marker per policy at its predicted RTT (its "
+               "steady-state placement costed with the pinned medians); the black diamond is "
                "the median RTT measured with kernel placement.");
 }
 

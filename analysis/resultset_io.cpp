@@ -68,9 +68,10 @@ std::vector<CaseView> check_result_set(const nlohmann::json& doc) {
             "\")");
   if (!doc.contains("schema_version") || !doc["schema_version"].is_number_integer())
     throw E("missing or non-integer \"schema_version\"");
-  if (const int v = doc["schema_version"].get<int>(); v != kResultSchemaVersion)
+  if (const int v = doc["schema_version"].get<int>(); !readable_result_schema(v))
     throw E("schema_version " + std::to_string(v) + " is not supported (this wakebench reads " +
-            "version " + std::to_string(kResultSchemaVersion) + ")");
+            "versions " + std::to_string(kOldestResultSchemaVersion) + " to " +
+            std::to_string(kResultSchemaVersion) + ")");
   if (!doc.contains("cases") || !doc["cases"].is_array()) throw E("missing \"cases\" array");
   return parse_cases(doc["cases"]);
 }

@@ -37,8 +37,8 @@ struct ResultSet {
 };
 
 // Reads and validates a result set. Throws std::runtime_error with one line naming the file:
-// "results FILE: invalid JSON at byte 1234: ...", "results FILE: schema_version 2 is not
-// supported (this wakebench reads version 1)", "results FILE: cases[3]: missing \"mode\"".
+// "results FILE: invalid JSON at byte 1234: ...", "results FILE: schema_version 3 is not
+// supported (this wakebench reads versions 1 to 2)", "results FILE: cases[3]: missing \"mode\"".
 ResultSet load_result_set(const std::string& path);
 // The checks both make, on a parsed document: schema, version and every case (parse_cases).
 // Returns the cases' views; throws std::invalid_argument with one line (no file name).

@@ -80,9 +80,7 @@ class PingPong final : public Workload {
       : pairs_(pairs),
         warmup_(spec.warmup),
         total_(spec.warmup + spec.round_trips),
-        gated_(spec.kernel && mech.blocks()),
-        stamp_after_send_(!mech.blocks() && spec.params.work_ns == 0 &&
-                          spec.params.work_lines == 0) {
+        gated_(spec.kernel && mech.blocks()) {
     Layout layout;
     std::vector<size_t> offsets;
     for (size_t p = 0; p < pairs.size(); ++p)
@@ -137,14 +135,13 @@ class PingPong final : public Workload {
         t1 = stamp();  // after the counters' syscall
       }
       const int cpu = sched_getcpu();
-      int64_t t0 = t1;
+      const int64_t t0 = t1;
       int64_t sent = t0;
       if (work) {
         ctx.work(p);
         sent = stamp();
       }
       int rc = link.send(Role::kWaker);
-      if (stamp_after_send_) t0 = sent = stamp();
       if (rc == 0) rc = link.wait(Role::kWaker);
       t1 = stamp();
       if (rc != 0) {
@@ -169,12 +166,11 @@ class PingPong final : public Workload {
       const int64_t k = i - warmup_;
       if (k == 0) ctx.start_counting();
       int rc = link.wait(Role::kWakee);
-      int64_t woke = stamp_after_send_ ? 0 : stamp();
+      const int64_t woke = stamp();
       if (rc == 0) {
         if (work) ctx.work(p);
         rc = link.send(Role::kWakee);
       }
-      if (stamp_after_send_) woke = stamp();
       if (rc != 0) {
         ctx.fail(hot_loop_error(i, rc));
         return 1;
@@ -192,11 +188,6 @@ class PingPong final : public Workload {
   std::vector<CpuPair> pairs_;
   int64_t warmup_, total_;
   bool gated_;                            // kernel placement of a sleeping mechanism: see StartGate
-  // A busy-polling link (spin) without work: its send is a store into shared memory, so both
-  // sides stamp right after their send instead of between seeing the hand-off and answering it:
-  // no timer read sits in the path of a hand-off (the floor). The stores are left out of the
-  // round trip (about a ns each).
-  bool stamp_after_send_;
   std::unique_ptr<SharedRegion> region_;  // the links' shared memory; outlives them
   StartGate* gates_ = nullptr;            // one per pair, in region_
   std::vector<std::unique_ptr<Link>> links_;

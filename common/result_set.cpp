@@ -11,6 +11,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "common/histogram.h"
 #include "common/stats.h"
 
 namespace wb {
@@ -77,7 +78,7 @@ nlohmann::ordered_json counters_json(const CaseRecord& rec) {
 }
 
 // Round trips (transactions) per second of one repetition: all its streams' round trips over the
-// time from the first one's start to the last one's end. 0 when the span is unknown.
+// time from the first one's start to the last one's end.
 std::pair<int64_t, int64_t> rep_span(const std::vector<PairSamples>& rep) {
   int64_t begin = INT64_MAX, end = INT64_MIN, n = 0;
   for (const auto& s : rep) {
@@ -86,6 +87,41 @@ std::pair<int64_t, int64_t> rep_span(const std::vector<PairSamples>& rep) {
     n += static_cast<int64_t>(s.rtt_ns.size());
   }
   return {n, end > begin ? end - begin : 0};
+}
+
+// n per span in ns as a rate per second; null when the span is unknown (zero): no rate was
+// measured, and 0 would read as one.
+nlohmann::ordered_json rate(int64_t n, int64_t span) {
+  if (span <= 0) return nullptr;
+  return static_cast<double>(n) * 1e9 / static_cast<double>(span);
+}
+
+// One repetition: every RTT statistic under its own name, the wakeup's as "wakeup-<stat>", tps,
+// and both histograms (common/histogram.h), so that compare can test every metric it offers and
+// report can draw the distributions.
+nlohmann::ordered_json repetition_json(const std::vector<PairSamples>& rep) {
+  std::vector<int64_t> rtt, wake;
+  for (const auto& pair : rep) {
+    rtt.insert(rtt.end(), pair.rtt_ns.begin(), pair.rtt_ns.end());
+    wake.insert(wake.end(), pair.wakeup_ns.begin(), pair.wakeup_ns.end());
+  }
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  // The statistics compare tests, under "<prefix><stat>" (stddev and MdAPE are not among them).
+  const auto put = [&j](const std::string& prefix, const std::vector<int64_t>& v) {
+    const nlohmann::ordered_json st = to_json(compute_stats(std::span<const int64_t>(v)));
+    for (const auto& [k, x] : st.items())
+      if (k != "stddev" && k != "mdape_pct") j[prefix + k] = x;
+  };
+  put("", rtt);
+  if (!wake.empty()) put("wakeup-", wake);
+  const auto [n, span] = rep_span(rep);
+  j["tps"] = rate(n, span);
+  Histogram rh, wh;
+  rh.add(std::span<const int64_t>(rtt));
+  wh.add(std::span<const int64_t>(wake));
+  j["rtt_hist"] = rh.to_json();
+  j["wakeup_hist"] = wh.to_json();
+  return j;
 }
 
 }  // namespace
@@ -132,26 +168,20 @@ nlohmann::ordered_json case_json(const CaseRecord& rec, const Topology& topo) {
   nlohmann::ordered_json reps = nlohmann::ordered_json::array();
   int64_t all_n = 0, all_span = 0;
   for (const auto& rep : rec.repetitions) {
-    const auto [rep_n, span] = rep_span(rep);
-    std::vector<int64_t> rtt;
+    reps.push_back(repetition_json(rep));
+    // A repetition whose span is unknown adds neither its round trips nor time.
+    if (const auto [rep_n, span] = rep_span(rep); span > 0) {
+      all_n += rep_n;
+      all_span += span;
+    }
     for (const auto& pair : rep) {
-      rtt.insert(rtt.end(), pair.rtt_ns.begin(), pair.rtt_ns.end());
+      rtt_all.insert(rtt_all.end(), pair.rtt_ns.begin(), pair.rtt_ns.end());
       wake_all.insert(wake_all.end(), pair.wakeup_ns.begin(), pair.wakeup_ns.end());
     }
-    const SampleStats st = compute_stats(std::span<const int64_t>(rtt));
-    reps.push_back(
-        {{"median", st.median},
-         {"p99", st.p99},
-         {"mean", st.mean},
-         {"tps", span > 0 ? static_cast<double>(rep_n) * 1e9 / static_cast<double>(span) : 0.0}});
-    all_n += rep_n;
-    all_span += span;
-    rtt_all.insert(rtt_all.end(), rtt.begin(), rtt.end());
   }
   j["rtt_ns"] = to_json(compute_stats(std::span<const int64_t>(rtt_all)));
-  j["tps"] = all_span > 0 ? static_cast<double>(all_n) * 1e9 / static_cast<double>(all_span) : 0.0;
-  const SampleStats w = compute_stats(std::span<const int64_t>(wake_all));
-  j["wakeup_ns"] = {{"median", w.median}, {"p90", w.p90}, {"p99", w.p99}, {"min", w.min}};
+  j["tps"] = rate(all_n, all_span);
+  j["wakeup_ns"] = to_json(compute_stats(std::span<const int64_t>(wake_all)));
   j["repetitions"] = reps;
   j["counters"] = counters_json(rec);
   j["observed"] = s.kernel ? observed_json(rec, topo) : nlohmann::ordered_json(nullptr);

@@ -13,7 +13,14 @@
 namespace wb {
 
 inline constexpr const char* kResultSchema = "wakebench-results";
-inline constexpr int kResultSchemaVersion = 1;
+// 2: per-repetition values of every RTT and wakeup statistic and both histograms; tps null when no
+// span was measured. Readers take 1 too: its sets lack those values, which compare then does not
+// test and report does not draw.
+inline constexpr int kResultSchemaVersion = 2;
+inline constexpr int kOldestResultSchemaVersion = 1;
+constexpr bool readable_result_schema(int v) {
+  return v >= kOldestResultSchemaVersion && v <= kResultSchemaVersion;
+}
 
 // Everything measured for one case, as the run collected it.
 struct CaseRecord {
@@ -34,9 +41,12 @@ struct CaseRecord {
 };
 
 // The case object of the contract. Statistics are over every raw sample of every repetition and
-// pair; `repetitions` holds each repetition's median, p99, mean and tps (what compare tests on);
-// `tps` is round trips (binder-like: transactions) per second over all concurrent pairs (clients),
-// first start to last end of each repetition; `counters` is {"waker": {event: value},
+// pair; `repetitions` holds for each repetition every RTT statistic ("min", "mean", "median",
+// "p90", "p99", "p999", "max"), the same of the wakeup ("wakeup-median", ...), "tps", and the
+// log-linear histograms of its round trips and wakeups ("rtt_hist", "wakeup_hist":
+// common/histogram.h), which is what compare tests on and report draws; `tps` is round trips
+// (binder-like: transactions) per second over all concurrent pairs (clients), first start to last
+// end of each repetition, null when no repetition has a span; `counters` is {"waker": {event: value},
 // "wakee": {...}, "unavailable": {event: reason}} per round trip and per side (for K pairs the
 // per-pair average, for binder-like per transaction with every client on the waker side and every
 // service on the wakee side); `background` (null for none) holds the knob and the CPUs its busy

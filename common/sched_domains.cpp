@@ -15,7 +15,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Bit tables of include/linux/sched/topology.h (fixtures README, "Numeric tables").
+// Bit tables of include/linux/sched/topology.h (tests/fixtures/README.md#numeric-flags).
 constexpr const char* kSdFlagsUpTo5_7[] = {
     "SD_LOAD_BALANCE",        "SD_BALANCE_NEWIDLE",   "SD_BALANCE_EXEC",
     "SD_BALANCE_FORK",        "SD_BALANCE_WAKE",      "SD_WAKE_AFFINE",

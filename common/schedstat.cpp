@@ -160,7 +160,7 @@ json schedstat_delta(const SchedstatSnapshot& before, const SchedstatSnapshot& a
     if (a < b) return unavailable("counter went backwards between snapshots");
     return a - b;
   };
-  // Fields 7-9 come from sched_info and count even with schedstats off (fixtures README).
+  // Fields 7-9 come from sched_info and count even with schedstats off (tests/fixtures/README.md).
   json per_cpu = json::object();
   json total = json::object();
   for (int cpu : cpus) {

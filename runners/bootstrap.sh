@@ -16,7 +16,7 @@ packages=(
   cmake g++ make pkg-config git
   libhwloc-dev hwloc libpfm4-dev libboost-dev nlohmann-json3-dev
   libbenchmark-dev libgtest-dev libgmock-dev libcli11-dev
-  linux-perf gnuplot-nox
+  linux-perf gnuplot-nox python3-pytest
 )
 
 # shellcheck source=runners/install-packages.sh

@@ -1,44 +1,58 @@
-// wakebench compare BASE.json NEW.json [MORE.json...]: see analysis/compare.h.
+// wakebench compare BASE.json NEW.json [MORE.json...]: see analysis/compare.h; and the noise floor
+// it reads, wakebench noise A.json B.json [...] --out NOISE.json: see analysis/noise.h.
 #include <cstdio>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "analysis/compare.h"
+#include "analysis/noise.h"
 #include "analysis/resultset_io.h"
+#include "common/result_set.h"
 #include "runners/commands.h"
 
 namespace wb {
 namespace {
+
+std::vector<ResultSet> load_sets(const std::vector<std::string>& files) {
+  std::vector<ResultSet> sets;
+  for (const std::string& f : files) sets.push_back(load_result_set(f));
+  return sets;
+}
 
 void add_compare_command(CLI::App& app) {
   struct Args {
     std::vector<std::string> files;
     std::string metric = "median";
     std::string format = "text";
+    std::string noise;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand(
       "compare",
       "Compare result sets case by case: the first is the baseline (1.00); each other set shows "
-      "ratio, change (+ = better), sd% and a Mann-Whitney U p-value over repetitions");
+      "ratio, change (+ = better) with its confidence interval, sd% and a Benjamini-Hochberg "
+      "q-value over repetitions; * = significant and above the noise floor");
   cmd->add_option("files", args->files, "BASE.json NEW.json [MORE.json...]")
       ->required()
       ->expected(2, -1);
   cmd->add_option("--metric", args->metric,
-                  "median|p99|mean|min|p90|p999|max|wakeup-median|wakeup-p99|tps, or a perf "
-                  "counter per round trip: EVENT (waker + wakee), waker:EVENT, wakee:EVENT")
+                  "median|p99|mean|min|p90|p999|max, wakeup-<any of those>, tps, or a perf "
+                  "counter per round trip (shown, never tested: counted in one pass): EVENT "
+                  "(waker + wakee), waker:EVENT, wakee:EVENT")
       ->capture_default_str();
   cmd->add_option("--format", args->format, "text|markdown|csv|json")
       ->check(CLI::IsMember({"text", "markdown", "csv", "json"}))
       ->capture_default_str();
+  cmd->add_option("--noise", args->noise,
+                  "A/A noise floor of this machine (wakebench noise A.json B.json --out FILE): a "
+                  "change smaller than the case's is never starred");
   cmd->callback([args] {
     CompareOptions options;
     options.metric = parse_metric(args->metric);
+    if (!args->noise.empty()) options.noise = load_noise(args->noise);
     const CompareFormat format = parse_compare_format(args->format);
-    std::vector<ResultSet> sets;
-    for (const std::string& f : args->files) sets.push_back(load_result_set(f));
-    const Comparison cmp = compare_result_sets(sets, options);
+    const Comparison cmp = compare_result_sets(load_sets(args->files), options);
     std::cout << format_comparison(cmp, format) << std::flush;
     // CSV has no place for notes; humans read them on stderr (text, markdown and json carry them).
     if (format == CompareFormat::kCsv) {
@@ -48,7 +62,27 @@ void add_compare_command(CLI::App& app) {
   });
 }
 
+void add_noise_command(CLI::App& app) {
+  auto files = std::make_shared<std::vector<std::string>>();
+  auto out = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand(
+      "noise",
+      "Measure this machine's A/A noise from two or more runs of the same suite (same binary, same "
+      "machine): per case and metric, the largest change between any two; compare --noise FILE "
+      "never stars a smaller change");
+  cmd->add_option("files", *files, "A.json B.json [C.json...]")->required()->expected(2, -1);
+  cmd->add_option("--out", *out, "the noise file to write")->required();
+  cmd->callback([files, out] {
+    const NoiseFloor n = measure_noise(load_sets(*files));
+    write_json_atomic(*out, nlohmann::ordered_json(noise_json(n)));
+    std::fprintf(stderr, "wakebench: A/A noise of %zu cases from %zu sets\n", n.floor_pct.size(),
+                 files->size());
+    std::printf("%s\n", out->c_str());
+  });
+}
+
 static CommandRegistrar reg("compare", add_compare_command);
+static CommandRegistrar noise_reg("noise", add_noise_command);
 
 }  // namespace
 }  // namespace wb

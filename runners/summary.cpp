@@ -39,16 +39,20 @@ std::string fmt_count(const std::map<std::string, std::optional<double>>& side,
 }
 
 // For a claim about `policy`: where the model puts the wakee of kernel-placed case `c` under that
-// policy and under mainline, with the predicted RTT, from the result set's predictions (one entry
-// per mechanism, mode and kernel placement); "" when they hold no such entry.
+// policy and under mainline, with the predicted RTT (costed from the pinned cases of c's own
+// params), from the result set's predictions (one entry per kernel-placed case); "" when they hold
+// no entry for c.
 std::string claim_prediction(const nlohmann::json& rs, const std::string& policy,
                              const CaseView& c) {
   const auto& p = rs.value("predictions", nlohmann::json());
   if (!p.is_object() || !p.contains("mechanisms")) return "";
   for (const auto& m : p["mechanisms"]) {
-    if (m.value("mechanism", "") != c.mechanism || m.value("mode", "") != mode_id(c.mode) ||
-        m.value("placement", "") != c.placement || !m.contains("policies"))
-      continue;
+    // Older sets keyed their entries by mechanism, mode and placement, not by case.
+    const bool mine = m.contains("case") ? m["case"] == c.name
+                                         : m.value("mechanism", "") == c.mechanism &&
+                                               m.value("mode", "") == mode_id(c.mode) &&
+                                               m.value("placement", "") == c.placement;
+    if (!mine || !m.contains("policies")) continue;
     std::string out = "  model for " + c.name + ":";
     std::vector<std::string> ids = {policy};
     if (policy != "mainline") ids.push_back("mainline");
@@ -59,6 +63,8 @@ std::string claim_prediction(const nlohmann::json& rs, const std::string& policy
              classes_text(pp.value("classes", nlohmann::json::object()));
       if (pp.contains("predicted_rtt_ns") && pp["predicted_rtt_ns"].is_number())
         out += " (" + fmt_us(pp["predicted_rtt_ns"].get<double>()) + " us)";
+      else if (pp.contains("unpriced"))
+        out += " (" + pp["unpriced"].get<std::string>() + ")";
     }
     return out + "\n";
   }
@@ -199,13 +205,12 @@ std::string claims_table(const nlohmann::json& rs) {
         out << fmt_us(*v) << " us";
     }
     out << "\n";
-    // The model's word on the claim's patch, for its first kernel-placed case.
+    // The model's word on the claim's patch, for each kernel-placed case it names.
     if (policy.empty()) continue;
     for (const auto& name : claim["cases"]) {
       auto it = by_name.find(name.get<std::string>());
-      if (it == by_name.end() || it->second->kind != PlacementKind::kKernel) continue;
-      out << claim_prediction(rs, policy, *it->second);
-      break;
+      if (it != by_name.end() && it->second->kind == PlacementKind::kKernel)
+        out << claim_prediction(rs, policy, *it->second);
     }
   }
   return out.str();

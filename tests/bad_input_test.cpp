@@ -195,8 +195,8 @@ TEST_F(BadInput, ResultSets) {
   const std::vector<Set> sets = {
       {"truncated", fixtures + "truncated.json",
        "invalid JSON at byte 5997 (end of file: truncated?)"},
-      {"other schema version", fixtures + "schema-v2.json",
-       "schema_version 2 is not supported (this wakebench reads version 1)"},
+      {"other schema version", fixtures + "schema-v3.json",
+       "schema_version 3 is not supported (this wakebench reads versions 1 to 2)"},
       {"not a result set", dir_.string() + "/not-a-result-set.json",
        "not a wakebench result set (expected \"schema\": \"wakebench-results\")"},
       {"missing", dir_.string() + "/nope.json", "cannot open: No such file or directory"},
@@ -206,7 +206,16 @@ TEST_F(BadInput, ResultSets) {
     check({s.what, "compare " + good + " " + s.path, where + s.expect}, dir_ / "none");
     check({s.what, "predict --results " + s.path, where + s.expect}, dir_ / "none");
     check({s.what, "report " + s.path + " --out {dir}/report", where + s.expect}, dir_ / "report");
+    check({s.what, "noise " + good + " " + s.path + " --out {dir}/noise.json", where + s.expect},
+          dir_ / "noise.json");
   }
+  // A noise file that is not one (a result set, a missing file): compare says so in one line.
+  check({"result set as noise file", "compare " + good + " " + good + " --noise " + good,
+         "noise " + good + ": not a noise file (expected \"schema\": \"wakebench-noise\""},
+        dir_ / "none");
+  check({"missing noise file", "compare " + good + " " + good + " --noise {dir}/nope.json",
+         "noise {dir}/nope.json: cannot open: No such file or directory"},
+        dir_ / "none");
   check({"one result set", "compare " + good, "files: At least 2 required"}, dir_ / "none");
   check({"unknown metric", "compare " + good + " " + good + " --metric cyclez", "cyclez"},
         dir_ / "none");

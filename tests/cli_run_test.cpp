@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/result_set.h"
 #include "common/run_order.h"
 #include "tests/support.h"
 
@@ -68,7 +69,7 @@ TEST_F(RunCli, WritesAResultSetOfTheContractShape) {
   EXPECT_NE(c.err.find("[14/14] "), std::string::npos) << c.err;
   const auto rs = nlohmann::json::parse(slurp(out));
   EXPECT_EQ(rs["schema"], "wakebench-results");
-  EXPECT_EQ(rs["schema_version"], 1);
+  EXPECT_EQ(rs["schema_version"], wb::kResultSchemaVersion);
   EXPECT_EQ(rs["complete"], true);
   for (const char* k : {"context", "benchmarks", "environment", "topology", "config", "predictions",
                         "cases"})
@@ -87,6 +88,12 @@ TEST_F(RunCli, WritesAResultSetOfTheContractShape) {
       ASSERT_EQ(c["status"], "ok") << c["reason"];
       EXPECT_EQ(c["round_trips"], 200);
       EXPECT_EQ(c["repetitions"].size(), 2u);
+      // Each repetition keeps its histograms, one count per round trip.
+      for (const auto& r : c["repetitions"]) {
+        int64_t n = 0;
+        for (const auto& k : r["rtt_hist"]["count"]) n += k.get<int64_t>();
+        EXPECT_EQ(n, 200);
+      }
       EXPECT_LE(c["rtt_ns"]["min"].get<double>(), c["rtt_ns"]["median"].get<double>());
       EXPECT_LE(c["rtt_ns"]["median"].get<double>(), c["rtt_ns"]["p99"].get<double>());
       EXPECT_LT(c["wakeup_ns"]["median"].get<double>(), c["rtt_ns"]["median"].get<double>());

@@ -103,12 +103,12 @@ TEST(MannWhitney, AllTiedAndMinimumP) {
 
 TEST(ResultSetIo, RefusesOtherSchemaVersionInOneLine) {
   try {
-    load_result_set(fixture("schema-v2.json"));
-    FAIL() << "schema_version 2 accepted";
+    load_result_set(fixture("schema-v3.json"));
+    FAIL() << "schema_version 3 accepted";
   } catch (const std::runtime_error& e) {
     const std::string msg = e.what();
-    EXPECT_NE(msg.find("schema-v2.json"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("schema_version 2"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("schema-v3.json"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("schema_version 3"), std::string::npos) << msg;
     EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
   }
 }
@@ -205,6 +205,16 @@ TEST(Compare, MatchesCasesAndComputesRatioSignAndSignificance) {
   EXPECT_NEAR(c.test->p_value, 2.0 / 252.0, 1e-12);
   EXPECT_TRUE(c.significant);
   EXPECT_FALSE(llc.cells[0].ratio.has_value());  // the baseline is 1.00 by definition
+  // Hodges-Lehmann over the 25 ratios of repetition medians: the 13th, and the 3rd smallest and
+  // largest for 5 vs 5 (96.8 %): 2445/3710, 2445/3750 = 0.652, 2450/3690 = 0.66396.
+  ASSERT_TRUE(c.interval);
+  EXPECT_NEAR(c.interval->estimate, 2450.0 / 3720.0, 1e-12);
+  EXPECT_NEAR(c.interval->lo, 2445.0 / 3750.0, 1e-12);
+  EXPECT_NEAR(c.interval->hi, 2450.0 / 3690.0, 1e-12);
+  // Benjamini-Hochberg over the 6 tested cases: three (llc, kernel, binder-like) share the
+  // smallest p = 2/252, so q = 6 p / 3.
+  ASSERT_TRUE(c.q_value);
+  EXPECT_NEAR(*c.q_value, 6 * (2.0 / 252.0) / 3, 1e-12);
 
   // Within the noise: same medians, overlapping repetitions (a tie at 2290): normal approximation,
   // U = 10.5, sigma^2 = 22.7778, p = 0.75330 (same computation as the test above).
@@ -234,6 +244,68 @@ TEST(Compare, MatchesCasesAndComputesRatioSignAndSignificance) {
   EXPECT_TRUE(smt.in_all());
   EXPECT_EQ(smt.cells[1].status, "skipped");
   EXPECT_FALSE(smt.cells[1].ratio.has_value());
+}
+
+// The A/A noise floor: a change smaller than the case's A/A change is never starred, whatever its q.
+TEST(Compare, NoiseFloorFromAaSetsBoundsWhatIsStarred) {
+  std::vector<ResultSet> sets = {load_result_set(fixture("base.json")),
+                                 load_result_set(fixture("new.json"))};
+  // base and new measured as if they were an A/A pair: the floor of each case is their change.
+  const NoiseFloor aa = measure_noise(sets);
+  const std::string key = sets[0].views[1].key();
+  ASSERT_EQ(sets[0].views[1].placement, "llc");
+  ASSERT_TRUE(aa.floor(key, "median"));
+  EXPECT_NEAR(*aa.floor(key, "median"), (1.0 - 2445.0 / 3710.0) * 100.0, 1e-9);
+  EXPECT_FALSE(aa.floor(key, "no-such-metric"));
+  EXPECT_EQ(aa.hostname, sets[0].machine.hostname);
+
+  CompareOptions o;
+  o.noise = aa;
+  o.noise->floor_pct[key]["median"] = 34.2;  // just above the +34.10 %
+  Comparison cmp = compare_result_sets(sets, o);
+  const CompareCell& above = row_of(cmp, "pipe", "processes", "llc").cells[1];
+  EXPECT_NEAR(*above.aa_floor_pct, 34.2, 1e-12);
+  EXPECT_FALSE(above.significant);
+  o.noise->floor_pct[key]["median"] = 34.0;  // just below
+  cmp = compare_result_sets(sets, o);
+  EXPECT_TRUE(row_of(cmp, "pipe", "processes", "llc").cells[1].significant);
+
+  // The noise file round-trips; a file that is not one is refused in one line.
+  const std::string path = ::testing::TempDir() + "/aa-noise.json";
+  {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    const std::string text = noise_json(aa).dump();
+    std::fwrite(text.data(), 1, text.size(), f);
+    std::fclose(f);
+  }
+  const NoiseFloor back = load_noise(path);
+  EXPECT_EQ(back.floor_pct, aa.floor_pct);
+  EXPECT_EQ(back.path, path);
+  try {
+    load_noise(fixture("base.json"));
+    FAIL() << "a result set was read as a noise file";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("not a noise file"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+  }
+}
+
+// Result sets of schema 2 hold every statistic per repetition: p90 is tested like the median.
+TEST(Compare, TestsEveryRttStatisticFromRepetitions) {
+  const auto with_p90 = [](const std::string& name) {
+    ResultSet rs = load_result_set(fixture(name));
+    for (auto& c : rs.doc["cases"])
+      for (auto& r : c["repetitions"]) r["p90"] = r["median"].get<double>() * 1.5;
+    return parse_result_set(rs.doc.dump(), rs.path);
+  };
+  const ResultSet a = with_p90("base.json"), b = with_p90("new.json");
+  CompareOptions o;
+  o.metric = parse_metric("p90");
+  const Comparison cmp = compare_result_sets({a, b}, o);
+  const CompareCell& c = row_of(cmp, "pipe", "processes", "llc").cells[1];
+  ASSERT_TRUE(c.test && c.interval && c.q_value);
+  EXPECT_NEAR(c.interval->lo, 2445.0 / 3750.0, 1e-12);
+  EXPECT_EQ(parse_metric("wakeup-p999").unit, "ns");
 }
 
 TEST(Compare, ListsOneSidedCases) {
@@ -321,8 +393,8 @@ TEST(CompareFormat, TextIsAlignedTableNormalisedToBaseline) {
     const std::string& l = lines[i];
     if (l.rfind("processes/llc ", 0) != 0) continue;
     saw_llc = true;
-    // Columns line up under their headers; the ratio is "0.66 (+34.10%) *" as in the seeds.
-    EXPECT_EQ(l.substr(new_col, 16), "0.66 (+34.10%) *");
+    // Columns line up under their headers; the ratio, the change and its interval, the star.
+    EXPECT_EQ(l.substr(new_col, 31), "0.66 +34.10% [+33.60, +34.80] *");
     EXPECT_NE(l.find(" 1.00 "), std::string::npos);
   }
   EXPECT_TRUE(saw_llc);
@@ -351,7 +423,7 @@ TEST(CompareFormat, MarkdownCsvJsonStructure) {
     }
   }
   EXPECT_EQ(table_rows, 2u);  // pipe and binder-like
-  EXPECT_NE(md.find("**0.66 (+34.10%)**"), std::string::npos);
+  EXPECT_NE(md.find("**0.66 +34.10% [+33.60, +34.80]**"), std::string::npos);
 
   const std::vector<std::string> csv = lines_of(format_comparison(cmp, CompareFormat::kCsv));
   ASSERT_FALSE(csv.empty());
@@ -384,6 +456,18 @@ TEST(CompareCli, EndToEnd) {
   std::string out;
   EXPECT_EQ(run("compare " + dir + "base.json " + dir + "new.json", &out), 0) << out;
   EXPECT_NE(out.find("[pipe] (median RTT in ns, lower is better)"), std::string::npos) << out;
+  // A noise file from the two sets as if they were A/A: no change is above its own floor.
+  const std::string noise = ::testing::TempDir() + "/cli-noise.json";
+  EXPECT_EQ(run("noise " + dir + "base.json " + dir + "new.json --out " + noise, &out), 0) << out;
+  EXPECT_EQ(run("compare " + dir + "base.json " + dir + "new.json --format json --noise " + noise,
+                &out),
+            0)
+      << out;
+  const nlohmann::json j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["noise"], noise);
+  for (const auto& r : j["rows"])
+    for (const auto& c : r["cells"]) EXPECT_FALSE(c["significant"].get<bool>()) << r["key"];
+  std::remove(noise.c_str());
   // Bad result sets: tests/bad_input_test.cpp.
 }
 

@@ -53,8 +53,9 @@ class NoGnuplotOnPath {
   std::string saved_;
 };
 
-const std::vector<std::string> kSampleStems = {"heatmap",   "rtt-pipe", "rtt-futex",
-                                               "predicted", "observed", "matrix-pipe-processes"};
+const std::vector<std::string> kSampleStems = {
+    "heatmap",   "rtt-pipe", "hist-pipe", "rtt-futex", "hist-futex",
+    "predicted", "observed", "matrix-pipe-processes"};
 
 TEST_F(ReportDir, WritesDataScriptsAndIndex) {
   const ResultSet rs = load_result_set(fixture("report-sample.json"));
@@ -119,7 +120,39 @@ TEST_F(ReportDir, DataFilesHoldTheResultSetsNumbers) {
   int ok_cases = 0;
   for (const CaseView& c : rs.views) ok_cases += c.kind != PlacementKind::kMatrix && c.ok();
   EXPECT_EQ(static_cast<int>(heat.size()), ok_cases);
-  for (const std::string& l : heat) EXPECT_EQ(l.find("cpu:"), std::string::npos) << l;
+  for (const std::string& l : heat) {
+    EXPECT_EQ(l.find("cpu:"), std::string::npos) << l;
+    // Rows name only the params that vary between the cases of a mechanism/mode (none here).
+    EXPECT_EQ(l.find("background="), std::string::npos) << l;
+  }
+
+  // The CDF of every ok pipe case, from its histograms: a block per case, rising from 0 to the
+  // sample's resolution (2000 samples x 5 repetitions: -log10(1 / 10000) = 4); each case's
+  // histogram shares add up to 100 %.
+  const std::string cdf = slurp(dir_ / "rtt-pipe.dat");
+  std::istringstream cdf_lines(cdf);
+  int blocks = 0;
+  bool in_block = false;
+  double last_nines = -1;
+  for (std::string l; std::getline(cdf_lines, l);) {
+    if (l.empty() || l[0] == '#') {
+      in_block = false;
+      continue;
+    }
+    std::istringstream f(l);
+    double x, nines;
+    f >> x >> nines;
+    if (!in_block) EXPECT_EQ(nines, 0) << l;  // each block starts at 0
+    blocks += !in_block;
+    in_block = true;
+    last_nines = nines;
+  }
+  EXPECT_GE(blocks, 4);
+  EXPECT_NEAR(last_nines, 4.0, 1e-9);
+  double shares = 0;
+  const std::vector<std::string> hist = data_lines("hist-pipe.dat");
+  for (const std::string& l : hist) shares += std::stod(l.substr(l.find(' ') + 1));
+  EXPECT_NEAR(shares, 100.0 * blocks, 0.01 * blocks);  // 100 % per case
 
   // Observed: one row per kernel case, shares summing to 100 %.
   const std::vector<std::string> obs = data_lines("observed.dat");
@@ -137,10 +170,10 @@ TEST_F(ReportDir, DataFilesHoldTheResultSetsNumbers) {
   EXPECT_EQ(pred[0].find("row \"mainline\" \"sync-pair\""), 0u) << pred[0];
   bool found = false;
   for (const std::string& l : pred) {
-    if (l.rfind("\"pipe/processes\" ", 0) == 0) {
+    if (l.rfind("\"pipe/processes/kernel\" ", 0) == 0) {
       found = true;
       // mainline -> llc (5200), sync-pair -> same-cpu (2100), ..., kernel placement 4320.
-      EXPECT_EQ(l, "\"pipe/processes\" 5200.0 2100.0 5200.0 5200.0 2100.0 2100.0 4320.0");
+      EXPECT_EQ(l, "\"pipe/processes/kernel\" 5200.0 2100.0 5200.0 5200.0 2100.0 2100.0 4320.0");
     }
   }
   EXPECT_TRUE(found);
@@ -172,9 +205,14 @@ TEST_F(ReportDir, SkipsWhatTheResultSetLacksAndSaysSo) {
     NoGnuplotOnPath no_gnuplot;
     return write_report(rs, ReportOptions{dir_.string(), ""});
   }();
-  ASSERT_EQ(out.skipped.size(), 2u);
-  EXPECT_NE(out.skipped[0].find("no predictions"), std::string::npos);
-  EXPECT_NE(out.skipped[1].find("not a matrix run"), std::string::npos);
+  // A result set of schema 1 keeps no histograms: no distribution is drawn, each says why.
+  ASSERT_GE(out.skipped.size(), 3u);
+  for (const std::string& why : out.skipped)
+    if (why.rfind("RTT distribution of ", 0) == 0)
+      EXPECT_NE(why.find("no case keeps histograms (a result set of schema 1)"), std::string::npos);
+  EXPECT_NE(out.skipped[out.skipped.size() - 2].find("no predictions"), std::string::npos);
+  EXPECT_NE(out.skipped.back().find("not a matrix run"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir_ / "rtt-pipe.gp"));
   EXPECT_FALSE(fs::exists(dir_ / "predicted.gp"));
   const std::string index = slurp(dir_ / "index.md");
   EXPECT_NE(index.find("## Not drawn"), std::string::npos);
@@ -224,7 +262,7 @@ TEST_F(ReportDir, CliWithoutGnuplotSaysHowToRender) {
 
   // A bad result set: one line, exit 2, nothing written.
   const fs::path other = dir_ / "bad";
-  const std::string bad = std::string(WB_BINARY) + " report " + fixture("schema-v2.json") +
+  const std::string bad = std::string(WB_BINARY) + " report " + fixture("schema-v3.json") +
                           " --out " + other.string() + " 2>/dev/null";
   const int rc = std::system(bad.c_str());
   EXPECT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 2);

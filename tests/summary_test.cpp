@@ -82,13 +82,14 @@ TEST(Summary, LargeMatrixIsOneRowSmallOneIsListed) {
 }
 
 // A seed claim that names its policy gets the model's prediction for that policy and mainline on
-// this machine, for its first kernel-placed case (here the fixture's predictions for
-// pipe/processes/kernel: sync-pair same-cpu at 2.1 us, mainline llc at 5.2 us).
+// this machine, for each kernel-placed case it names (here the fixture's predictions for
+// pipe/processes/kernel: sync-pair same-cpu at 2.1 us, mainline llc at 5.2 us; and for
+// futex/threads/kernel).
 TEST(Summary, ClaimWithAPolicyShowsTheModelsPrediction) {
   json rs = json::parse(wb::test::read_fixture(WB_FIXTURES_DIR "/results/report-sample.json"));
   rs["config"]["document"]["claims"] = json::parse(R"([
     {"seed": "000", "policy": "sync-pair", "text": "keeps the pair on one CPU",
-     "cases": ["pipe/processes/same-cpu", "pipe/processes/kernel"]},
+     "cases": ["pipe/processes/same-cpu", "pipe/processes/kernel", "futex/threads/kernel"]},
     {"seed": "000", "text": "no policy named", "cases": ["pipe/processes/llc"]}])");
   const std::string t = wb::claims_table(rs);
   EXPECT_NE(t.find("seed 000 (sync-pair): keeps the pair on one CPU"), std::string::npos) << t;
@@ -96,6 +97,7 @@ TEST(Summary, ClaimWithAPolicyShowsTheModelsPrediction) {
                    "llc 100% (5.20 us)"),
             std::string::npos)
       << t;
+  EXPECT_NE(t.find("model for futex/threads/kernel: sync-pair "), std::string::npos) << t;
   EXPECT_NE(t.find("seed 000: no policy named"), std::string::npos) << t;
   EXPECT_EQ(t.find("model for", t.find("no policy named")), std::string::npos) << t;
 }

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Builds a topology-lab guest kernel from Debian's linux-source-6.12 with one policy's patch
+# (runners/lab/KERNELS.md) and prints the bzImage's absolute path; progress goes to stderr.
+#   runners/lab/build-kernel.sh --policy mainline|current-cpu|sync-pair|sync-core|sync-core-v2|sync-2017
+#                               [--lockdep] [--jobs N] [--nice N]
+#   runners/lab/build-kernel.sh --check-patches
+# Installs the build dependencies from Debian first (apt-get, only what is missing); the rest is
+# runners/lab/kernelbuild.py.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../install-packages.sh"
+pkgs=(linux-source-6.12 make gcc bc flex bison libelf-dev libssl-dev cpio patch xz-utils python3)
+# The guest is x86_64: other hosts cross-compile (kernelbuild.py sets CROSS_COMPILE).
+[ "$(uname -m)" = x86_64 ] || pkgs+=(gcc-x86-64-linux-gnu)
+install_packages build-kernel "${pkgs[@]}"
+exec python3 "$here/kernelbuild.py" "$@"

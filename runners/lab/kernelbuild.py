@@ -1,0 +1,349 @@
+#!/usr/bin/env python3
+"""Guest kernels for the topology lab, built from Debian's linux-source-6.12 (runners/lab/KERNELS.md).
+
+Run through build-kernel.sh, which installs the build dependencies first:
+  build-kernel.sh --policy sync-pair [--lockdep] [--jobs N]   prints the bzImage's absolute path
+  build-kernel.sh --check-patches        every patches/<policy>.patch applies exactly to the source
+
+One source tree per source version (<cache>/tree-<version>/src, never patched in place without
+being restored first from <cache>/tree-<version>/pristine), one build directory per config
+(build/, build-lockdep/): switching policy restores kernel/sched, applies the new patch and lets
+make rebuild what changed. Images are cached by source version, policy, patch hash and config
+hash; a second call with the same inputs builds nothing.
+"""
+import argparse
+import fcntl
+import hashlib
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PATCHES = HERE / "patches"
+FRAGMENTS = {False: [HERE / "kernel.config"],
+             True: [HERE / "kernel.config", HERE / "kernel-lockdep.config"]}
+PACKAGE = "linux-source-6.12"
+TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")
+TOP = "linux-source-6.12"
+# Policies with their patch (None: the unpatched source). current-cpu needs no patch: 6.12's
+# select_task_rq_fair() already returns the waker's CPU for WF_CURRENT_CPU (KERNELS.md).
+POLICIES = {"mainline": None, "sync-pair": "sync-pair.patch", "sync-core": "sync-core.patch",
+            "sync-core-v2": "sync-core-v2.patch", "sync-2017": "sync-2017.patch"}
+ALIASES = {"current-cpu": "mainline"}
+# Patches may only touch files below these directories: they are what gets restored.
+PATCHABLE = ["kernel/sched"]
+
+
+class BuildError(Exception):
+    """Bad input or a missing prerequisite: exit status 2."""
+    status = 2
+
+
+class BuildFailed(BuildError):
+    """The kernel build itself failed: exit status 1."""
+    status = 1
+
+
+def log(msg):
+    print(f"build-kernel: {msg}", file=sys.stderr, flush=True)
+
+
+# ----------------------------------------------------------------------------------------------
+# Pure helpers (runners/lab/tests/test_kernelbuild.py)
+
+def resolve_policy(name):
+    name = ALIASES.get(name, name)
+    if name not in POLICIES:
+        known = ", ".join(list(POLICIES) + list(ALIASES))
+        raise BuildError(f"unknown policy '{name}' (known: {known})")
+    return name
+
+
+def upstream_version(debian_version):
+    """'6.12.117-1~deb12u1' -> '6.12.117'."""
+    m = re.match(r"(\d+\.\d+(?:\.\d+)?)", debian_version)
+    if not m:
+        raise BuildError(f"cannot read an upstream version from '{debian_version}'")
+    return m.group(1)
+
+
+def makefile_version(text):
+    """The version the top-level Makefile declares ('6.12.117')."""
+    v = {k: re.search(rf"^{k}\s*=\s*(\d*)", text, re.M) for k in ("VERSION", "PATCHLEVEL",
+                                                                  "SUBLEVEL")}
+    if not all(v.values()):
+        raise BuildError("the source's Makefile has no VERSION/PATCHLEVEL/SUBLEVEL")
+    return ".".join(m.group(1) for m in v.values() if m.group(1))
+
+
+def parse_fragment(text):
+    """Config fragment -> {CONFIG_X: value}; '# CONFIG_X is not set' and =n both mean 'n'."""
+    opts = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        m = re.fullmatch(r"# (CONFIG_\w+) is not set", line)
+        if m:
+            opts[m.group(1)] = "n"
+        elif line and not line.startswith("#"):
+            m = re.fullmatch(r"(CONFIG_\w+)=(.+)", line)
+            if not m:
+                raise BuildError(f"config fragment line {n}: not CONFIG_X=value: {line}")
+            opts[m.group(1)] = m.group(2)
+    return opts
+
+
+def config_mismatches(wanted, dotconfig):
+    """Every option of `wanted` that the final .config does not have as asked (Kconfig drops an
+    option silently when a dependency is missing)."""
+    have = parse_fragment(dotconfig)
+    bad = []
+    for k, v in wanted.items():
+        got = have.get(k, "n")
+        if got != v:
+            bad.append(f"{k}={v} asked, .config has {k}={got}" if got != "n"
+                       else f"{k}={v} asked, .config has it unset")
+    return bad
+
+
+def patch_header(text):
+    """The text before the first 'diff --git': the port's notes, which patch/git apply ignore."""
+    i = text.find("\ndiff --git ")
+    return text[:i].strip() if i >= 0 else ""
+
+
+def patched_files(text):
+    return re.findall(r"^\+\+\+ b/(\S+)", text, re.M)
+
+
+def patch_problems(output, returncode):
+    """What `patch --dry-run -F0` reported beyond exact application: offsets, fuzz, failures."""
+    bad = [line.strip() for line in output.splitlines()
+           if re.search(r"offset|fuzz|FAILED|malformed|can't find|Reversed|ignored", line)]
+    if returncode and not bad:
+        bad.append(f"patch exited {returncode}")
+    return bad
+
+
+def image_dir(cache, version, policy, lockdep, patch_sha, config_sha):
+    name = f"{version}-{policy}{'-lockdep' if lockdep else ''}-" \
+           f"{patch_sha[:12] if patch_sha else 'nopatch'}-{config_sha[:12]}"
+    return Path(cache) / name
+
+
+def sha256(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+# ----------------------------------------------------------------------------------------------
+# Source, patches, config, build
+
+def cache_dir():
+    env = os.environ.get("WB_KERNEL_CACHE")
+    if env:
+        return Path(env).resolve()
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg).resolve() / "wakebench-lab" / "kernels"
+
+
+def source_package():
+    out = subprocess.run(["dpkg-query", "-W", "-f=${Version}", PACKAGE], capture_output=True,
+                         text=True)
+    if out.returncode or not out.stdout or not TARBALL.is_file():
+        raise BuildError(f"{PACKAGE} is not installed (apt-get install {PACKAGE})")
+    return out.stdout
+
+
+def extract(members, dest):
+    """Extracts `members` (paths below the tarball's top directory; all when empty) to dest/TOP."""
+    log(f"extracting {TARBALL} {' '.join(members)}")
+    cmd = ["tar", "-xJf", str(TARBALL), "-C", str(dest)] + [f"{TOP}/{m}" for m in members]
+    subprocess.run(cmd, check=True)
+    return Path(dest) / TOP
+
+
+def ensure_tree(cache, version):
+    """<cache>/tree-<version>/{src,pristine}; extracted once, the pristine copy never built in."""
+    tree = cache / f"tree-{version}"
+    src = tree / "src"
+    if not (tree / ".extracted").exists():
+        shutil.rmtree(tree, ignore_errors=True)
+        tree.mkdir(parents=True)
+        top = extract([], tree)
+        got = makefile_version((top / "Makefile").read_text())
+        if got != version:
+            raise BuildError(f"{TARBALL} holds {got}, {PACKAGE} says {version}")
+        top.rename(src)
+        for d in PATCHABLE:
+            shutil.copytree(src / d, tree / "pristine" / d)
+        (tree / ".extracted").touch()
+    return tree
+
+
+def restore_pristine(tree):
+    """Puts every patchable file back as extracted. Files whose content changes get a new mtime,
+    so make rebuilds exactly what the last patch touched."""
+    src, pristine = tree / "src", tree / "pristine"
+    for d in PATCHABLE:
+        for f in (src / d).rglob("*"):
+            if f.is_file() and not (pristine / f.relative_to(src)).exists():
+                f.unlink()
+        for p in (pristine / d).rglob("*"):
+            if p.is_file():
+                s = src / p.relative_to(pristine)
+                if not s.exists() or s.read_bytes() != p.read_bytes():
+                    shutil.copyfile(p, s)
+
+
+def check_patch(patch, root):
+    """Raises unless `patch` applies to `root` with no offset and no fuzz; returns its text."""
+    text = patch.read_text()
+    if not patch_header(text):
+        raise BuildError(f"{patch}: no header before the first 'diff --git' (see KERNELS.md)")
+    outside = [f for f in patched_files(text)
+               if not any(f.startswith(d + "/") for d in PATCHABLE)]
+    if outside:
+        raise BuildError(f"{patch}: touches {', '.join(outside)}, outside {PATCHABLE}")
+    out = subprocess.run(["patch", "-p1", "-F0", "--dry-run", "-d", str(root), "-i", str(patch)],
+                         capture_output=True, text=True)
+    bad = patch_problems(out.stdout + out.stderr, out.returncode)
+    if bad:
+        raise BuildError(f"{patch}: does not apply exactly to {root}: {'; '.join(bad)}")
+    return text
+
+
+def check_patches():
+    """--check-patches: each patches/<policy>.patch against a fresh extraction of the source."""
+    version = upstream_version(source_package())
+    with tempfile.TemporaryDirectory(prefix="wb-kernel-patches-") as tmp:
+        root = extract(PATCHABLE, tmp)
+        for policy, name in POLICIES.items():
+            if name:
+                text = check_patch(PATCHES / name, root)
+                hunks = len(re.findall(r"^@@ ", text, re.M))
+                print(f"{policy}: {name} applies exactly to {version} ({hunks} hunks)")
+    extra = {p.name for p in PATCHES.glob("*.patch")} - set(POLICIES.values())
+    if extra:
+        raise BuildError(f"patches with no policy: {', '.join(sorted(extra))}")
+
+
+def make_env():
+    """Cross-compiles for the x86_64 guest on other hosts (gcc-x86-64-linux-gnu)."""
+    env = dict(os.environ, ARCH="x86_64")
+    if platform.machine() != "x86_64":
+        env["CROSS_COMPILE"] = "x86_64-linux-gnu-"
+    return env
+
+
+def configure(src, build, fragments, config_sha):
+    """tinyconfig + the fragments, then fail if any asked-for option did not survive."""
+    stamp = build / ".wb-config-sha256"
+    dotconfig = build / ".config"
+    if not (stamp.exists() and stamp.read_text() == config_sha and dotconfig.exists()):
+        build.mkdir(parents=True, exist_ok=True)
+        run = dict(cwd=src, env=make_env(), check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(["make", f"O={build}", "tinyconfig"], **run)
+        subprocess.run(["scripts/kconfig/merge_config.sh", "-m", "-O", str(build),
+                        str(dotconfig)] + [str(f) for f in fragments], **run)
+        subprocess.run(["make", f"O={build}", "olddefconfig"], **run)
+        stamp.write_text(config_sha)
+    wanted = {}
+    for f in fragments:
+        wanted.update(parse_fragment(f.read_text()))
+    bad = config_mismatches(wanted, dotconfig.read_text())
+    if bad:
+        stamp.unlink()
+        raise BuildError("the config lost options (a dependency is missing):\n  "
+                         + "\n  ".join(bad))
+
+
+def build(policy, lockdep, jobs, nice):
+    debian = source_package()
+    version = upstream_version(debian)
+    fragments = FRAGMENTS[lockdep]
+    config_sha = sha256(b"".join(f.read_bytes() for f in fragments))
+    patch = PATCHES / POLICIES[policy] if POLICIES[policy] else None
+    patch_sha = sha256(patch.read_bytes()) if patch else None
+    cache = cache_dir()
+    out = image_dir(cache, version, policy, lockdep, patch_sha, config_sha)
+    if (out / "meta.json").exists():
+        return out / "bzImage"
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one tree: one build at a time
+        if (out / "meta.json").exists():
+            return out / "bzImage"
+        t0 = time.monotonic()
+        tree = ensure_tree(cache, version)
+        src = tree / "src"
+        restore_pristine(tree)
+        if patch:
+            check_patch(patch, src)
+            subprocess.run(["patch", "-p1", "-F0", "-s", "-d", str(src), "-i", str(patch)],
+                           check=True)
+        bdir = tree / ("build-lockdep" if lockdep else "build")
+        configure(src, bdir, fragments, config_sha)
+        logfile = bdir / "build.log"
+        log(f"building {version} {policy}{' (lockdep)' if lockdep else ''} with -j{jobs}, "
+            f"log {logfile}")
+        with open(logfile, "w") as f:
+            rc = subprocess.run(["nice", "-n", str(nice), "make", f"O={bdir}", f"-j{jobs}",
+                                 f"LOCALVERSION=-{policy}", "bzImage"],
+                                cwd=src, env=make_env(), stdout=f, stderr=subprocess.STDOUT)
+        if rc.returncode:
+            tail = logfile.read_text(errors="replace").splitlines()[-25:]
+            raise BuildFailed(f"make failed ({rc.returncode}), end of {logfile}:\n"
+                             + "\n".join(tail))
+        seconds = round(time.monotonic() - t0, 1)
+        tmp = out.with_name(f".{out.name}.tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir()
+        shutil.copyfile(bdir / "arch/x86/boot/bzImage", tmp / "bzImage")
+        shutil.copyfile(bdir / ".config", tmp / "config")
+        meta = {"policy": policy, "source_version": version, "source_package": debian,
+                "patch_sha256": patch_sha, "config_sha256": config_sha, "lockdep": lockdep,
+                "build_seconds": seconds}
+        (tmp / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
+        tmp.rename(out)
+        log(f"built in {seconds} s: {out / 'bzImage'}")
+        return out / "bzImage"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="build-kernel.sh", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--policy", help="mainline (alias current-cpu), sync-pair, sync-core, "
+                                     "sync-core-v2 or sync-2017")
+    ap.add_argument("--lockdep", action="store_true",
+                    help="PROVE_LOCKING/PROVE_RCU build (its own build directory and image)")
+    ap.add_argument("--jobs", type=int, default=2, help="make -j (default 2)")
+    ap.add_argument("--nice", type=int, default=15,
+                    help="niceness of the build (default 15: a shared box stays usable)")
+    ap.add_argument("--check-patches", action="store_true",
+                    help="only check that every patch applies with no offset and no fuzz")
+    args = ap.parse_args(argv)
+    try:
+        if args.check_patches:
+            check_patches()
+            return 0
+        if not args.policy:
+            raise BuildError("give --policy NAME or --check-patches")
+        if args.jobs < 1:
+            raise BuildError(f"--jobs {args.jobs}: must be at least 1")
+        print(build(resolve_policy(args.policy), args.lockdep, args.jobs, args.nice))
+        return 0
+    except BuildError as e:
+        print(f"build-kernel: {e}", file=sys.stderr)
+        return e.status
+    except subprocess.CalledProcessError as e:
+        print(f"build-kernel: {' '.join(map(str, e.cmd))} exited {e.returncode}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,88 @@
+"""Placements held against a policy's model (agreement.py) and the checks of what a guest brought
+back (guest.py)."""
+from wblab.agreement import compute_agreement, range_agreement, render_agreement, tv_agreement
+from wblab.guest import class_pairs, pinned_checks
+
+
+def test_tv_agreement():
+    assert tv_agreement({"llc": 1.0}, {"llc": 1.0}) == 1.0
+    assert tv_agreement({"llc": 1.0}, {"same-cpu": 1.0}) == 0.0
+    assert abs(tv_agreement({"llc": 0.5, "same-cpu": 0.5}, {"llc": 1.0}) - 0.5) < 1e-9
+
+
+def entry(mech, flags, policies, observed, start=(0, 1), placement="kernel"):
+    hist = {c: int(f * 1000) for c, f in observed.items()}
+    return {"mechanism": mech, "mode": "threads", "placement": placement, "wake_flags": flags,
+            "start": list(start), "allowed": "all",
+            "policies": {p: {"classes": c, "cpus": [0, 1], "settled": True}
+                         for p, c in policies.items()},
+            "measured": {"classes": observed, "histogram": hist, "migrations": {}},
+            "consistent_with": "sync-pair/sync-2017"}
+
+
+def results_for(pred):
+    return {"cases": [{"name": f"{e['mechanism']}/threads/kernel", "mechanism": e["mechanism"],
+                       "mode": "threads", "placement": e["placement"], "status": "ok",
+                       "repetitions": [{}, {}, {}], "observed": {"cpus": {}}}
+                      for e in pred["mechanisms"]]}
+
+
+def test_agreement_holds_the_named_policy():
+    pred = {"consistent_distance": 0.1, "topology": "t", "mechanisms": [
+        entry("pipe", "sync", {"mainline": {"llc": 1.0}, "sync-pair": {"same-cpu": 1.0}},
+              {"same-cpu": 0.95, "llc": 0.05}),
+        entry("spin", "none", {"mainline": {"llc": 1.0}}, {"llc": 1.0})]}
+    res = results_for(pred)
+    main = compute_agreement(res, pred, "mainline")
+    pair = compute_agreement(res, pred, "sync-pair")
+    assert main["mechanisms"]["pipe"]["agreement"] == 0.05
+    assert pair["mechanisms"]["pipe"]["agreement"] == 0.95
+    assert pair["mechanisms"]["pipe"]["model_consistent"] == 1
+    assert main["mechanisms"]["pipe"]["model_consistent"] == 0
+    # mainline's own model rides along for the matrix's predicted shift
+    assert pair["cases"][0]["mainline_model"] == [{"llc": 1.0}]
+    assert main["disagreements"] and not pair["disagreements"]
+    assert [c["mechanism"] for c in pair["not_compared"]] == ["spin"]
+    assert "vs the sync-pair model" in render_agreement(pair)
+
+
+def test_missing_policy_is_not_compared():
+    pred = {"mechanisms": [entry("pipe", "sync", {"mainline": {"llc": 1.0}}, {"llc": 1.0})]}
+    rep = compute_agreement(results_for(pred), pred, "sync-core")
+    assert rep["cases"] == [] and rep["not_compared"][0]["reason"] == "no sync-core prediction"
+
+
+def test_pinned_pairs_are_classified_by_wakebench_topology():
+    topo = {"classes": [{"class": "same-cpu", "available": True, "pairs": [[0, 0]]},
+                        {"class": "smt-sibling", "available": True, "pairs": [[0, 1], [2, 3]]},
+                        {"class": "cluster", "available": False, "reason": "none"},
+                        {"class": "llc", "available": True, "pairs": [[0, 2]]}]}
+    pairs = class_pairs(topo)
+    res = {"cases": [
+        {"name": "a", "placement": "smt-sibling", "status": "ok", "cpus": {"waker": 0, "wakee": 1}},
+        {"name": "b", "placement": "llc", "status": "ok", "cpus": {"waker": 0, "wakee": 1}},
+        {"name": "c", "placement": "kernel", "status": "ok", "cpus": {"waker": 0, "wakee": 1}},
+        {"name": "d", "placement": "llc", "status": "skipped", "reason": "x"}]}
+    rows = pinned_checks(res, pairs)
+    assert [(r["name"], r.get("agrees")) for r in rows] == [("a", True), ("b", False), ("d", None)]
+
+
+def test_uncertain_prediction_is_held_to_its_range():
+    obs = {"smt-sibling": 0.6, "llc": 0.4}
+    assert range_agreement({"smt-sibling": 1.0}, [{"same-cpu": 1.0}, {"llc": 1.0}], obs) \
+        == (1.0, 0.4, 1)
+    # outside the range (same-cpu is in neither) the best mix still misses it
+    a, _, _ = range_agreement({"smt-sibling": 1.0}, [{"llc": 1.0}], {"same-cpu": 0.5, "llc": 0.5})
+    assert abs(a - 0.5) < 1e-9
+    e = entry("pipe", "sync", {"mainline": {"smt-sibling": 1.0}}, obs)
+    e["policies"]["mainline"]["uncertain"] = {
+        "reason": "disturbed wake", "range": {"llc": [0, 1], "smt-sibling": [0, 1]},
+        "alternatives": [{"cause": "a wake from CPU 0 finds CPU 1 busy", "busy_cpu": 1,
+                          "waker_cpu": 0, "classes": {"llc": 1.0}, "cpus": [0, 2]}]}
+    pred = {"mechanisms": [e]}
+    rep = compute_agreement(results_for(pred), pred, "mainline")
+    row = rep["cases"][0]
+    assert (row["agreement"], row["strict_agreement"]) == (1.0, 0.6)
+    assert row["uncertain"]["best_share"] == 0.4 and "attribution" not in row
+    assert "uncertain: or llc 100% on CPUs [0, 2] once a wake from CPU 0 finds CPU 1 busy" \
+        in render_agreement(rep)

@@ -1,0 +1,150 @@
+"""Kernel images and their meta.json (kernel.py), the job the guest runs (initramfs.py), the
+matrix's shifts, table and document (matrix.py)."""
+import json
+
+import pytest
+
+from wblab import LabError
+from wblab.cli import topology_args
+from wblab.initramfs import guest_job
+from wblab.kernel import read_meta, resolve_kernel
+from wblab.matrix import cell_rows, direction, direction_ok, distance, render, shift_text, \
+    update_doc
+
+ORDER = ["same-cpu", "smt-sibling", "cluster", "llc", "cross-llc", "cross-numa"]
+
+
+def image(tmp_path, policy=None):
+    d = tmp_path / (policy or "plain")
+    d.mkdir()
+    (d / "bzImage").write_bytes(b"MZ")
+    if policy:
+        (d / "meta.json").write_text(json.dumps({
+            "policy": policy, "source_version": "6.12.117", "patch_sha256": "ab" * 32,
+            "config_sha256": "cd" * 32, "lockdep": False}))
+    return d / "bzImage"
+
+
+def test_kernel_with_meta_runs_its_policy(tmp_path):
+    img = image(tmp_path, "sync-core")
+    _, policy, info = resolve_kernel(str(img), None)
+    assert policy == "sync-core"
+    assert info["source_version"] == "6.12.117" and info["patch_sha256"] == "ab" * 32
+    with pytest.raises(LabError, match="runs policy sync-core .* not --policy sync-pair"):
+        resolve_kernel(str(img), "sync-pair")
+
+
+def test_kernel_without_meta_takes_the_named_model(tmp_path):
+    img = image(tmp_path)
+    assert resolve_kernel(str(img), None)[1] == "mainline"
+    _, policy, info = resolve_kernel(str(img), "sync-2017")
+    assert policy == "sync-2017" and "no meta.json" in info["note"]
+
+
+def test_policy_asks_the_build_script(tmp_path):
+    img = image(tmp_path, "sync-pair")
+    asked = []
+    got, policy, _ = resolve_kernel(None, "sync-pair", build=lambda p, l: asked.append(p) or img)
+    assert (got, policy, asked) == (img, "sync-pair", ["sync-pair"])
+    with pytest.raises(LabError, match="meta.json says policy sync-pair, not mainline"):
+        resolve_kernel(None, "mainline", build=lambda p, l: img)
+
+
+def test_bad_meta_is_an_error(tmp_path):
+    img = image(tmp_path)
+    (img.parent / "meta.json").write_text("[1]")
+    with pytest.raises(LabError, match="not an object"):
+        read_meta(img)
+
+
+def test_guest_job_runs_topology_then_run_or_custom():
+    job = guest_job(None, ["--benchmark_filter=x"], 100, "smt2")
+    assert "wakebench topology --json" in job and "--benchmark_filter=x" in job
+    assert "timeout 100 wakebench run" in job
+    assert "wakebench run" not in guest_job(None, None, 100, "smt2")
+    assert "cat /proc/schedstat" in guest_job("cat /proc/schedstat", [], 100, "smt2")
+
+
+def test_topology_args_names_free_form_custom():
+    assert topology_args("smt2")[:2] == ("smt2", "4,sockets=1,cores=2,threads=2")
+    assert topology_args("smt2", smp="8,sockets=1,cores=4,threads=2")[0] == "custom"
+    with pytest.raises(LabError):
+        topology_args(None)
+
+
+def test_distance_and_direction():
+    assert distance({"same-cpu": 0.5, "llc": 0.5}, ORDER) == 1.5
+    assert direction(-0.05) == 0 and direction(-0.5) == -1 and direction(0.3) == 1
+
+
+def report(policy, model, observed, mainline_model, alternatives=()):
+    return {"policy": policy, "cases": [{
+        "name": "pipe/threads/kernel", "mechanism": "pipe", "wake_flags": "sync",
+        "agreement": 0.5, "observed": {"classes": observed},
+        "model": {"classes": model, "states": [model, *alternatives]},
+        "mainline_model": [mainline_model, *alternatives], "attribution": ["because"]}]}
+
+
+def test_cell_rows_shift_against_mainlines_run():
+    base = report("mainline", {"smt-sibling": 1.0}, {"smt-sibling": 0.6, "llc": 0.4},
+                  {"smt-sibling": 1.0})
+    # predicted: smt-sibling -> same-cpu (-1); observed 0.6*1+0.4*3=1.8 -> 0.9*0+0.1*3=0.3
+    pair = report("sync-pair", {"same-cpu": 1.0}, {"same-cpu": 0.9, "llc": 0.1},
+                  {"smt-sibling": 1.0})
+    row = cell_rows(pair, base, ORDER)["pipe/threads/kernel"]
+    assert row["model_shift"] == [-1.0, -1.0] and row["observed_shift"] == -1.5
+    assert row["direction_ok"]
+    wrong = report("sync-pair", {"same-cpu": 1.0}, {"llc": 1.0}, {"smt-sibling": 1.0})
+    assert not cell_rows(wrong, base, ORDER)["pipe/threads/kernel"]["direction_ok"]
+    assert "observed_shift" not in cell_rows(base, base, ORDER)["pipe/threads/kernel"]
+
+
+def test_render_marks_short_cells_and_lists_why():
+    base = report("mainline", {"llc": 1.0}, {"llc": 1.0}, {"llc": 1.0})
+    pair = report("sync-pair", {"same-cpu": 1.0}, {"llc": 1.0}, {"llc": 1.0})
+    m = {"kernels": ["mainline", "sync-pair", "sync-core"], "cells": {"smt2": {
+        "mainline": {"rows": cell_rows(base, base, ORDER)},
+        "sync-pair": {"rows": cell_rows(pair, base, ORDER)},
+        "sync-core": {"missing": "no kernel: build-kernel.sh not found"}}}}
+    text = render(m)
+    assert "| pipe/threads/kernel | sync | **50%** | **50%** +0.00/-3.00 (wrong way) | not run |" in text
+    assert "smt2 / sync-pair / pipe/threads/kernel: agreement 50%" in text and "because" in text
+    assert "- sync-core: no kernel: build-kernel.sh not found" in text
+
+
+def test_update_doc_replaces_between_markers(tmp_path):
+    doc = tmp_path / "d.md"
+    doc.write_text("intro\n<!-- matrix:begin -->\nold\n<!-- matrix:end -->\nafter\n")
+    update_doc(doc, "new\n")
+    assert doc.read_text() == "intro\n<!-- matrix:begin -->\nnew\n<!-- matrix:end -->\nafter\n"
+    doc.write_text("no markers")
+    with pytest.raises(LabError, match="markers"):
+        update_doc(doc, "x")
+
+
+def test_uncertain_cell_is_marked_with_its_strict_figure():
+    base = report("mainline", {"smt-sibling": 1.0}, {"smt-sibling": 0.6, "llc": 0.4},
+                  {"smt-sibling": 1.0})
+    base["cases"][0].update(agreement=1.0, strict_agreement=0.6, uncertain={
+        "alternatives": [{"classes": {"llc": 1.0}}], "best_share": 0.4})
+    m = {"kernels": ["mainline"], "cells": {"smt2": {"mainline": {
+        "rows": cell_rows(base, base, ORDER)}}}}
+    text = render(m)
+    assert "| pipe/threads/kernel | sync | 100%~ |" in text
+    assert ("smt2 / mainline / pipe/threads/kernel: observed smt-sibling 60% llc 40%; model "
+            "smt-sibling 100% or llc 100%; best mix 40% of the second, agreement 100%, strict 60%"
+            ) in text
+
+
+def test_uncertain_models_predict_a_shift_interval():
+    # Both kernels' models: siblings, or llc after a disturbed wake; mainline's run happened to go
+    # llc 50%, the patched one stayed on siblings: -1.0 lies inside the interval [-2, +2].
+    base = report("mainline", {"smt-sibling": 1.0}, {"smt-sibling": 0.5, "llc": 0.5},
+                  {"smt-sibling": 1.0}, [{"llc": 1.0}])
+    pair = report("sync-pair", {"smt-sibling": 1.0}, {"smt-sibling": 1.0},
+                  {"smt-sibling": 1.0}, [{"llc": 1.0}])
+    row = cell_rows(pair, base, ORDER)["pipe/threads/kernel"]
+    assert row["model_shift"] == [-2.0, 2.0] and row["observed_shift"] == -1.0
+    assert row["direction_ok"]
+    assert direction_ok(0.0, -1.0, -1.0) is False and direction_ok(-0.05, 0.0, 0.0)
+    assert shift_text([-2.0, 2.0]) == "[-2.00,+2.00]" and shift_text([-1.0, -1.0]) == "-1.00"

@@ -1,0 +1,26 @@
+"""wakebench topology lab: wakebench inside qemu guests whose topology has what the host lacks (SMT
+siblings, several LLCs, several NUMA nodes), held against the policy model of the kernel the guest
+runs. Modules: qemu (presets, the requested topology, running the guest), initramfs, sysfs (the
+guest's view), kernel (images and their build metadata), agreement (placements vs a policy's
+model), matrix (presets x kernels), cli. Python standard library only."""
+import os
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent.parent  # runners/lab
+REPO = HERE.parent.parent
+BANNER = "EMULATED (TCG) timings: not comparable with any host measurement"
+
+
+class LabError(Exception):
+    """A one-line problem the runner reports (exit status 2)."""
+
+
+def log(msg):
+    print(f"wakebench-lab: {msg}", file=sys.stderr, flush=True)
+
+
+def write_atomic(path, data):
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(data if isinstance(data, bytes) else data.encode())
+    os.replace(tmp, path)

@@ -1,0 +1,272 @@
+"""The guest kernel's placements held against the steady state of the model of the policy it runs
+(`wakebench predict --results`), per kernel-placed case and per mechanism, with the reasons the
+model gives where they differ. Pure functions except `agreement()`, which runs wakebench."""
+import json
+import subprocess
+
+from . import write_atomic
+from .cpulist import format_cpu_list
+
+# Mechanisms whose tasks never block: their placements are the load balancer's, not a wakeup's, so
+# the wakeup model has nothing to say about them (the predictor models their "none" wake flags
+# like a blocking wakeup; see the lab README).
+NO_WAKEUP = {"spin": "busy-poll: no kernel wakeup to model (placements come from the load "
+                     "balancer only)"}
+# Fewer task migrations than one per PHASE_RT minority-class round trips: the pair switched
+# placement in phases rather than alternating wake by wake.
+PHASE_RT = 20
+# A class holding less than this share of a case's wakeups is noise, not a placement.
+SHARE = 0.10
+
+
+
+
+def steady_states(model):
+    """A policy's steady state and its uncertain alternatives, as class distributions."""
+    if not model:
+        return []
+    alts = (model.get("uncertain") or {}).get("alternatives", [])
+    return [{c: f for c, f in d.items() if f > 0} for d in
+            [model.get("classes", {})] + [a["classes"] for a in alts]]
+
+
+def tv_agreement(p, q):
+    """1 - total variation distance between two class distributions ({class: fraction})."""
+    return 1 - sum(abs(p.get(c, 0) - q.get(c, 0)) for c in set(p) | set(q)) / 2
+
+def range_agreement(model, alternatives, obs, steps=100):
+    """The best agreement of `obs` with a mix of the undisturbed steady state and one of its
+    alternatives (an uncertain prediction: the pair in the first until a disturbed wake moves it
+    to the other): (agreement, the alternative's share in that mix, its index or None)."""
+    best = (tv_agreement(model, obs), 0.0, None)
+    for i, other in enumerate(alternatives):
+        for k in range(1, steps + 1):
+            w = k / steps
+            mix = {c: model.get(c, 0) * (1 - w) + other.get(c, 0) * w
+                   for c in set(model) | set(other)}
+            if tv_agreement(mix, obs) > best[0]:
+                best = (tv_agreement(mix, obs), w, i)
+    return best
+
+
+def pct_text(d):
+    return " ".join(f"{c} {f * 100:.0f}%" if f >= 0.005 else f"{c} <1%" for c, f in
+                    sorted(d.items(), key=lambda kv: -kv[1]) if f > 0) or "-"
+
+
+def attribute(pred, obs, settled, migrations, start, observed_cpus, round_trips, reps,
+              model_cpus=()):
+    """Why the guest kernel's placements differ from the model's steady state, in the model's own
+    terms (policy-model.md section numbers): the snapshot model fixes what the kernel decides from
+    timing, so each rule names the assumption the observation breaks."""
+    why = []
+    if not settled:
+        why.append("the model's ping-pong did not settle into a cycle (section 10)")
+    if obs.get("same-cpu", 0) > pred.get("same-cpu", 0) + SHARE:
+        why.append("stacked on one CPU more often than the model: section 2 bypass (the wakee was "
+                   "still queued or on_cpu when woken: ttwu_runnable() / the TTWU_QUEUE wakelist "
+                   "keep its CPU and select_task_rq_fair is never called; the model assumes a "
+                   "fully blocked wakee, section 7 item 1)")
+    if pred.get("same-cpu", 0) > obs.get("same-cpu", 0) + SHARE:
+        why.append("the model stacks the pair but the kernel spread it (wake_affine_idle() only "
+                   "keeps a sync wakee on the waker CPU when the waker is alone there; any other "
+                   "runnable task on it, e.g. a kworker, changes that: section 3.3)")
+    spread = [c for c, f in obs.items() if f >= SHARE]
+    moves = sum(v for v in (migrations or {}).values() if isinstance(v, (int, float)))
+    minority = round_trips * (1 - max(obs.values(), default=1))
+    if len(spread) > 1 and len([c for c, f in pred.items() if f >= SHARE]) <= 1:
+        if moves * PHASE_RT <= minority:
+            # Few moves, each followed by many round trips in the new placement: phases, not a
+            # per-wakeup alternation.
+            why.append(f"the pair ran in phases ({', '.join(spread)}): {moves} task migrations in "
+                       f"{round_trips} measured round trips ({reps} repetition(s), each a fresh "
+                       "pair from the start CPUs), each placement then held for many wakes, "
+                       "where the model settles on one placement from the start CPUs: a wake "
+                       "that found a CPU busy for a moment or an idle core through a time-varying "
+                       "hint (has_idle_cores, section 7 item 2 and section 11 item 3), or a "
+                       "move between wakes by load balancing (section 7 item 1); "
+                       "--trace-wakeups tells them apart (trace.migrations at_wakeup / other)")
+        else:
+            why.append("the kernel alternates between " + ", ".join(spread) + " where the model "
+                       "settles on one placement: timing-dependent hints the snapshot fixes "
+                       "(has_idle_cores and SIS_UTIL nr_idle_scan, section 7 items 2-3 and "
+                       "section 11 item 3; recent_used_cpu updated by both tasks' wakes)")
+    far = ("cross-llc", "cross-numa")
+    if sum(obs.get(c, 0) for c in far) > sum(pred.get(c, 0) for c in far) + SHARE:
+        why.append("the kernel kept the pair in different LLCs/nodes more than the model: "
+                   "wake_affine_weight() on PELT loads the model takes as defaults (section 11 "
+                   "item 4) or idle balancing moving a task away between wakes")
+    if sum(obs.get(c, 0) for c in far) + SHARE < sum(pred.get(c, 0) for c in far):
+        why.append("the kernel pulled the pair together where the model keeps it apart: load "
+                   "balancing (idle/newidle/NUMA) migrations between wakes, which the snapshot "
+                   "model does not simulate (section 7 item 1)")
+    for side, k in (("waker", 0), ("wakee", 1)):
+        ran = {int(c): n for c, n in ((observed_cpus or {}).get(side) or {}).items() if n}
+        if not start or len(start) <= k or not ran:
+            continue
+        away = {c: n for c, n in ran.items() if c != start[k] and c not in (model_cpus or ())}
+        # Every CPU other than the start one that a side reached during the measured round trips
+        # costs it a measured migration; more such CPUs than migrations means it had already
+        # moved during the warm-up round trips.
+        if away and len(away) > (migrations or {}).get(side, 0):
+            why.append(f"the {side} ran on CPU(s) {format_cpu_list(away)} for "
+                       f"{sum(away.values())} of {round_trips} round trips, not on its start CPU "
+                       f"{start[k]}, with {(migrations or {}).get(side, 0)} migrations measured: "
+                       "it left the start CPU during the warm-up round trips (its first wakes, or "
+                       "load balancing), so the measured ping-pong ran from another state than "
+                       "the model's")
+    moved = {k: v for k, v in (migrations or {}).items() if v}
+    if moved:
+        why.append("migrations during the measurement: " + ", ".join(
+            f"{k} {v}" for k, v in sorted(moved.items())) + " (the model only places the wakee; "
+            "load balancing also moves the waker)")
+    return why or ["no model explanation found; see the predictor's verdict"]
+
+
+def compute_agreement(results, pred, policy="mainline"):
+    """Per kernel-placed case: the overlap between `policy`'s steady-state class distribution and
+    the observed histogram (1 - total variation distance: 1 = same distribution); per mechanism the
+    round-trip-weighted mean, and how many cases the predictor itself calls consistent with a
+    policy group that contains `policy`. A case the model calls uncertain (its steady state, or
+    another one a disturbed wake or the reversed first wake leads to) is held to the best mix."""
+    by_name = {(c.get("mechanism"), c.get("mode"), c.get("placement")): c
+               for c in results.get("cases", [])}
+    cases, per_mech, not_compared = [], {}, []
+    for e in pred.get("mechanisms", []):
+        model = (e.get("policies") or {}).get(policy)
+        measured = e.get("measured") or {}
+        obs = measured.get("classes") or {}
+        case = by_name.get((e["mechanism"], e["mode"], e["placement"])) or {}
+        why_not = None
+        if e["mechanism"] in NO_WAKEUP:
+            why_not = NO_WAKEUP[e["mechanism"]]
+        elif e.get("skipped"):
+            why_not = f"the predictor skips it: {e['skipped']}"
+        elif case and case.get("status") != "ok":
+            why_not = f"the guest's case {case.get('status')}: {case.get('reason')}"
+        elif not model:
+            why_not = f"no {policy} prediction"
+        elif not obs:
+            why_not = "no observed placements"
+        if why_not:
+            if case:  # a kernel case the guest ran (not the predictor's default entry)
+                not_compared.append({"mechanism": e["mechanism"], "mode": e["mode"],
+                                     "placement": e["placement"], "name": case.get("name"),
+                                     "reason": why_not})
+            continue
+        pc = {c: f for c, f in model["classes"].items() if f > 0}
+        agree = strict = tv_agreement(pc, obs)
+        uncertain = model.get("uncertain")
+        if uncertain:
+            # The model names other steady states one disturbed wake leads to, at a time it
+            # cannot know: a mix of the undisturbed one and one of them is a prediction kept.
+            alts = [a["classes"] for a in uncertain["alternatives"]]
+            agree, share, alt = range_agreement(pc, alts, obs)
+        hist = measured.get("histogram") or {}
+        n = sum(v for v in hist.values() if isinstance(v, (int, float)))
+        consistent = e.get("consistent_with")
+        ok = consistent is not None and policy in consistent.split("/")
+        observed = case.get("observed") or {}
+        row = {"mechanism": e["mechanism"], "mode": e["mode"], "placement": e["placement"],
+               "name": case.get("name"), "wake_flags": e.get("wake_flags"),
+               "start": e.get("start"), "allowed": e.get("allowed"),
+               "model": {"classes": pc, "cpus": model.get("cpus"),
+                         "settled": model.get("settled"), "states": steady_states(model)},
+               "mainline_model": steady_states(e["policies"].get("mainline", {})),
+               "observed": {"classes": obs, "round_trips": n, "cpus": observed.get("cpus"),
+                            "migrations": measured.get("migrations")},
+               "agreement": round(agree, 3), "strict_agreement": round(strict, 3),
+               "consistent_with": consistent,
+               "model_consistent": ok, "verdict": e.get("verdict")}
+        if uncertain:
+            row["uncertain"] = {"reason": uncertain["reason"],
+                                "alternatives": uncertain["alternatives"],
+                                "range": uncertain["range"], "best_share": round(share, 2),
+                                "best_alternative": alt}
+        if agree < 1 - pred.get("consistent_distance", SHARE):
+            reps = len(case.get("repetitions") or []) or 1
+            start = e.get("start")
+            row["attribution"] = attribute(
+                pc, obs, model.get("settled", True), measured.get("migrations"), start,
+                observed.get("cpus"), n, reps, model.get("cpus"))
+        cases.append(row)
+        m = per_mech.setdefault(e["mechanism"], {"wake_flags": e.get("wake_flags"), "cases": 0,
+                                                  "round_trips": 0, "weighted": 0.0,
+                                                  "model_consistent": 0})
+        m["cases"] += 1
+        m["round_trips"] += n
+        m["weighted"] += agree * n
+        m["model_consistent"] += ok
+    for m in per_mech.values():
+        w = m.pop("weighted")
+        m["agreement"] = round(w / m["round_trips"], 3) if m["round_trips"] else None
+    return {"policy": policy, "emulated": True,
+            "metric": f"1 - total variation distance between the {policy} model's steady-state "
+                      "class distribution and the observed one, weighted by observed round trips",
+            "model": pred.get("model"), "topology": pred.get("topology"),
+            "mechanisms": per_mech, "cases": cases, "not_compared": not_compared,
+            "disagreements": [c for c in cases if "attribution" in c]}
+
+
+def render_agreement(report):
+    pct = pct_text
+    pol = report["policy"]
+    lines = [f"agreement: guest kernel placements vs the {pol} model's steady state "
+             f"(topology {report['topology']}; placements only, no timings)",
+             f"{'mechanism':<14} {'flags':<12} {'cases':>5} {'round trips':>11} "
+             f"{'agreement':>9}  {pol}-consistent"]
+    for mech, m in report["mechanisms"].items():
+        a = "-" if m["agreement"] is None else f"{m['agreement'] * 100:.0f}%"
+        lines.append(f"{mech:<14} {m['wake_flags'] or '?':<12} {m['cases']:>5} "
+                     f"{m['round_trips']:>11} {a:>9}  {m['model_consistent']}/{m['cases']}")
+    lines.append("")
+    for c in report["cases"]:
+        lines.append(f"{c['name'] or c['placement']} (start {c['start']}, allowed "
+                     f"{c['allowed']}): agreement {c['agreement'] * 100:.0f}%")
+        lines.append(f"    {pol} {pct(c['model']['classes'])} on CPUs "
+                     f"{c['model']['cpus']}; observed {pct(c['observed']['classes'])}")
+        if "uncertain" in c:
+            u = c["uncertain"]
+            for a in u["alternatives"]:
+                lines.append(f"    uncertain: or {pct(a['classes'])} on CPUs {a['cpus']} once "
+                             f"{a['cause']}")
+            lines.append(f"    best mix: {u['best_share'] * 100:.0f}% of that; strict agreement "
+                         f"{c['strict_agreement'] * 100:.0f}%")
+        for why in c.get("attribution", []):
+            lines.append(f"    why: {why}")
+    if report["not_compared"]:
+        lines.append("")
+        lines.append("not compared:")
+    for c in report["not_compared"]:
+        lines.append(f"  {c['name'] or c['mechanism'] + '/' + c['mode'] + '/' + c['placement']}: "
+                     f"{c['reason']}")
+    return "\n".join(lines) + "\n"
+
+
+def run_json(cmd):
+    """stdout of `cmd` as JSON, or (None, the last line of its stderr)."""
+    p = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
+    if p.returncode != 0:
+        return None, (p.stderr.strip().splitlines() or ["no message"])[-1]
+    return json.loads(p.stdout), None
+
+
+def agreement(wakebench, results_path, out, policy="mainline"):
+    """Runs `wakebench predict --results` on the guest's result set and holds, per mechanism,
+    `policy`'s model against the placements the guest kernel made; writes predict.json,
+    agreement.json and agreement.txt into `out`."""
+    pred, msg = run_json([wakebench, "predict", "--results", results_path, "--json"])
+    if pred is None:
+        print(f"\nagreement report: not produced: `wakebench predict --results` failed: {msg}")
+        return {"unavailable": f"wakebench predict --results: {msg}"}
+    # pinned_rtt_ns / predicted_rtt_ns in the predictions are the guest's emulated medians.
+    saved = dict(pred, emulated=True, note="rtt figures are the guest's EMULATED (qemu TCG) "
+                 "timings; only the placements are the guest kernel's own")
+    write_atomic(out / "predict.json", json.dumps(saved, indent=1) + "\n")
+    results = json.loads(results_path.read_text())
+    report = compute_agreement(results, pred, policy)
+    text = render_agreement(report)
+    write_atomic(out / "agreement.json", json.dumps(report, indent=1) + "\n")
+    write_atomic(out / "agreement.txt", text)
+    print("\n" + text, end="")
+    return {k: report[k] for k in ("policy", "mechanisms", "disagreements", "not_compared")}

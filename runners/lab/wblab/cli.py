@@ -1,0 +1,134 @@
+"""`wakebench-lab [options] [-- run args]`: one guest; `wakebench-lab matrix [options]`: presets x
+kernels (matrix.py). See runners/lab/README.md."""
+import argparse
+import shutil
+import signal
+import sys
+from pathlib import Path
+
+from . import REPO, LabError
+from .guest import GuestPlan, default_out, run_guest
+from .initramfs import static_busybox
+from .kernel import KERNEL_POLICIES, find_kernel, find_wakebench, resolve_kernel
+from .qemu import PRESETS, qemu_binary
+
+
+def parser():
+    ap = argparse.ArgumentParser(
+        prog="wakebench-lab",
+        description="Run wakebench in a qemu (TCG) guest with a chosen CPU topology and kernel, "
+                    "and hold its placements against the model of the policy that kernel runs. "
+                    "`wakebench-lab matrix --help`: every preset x kernel.",
+        epilog="Presets: " + "; ".join(f"{k}: {v['doc']}" for k, v in PRESETS.items()))
+    ap.add_argument("--preset", choices=sorted(PRESETS))
+    ap.add_argument("--smp", help="free-form qemu -smp (overrides the preset's)")
+    ap.add_argument("--numa", action="append", default=None, metavar="ARG",
+                    help="free-form qemu -numa argument, repeatable (overrides the preset's); "
+                         "node entries without mem/memdev get an equal share of --mem")
+    ap.add_argument("--cpu", help="qemu -cpu model (default Skylake-Server)")
+    ap.add_argument("--tcg-thread", choices=("single", "multi"), default="single",
+                    help="qemu TCG threading: one host thread round-robins the vCPUs (single, "
+                         "the default) or one host thread per vCPU (multi); see the README")
+    ap.add_argument("--mem", type=int, default=512, help="guest RAM in MiB (default 512)")
+    ap.add_argument("--policy", choices=KERNEL_POLICIES,
+                    help="boot Debian's 6.12 with this policy's patch (runners/lab/"
+                         "build-kernel.sh builds it unless cached) and hold the guest to its "
+                         "model; with --kernel: the model for an image without meta.json")
+    ap.add_argument("--lockdep", action="store_true",
+                    help="with --policy: the PROVE_LOCKING/PROVE_RCU build of that kernel")
+    ap.add_argument("--kernel", help="guest kernel image (a meta.json beside it names its policy; "
+                                     "default: newest /boot/vmlinuz-*, else the one "
+                                     "runners/lab/fetch-kernel.sh cached)")
+    ap.add_argument("--append", default="", help="extra guest kernel command line")
+    ap.add_argument("--wakebench", help="wakebench binary to run in the guest "
+                                        "(default $WB_BINARY, else $WB_BUILD_DIR/wakebench, "
+                                        "else build/wakebench)")
+    ap.add_argument("--config", help="suite for `wakebench run` in the guest "
+                                     "(default configs/lab/<preset>.json)")
+    ap.add_argument("--no-run", action="store_true",
+                    help="only boot, check sysfs and run `wakebench topology --json`")
+    ap.add_argument("--guest-cmd", help="shell command run in the guest instead of `wakebench "
+                                        "run` (files it writes to /tmp/out come back)")
+    ap.add_argument("--out", help="output directory (default results/lab/<name>-<policy>-<time>)")
+    # TCG guests on a small, shared host run several times slower than on an idle one (every vCPU
+    # is a host thread competing with builds): the budget is generous, and a run that ends
+    # earlier costs nothing. The guest's own `run` gets the budget less 90 s to ship its results.
+    ap.add_argument("--timeout", type=int, default=2400,
+                    help="guest wall-clock budget in s (default 2400)")
+    ap.add_argument("--no-predict", action="store_true", help="skip `wakebench predict`")
+    ap.add_argument("--check", action="store_true",
+                    help="only check the prerequisites (qemu, kernel, busybox-static, cpio, "
+                         "wakebench); exit 3 naming the first one missing")
+    ap.add_argument("-v", "--verbose", action="store_true", help="stream the guest console")
+    ap.add_argument("run_args", nargs="*", help="after --: extra `wakebench run` arguments")
+    return ap
+
+
+def topology_args(preset, smp=None, numa=None, cpu=None):
+    """(name, smp, numa, cpu model) from a preset and free-form overrides."""
+    p = PRESETS.get(preset, {}) if preset else {}
+    smp = smp or p.get("smp")
+    if not smp:
+        raise LabError("give --preset NAME or --smp ARGS")
+    numa = numa if numa is not None else p.get("numa", [])
+    name = preset if preset and not (smp != p.get("smp") or numa != p.get("numa", [])) \
+        else "custom"
+    return name, smp, numa, cpu or p.get("cpu", "Skylake-Server")
+
+
+def check_prerequisites(args):
+    """Exit status 3 and one line naming what is missing (the CTest Vm test skips with it)."""
+    try:
+        for tool, pkg in ((qemu_binary(), "qemu-system-x86"), ("cpio", "cpio"),
+                          ("ldd", "libc-bin")):
+            if not shutil.which(tool):
+                raise LabError(f"{tool} not installed (apt-get install {pkg})")
+        static_busybox()
+        kernel = find_kernel(args.kernel)
+        wakebench = find_wakebench(args.wakebench)
+    except LabError as e:
+        print(f"wakebench-lab: missing prerequisite: {e}")
+        return 3
+    print(f"wakebench-lab: ready (kernel {kernel}, wakebench {wakebench})")
+    return 0
+
+
+def main_one(argv):
+    args = parser().parse_args(argv)
+    if args.check:
+        return check_prerequisites(args)
+    name, smp, numa, cpu_model = topology_args(args.preset, args.smp, args.numa, args.cpu)
+    config = None
+    if not args.no_run and not args.guest_cmd:
+        config = Path(args.config) if args.config else REPO / f"configs/lab/{name}.json"
+        if not config.is_file():
+            raise LabError(f"config {config} not found (free-form topologies need --config)")
+    wakebench = find_wakebench(args.wakebench)
+    kernel, policy, lab_kernel = resolve_kernel(args.kernel, args.policy, args.lockdep)
+    plan = GuestPlan(name, smp, numa, cpu_model, kernel, policy, lab_kernel, wakebench, config,
+                     Path(args.out) if args.out else default_out(name, policy), mem=args.mem,
+                     tcg_thread=args.tcg_thread, append=args.append, timeout=args.timeout,
+                     guest_cmd=args.guest_cmd, no_run=args.no_run, run_args=args.run_args,
+                     predict=not args.no_predict, verbose=args.verbose)
+    _, problems = run_guest(plan)
+    return 1 if problems else 0
+
+
+def raise_on_signal(signum, _frame):
+    raise SystemExit(128 + signum)
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    signal.signal(signal.SIGTERM, raise_on_signal)
+    signal.signal(signal.SIGHUP, raise_on_signal)
+    try:
+        if argv[:1] == ["matrix"]:
+            from .matrix import main as matrix_main
+            return matrix_main(argv[1:])
+        return main_one(argv)
+    except LabError as e:
+        print(f"wakebench-lab: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,220 @@
+"""One guest from start to end: initramfs, qemu, what came back, the checks and the agreement with
+the model of the policy the guest's kernel runs. `run_guest` is what `wakebench-lab` and the matrix
+call; the pure helpers below it have tests."""
+import datetime
+import json
+import shlex
+import shutil
+import tempfile
+from pathlib import Path
+
+from . import BANNER, REPO, LabError, log, write_atomic
+from .agreement import agreement, run_json
+from .cpulist import format_cpu_list
+from .initramfs import build_initramfs, guest_job
+from .qemu import add_memory_backends, expected_topology, qemu_binary, run_qemu, scan_transfer
+from .sysfs import check_sysfs, parse_sysfs
+
+
+class GuestPlan:
+    """What one guest runs: the topology (a preset or free-form -smp/-numa), the kernel and the
+    policy it is held to, the suite and where the results go."""
+
+    def __init__(self, name, smp, numa, cpu_model, kernel, policy, lab_kernel, wakebench, config,
+                 out, mem=512, tcg_thread="single", append="", timeout=2400, guest_cmd=None,
+                 no_run=False, run_args=(), predict=True, verbose=False):
+        self.__dict__.update(locals())
+        del self.__dict__["self"]
+
+
+def default_out(name, policy):
+    return REPO / "results/lab" / f"{name}-{policy}-{datetime.datetime.now():%Y%m%d-%H%M%S}"
+
+
+def qemu_command(plan, initrd, console, xfer):
+    objects, numa_full = add_memory_backends(plan.numa, plan.mem)
+    cmd = [qemu_binary(), "-accel", f"tcg,thread={plan.tcg_thread}", "-cpu", plan.cpu_model,
+           "-m", f"{plan.mem}M", "-smp", plan.smp]
+    for o in objects:
+        cmd += ["-object", o]
+    for n in numa_full:
+        cmd += ["-numa", n]
+    cmd += ["-kernel", str(plan.kernel), "-initrd", str(initrd),
+            "-append", f"console=ttyS0 panic=-1 quiet {plan.append}".strip(),
+            "-nodefaults", "-display", "none", "-monitor", "none", "-no-reboot",
+            "-serial", f"file:{console}", "-serial", f"file:{xfer}"]
+    return cmd
+
+
+def label_results(results, qemu_cmd, plan):
+    """The result set as it leaves the lab: emulated everywhere it has timings, and the kernel's
+    policy, source version and patch hash in environment.lab_kernel."""
+    env = results.setdefault("environment", {})
+    env["emulated"] = True
+    env["emulation"] = {
+        "accelerator": "tcg",
+        "qemu_command": " ".join(shlex.quote(str(c)) for c in qemu_cmd),
+        "guest_kernel_image": str(plan.kernel),
+        "preset": plan.name,
+        "note": "timings are EMULATED (qemu TCG, vCPUs multiplexed on the host's CPUs): only "
+                "placements are the guest kernel's own; never compare these timings with a host "
+                "result set",
+    }
+    env["lab_kernel"] = plan.lab_kernel
+    ctx = results.get("context")
+    if isinstance(ctx, dict):
+        ctx["emulated"] = True
+    # The guest's own predictions carry its pinned medians (pinned_rtt_ns, predicted_rtt_ns).
+    if isinstance(results.get("predictions"), dict):
+        results["predictions"]["emulated"] = True
+
+
+def class_pairs(topology_json):
+    """{(waker, wakee): class} for every pair `wakebench topology --json` lists."""
+    out = {}
+    for c in topology_json.get("classes", []):
+        for pair in c.get("pairs", []) if c.get("available") else []:
+            out.setdefault(tuple(pair), c["class"])
+    return out
+
+
+def pinned_checks(results, pairs):
+    """Each pinned case's CPUs, classified by wakebench's own topology of the guest (`pairs` from
+    class_pairs), against the class the case claims."""
+    rows = []
+    for case in results.get("cases", []):
+        placement = case.get("placement", "")
+        if placement.startswith("kernel"):
+            continue
+        cpus = case.get("cpus") or {}
+        row = {"name": case.get("name"), "placement": placement, "status": case.get("status"),
+               "reason": case.get("reason")}
+        if case.get("status") == "ok" and "waker" in cpus and "wakee" in cpus:
+            row["cpus"] = [cpus["waker"], cpus["wakee"]]
+            row["class"] = pairs.get(tuple(row["cpus"]), "not a listed pair")
+            row["agrees"] = row["class"] == placement
+        rows.append(row)
+    return rows
+
+
+def guest_classes(wakebench, results, out):
+    """`wakebench topology --json --topology <the guest's hwloc XML>` run on the host: the classes
+    the guest has and every pair of each (the result set embeds the XML, written to topology.xml)."""
+    xml = out / "topology.xml"
+    write_atomic(xml, results["topology"]["xml"])
+    n = max(1, int(results["topology"].get("counts", {}).get("pus", 64)) ** 2)
+    topo, msg = run_json([wakebench, "topology", "--json", "--topology", xml,
+                          "--pairs-per-class", n])
+    if topo is None:
+        raise LabError(f"wakebench topology --topology {xml}: {msg}")
+    return topo
+
+
+def check_guest_sysfs(plan, got, summary, problems):
+    if "sysfs.txt" not in got["files"]:
+        problems.append("no sysfs dump came back")
+        return
+    sysfs = parse_sysfs(got["files"]["sysfs.txt"].decode())
+    mism = check_sysfs(expected_topology(plan.smp, plan.numa), sysfs)
+    summary["sysfs_check"] = {"ok": not mism, "mismatches": mism,
+                              "guest_kernel": sysfs["meta"].get("kernel")}
+    print(f"sysfs check ({plan.name}, guest kernel {sysfs['meta'].get('kernel')}): "
+          + ("matches the requested topology" if not mism else f"{len(mism)} mismatch(es)"))
+    for m in mism:
+        print(f"  MISMATCH {m}")
+    print("  cpu0 sched domains: " + ", ".join(
+        f"{d['name']}={format_cpu_list(d['span'])}" for d in sysfs["domains"].get(0, [])))
+    if mism:
+        problems.append(f"sysfs differs from the requested topology ({len(mism)} mismatches)")
+
+
+def print_cases(results, rows):
+    print(f"\n=== {BANNER} ===")
+    print(f"{'case':<34} {'status':<8} {'cpus':<7} {'class':<12} median RTT ns (EMULATED)")
+    by_name = {r["name"]: r for r in rows}
+    for case in results.get("cases", []):
+        r = by_name.get(case.get("name"), {})
+        cpus = case.get("cpus") or {}
+        cp = f"{cpus.get('waker', '-')},{cpus.get('wakee', '-')}" if cpus else "-"
+        med = (case.get("rtt_ns") or {}).get("median")
+        note = r.get("class", "") + (" (!)" if r.get("agrees") is False else "")
+        print(f"{case.get('name', '?'):<34} {case.get('status', '?'):<8} {cp:<7} {note:<12} "
+              f"{'' if med is None else f'{med:.0f}'} {case.get('reason') or ''}")
+
+
+def run_guest(plan):
+    """Boots the guest, brings back what it wrote, checks it; writes lab-summary.json and returns
+    (summary, problems)."""
+    out = Path(plan.out)
+    out.mkdir(parents=True, exist_ok=True)
+    initrd = out / "initramfs.cpio.gz"
+    xfer, console = out / "transfer.log", out / "console.log"
+    for p in (xfer, console):
+        p.unlink(missing_ok=True)
+    cmd = qemu_command(plan, initrd, console, xfer)
+    if not shutil.which(cmd[0]):
+        raise LabError(f"{cmd[0]} not found: apt-get install qemu-system-x86")
+    # The guest's own deadline for `wakebench run` leaves time to ship the result set back.
+    run_timeout = max(30, plan.timeout - 90)
+    job = guest_job(plan.guest_cmd, None if plan.no_run else plan.run_args, run_timeout, plan.name)
+    with tempfile.TemporaryDirectory(prefix="wakebench-lab-") as stage:
+        build_initramfs(Path(stage), initrd, plan.wakebench, plan.config, job)
+    log(f"{plan.name}: -cpu {plan.cpu_model} -smp {plan.smp} "
+        + " ".join("-numa " + n for n in plan.numa))
+    log(f"kernel {plan.kernel} (policy {plan.policy}); initramfs "
+        f"{initrd.stat().st_size // 1024} KiB; output {out}")
+    log(BANNER)
+    boot_s, total_s, stopped = run_qemu(cmd, xfer, console, plan.timeout, plan.verbose)
+    initrd.unlink()
+    got = scan_transfer(xfer)
+    for n, data in got["files"].items():
+        if n != "results.json":
+            write_atomic(out / n, data)
+
+    summary = {"name": plan.name, "emulated": True, "qemu_command": cmd,
+               "kernel": str(plan.kernel), "lab_kernel": plan.lab_kernel, "policy": plan.policy,
+               "boot_s": boot_s, "total_s": round(total_s, 1), "stopped": stopped,
+               "guest_done": got["done"], "step_exit_codes": got["exits"],
+               "transfer_errors": got["errors"]}
+    problems = list(got["errors"])
+    if not got["hello"]:
+        problems.append("the guest never reached its /init (see console.log)")
+    if not got["done"]:
+        problems.append("the guest did not finish its job" +
+                        (f" ({stopped})" if stopped else " (see console.log)"))
+    for step, rc in got["exits"].items():
+        if rc:
+            problems.append(f"guest step '{step}' exited {rc} (see {step}.err / run.log)")
+    check_guest_sysfs(plan, got, summary, problems)
+
+    results_path = None
+    if "results.json" in got["files"]:
+        results = json.loads(got["files"]["results.json"])
+        label_results(results, cmd, plan)
+        results_path = out / "results.json"
+        write_atomic(results_path, json.dumps(results, indent=1) + "\n")
+        topo = guest_classes(plan.wakebench, results, out)
+        summary["classes"] = [c["class"] for c in topo.get("classes", []) if c.get("available")]
+        print("classes available in the guest (wakebench topology on its hwloc XML): "
+              + ", ".join(summary["classes"]))
+        rows = pinned_checks(results, class_pairs(topo))
+        summary["pinned_check"] = rows
+        print_cases(results, rows)
+        for r in rows:
+            if r.get("agrees") is False:
+                problems.append(f"{r['name']}: ran on CPUs {r['cpus']}, which wakebench's "
+                                f"topology of the guest classifies as {r['class']}")
+    elif not plan.no_run and not plan.guest_cmd:
+        problems.append("no result set came back")
+
+    if results_path and plan.predict:
+        summary["agreement"] = agreement(plan.wakebench, results_path, out, plan.policy)
+
+    summary["problems"] = problems
+    write_atomic(out / "lab-summary.json", json.dumps(summary, indent=1, default=list) + "\n")
+    log(f"boot {boot_s:.1f} s, whole guest {total_s:.1f} s" if boot_s else
+        f"no boot after {total_s:.1f} s")
+    for p in problems:
+        log(f"PROBLEM: {p}")
+    log(f"results in {out} ({BANNER})")
+    return summary, problems

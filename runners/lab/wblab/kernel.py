@@ -1,0 +1,128 @@
+"""Guest kernels: the image to boot, which policy it runs and what it was built from.
+
+`--policy P` asks runners/lab/build-kernel.sh for Debian's 6.12 with P's patch (it prints the
+bzImage's path and leaves meta.json beside it; a cached image costs nothing). `--kernel IMAGE` boots
+an image; a meta.json beside it says its policy. Without either, the newest /boot/vmlinuz-* or the
+Debian image runners/lab/fetch-kernel.sh cached, held to the mainline model."""
+import glob
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+from . import HERE, REPO, LabError
+
+# The policies build-kernel.sh builds (current-cpu needs no patch: 6.12's select_task_rq_fair
+# already returns the waker's CPU for WF_CURRENT_CPU, which futex-swap's seccomp handoff carries, so
+# the mainline image runs it).
+KERNEL_POLICIES = ("mainline", "sync-pair", "sync-core", "sync-core-v2", "sync-2017")
+BUILD_SCRIPT = HERE / "build-kernel.sh"
+
+def version_key(path):
+    return [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", os.path.basename(path))]
+
+
+def cache_dir():
+    return Path(os.environ.get("WB_LAB_CACHE") or
+                Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "wakebench-lab")
+
+
+def find_kernel(arg, what="--kernel "):
+    if arg:
+        p = Path(arg)
+        if not p.is_file() or not os.access(p, os.R_OK):
+            raise LabError(f"{what}{arg}: not a readable file")
+        return p
+    env = os.environ.get("WB_LAB_KERNEL")
+    if env:
+        return find_kernel(env, "WB_LAB_KERNEL=")
+    for pattern in ("/boot/vmlinuz-*", str(cache_dir() / "kernel/boot/vmlinuz-*")):
+        found = [p for p in sorted(glob.glob(pattern), key=version_key) if os.access(p, os.R_OK)]
+        if found:
+            return Path(found[-1])
+    raise LabError("no kernel: none readable in /boot and none in the lab cache; run "
+                   "runners/lab/fetch-kernel.sh (Debian's linux-image-amd64) or pass --kernel PATH")
+
+
+def find_wakebench(arg):
+    """--wakebench, else $WB_BINARY, else the build directory runners/bootstrap.sh and the README
+    use ($WB_BUILD_DIR, default build/ in this checkout)."""
+    build = Path(os.environ.get("WB_BUILD_DIR") or REPO / "build")
+    if not build.is_absolute():
+        build = Path.cwd() / build
+    if arg:
+        cands = [("--wakebench", arg)]
+    elif os.environ.get("WB_BINARY"):
+        cands = [("$WB_BINARY", os.environ["WB_BINARY"])]
+    else:
+        cands = [("the build directory", build / "wakebench")]
+    for what, c in cands:
+        if Path(c).is_file() and os.access(c, os.X_OK):
+            return Path(c).resolve()
+    what, c = cands[0]
+    raise LabError(f"wakebench binary not found at {c} ({what}); build it (cmake -S . -B build "
+                   "&& cmake --build build --target wakebench) or pass --wakebench PATH")
+
+
+
+
+def build_kernel(policy, lockdep=False, script=BUILD_SCRIPT):
+    """The bzImage of `policy` from build-kernel.sh (which builds it unless cached)."""
+    if not Path(script).is_file():
+        raise LabError(f"{script} not found: --policy needs the kernel build script "
+                       "(or boot an image with --kernel)")
+    cmd = [str(script), "--policy", policy] + (["--lockdep"] if lockdep else [])
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        raise LabError(f"{' '.join(cmd)} exited {proc.returncode} (its stderr above)")
+    image = Path(lines[-1])
+    if not image.is_file():
+        raise LabError(f"{' '.join(cmd)} printed {image}, which is not a file")
+    return image
+
+
+def read_meta(image):
+    """meta.json beside `image` (build-kernel.sh writes it), or None. A meta.json that is not a
+    JSON object naming a policy is an error."""
+    path = Path(image).parent / "meta.json"
+    if not path.is_file():
+        return None
+    try:
+        meta = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise LabError(f"{path}: {e}") from None
+    if not isinstance(meta, dict) or not isinstance(meta.get("policy"), str):
+        raise LabError(f"{path}: not an object with a \"policy\" string")
+    return meta
+
+
+def resolve_kernel(kernel_arg, policy_arg, lockdep=False, build=build_kernel):
+    """(image, the policy whose model the guest is held to, environment.lab_kernel).
+
+    --policy alone builds (or finds) that policy's image. --kernel with a meta.json uses its policy
+    (a different --policy is an error); without one --policy names the model (default mainline)."""
+    if kernel_arg:
+        image = find_kernel(kernel_arg)
+        meta = read_meta(image)
+        if meta and policy_arg and policy_arg != meta["policy"]:
+            raise LabError(f"--kernel {kernel_arg} runs policy {meta['policy']} (its meta.json), "
+                           f"not --policy {policy_arg}")
+        policy = meta["policy"] if meta else (policy_arg or "mainline")
+    elif policy_arg:
+        image = build(policy_arg, lockdep)
+        meta = read_meta(image)
+        if meta and meta["policy"] != policy_arg:
+            raise LabError(f"{image}: meta.json says policy {meta['policy']}, not {policy_arg}")
+        policy = policy_arg
+    else:
+        image, meta, policy = find_kernel(None), None, "mainline"
+    info = {"image": str(image), "policy": policy}
+    if not meta:
+        info["note"] = "no meta.json beside the image: the policy is --policy's (default mainline)"
+    for k in ("source_version", "source_package", "patch_sha256", "config_sha256", "lockdep",
+              "build_seconds"):
+        if meta and k in meta:
+            info[k] = meta[k]
+    return image, policy, info

@@ -1,0 +1,279 @@
+"""`wakebench-lab matrix`: every preset x kernel (mainline and each patch, from build-kernel.sh)
+runs the blocking mechanisms kernel-placed, each held against its own policy's model; the table
+gives per cell the agreement, the observed shift against mainline's run on the same preset and the
+model's predicted shift. Cells whose results.json exists are not run again (--rerun forces it);
+their agreement is recomputed with the current wakebench, so a model fix re-renders the matrix
+without booting anything."""
+import argparse
+import datetime
+import json
+from pathlib import Path
+
+from . import REPO, LabError, log, write_atomic
+from .agreement import agreement, pct_text
+from .cli import topology_args
+from .guest import GuestPlan, run_guest
+from .kernel import KERNEL_POLICIES, find_wakebench, resolve_kernel
+
+PRESETS = ("smt2", "2llc", "smt2-2socket-numa")
+# The kernel-placed cases of the blocking mechanisms (spin never blocks); a regex Google
+# Benchmark's filter reads both as POSIX ERE and as ECMAScript.
+RUN_FILTER = ("^(pipe|unix-stream|unix-dgram|tcp-loopback|eventfd|futex|futex-swap|binder-like)"
+              "/.*kernel")
+# A shift smaller than this (in class steps, see distance()) is no shift.
+SHIFT_EPS = 0.1
+GOAL = 0.90
+
+
+def distance(classes, order):
+    """Mean distance of the wakee from the waker in class steps: same-cpu 0, smt-sibling 1, ...
+    in the order `wakebench topology --json` lists its classes (nearest first)."""
+    rank = {c: i for i, c in enumerate(order)}
+    return sum(f * rank[c] for c, f in classes.items())
+
+
+def direction(x):
+    return 0 if abs(x) < SHIFT_EPS else (1 if x > 0 else -1)
+
+
+def shift_range(states, base_states, order):
+    """The model's predicted shift as an interval: the patched kernel's steady states (with any
+    uncertain alternatives) against mainline's, each a mix anywhere between them."""
+    d = [distance(s, order) for s in states]
+    b = [distance(s, order) for s in base_states]
+    return min(d) - max(b), max(d) - min(b)
+
+
+def direction_ok(observed, lo, hi):
+    """Whether the observed shift goes a way (up, down or none) the predicted interval allows."""
+    want = direction(observed)
+    return (want > 0 and hi >= SHIFT_EPS) or (want < 0 and lo <= -SHIFT_EPS) or \
+        (want == 0 and lo < SHIFT_EPS and hi > -SHIFT_EPS)
+
+
+def cell_rows(report, base, order):
+    """One row per compared case of `report` (agreement.json of one preset x kernel): agreement,
+    observed and predicted shift against `base` (mainline's report on the same preset, or None)."""
+    base_cases = {c["name"]: c for c in (base or {}).get("cases", [])}
+    rows = {}
+    for c in report["cases"]:
+        row = {"mechanism": c["mechanism"], "wake_flags": c["wake_flags"],
+               "agreement": c["agreement"], "observed": c["observed"]["classes"],
+               "model": c["model"]["classes"], "why": c.get("attribution", [])}
+        if "uncertain" in c:
+            row["uncertain"] = dict(c["uncertain"], strict_agreement=c["strict_agreement"])
+        b = base_cases.get(c["name"])
+        if b is not None and report["policy"] != "mainline":
+            row["observed_shift"] = round(distance(c["observed"]["classes"], order)
+                                          - distance(b["observed"]["classes"], order), 3)
+            lo, hi = shift_range(c["model"].get("states") or [c["model"]["classes"]],
+                                 c["mainline_model"], order)
+            row["model_shift"] = [round(lo, 3), round(hi, 3)]
+            row["direction_ok"] = direction_ok(row["observed_shift"], lo, hi)
+        rows[c["name"]] = row
+    return rows
+
+
+def shift_text(lohi):
+    lo, hi = lohi
+    return f"{lo:+.2f}" if abs(hi - lo) < 0.005 else f"[{lo:+.2f},{hi:+.2f}]"
+
+
+def render(matrix):
+    """The markdown table (one per preset: rows are cases, columns kernels) and the cells below the
+    goal or with the shift in the wrong direction, each with the model's reasons."""
+    kernels = matrix["kernels"]
+    lines = []
+    for preset, per_kernel in matrix["cells"].items():
+        names = []
+        for k in kernels:
+            for n in (per_kernel.get(k) or {}).get("rows", {}):
+                if n not in names:
+                    names.append(n)
+        lines += [f"#### {preset}", "",
+                  "| case | flags | " + " | ".join(kernels) + " |",
+                  "|---|---|" + "---|" * len(kernels)]
+        for n in names:
+            flags = next(per_kernel[k]["rows"][n]["wake_flags"] for k in kernels
+                         if n in (per_kernel.get(k) or {}).get("rows", {}))
+            cells = []
+            for k in kernels:
+                cell = per_kernel.get(k)
+                r = (cell or {}).get("rows", {}).get(n)
+                if r is None:
+                    cells.append("-" if cell and "rows" in cell else "not run")
+                    continue
+                t = f"{r['agreement'] * 100:.0f}%"
+                if "uncertain" in r:
+                    t += "~"
+                if r["agreement"] < GOAL:
+                    t = f"**{t}**"
+                if "observed_shift" in r:
+                    t += (f" {r['observed_shift']:+.2f}/{shift_text(r['model_shift'])}"
+                          + ("" if r["direction_ok"] else " (wrong way)"))
+                cells.append(t)
+            lines.append(f"| {n} | {flags} | " + " | ".join(cells) + " |")
+        lines.append("")
+    short = [(p, k, n, r) for p, pk in matrix["cells"].items() for k, cell in pk.items()
+             for n, r in (cell or {}).get("rows", {}).items()
+             if r["agreement"] < GOAL or not r.get("direction_ok", True)]
+    unc = [(p, k, n, r) for p, pk in matrix["cells"].items() for k, cell in pk.items()
+           for n, r in (cell or {}).get("rows", {}).items() if "uncertain" in r]
+    if unc:
+        lines += ["#### Cells the model calls uncertain (~)", "",
+                  "Agreement with the best mix of the two steady states; strict: with the first "
+                  "alone.", ""]
+    for p, k, n, r in unc:
+        u = r["uncertain"]
+        lines.append(f"- {p} / {k} / {n}: observed {pct_text(r['observed'])}; model "
+                     f"{pct_text(r['model'])} or "
+                     + " or ".join(pct_text(a["classes"]) for a in u["alternatives"])
+                     + "; best mix "
+                     f"{u['best_share'] * 100:.0f}% of the second, agreement "
+                     f"{r['agreement'] * 100:.0f}%, strict {u['strict_agreement'] * 100:.0f}%")
+    if unc:
+        lines.append("")
+    missing = sorted({(k, cell["missing"]) for pk in matrix["cells"].values()
+                      for k, cell in pk.items() if cell and cell.get("missing")})
+    if missing:
+        lines += ["#### Not run", ""] + [f"- {k}: {why}" for k, why in missing] + [""]
+    if short:
+        lines += ["#### Cells under 90% or shifted the wrong way", ""]
+    for p, k, n, r in short:
+        lines.append(f"- {p} / {k} / {n}: agreement {r['agreement'] * 100:.0f}%, model "
+                     f"{pct_text(r['model'])}, observed {pct_text(r['observed'])}"
+                     + (f", shift observed {r['observed_shift']:+.2f} vs predicted "
+                        f"{shift_text(r['model_shift'])}" if "observed_shift" in r else ""))
+        for why in r["why"]:
+            lines.append(f"  - {why}")
+    return "\n".join(lines) + "\n"
+
+
+def kernel_line(policy, info):
+    keys = ("source_version", "source_package", "patch_sha256", "config_sha256", "lockdep",
+            "build_seconds")
+    return f"- {policy}: " + ", ".join(
+        f"{k} {str(info[k])[:16] if k.endswith('sha256') else info[k]}" for k in keys if k in info)
+
+
+def update_doc(doc, table):
+    """Replaces the text between the matrix markers of `doc` with `table`."""
+    begin, end = "<!-- matrix:begin -->", "<!-- matrix:end -->"
+    text = Path(doc).read_text()
+    if begin not in text or end not in text:
+        raise LabError(f"{doc}: no '{begin}' ... '{end}' markers to put the matrix between")
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    write_atomic(Path(doc), head + begin + "\n" + table + end + tail)
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(prog="wakebench-lab matrix", description=__doc__)
+    ap.add_argument("--presets", default=",".join(PRESETS),
+                    help=f"comma-separated presets (default {','.join(PRESETS)})")
+    ap.add_argument("--kernels", default=",".join(KERNEL_POLICIES),
+                    help=f"comma-separated policies (default {','.join(KERNEL_POLICIES)}); each "
+                         "kernel comes from build-kernel.sh (built unless cached)")
+    ap.add_argument("--image", action="append", default=[], metavar="POLICY=IMAGE",
+                    help="boot IMAGE for POLICY instead of asking build-kernel.sh (repeatable)")
+    ap.add_argument("--out", help="matrix directory (default results/lab/matrix-<time>); one "
+                                  "<preset>/<policy>/ per cell")
+    ap.add_argument("--rerun", action="store_true", help="run cells whose results exist again")
+    ap.add_argument("--no-run", action="store_true",
+                    help="only re-render from the cells that exist (no guest is booted)")
+    ap.add_argument("--doc", help="also put the table between the matrix markers of this file "
+                                  "(docs/lab-validation.md)")
+    ap.add_argument("--wakebench", help="wakebench binary (as for one guest)")
+    ap.add_argument("--timeout", type=int, default=1800, help="per guest, s (default 1800)")
+    args = ap.parse_args(argv)
+
+    presets = [p for p in args.presets.split(",") if p]
+    kernels = [k for k in args.kernels.split(",") if k]
+    for k in kernels:
+        if k not in KERNEL_POLICIES:
+            raise LabError(f"--kernels: unknown policy {k} (one of {', '.join(KERNEL_POLICIES)})")
+    images = dict(kv.split("=", 1) for kv in args.image)
+    wakebench = find_wakebench(args.wakebench)
+    out = Path(args.out) if args.out else (
+        REPO / "results/lab" / f"matrix-{datetime.datetime.now():%Y%m%d-%H%M%S}")
+    matrix = {"kernels": kernels, "cells": {p: {} for p in presets}, "kernel_meta": {}}
+    # Kernel by kernel (each image is built or found once), every preset on each.
+    for policy in kernels:
+        for preset in presets:
+            cell = out / preset / policy
+            why = None
+            if not args.no_run and (args.rerun or not (cell / "results.json").is_file()):
+                try:  # a kernel that cannot be had leaves its cells out, the others run
+                    kernel, pol, info = resolve_kernel(images.get(policy), policy)
+                except LabError as e:
+                    why = f"no kernel: {e}"
+                    log(f"{preset} x {policy}: {why}")
+                else:
+                    name, smp, numa, cpu = topology_args(preset)
+                    plan = GuestPlan(name, smp, numa, cpu, kernel, pol, info, wakebench,
+                                     REPO / f"configs/lab/{preset}.json", cell,
+                                     timeout=args.timeout,
+                                     run_args=[f"--benchmark_filter={RUN_FILTER}"])
+                    run_guest(plan)
+            matrix["cells"][preset][policy] = (
+                {"missing": why} if why else collect(wakebench, cell, policy, matrix))
+    order = topology_order(out)
+    for preset, per_kernel in matrix["cells"].items():
+        base = (per_kernel.get("mainline") or {}).get("report")
+        for policy, cell in per_kernel.items():
+            if cell.get("report"):
+                cell["rows"] = cell_rows(cell["report"], base, order)
+    table = render_document(matrix)
+    out.mkdir(parents=True, exist_ok=True)
+    for cells in matrix["cells"].values():
+        for cell in cells.values():
+            cell.pop("report", None)
+    write_atomic(out / "matrix.json", json.dumps(matrix, indent=1) + "\n")
+    write_atomic(out / "matrix.md", table)
+    if args.doc:
+        update_doc(args.doc, table)
+    print(table, end="")
+    log(f"matrix in {out}/matrix.md")
+    return 0
+
+
+def collect(wakebench, cell, policy, matrix):
+    """The agreement of one cell from its results.json, recomputed with the current model."""
+    results = cell / "results.json"
+    if not results.is_file():
+        return {"missing": "not run" if not cell.exists() else "no results (see lab-summary.json)"}
+    env = json.loads(results.read_text()).get("environment", {})
+    info = env.get("lab_kernel") or {}
+    if info.get("policy", policy) != policy:
+        raise LabError(f"{results}: ran policy {info.get('policy')}, not {policy}")
+    matrix["kernel_meta"].setdefault(policy, info)
+    rep = agreement(wakebench, results, cell, policy)
+    if "unavailable" in rep:
+        return {"missing": rep["unavailable"]}
+    return {"report": json.loads((cell / "agreement.json").read_text())}
+
+
+def topology_order(out):
+    """The class order (nearest first) from any cell's `wakebench topology --json` output."""
+    for t in sorted(Path(out).glob("*/*/topology.json")):
+        classes = json.loads(t.read_text()).get("classes", [])
+        if classes:
+            return [c["class"] for c in classes]
+    raise LabError(f"{out}: no cell has a topology.json (no guest came back)")
+
+
+def render_document(matrix):
+    head = [f"Rendered {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC from "
+            "each cell's results.json (the guests' own run times are in their lab-summary.json). "
+            "Per cell: agreement of the kernel's placements with its own policy's model (1 - total "
+            "variation distance, round trips of 3 fresh pairs x 2000), then for a patched kernel "
+            "the observed / predicted shift against mainline's run on the same preset (mean "
+            "distance of the wakee from the waker in class steps: same-cpu 0, smt-sibling 1, ...; "
+            "negative = closer to the waker; an interval where either model is uncertain); **bold** is "
+            "under 90%, ~ a case the model calls uncertain (held to its range), (wrong way) an "
+            "observed shift whose direction the predicted one does not allow (|shift| < 0.1 counts "
+            "as none).", "",
+            "Kernels:"]
+    head += [kernel_line(p, matrix["kernel_meta"].get(p, {})) for p in matrix["kernels"]]
+    return "\n".join(head) + "\n\n" + render(matrix)
+

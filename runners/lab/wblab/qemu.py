@@ -1,0 +1,263 @@
+"""The guest's topology as qemu arguments (presets, -smp/-numa parsing, the topology they ask
+for) and running qemu, bounded, with the transfer port's protocol (guest-init.sh)."""
+import base64
+import ctypes
+import hashlib
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+from . import LabError, log
+from .cpulist import parse_cpu_list
+
+# -cpu Skylake-Server: qemu 7.2 encodes SMT in CPUID leaf 0xB/0x1F and L3 sharing per die in leaf 4
+# (target/i386/cpu.c, cpu_x86_cpuid case 4: L3 shared by 1 << apicid_die_offset), so the guest
+# kernel sees thread siblings and one LLC per die. `-cpu EPYC` with the same -smp shows no SMT
+# siblings to the guest (checked on Debian's qemu 7.2), so the presets use Skylake-Server.
+PRESETS = {
+    "smt2": {
+        "doc": "1 socket, 2 cores x 2 threads, one LLC, one node",
+        "cpu": "Skylake-Server",
+        "smp": "4,sockets=1,cores=2,threads=2",
+        "numa": [],
+    },
+    "smt2-2socket-numa": {
+        "doc": "2 sockets x 2 cores x 2 threads, one LLC per socket, 2 NUMA nodes",
+        "cpu": "Skylake-Server",
+        "smp": "8,sockets=2,cores=2,threads=2",
+        "numa": ["node,nodeid=0", "node,nodeid=1",
+                 "cpu,node-id=0,socket-id=0", "cpu,node-id=1,socket-id=1"],
+    },
+    # Two LLCs in one node: qemu's x86 L3 is per die, so two dies in one socket and no -numa.
+    "2llc": {
+        "doc": "1 socket, 2 dies x 2 cores (no SMT), one LLC per die, one node",
+        "cpu": "Skylake-Server",
+        "smp": "4,sockets=1,dies=2,cores=2,threads=1",
+        "numa": [],
+    },
+}
+
+
+
+
+def parse_kv(text):
+    """'8,sockets=2,cores=2' -> ('8', {'sockets': '2', 'cores': '2'}), keeping repeated keys."""
+    head, kv = None, {}
+    for i, tok in enumerate(text.split(",")):
+        if "=" in tok:
+            k, v = tok.split("=", 1)
+            kv.setdefault(k, []).append(v)
+        elif i == 0:
+            head = tok
+        else:
+            # qemu's "cpus=0-1,3" continuation: a bare token after cpus= extends it.
+            if "cpus" in kv:
+                kv["cpus"][-1] += "," + tok
+            else:
+                raise LabError(f"cannot parse '{tok}' in '{text}'")
+    return head, kv
+
+
+def parse_smp(smp):
+    head, kv = parse_kv(smp)
+    one = {k: int(v[-1]) for k, v in kv.items() if k in ("cpus", "sockets", "dies", "cores",
+                                                          "threads", "maxcpus")}
+    unknown = set(kv) - {"cpus", "sockets", "dies", "cores", "threads", "maxcpus"}
+    if unknown:
+        raise LabError(f"-smp '{smp}': the lab does not model {', '.join(sorted(unknown))}")
+    if head is not None:
+        one["cpus"] = int(head)
+    dies, threads = one.get("dies", 1), one.get("threads", 1)
+    sockets, cores = one.get("sockets"), one.get("cores")
+    cpus = one.get("cpus")
+    if cores is None and sockets is None:
+        raise LabError(f"-smp '{smp}': give sockets= and cores= so the expected topology is exact")
+    if cores is None:
+        cores = cpus // (sockets * dies * threads)
+    if sockets is None:
+        sockets = cpus // (dies * cores * threads)
+    total = sockets * dies * cores * threads
+    if cpus is None:
+        cpus = total
+    if cpus != total:
+        raise LabError(f"-smp '{smp}': {cpus} CPUs but sockets*dies*cores*threads = {total} "
+                       "(hot-pluggable CPUs are not modelled)")
+    return {"cpus": cpus, "sockets": sockets, "dies": dies, "cores": cores, "threads": threads}
+
+
+def expected_topology(smp, numa_args):
+    """CPU index -> socket/die/core ids as qemu's x86 CPU index -> APIC id mapping lays them out
+    (threads innermost: hw/i386/x86.c x86_topo_ids_from_idx), the thread siblings and L3 span
+    (per die, see PRESETS), and the NUMA node (qemu puts CPUs no -numa names on node 0)."""
+    t = parse_smp(smp)
+    cpus = {}
+    for i in range(t["cpus"]):
+        thread = i % t["threads"]
+        core = (i // t["threads"]) % t["cores"]
+        die = (i // (t["threads"] * t["cores"])) % t["dies"]
+        socket = i // (t["threads"] * t["cores"] * t["dies"])
+        cpus[i] = {"socket": socket, "die": die, "core": core, "thread": thread, "node": 0}
+    for arg in numa_args:
+        kind, kv = parse_kv(arg)
+        if kind == "node" and "cpus" in kv:
+            node = int(kv.get("nodeid", ["0"])[-1])
+            for text in kv["cpus"]:
+                for c in parse_cpu_list(text):
+                    if c in cpus:
+                        cpus[c]["node"] = node
+        elif kind == "cpu":
+            node = int(kv["node-id"][-1])
+            sel = {k[:-3]: int(v[-1]) for k, v in kv.items()
+                   if k.endswith("-id") and k != "node-id"}
+            for info in cpus.values():
+                if all(info.get(k) == v for k, v in sel.items()):
+                    info["node"] = node
+    for i, info in cpus.items():
+        info["siblings"] = {j for j, o in cpus.items()
+                            if (o["socket"], o["die"], o["core"]) ==
+                               (info["socket"], info["die"], info["core"])}
+        info["l3"] = {j for j, o in cpus.items() if (o["socket"], o["die"]) ==
+                      (info["socket"], info["die"])}
+    nodes = {}
+    for i, info in cpus.items():
+        nodes.setdefault(info["node"], set()).add(i)
+    return {"smp": t, "cpus": cpus, "nodes": nodes}
+
+
+def add_memory_backends(numa_args, mem_mb):
+    """-numa node entries without mem=/memdev= get an equal share of the guest RAM through a
+    memory-backend-ram object (qemu >= 5.1 pc machines refuse nodes without memory once -numa is
+    given: 'total memory for NUMA nodes should equal RAM size')."""
+    nodes = [a for a in numa_args if a.split(",", 1)[0] == "node" and "mem" not in a]
+    if not nodes:
+        return [], list(numa_args)
+    if mem_mb % len(nodes):
+        raise LabError(f"--mem {mem_mb} does not split evenly over {len(nodes)} NUMA nodes")
+    objects, out, k = [], [], 0
+    for a in numa_args:
+        if a in nodes:
+            objects.append(f"memory-backend-ram,id=wblabmem{k},size={mem_mb // len(nodes)}M")
+            a = f"{a},memdev=wblabmem{k}"
+            k += 1
+        out.append(a)
+    return objects, out
+
+
+def set_pdeathsig():
+    # prctl(PR_SET_PDEATHSIG, SIGKILL): qemu dies with the runner even if the runner is killed by
+    # SIGKILL and no handler can run.
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGKILL, 0, 0, 0)
+
+
+def scan_transfer(path):
+    """Parse the transfer port's log: files (verified), step exit codes, markers seen."""
+    files, exits, errors = {}, {}, []
+    hello = done = False
+    cur = None
+    try:
+        text = path.read_bytes().decode("ascii", "replace")
+    except FileNotFoundError:
+        text = ""
+    for raw in text.splitlines():
+        line = raw.strip("\r\n\x00 ")
+        if cur is not None:
+            if line == f"WBLAB-END {cur['name']}":
+                data = base64.b64decode("".join(cur["chunks"]))
+                if len(data) != cur["size"] or hashlib.sha256(data).hexdigest() != cur["sha"]:
+                    errors.append(f"{cur['name']}: transfer corrupted ({len(data)} of "
+                                  f"{cur['size']} bytes, checksum mismatch)")
+                else:
+                    files[cur["name"]] = data
+                cur = None
+            elif line.startswith("WBLAB-"):
+                errors.append(f"{cur['name']}: transfer interrupted by '{line}'")
+                cur = None
+            else:
+                cur["chunks"].append(line)
+            if cur is not None:
+                continue
+        m = re.match(r"WBLAB-BEGIN (\S+) (\d+) ([0-9a-f]{64})$", line)
+        if m:
+            cur = {"name": m.group(1), "size": int(m.group(2)), "sha": m.group(3), "chunks": []}
+        elif line.startswith("WBLAB-HELLO"):
+            hello = True
+        elif line.startswith("WBLAB-EXIT "):
+            _, step, rc = line.split()
+            exits[step] = int(rc)
+        elif line == "WBLAB-DONE":
+            done = True
+    if cur is not None:
+        errors.append(f"{cur['name']}: transfer cut off (guest stopped mid-file)")
+    return {"files": files, "exits": exits, "hello": hello, "done": done, "errors": errors}
+
+
+def run_qemu(cmd, xfer, console, timeout, verbose):
+    """Runs qemu until it powers off, `timeout` s pass or the guest kernel reports a CPU stuck for
+    LOCKUP_S (a hung guest never recovers: waiting out the budget would only waste the host);
+    returns (boot_s, total_s, why it was stopped or None). No qemu process outlives this
+    function: it is killed in `finally`, on SIGTERM/SIGINT (the handlers raise), and by
+    PDEATHSIG if this process dies outright."""
+    start = time.monotonic()
+    boot_s = None
+    with open(console.with_suffix(".qemu-stderr"), "wb") as err:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=err, stderr=err,
+                                preexec_fn=set_pdeathsig)
+    shown = 0
+    try:
+        while True:
+            try:
+                proc.wait(timeout=0.25)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            now = time.monotonic() - start
+            if boot_s is None and xfer.exists() and b"WBLAB-HELLO" in xfer.read_bytes()[:4096]:
+                boot_s = now
+                log(f"guest booted in {boot_s:.1f} s")
+            if verbose and console.exists():
+                data = console.read_bytes()
+                sys.stderr.write(data[shown:].decode("utf-8", "replace"))
+                shown = len(data)
+            stuck = lockup(console)
+            if now > timeout or stuck:
+                why = stuck or f"timed out after {timeout} s"
+                log(f"guest {why}: killing qemu (pid {proc.pid})")
+                return boot_s, now, why
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    if proc.returncode != 0:
+        msg = console.with_suffix(".qemu-stderr").read_text(errors="replace")
+        msg = [l for l in msg.splitlines() if "TCG doesn't support" not in l]
+        raise LabError(f"qemu exited {proc.returncode}: {' '.join(msg[-3:]) or 'no message'}")
+    return boot_s, time.monotonic() - start, None
+
+
+# The soft-lockup watchdog repeats "stuck for Ns" while a guest CPU spins with preemption off; past
+# this the guest is hung (seen with -accel tcg,thread=multi on an overloaded host, see the README).
+LOCKUP_S = 120
+
+
+def lockup(console):
+    try:
+        text = console.read_bytes().decode("utf-8", "replace")
+    except FileNotFoundError:
+        return None
+    worst = None
+    for m in re.finditer(r"soft lockup - (CPU#\d+) stuck for (\d+)s! \[([^\]]*)\]", text):
+        if int(m.group(2)) >= LOCKUP_S:
+            worst = f"kernel hung: soft lockup, {m.group(1)} stuck for {m.group(2)} s in " \
+                    f"{m.group(3)} (see console.log)"
+    return worst
+
+
+def qemu_binary():
+    """$WB_LAB_QEMU (a path or a name on PATH), else qemu-system-x86_64."""
+    return os.environ.get("WB_LAB_QEMU") or "qemu-system-x86_64"
+
+
