@@ -142,15 +142,15 @@ class BinderLike final : public Workload {
       const int64_t k = i - warmup_;
       if (k == 0) ctx.start_counting();
       const int cpu = sched_getcpu();
-      const int64_t t0 = now_ns();
+      const int64_t t0 = stamp();
       ctx.work(static_cast<size_t>(c));
       std::memcpy(request(c), local.data(), payload_);
       header(c).round_trip = k;
-      const int64_t sent = now_ns();
+      const int64_t sent = stamp();
       int rc = write_all(request_w_.get(), reinterpret_cast<const char*>(&record), sizeof record);
       if (rc == 0) rc = read_all(reply_r_[c].get(), &ack, 1);
       if (rc == 0) std::memcpy(local.data(), reply(c), payload_);
-      t1 = now_ns();
+      t1 = stamp();
       if (rc != 0) {
         ctx.fail("transaction " + std::to_string(i) + ": " + errno_name(rc));
         return 1;
@@ -184,7 +184,7 @@ class BinderLike final : public Workload {
     for (;;) {
       uint32_t c = 0;
       int rc = read_all(request_r_.get(), reinterpret_cast<char*>(&c), sizeof c);
-      const int64_t woke = now_ns();
+      const int64_t woke = stamp();
       if (rc == 0 && c == kStop) break;
       if (rc == 0 && c >= static_cast<uint32_t>(w_)) rc = EPROTO;
       if (rc != 0) {

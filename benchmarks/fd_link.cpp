@@ -14,9 +14,8 @@ FdLink::FdLink(const CaseSpec& spec, std::vector<Fd> fds, std::array<size_t, 2> 
       fds_(std::move(fds)),
       tx_(tx),
       rx_(rx),
-      framing_(framing) {
-  for (auto& b : buf_) b.assign(static_cast<size_t>(spec.params.payload), 'w');
-}
+      framing_(framing),
+      buf_(static_cast<size_t>(spec.params.payload), 'w') {}
 
 void FdLink::attach(Role role) {
   if (!processes_) return;
@@ -28,15 +27,16 @@ void FdLink::attach(Role role) {
 int FdLink::send(Role from) noexcept {
   const int me = static_cast<int>(from);
   const int fd = fds_[tx_[me]].get();
-  const std::vector<char>& b = buf_[me];
+  const char* b = buf_[from];
+  const size_t n = buf_.size();
   switch (framing_) {
     case Framing::kPipe:
-      return write_all(fd, b.data(), b.size());
+      return write_all(fd, b, n);
     case Framing::kSocket:
-      return send_all(fd, b.data(), b.size());
+      return send_all(fd, b, n);
     case Framing::kDatagram:
       for (;;) {
-        if (::send(fd, b.data(), b.size(), MSG_NOSIGNAL) >= 0) return 0;
+        if (::send(fd, b, n, MSG_NOSIGNAL) >= 0) return 0;
         if (errno != EINTR) return errno;
       }
   }
@@ -46,14 +46,15 @@ int FdLink::send(Role from) noexcept {
 int FdLink::wait(Role me_role) noexcept {
   const int me = static_cast<int>(me_role);
   const int fd = fds_[rx_[me]].get();
-  std::vector<char>& b = buf_[me];
-  if (framing_ != Framing::kDatagram) return read_all(fd, b.data(), b.size());
+  char* b = buf_[me_role];
+  const size_t size = buf_.size();
+  if (framing_ != Framing::kDatagram) return read_all(fd, b, size);
   for (;;) {
-    const ssize_t n = ::recv(fd, b.data(), b.size(), 0);
+    const ssize_t n = ::recv(fd, b, size, 0);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return errno;
     if (n == 0) return EPIPE;  // payload >= 1: an empty read is the partner's close
-    return static_cast<size_t>(n) == b.size() ? 0 : EMSGSIZE;
+    return static_cast<size_t>(n) == size ? 0 : EMSGSIZE;
   }
 }
 

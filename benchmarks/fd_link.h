@@ -6,6 +6,7 @@
 #include <array>
 #include <vector>
 
+#include "benchmarks/shared_state.h"
 #include "common/driver.h"
 #include "common/sys.h"
 
@@ -28,13 +29,15 @@ class FdLink final : public Link {
   void attach(Role role) override;
   int send(Role from) noexcept override;
   int wait(Role me) noexcept override;
+  // What `side` writes from and reads into: its own, on lines of its own.
+  const char* buffer(Role side) const noexcept { return buf_[side]; }
 
  private:
   bool processes_;
   std::vector<Fd> fds_;
   std::array<size_t, 2> tx_, rx_;
   Framing framing_;
-  std::array<std::vector<char>, 2> buf_;  // one buffer per side: threads never share one
+  SideBuffers buf_;  // one buffer per side: threads never share a line
 };
 
 }  // namespace wb

@@ -171,12 +171,13 @@ class FutexSwapLink final : public Link {
   int send(Role from) noexcept override {
     payload_.put(from);
     if (from == Role::kWaker) {
-      waker_rc_ = syscall(__NR_ioctl, kMagicFd, 0, 0) == 0 ? 0 : errno;
-      if (waker_rc_ == ENOSYS) waker_rc_ = EPIPE;  // the listener is gone (seccomp.c)
+      int& rc = waker_rc_.value;
+      rc = syscall(__NR_ioctl, kMagicFd, 0, 0) == 0 ? 0 : errno;
+      if (rc == ENOSYS) rc = EPIPE;  // the listener is gone (seccomp.c)
       return 0;
     }
     seccomp_notif_resp resp{};
-    resp.id = pending_id_;
+    resp.id = pending_id_.value;
     for (;;) {
       if (ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_SEND, &resp) == 0) return 0;
       if (errno != EINTR) return errno;
@@ -185,8 +186,8 @@ class FutexSwapLink final : public Link {
 
   int wait(Role me) noexcept override {
     if (me == Role::kWaker) {
-      if (waker_rc_ == 0) payload_.get(me);
-      return waker_rc_;
+      if (waker_rc_.value == 0) payload_.get(me);
+      return waker_rc_.value;
     }
     seccomp_notif req;
     for (;;) {
@@ -194,7 +195,7 @@ class FutexSwapLink final : public Link {
       if (ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_RECV, &req) == 0) break;
       if (errno != EINTR) return errno;
     }
-    pending_id_ = req.id;
+    pending_id_.value = req.id;
     payload_.get(me);
     return 0;
   }
@@ -204,8 +205,9 @@ class FutexSwapLink final : public Link {
   bool processes_;
   Fd handover_[2];  // socketpair: [0] the waker's end, [1] the wakee's
   Fd listener_;     // the wakee's
-  __u64 pending_id_ = 0;
-  int waker_rc_ = 0;
+  // Each written by one side only, on a line of its own (threads mode shares this object).
+  OwnLine<__u64> pending_id_;  // the wakee's
+  OwnLine<int> waker_rc_;      // the waker's
 };
 
 std::optional<std::string> probe_sync_wakeups() {

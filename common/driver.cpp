@@ -4,11 +4,13 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -40,6 +42,12 @@ struct alignas(kHotAlign) Control {
   std::atomic<uint32_t> arrived;  // barrier: tasks that finished setup
   std::atomic<uint32_t> abort;    // a task failed: everyone leaves
 };
+
+#ifdef MADV_POPULATE_WRITE
+constexpr int kPopulateWrite = MADV_POPULATE_WRITE;
+#else
+constexpr int kPopulateWrite = 23;  // Linux 5.14 uapi; older glibc headers lack it
+#endif
 
 std::string hot_loop_error(int64_t round_trip, int err) {
   return "round trip " + std::to_string(round_trip) + ": " + errno_name(err) + " (" +
@@ -112,26 +120,30 @@ class PingPong final : public Workload {
   static Role role(size_t t) { return t % 2 == 0 ? Role::kWaker : Role::kWakee; }
 
   // Each round trip: [work], send, wait. The round trip starts before the work (so the RTT holds
-  // both sides' work); the hand-off time for wakeup_ns is taken after it.
+  // both sides' work); the hand-off time for wakeup_ns is taken after it. A round trip starts
+  // where the previous one ended, so one stamp per round trip, and the samples add up to the span.
   int run_waker(size_t p, TaskContext& ctx) noexcept {
     Link& link = *links_[p];
     StreamArea& a = ctx.stream(p);
     const bool work = ctx.has_work();
-    int64_t t1 = 0;
     if (gated_) wait_until_sleeping(gates_[p]);
+    int64_t t1 = stamp();
     for (int64_t i = 0; i < total_; ++i) {
       const int64_t k = i - warmup_;
-      if (k == 0) ctx.start_counting();
+      if (k == 0) {
+        ctx.start_counting();
+        t1 = stamp();  // after the counters' syscall
+      }
       const int cpu = sched_getcpu();
-      const int64_t t0 = now_ns();
+      const int64_t t0 = t1;
       int64_t sent = t0;
       if (work) {
         ctx.work(p);
-        sent = now_ns();
+        sent = stamp();
       }
       int rc = link.send(Role::kWaker);
       if (rc == 0) rc = link.wait(Role::kWaker);
-      t1 = now_ns();
+      t1 = stamp();
       if (rc != 0) {
         ctx.fail(hot_loop_error(i, rc));
         return 1;
@@ -144,7 +156,8 @@ class PingPong final : public Workload {
     return 0;
   }
 
-  // Each round trip: wait, [work], send.
+  // Each round trip: wait, [work], send. Only the wake stamp sits between the wait and the answer:
+  // the CPU and the stores come after it, out of the waker's round trip.
   int run_wakee(size_t p, TaskContext& ctx) noexcept {
     Link& link = *links_[p];
     StreamArea& a = ctx.stream(p);
@@ -153,11 +166,7 @@ class PingPong final : public Workload {
       const int64_t k = i - warmup_;
       if (k == 0) ctx.start_counting();
       int rc = link.wait(Role::kWakee);
-      const int64_t t = now_ns();
-      if (rc == 0 && k >= 0) {
-        a.wake_ts[k] = t;
-        a.wakee_cpu[k] = sched_getcpu();
-      }
+      const int64_t woke = stamp();
       if (rc == 0) {
         if (work) ctx.work(p);
         rc = link.send(Role::kWakee);
@@ -165,6 +174,10 @@ class PingPong final : public Workload {
       if (rc != 0) {
         ctx.fail(hot_loop_error(i, rc));
         return 1;
+      }
+      if (k >= 0) {
+        a.wake_ts[k] = woke;
+        a.wakee_cpu[k] = sched_getcpu();
       }
       ctx.progress(i + 1);
     }
@@ -205,6 +218,19 @@ class Children {
     for (auto& c : kids_)
       if (!c.reaped) kill(c.pid, SIGKILL);
   }
+  // Stops waiting for the killed tasks that are still there (stuck in uninterruptible sleep): the
+  // destructor does not block on them; they stay zombies of this process until it exits.
+  std::string abandon() {
+    std::string who;
+    for (auto& c : kids_)
+      if (!c.reaped) {
+        const char state = task_state(c.pid);
+        who += (who.empty() ? "" : ", ") + c.who + " (pid " + std::to_string(c.pid) + ", state " +
+               std::string(1, state ? state : '?') + ")";
+        c.reaped = true;
+      }
+    return who;
+  }
 
  private:
   std::vector<Kid> kids_;
@@ -217,8 +243,9 @@ std::unique_ptr<Workload> LinkMechanism::make_workload(const CaseSpec& spec,
   return std::make_unique<PingPong>(*this, spec, pairs);
 }
 
-std::optional<std::string> Mechanism::skip_reason(const CaseSpec& spec) const {
-  if (auto why = knob_skip_reason(spec, client_service())) return why;
+std::optional<std::string> Mechanism::skip_reason(const CaseSpec& spec,
+                                                  const Topology& topo) const {
+  if (auto why = knob_skip_reason(spec, topo, client_service())) return why;
   return mechanism_skip_reason(spec);
 }
 
@@ -236,14 +263,15 @@ CaseCounters sum_counters(const std::vector<std::vector<PairSamples>>& repetitio
 
 class CaseRun {
  public:
-  CaseRun(const CaseSpec& spec, const Mechanism& mech)
+  CaseRun(const CaseSpec& spec, const Mechanism& mech, const Topology& topo)
       : spec_(spec), pairs_(concurrent_pairs(spec)), n_(spec.round_trips) {
     if (pairs_.empty()) throw std::invalid_argument(spec.name + ": no CPU pair to run on");
     if (spec.params.background != "none") {
       std::string why;
-      background_ = background_cpus(spec, live_topology(), &why);
+      background_ = background_cpus(spec, topo, &why);
       if (!why.empty()) throw std::invalid_argument(why);
     }
+    stamp_clock();  // calibrated here, once, before any task stamps
     iterations_ = busy_loop_iterations(spec.params.work_ns);
     workload_ = mech.make_workload(spec, pairs_);
     tasks_ = workload_->tasks();
@@ -360,6 +388,9 @@ int CaseRun::task_main(size_t t, const RunOptions& opts) noexcept {
     if (got != start_cpu)
       throw std::runtime_error("pinning did not hold: pinned to CPU " + std::to_string(start_cpu) +
                                ", running on CPU " + std::to_string(got));
+    // The sample arrays' pages, mapped now rather than faulted in one by one inside the timed
+    // round trips (a kernel without MADV_POPULATE_WRITE, before 5.14, faults them in as it goes).
+    madvise(region_->data(), region_->size(), kPopulateWrite);
     const std::string refused = apply_sched(spec_.params.sched[side], spec_.params.nice[side]);
     if (!refused.empty()) throw std::runtime_error("refused: " + refused);
     // Opened after pinning, so that the counters count this task where it is measured.
@@ -466,20 +497,19 @@ RunOutcome CaseRun::run(const RunOptions& opts) {
   // SIGKILL): that is the case's reason, ahead of its partner's consequent EPIPE.
   std::string external_death;
   bool we_killed = false;
-  const int64_t deadline = now_ns() + static_cast<int64_t>(opts.timeout_s * 1e9);
-  int64_t grace_deadline = -1;  // after a task failed: how long the others get to finish
+  Deadlines deadlines(now_ns(), static_cast<int64_t>(opts.timeout_s * 1e9));
   auto& kids = children.kids();
   size_t remaining = kids.size();
   while (remaining > 0) {
-    if (g_interrupted.load()) {
+    const int64_t now = now_ns();
+    if (g_interrupted.load() && !we_killed) {
       if (error.empty()) error = "interrupted";
       we_killed = true;
       children.kill_all();
+      deadlines.killed(now);
     }
-    const int64_t now = now_ns();
-    int64_t until = grace_deadline >= 0 ? std::min(deadline, grace_deadline) : deadline;
-    if (now >= until) {
-      if (now >= deadline && error.empty()) {
+    if (deadlines.kill_due(now)) {
+      if (deadlines.timed_out(now) && error.empty()) {
         error = "timeout after " + std::to_string(static_cast<int>(opts.timeout_s)) + " s:";
         for (size_t t = 0; t < tasks_.size(); ++t)
           error += " " + tasks_[t].name + " at round trip " +
@@ -488,8 +518,14 @@ RunOutcome CaseRun::run(const RunOptions& opts) {
       }
       we_killed = true;
       children.kill_all();
-      until = now + 1'000'000'000;  // SIGKILLed tasks exit promptly
-      grace_deadline = -1;
+      deadlines.killed(now);
+    }
+    if (deadlines.give_up(now)) {
+      const std::string stuck = children.abandon();
+      error = (error.empty() ? "" : error + "; ") + "did not exit within " +
+              std::to_string(Deadlines::kKillGraceNs / 1'000'000'000) +
+              " s of SIGKILL, left behind: " + stuck;
+      break;
     }
     std::vector<pollfd> fds;
     std::vector<size_t> idx;
@@ -498,7 +534,7 @@ RunOutcome CaseRun::run(const RunOptions& opts) {
         fds.push_back({kids[i].pidfd.get(), POLLIN, 0});
         idx.push_back(i);
       }
-    const int64_t wait_ms = std::max<int64_t>(1, (until - now_ns()) / 1'000'000 + 1);
+    const int64_t wait_ms = std::max<int64_t>(1, (deadlines.next() - now_ns()) / 1'000'000 + 1);
     const int rc =
         poll(fds.data(), fds.size(), static_cast<int>(std::min<int64_t>(wait_ms, 1 << 30)));
     if (rc < 0 && errno != EINTR) throw std::system_error(errno, std::generic_category(), "poll");
@@ -510,9 +546,8 @@ RunOutcome CaseRun::run(const RunOptions& opts) {
       if (WIFSIGNALED(k.status) && !we_killed && external_death.empty())
         external_death = "partner exited: " + describe_wait_status(k.status) + " (" + k.who + ")";
       --remaining;
-      if (!(WIFEXITED(k.status) && WEXITSTATUS(k.status) == 0) && grace_deadline < 0 &&
-          error.empty())
-        grace_deadline = now_ns() + 500'000'000;
+      if (!(WIFEXITED(k.status) && WEXITSTATUS(k.status) == 0) && error.empty())
+        deadlines.task_failed(now_ns());
     }
   }
   background.stop();
@@ -537,16 +572,20 @@ RunOutcome CaseRun::collect() {
   out.ok = true;
   out.background_cpus = background_;
   const size_t n = static_cast<size_t>(n_);
+  const StampClock& clock = stamp_clock();
   for (size_t st = 0; st < streams_.size(); ++st) {
     const StreamArea& a = streams_[st];
     PairSamples s;
-    s.rtt_ns.assign(a.rtt, a.rtt + n);
+    s.rtt_ns.resize(n);
     s.wakeup_ns.resize(n);
-    for (size_t k = 0; k < n; ++k) s.wakeup_ns[k] = a.wake_ts[k] - a.send_ts[k];
+    for (size_t k = 0; k < n; ++k) {
+      s.rtt_ns[k] = std::llround(clock.ns(a.rtt[k]));
+      s.wakeup_ns[k] = std::llround(clock.ns(a.wake_ts[k] - a.send_ts[k]));
+    }
     s.waker_cpu.assign(a.waker_cpu, a.waker_cpu + n);
     s.wakee_cpu.assign(a.wakee_cpu, a.wakee_cpu + n);
-    s.begin_ns = a.span[0];
-    s.end_ns = a.span[1];
+    s.begin_ns = clock.to_ns(a.span[0]);
+    s.end_ns = clock.to_ns(a.span[1]);
     if (!spec_.kernel) {
       // Pinning must hold for the whole run, not only at setup.
       const CpuPair want = workload_->stream_cpus(st);
@@ -576,12 +615,13 @@ RunOutcome CaseRun::collect() {
   return out;
 }
 
-RunOutcome run_case(const CaseSpec& spec, const Mechanism& mech, const RunOptions& opts) {
+RunOutcome run_case(const CaseSpec& spec, const Mechanism& mech, const Topology& topo,
+                    const RunOptions& opts) {
   // Building the case (its workload: sockets, listeners, shared memory) fails only this case,
   // whatever the error, e.g. a refused connect() on a machine whose loopback is down.
   std::optional<CaseRun> run;
   try {
-    run.emplace(spec, mech);
+    run.emplace(spec, mech, topo);
   } catch (const std::exception& e) {
     return {false, std::string("setup: ") + e.what(), {}, {}, {}};
   }

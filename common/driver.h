@@ -14,6 +14,7 @@
 //    W clients and S services), still pinned, counted, timed and supervised by this driver.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -26,6 +27,7 @@
 
 #include "common/case.h"
 #include "common/perf.h"
+#include "common/topology.h"
 
 namespace wb {
 
@@ -33,13 +35,14 @@ enum class Role { kWaker = 0, kWakee = 1 };
 std::string_view role_id(Role r);  // "waker" | "wakee"
 
 // One stream of samples in the case's shared memory: one pair's round trips, or one binder-like
-// client's transactions. Index k is the k-th measured round trip (warm-up excluded).
+// client's transactions. Index k is the k-th measured round trip (warm-up excluded). Times are
+// stamp() ticks (common/clock.h), turned into ns when the case is collected.
 struct StreamArea {
-  int64_t* send_ts;    // the waker's hand-off (after its work), CLOCK_MONOTONIC
+  int64_t* send_ts;    // the waker's hand-off (after its work)
   int64_t* wake_ts;    // the wakee back from its wait
   int64_t* rtt;        // the waker's round trip: start (before its work) -> answer back
   int32_t* waker_cpu;  // sched_getcpu() of the waker when it started the round trip
-  int32_t* wakee_cpu;  // sched_getcpu() of the wakee when it woke
+  int32_t* wakee_cpu;  // sched_getcpu() of the wakee once it answered (the CPU it woke on, pinned)
   int64_t* span;       // [0]: start of the first measured round trip, [1]: end of the last
   char* lines;         // the work_lines cache lines both sides write (the work knob)
 
@@ -141,7 +144,7 @@ class Mechanism {
   virtual bool client_service() const { return false; }
   // Why this case cannot run here ("unsupported: ...", "unavailable: ...", "refused: ..."), or
   // nullopt: first the knobs (knob_skip_reason), then mechanism_skip_reason().
-  std::optional<std::string> skip_reason(const CaseSpec& spec) const;
+  std::optional<std::string> skip_reason(const CaseSpec& spec, const Topology& topo) const;
   // The case's tasks over its concurrent pairs. Throws on setup failure.
   virtual std::unique_ptr<Workload> make_workload(const CaseSpec& spec,
                                                   const std::vector<CpuPair>& pairs) const = 0;
@@ -206,9 +209,47 @@ struct RunOutcome {
   std::vector<int> background_cpus;  // where busy tasks ran (started before, reaped after)
 };
 
-// Runs one repetition of `spec`. Never throws for failures of the case itself (they are reported
-// in RunOutcome); throws std::system_error only when the supervisor cannot even start.
-RunOutcome run_case(const CaseSpec& spec, const Mechanism& mech, const RunOptions& opts);
+// Runs one repetition of `spec` on the machine `topo` describes (the background knob's CPUs are
+// chosen on it). Never throws for failures of the case itself (they are reported in RunOutcome);
+// throws std::system_error only when the supervisor cannot even start.
+RunOutcome run_case(const CaseSpec& spec, const Mechanism& mech, const Topology& topo,
+                    const RunOptions& opts);
+
+// The supervisor's deadlines for one repetition, in now_ns() time: the case's timeout; once a task
+// failed, a grace for the others to finish; once the supervisor killed the tasks, a grace for them
+// to be reaped. Each grace starts once and is never extended, so the supervisor returns within
+// timeout + kKillGraceNs whatever its tasks do (a task in uninterruptible sleep, 'D', does not die
+// of SIGKILL until it wakes): then it leaves such a task behind and fails the case. The kill grace
+// is 5 s: a killed task still has to be scheduled to exit, and a loaded machine (RT tasks
+// throttled to 95 % of each second) delayed that past 1 s here.
+class Deadlines {
+ public:
+  static constexpr int64_t kFailGraceNs = 500'000'000, kKillGraceNs = 5'000'000'000;
+  Deadlines(int64_t start_ns, int64_t timeout_ns) : timeout_(start_ns + timeout_ns) {}
+  void task_failed(int64_t now) {
+    if (fail_grace_ < 0) fail_grace_ = now + kFailGraceNs;
+  }
+  void killed(int64_t now) {
+    if (kill_grace_ < 0) kill_grace_ = now + kKillGraceNs;
+  }
+  bool timed_out(int64_t now) const { return now >= timeout_; }
+  // The tasks are to be killed now: the timeout or the failure grace is over (and they were not
+  // killed yet).
+  bool kill_due(int64_t now) const {
+    return kill_grace_ < 0 && (timed_out(now) || (fail_grace_ >= 0 && now >= fail_grace_));
+  }
+  // Killed tasks still not reaped once the kill grace is over: stop waiting for them.
+  bool give_up(int64_t now) const { return kill_grace_ >= 0 && now >= kill_grace_; }
+  // When the supervisor must look again at the latest.
+  int64_t next() const {
+    if (kill_grace_ >= 0) return kill_grace_;
+    return fail_grace_ >= 0 ? std::min(timeout_, fail_grace_) : timeout_;
+  }
+
+ private:
+  int64_t timeout_;
+  int64_t fail_grace_ = -1, kill_grace_ = -1;
+};
 
 // Set from a SIGINT/SIGTERM handler: the running case stops, its tasks are killed and reaped.
 extern std::atomic<bool> g_interrupted;

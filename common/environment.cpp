@@ -20,6 +20,7 @@
 #include <cpuid.h>
 #endif
 
+#include "common/clock.h"
 #include "common/cpu_sysfs.h"
 #include "common/cpuinfo.h"
 #include "common/cpulist.h"
@@ -461,6 +462,16 @@ json capture_environment(const EnvironmentOptions& opts) {
                                                   "kernel built without perf events");
   env["clocksource"] =
       text_or_unavailable("/sys/devices/system/clocksource/clocksource0/current_clocksource");
+  {
+    // What the stamps of the timed loops cost: each round trip sample holds kStampsPerRoundTrip.
+    const StampClock& clock = stamp_clock();
+    const double read_ns = clock.overhead_ns();
+    env["timer"] = {{"source", clock.source},
+                    {"ns_per_tick", clock.ns_per_tick},
+                    {"read_ns", read_ns},
+                    {"reads_per_round_trip", kStampsPerRoundTrip},
+                    {"round_trip_ns", read_ns * kStampsPerRoundTrip}};
+  }
   env["hypervisor"] = info_error.is_null() ? capture_hypervisor(info) : info_error;
 
   if (auto snap = read_schedstat(&why)) {

@@ -131,11 +131,6 @@ void touch_lines(char* buf, int lines) noexcept {
 
 // --- background ---------------------------------------------------------------------------------
 
-const Topology& live_topology() {
-  static const Topology topo = Topology::from_system();
-  return topo;
-}
-
 std::vector<int> background_cpus(const CaseSpec& spec, const Topology& topo, std::string* why) {
   const std::string& bg = spec.params.background;
   why->clear();
@@ -288,7 +283,8 @@ std::string apply_sched(const std::optional<SchedPolicy>& policy, const std::opt
   return "";
 }
 
-std::optional<std::string> knob_skip_reason(const CaseSpec& spec, bool client_service) {
+std::optional<std::string> knob_skip_reason(const CaseSpec& spec, const Topology& topo,
+                                            bool client_service) {
   const Params& p = spec.params;
   if (!client_service && (p.w || p.s))
     return "unsupported: knobs w and s set the W clients x S services of binder-like; " +
@@ -297,7 +293,7 @@ std::optional<std::string> knob_skip_reason(const CaseSpec& spec, bool client_se
     return "unsupported: pairs > 1 with W clients x S services (set w and s instead)";
   if (p.background != "none" && !spec.pairs.empty()) {
     std::string why;
-    background_cpus(spec, live_topology(), &why);
+    background_cpus(spec, topo, &why);
     if (!why.empty()) return why;
   }
   static constexpr const char* kSides[2] = {"waker", "wakee"};

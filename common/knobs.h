@@ -57,9 +57,6 @@ void touch_lines(char* buf, int lines) noexcept;
 // (no SMT: 1 PU per core)".
 std::vector<int> background_cpus(const CaseSpec& spec, const Topology& topo, std::string* why);
 
-// The live machine (Topology::from_system()), loaded once per process.
-const Topology& live_topology();
-
 // Busy tasks: one forked process per CPU, pinned there, spinning until stopped. The constructor
 // returns once every task runs on its CPU (so they are busy before any timing starts); stop() and
 // the destructor kill and reap them. Tasks die with wakebench (PR_SET_PDEATHSIG).
@@ -87,9 +84,11 @@ std::string apply_sched(const std::optional<SchedPolicy>& policy, const std::opt
 
 // --- all knobs --------------------------------------------------------------------------------
 
-// Why `spec`'s knobs cannot run here, or nullopt: a background value that selects no CPU on the
-// live machine, a sched or nice setting the kernel refuses (probed on a throwaway thread), w or s
-// given to a mechanism without W x S tasks (`client_service` false), pairs > 1 given to one with.
-std::optional<std::string> knob_skip_reason(const CaseSpec& spec, bool client_service);
+// Why `spec`'s knobs cannot run here, or nullopt: a background value that selects no CPU on
+// `topo` (the machine it runs on), a sched or nice setting the kernel refuses (probed on a
+// throwaway thread), w or s given to a mechanism without W x S tasks (`client_service` false),
+// pairs > 1 given to one with.
+std::optional<std::string> knob_skip_reason(const CaseSpec& spec, const Topology& topo,
+                                            bool client_service);
 
 }  // namespace wb

@@ -12,7 +12,6 @@
 #include <stdexcept>
 
 #include "common/histogram.h"
-#include "common/knobs.h"
 #include "common/stats.h"
 
 namespace wb {
@@ -147,15 +146,10 @@ nlohmann::ordered_json case_json(const CaseRecord& rec, const Topology& topo) {
   if (s.kernel) j["cpuset"] = s.cpuset;
   j["wake_flags"] = std::string(wake_flags_id(rec.wake_flags));
   j["params"] = to_json(s.params);
-  if (s.params.background == "none") {
+  if (s.params.background == "none")
     j["background"] = nullptr;
-  } else {
-    // The driver resolves the same knob against the live topology it runs on.
-    std::string why;
-    const std::vector<int> cpus = background_cpus(s, topo, &why);
-    j["background"] = {{"knob", s.params.background}, {"cpus", cpus}};
-    if (!why.empty()) j["background"]["reason"] = why;
-  }
+  else
+    j["background"] = {{"knob", s.params.background}, {"cpus", rec.background_cpus}};
   j["status"] = rec.status;
   j["reason"] = rec.reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(rec.reason);
   j["round_trips"] = s.round_trips;

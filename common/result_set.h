@@ -29,6 +29,7 @@ struct CaseRecord {
   std::string status = "ok";                          // "ok" | "skipped" | "failed"
   std::string reason;                                 // for skipped and failed
   std::vector<std::vector<PairSamples>> repetitions;  // [repetition][pair]
+  std::vector<int> background_cpus;  // where the driver ran the busy tasks (RunOutcome)
   // The counting pass (`wakebench run` counts in a repetition of its own, untimed, since counters
   // slow every context switch): [pair]. Empty: the counters come from `repetitions`.
   std::vector<PairSamples> counted;
@@ -49,7 +50,7 @@ struct CaseRecord {
 // "wakee": {...}, "unavailable": {event: reason}} per round trip and per side (for K pairs the
 // per-pair average, for binder-like per transaction with every client on the waker side and every
 // service on the wakee side); `background` (null for none) holds the knob and the CPUs its busy
-// tasks ran on, resolved on `topo` as the driver does; `observed` (kernel placement only) holds the
+// tasks ran on (rec.background_cpus, as the driver recorded them); `observed` (kernel placement only) holds the
 // class histogram of the wakee relative to the waker, the CPUs each side ran on and each side's
 // migrations; `trace` is rec.trace (null when not traced).
 nlohmann::ordered_json case_json(const CaseRecord& rec, const Topology& topo);

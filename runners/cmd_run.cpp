@@ -176,7 +176,7 @@ std::optional<WakeupTraceSummary> traced_run(const CaseTracer& tr, CaseState& cs
   } catch (const std::exception& e) {
     cs.trace_error = e.what();
   }
-  out = run_case(spec, *cs.mech, opts);
+  out = run_case(spec, *cs.mech, *tr.topo, opts);
   if (!started) return std::nullopt;
   try {
     int64_t lost = 0;
@@ -222,7 +222,7 @@ double run_repetition(CaseState& cs, const RunOptions& base, const CaseTracer& t
   // uncounted.
   if (!opts.events.empty()) {
     if (rec.repetitions.empty()) {
-      RunOutcome counting = run_case(spec, *cs.mech, opts);
+      RunOutcome counting = run_case(spec, *cs.mech, *tracer.topo, opts);
       if (!counting.ok) return fail(counting.error);
       rec.counted = std::move(counting.pairs);
     }
@@ -237,7 +237,8 @@ double run_repetition(CaseState& cs, const RunOptions& base, const CaseTracer& t
   if (tracer.session && spec.kernel)
     traced = traced_run(tracer, cs, opts, out);
   else
-    out = run_case(spec, *cs.mech, opts);
+    out = run_case(spec, *cs.mech, *tracer.topo, opts);
+  rec.background_cpus = out.background_cpus;
   const int64_t cpu = thread_cpu_ns() - cpu0;
   const auto after = read_schedstat(&why_not);
   if (before && after) {
@@ -337,7 +338,7 @@ void run_command(const RunArgs& args) {
     CaseState cs;
     cs.mech = find_mechanism(spec.mechanism);
     if (spec.skip_reason.empty())
-      if (auto why = cs.mech->skip_reason(spec)) spec.skip_reason = *why;
+      if (auto why = cs.mech->skip_reason(spec, topo)) spec.skip_reason = *why;
     cs.record.spec = std::move(spec);
     cs.record.wake_flags = cs.mech->wake_flags();
     cases.push_back(std::move(cs));

@@ -6,14 +6,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <filesystem>
-#include <chrono>
 #include <atomic>
-#include <thread>
+#include <chrono>
+#include <filesystem>
 #include <system_error>
+#include <thread>
 
 #include "benchmarks/registry.h"
+#include "common/clock.h"
 #include "common/sys.h"
+#include "tests/support.h"
 
 namespace wb {
 namespace {
@@ -44,7 +46,8 @@ TEST_P(DriverModes, PinnedPipeRoundTripsAreAllSampledOnTheirCpus) {
   const int a = cpus.front(), b = cpus.size() > 1 ? cpus[1] : cpus.front();
   const size_t fds_before = open_fds();
   for (auto [w, e] : {std::pair{a, a}, std::pair{a, b}}) {
-    const RunOutcome out = run_case(pipe_case(GetParam(), w, e), *find_mechanism("pipe"), {});
+    const RunOutcome out =
+        run_case(pipe_case(GetParam(), w, e), *find_mechanism("pipe"), test::this_machine(), {});
     ASSERT_TRUE(out.ok) << out.error;
     ASSERT_EQ(out.pairs.size(), 1u);
     const PairSamples& s = out.pairs[0];
@@ -69,7 +72,7 @@ TEST_P(DriverModes, KernelPlacementRecordsWhereTasksRan) {
   s.kernel = true;
   s.placement = "kernel";
   s.cpuset = cpus;
-  const RunOutcome out = run_case(s, *find_mechanism("pipe"), {});
+  const RunOutcome out = run_case(s, *find_mechanism("pipe"), test::this_machine(), {});
   ASSERT_TRUE(out.ok) << out.error;
   for (int c : out.pairs[0].waker_cpu)
     EXPECT_NE(std::find(cpus.begin(), cpus.end(), c), cpus.end());
@@ -81,7 +84,7 @@ TEST_P(DriverModes, ConcurrentPairsEachKeepTheirSamples) {
   const auto cpus = allowed_cpus();
   CaseSpec s = pipe_case(GetParam(), cpus.front(), cpus.back());
   s.pairs = {{cpus.front(), cpus.back()}, {cpus.back(), cpus.front()}};
-  const RunOutcome out = run_case(s, *find_mechanism("pipe"), {});
+  const RunOutcome out = run_case(s, *find_mechanism("pipe"), test::this_machine(), {});
   ASSERT_TRUE(out.ok) << out.error;
   ASSERT_EQ(out.pairs.size(), 2u);
   EXPECT_EQ(out.pairs[1].rtt_ns.size(), 200u);
@@ -89,11 +92,27 @@ TEST_P(DriverModes, ConcurrentPairsEachKeepTheirSamples) {
 }
 
 TEST_P(DriverModes, ACpuThatIsNotAllowedFailsTheCaseWithTheReason) {
-  const RunOutcome out = run_case(pipe_case(GetParam(), 0, 4000), *find_mechanism("pipe"), {});
+  const RunOutcome out =
+      run_case(pipe_case(GetParam(), 0, 4000), *find_mechanism("pipe"), test::this_machine(), {});
   EXPECT_FALSE(out.ok);
   EXPECT_NE(out.error.find("wakee: "), std::string::npos) << out.error;
   EXPECT_NE(out.error.find("4000"), std::string::npos) << out.error;
   EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1) << "a task process is left";
+}
+
+// A round trip starts where the previous one ended: the samples tile the span, so their mean is
+// the span over the round trips (what perf bench sched pipe reports).
+TEST_P(DriverModes, RoundTripsAddUpToTheSpan) {
+  const auto cpus = allowed_cpus();
+  const RunOutcome out = run_case(pipe_case(GetParam(), cpus.front(), cpus.front()),
+                                  *find_mechanism("pipe"), test::this_machine(), {});
+  ASSERT_TRUE(out.ok) << out.error;
+  const PairSamples& s = out.pairs[0];
+  int64_t sum = 0;
+  for (int64_t r : s.rtt_ns) sum += r;
+  // Each sample is rounded to a ns on its own; the span once.
+  EXPECT_NEAR(static_cast<double>(sum), static_cast<double>(s.end_ns - s.begin_ns),
+              static_cast<double>(s.rtt_ns.size()) + 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, DriverModes, ::testing::Values(Mode::kThreads, Mode::kProcesses),
@@ -121,11 +140,60 @@ class SilentMechanism final : public LinkMechanism {
 TEST_P(DriverModes, AStuckPartnerTimesOut) {
   const auto cpus = allowed_cpus();
   CaseSpec s = pipe_case(GetParam(), cpus.front(), cpus.back());
-  const RunOutcome out = run_case(s, SilentMechanism{}, {.timeout_s = 0.5});
+  const RunOutcome out = run_case(s, SilentMechanism{}, test::this_machine(), {.timeout_s = 0.5});
   EXPECT_FALSE(out.ok);
   EXPECT_EQ(out.error.rfind("timeout after", 0), 0u) << out.error;
   EXPECT_NE(out.error.find("waker at round trip 0/220"), std::string::npos) << out.error;
   EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1) << "a task process is left";
+}
+
+// The supervisor's deadlines: every grace starts once, so a task that SIGKILL does not end (one in
+// uninterruptible sleep) cannot keep the run waiting. The supervisor's loop calls killed() on each
+// pass after it killed; the kill grace must run from the first call.
+TEST(Deadlines, TheKillGraceIsBoundedWhateverThePassesDo) {
+  constexpr int64_t s = 1'000'000'000, grace = Deadlines::kKillGraceNs;
+  Deadlines d(0, 10 * s);
+  EXPECT_FALSE(d.kill_due(10 * s - 1));
+  EXPECT_TRUE(d.kill_due(10 * s));
+  EXPECT_TRUE(d.timed_out(10 * s));
+  d.killed(10 * s);
+  EXPECT_FALSE(d.kill_due(10 * s)) << "killed once";
+  for (int64_t now = 10 * s; now < 10 * s + grace; now += grace / 10) {
+    EXPECT_FALSE(d.give_up(now)) << now;
+    d.killed(now);  // a later pass
+    EXPECT_LE(d.next(), 10 * s + grace) << "the grace moved at " << now;
+  }
+  EXPECT_TRUE(d.give_up(10 * s + grace)) << "the kill grace was extended by later passes";
+}
+
+TEST(Deadlines, AFailedTaskGivesTheOthersHalfASecond) {
+  constexpr int64_t ms = 1'000'000;
+  Deadlines d(0, 60'000 * ms);
+  d.task_failed(100 * ms);
+  d.task_failed(400 * ms);  // a second failure does not extend the grace
+  EXPECT_EQ(d.next(), 600 * ms);
+  EXPECT_FALSE(d.kill_due(599 * ms));
+  EXPECT_TRUE(d.kill_due(600 * ms));
+  EXPECT_FALSE(d.timed_out(600 * ms));
+  d.killed(600 * ms);
+  EXPECT_EQ(d.next(), 600 * ms + Deadlines::kKillGraceNs);
+  EXPECT_TRUE(d.give_up(600 * ms + Deadlines::kKillGraceNs));
+}
+
+// Stamps are the counter behind CLOCK_MONOTONIC where the kernel trusts it, converted to the same
+// nanoseconds as now_ns().
+TEST(StampClock, ConvertsToMonotonicTime) {
+  const StampClock& c = stamp_clock();
+  EXPECT_FALSE(c.source.empty());
+  EXPECT_EQ(c.counter, c.source.rfind("clock_gettime", 0) != 0) << c.source;
+  EXPECT_GT(c.ns_per_tick, 0);
+  const int64_t before = now_ns();
+  const int64_t t = c.to_ns(stamp());
+  const int64_t after = now_ns();
+  // Calibrated over 5 ms: within a microsecond here, bounded generously for loaded machines.
+  EXPECT_GE(t, before - 1'000'000);
+  EXPECT_LE(t, after + 1'000'000);
+  EXPECT_GT(c.overhead_ns(), 0);
 }
 
 // The kernel-placement start gate reads the wakee's state: a thread blocked in read() sleeps
@@ -187,7 +255,7 @@ TEST_P(DriverModes, ASetupErrorFailsOnlyItsCase) {
   const auto cpus = allowed_cpus();
   const size_t fds = open_fds();
   const RunOutcome out = run_case(pipe_case(GetParam(), cpus.front(), cpus.back()),
-                                  RefusedMechanism{}, {.timeout_s = 5});
+                                  RefusedMechanism{}, test::this_machine(), {.timeout_s = 5});
   EXPECT_FALSE(out.ok);
   EXPECT_EQ(out.error.rfind("setup: connect 127.0.0.1", 0), 0u) << out.error;
   EXPECT_EQ(open_fds(), fds);

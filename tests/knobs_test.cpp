@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 #include <fstream>
-#include <vector>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <vector>
 
 #include "benchmarks/registry.h"
 #include "common/clock.h"
@@ -20,6 +20,7 @@
 #include "common/result_set.h"
 #include "common/stats.h"
 #include "common/sys.h"
+#include "tests/support.h"
 
 namespace wb {
 namespace {
@@ -126,8 +127,8 @@ TEST(Background, ASkippedCaseCarriesTheReason) {
   CaseSpec s = bg_case("all-others", {0, 0});
   s.mechanism = "pipe";
   s.pairs.clear();
-  for (int c : live_topology().cpus()) s.pairs.push_back({c, c});
-  const auto why = find_mechanism("pipe")->skip_reason(s);
+  for (int c : test::this_machine().cpus()) s.pairs.push_back({c, c});
+  const auto why = find_mechanism("pipe")->skip_reason(s, test::this_machine());
   ASSERT_TRUE(why.has_value());
   EXPECT_EQ(why->rfind("unavailable: background all-others selects no CPU", 0), 0u) << *why;
 }
@@ -168,16 +169,30 @@ TEST(Background, PrevCpuPutsABusyTaskOnTheWakeeCpuDuringTheCase) {
   s.mechanism = "pipe";
   s.round_trips = 100;
   s.warmup = 10;
-  const RunOutcome out = run_case(s, *find_mechanism("pipe"), {});
+  const RunOutcome out = run_case(s, *find_mechanism("pipe"), test::this_machine(), {});
   ASSERT_TRUE(out.ok) << out.error;
   EXPECT_EQ(out.background_cpus, std::vector<int>{cpus[1]});
   EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1) << "the busy task was not reaped";
   CaseRecord rec;
   rec.spec = s;
   rec.repetitions.push_back(out.pairs);
-  const auto j = case_json(rec, live_topology());
+  rec.background_cpus = out.background_cpus;
+  const auto j = case_json(rec, test::this_machine());
   EXPECT_EQ(j["background"]["knob"], "prev-cpu");
   EXPECT_EQ(j["background"]["cpus"], nlohmann::json::array({cpus[1]}));
+}
+
+// The result set writes the CPUs the driver recorded, not a recomputation on its own topology.
+TEST(Background, TheResultSetWritesWhatTheDriverRecorded) {
+  CaseRecord rec;
+  rec.spec = bg_case("all-others", {0, 1});
+  rec.spec.name = "pipe/threads/llc/bg=all-others";
+  rec.status = "failed";
+  rec.reason = "setup: test";
+  rec.background_cpus = {5, 6};
+  const Topology other = Topology::from_synthetic("pack:1 l3:1 core:4 pu:1");  // would pick 2,3
+  const auto j = case_json(rec, other);
+  EXPECT_EQ(j["background"]["cpus"], nlohmann::json::array({5, 6}));
 }
 
 // --- work ---------------------------------------------------------------------------------------
@@ -210,17 +225,17 @@ TEST(Work, WorkNsRaisesTheRoundTripAndWorkLinesRun) {
   s.pairs = {{cpu, cpu}};
   s.round_trips = 200;
   s.warmup = 20;
-  const RunOutcome base = run_case(s, *find_mechanism("pipe"), {});
+  const RunOutcome base = run_case(s, *find_mechanism("pipe"), test::this_machine(), {});
   ASSERT_TRUE(base.ok) << base.error;
   s.params.work_ns = 50'000;
-  const RunOutcome worked = run_case(s, *find_mechanism("pipe"), {});
+  const RunOutcome worked = run_case(s, *find_mechanism("pipe"), test::this_machine(), {});
   ASSERT_TRUE(worked.ok) << worked.error;
   // Each side works 50 us inside the round trip: at least one work_ns more, loosely.
   EXPECT_GE(median_of(worked) - median_of(base), s.params.work_ns);
   s.params.work_ns = 0;
   s.params.work_lines = 64;
   s.mode = Mode::kProcesses;
-  const RunOutcome lines = run_case(s, *find_mechanism("futex"), {});
+  const RunOutcome lines = run_case(s, *find_mechanism("futex"), test::this_machine(), {});
   EXPECT_TRUE(lines.ok) << lines.error;
 }
 
@@ -238,11 +253,11 @@ TEST(Sched, SettingsApplyToTheTasksOrAreRefusedWithTheReason) {
   set_param(s.params, "sched", nlohmann::json{{"waker", "fifo:10"}, {"wakee", "batch"}});
   set_param(s.params, "nice", nlohmann::json{{"wakee", 5}});
   const Mechanism& pipe = *find_mechanism("pipe");
-  if (auto why = pipe.skip_reason(s)) {
+  if (auto why = pipe.skip_reason(s, test::this_machine())) {
     EXPECT_EQ(why->rfind("refused: waker sched fifo:10", 0), 0u) << *why;
     GTEST_SKIP() << *why;
   }
-  const RunOutcome out = run_case(s, pipe, {});
+  const RunOutcome out = run_case(s, pipe, test::this_machine(), {});
   EXPECT_TRUE(out.ok) << out.error;
 }
 
@@ -283,7 +298,7 @@ TEST(Pairs, KPairsRunAtOnceAndKeepTheirSamples) {
   s.warmup = 10;
   RunOptions o;
   o.events = {"context-switches"};
-  const RunOutcome out = run_case(s, *find_mechanism("futex"), o);
+  const RunOutcome out = run_case(s, *find_mechanism("futex"), test::this_machine(), o);
   ASSERT_TRUE(out.ok) << out.error;
   ASSERT_EQ(out.pairs.size(), 3u);
   for (const auto& p : out.pairs) EXPECT_EQ(p.rtt_ns.size(), 100u);
@@ -311,8 +326,7 @@ TEST(WorkLines, RunTimeLineSizeAndOneWritePerLine) {
   EXPECT_EQ(work_lines_bytes(3), 3 * line);
   std::vector<char> buf(work_lines_bytes(4), 0);
   touch_lines(buf.data(), 4);
-  for (size_t i = 0; i < buf.size(); ++i)
-    EXPECT_EQ(buf[i], i % line == 0 ? 1 : 0) << "byte " << i;
+  for (size_t i = 0; i < buf.size(); ++i) EXPECT_EQ(buf[i], i % line == 0 ? 1 : 0) << "byte " << i;
 }
 
 }  // namespace

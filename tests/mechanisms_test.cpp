@@ -1,6 +1,7 @@
 // Every registered mechanism through the one driver, in both modes, on one CPU and on two CPUs,
 // with small iteration counts; the perf-counter invariants of issue 4 on this machine. Structure
 // and invariants only, never absolute times.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -8,9 +9,12 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <set>
 #include <tuple>
 
+#include "benchmarks/fd_link.h"
 #include "benchmarks/registry.h"
+#include "benchmarks/shared_state.h"
 #include "common/driver.h"
 #include "common/knobs.h"
 #include "common/perf.h"
@@ -54,6 +58,48 @@ int64_t median_rtt(const RunOutcome& out) {
   return static_cast<int64_t>(compute_stats(std::span<const int64_t>(all)).median);
 }
 
+// --- per-side state on lines of its own
+// -----------------------------------------------------------
+
+// The kHotAlign-sized blocks [p, p + n) touches.
+std::set<uintptr_t> blocks(const void* p, size_t n) {
+  std::set<uintptr_t> out;
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  for (uintptr_t b = a / kHotAlign; b <= (a + std::max<size_t>(n, 1) - 1) / kHotAlign; ++b)
+    out.insert(b);
+  return out;
+}
+
+bool disjoint(const std::set<uintptr_t>& a, const std::set<uintptr_t>& b) {
+  for (uintptr_t x : a)
+    if (b.count(x)) return false;
+  return true;
+}
+
+// In threads mode both tasks use one Link object: what each side writes in the hot loop must not
+// share a line with what the other side writes (one line transfer more per hand-off otherwise).
+TEST(SideState, PrivateBuffersSitOnDistinctLines) {
+  for (int payload : {1, 8, 64, 200}) {
+    SideBuffers b(static_cast<size_t>(payload), 'x');
+    EXPECT_TRUE(disjoint(blocks(b[Role::kWaker], b.size()), blocks(b[Role::kWakee], b.size())))
+        << payload;
+    SharedRegion region(SharedPayload::bytes(payload));
+    SharedPayload sp(region.data(), payload);
+    const size_t n = static_cast<size_t>(payload);
+    EXPECT_TRUE(disjoint(blocks(sp.local(Role::kWaker), n), blocks(sp.local(Role::kWakee), n)))
+        << "SharedPayload, payload " << payload;
+    CaseSpec spec;
+    spec.params.payload = payload;
+    std::vector<Fd> fds;
+    fds.emplace_back(open("/dev/null", O_RDWR | O_CLOEXEC));
+    FdLink link(spec, std::move(fds), {0, 0}, {0, 0}, FdLink::Framing::kPipe);
+    EXPECT_TRUE(
+        disjoint(blocks(link.buffer(Role::kWaker), n), blocks(link.buffer(Role::kWakee), n)))
+        << "FdLink, payload " << payload;
+  }
+  static_assert(alignof(OwnLine<int>) == kHotAlign && sizeof(OwnLine<uint64_t>) == kHotAlign);
+}
+
 using ProtocolParam = std::tuple<std::string, Mode, bool /*same cpu*/>;
 class Protocol : public ::testing::TestWithParam<ProtocolParam> {};
 
@@ -68,7 +114,7 @@ TEST_P(Protocol, EveryRoundTripIsSampledOnItsCpus) {
     spec.params.w = 2;
     spec.params.s = 2;
   }
-  if (auto why = mech.skip_reason(spec)) {
+  if (auto why = mech.skip_reason(spec, test::this_machine())) {
     if (id == "spin" && same) {
       EXPECT_NE(why->find("one CPU"), std::string::npos) << *why;
       return;
@@ -78,7 +124,7 @@ TEST_P(Protocol, EveryRoundTripIsSampledOnItsCpus) {
   }
   ASSERT_FALSE(id == "spin" && same) << "spin must refuse one CPU";
   const size_t fds_before = open_fds();
-  const RunOutcome out = run_case(spec, mech, {});
+  const RunOutcome out = run_case(spec, mech, test::this_machine(), {});
   ASSERT_TRUE(out.ok) << out.error;
   const size_t streams = mech.client_service() ? 2 : 1;
   ASSERT_EQ(out.pairs.size(), streams);
@@ -137,11 +183,11 @@ TEST(Mechanisms, EachDeclaresItsWakeFlagsFromThePolicyModelTable) {
 TEST(Mechanisms, FutexSwapRunsOrSaysWhyNot) {
   const Mechanism& m = *find_mechanism("futex-swap");
   CaseSpec spec = make_case("futex-swap", Mode::kThreads, {allowed_cpus()[0], allowed_cpus()[0]});
-  if (auto why = m.skip_reason(spec)) {
+  if (auto why = m.skip_reason(spec, test::this_machine())) {
     EXPECT_EQ(why->rfind("unsupported: ", 0), 0u) << *why;
     GTEST_SKIP() << *why;
   }
-  const RunOutcome out = run_case(spec, m, {});
+  const RunOutcome out = run_case(spec, m, test::this_machine(), {});
   EXPECT_TRUE(out.ok) << out.error;
 }
 
@@ -156,23 +202,23 @@ TEST_P(BinderLike, NamesItsShapeAndReportsThroughput) {
   spec.params.s = 4;
   EXPECT_EQ(name_suffix(spec.params), "/w2s4");
   const Mechanism& m = *find_mechanism("binder-like");
-  RunOutcome out = run_case(spec, m, {});
+  RunOutcome out = run_case(spec, m, test::this_machine(), {});
   ASSERT_TRUE(out.ok) << out.error;
   CaseRecord rec;
   rec.spec = spec;
   rec.wake_flags = m.wake_flags();
   rec.repetitions.push_back(out.pairs);
-  const auto j = case_json(rec, live_topology());
+  const auto j = case_json(rec, test::this_machine());
   EXPECT_GT(j["tps"].get<double>(), 0);
   EXPECT_EQ(j["params"]["w"], 2);
   EXPECT_EQ(j["params"]["s"], 4);
   EXPECT_EQ(j["wake_flags"], "sync");
   // pairs > 1 makes no sense next to W x S; w and s make no sense for a pair mechanism.
   spec.params.pairs = 2;
-  EXPECT_TRUE(m.skip_reason(spec).has_value());
+  EXPECT_TRUE(m.skip_reason(spec, test::this_machine()).has_value());
   CaseSpec pipe = make_case("pipe", Mode::kThreads, cross_pair());
   pipe.params.w = 2;
-  EXPECT_TRUE(find_mechanism("pipe")->skip_reason(pipe).has_value());
+  EXPECT_TRUE(find_mechanism("pipe")->skip_reason(pipe, test::this_machine()).has_value());
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, BinderLike, ::testing::Values(Mode::kThreads, Mode::kProcesses),
@@ -201,8 +247,8 @@ class Counters : public ::testing::TestWithParam<Mode> {
 TEST_P(Counters, BlockingSameCpuSwitchesAboutTwicePerRoundTrip) {
   const int cpu = allowed_cpus()[0];
   for (const char* id : {"pipe", "futex", "eventfd"}) {
-    const RunOutcome out =
-        run_case(make_case(id, GetParam(), {cpu, cpu}), *find_mechanism(id), counting());
+    const RunOutcome out = run_case(make_case(id, GetParam(), {cpu, cpu}), *find_mechanism(id),
+                                    test::this_machine(), counting());
     ASSERT_TRUE(out.ok) << id << ": " << out.error;
     ASSERT_EQ(out.counters.round_trips, kRoundTrips);
     const double cs = per_rt(out, Role::kWaker, "context-switches") +
@@ -216,8 +262,8 @@ TEST_P(Counters, BlockingSameCpuSwitchesAboutTwicePerRoundTrip) {
 
 TEST_P(Counters, SpinDoesNotSwitchAndPinnedTasksDoNotMigrate) {
   if (allowed_cpus().size() < 2) GTEST_SKIP() << "needs 2 allowed CPUs";
-  const RunOutcome out =
-      run_case(make_case("spin", GetParam(), cross_pair()), *find_mechanism("spin"), counting());
+  const RunOutcome out = run_case(make_case("spin", GetParam(), cross_pair()),
+                                  *find_mechanism("spin"), test::this_machine(), counting());
   ASSERT_TRUE(out.ok) << out.error;
   const double cs =
       per_rt(out, Role::kWaker, "context-switches") + per_rt(out, Role::kWakee, "context-switches");
@@ -226,8 +272,8 @@ TEST_P(Counters, SpinDoesNotSwitchAndPinnedTasksDoNotMigrate) {
 }
 
 TEST_P(Counters, HardwareEventsCountOrSayWhyNot) {
-  const RunOutcome out =
-      run_case(make_case("pipe", GetParam(), cross_pair()), *find_mechanism("pipe"), counting());
+  const RunOutcome out = run_case(make_case("pipe", GetParam(), cross_pair()),
+                                  *find_mechanism("pipe"), test::this_machine(), counting());
   ASSERT_TRUE(out.ok) << out.error;
   for (const char* e : {"cycles", "instructions"}) {
     const bool counted = out.counters.totals[0].count(e) && out.counters.totals[1].count(e);
@@ -249,12 +295,12 @@ TEST_P(Counters, RequiredEventsThatCannotBeCountedFailTheCase) {
   RunOptions o;
   o.events = {"context-switches", "wb-no-such-event"};
   const CaseSpec spec = make_case("pipe", GetParam(), cross_pair());
-  const RunOutcome noted = run_case(spec, *find_mechanism("pipe"), o);
+  const RunOutcome noted = run_case(spec, *find_mechanism("pipe"), test::this_machine(), o);
   ASSERT_TRUE(noted.ok) << noted.error;
   EXPECT_TRUE(noted.counters.unavailable.count("wb-no-such-event"));
   EXPECT_TRUE(noted.counters.totals[0].count("context-switches"));
   o.require_events = true;
-  const RunOutcome failed = run_case(spec, *find_mechanism("pipe"), o);
+  const RunOutcome failed = run_case(spec, *find_mechanism("pipe"), test::this_machine(), o);
   EXPECT_FALSE(failed.ok);
   EXPECT_NE(failed.error.find("required perf events unavailable"), std::string::npos)
       << failed.error;
@@ -264,12 +310,12 @@ TEST_P(Counters, RequiredEventsThatCannotBeCountedFailTheCase) {
 
 TEST_P(Counters, CaseJsonHasCountersPerSideAndRoundTrip) {
   const CaseSpec spec = make_case("pipe", GetParam(), {allowed_cpus()[0], allowed_cpus()[0]});
-  const RunOutcome out = run_case(spec, *find_mechanism("pipe"), counting());
+  const RunOutcome out = run_case(spec, *find_mechanism("pipe"), test::this_machine(), counting());
   ASSERT_TRUE(out.ok) << out.error;
   CaseRecord rec;
   rec.spec = spec;
   rec.repetitions = {out.pairs, out.pairs};  // two repetitions: per round trip stays the same
-  const auto j = case_json(rec, live_topology());
+  const auto j = case_json(rec, test::this_machine());
   ASSERT_TRUE(j["counters"].is_object());
   for (Role r : {Role::kWaker, Role::kWakee}) {
     const std::string side(role_id(r));

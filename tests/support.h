@@ -55,6 +55,12 @@ inline std::filesystem::path topologies_dir() {
   return std::filesystem::path(WB_FIXTURES_DIR) / "topologies";
 }
 
+// The machine the tests run on (Topology::from_system()), loaded once.
+inline const Topology& this_machine() {
+  static const Topology topo = Topology::from_system();
+  return topo;
+}
+
 // A machine of tests/fixtures/topologies, by file name.
 inline Topology fixture_topology(const std::string& name) {
   return Topology::from_xml(topologies_dir() / name);
