@@ -2,9 +2,9 @@
 // the first set, in the form the seed patch mails use ("1.00  +11.11% [+8.20, +13.90] *  sd%  q").
 // The verdict on a case (analysis/inference.h): a Mann-Whitney U test over per-repetition values,
 // Benjamini-Hochberg q-values across the cases of one comparison (base against one other set), a
-// Hodges-Lehmann confidence interval of the ratio, and a noise floor (the larger sd% of the two
-// sets' repetitions and, with a noise file, the machine's A/A change of that case: analysis/noise.h)
-// that a starred change must exceed.
+// Hodges-Lehmann confidence interval of the ratio, and, with a noise file or the baseline's stored
+// floor, a noise floor (the machine's A/A change of that case: analysis/noise.h) that a starred
+// change must exceed.
 #pragma once
 
 #include <cstddef>
@@ -64,7 +64,7 @@ struct CompareCell {
   std::optional<double> q_value;          // BH over the tested cases of this set against the base
   std::optional<ShiftInterval> interval;  // Hodges-Lehmann: ratio of repetition values, interval
   std::optional<double> aa_floor_pct;     // the noise file's A/A change of this case and metric
-  // q < alpha, enough repetitions, |change| > both sd% and the A/A floor.
+  // q < alpha, enough repetitions, |change| > the A/A floor (when there is one).
   bool significant = false;
 };
 

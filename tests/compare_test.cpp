@@ -337,6 +337,32 @@ TEST(Compare, TestsEveryRttStatisticFromRepetitions) {
   EXPECT_EQ(parse_metric("wakeup-p999").unit, "ns");
 }
 
+// The sets' own sd% is no floor: a 5 % change whose repetitions separate completely (q < 0.05) is
+// starred although one set's repetitions spread far more (an outlier repetition, sd% ~ 20 %); it
+// was hidden while "change > the sd% of both sets" was part of the verdict.
+TEST(Compare, ASeparatedChangeBelowTheSetsSdIsStarred) {
+  const auto with_medians = [](const std::string& name, const std::vector<double>& medians) {
+    ResultSet rs = load_result_set(fixture(name));
+    for (auto& c : rs.doc["cases"]) {
+      if (c["name"] != "pipe/processes/llc") continue;
+      c["repetitions"] = nlohmann::json::array();
+      for (double m : medians) c["repetitions"].push_back({{"median", m}});
+      c["rtt_ns"]["median"] = medians[medians.size() / 2];
+    }
+    return parse_result_set(rs.doc.dump(), rs.path);
+  };
+  // 7 against 7 repetitions: p = 2/3432 for one case, small enough for BH over the set's cases.
+  const ResultSet a = with_medians("base.json", {1000, 2000, 2010, 2020, 2030, 2040, 2050});
+  const ResultSet b = with_medians("base.json", {2100, 2110, 2120, 2130, 2140, 2150, 2160});
+  const Comparison cmp = compare_result_sets({a, b}, {});
+  const CompareCell& base = row_of(cmp, "pipe", "processes", "llc").cells[0];
+  const CompareCell& c = row_of(cmp, "pipe", "processes", "llc").cells[1];
+  ASSERT_TRUE(base.sd_pct && c.change_pct && c.q_value);
+  EXPECT_GT(*base.sd_pct, std::fabs(*c.change_pct));
+  EXPECT_LT(*c.q_value, 0.05);
+  EXPECT_TRUE(c.significant);
+}
+
 TEST(Compare, ListsOneSidedCases) {
   const Comparison cmp = compare_fixtures({"base.json", "new.json"}, "median");
   const CompareRow& only_base = row_of(cmp, "unix-stream", "processes", "llc");
