@@ -65,6 +65,13 @@ def test_guest_job_runs_topology_then_run_or_custom():
     assert "cat /proc/schedstat" in guest_job("cat /proc/schedstat", [], 100, "smt2")
 
 
+def test_guest_job_sets_sched_features_before_the_run():
+    job = guest_job(None, [], 100, "2llc", ["NO_DELAY_DEQUEUE"])
+    feature = job.index("echo NO_DELAY_DEQUEUE > /sys/kernel/debug/sched/features")
+    assert "step feature-NO_DELAY_DEQUEUE" in job and feature < job.index("wakebench run")
+    assert "sched/features" not in guest_job(None, [], 100, "2llc")
+
+
 def test_topology_args_names_free_form_custom():
     assert topology_args("smt2")[:2] == ("smt2", "4,sockets=1,cores=2,threads=2")
     assert topology_args("smt2", smp="8,sockets=1,cores=4,threads=2")[0] == "custom"
@@ -110,6 +117,21 @@ def test_render_marks_short_cells_and_lists_why():
     assert "| pipe/threads/kernel | sync | **50%** | **50%** +0.00/-3.00 (wrong way) | not run |" in text
     assert "smt2 / sync-pair / pipe/threads/kernel: agreement 50%" in text and "because" in text
     assert "- sync-core: no kernel: build-kernel.sh not found" in text
+
+
+def test_short_cell_lists_its_wakeup_trace():
+    base = report("mainline", {"llc": 1.0}, {"llc": 0.7, "same-cpu": 0.3}, {"llc": 1.0})
+    trace = {"wakeups": 100, "paths": {"selection": 90, "ttwu_runnable": 10, "queued_remote": 0},
+             "classes_by_path": {"selection": {"same-cpu": 20, "llc": 70},
+                                 "ttwu_runnable": {"same-cpu": 10, "llc": 0}},
+             "moved": 4, "migrations": {"at_wakeup": 4, "other": 2}, "dropped": 0,
+             "unmatched": 0}
+    rows = cell_rows(base, base, ORDER, {"pipe/threads/kernel": trace})
+    m = {"kernels": ["mainline"], "cells": {"2llc": {"mainline": {"rows": rows}}}}
+    assert ("  - traced 100 wakeups: selection 90 (same-cpu 20, llc 70); ttwu_runnable 10 "
+            "(same-cpu 10); queued_remote 0; moved off the wakee's previous CPU 4; task "
+            "migrations inside a wakeup 4, outside (load balancing) 2\n") in render(m)
+    assert "trace" not in cell_rows(base, base, ORDER, {})["pipe/threads/kernel"]
 
 
 def test_update_doc_replaces_between_markers(tmp_path):

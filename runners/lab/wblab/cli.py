@@ -40,6 +40,9 @@ def parser():
                                      "default: newest /boot/vmlinuz-*, else the one "
                                      "runners/lab/fetch-kernel.sh cached)")
     ap.add_argument("--append", default="", help="extra guest kernel command line")
+    ap.add_argument("--sched-feature", action="append", default=[], metavar="NAME",
+                    help="write NAME (e.g. NO_DELAY_DEQUEUE) to the guest's "
+                         "/sys/kernel/debug/sched/features before the run (repeatable)")
     ap.add_argument("--wakebench", help="wakebench binary to run in the guest "
                                         "(default $WB_BINARY, else $WB_BUILD_DIR/wakebench, "
                                         "else build/wakebench)")
@@ -109,7 +112,8 @@ def main_one(argv):
                      Path(args.out) if args.out else default_out(name, policy), mem=args.mem,
                      tcg_thread=args.tcg_thread, append=args.append, timeout=args.timeout,
                      guest_cmd=args.guest_cmd, no_run=args.no_run, run_args=args.run_args,
-                     predict=not args.no_predict, verbose=args.verbose)
+                     predict=not args.no_predict, verbose=args.verbose,
+                     sched_features=args.sched_feature)
     _, problems = run_guest(plan)
     return 1 if problems else 0
 

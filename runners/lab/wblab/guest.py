@@ -22,7 +22,7 @@ class GuestPlan:
 
     def __init__(self, name, smp, numa, cpu_model, kernel, policy, lab_kernel, wakebench, config,
                  out, mem=512, tcg_thread="single", append="", timeout=2400, guest_cmd=None,
-                 no_run=False, run_args=(), predict=True, verbose=False):
+                 no_run=False, run_args=(), predict=True, verbose=False, sched_features=()):
         self.__dict__.update(locals())
         del self.__dict__["self"]
 
@@ -40,7 +40,7 @@ def qemu_command(plan, initrd, console, xfer):
     for n in numa_full:
         cmd += ["-numa", n]
     cmd += ["-kernel", str(plan.kernel), "-initrd", str(initrd),
-            "-append", f"console=ttyS0 panic=-1 quiet {plan.append}".strip(),
+            "-append", f"console=ttyS0 panic=-1 quiet sched_verbose {plan.append}".strip(),
             "-nodefaults", "-display", "none", "-monitor", "none", "-no-reboot",
             "-serial", f"file:{console}", "-serial", f"file:{xfer}"]
     return cmd
@@ -156,7 +156,8 @@ def run_guest(plan):
         raise LabError(f"{cmd[0]} not found: apt-get install qemu-system-x86")
     # The guest's own deadline for `wakebench run` leaves time to ship the result set back.
     run_timeout = max(30, plan.timeout - 90)
-    job = guest_job(plan.guest_cmd, None if plan.no_run else plan.run_args, run_timeout, plan.name)
+    job = guest_job(plan.guest_cmd, None if plan.no_run else plan.run_args, run_timeout, plan.name,
+                    plan.sched_features)
     with tempfile.TemporaryDirectory(prefix="wakebench-lab-") as stage:
         build_initramfs(Path(stage), initrd, plan.wakebench, plan.config, job)
     log(f"{plan.name}: -cpu {plan.cpu_model} -smp {plan.smp} "

@@ -72,15 +72,19 @@ def build_initramfs(stage, out, wakebench, config, job):
     shutil.rmtree(root)
 
 
-def guest_job(guest_cmd, run_args, run_timeout, name):
+def guest_job(guest_cmd, run_args, run_timeout, name, sched_features=()):
     """/lab/job.sh, sourced by the guest's /init (its `step` helper ships what each step wrote):
-    `wakebench topology --json`, then `guest_cmd` if given, else `wakebench run` with `run_args`
-    (None: no run)."""
+    `wakebench topology --json`, the `sched_features` written to debugfs (e.g. NO_DELAY_DEQUEUE;
+    the run's result set records the features it ran with), then `guest_cmd` if given, else
+    `wakebench run` with `run_args` (None: no run)."""
     # The hostname lands in the result set's environment and in `run`'s summary title.
     # "-emulated" puts the label into `run`'s own progress header and summary-table title.
     lines = [f"hostname wakebench-lab-{name}-emulated",
              "step topology sh -c 'wakebench topology --json > /tmp/out/topology.json "
              "2> /tmp/out/topology.err'"]
+    for f in sched_features:
+        # The step fails (and the host reports it) when the kernel refuses the name.
+        lines.append(f"step feature-{f} sh -c {shlex.quote(f'echo {f} > /sys/kernel/debug/sched/features')}")
     if guest_cmd:
         lines.append(f"step custom sh -c {shlex.quote(guest_cmd)}")
     elif run_args is not None:

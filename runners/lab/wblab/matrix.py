@@ -23,6 +23,9 @@ RUN_FILTER = ("^(pipe|unix-stream|unix-dgram|tcp-loopback|eventfd|futex|futex-sw
 # A shift smaller than this (in class steps, see distance()) is no shift.
 SHIFT_EPS = 0.1
 GOAL = 0.90
+# Fresh pairs per case: timing-dependent placements (a wake that finds a CPU busy for a moment) come
+# per pair, so a cell's figure needs more than the lab configs' 3.
+REPETITIONS = 6
 
 
 def distance(classes, order):
@@ -51,9 +54,27 @@ def direction_ok(observed, lo, hi):
         (want == 0 and lo < SHIFT_EPS and hi > -SHIFT_EPS)
 
 
-def cell_rows(report, base, order):
+def trace_text(trace):
+    """One line of a case's `--trace-wakeups` summary (result set `trace`): how its wakeups were
+    placed, per path and class, and where its tasks migrated."""
+    by = trace.get("classes_by_path") or {}
+    parts = []
+    for path, n in (trace.get("paths") or {}).items():
+        classes = ", ".join(f"{c} {k}" for c, k in (by.get(path) or {}).items() if k)
+        parts.append(f"{path} {n}" + (f" ({classes})" if classes else ""))
+    mig = trace.get("migrations") or {}
+    text = (f"traced {trace.get('wakeups', 0)} wakeups: " + "; ".join(parts)
+            + f"; moved off the wakee's previous CPU {trace.get('moved', 0)}; task migrations "
+            f"inside a wakeup {mig.get('at_wakeup', 0)}, outside (load balancing) "
+            f"{mig.get('other', 0)}")
+    lost = trace.get("dropped", 0) + trace.get("unmatched", 0)
+    return text + (f"; {lost} events dropped or unmatched" if lost else "")
+
+
+def cell_rows(report, base, order, traces=None):
     """One row per compared case of `report` (agreement.json of one preset x kernel): agreement,
-    observed and predicted shift against `base` (mainline's report on the same preset, or None)."""
+    observed and predicted shift against `base` (mainline's report on the same preset, or None),
+    and the case's wakeup trace from `traces` (case name -> result set `trace`) when it has one."""
     base_cases = {c["name"]: c for c in (base or {}).get("cases", [])}
     rows = {}
     for c in report["cases"]:
@@ -62,6 +83,8 @@ def cell_rows(report, base, order):
                "model": c["model"]["classes"], "why": c.get("attribution", [])}
         if "uncertain" in c:
             row["uncertain"] = dict(c["uncertain"], strict_agreement=c["strict_agreement"])
+        if c["name"] in (traces or {}):
+            row["trace"] = trace_text(traces[c["name"]])
         b = base_cases.get(c["name"])
         if b is not None and report["policy"] != "mainline":
             row["observed_shift"] = round(distance(c["observed"]["classes"], order)
@@ -144,7 +167,7 @@ def render(matrix):
                      f"{pct_text(r['model'])}, observed {pct_text(r['observed'])}"
                      + (f", shift observed {r['observed_shift']:+.2f} vs predicted "
                         f"{shift_text(r['model_shift'])}" if "observed_shift" in r else ""))
-        for why in r["why"]:
+        for why in r["why"] + ([r["trace"]] if "trace" in r else []):
             lines.append(f"  - {why}")
     return "\n".join(lines) + "\n"
 
@@ -185,6 +208,13 @@ def main(argv):
                                   "(docs/lab-validation.md)")
     ap.add_argument("--wakebench", help="wakebench binary (as for one guest)")
     ap.add_argument("--timeout", type=int, default=1800, help="per guest, s (default 1800)")
+    ap.add_argument("--repetitions", type=int, default=REPETITIONS,
+                    help="fresh pairs per kernel-placed case (default %(default)s; the lab "
+                         "configs' own count is 3)")
+    ap.add_argument("--no-trace", action="store_true",
+                    help="do not record the wakeups (by default every guest runs `wakebench run "
+                         "--trace-wakeups`, so a cell that falls short carries its wakeup paths "
+                         "and its migrations inside and outside wakeups)")
     args = ap.parse_args(argv)
 
     presets = [p for p in args.presets.split(",") if p]
@@ -193,6 +223,11 @@ def main(argv):
         if k not in KERNEL_POLICIES:
             raise LabError(f"--kernels: unknown policy {k} (one of {', '.join(KERNEL_POLICIES)})")
     images = dict(kv.split("=", 1) for kv in args.image)
+    if args.repetitions < 1:
+        raise LabError(f"--repetitions: {args.repetitions} is not a positive count")
+    run_args = [f"--benchmark_filter={RUN_FILTER}", f"--benchmark_repetitions={args.repetitions}"]
+    if not args.no_trace:
+        run_args.append("--trace-wakeups")
     wakebench = find_wakebench(args.wakebench)
     out = Path(args.out) if args.out else (
         REPO / "results/lab" / f"matrix-{datetime.datetime.now():%Y%m%d-%H%M%S}")
@@ -213,7 +248,7 @@ def main(argv):
                     plan = GuestPlan(name, smp, numa, cpu, kernel, pol, info, wakebench,
                                      REPO / f"configs/lab/{preset}.json", cell,
                                      timeout=args.timeout,
-                                     run_args=[f"--benchmark_filter={RUN_FILTER}"])
+                                     run_args=run_args)
                     run_guest(plan)
             matrix["cells"][preset][policy] = (
                 {"missing": why} if why else collect(wakebench, cell, policy, matrix))
@@ -222,7 +257,7 @@ def main(argv):
         base = (per_kernel.get("mainline") or {}).get("report")
         for policy, cell in per_kernel.items():
             if cell.get("report"):
-                cell["rows"] = cell_rows(cell["report"], base, order)
+                cell["rows"] = cell_rows(cell["report"], base, order, cell.pop("traces", None))
     table = render_document(matrix)
     out.mkdir(parents=True, exist_ok=True)
     for cells in matrix["cells"].values():
@@ -242,7 +277,8 @@ def collect(wakebench, cell, policy, matrix):
     results = cell / "results.json"
     if not results.is_file():
         return {"missing": "not run" if not cell.exists() else "no results (see lab-summary.json)"}
-    env = json.loads(results.read_text()).get("environment", {})
+    data = json.loads(results.read_text())
+    env = data.get("environment", {})
     info = env.get("lab_kernel") or {}
     if info.get("policy", policy) != policy:
         raise LabError(f"{results}: ran policy {info.get('policy')}, not {policy}")
@@ -250,7 +286,12 @@ def collect(wakebench, cell, policy, matrix):
     rep = agreement(wakebench, results, cell, policy)
     if "unavailable" in rep:
         return {"missing": rep["unavailable"]}
-    return {"report": json.loads((cell / "agreement.json").read_text())}
+    pairs = sorted({len(c.get("repetitions") or []) for c in data.get("cases", [])
+                    if str(c.get("placement", "")).startswith("kernel")})
+    traces = {c["name"]: c["trace"] for c in data.get("cases", [])
+              if isinstance(c.get("trace"), dict) and "paths" in c["trace"]}
+    return {"report": json.loads((cell / "agreement.json").read_text()), "pairs": pairs,
+            "traces": traces}
 
 
 def topology_order(out):
@@ -262,11 +303,18 @@ def topology_order(out):
     raise LabError(f"{out}: no cell has a topology.json (no guest came back)")
 
 
+def pairs_text(matrix):
+    """How many fresh pairs the cells' kernel-placed cases ran, e.g. "6" or "3-6"."""
+    n = sorted({k for pk in matrix["cells"].values() for cell in pk.values()
+                for k in (cell or {}).get("pairs", [])})
+    return "?" if not n else str(n[0]) if n[0] == n[-1] else f"{n[0]}-{n[-1]}"
+
+
 def render_document(matrix):
     head = [f"Rendered {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC from "
             "each cell's results.json (the guests' own run times are in their lab-summary.json). "
             "Per cell: agreement of the kernel's placements with its own policy's model (1 - total "
-            "variation distance, round trips of 3 fresh pairs x 2000), then for a patched kernel "
+            "variation distance, round trips of " + pairs_text(matrix) + " fresh pairs x 2000), then for a patched kernel "
             "the observed / predicted shift against mainline's run on the same preset (mean "
             "distance of the wakee from the waker in class steps: same-cpu 0, smt-sibling 1, ...; "
             "negative = closer to the waker; an interval where either model is uncertain); **bold** is "
