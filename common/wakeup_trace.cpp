@@ -158,6 +158,9 @@ void WakeupTraceSummary::add(const WakeupTraceSummary& o) {
   for (const auto& [p, m] : o.classes_by_path)
     for (const auto& [c, n] : m) classes_by_path[p][c] += n;
   moved += o.moved;
+  for (const auto& [c, n] : o.moved_by_class) moved_by_class[c] += n;
+  foreign_wakeups += o.foreign_wakeups;
+  foreign_moved += o.foreign_moved;
   remote_delivery += o.remote_delivery;
   migrations_at_wakeup += o.migrations_at_wakeup;
   migrations_other += o.migrations_other;
@@ -266,7 +269,13 @@ WakeupTraceSummary attribute_wakeups(std::string_view text, const WakeupTraceOpt
       const Pending w = it->second;
       pending.erase(it);
       tasks[p].st = RunState::kQueued;
-      if (!w.counted) continue;
+      if (!w.counted) {
+        if (w.waker != opt.supervisor_pid && !is_case(w.waker)) {
+          ++sum.foreign_wakeups;
+          sum.foreign_moved += target != w.prev;
+        }
+        continue;
+      }
       const bool queued = w.st == RunState::kRunning || w.st == RunState::kQueued;
       const bool remote = l.cpu != w.waker_cpu;
       const bool switching_out =
@@ -288,7 +297,10 @@ WakeupTraceSummary attribute_wakeups(std::string_view text, const WakeupTraceOpt
       ++sum.wakeups;
       ++sum.paths[path];
       ++sum.classes_by_path[path][cls];
-      sum.moved += target != w.prev;
+      if (target != w.prev) {
+        ++sum.moved;
+        ++sum.moved_by_class[cls];
+      }
       sum.remote_delivery += remote;
       if (keep_list)
         sum.list.push_back({w.waker, p, w.waker_cpu, w.prev, target, l.cpu, path, cls});
@@ -318,10 +330,17 @@ nlohmann::ordered_json trace_json(const WakeupTraceSummary& s,
         if (std::find(classes.begin(), classes.end(), c) == classes.end()) m[c] = n;
     by[p] = m;
   }
+  nlohmann::ordered_json moved = nlohmann::ordered_json::object();
+  for (const auto& c : classes)
+    if (auto it = s.moved_by_class.find(c); it != s.moved_by_class.end()) moved[c] = it->second;
+  for (const auto& [c, n] : s.moved_by_class)
+    if (std::find(classes.begin(), classes.end(), c) == classes.end()) moved[c] = n;
   return {{"wakeups", s.wakeups},
           {"paths", paths},
           {"classes_by_path", by},
           {"moved", s.moved},
+          {"moved_by_class", moved},
+          {"foreign", {{"wakeups", s.foreign_wakeups}, {"moved", s.foreign_moved}}},
           {"remote_delivery", s.remote_delivery},
           {"migrations", {{"at_wakeup", s.migrations_at_wakeup}, {"other", s.migrations_other}}},
           {"unmatched", s.unmatched},

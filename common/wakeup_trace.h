@@ -66,6 +66,11 @@ struct WakeupTraceSummary {
   std::map<std::string, int64_t> paths;  // path -> count (every path present, 0 included)
   std::map<std::string, std::map<std::string, int64_t>> classes_by_path;  // path -> class -> n
   int64_t moved = 0;                                                      // target != prev
+  std::map<std::string, int64_t> moved_by_class;  // class of the target -> wakeups that moved
+  // Wakeups of a case task by a task outside the case and its supervisor (a kworker, ksoftirqd,
+  // an interrupt on an idle CPU): how many, and how many moved it (target != prev). Their
+  // migrations count in migrations_at_wakeup.
+  int64_t foreign_wakeups = 0, foreign_moved = 0;
   int64_t remote_delivery = 0;       // sched_wakeup emitted on a CPU other than the waker's
   int64_t migrations_at_wakeup = 0;  // sched_migrate_task of a case task inside a wakeup
   int64_t migrations_other = 0;      // the others (load balancing, affinity changes)
@@ -86,7 +91,7 @@ WakeupTraceSummary attribute_wakeups(std::string_view trace_text, const WakeupTr
                                      bool keep_list = false);
 
 // {"wakeups", "paths": {path: n}, "classes_by_path": {path: {class: n}}, "moved",
-//  "remote_delivery", "migrations": {"at_wakeup", "other"}, "unmatched", "dropped", "events",
+//  "moved_by_class": {class: n}, "foreign": {"wakeups", "moved"}, "remote_delivery", "migrations": {"at_wakeup", "other"}, "unmatched", "dropped", "events",
 //  "runs"}. `classes` orders every class map (the placement classes in their order).
 nlohmann::ordered_json trace_json(const WakeupTraceSummary& s,
                                   const std::vector<std::string>& classes);

@@ -63,6 +63,10 @@ TEST(WakeupTrace, SelectionPaths) {
   EXPECT_EQ(s.classes_by_path.at(kPathSelection).at("llc"), 2);
   EXPECT_EQ(s.classes_by_path.at(kPathSelection).at("same-cpu"), 1);
   EXPECT_EQ(s.moved, 1);
+  EXPECT_EQ(s.moved_by_class, (std::map<std::string, int64_t>{{"same-cpu", 1}}));
+  // The kworker's wake (not moved) is foreign; the supervisor's is the harness's own.
+  EXPECT_EQ(s.foreign_wakeups, 1);
+  EXPECT_EQ(s.foreign_moved, 0);
   EXPECT_EQ(s.remote_delivery, 1);
   EXPECT_EQ(s.migrations_at_wakeup, 1);
   EXPECT_EQ(s.migrations_other, 1);
@@ -166,6 +170,9 @@ TEST(WakeupTrace, JsonShapeAndSums) {
   EXPECT_EQ(j["unmatched"], 1);
   for (const char* k : {"moved", "remote_delivery", "migrations", "events", "runs"})
     EXPECT_TRUE(j.contains(k)) << k;
+  EXPECT_EQ(j["moved_by_class"], nlohmann::ordered_json({{"same-cpu", 1}}));
+  EXPECT_EQ(j["foreign"]["wakeups"], 1);
+  EXPECT_EQ(j["foreign"]["moved"], 0);
 }
 
 TEST(WakeupTrace, BufferSizeIsBounded) {

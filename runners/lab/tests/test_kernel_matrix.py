@@ -124,13 +124,16 @@ def test_short_cell_lists_its_wakeup_trace():
     trace = {"wakeups": 100, "paths": {"selection": 90, "ttwu_runnable": 10, "queued_remote": 0},
              "classes_by_path": {"selection": {"same-cpu": 20, "llc": 70},
                                  "ttwu_runnable": {"same-cpu": 10, "llc": 0}},
-             "moved": 4, "migrations": {"at_wakeup": 4, "other": 2}, "dropped": 0,
+             "moved": 4, "moved_by_class": {"same-cpu": 3, "llc": 1},
+             "foreign": {"wakeups": 5, "moved": 1},
+             "migrations": {"at_wakeup": 4, "other": 2}, "dropped": 0,
              "unmatched": 0}
     rows = cell_rows(base, base, ORDER, {"pipe/threads/kernel": trace})
     m = {"kernels": ["mainline"], "cells": {"2llc": {"mainline": {"rows": rows}}}}
-    assert ("  - traced 100 wakeups: selection 90 (same-cpu 20, llc 70); ttwu_runnable 10 "
-            "(same-cpu 10); queued_remote 0; moved off the wakee's previous CPU 4; task "
-            "migrations inside a wakeup 4, outside (load balancing) 2\n") in render(m)
+    assert ("  - traced 100 wakeups by the partner: selection 90 (same-cpu 20, llc 70); "
+            "ttwu_runnable 10 (same-cpu 10); queued_remote 0; moved off the wakee's previous CPU "
+            "4 (to same-cpu 3, llc 1); woken by another task 5 (moved 1); task migrations inside "
+            "a wakeup 4, outside (load balancing) 2\n") in render(m)
     assert "trace" not in cell_rows(base, base, ORDER, {})["pipe/threads/kernel"]
 
 

@@ -63,10 +63,14 @@ def trace_text(trace):
         classes = ", ".join(f"{c} {k}" for c, k in (by.get(path) or {}).items() if k)
         parts.append(f"{path} {n}" + (f" ({classes})" if classes else ""))
     mig = trace.get("migrations") or {}
-    text = (f"traced {trace.get('wakeups', 0)} wakeups: " + "; ".join(parts)
-            + f"; moved off the wakee's previous CPU {trace.get('moved', 0)}; task migrations "
-            f"inside a wakeup {mig.get('at_wakeup', 0)}, outside (load balancing) "
-            f"{mig.get('other', 0)}")
+    moved = ", ".join(f"{c} {k}" for c, k in (trace.get("moved_by_class") or {}).items() if k)
+    foreign = trace.get("foreign") or {}
+    text = (f"traced {trace.get('wakeups', 0)} wakeups by the partner: " + "; ".join(parts)
+            + f"; moved off the wakee's previous CPU {trace.get('moved', 0)}"
+            + (f" (to {moved})" if moved else "")
+            + f"; woken by another task {foreign.get('wakeups', 0)} (moved "
+            f"{foreign.get('moved', 0)}); task migrations inside a wakeup "
+            f"{mig.get('at_wakeup', 0)}, outside (load balancing) {mig.get('other', 0)}")
     lost = trace.get("dropped", 0) + trace.get("unmatched", 0)
     return text + (f"; {lost} events dropped or unmatched" if lost else "")
 
