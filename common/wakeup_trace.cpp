@@ -349,12 +349,32 @@ nlohmann::ordered_json trace_json(const WakeupTraceSummary& s,
           {"runs", s.traced_runs}};
 }
 
+std::vector<std::pair<std::string, std::string>> event_filters(const std::string& comm) {
+  if (comm.empty() || comm.find_first_of("\"\\") != std::string::npos)
+    throw std::runtime_error("--trace-wakeups: cannot filter on the comm \"" + comm + "\"");
+  const std::string is = " == \"" + comm + "\"";
+  return {{"sched_waking", "comm" + is},
+          {"sched_wakeup", "comm" + is},
+          {"sched_migrate_task", "comm" + is},
+          {"sched_switch", "prev_comm" + is + " || next_comm" + is},
+          {"sched_process_fork", "parent_comm" + is + " || child_comm" + is}};
+}
+
 // ---- the tracefs session ---------------------------------------------------------------------
 
 namespace {
 
 const char* kEvents[] = {"sched_waking", "sched_wakeup", "sched_switch", "sched_migrate_task",
                          "sched_process_fork"};
+
+// This process's comm (what its threads and children inherit).
+std::string own_comm() {
+  std::ifstream in("/proc/thread-self/comm");
+  std::string c;
+  std::getline(in, c);
+  if (c.empty()) throw std::runtime_error("--trace-wakeups: cannot read /proc/thread-self/comm");
+  return c;
+}
 
 bool is_tracefs(const std::string& dir) {
   struct stat st {};
@@ -464,7 +484,8 @@ WakeupTraceSession::WakeupTraceSession() {
       write("trace_clock", "global");
     }
     write("options/overwrite", "0");
-    write("options/event-fork", "1");
+    for (const auto& [ev, filter] : event_filters(own_comm()))
+      write("events/sched/" + ev + "/filter", filter);
     for (const char* ev : kEvents) write(std::string("events/sched/") + ev + "/enable", "1");
   } catch (...) {
     ::rmdir(dir_.c_str());
@@ -502,11 +523,9 @@ int64_t WakeupTraceSession::buffer_kb_for(int64_t round_trips, int cpus_traced) 
   return std::min(need, cap);
 }
 
-void WakeupTraceSession::start(int supervisor_tid, const std::vector<int>& cpus,
-                               int64_t buffer_kb) {
+void WakeupTraceSession::start(const std::vector<int>& cpus, int64_t buffer_kb) {
   write("tracing_on", "0");
   write("trace", "");  // O_TRUNC clears the buffers
-  write("set_event_pid", std::to_string(supervisor_tid));
   for (int c : cpus) {
     if (sizes_[c] == buffer_kb) continue;
     write("per_cpu/cpu" + std::to_string(c) + "/buffer_size_kb", std::to_string(buffer_kb));

@@ -4,10 +4,12 @@
 // Recording (WakeupTraceSession): a private tracefs instance, instances/wakebench-<pid>, with
 // sched_waking, sched_wakeup, sched_switch, sched_migrate_task and sched_process_fork enabled,
 // the "mono" trace clock (one clock for every CPU, so the merged `trace` file is in true order),
-// set_event_pid = the supervisor thread plus options/event-fork (the case's forked processes and
-// their threads join the filter as they are created). The kernel's pid filter keeps a
-// sched_waking / sched_wakeup when either the running task or the WOKEN task is filtered
-// (event_filter_pid_sched_wakeup_probe_pre), and a sched_switch when prev or next is. The ring
+// and each event filtered on the comm of the task it is about (event_filters(): the woken or
+// migrated task, either side of a switch, the parent or child of a fork), which the case's
+// threads and forked processes inherit from the supervisor. The filter is on the event's own
+// fields, not on the running task (set_event_pid would be): a migration the load balancer makes
+// from another CPU's softirq or stopper thread, or a wakeup from an interrupt, is recorded too.
+// The attribution keeps the supervisor's descendants among the tasks of that comm. The ring
 // buffer does not overwrite (options/overwrite 0): when it fills, the newest events are dropped
 // and counted (per_cpu/cpuN/stats), so the attributed wakeups are a contiguous prefix. The
 // instance is removed by the destructor (normal end, failure, or Ctrl-C, since the run unwinds);
@@ -90,6 +92,10 @@ struct WakeupTraceSummary {
 WakeupTraceSummary attribute_wakeups(std::string_view trace_text, const WakeupTraceOptions& opt,
                                      bool keep_list = false);
 
+// Per event, the tracefs filter that keeps the events about tasks named `comm` (see Recording
+// above). Throws std::runtime_error when `comm` holds a character a filter string cannot.
+std::vector<std::pair<std::string, std::string>> event_filters(const std::string& comm);
+
 // {"wakeups", "paths": {path: n}, "classes_by_path": {path: {class: n}}, "moved",
 //  "moved_by_class": {class: n}, "foreign": {"wakeups", "moved"}, "remote_delivery", "migrations": {"at_wakeup", "other"}, "unmatched", "dropped", "events",
 //  "runs"}. `classes` orders every class map (the placement classes in their order).
@@ -107,9 +113,10 @@ class WakeupTraceSession {
   WakeupTraceSession(const WakeupTraceSession&) = delete;
   WakeupTraceSession& operator=(const WakeupTraceSession&) = delete;
 
-  // Clears the buffer, filters on `supervisor_tid` (+ forks), gives each CPU of `cpus`
-  // `buffer_kb` KiB (the others a small buffer) and turns tracing on.
-  void start(int supervisor_tid, const std::vector<int>& cpus, int64_t buffer_kb);
+  // Clears the buffer, gives each CPU of `cpus` `buffer_kb` KiB (the others a small buffer) and
+  // turns tracing on. The events of every task named like this process are recorded; the
+  // attribution picks the case's among them by its supervisor's pid.
+  void start(const std::vector<int>& cpus, int64_t buffer_kb);
   // Turns tracing off; returns the trace text and adds the events the buffers dropped or
   // overwrote to *lost.
   std::string stop(int64_t* lost);

@@ -171,7 +171,7 @@ std::optional<WakeupTraceSummary> traced_run(const CaseTracer& tr, CaseState& cs
                                                        static_cast<int>(spec.cpuset.size()));
   bool started = false;
   try {
-    tr.session->start(tid, spec.cpuset, kb);
+    tr.session->start(spec.cpuset, kb);
     started = true;
   } catch (const std::exception& e) {
     cs.trace_error = e.what();

@@ -175,6 +175,21 @@ TEST(WakeupTrace, JsonShapeAndSums) {
   EXPECT_EQ(j["foreign"]["moved"], 0);
 }
 
+// The recording filters on the events' own fields, never on the running task, so a load-balancer
+// migration made from another CPU's softirq (current = the idle task) is kept.
+TEST(WakeupTrace, FiltersAreOnTheTaskTheEventIsAbout) {
+  const auto f = event_filters("wakebench");
+  const std::map<std::string, std::string> m(f.begin(), f.end());
+  EXPECT_EQ(m.size(), 5u);
+  EXPECT_EQ(m.at("sched_migrate_task"), "comm == \"wakebench\"");
+  EXPECT_EQ(m.at("sched_waking"), "comm == \"wakebench\"");
+  EXPECT_EQ(m.at("sched_switch"), "prev_comm == \"wakebench\" || next_comm == \"wakebench\"");
+  EXPECT_EQ(m.at("sched_process_fork"),
+            "parent_comm == \"wakebench\" || child_comm == \"wakebench\"");
+  EXPECT_THROW(event_filters("a\"b"), std::runtime_error);
+  EXPECT_THROW(event_filters(""), std::runtime_error);
+}
+
 TEST(WakeupTrace, BufferSizeIsBounded) {
   EXPECT_GE(WakeupTraceSession::buffer_kb_for(3300, 2), 3300);
   EXPECT_LE(WakeupTraceSession::buffer_kb_for(100'000'000, 1), 256 * 1024);

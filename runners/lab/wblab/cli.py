@@ -101,11 +101,11 @@ def main_one(argv):
     if args.check:
         return check_prerequisites(args)
     name, smp, numa, cpu_model = topology_args(args.preset, args.smp, args.numa, args.cpu)
-    config = None
+    config = Path(args.config) if args.config else None  # /lab/config.json, also for --guest-cmd
     if not args.no_run and not args.guest_cmd:
-        config = Path(args.config) if args.config else REPO / f"configs/lab/{name}.json"
-        if not config.is_file():
-            raise LabError(f"config {config} not found (free-form topologies need --config)")
+        config = config or REPO / f"configs/lab/{name}.json"
+    if config and not config.is_file():
+        raise LabError(f"config {config} not found (free-form topologies need --config)")
     wakebench = find_wakebench(args.wakebench)
     kernel, policy, lab_kernel = resolve_kernel(args.kernel, args.policy, args.lockdep)
     plan = GuestPlan(name, smp, numa, cpu_model, kernel, policy, lab_kernel, wakebench, config,
