@@ -55,6 +55,11 @@ struct SteadyOptions {
   int disturb_wake = -1;
   // Also try a disturbance at each wake of the settled cycle (SteadyResult::alternatives).
   bool try_disturbances = true;
+  // The wakee's switch-out is long next to the partner's reaction (qemu TCG: 10-40 us of guest
+  // time, docs/policy-model.md#switching-out): a wake that finds it still switching out
+  // (p->on_cpu) is queued on its CPU with no selection, so the pair can stay where it started,
+  // and a stacked pair that the load balancer pulls apart can stay apart (more alternatives).
+  bool slow_switch_out = false;
 };
 
 // Where the pair settles instead after one disturbed wake of its cycle (see

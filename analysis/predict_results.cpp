@@ -136,6 +136,10 @@ json predict(const json& rs, const std::vector<CaseView>& views) {
     it->cases.push_back(&c);
   }
 
+  // A guest under qemu TCG (environment.emulated, set by the lab) switches tasks out slowly next
+  // to its partner's reaction (docs/policy-model.md#switching-out).
+  const bool emulated = rs.contains("environment") && rs["environment"].is_object() &&
+                        rs["environment"].value("emulated", false) == true;
   json entries = json::array();
   for (Point& pt : points) {
     const CaseView& first = pt.first();
@@ -179,6 +183,7 @@ json predict(const json& rs, const std::vector<CaseView>& views) {
       SteadyOptions opt;
       opt.sync = *flags == "sync";
       opt.current_cpu = *flags == "current-cpu";
+      opt.slow_switch_out = emulated;
       if (kc) {
         const KernelSetup k = kernel_setup(*kc, sched.topology());
         opt.allowed = k.allowed;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iomanip>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -25,6 +26,17 @@ bool in_list(const std::vector<int>& list, int cpu) {
 // other task" or not) and wakee_flips. Equal states give equal futures, so the first repeat
 // closes the cycle.
 using State = std::tuple<int, int, int, int, int, bool, bool, int, int>;
+
+// The CPU the load balancer moves a task of a pair stacked on `cpu` to: the lowest other allowed
+// CPU of the smallest sched domain of `cpu` that has one (idle balancing pulls within the nearest
+// level first).
+std::optional<int> nearest_other_allowed(const SchedTopology& sched, int cpu,
+                                         const std::vector<int>& allowed) {
+  for (const auto& sd : sched.domains(cpu))
+    for (int c : sd.span)
+      if (c != cpu && in_list(allowed, c)) return c;
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -162,6 +174,34 @@ SteadyResult simulate_steady_state(const SchedTopology& sched, const SteadyOptio
     keep(simulate_steady_state(sched, r, policy), -1, start[1],
          "the first wake goes from CPU " + std::to_string(start[1]) + " to CPU " +
              std::to_string(start[0]));
+    if (opt.slow_switch_out) {
+      // Every wake queued on the partner's own CPU (p->on_cpu): no selection ever moves it.
+      auto held = [&](int a, int b) {
+        SteadyResult h;
+        h.settled = true;
+        h.classes[classify(sched.topology(), a, b)] = 1.0;
+        h.cpus = a == b ? std::vector<int>{a} : std::vector<int>{std::min(a, b), std::max(a, b)};
+        return h;
+      };
+      if (start[0] != start[1])
+        keep(held(start[0], start[1]), -1, start[0],
+             "every wake reaches the partner while it is still switching out, so it is queued "
+             "on its own CPU and the pair stays on CPUs " +
+                 std::to_string(start[0]) + "," + std::to_string(start[1]));
+      // A pair stacked on one CPU has two runnable tasks there at every wake: the load balancer
+      // pulls one to the nearest idle allowed CPU, and the wakes then keep it there as above.
+      std::vector<std::vector<int>> stacked;
+      if (res.cpus.size() == 1) stacked.push_back(res.cpus);
+      for (const auto& a : res.alternatives)
+        if (a.cpus.size() == 1) stacked.push_back(a.cpus);
+      for (const auto& cpus : stacked) {
+        if (auto to = nearest_other_allowed(sched, cpus[0], opt.allowed))
+          keep(held(cpus[0], *to), -1, cpus[0],
+               "the load balancer pulls one task of the pair stacked on CPU " +
+                   std::to_string(cpus[0]) + " to idle CPU " + std::to_string(*to) +
+                   ", and every later wake reaches the partner while it is still switching out");
+      }
+    }
   }
   return res;
 }

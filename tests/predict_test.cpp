@@ -351,6 +351,38 @@ TEST(Steady, TheFirstWakeGoingTheOtherWayIsAnAlternative) {
   EXPECT_EQ(rev->cpus, (std::vector<int>{8, 9}));
 }
 
+// A slow switch-out (qemu TCG): the wakes can keep the pair where it started, and the load
+// balancer can pull a stacked pair apart for good; neither is an alternative on a real machine.
+TEST(Steady, SlowSwitchOutKeepsTheStartAndTheBalancersSplit) {
+  SchedTopology d(Topology::from_xml(kFixtures + "/topologies/model/box-dn-2s-8c-nosmt-slit21.xml"));
+  auto find = [](const SteadyResult& r, const std::string& prefix) {
+    return std::find_if(r.alternatives.begin(), r.alternatives.end(),
+                        [&](const SteadyAlternative& a) { return a.cause.rfind(prefix, 0) == 0; });
+  };
+  SteadyOptions opt;
+  opt.start_a = 0;
+  opt.start_b = 8;
+  opt.allowed = {0, 8, 9};
+  auto fast = simulate_steady_state(d, opt, policy_by_id("mainline"));
+  EXPECT_EQ(find(fast, "every wake"), fast.alternatives.end());
+  opt.slow_switch_out = true;
+  auto slow = simulate_steady_state(d, opt, policy_by_id("mainline"));
+  ASSERT_EQ(slow.cpus, (std::vector<int>{0}));  // the steady state itself is unchanged
+  auto kept = find(slow, "every wake reaches the partner while it is still switching out");
+  ASSERT_NE(kept, slow.alternatives.end());
+  EXPECT_EQ(kept->cpus, (std::vector<int>{0, 8}));
+  EXPECT_EQ(kept->classes, (std::map<PlacementClass, double>{{PlacementClass::kCrossNuma, 1.0}}));
+  // Both on CPU 0 from the start: nothing to keep, but the pair stacked on CPU 0 is pulled to the
+  // nearest other allowed CPU, 8 (no other allowed CPU in 0's LLC).
+  opt.start_b = 0;
+  auto both = simulate_steady_state(d, opt, policy_by_id("mainline"));
+  EXPECT_EQ(find(both, "every wake"), both.alternatives.end());
+  auto pulled = find(both, "the load balancer pulls one task of the pair stacked on CPU 0 to idle "
+                           "CPU 8");
+  ASSERT_NE(pulled, both.alternatives.end());
+  EXPECT_EQ(pulled->cpus, (std::vector<int>{0, 8}));
+}
+
 // ---- result sets ----------------------------------------------------------------------------
 
 json fixture_results(const std::string& xml_file = kBoxC) {
