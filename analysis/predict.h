@@ -114,8 +114,8 @@ std::string render_steady_text(const nlohmann::json& steady);
 // histogram with each policy's distance to it (`distance`: to the steady state alone and to the
 // closest mix with one of its uncertain alternatives, analysis/mix.h), the policy groups (policies
 // predicting the same distribution and alternatives) and the one the kernel is consistent with
-// (smallest best distance), and each patch's premise with the measured numbers, one check per params
-// point. A kernel case's `cpuset` is the CPU set the policies may choose from (`allowed`); each
+// (smallest best distance), and each patch's premise with the measured numbers, one check per
+// params point. A kernel case's `cpuset` is the CPU set the policies may choose from (`allowed`); each
 // policy carries its `first_paths` (the rules that decided its first wakes), and a case traced
 // with --trace-wakeups puts its path counts under measured.trace. Throws std::invalid_argument with
 // one line for another schema/version, a bad case (analysis/case_view.h), a result set without an

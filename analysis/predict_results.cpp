@@ -301,10 +301,11 @@ json predict(const json& rs, const std::vector<CaseView>& views) {
                               closest["name"].get<std::string>() + " (distance " + distance + ")";
         if (fit.alternative) {
           const json& alt = policies[closest_id]["uncertain"]["alternatives"][*fit.alternative];
-          verdict += ", within its uncertain range: " +
-                     std::to_string(std::lround(fit.share * 100)) + "% of the alternative " +
-                     classes_text(alt["classes"]) + " once " + alt["cause"].get<std::string>() +
-                     " (strict distance " + json(round2(fit.strict)).dump() + ")";
+          verdict +=
+              ", within its uncertain range: " + std::to_string(std::lround(fit.share * 100)) +
+              "% of the alternative " + classes_text(alt["classes"]) + " once " +
+              alt["cause"].get<std::string>() + " (strict distance " +
+              json(round2(fit.strict)).dump() + ")";
         }
         e["verdict"] = verdict;
       } else {

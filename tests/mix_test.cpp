@@ -18,8 +18,8 @@ TEST(Mix, TvDistanceCountsClassesOfEitherSide) {
 
 TEST(Mix, ObservedInsideTheSegmentIsAtDistanceZero) {
   // 0.6 smt-sibling + 0.4 llc is 60 % of the steady state and 40 % of the alternative.
-  MixFit m = closest_mix({{"smt-sibling", 0.6}, {"llc", 0.4}}, {{"smt-sibling", 1.0}},
-                         {{"llc", 1.0}});
+  MixFit m =
+      closest_mix({{"smt-sibling", 0.6}, {"llc", 0.4}}, {{"smt-sibling", 1.0}}, {{"llc", 1.0}});
   EXPECT_NEAR(m.distance, 0.0, 1e-12);
   EXPECT_NEAR(m.share, 0.4, 1e-12);
   // A share a 100-step grid cannot hit: exactly one third.
