@@ -100,7 +100,9 @@ std::vector<SteadyResult> simulate_steady_state(const SchedTopology& sched,
 // {"topology", "sync", "current_cpu", "start": [a, b], "busy", "allowed",
 //  "policies": {id: {"settled", "transient_wakes", "cycle_wakes", "classes": {class: fraction},
 //  "cpus": [...], "uncertain"?: {"reason", "alternatives": [{"cause", "busy_cpu", "waker_cpu",
-//  "classes", "cpus"}], "range": {class: [lo, hi]}}}}, "groups": [{"name", "policies", "classes"}]}
+//  "classes", "cpus"}], "range": {class: [lo, hi]}}}}, "groups": [{"name", "policies", "classes",
+//  "alternatives"?: [{class: fraction}]}]}: a group is the policies with the same classes and the
+//  same alternatives' classes (in order), named by its members joined with "/".
 nlohmann::json steady_to_json(const SchedTopology& sched, const SteadyOptions& opt,
                               const std::vector<SteadyResult>& results);
 std::string render_steady_text(const nlohmann::json& steady);
@@ -114,9 +116,11 @@ std::string render_steady_text(const nlohmann::json& steady);
 // (distribution x the median RTT of the pinned case of each class with the same mechanism, mode
 // and params; where that point has no such pinned case, predicted_rtt_ns is null and `unpriced`
 // says "n/a: no pinned llc case with work=10000ns"), the measured kernel RTT and observed
-// histogram, the policy groups (policies predicting the same distribution) and the one the kernel
-// is consistent with, and each patch's premise with the measured numbers, one check per params
-// point. A kernel case's `cpuset` is the CPU set the policies may choose from (`allowed`); each
+// histogram with each policy's distance to it (`distance`: to the steady state alone and to the
+// closest mix with one of its uncertain alternatives, analysis/mix.h), the policy groups (policies
+// predicting the same distribution and alternatives) and the one the kernel is consistent with
+// (smallest best distance), and each patch's premise with the measured numbers, one check per
+// params point. A kernel case's `cpuset` is the CPU set the policies may choose from (`allowed`); each
 // policy carries its `first_paths` (the rules that decided its first wakes), and a case traced
 // with --trace-wakeups puts its path counts under measured.trace. Throws std::invalid_argument with
 // one line for another schema/version, a bad case (analysis/case_view.h), a result set without an

@@ -6,11 +6,11 @@
 #include <cmath>
 #include <iomanip>
 #include <map>
-#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <tuple>
 
+#include "analysis/mix.h"
 #include "analysis/predict.h"
 #include "analysis/resultset_io.h"
 
@@ -20,9 +20,10 @@ namespace {
 
 using nlohmann::json;
 
-// A kernel histogram is "consistent" with a group when their class distributions differ by at
-// most this total-variation distance (0.5 * sum |p - q|): the model has no delayed-dequeue or
-// wakelist races (section 2), which move a minority of wakes, not the bulk.
+// A kernel histogram is "consistent" with a group when its class distribution is at most this
+// total-variation distance (0.5 * sum |p - q|) from the group's prediction, or from a mix of its
+// steady state and one alternative where the prediction is uncertain: the model has no
+// delayed-dequeue or wakelist races (section 2), which move a minority of wakes, not the bulk.
 constexpr double kConsistentDistance = 0.25;
 
 // Wake flags a mechanism carries on a real kernel (section 4), used when a case lacks the tag.
@@ -37,6 +38,7 @@ std::optional<std::string> default_wake_flags(const std::string& mechanism) {
 }
 
 double round2(double v) { return std::round(v * 100.0) / 100.0; }
+double round3(double v) { return std::round(v * 1000.0) / 1000.0; }
 
 // The cases of one params point: one mechanism and mode at one set of knob values
 // (CaseView::same_point). A kernel case is predicted and costed from its own point's pinned cases.
@@ -64,8 +66,8 @@ struct Point {
   }
 };
 
-json distribution(const json& histogram) {
-  json out = json::object();
+ClassShares distribution(const json& histogram) {
+  ClassShares out;
   double total = 0;
   for (const auto& [c, n] : histogram.items()) {
     if (n.is_number()) total += n.get<double>();
@@ -77,13 +79,21 @@ json distribution(const json& histogram) {
   return out;
 }
 
-double tv_distance(const json& p, const json& q) {
-  std::set<std::string> keys;
-  for (const auto& [k, v] : p.items()) keys.insert(k);
-  for (const auto& [k, v] : q.items()) keys.insert(k);
-  double d = 0;
-  for (const auto& k : keys) d += std::fabs(p.value(k, 0.0) - q.value(k, 0.0));
-  return d / 2;
+// How far the observed distribution is from a steady_to_json policy: its steady state alone and the
+// closest mix with one of its alternatives (analysis/mix.h).
+RangeFit fit_policy(const ClassShares& observed, const json& policy) {
+  std::vector<ClassShares> alternatives;
+  if (policy.contains("uncertain"))
+    for (const auto& a : policy["uncertain"]["alternatives"])
+      alternatives.push_back(a["classes"].get<ClassShares>());
+  return closest_in_range(observed, policy["classes"].get<ClassShares>(), alternatives);
+}
+
+json fit_json(const RangeFit& f) {
+  return {{"strict", round3(f.strict)},
+          {"best", round3(f.best)},
+          {"share", round3(f.share)},
+          {"alternative", f.alternative ? json(*f.alternative) : json(nullptr)}};
 }
 
 // Premise check at one params point: is `a` cheaper than `b` (medians of that point's cases).
@@ -220,10 +230,9 @@ json predict(const json& rs, const std::vector<CaseView>& views) {
         }
         policies[id] = p;
       }
-      e["policies"] = policies;
 
       json measured = nullptr;
-      json observed_dist;
+      ClassShares observed;
       if (kc) {
         measured = {{"status", kc->status}};
         if (auto m = kc->rtt.get("median")) measured["rtt_ns"] = *m;
@@ -231,8 +240,8 @@ json predict(const json& rs, const std::vector<CaseView>& views) {
           json h = json::object();
           for (const auto& [cls, n] : kc->observed.histogram) h[cls] = n;
           measured["histogram"] = h;
-          observed_dist = distribution(h);
-          measured["classes"] = observed_dist;
+          observed = distribution(h);
+          measured["classes"] = observed;
           if (!kc->observed.migrations_json.is_null())
             measured["migrations"] = kc->observed.migrations_json;
         }
@@ -249,18 +258,31 @@ json predict(const json& rs, const std::vector<CaseView>& views) {
       }
       e["measured"] = measured;
 
+      // Each policy's distance from the observed placements (analysis/mix.h).
+      std::map<std::string, RangeFit> fits;  // unrounded: consistent_with is chosen on these
+      if (!observed.empty()) {
+        for (auto& [id, p] : policies.items()) {
+          fits[id] = fit_policy(observed, steady["policies"][id]);
+          p["distance"] = fit_json(fits[id]);
+        }
+      }
+      e["policies"] = policies;
+
+      // A group's members predict the same classes and alternatives (steady_to_json): its first
+      // member's price and distance are every member's.
       json gj = json::array();
       std::optional<size_t> best;
       double best_d = 0;
       for (auto g2 : steady["groups"]) {
         json out = {{"name", g2["name"]}, {"policies", g2["policies"]}, {"classes", g2["classes"]}};
-        const json& first_policy = policies[g2["policies"][0].get<std::string>()];
+        if (g2.contains("alternatives")) out["alternatives"] = g2["alternatives"];
+        const std::string first_id = g2["policies"][0].get<std::string>();
+        const json& first_policy = policies[first_id];
         out["predicted_rtt_ns"] = first_policy["predicted_rtt_ns"];
         if (first_policy.contains("unpriced")) out["unpriced"] = first_policy["unpriced"];
-        if (observed_dist.is_object() && !observed_dist.empty()) {
-          double d = tv_distance(observed_dist, g2["classes"]);
-          out["distance"] = round2(d);
-          if (!best || d < best_d) {
+        if (!observed.empty()) {
+          out["distance"] = first_policy["distance"];
+          if (const double d = fits.at(first_id).best; !best || d < best_d) {
             best = gj.size();
             best_d = d;
           }
@@ -268,13 +290,29 @@ json predict(const json& rs, const std::vector<CaseView>& views) {
         gj.push_back(out);
       }
       e["groups"] = gj;
-      if (!observed_dist.is_object() || observed_dist.empty()) {
+      if (observed.empty()) {
         e["consistent_with"] = nullptr;
         e["verdict"] = "no observed kernel placement in the result set";
-      } else if (best && best_d <= kConsistentDistance) {
-        e["consistent_with"] = gj[*best]["name"];
-        e["verdict"] = "kernel placement consistent with " + gj[*best]["name"].get<std::string>() +
-                       " (distance " + json(round2(best_d)).dump() + ")";
+        entries.push_back(e);
+        continue;
+      }
+      const json& closest = gj[*best];
+      const std::string closest_id = closest["policies"][0].get<std::string>();
+      const RangeFit& fit = fits.at(closest_id);
+      const std::string distance = json(round2(fit.best)).dump();
+      if (fit.best <= kConsistentDistance) {
+        e["consistent_with"] = closest["name"];
+        std::string verdict = "kernel placement consistent with " +
+                              closest["name"].get<std::string>() + " (distance " + distance + ")";
+        if (fit.alternative) {
+          const json& alt = policies[closest_id]["uncertain"]["alternatives"][*fit.alternative];
+          verdict +=
+              ", within its uncertain range: " + std::to_string(std::lround(fit.share * 100)) +
+              "% of the alternative " + classes_text(alt["classes"]) + " once " +
+              alt["cause"].get<std::string>() + " (strict distance " +
+              json(round2(fit.strict)).dump() + ")";
+        }
+        e["verdict"] = verdict;
       } else {
         e["consistent_with"] = nullptr;
         std::string why = "see docs/policy-model.md section 2 bypasses";
@@ -288,8 +326,7 @@ json predict(const json& rs, const std::vector<CaseView>& views) {
                 " wakeups bypassed the selection (docs/policy-model.md section 2)";
         }
         e["verdict"] = "kernel placement matches no policy (closest " +
-                       gj[*best]["name"].get<std::string>() + ", distance " +
-                       json(round2(best_d)).dump() + "): " + why;
+                       closest["name"].get<std::string>() + ", distance " + distance + "): " + why;
       }
       entries.push_back(e);
     }

@@ -263,12 +263,15 @@ json steady_to_json(const SchedTopology& sched, const SteadyOptions& opt,
                     const std::vector<SteadyResult>& results) {
   auto [def_a, def_b] = default_start_pair(sched, opt.allowed);
   json policies = json::object();
-  // Policies with the same class distribution form one group, named by its members: they cost the
-  // same, whichever CPUs they stack on (sync-pair stacks on the first reciprocal waker's CPU,
-  // sync-2017 on the first waker's).
-  std::vector<std::pair<std::string, json>> groups;  // key -> {policies, classes}
+  // Policies with the same class distribution and the same alternatives (their class
+  // distributions, in order) form one group, named by its members: they cost the same and an
+  // observation is as far from each, whichever CPUs they stack on (sync-pair stacks on the first
+  // reciprocal waker's CPU, sync-2017 on the first waker's).
+  std::vector<std::pair<std::string, json>> groups;  // key -> {policies, classes, alternatives?}
   for (const auto& r : results) {
     json cls = classes_json(r.classes);
+    json alts = json::array();
+    for (const auto& a : r.alternatives) alts.push_back(classes_json(a.classes));
     policies[r.policy] = {{"settled", r.settled},
                           {"transient_wakes", r.transient_wakes},
                           {"cycle_wakes", r.cycle_wakes},
@@ -276,11 +279,12 @@ json steady_to_json(const SchedTopology& sched, const SteadyOptions& opt,
                           {"cpus", r.cpus},
                           {"path", r.first_paths}};
     if (!r.alternatives.empty()) policies[r.policy]["uncertain"] = uncertain_json(r);
-    std::string key = cls.dump();
+    std::string key = cls.dump() + alts.dump();
     auto it = std::find_if(groups.begin(), groups.end(), [&](auto& g) { return g.first == key; });
     if (it == groups.end()) {
       groups.push_back({key, {{"policies", json::array()}, {"classes", cls}}});
       it = groups.end() - 1;
+      if (!alts.empty()) it->second["alternatives"] = alts;
     }
     it->second["policies"].push_back(r.policy);
   }

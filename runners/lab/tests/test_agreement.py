@@ -1,21 +1,22 @@
 """Placements held against a policy's model (agreement.py) and the checks of what a guest brought
 back (guest.py)."""
-from wblab.agreement import compute_agreement, range_agreement, render_agreement, tv_agreement
+from wblab.agreement import compute_agreement, render_agreement
 from wblab.guest import class_pairs, pinned_checks
 
 
-def test_tv_agreement():
-    assert tv_agreement({"llc": 1.0}, {"llc": 1.0}) == 1.0
-    assert tv_agreement({"llc": 1.0}, {"same-cpu": 1.0}) == 0.0
-    assert abs(tv_agreement({"llc": 0.5, "same-cpu": 0.5}, {"llc": 1.0}) - 0.5) < 1e-9
+def distance(strict, best=None, share=0.0, alternative=None):
+    """A policy's `distance` as `wakebench predict --results` gives it."""
+    return {"strict": strict, "best": strict if best is None else best, "share": share,
+            "alternative": alternative}
 
 
 def entry(mech, flags, policies, observed, start=(0, 1), placement="kernel"):
+    """A predictions entry; `policies` maps each id to (classes, its distance)."""
     hist = {c: int(f * 1000) for c, f in observed.items()}
     return {"mechanism": mech, "mode": "threads", "placement": placement, "wake_flags": flags,
             "start": list(start), "allowed": "all",
-            "policies": {p: {"classes": c, "cpus": [0, 1], "settled": True}
-                         for p, c in policies.items()},
+            "policies": {p: {"classes": c, "cpus": [0, 1], "settled": True, "distance": d}
+                         for p, (c, d) in policies.items()},
             "measured": {"classes": observed, "histogram": hist, "migrations": {}},
             "consistent_with": "sync-pair/sync-2017"}
 
@@ -29,9 +30,10 @@ def results_for(pred):
 
 def test_agreement_holds_the_named_policy():
     pred = {"consistent_distance": 0.1, "topology": "t", "mechanisms": [
-        entry("pipe", "sync", {"mainline": {"llc": 1.0}, "sync-pair": {"same-cpu": 1.0}},
+        entry("pipe", "sync", {"mainline": ({"llc": 1.0}, distance(0.95)),
+                               "sync-pair": ({"same-cpu": 1.0}, distance(0.05))},
               {"same-cpu": 0.95, "llc": 0.05}),
-        entry("spin", "none", {"mainline": {"llc": 1.0}}, {"llc": 1.0})]}
+        entry("spin", "none", {"mainline": ({"llc": 1.0}, distance(0))}, {"llc": 1.0})]}
     res = results_for(pred)
     main = compute_agreement(res, pred, "mainline")
     pair = compute_agreement(res, pred, "sync-pair")
@@ -47,9 +49,13 @@ def test_agreement_holds_the_named_policy():
 
 
 def test_missing_policy_is_not_compared():
-    pred = {"mechanisms": [entry("pipe", "sync", {"mainline": {"llc": 1.0}}, {"llc": 1.0})]}
+    pred = {"mechanisms": [entry("pipe", "sync", {"mainline": ({"llc": 1.0}, distance(0))},
+                                 {"llc": 1.0})]}
     rep = compute_agreement(results_for(pred), pred, "sync-core")
     assert rep["cases"] == [] and rep["not_compared"][0]["reason"] == "no sync-core prediction"
+    del pred["mechanisms"][0]["policies"]["mainline"]["distance"]
+    rep = compute_agreement(results_for(pred), pred, "mainline")
+    assert rep["cases"] == [] and "no distance" in rep["not_compared"][0]["reason"]
 
 
 def test_pinned_pairs_are_classified_by_wakebench_topology():
@@ -67,22 +73,27 @@ def test_pinned_pairs_are_classified_by_wakebench_topology():
     assert [(r["name"], r.get("agrees")) for r in rows] == [("a", True), ("b", False), ("d", None)]
 
 
-def test_uncertain_prediction_is_held_to_its_range():
+def test_uncertain_prediction_is_held_to_the_predictors_range_figure():
     obs = {"smt-sibling": 0.6, "llc": 0.4}
-    assert range_agreement({"smt-sibling": 1.0}, [{"same-cpu": 1.0}, {"llc": 1.0}], obs) \
-        == (1.0, 0.4, 1)
-    # outside the range (same-cpu is in neither) the best mix still misses it
-    a, _, _ = range_agreement({"smt-sibling": 1.0}, [{"llc": 1.0}], {"same-cpu": 0.5, "llc": 0.5})
-    assert abs(a - 0.5) < 1e-9
-    e = entry("pipe", "sync", {"mainline": {"smt-sibling": 1.0}}, obs)
+    # The predictor's exact best mix: 40 % of the second alternative, strict distance 0.4.
+    e = entry("pipe", "sync", {"mainline": ({"smt-sibling": 1.0}, distance(0.4, 0.0, 0.4, 1))},
+              obs)
     e["policies"]["mainline"]["uncertain"] = {
         "reason": "disturbed wake", "range": {"llc": [0, 1], "smt-sibling": [0, 1]},
-        "alternatives": [{"cause": "a wake from CPU 0 finds CPU 1 busy", "busy_cpu": 1,
+        "alternatives": [{"cause": "a wake from CPU 0 finds CPU 8 busy", "busy_cpu": 8,
+                          "waker_cpu": 0, "classes": {"same-cpu": 1.0}, "cpus": [0]},
+                         {"cause": "a wake from CPU 0 finds CPU 1 busy", "busy_cpu": 1,
                           "waker_cpu": 0, "classes": {"llc": 1.0}, "cpus": [0, 2]}]}
     pred = {"mechanisms": [e]}
     rep = compute_agreement(results_for(pred), pred, "mainline")
     row = rep["cases"][0]
     assert (row["agreement"], row["strict_agreement"]) == (1.0, 0.6)
-    assert row["uncertain"]["best_share"] == 0.4 and "attribution" not in row
-    assert "uncertain: or llc 100% on CPUs [0, 2] once a wake from CPU 0 finds CPU 1 busy" \
-        in render_agreement(rep)
+    assert (row["uncertain"]["best_share"], row["uncertain"]["best_alternative"]) == (0.4, 1)
+    assert "attribution" not in row
+    text = render_agreement(rep)
+    assert "uncertain: or llc 100% on CPUs [0, 2] once a wake from CPU 0 finds CPU 1 busy" in text
+    assert "best mix: 40% of llc 100%; strict agreement 60%" in text
+    # Further than consistent_distance even from the best mix: the model's reasons are listed.
+    e["policies"]["mainline"]["distance"] = distance(0.5, 0.3, 0.2, 1)
+    row = compute_agreement(results_for(pred), pred, "mainline")["cases"][0]
+    assert (row["agreement"], row["strict_agreement"]) == (0.7, 0.5) and row["attribution"]

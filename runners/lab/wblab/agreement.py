@@ -19,8 +19,6 @@ PHASE_RT = 20
 SHARE = 0.10
 
 
-
-
 def steady_states(model):
     """A policy's steady state and its uncertain alternatives, as class distributions."""
     if not model:
@@ -28,25 +26,6 @@ def steady_states(model):
     alts = (model.get("uncertain") or {}).get("alternatives", [])
     return [{c: f for c, f in d.items() if f > 0} for d in
             [model.get("classes", {})] + [a["classes"] for a in alts]]
-
-
-def tv_agreement(p, q):
-    """1 - total variation distance between two class distributions ({class: fraction})."""
-    return 1 - sum(abs(p.get(c, 0) - q.get(c, 0)) for c in set(p) | set(q)) / 2
-
-def range_agreement(model, alternatives, obs, steps=100):
-    """The best agreement of `obs` with a mix of the undisturbed steady state and one of its
-    alternatives (an uncertain prediction: the pair in the first until a disturbed wake moves it
-    to the other): (agreement, the alternative's share in that mix, its index or None)."""
-    best = (tv_agreement(model, obs), 0.0, None)
-    for i, other in enumerate(alternatives):
-        for k in range(1, steps + 1):
-            w = k / steps
-            mix = {c: model.get(c, 0) * (1 - w) + other.get(c, 0) * w
-                   for c in set(model) | set(other)}
-            if tv_agreement(mix, obs) > best[0]:
-                best = (tv_agreement(mix, obs), w, i)
-    return best
 
 
 def pct_text(d):
@@ -125,10 +104,11 @@ def attribute(pred, obs, settled, migrations, start, observed_cpus, round_trips,
 
 def compute_agreement(results, pred, policy="mainline"):
     """Per kernel-placed case: the overlap between `policy`'s steady-state class distribution and
-    the observed histogram (1 - total variation distance: 1 = same distribution); per mechanism the
-    round-trip-weighted mean, and how many cases the predictor itself calls consistent with a
-    policy group that contains `policy`. A case the model calls uncertain (its steady state, or
-    another one a disturbed wake or the reversed first wake leads to) is held to the best mix."""
+    the observed histogram (1 - the predictor's total-variation distance: 1 = same distribution);
+    per mechanism the round-trip-weighted mean, and how many cases the predictor itself calls
+    consistent with a policy group that contains `policy`. A case the model calls uncertain (its
+    steady state, or another one a disturbed wake or the reversed first wake leads to) is held to
+    the best mix, which the predictor finds (policies.<id>.distance.best)."""
     by_name = {(c.get("mechanism"), c.get("mode"), c.get("placement")): c
                for c in results.get("cases", [])}
     cases, per_mech, not_compared = [], {}, []
@@ -148,6 +128,8 @@ def compute_agreement(results, pred, policy="mainline"):
             why_not = f"no {policy} prediction"
         elif not obs:
             why_not = "no observed placements"
+        elif "distance" not in model:
+            why_not = f"the predictor gives no distance for {policy} (a wakebench before it did)"
         if why_not:
             if case:  # a kernel case the guest ran (not the predictor's default entry)
                 not_compared.append({"mechanism": e["mechanism"], "mode": e["mode"],
@@ -155,13 +137,12 @@ def compute_agreement(results, pred, policy="mainline"):
                                      "reason": why_not})
             continue
         pc = {c: f for c, f in model["classes"].items() if f > 0}
-        agree = strict = tv_agreement(pc, obs)
+        # The predictor's distances (1 - agreement): to the undisturbed steady state ("strict"),
+        # and, where the model names other steady states one disturbed wake leads to at a time it
+        # cannot know, to the closest mix of it and one of them ("best").
+        dist = model["distance"]
+        agree, strict = 1 - dist["best"], 1 - dist["strict"]
         uncertain = model.get("uncertain")
-        if uncertain:
-            # The model names other steady states one disturbed wake leads to, at a time it
-            # cannot know: a mix of the undisturbed one and one of them is a prediction kept.
-            alts = [a["classes"] for a in uncertain["alternatives"]]
-            agree, share, alt = range_agreement(pc, alts, obs)
         hist = measured.get("histogram") or {}
         n = sum(v for v in hist.values() if isinstance(v, (int, float)))
         consistent = e.get("consistent_with")
@@ -181,8 +162,8 @@ def compute_agreement(results, pred, policy="mainline"):
         if uncertain:
             row["uncertain"] = {"reason": uncertain["reason"],
                                 "alternatives": uncertain["alternatives"],
-                                "range": uncertain["range"], "best_share": round(share, 2),
-                                "best_alternative": alt}
+                                "range": uncertain["range"], "best_share": dist["share"],
+                                "best_alternative": dist["alternative"]}
         if agree < 1 - pred.get("consistent_distance", SHARE):
             reps = len(case.get("repetitions") or []) or 1
             start = e.get("start")
@@ -230,7 +211,10 @@ def render_agreement(report):
             for a in u["alternatives"]:
                 lines.append(f"    uncertain: or {pct(a['classes'])} on CPUs {a['cpus']} once "
                              f"{a['cause']}")
-            lines.append(f"    best mix: {u['best_share'] * 100:.0f}% of that; strict agreement "
+            alt = u["best_alternative"]
+            of = "the steady state alone" if alt is None else \
+                f"{u['best_share'] * 100:.0f}% of {pct(u['alternatives'][alt]['classes'])}"
+            lines.append(f"    best mix: {of}; strict agreement "
                          f"{c['strict_agreement'] * 100:.0f}%")
         for why in c.get("attribution", []):
             lines.append(f"    why: {why}")

@@ -1,0 +1,44 @@
+// How far an observed placement-class distribution is from a prediction, and from an uncertain
+// prediction's range (docs/policy-model.md section 11): the total-variation distance to the
+// undisturbed steady state ("strict"), and the exact minimum over every mix of that steady state
+// and one of its alternatives (the pair in the first until a disturbed wake moves it to the
+// other, at a time the model cannot know).
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace wb {
+
+// Class id -> share; a class not listed has share 0.
+using ClassShares = std::map<std::string, double>;
+
+// Total-variation distance: 1/2 sum over the classes of either |p_c - q_c|.
+double tv_distance(const ClassShares& p, const ClassShares& q);
+
+struct MixFit {
+  double distance = 0;  // tv_distance(obs, (1 - share) p + share a)
+  double share = 0;     // a's weight in the closest mix, in [0, 1]; the smallest where tied
+};
+
+// The exact minimum over w in [0, 1] of tv_distance(obs, (1 - w) p + w a). The distance is convex
+// and piecewise linear in w, so the minimum is at w = 0, w = 1 or a breakpoint
+// w = (obs_c - p_c) / (a_c - p_c) inside (0, 1); all of them are evaluated.
+MixFit closest_mix(const ClassShares& obs, const ClassShares& p, const ClassShares& a);
+
+struct RangeFit {
+  double strict = 0;  // tv_distance(obs, steady)
+  double best = 0;    // the smallest distance to a mix of steady and one alternative (<= strict)
+  double share = 0;   // that alternative's weight in the best mix (0: steady alone)
+  std::optional<size_t> alternative;  // its index in `alternatives`; nullopt: steady alone
+};
+
+// The best fit over the alternatives (w = 0, the steady state alone, is the strict fit and wins
+// ties).
+RangeFit closest_in_range(const ClassShares& obs, const ClassShares& steady,
+                          const std::vector<ClassShares>& alternatives);
+
+}  // namespace wb

@@ -1,0 +1,123 @@
+// analysis/mix.h: the distance from an observed class distribution to a prediction and to the
+// closest mix of its steady state and one alternative, against hand-computed minima and a grid.
+#include "analysis/mix.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+namespace wb {
+namespace {
+
+TEST(Mix, TvDistanceCountsClassesOfEitherSide) {
+  EXPECT_DOUBLE_EQ(tv_distance({{"llc", 1.0}}, {{"llc", 1.0}}), 0.0);
+  EXPECT_DOUBLE_EQ(tv_distance({{"llc", 1.0}}, {{"same-cpu", 1.0}}), 1.0);
+  EXPECT_DOUBLE_EQ(tv_distance({{"llc", 0.5}, {"same-cpu", 0.5}}, {{"llc", 1.0}}), 0.5);
+}
+
+TEST(Mix, ObservedInsideTheSegmentIsAtDistanceZero) {
+  // 0.6 smt-sibling + 0.4 llc is 60 % of the steady state and 40 % of the alternative.
+  MixFit m =
+      closest_mix({{"smt-sibling", 0.6}, {"llc", 0.4}}, {{"smt-sibling", 1.0}}, {{"llc", 1.0}});
+  EXPECT_NEAR(m.distance, 0.0, 1e-12);
+  EXPECT_NEAR(m.share, 0.4, 1e-12);
+  // A share a 100-step grid cannot hit: exactly one third.
+  m = closest_mix({{"same-cpu", 2.0 / 3}, {"llc", 1.0 / 3}}, {{"same-cpu", 1.0}}, {{"llc", 1.0}});
+  EXPECT_NEAR(m.distance, 0.0, 1e-12);
+  EXPECT_NEAR(m.share, 1.0 / 3, 1e-12);
+  // At the alternative itself: w = 1.
+  m = closest_mix({{"llc", 1.0}}, {{"same-cpu", 1.0}}, {{"llc", 1.0}});
+  EXPECT_NEAR(m.distance, 0.0, 1e-12);
+  EXPECT_DOUBLE_EQ(m.share, 1.0);
+}
+
+TEST(Mix, ObservedOutsideTheSegmentTakesTheSmallestShareOfTheFlatMinimum) {
+  // obs same-cpu 50 % llc 50 %, between smt-sibling 100 % and llc 100 %: TV(w) = 1 - w up to
+  // w = 0.5, then 0.5 flat (the same-cpu half no mix has).
+  MixFit m = closest_mix({{"same-cpu", 0.5}, {"llc", 0.5}}, {{"smt-sibling", 1.0}}, {{"llc", 1.0}});
+  EXPECT_NEAR(m.distance, 0.5, 1e-12);
+  EXPECT_NEAR(m.share, 0.5, 1e-12);
+  // A class neither side has: every mix is at distance 1, and the steady state alone (w = 0) wins.
+  m = closest_mix({{"cluster", 1.0}}, {{"smt-sibling", 1.0}}, {{"llc", 1.0}});
+  EXPECT_DOUBLE_EQ(m.distance, 1.0);
+  EXPECT_DOUBLE_EQ(m.share, 0.0);
+}
+
+TEST(Mix, SameSteadyStateAndAlternativeIsTheStrictDistance) {
+  MixFit m = closest_mix({{"smt-sibling", 0.7}, {"llc", 0.3}}, {{"smt-sibling", 1.0}},
+                         {{"smt-sibling", 1.0}});
+  EXPECT_NEAR(m.distance, 0.3, 1e-12);
+  EXPECT_DOUBLE_EQ(m.share, 0.0);
+}
+
+TEST(Mix, ClassesPresentInOnlyOneDistribution) {
+  // p = same-cpu 100 %, a = llc 50 % cluster 50 %, obs = same-cpu 50 % llc 50 %:
+  // TV(w) = (|0.5 - (1 - w)| + |0.5 - 0.5 w| + 0.5 w) / 2: 0.5 at w = 0, 0.25 at w = 0.5 (the
+  // same-cpu breakpoint), 0.5 at w = 1.
+  MixFit m = closest_mix({{"same-cpu", 0.5}, {"llc", 0.5}}, {{"same-cpu", 1.0}},
+                         {{"llc", 0.5}, {"cluster", 0.5}});
+  EXPECT_NEAR(m.distance, 0.25, 1e-12);
+  EXPECT_NEAR(m.share, 0.5, 1e-12);
+  // p = same-cpu 80 % llc 20 %, a = llc 60 % cluster 40 %, obs = same-cpu 20 % llc 50 % cluster
+  // 30 %: TV(w) = 0.8 |w - 0.75|.
+  m = closest_mix({{"same-cpu", 0.2}, {"llc", 0.5}, {"cluster", 0.3}},
+                  {{"same-cpu", 0.8}, {"llc", 0.2}}, {{"llc", 0.6}, {"cluster", 0.4}});
+  EXPECT_NEAR(m.distance, 0.0, 1e-12);
+  EXPECT_NEAR(m.share, 0.75, 1e-12);
+}
+
+// The exact minimum is never above a fine grid's and at most one grid step's slope below it.
+TEST(Mix, NeverWorseThanAFineGrid) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(0, 1);
+  const std::vector<std::string> classes = {"same-cpu", "smt-sibling", "llc", "cross-llc"};
+  auto random_shares = [&] {
+    ClassShares s;
+    double total = 0;
+    for (const auto& c : classes)
+      if (u(rng) < 0.7) total += s[c] = u(rng);
+    if (total == 0) return ClassShares{{"llc", 1.0}};
+    for (auto& [c, f] : s) f /= total;
+    return s;
+  };
+  constexpr int kSteps = 10000;
+  for (int trial = 0; trial < 200; ++trial) {
+    const ClassShares obs = random_shares(), p = random_shares(), a = random_shares();
+    double grid = 2;
+    for (int k = 0; k <= kSteps; ++k) {
+      const double w = double(k) / kSteps;
+      ClassShares mix;
+      for (const auto& c : classes) {
+        const double f = (1 - w) * (p.count(c) ? p.at(c) : 0) + w * (a.count(c) ? a.at(c) : 0);
+        if (f > 0) mix[c] = f;
+      }
+      grid = std::min(grid, tv_distance(obs, mix));
+    }
+    const MixFit m = closest_mix(obs, p, a);
+    EXPECT_LE(m.distance, grid + 1e-12) << trial;
+    EXPECT_GE(m.distance, grid - 1.0 / kSteps) << trial;  // the slope is at most 1
+    EXPECT_GE(m.share, 0.0);
+    EXPECT_LE(m.share, 1.0);
+  }
+}
+
+TEST(Mix, RangeFitTakesTheBestAlternativeAndKeepsTheStrictDistance) {
+  const ClassShares obs = {{"smt-sibling", 0.6}, {"llc", 0.4}};
+  RangeFit f = closest_in_range(obs, {{"smt-sibling", 1.0}}, {{{"same-cpu", 1.0}}, {{"llc", 1.0}}});
+  EXPECT_NEAR(f.strict, 0.4, 1e-12);
+  EXPECT_NEAR(f.best, 0.0, 1e-12);
+  EXPECT_NEAR(f.share, 0.4, 1e-12);
+  EXPECT_EQ(f.alternative, 1u);
+  // No alternative, or none that helps: the steady state alone.
+  f = closest_in_range(obs, {{"smt-sibling", 1.0}}, {});
+  EXPECT_NEAR(f.best, 0.4, 1e-12);
+  EXPECT_FALSE(f.alternative.has_value());
+  f = closest_in_range({{"smt-sibling", 1.0}}, {{"smt-sibling", 1.0}}, {{{"llc", 1.0}}});
+  EXPECT_DOUBLE_EQ(f.best, 0.0);
+  EXPECT_DOUBLE_EQ(f.share, 0.0);
+  EXPECT_FALSE(f.alternative.has_value());
+}
+
+}  // namespace
+}  // namespace wb
