@@ -1,8 +1,8 @@
 // How far an observed placement-class distribution is from a prediction, and from an uncertain
 // prediction's range (docs/policy-model.md section 11): the total-variation distance to the
-// undisturbed steady state ("strict"), and the exact minimum over every mix of that steady state
-// and one of its alternatives (the pair in the first until a disturbed wake moves it to the
-// other, at a time the model cannot know).
+// undisturbed steady state ("strict"), and the minimum over every mix of that steady state and its
+// alternatives (the pair in one until a disturbed wake moves it to another, at a time the model
+// cannot know).
 #pragma once
 
 #include <cstddef>
@@ -31,13 +31,17 @@ MixFit closest_mix(const ClassShares& obs, const ClassShares& p, const ClassShar
 
 struct RangeFit {
   double strict = 0;  // tv_distance(obs, steady)
-  double best = 0;    // the smallest distance to a mix of steady and one alternative (<= strict)
-  double share = 0;   // that alternative's weight in the best mix (0: steady alone)
-  std::optional<size_t> alternative;  // its index in `alternatives`; nullopt: steady alone
+  double best = 0;    // the smallest distance to a mix of steady and its alternatives (<= strict)
+  double share = 0;   // the alternatives' total weight in the best mix (0: steady alone)
+  std::optional<size_t> alternative;  // the heaviest alternative in it; nullopt: steady alone
+  std::vector<double> weights;        // each alternative's weight in it (all 0: steady alone)
 };
 
-// The best fit over the alternatives (w = 0, the steady state alone, is the strict fit and wins
-// ties).
+// The best fit over every mix of the steady state and its alternatives (each repetition may
+// settle in any of them, and move between them at times the model cannot know), i.e. the distance
+// from `obs` to their convex hull. With one alternative it is closest_mix(), exact; with more, the
+// best point of a grid over the weights is polished by exact line searches that move weight from
+// one state to another until none helps. The steady state alone wins ties.
 RangeFit closest_in_range(const ClassShares& obs, const ClassShares& steady,
                           const std::vector<ClassShares>& alternatives);
 

@@ -80,7 +80,7 @@ ClassShares distribution(const json& histogram) {
 }
 
 // How far the observed distribution is from a steady_to_json policy: its steady state alone and the
-// closest mix with one of its alternatives (analysis/mix.h).
+// closest mix with its alternatives (analysis/mix.h).
 RangeFit fit_policy(const ClassShares& observed, const json& policy) {
   std::vector<ClassShares> alternatives;
   if (policy.contains("uncertain"))
@@ -93,7 +93,12 @@ json fit_json(const RangeFit& f) {
   return {{"strict", round3(f.strict)},
           {"best", round3(f.best)},
           {"share", round3(f.share)},
-          {"alternative", f.alternative ? json(*f.alternative) : json(nullptr)}};
+          {"alternative", f.alternative ? json(*f.alternative) : json(nullptr)},
+          {"weights", [&] {
+             json w = json::array();
+             for (double x : f.weights) w.push_back(round3(x));
+             return w;
+           }()}};
 }
 
 // Premise check at one params point: is `a` cheaper than `b` (medians of that point's cases).
@@ -305,12 +310,17 @@ json predict(const json& rs, const std::vector<CaseView>& views) {
         std::string verdict = "kernel placement consistent with " +
                               closest["name"].get<std::string>() + " (distance " + distance + ")";
         if (fit.alternative) {
-          const json& alt = policies[closest_id]["uncertain"]["alternatives"][*fit.alternative];
-          verdict +=
-              ", within its uncertain range: " + std::to_string(std::lround(fit.share * 100)) +
-              "% of the alternative " + classes_text(alt["classes"]) + " once " +
-              alt["cause"].get<std::string>() + " (strict distance " +
-              json(round2(fit.strict)).dump() + ")";
+          const json& alts = policies[closest_id]["uncertain"]["alternatives"];
+          std::string parts;
+          for (size_t i = 0; i < fit.weights.size(); ++i) {
+            if (fit.weights[i] < 0.005) continue;
+            parts += std::string(parts.empty() ? "" : ", ") +
+                     std::to_string(std::lround(fit.weights[i] * 100)) + "% of the alternative " +
+                     classes_text(alts[i]["classes"]) + " once " +
+                     alts[i]["cause"].get<std::string>();
+          }
+          verdict += ", within its uncertain range: " + parts + " (strict distance " +
+                     json(round2(fit.strict)).dump() + ")";
         }
         e["verdict"] = verdict;
       } else {

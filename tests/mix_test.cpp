@@ -1,5 +1,5 @@
 // analysis/mix.h: the distance from an observed class distribution to a prediction and to the
-// closest mix of its steady state and one alternative, against hand-computed minima and a grid.
+// closest mix of its steady state and its alternatives, against hand-computed minima and grids.
 #include "analysis/mix.h"
 
 #include <gtest/gtest.h>
@@ -117,6 +117,57 @@ TEST(Mix, RangeFitTakesTheBestAlternativeAndKeepsTheStrictDistance) {
   EXPECT_DOUBLE_EQ(f.best, 0.0);
   EXPECT_DOUBLE_EQ(f.share, 0.0);
   EXPECT_FALSE(f.alternative.has_value());
+}
+
+// Each repetition may settle in any of the states: a three-way split is inside the range.
+TEST(Mix, RangeFitMixesEveryAlternative) {
+  const ClassShares obs = {{"same-cpu", 0.58}, {"llc", 0.27}, {"cross-llc", 0.15}};
+  RangeFit f = closest_in_range(obs, {{"same-cpu", 1.0}}, {{{"llc", 1.0}}, {{"cross-llc", 1.0}}});
+  EXPECT_NEAR(f.strict, 0.42, 1e-12);
+  EXPECT_NEAR(f.best, 0.0, 1e-9);
+  EXPECT_NEAR(f.share, 0.42, 1e-9);
+  ASSERT_EQ(f.weights.size(), 2u);
+  EXPECT_NEAR(f.weights[0], 0.27, 1e-9);
+  EXPECT_NEAR(f.weights[1], 0.15, 1e-9);
+  EXPECT_EQ(f.alternative, 0u);  // the heaviest
+}
+
+// Never worse than a fine brute force over the weights of four states.
+TEST(Mix, RangeFitOfManyStatesMatchesABruteForce) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(0, 1);
+  const std::vector<std::string> classes = {"same-cpu", "smt-sibling", "llc", "cross-llc"};
+  auto random_shares = [&]() {
+    ClassShares m;
+    double sum = 0;
+    for (const auto& c : classes) sum += m[c] = u(rng) < 0.4 ? 0.0 : u(rng);
+    if (sum == 0) return ClassShares{{"llc", 1.0}};
+    for (auto& [c, f] : m) f /= sum;
+    return m;
+  };
+  for (int trial = 0; trial < 20; ++trial) {
+    const ClassShares obs = random_shares(), steady = random_shares();
+    const std::vector<ClassShares> alts = {random_shares(), random_shares(), random_shares()};
+    const RangeFit f = closest_in_range(obs, steady, alts);
+    double brute = tv_distance(obs, steady);
+    const int n = 30;
+    for (int a = 0; a <= n; ++a)
+      for (int b = 0; a + b <= n; ++b)
+        for (int c = 0; a + b + c <= n; ++c) {
+          const double w[4] = {1.0 * (n - a - b - c) / n, 1.0 * a / n, 1.0 * b / n, 1.0 * c / n};
+          ClassShares m;
+          for (const auto& cl : classes) {
+            m[cl] = w[0] * (steady.count(cl) ? steady.at(cl) : 0);
+            for (int i = 0; i < 3; ++i) m[cl] += w[i + 1] * (alts[i].count(cl) ? alts[i].at(cl) : 0);
+          }
+          brute = std::min(brute, tv_distance(obs, m));
+        }
+    EXPECT_LE(f.best, brute + 1e-9) << "trial " << trial;
+    EXPECT_LE(f.best, f.strict);
+    double sum = 0;
+    for (double x : f.weights) sum += x;
+    EXPECT_NEAR(sum, f.share, 1e-9);
+  }
 }
 
 }  // namespace

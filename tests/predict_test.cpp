@@ -513,9 +513,9 @@ TEST(Results, AMixOfSteadyStateAndAlternativeIsConsistentWithItsGroup) {
                    " (distance 0.0), within its uncertain range: 50% of the alternative llc 100% "
                    "once a wake from CPU 0 finds CPU 8 busy (strict distance 0.5)");
   EXPECT_EQ(e["policies"]["mainline"]["distance"],
-            json::parse(R"({"strict": 0.5, "best": 0.0, "share": 0.5, "alternative": 0})"));
+            json::parse(R"({"strict": 0.5, "best": 0.0, "share": 0.5, "alternative": 0, "weights": [0.5]})"));
   EXPECT_EQ(e["policies"]["sync-2017"]["distance"],
-            json::parse(R"({"strict": 1.0, "best": 1.0, "share": 0.0, "alternative": null})"));
+            json::parse(R"({"strict": 1.0, "best": 1.0, "share": 0.0, "alternative": null, "weights": []})"));
   for (const auto& g : e["groups"]) {
     const json& first = e["policies"][g["policies"][0].get<std::string>()];
     EXPECT_EQ(g["distance"], first["distance"]) << g["name"];

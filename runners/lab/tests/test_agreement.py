@@ -1,6 +1,6 @@
 """Placements held against a policy's model (agreement.py) and the checks of what a guest brought
 back (guest.py)."""
-from wblab.agreement import compute_agreement, render_agreement
+from wblab.agreement import compute_agreement, mix_text, render_agreement
 from wblab.guest import class_pairs, pinned_checks
 
 
@@ -97,3 +97,10 @@ def test_uncertain_prediction_is_held_to_the_predictors_range_figure():
     e["policies"]["mainline"]["distance"] = distance(0.5, 0.3, 0.2, 1)
     row = compute_agreement(results_for(pred), pred, "mainline")["cases"][0]
     assert (row["agreement"], row["strict_agreement"]) == (0.7, 0.5) and row["attribution"]
+
+
+def test_mix_text_lists_every_weighted_alternative():
+    u = {"alternatives": [{"classes": {"llc": 1.0}}, {"classes": {"cross-llc": 1.0}}],
+         "best_share": 0.42, "best_alternative": 0, "best_weights": [0.27, 0.15]}
+    assert mix_text(u) == "27% of llc 100%, 15% of cross-llc 100%"
+    assert mix_text(dict(u, best_alternative=None)) == "the steady state alone"

@@ -151,13 +151,14 @@ def test_uncertain_cell_is_marked_with_its_strict_figure():
     base = report("mainline", {"smt-sibling": 1.0}, {"smt-sibling": 0.6, "llc": 0.4},
                   {"smt-sibling": 1.0})
     base["cases"][0].update(agreement=1.0, strict_agreement=0.6, uncertain={
-        "alternatives": [{"classes": {"llc": 1.0}}], "best_share": 0.4})
+        "alternatives": [{"classes": {"llc": 1.0}}], "best_share": 0.4,
+        "best_alternative": 0, "best_weights": [0.4]})
     m = {"kernels": ["mainline"], "cells": {"smt2": {"mainline": {
         "rows": cell_rows(base, base, ORDER)}}}}
     text = render(m)
     assert "| pipe/threads/kernel | sync | 100%~ |" in text
     assert ("smt2 / mainline / pipe/threads/kernel: observed smt-sibling 60% llc 40%; model "
-            "smt-sibling 100% or llc 100%; best mix 40% of the second, agreement 100%, strict 60%"
+            "smt-sibling 100% or llc 100%; best mix 40% of llc 100%, agreement 100%, strict 60%"
             ) in text
 
 

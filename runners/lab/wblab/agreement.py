@@ -28,6 +28,18 @@ def steady_states(model):
             [model.get("classes", {})] + [a["classes"] for a in alts]]
 
 
+def mix_text(u):
+    """The alternatives' weights in the predictor's closest mix (a row's `uncertain`), e.g.
+    "27% of llc 100%, 15% of cross-llc 100%"."""
+    if u.get("best_alternative") is None:
+        return "the steady state alone"
+    weights = u.get("best_weights") or [0.0] * len(u["alternatives"])
+    if not any(weights):  # a predictor that gave the heaviest alternative only
+        weights[u["best_alternative"]] = u["best_share"]
+    return ", ".join(f"{w * 100:.0f}% of {pct_text(a['classes'])}"
+                     for w, a in zip(weights, u["alternatives"]) if w >= 0.005)
+
+
 def pct_text(d):
     return " ".join(f"{c} {f * 100:.0f}%" if f >= 0.005 else f"{c} <1%" for c, f in
                     sorted(d.items(), key=lambda kv: -kv[1]) if f > 0) or "-"
@@ -163,7 +175,8 @@ def compute_agreement(results, pred, policy="mainline"):
             row["uncertain"] = {"reason": uncertain["reason"],
                                 "alternatives": uncertain["alternatives"],
                                 "range": uncertain["range"], "best_share": dist["share"],
-                                "best_alternative": dist["alternative"]}
+                                "best_alternative": dist["alternative"],
+                                "best_weights": dist.get("weights") or []}
         if agree < 1 - pred.get("consistent_distance", SHARE):
             reps = len(case.get("repetitions") or []) or 1
             start = e.get("start")
@@ -211,10 +224,7 @@ def render_agreement(report):
             for a in u["alternatives"]:
                 lines.append(f"    uncertain: or {pct(a['classes'])} on CPUs {a['cpus']} once "
                              f"{a['cause']}")
-            alt = u["best_alternative"]
-            of = "the steady state alone" if alt is None else \
-                f"{u['best_share'] * 100:.0f}% of {pct(u['alternatives'][alt]['classes'])}"
-            lines.append(f"    best mix: {of}; strict agreement "
+            lines.append(f"    best mix: {mix_text(u)}; strict agreement "
                          f"{c['strict_agreement'] * 100:.0f}%")
         for why in c.get("attribution", []):
             lines.append(f"    why: {why}")

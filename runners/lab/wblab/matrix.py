@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from . import REPO, LabError, log, write_atomic
-from .agreement import agreement, pct_text
+from .agreement import agreement, mix_text, pct_text
 from .cli import topology_args
 from .guest import GuestPlan, run_guest
 from .kernel import KERNEL_POLICIES, find_wakebench, resolve_kernel
@@ -148,15 +148,15 @@ def render(matrix):
            for n, r in (cell or {}).get("rows", {}).items() if "uncertain" in r]
     if unc:
         lines += ["#### Cells the model calls uncertain (~)", "",
-                  "Agreement with the best mix of the two steady states; strict: with the first "
+                  "Agreement with the closest mix of the steady state and its alternatives "
+                  "(each fresh pair may settle in any of them); strict: with the steady state "
                   "alone.", ""]
     for p, k, n, r in unc:
         u = r["uncertain"]
         lines.append(f"- {p} / {k} / {n}: observed {pct_text(r['observed'])}; model "
                      f"{pct_text(r['model'])} or "
                      + " or ".join(pct_text(a["classes"]) for a in u["alternatives"])
-                     + "; best mix "
-                     f"{u['best_share'] * 100:.0f}% of the second, agreement "
+                     + f"; best mix {mix_text(u)}, agreement "
                      f"{r['agreement'] * 100:.0f}%, strict {u['strict_agreement'] * 100:.0f}%")
     if unc:
         lines.append("")
