@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <iomanip>
 #include <map>
-#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -27,15 +26,22 @@ bool in_list(const std::vector<int>& list, int cpu) {
 // closes the cycle.
 using State = std::tuple<int, int, int, int, int, bool, bool, int, int>;
 
-// The CPU the load balancer moves a task of a pair stacked on `cpu` to: the lowest other allowed
-// CPU of the smallest sched domain of `cpu` that has one (idle balancing pulls within the nearest
-// level first).
-std::optional<int> nearest_other_allowed(const SchedTopology& sched, int cpu,
-                                         const std::vector<int>& allowed) {
-  for (const auto& sd : sched.domains(cpu))
-    for (int c : sd.span)
-      if (c != cpu && in_list(allowed, c)) return c;
-  return std::nullopt;
+// The CPUs the load balancer may move a task of a pair stacked on `cpu` to: per sched domain of
+// `cpu`, the lowest allowed CPU it adds to the level below (that level's idle balance pulls it).
+std::vector<int> balance_targets(const SchedTopology& sched, int cpu,
+                                 const std::vector<int>& allowed) {
+  std::vector<int> out;
+  std::vector<int> below = {cpu};
+  for (const auto& sd : sched.domains(cpu)) {
+    for (int c : sd.span) {
+      if (in_list(allowed, c) && std::find(below.begin(), below.end(), c) == below.end()) {
+        out.push_back(c);
+        break;
+      }
+    }
+    below = sd.span;
+  }
+  return out;
 }
 
 }  // namespace
@@ -171,7 +177,8 @@ SteadyResult simulate_steady_state(const SchedTopology& sched, const SteadyOptio
     r.start_a = start[1];
     r.start_b = start[0];
     r.try_disturbances = false;
-    keep(simulate_steady_state(sched, r, policy), -1, start[1],
+    const SteadyResult reversed = simulate_steady_state(sched, r, policy);
+    keep(reversed, -1, start[1],
          "the first wake goes from CPU " + std::to_string(start[1]) + " to CPU " +
              std::to_string(start[0]));
     if (opt.slow_switch_out) {
@@ -189,16 +196,19 @@ SteadyResult simulate_steady_state(const SchedTopology& sched, const SteadyOptio
              "on its own CPU and the pair stays on CPUs " +
                  std::to_string(start[0]) + "," + std::to_string(start[1]));
       // A pair stacked on one CPU has two runnable tasks there at every wake: the load balancer
-      // pulls one to the nearest idle allowed CPU, and the wakes then keep it there as above.
-      std::vector<std::vector<int>> stacked;
-      if (res.cpus.size() == 1) stacked.push_back(res.cpus);
+      // pulls one to an idle allowed CPU (which domain's balance gets there first is timing), and
+      // the wakes then keep it there as above. Stacked on any CPU the pair settles on, also where
+      // that state repeats the steady state's classes on other CPUs (the reversed start).
+      std::set<int> stacked;
+      if (res.cpus.size() == 1) stacked.insert(res.cpus.front());
+      if (reversed.cpus.size() == 1) stacked.insert(reversed.cpus.front());
       for (const auto& a : res.alternatives)
-        if (a.cpus.size() == 1) stacked.push_back(a.cpus);
-      for (const auto& cpus : stacked) {
-        if (auto to = nearest_other_allowed(sched, cpus[0], opt.allowed))
-          keep(held(cpus[0], *to), -1, cpus[0],
+        if (a.cpus.size() == 1) stacked.insert(a.cpus.front());
+      for (int from : stacked) {
+        for (int to : balance_targets(sched, from, opt.allowed))
+          keep(held(from, to), -1, from,
                "the load balancer pulls one task of the pair stacked on CPU " +
-                   std::to_string(cpus[0]) + " to idle CPU " + std::to_string(*to) +
+                   std::to_string(from) + " to idle CPU " + std::to_string(to) +
                    ", and every later wake reaches the partner while it is still switching out");
       }
     }

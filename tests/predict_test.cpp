@@ -381,6 +381,15 @@ TEST(Steady, SlowSwitchOutKeepsTheStartAndTheBalancersSplit) {
                            "CPU 8");
   ASSERT_NE(pulled, both.alternatives.end());
   EXPECT_EQ(pulled->cpus, (std::vector<int>{0, 8}));
+  // sync-2017 keeps the pair stacked on CPU 0 with CPU 1 allowed: the balance of each level
+  // can pull a task, to CPU 1 in the LLC or to CPU 8 across the nodes.
+  opt.allowed = {0, 1, 8};
+  auto stacked = simulate_steady_state(d, opt, policy_by_id("sync-2017"));
+  ASSERT_EQ(stacked.cpus, (std::vector<int>{0}));
+  std::vector<std::vector<int>> pulls;
+  for (const auto& a : stacked.alternatives)
+    if (a.cause.rfind("the load balancer pulls", 0) == 0) pulls.push_back(a.cpus);
+  EXPECT_EQ(pulls, (std::vector<std::vector<int>>{{0, 1}, {0, 8}}));
 }
 
 // ---- result sets ----------------------------------------------------------------------------
