@@ -161,6 +161,10 @@ void WakeupTraceSummary::add(const WakeupTraceSummary& o) {
   for (const auto& [c, n] : o.moved_by_class) moved_by_class[c] += n;
   foreign_wakeups += o.foreign_wakeups;
   foreign_moved += o.foreign_moved;
+  since_switch_out_kept.insert(since_switch_out_kept.end(), o.since_switch_out_kept.begin(),
+                               o.since_switch_out_kept.end());
+  since_switch_out_moved.insert(since_switch_out_moved.end(), o.since_switch_out_moved.begin(),
+                                o.since_switch_out_moved.end());
   remote_delivery += o.remote_delivery;
   migrations_at_wakeup += o.migrations_at_wakeup;
   migrations_other += o.migrations_other;
@@ -301,6 +305,9 @@ WakeupTraceSummary attribute_wakeups(std::string_view text, const WakeupTraceOpt
         ++sum.moved;
         ++sum.moved_by_class[cls];
       }
+      if (w.st == RunState::kBlocked && w.blocked_at >= 0 && w.ts >= w.blocked_at)
+        (target != w.prev ? sum.since_switch_out_moved : sum.since_switch_out_kept)
+            .push_back(w.ts - w.blocked_at);
       sum.remote_delivery += remote;
       if (keep_list)
         sum.list.push_back({w.waker, p, w.waker_cpu, w.prev, target, l.cpu, path, cls});
@@ -335,12 +342,25 @@ nlohmann::ordered_json trace_json(const WakeupTraceSummary& s,
     if (auto it = s.moved_by_class.find(c); it != s.moved_by_class.end()) moved[c] = it->second;
   for (const auto& [c, n] : s.moved_by_class)
     if (std::find(classes.begin(), classes.end(), c) == classes.end()) moved[c] = n;
+  auto percentiles = [](std::vector<int64_t> v) {
+    nlohmann::ordered_json j = {{"n", v.size()}};
+    if (v.empty()) return j;
+    std::sort(v.begin(), v.end());
+    for (auto [key, q] : {std::pair{"p5", 0.05}, {"p50", 0.5}, {"p95", 0.95}}) {
+      const size_t i = std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())));
+      j[key] = static_cast<double>(v[i]) / 1000.0;
+    }
+    return j;
+  };
   return {{"wakeups", s.wakeups},
           {"paths", paths},
           {"classes_by_path", by},
           {"moved", s.moved},
           {"moved_by_class", moved},
           {"foreign", {{"wakeups", s.foreign_wakeups}, {"moved", s.foreign_moved}}},
+          {"since_switch_out_us",
+           {{"kept", percentiles(s.since_switch_out_kept)},
+            {"moved", percentiles(s.since_switch_out_moved)}}},
           {"remote_delivery", s.remote_delivery},
           {"migrations", {{"at_wakeup", s.migrations_at_wakeup}, {"other", s.migrations_other}}},
           {"unmatched", s.unmatched},

@@ -73,6 +73,12 @@ struct WakeupTraceSummary {
   // an interrupt on an idle CPU): how many, and how many moved it (target != prev). Their
   // migrations count in migrations_at_wakeup.
   int64_t foreign_wakeups = 0, foreign_moved = 0;
+  // For the wakeups by the partner of a wakee that had blocked: the time from its blocking
+  // switch-out to the waking, in ns, for those that left it on its CPU and for those that moved
+  // it. A wake that comes while the wakee is still switching out (p->on_cpu) is queued on its CPU
+  // with no selection (docs/policy-model.md#switching-out): short "kept" times next to long
+  // "moved" ones show it.
+  std::vector<int64_t> since_switch_out_kept, since_switch_out_moved;
   int64_t remote_delivery = 0;       // sched_wakeup emitted on a CPU other than the waker's
   int64_t migrations_at_wakeup = 0;  // sched_migrate_task of a case task inside a wakeup
   int64_t migrations_other = 0;      // the others (load balancing, affinity changes)
@@ -97,7 +103,8 @@ WakeupTraceSummary attribute_wakeups(std::string_view trace_text, const WakeupTr
 std::vector<std::pair<std::string, std::string>> event_filters(const std::string& comm);
 
 // {"wakeups", "paths": {path: n}, "classes_by_path": {path: {class: n}}, "moved",
-//  "moved_by_class": {class: n}, "foreign": {"wakeups", "moved"}, "remote_delivery", "migrations": {"at_wakeup", "other"}, "unmatched", "dropped", "events",
+//  "moved_by_class": {class: n}, "foreign": {"wakeups", "moved"},
+//  "since_switch_out_us": {"kept"|"moved": {"n", "p5", "p50", "p95"}}, "remote_delivery", "migrations": {"at_wakeup", "other"}, "unmatched", "dropped", "events",
 //  "runs"}. `classes` orders every class map (the placement classes in their order).
 nlohmann::ordered_json trace_json(const WakeupTraceSummary& s,
                                   const std::vector<std::string>& classes);

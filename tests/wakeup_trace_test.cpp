@@ -67,6 +67,10 @@ TEST(WakeupTrace, SelectionPaths) {
   // The kworker's wake (not moved) is foreign; the supervisor's is the harness's own.
   EXPECT_EQ(s.foreign_wakeups, 1);
   EXPECT_EQ(s.foreign_moved, 0);
+  // Blocked 500 us and 1.2 ms before the wakes that left it on CPU 1, 1 ms before the one that
+  // moved it.
+  EXPECT_EQ(s.since_switch_out_kept, (std::vector<int64_t>{500'000, 1'200'000}));
+  EXPECT_EQ(s.since_switch_out_moved, (std::vector<int64_t>{1'000'000}));
   EXPECT_EQ(s.remote_delivery, 1);
   EXPECT_EQ(s.migrations_at_wakeup, 1);
   EXPECT_EQ(s.migrations_other, 1);
@@ -173,6 +177,9 @@ TEST(WakeupTrace, JsonShapeAndSums) {
   EXPECT_EQ(j["moved_by_class"], nlohmann::ordered_json({{"same-cpu", 1}}));
   EXPECT_EQ(j["foreign"]["wakeups"], 1);
   EXPECT_EQ(j["foreign"]["moved"], 0);
+  EXPECT_EQ(j["since_switch_out_us"]["moved"]["n"], 1);
+  EXPECT_EQ(j["since_switch_out_us"]["moved"]["p50"], 1000.0);
+  EXPECT_TRUE(j["since_switch_out_us"]["kept"].contains("p95"));
 }
 
 // The recording filters on the events' own fields, never on the running task, so a load-balancer

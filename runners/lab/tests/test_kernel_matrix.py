@@ -126,6 +126,8 @@ def test_short_cell_lists_its_wakeup_trace():
                                  "ttwu_runnable": {"same-cpu": 10, "llc": 0}},
              "moved": 4, "moved_by_class": {"same-cpu": 3, "llc": 1},
              "foreign": {"wakeups": 5, "moved": 1},
+             "since_switch_out_us": {"kept": {"n": 86, "p5": 11.0, "p50": 13.0, "p95": 42.0},
+                                     "moved": {"n": 4, "p5": 89.0, "p50": 346.0, "p95": 5028.0}},
              "migrations": {"at_wakeup": 4, "other": 2}, "dropped": 0,
              "unmatched": 0}
     rows = cell_rows(base, base, ORDER, {"pipe/threads/kernel": trace})
@@ -133,7 +135,9 @@ def test_short_cell_lists_its_wakeup_trace():
     assert ("  - traced 100 wakeups by the partner: selection 90 (same-cpu 20, llc 70); "
             "ttwu_runnable 10 (same-cpu 10); queued_remote 0; moved off the wakee's previous CPU "
             "4 (to same-cpu 3, llc 1); woken by another task 5 (moved 1); task migrations inside "
-            "a wakeup 4, outside (load balancing) 2\n") in render(m)
+            "a wakeup 4, outside (load balancing) 2; from the wakee's switch-out to the waking, "
+            "median (5th-95th): kept 13 us (11-42, 86 wakes), moved 346 us (89-5028, 4 wakes)\n"
+            ) in render(m)
     assert "trace" not in cell_rows(base, base, ORDER, {})["pipe/threads/kernel"]
 
 

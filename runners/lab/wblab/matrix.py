@@ -71,6 +71,11 @@ def trace_text(trace):
             + f"; woken by another task {foreign.get('wakeups', 0)} (moved "
             f"{foreign.get('moved', 0)}); task migrations inside a wakeup "
             f"{mig.get('at_wakeup', 0)}, outside (load balancing) {mig.get('other', 0)}")
+    since = trace.get("since_switch_out_us") or {}
+    spans = [f"{k} {v['p50']:g} us ({v['p5']:g}-{v['p95']:g}, {v['n']} wakes)"
+             for k, v in since.items() if v.get("n")]
+    if spans:
+        text += "; from the wakee's switch-out to the waking, median (5th-95th): " + ", ".join(spans)
     lost = trace.get("dropped", 0) + trace.get("unmatched", 0)
     return text + (f"; {lost} events dropped or unmatched" if lost else "")
 
