@@ -60,6 +60,8 @@ struct SteadyOptions {
   // (p->on_cpu) is queued on its CPU with no selection, so the pair can stay where it started,
   // and a stacked pair that the load balancer pulls apart can stay apart (more alternatives).
   bool slow_switch_out = false;
+  // The has_idle_cores hint of every wake (default: exact); see try_disturbances.
+  std::optional<bool> has_idle_cores;
 };
 
 // Where the pair settles instead after one disturbed wake of its cycle (see

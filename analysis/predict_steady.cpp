@@ -1,6 +1,7 @@
 // Steady state (docs/policy-model.md section 10): iterate the model over alternating wakes
 // of a pair until its state repeats, and report the placement classes of the repeating cycle.
 #include <algorithm>
+#include <array>
 #include <iomanip>
 #include <map>
 #include <set>
@@ -128,6 +129,7 @@ SteadyResult simulate_steady_state(const SchedTopology& sched, const SteadyOptio
     const bool disturbed = step == opt.disturb_wake;
     if (disturbed) in.nr_running[cpu[e]] += 1;
     in.recent_used_cpu = recent[e];
+    in.has_idle_cores = opt.has_idle_cores;
     in.allowed = opt.allowed;
     in.waker_flips = flips[w];
     in.wakee_flips = flips[e];
@@ -181,6 +183,20 @@ SteadyResult simulate_steady_state(const SchedTopology& sched, const SteadyOptio
     keep(reversed, -1, start[1],
          "the first wake goes from CPU " + std::to_string(start[1]) + " to CPU " +
              std::to_string(start[0]));
+    if (sched.smt_active() && !opt.has_idle_cores) {
+      // The hint is set when a CPU goes idle with its whole core idle and cleared by a scan that
+      // found no idle core: stale, the scan takes an idle sibling where an idle core waits.
+      for (const SteadyOptions* from : std::array<const SteadyOptions*, 2>{&opt, &r}) {
+        SteadyOptions h = *from;
+        h.has_idle_cores = false;
+        h.try_disturbances = false;
+        keep(simulate_steady_state(sched, h, policy), -1, h.start_a.value_or(start[0]),
+             "the LLC's has_idle_cores hint is stale (false) from the start on CPUs " +
+                 std::to_string(h.start_a.value_or(start[0])) + "," +
+                 std::to_string(h.start_b.value_or(start[1])) +
+                 ", so the idle-CPU scans take an idle sibling before an idle core");
+      }
+    }
     if (opt.slow_switch_out) {
       // Every wake queued on the partner's own CPU (p->on_cpu): no selection ever moves it.
       auto held = [&](int a, int b) {

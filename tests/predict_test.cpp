@@ -392,6 +392,30 @@ TEST(Steady, SlowSwitchOutKeepsTheStartAndTheBalancersSplit) {
   EXPECT_EQ(pulls, (std::vector<std::vector<int>>{{0, 1}, {0, 8}}));
 }
 
+// The lab's smt2-2socket-numa guest, start 0,4 with node 1 allowed: the reversed first wake
+// settles on an idle core of node 1; with the LLC's has_idle_cores hint stale (false), the scan
+// from CPU 5 takes the sibling first (the guest's mainline unix-dgram pairs ran on 4,5 in 2 of 6
+// repetitions).
+TEST(Steady, AStaleIdleCoresHintSettlesOnTheSibling) {
+  SchedTopology g(Topology::from_xml(kFixtures + "/topologies/lab/smt2-2socket-numa.xml"));
+  SteadyOptions opt;
+  opt.start_a = 0;
+  opt.start_b = 4;
+  opt.allowed = {0, 4, 5, 6, 7};
+  auto r = simulate_steady_state(g, opt, policy_by_id("mainline"));
+  ASSERT_EQ(r.cpus, (std::vector<int>{0}));
+  std::map<std::string, std::vector<int>> by_cause;
+  for (const auto& a : r.alternatives) by_cause[a.cause] = a.cpus;
+  EXPECT_EQ(by_cause["the first wake goes from CPU 4 to CPU 0"], (std::vector<int>{4, 6}));
+  EXPECT_EQ(by_cause["the LLC's has_idle_cores hint is stale (false) from the start on CPUs 4,0, "
+                     "so the idle-CPU scans take an idle sibling before an idle core"],
+            (std::vector<int>{4, 5}));
+  // Without SMT there is no hint to be stale.
+  SchedTopology dn(Topology::from_xml(kFixtures + "/topologies/model/box-dn-2s-8c-nosmt-slit21.xml"));
+  for (const auto& a : simulate_steady_state(dn, opt, policy_by_id("mainline")).alternatives)
+    EXPECT_EQ(a.cause.find("has_idle_cores"), std::string::npos) << a.cause;
+}
+
 // ---- result sets ----------------------------------------------------------------------------
 
 json fixture_results(const std::string& xml_file = kBoxC) {
