@@ -55,6 +55,9 @@ struct SteadyOptions {
   int disturb_wake = -1;
   // Also try a disturbance at each wake of the settled cycle (SteadyResult::alternatives).
   bool try_disturbances = true;
+  // With try_disturbances: also the start the other way round (the other task wakes first) and
+  // its alternatives.
+  bool try_reverse = true;
   // The wakee's switch-out is long next to the partner's reaction (qemu TCG: 10-40 us of guest
   // time, docs/policy-model.md#switching-out): a wake that finds it still switching out
   // (p->on_cpu) is queued on its CPU with no selection, so the pair can stay where it started,

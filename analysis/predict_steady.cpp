@@ -159,74 +159,81 @@ SteadyResult simulate_steady_state(const SchedTopology& sched, const SteadyOptio
   }
   res.cpus.assign(cpus.begin(), cpus.end());
   if (opt.try_disturbances && res.settled) {
-    auto keep = [&](const SteadyResult& alt, int busy, int waker, const std::string& cause) {
-      auto same = [&](const SteadyAlternative& a) { return a.classes == alt.classes; };
-      if (alt.settled && alt.classes != res.classes &&
+    auto keep = [&](const std::map<PlacementClass, double>& classes, const std::vector<int>& on,
+                    int busy, int waker, const std::string& cause) {
+      auto same = [&](const SteadyAlternative& a) { return a.classes == classes; };
+      if (classes != res.classes &&
           std::none_of(res.alternatives.begin(), res.alternatives.end(), same)) {
-        res.alternatives.push_back({busy, waker, cause, alt.classes, alt.cpus});
+        res.alternatives.push_back({busy, waker, cause, classes, on});
       }
+    };
+    auto keep_result = [&](const SteadyResult& alt, int busy, int waker, const std::string& cause) {
+      if (alt.settled) keep(alt.classes, alt.cpus, busy, waker, cause);
     };
     for (int k = 0; k < res.cycle_wakes; ++k) {
       SteadyOptions d = opt;
       d.disturb_wake = res.transient_wakes + k;
       d.try_disturbances = false;
       const Wake& at = wakes[res.transient_wakes + k];
-      keep(simulate_steady_state(sched, d, policy), at.prev, at.waker,
-           "a wake from CPU " + std::to_string(at.waker) + " finds CPU " + std::to_string(at.prev) +
-               " busy");
+      keep_result(simulate_steady_state(sched, d, policy), at.prev, at.waker,
+                  "a wake from CPU " + std::to_string(at.waker) + " finds CPU " +
+                      std::to_string(at.prev) + " busy");
     }
-    SteadyOptions r = opt;  // the other task wakes first
-    r.start_a = start[1];
-    r.start_b = start[0];
-    r.try_disturbances = false;
-    const SteadyResult reversed = simulate_steady_state(sched, r, policy);
-    keep(reversed, -1, start[1],
-         "the first wake goes from CPU " + std::to_string(start[1]) + " to CPU " +
-             std::to_string(start[0]));
     if (sched.smt_active() && !opt.has_idle_cores) {
       // The hint is set when a CPU goes idle with its whole core idle and cleared by a scan that
       // found no idle core: stale, the scan takes an idle sibling where an idle core waits.
-      for (const SteadyOptions* from : std::array<const SteadyOptions*, 2>{&opt, &r}) {
-        SteadyOptions h = *from;
-        h.has_idle_cores = false;
-        h.try_disturbances = false;
-        keep(simulate_steady_state(sched, h, policy), -1, h.start_a.value_or(start[0]),
-             "the LLC's has_idle_cores hint is stale (false) from the start on CPUs " +
-                 std::to_string(h.start_a.value_or(start[0])) + "," +
-                 std::to_string(h.start_b.value_or(start[1])) +
-                 ", so the idle-CPU scans take an idle sibling before an idle core");
-      }
+      SteadyOptions h = opt;
+      h.has_idle_cores = false;
+      h.try_disturbances = false;
+      keep_result(simulate_steady_state(sched, h, policy), -1, start[0],
+                  "the LLC's has_idle_cores hint is stale (false), so the idle-CPU scans take an "
+                  "idle sibling before an idle core");
     }
     if (opt.slow_switch_out) {
       // Every wake queued on the partner's own CPU (p->on_cpu): no selection ever moves it.
       auto held = [&](int a, int b) {
-        SteadyResult h;
-        h.settled = true;
-        h.classes[classify(sched.topology(), a, b)] = 1.0;
-        h.cpus = a == b ? std::vector<int>{a} : std::vector<int>{std::min(a, b), std::max(a, b)};
-        return h;
+        return std::pair{std::map<PlacementClass, double>{{classify(sched.topology(), a, b), 1.0}},
+                         a == b ? std::vector<int>{a}
+                                : std::vector<int>{std::min(a, b), std::max(a, b)}};
       };
-      if (start[0] != start[1])
-        keep(held(start[0], start[1]), -1, start[0],
+      if (start[0] != start[1]) {
+        auto [classes, on] = held(start[0], start[1]);
+        keep(classes, on, -1, start[0],
              "every wake reaches the partner while it is still switching out, so it is queued "
              "on its own CPU and the pair stays on CPUs " +
                  std::to_string(start[0]) + "," + std::to_string(start[1]));
+      }
       // A pair stacked on one CPU has two runnable tasks there at every wake: the load balancer
       // pulls one to an idle allowed CPU (which domain's balance gets there first is timing), and
-      // the wakes then keep it there as above. Stacked on any CPU the pair settles on, also where
-      // that state repeats the steady state's classes on other CPUs (the reversed start).
+      // the wakes then keep it there as above.
       std::set<int> stacked;
       if (res.cpus.size() == 1) stacked.insert(res.cpus.front());
-      if (reversed.cpus.size() == 1) stacked.insert(reversed.cpus.front());
       for (const auto& a : res.alternatives)
         if (a.cpus.size() == 1) stacked.insert(a.cpus.front());
       for (int from : stacked) {
-        for (int to : balance_targets(sched, from, opt.allowed))
-          keep(held(from, to), -1, from,
+        for (int to : balance_targets(sched, from, opt.allowed)) {
+          auto [classes, on] = held(from, to);
+          keep(classes, on, -1, from,
                "the load balancer pulls one task of the pair stacked on CPU " +
                    std::to_string(from) + " to idle CPU " + std::to_string(to) +
                    ", and every later wake reaches the partner while it is still switching out");
+        }
       }
+    }
+    if (opt.try_reverse) {
+      // The other task wakes first: that start's steady state, and its own alternatives.
+      SteadyOptions r = opt;
+      r.start_a = start[1];
+      r.start_b = start[0];
+      r.try_reverse = false;
+      const SteadyResult reversed = simulate_steady_state(sched, r, policy);
+      const std::string first = "the first wake goes from CPU " + std::to_string(start[1]) +
+                                " to CPU " + std::to_string(start[0]);
+      keep_result(reversed, -1, start[1], first);
+      // Where the reversed start settles on the steady state's classes on other CPUs (a pair
+      // stacked elsewhere), what follows from there still counts.
+      for (const auto& a : reversed.alternatives)
+        keep(a.classes, a.cpus, a.busy_cpu, a.waker_cpu, first + ", then " + a.cause);
     }
   }
   return res;
@@ -275,10 +282,10 @@ json uncertain_json(const SteadyResult& r) {
     range[std::string(class_id(c))] = json::array({lo, hi});
   }
   return {{"reason",
-           "one wake that finds the wakee's previous CPU busy for a moment (a kworker, a softirq, "
-           "another thread), or a first wake that goes the other way, leads the pair to another "
-           "steady state, and whether and when that happens in a run is timing the model cannot "
-           "know (policy-model.md section 7 item 1)"},
+           "the pair can settle in another steady state instead (each alternative gives its "
+           "cause: a wake that finds a CPU busy for a moment, the other task waking first, a "
+           "stale has_idle_cores hint, a slow switch-out), and whether and when that happens in "
+           "a run is timing the model cannot know (policy-model.md section 10)"},
           {"alternatives", alts},
           {"range", range}};
 }

@@ -407,8 +407,9 @@ TEST(Steady, AStaleIdleCoresHintSettlesOnTheSibling) {
   std::map<std::string, std::vector<int>> by_cause;
   for (const auto& a : r.alternatives) by_cause[a.cause] = a.cpus;
   EXPECT_EQ(by_cause["the first wake goes from CPU 4 to CPU 0"], (std::vector<int>{4, 6}));
-  EXPECT_EQ(by_cause["the LLC's has_idle_cores hint is stale (false) from the start on CPUs 4,0, "
-                     "so the idle-CPU scans take an idle sibling before an idle core"],
+  EXPECT_EQ(by_cause["the first wake goes from CPU 4 to CPU 0, then the LLC's has_idle_cores "
+                     "hint is stale (false), so the idle-CPU scans take an idle sibling before an "
+                     "idle core"],
             (std::vector<int>{4, 5}));
   // Without SMT there is no hint to be stale.
   SchedTopology dn(Topology::from_xml(kFixtures + "/topologies/model/box-dn-2s-8c-nosmt-slit21.xml"));
