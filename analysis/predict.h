@@ -89,6 +89,9 @@ struct SteadyResult {
   std::vector<int> cpus;                     // the CPUs the pair occupies in the cycle
   std::vector<std::string> first_paths;      // the decision path of the first wakes (debugging)
   std::vector<SteadyAlternative> alternatives;  // distinct steady states after one disturbed wake
+  // With disturb_wake: the CPU the disturbed wake stacked the pair on (the wakee put on the
+  // waker's CPU), if it did.
+  std::optional<int> disturbed_stacked_on;
 };
 
 // Where the pair starts when no --start is given: the lowest allowed CPU, and the lowest allowed

@@ -136,6 +136,7 @@ SteadyResult simulate_steady_state(const SchedTopology& sched, const SteadyOptio
     WakeDecision d = predict_wakeup(sched, in, policy);
     if (res.first_paths.size() < 4) res.first_paths.push_back(d.path);
     wakes.push_back({classify(sched.topology(), cpu[w], d.cpu), cpu[w], cpu[e], d.cpu});
+    if (disturbed && d.cpu == cpu[w] && cpu[e] != cpu[w]) res.disturbed_stacked_on = d.cpu;
     cpu[e] = d.cpu;
     recent[e] = d.wakee_recent_used_cpu;
     flips[w] = d.waker_flips;
@@ -175,9 +176,21 @@ SteadyResult simulate_steady_state(const SchedTopology& sched, const SteadyOptio
       d.disturb_wake = res.transient_wakes + k;
       d.try_disturbances = false;
       const Wake& at = wakes[res.transient_wakes + k];
-      keep_result(simulate_steady_state(sched, d, policy), at.prev, at.waker,
-                  "a wake from CPU " + std::to_string(at.waker) + " finds CPU " +
-                      std::to_string(at.prev) + " busy");
+      const std::string busy = "a wake from CPU " + std::to_string(at.waker) + " finds CPU " +
+                               std::to_string(at.prev) + " busy";
+      const SteadyResult after = simulate_steady_state(sched, d, policy);
+      keep_result(after, at.prev, at.waker, busy);
+      // A wake that stacks the pair can leave it stacked for good: the wakee preempts the waker
+      // at every wake, so the waker never blocks and needs no wake, and the wakee, blocking while
+      // the waker is still queued, stays on that runqueue (EEVDF's delayed dequeue) and is woken
+      // there (ttwu_runnable, section 2): no selection ever splits them again.
+      if (after.disturbed_stacked_on) {
+        const int on = *after.disturbed_stacked_on;
+        keep({{PlacementClass::kSameCpu, 1.0}}, {on}, at.prev, at.waker,
+             busy + " and stacks the pair on CPU " + std::to_string(on) +
+                 ", where it stays (the wakee preempts the waker at every wake, then blocks "
+                 "while the waker is queued and is woken on that runqueue)");
+      }
     }
     if (sched.smt_active() && !opt.has_idle_cores) {
       // The hint is set when a CPU goes idle with its whole core idle and cleared by a scan that

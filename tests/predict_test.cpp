@@ -392,6 +392,29 @@ TEST(Steady, SlowSwitchOutKeepsTheStartAndTheBalancersSplit) {
   EXPECT_EQ(pulls, (std::vector<std::vector<int>>{{0, 1}, {0, 8}}));
 }
 
+// A pair on two CPUs of one LLC with nothing else allowed: a wake that finds the wakee's CPU busy
+// stacks it on the waker's, and from there it can stay stacked (the lab's 2llc guest: stacked
+// phases of hundreds of wakes, the waker preempted by the wakee at 81% of the stacked wakes).
+TEST(Steady, AWakeThatStacksThePairCanLeaveItStacked) {
+  SchedTopology dn(Topology::from_xml(kFixtures + "/topologies/model/box-dn-2s-8c-nosmt-slit21.xml"));
+  SteadyOptions opt;
+  opt.start_a = 0;
+  opt.start_b = 1;
+  opt.allowed = {0, 1};
+  auto r = simulate_steady_state(dn, opt, policy_by_id("mainline"));
+  ASSERT_EQ(r.cpus, (std::vector<int>{0, 1}));
+  auto stays = std::find_if(r.alternatives.begin(), r.alternatives.end(), [](const auto& a) {
+    return a.cause.find("and stacks the pair on CPU 0, where it stays") != std::string::npos;
+  });
+  ASSERT_NE(stays, r.alternatives.end());
+  EXPECT_EQ(stays->cpus, (std::vector<int>{0}));
+  EXPECT_EQ(stays->classes, (std::map<PlacementClass, double>{{PlacementClass::kSameCpu, 1.0}}));
+  // With an idle CPU left in the LLC, the disturbed wake goes there instead: nothing stacks.
+  opt.allowed = {0, 1, 2};
+  for (const auto& a : simulate_steady_state(dn, opt, policy_by_id("mainline")).alternatives)
+    EXPECT_EQ(a.cause.find("stacks the pair"), std::string::npos) << a.cause;
+}
+
 // The lab's smt2-2socket-numa guest, start 0,4 with node 1 allowed: the reversed first wake
 // settles on an idle core of node 1; with the LLC's has_idle_cores hint stale (false), the scan
 // from CPU 5 takes the sibling first (the guest's mainline unix-dgram pairs ran on 4,5 in 2 of 6
