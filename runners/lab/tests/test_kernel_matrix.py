@@ -8,7 +8,7 @@ from wblab import LabError
 from wblab.cli import topology_args
 from wblab.initramfs import guest_job
 from wblab.kernel import read_meta, resolve_kernel
-from wblab.matrix import cell_rows, direction, direction_ok, distance, render, shift_text, \
+from wblab.matrix import aa_floors, cell_rows, direction, direction_ok, distance, render, shift_text, \
     update_doc
 
 ORDER = ["same-cpu", "smt-sibling", "cluster", "llc", "cross-llc", "cross-numa"]
@@ -100,10 +100,23 @@ def test_cell_rows_shift_against_mainlines_run():
                   {"smt-sibling": 1.0})
     row = cell_rows(pair, base, ORDER)["pipe/threads/kernel"]
     assert row["model_shift"] == [-1.0, -1.0] and row["observed_shift"] == -1.5
-    assert row["direction_ok"]
+    assert row["central_shift"] == -1.0 and row["shift"] == "same"
     wrong = report("sync-pair", {"same-cpu": 1.0}, {"llc": 1.0}, {"smt-sibling": 1.0})
-    assert not cell_rows(wrong, base, ORDER)["pipe/threads/kernel"]["direction_ok"]
+    assert cell_rows(wrong, base, ORDER)["pipe/threads/kernel"]["shift"] == "wrong"
     assert "observed_shift" not in cell_rows(base, base, ORDER)["pipe/threads/kernel"]
+
+
+def test_a_shift_within_mainlines_own_run_to_run_difference_is_none():
+    # Predicted no shift; observed -0.15 (5% stacked), wrong unless mainline itself moved as much
+    # between two runs.
+    base = report("mainline", {"llc": 1.0}, {"llc": 1.0}, {"llc": 1.0})
+    pair = report("sync-core", {"llc": 1.0}, {"llc": 0.95, "same-cpu": 0.05}, {"llc": 1.0})
+    assert cell_rows(pair, base, ORDER)["pipe/threads/kernel"]["shift"] == "wrong"
+    floors = aa_floors(ORDER, base, report("mainline", {"llc": 1.0},
+                                           {"llc": 0.9, "same-cpu": 0.1}, {"llc": 1.0}))
+    assert floors == {"pipe/threads/kernel": pytest.approx(0.3)}
+    row = cell_rows(pair, base, ORDER, floors=floors)["pipe/threads/kernel"]
+    assert row["shift"] == "same" and row["aa_floor"] == 0.3
 
 
 def test_render_marks_short_cells_and_lists_why():
@@ -115,6 +128,10 @@ def test_render_marks_short_cells_and_lists_why():
         "sync-core": {"missing": "no kernel: build-kernel.sh not found"}}}}
     text = render(m)
     assert "| pipe/threads/kernel | sync | **50%** | **50%** +0.00/-3.00 (wrong way) | not run |" in text
+    assert text.startswith("2 case rows: agreement at 90% or more in 0 with the model's range, in 0 "
+                           "with its steady state alone. Shifts of the patched kernels against "
+                           "mainline (1 rows): 0 the way the steady states predict, 0 another way "
+                           "the uncertain range allows, 1 the wrong way.")
     assert "smt2 / sync-pair / pipe/threads/kernel: agreement 50%" in text and "because" in text
     assert "- sync-core: no kernel: build-kernel.sh not found" in text
 
@@ -155,15 +172,15 @@ def test_uncertain_cell_is_marked_with_its_strict_figure():
     base = report("mainline", {"smt-sibling": 1.0}, {"smt-sibling": 0.6, "llc": 0.4},
                   {"smt-sibling": 1.0})
     base["cases"][0].update(agreement=1.0, strict_agreement=0.6, uncertain={
-        "alternatives": [{"classes": {"llc": 1.0}}], "best_share": 0.4,
-        "best_alternative": 0, "best_weights": [0.4]})
+        "alternatives": [{"classes": {"llc": 1.0}, "cpus": [0, 2], "cause": "a wake finds 1 busy"}],
+        "best_share": 0.4, "best_alternative": 0, "best_weights": [0.4]})
     m = {"kernels": ["mainline"], "cells": {"smt2": {"mainline": {
         "rows": cell_rows(base, base, ORDER)}}}}
     text = render(m)
-    assert "| pipe/threads/kernel | sync | 100%~ |" in text
-    assert ("smt2 / mainline / pipe/threads/kernel: observed smt-sibling 60% llc 40%; model "
-            "smt-sibling 100% or llc 100%; best mix 40% of llc 100%, agreement 100%, strict 60%"
-            ) in text
+    assert "| pipe/threads/kernel | sync | 100%~ s60% |" in text
+    assert ("- smt2 / mainline / pipe/threads/kernel: observed smt-sibling 60% llc 40%; model "
+            "smt-sibling 100%; best mix 40% of llc 100%, agreement 100%, strict 60%\n"
+            "  - or llc 100% on CPUs [0, 2] once a wake finds 1 busy\n") in text
 
 
 def test_uncertain_models_predict_a_shift_interval():
@@ -175,6 +192,6 @@ def test_uncertain_models_predict_a_shift_interval():
                   {"smt-sibling": 1.0}, [{"llc": 1.0}])
     row = cell_rows(pair, base, ORDER)["pipe/threads/kernel"]
     assert row["model_shift"] == [-2.0, 2.0] and row["observed_shift"] == -1.0
-    assert row["direction_ok"]
+    assert row["central_shift"] == 0.0 and row["shift"] == "range"
     assert direction_ok(0.0, -1.0, -1.0) is False and direction_ok(-0.05, 0.0, 0.0)
     assert shift_text([-2.0, 2.0]) == "[-2.00,+2.00]" and shift_text([-1.0, -1.0]) == "-1.00"

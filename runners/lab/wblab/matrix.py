@@ -35,8 +35,8 @@ def distance(classes, order):
     return sum(f * rank[c] for c, f in classes.items())
 
 
-def direction(x):
-    return 0 if abs(x) < SHIFT_EPS else (1 if x > 0 else -1)
+def direction(x, eps=SHIFT_EPS):
+    return 0 if abs(x) < eps else (1 if x > 0 else -1)
 
 
 def shift_range(states, base_states, order):
@@ -52,6 +52,16 @@ def direction_ok(observed, lo, hi):
     want = direction(observed)
     return (want > 0 and hi >= SHIFT_EPS) or (want < 0 and lo <= -SHIFT_EPS) or \
         (want == 0 and lo < SHIFT_EPS and hi > -SHIFT_EPS)
+
+
+def shift_verdict(observed, central, lo, hi, floor=0.0):
+    """The observed shift against the model's: "same" when it goes the way of the steady states'
+    shift (`central`; a shift within `floor`, mainline's own run-to-run difference on that row, or
+    under SHIFT_EPS counts as none), "range" when it goes another way that the model's uncertain
+    range [lo, hi] allows (timing the model cannot know), "wrong" when it allows neither."""
+    if direction(observed, max(SHIFT_EPS, floor)) == direction(central):
+        return "same"
+    return "range" if direction_ok(observed, lo, hi) else "wrong"
 
 
 def trace_text(trace):
@@ -80,10 +90,11 @@ def trace_text(trace):
     return text + (f"; {lost} events dropped or unmatched" if lost else "")
 
 
-def cell_rows(report, base, order, traces=None):
+def cell_rows(report, base, order, traces=None, floors=None):
     """One row per compared case of `report` (agreement.json of one preset x kernel): agreement,
     observed and predicted shift against `base` (mainline's report on the same preset, or None),
-    and the case's wakeup trace from `traces` (case name -> result set `trace`) when it has one."""
+    judged with `floors` (case name -> mainline's own shift between two runs, see aa_floors), and
+    the case's wakeup trace from `traces` (case name -> result set `trace`) when it has one."""
     base_cases = {c["name"]: c for c in (base or {}).get("cases", [])}
     rows = {}
     for c in report["cases"]:
@@ -101,7 +112,13 @@ def cell_rows(report, base, order, traces=None):
             lo, hi = shift_range(c["model"].get("states") or [c["model"]["classes"]],
                                  c["mainline_model"], order)
             row["model_shift"] = [round(lo, 3), round(hi, 3)]
-            row["direction_ok"] = direction_ok(row["observed_shift"], lo, hi)
+            central = distance(c["model"]["classes"], order) - distance(
+                (c["mainline_model"] or [{}])[0], order)
+            row["central_shift"] = round(central, 3)
+            floor = (floors or {}).get(c["name"], 0.0)
+            if floors is not None:
+                row["aa_floor"] = round(floor, 3)
+            row["shift"] = shift_verdict(row["observed_shift"], central, lo, hi, floor)
         rows[c["name"]] = row
     return rows
 
@@ -111,11 +128,49 @@ def shift_text(lohi):
     return f"{lo:+.2f}" if abs(hi - lo) < 0.005 else f"[{lo:+.2f},{hi:+.2f}]"
 
 
+SHIFT_FLAG = {"same": "", "range": " (in range)", "wrong": " (wrong way)"}
+
+
+def cell_text(r):
+    """One table cell: agreement (~ uncertain, with its strict figure), then for a patched kernel
+    the observed / predicted shift and how it went."""
+    t = f"{r['agreement'] * 100:.0f}%"
+    if "uncertain" in r:
+        t += "~"
+        strict = r["uncertain"]["strict_agreement"]
+        if r["agreement"] - strict >= 0.005:
+            t += f" s{strict * 100:.0f}%"
+    if r["agreement"] < GOAL:
+        t = f"**{t}**"
+    if "observed_shift" in r:
+        t += f" {r['observed_shift']:+.2f}/{r['central_shift']:+.2f}" + SHIFT_FLAG[r["shift"]]
+    return t
+
+
+def totals(rows):
+    """The matrix in a few counts: rows, agreement at the goal with the model's range and with
+    its steady state alone, and how the patched kernels' shifts went."""
+    n = len(rows)
+    ranged = sum(r["agreement"] >= GOAL for r in rows)
+    strict = sum((r["uncertain"]["strict_agreement"] if "uncertain" in r else r["agreement"])
+                 >= GOAL for r in rows)
+    shifts = [r["shift"] for r in rows if "shift" in r]
+    return (f"{n} case rows: agreement at {GOAL * 100:.0f}% or more in {ranged} with the model's "
+            f"range, in {strict} with its steady state alone. Shifts of the patched kernels "
+            f"against mainline ({len(shifts)} rows): {shifts.count('same')} the way the steady "
+            f"states predict, {shifts.count('range')} another way the uncertain range allows, "
+            f"{shifts.count('wrong')} the wrong way.")
+
+
 def render(matrix):
-    """The markdown table (one per preset: rows are cases, columns kernels) and the cells below the
-    goal or with the shift in the wrong direction, each with the model's reasons."""
+    """The totals, the markdown table (one per preset: rows are cases, columns kernels), then the
+    rows that needed the model's uncertain range (strict agreement under the goal, or a shift the
+    steady states do not predict) and the rows under the goal or shifted the wrong way, each with
+    the model's reasons and the wakeup trace."""
     kernels = matrix["kernels"]
-    lines = []
+    every = [(p, k, n, r) for p, pk in matrix["cells"].items() for k, cell in pk.items()
+             for n, r in (cell or {}).get("rows", {}).items()]
+    lines = [totals([r for _, _, _, r in every]), ""]
     for preset, per_kernel in matrix["cells"].items():
         names = []
         for k in kernels:
@@ -132,53 +187,61 @@ def render(matrix):
             for k in kernels:
                 cell = per_kernel.get(k)
                 r = (cell or {}).get("rows", {}).get(n)
-                if r is None:
-                    cells.append("-" if cell and "rows" in cell else "not run")
-                    continue
-                t = f"{r['agreement'] * 100:.0f}%"
-                if "uncertain" in r:
-                    t += "~"
-                if r["agreement"] < GOAL:
-                    t = f"**{t}**"
-                if "observed_shift" in r:
-                    t += (f" {r['observed_shift']:+.2f}/{shift_text(r['model_shift'])}"
-                          + ("" if r["direction_ok"] else " (wrong way)"))
-                cells.append(t)
+                cells.append(cell_text(r) if r is not None else
+                             "-" if cell and "rows" in cell else "not run")
             lines.append(f"| {n} | {flags} | " + " | ".join(cells) + " |")
         lines.append("")
-    short = [(p, k, n, r) for p, pk in matrix["cells"].items() for k, cell in pk.items()
-             for n, r in (cell or {}).get("rows", {}).items()
-             if r["agreement"] < GOAL or not r.get("direction_ok", True)]
-    unc = [(p, k, n, r) for p, pk in matrix["cells"].items() for k, cell in pk.items()
-           for n, r in (cell or {}).get("rows", {}).items() if "uncertain" in r]
-    if unc:
-        lines += ["#### Cells the model calls uncertain (~)", "",
-                  "Agreement with the closest mix of the steady state and its alternatives "
-                  "(each fresh pair may settle in any of them); strict: with the steady state "
-                  "alone.", ""]
-    for p, k, n, r in unc:
+    needed = [(p, k, n, r) for p, k, n, r in every if "uncertain" in r and r["agreement"] >= GOAL
+              and (r["uncertain"]["strict_agreement"] < GOAL or r.get("shift") == "range")]
+    if needed:
+        lines += ["#### Rows that needed the model's uncertain range", "",
+                  "Strict agreement (the steady state alone) under the goal, or a shift another "
+                  "way than the steady states predict: the closest mix of the steady state and "
+                  "its alternatives (each fresh pair may settle in any of them), and the traced "
+                  "wakeups.", ""]
+    for p, k, n, r in needed:
         u = r["uncertain"]
         lines.append(f"- {p} / {k} / {n}: observed {pct_text(r['observed'])}; model "
-                     f"{pct_text(r['model'])} or "
-                     + " or ".join(pct_text(a["classes"]) for a in u["alternatives"])
-                     + f"; best mix {mix_text(u)}, agreement "
-                     f"{r['agreement'] * 100:.0f}%, strict {u['strict_agreement'] * 100:.0f}%")
-    if unc:
+                     f"{pct_text(r['model'])}; best mix {mix_text(u)}, agreement "
+                     f"{r['agreement'] * 100:.0f}%, strict {u['strict_agreement'] * 100:.0f}%"
+                     + (f"; shift {r['observed_shift']:+.2f}, steady states "
+                        f"{r['central_shift']:+.2f}, range {shift_text(r['model_shift'])}"
+                        + (f", mainline's own run-to-run {r['aa_floor']:.2f}"
+                           if "aa_floor" in r else "") if "observed_shift" in r else ""))
+        for a in u["alternatives"]:
+            lines.append(f"  - or {pct_text(a['classes'])} on CPUs {a.get('cpus')} once "
+                         f"{a.get('cause')}")
+        if "trace" in r:
+            lines.append(f"  - {r['trace']}")
+    if needed:
         lines.append("")
     missing = sorted({(k, cell["missing"]) for pk in matrix["cells"].values()
                       for k, cell in pk.items() if cell and cell.get("missing")})
     if missing:
         lines += ["#### Not run", ""] + [f"- {k}: {why}" for k, why in missing] + [""]
+    short = [(p, k, n, r) for p, k, n, r in every
+             if r["agreement"] < GOAL or r.get("shift") == "wrong"]
     if short:
         lines += ["#### Cells under 90% or shifted the wrong way", ""]
     for p, k, n, r in short:
         lines.append(f"- {p} / {k} / {n}: agreement {r['agreement'] * 100:.0f}%, model "
                      f"{pct_text(r['model'])}, observed {pct_text(r['observed'])}"
                      + (f", shift observed {r['observed_shift']:+.2f} vs predicted "
-                        f"{shift_text(r['model_shift'])}" if "observed_shift" in r else ""))
+                        f"{r['central_shift']:+.2f} (range {shift_text(r['model_shift'])})"
+                        if "observed_shift" in r else ""))
         for why in r["why"] + ([r["trace"]] if "trace" in r else []):
             lines.append(f"  - {why}")
     return "\n".join(lines) + "\n"
+
+
+def aa_floors(order, base, other):
+    """Per case name: how far mainline's observed placements moved between two runs of the matrix
+    (`base` and `other`: mainline's agreement reports on one preset), in class steps. A patched
+    kernel's shift within that is no shift."""
+    theirs = {c["name"]: c for c in (other or {}).get("cases", [])}
+    return {c["name"]: abs(distance(c["observed"]["classes"], order)
+                           - distance(theirs[c["name"]]["observed"]["classes"], order))
+            for c in (base or {}).get("cases", []) if c["name"] in theirs}
 
 
 def kernel_line(policy, info):
@@ -213,6 +276,10 @@ def main(argv):
     ap.add_argument("--rerun", action="store_true", help="run cells whose results exist again")
     ap.add_argument("--no-run", action="store_true",
                     help="only re-render from the cells that exist (no guest is booted)")
+    ap.add_argument("--aa", metavar="DIR",
+                    help="another run of the matrix (its --out): mainline's own shift between the "
+                         "two runs, per row, is the floor under which a patched kernel's shift "
+                         "counts as none")
     ap.add_argument("--doc", help="also put the table between the matrix markers of this file "
                                   "(docs/lab-validation.md)")
     ap.add_argument("--wakebench", help="wakebench binary (as for one guest)")
@@ -264,9 +331,18 @@ def main(argv):
     order = topology_order(out)
     for preset, per_kernel in matrix["cells"].items():
         base = (per_kernel.get("mainline") or {}).get("report")
+        floors = None
+        if args.aa:
+            other = collect(wakebench, Path(args.aa) / preset / "mainline", "mainline",
+                            {"kernel_meta": {}})
+            if not other.get("report"):
+                raise LabError(f"--aa {args.aa}: {preset}/mainline: {other.get('missing')}")
+            floors = aa_floors(order, base, other["report"])
+            matrix["aa"] = str(args.aa)
         for policy, cell in per_kernel.items():
             if cell.get("report"):
-                cell["rows"] = cell_rows(cell["report"], base, order, cell.pop("traces", None))
+                cell["rows"] = cell_rows(cell["report"], base, order, cell.pop("traces", None),
+                                         floors)
     table = render_document(matrix)
     out.mkdir(parents=True, exist_ok=True)
     for cells in matrix["cells"].values():
@@ -320,17 +396,20 @@ def pairs_text(matrix):
 
 
 def render_document(matrix):
+    floor = (f"or within mainline's own shift on that row between this run and another run of "
+             f"the matrix ({matrix['aa']}), " if matrix.get("aa") else "")
     head = [f"Rendered {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC from "
             "each cell's results.json (the guests' own run times are in their lab-summary.json). "
-            "Per cell: agreement of the kernel's placements with its own policy's model (1 - total "
-            "variation distance, round trips of " + pairs_text(matrix) + " fresh pairs x 2000), then for a patched kernel "
-            "the observed / predicted shift against mainline's run on the same preset (mean "
-            "distance of the wakee from the waker in class steps: same-cpu 0, smt-sibling 1, ...; "
-            "negative = closer to the waker; an interval where either model is uncertain); **bold** is "
-            "under 90%, ~ a case the model calls uncertain (held to its range), (wrong way) an "
-            "observed shift whose direction the predicted one does not allow (|shift| < 0.1 counts "
-            "as none).", "",
+            "Per cell: the agreement of the kernel's placements with its own policy's model (1 - "
+            "total variation distance, round trips of " + pairs_text(matrix) + " fresh pairs x "
+            "2000); ~ marks a case the model calls uncertain, held to its range (the closest mix "
+            "of its steady state and alternatives), with sNN% the strict agreement (the steady "
+            "state alone) where lower; **bold** is under 90%. Then for a patched kernel the "
+            "observed / predicted shift against mainline's run on the same preset: the mean "
+            "distance of the wakee from the waker in class steps (same-cpu 0, smt-sibling 1, "
+            "...; negative = closer to the waker), predicted from the two steady states; "
+            "(in range) an observed shift another way, which the uncertain ranges allow, (wrong "
+            "way) one they do not; a shift under 0.1 " + floor + "counts as none.", "",
             "Kernels:"]
     head += [kernel_line(p, matrix["kernel_meta"].get(p, {})) for p in matrix["kernels"]]
     return "\n".join(head) + "\n\n" + render(matrix)
-
