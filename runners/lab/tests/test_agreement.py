@@ -104,3 +104,4 @@ def test_mix_text_lists_every_weighted_alternative():
          "best_share": 0.42, "best_alternative": 0, "best_weights": [0.27, 0.15]}
     assert mix_text(u) == "27% of llc 100%, 15% of cross-llc 100%"
     assert mix_text(dict(u, best_alternative=None)) == "the steady state alone"
+    assert mix_text(dict(u, best_weights=[0.001, 0.002])).startswith("the steady state alone")

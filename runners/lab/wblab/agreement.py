@@ -37,7 +37,8 @@ def mix_text(u):
     if not any(weights):  # a predictor that gave the heaviest alternative only
         weights[u["best_alternative"]] = u["best_share"]
     return ", ".join(f"{w * 100:.0f}% of {pct_text(a['classes'])}"
-                     for w, a in zip(weights, u["alternatives"]) if w >= 0.005)
+                     for w, a in zip(weights, u["alternatives"]) if w >= 0.005) or \
+        "the steady state alone (the alternatives under 0.5%)"
 
 
 def pct_text(d):
