@@ -69,7 +69,8 @@ Dense mix_of(const std::vector<Dense>& states, const std::vector<double>& w) {
 }
 
 // Every weight vector with entries in multiples of 1/n, summing to 1.
-void for_each_grid_point(size_t k, int n, const std::function<void(const std::vector<double>&)>& f) {
+void for_each_grid_point(size_t k, int n,
+                         const std::function<void(const std::vector<double>&)>& f) {
   std::vector<int> parts(k, 0);
   std::vector<double> w(k);
   std::function<void(size_t, int)> rec = [&](size_t i, int left) {
@@ -169,8 +170,8 @@ RangeFit closest_in_range(const ClassShares& obs, const ClassShares& steady,
     fit.best = best;
     fit.share = 1 - w[0];
     for (size_t i = 1; i < k; ++i) fit.weights[i - 1] = w[i];
-    fit.alternative = static_cast<size_t>(
-        std::max_element(fit.weights.begin(), fit.weights.end()) - fit.weights.begin());
+    fit.alternative = static_cast<size_t>(std::max_element(fit.weights.begin(), fit.weights.end()) -
+                                          fit.weights.begin());
   }
   return fit;
 }

@@ -82,12 +82,12 @@ struct SteadyAlternative {
 
 struct SteadyResult {
   std::string policy;
-  bool settled = false;                      // a repeating cycle was reached
-  int transient_wakes = 0;                   // wakes before the cycle
-  int cycle_wakes = 0;                       // wakes in one period of the cycle
-  std::map<PlacementClass, double> classes;  // fraction of the cycle's wakes per class
-  std::vector<int> cpus;                     // the CPUs the pair occupies in the cycle
-  std::vector<std::string> first_paths;      // the decision path of the first wakes (debugging)
+  bool settled = false;                         // a repeating cycle was reached
+  int transient_wakes = 0;                      // wakes before the cycle
+  int cycle_wakes = 0;                          // wakes in one period of the cycle
+  std::map<PlacementClass, double> classes;     // fraction of the cycle's wakes per class
+  std::vector<int> cpus;                        // the CPUs the pair occupies in the cycle
+  std::vector<std::string> first_paths;         // the decision path of the first wakes (debugging)
   std::vector<SteadyAlternative> alternatives;  // distinct steady states after one disturbed wake
   // With disturb_wake: the CPU the disturbed wake stacked the pair on (the wakee put on the
   // waker's CPU), if it did.
@@ -128,8 +128,8 @@ std::string render_steady_text(const nlohmann::json& steady);
 // closest mix with one of its uncertain alternatives, analysis/mix.h), the policy groups (policies
 // predicting the same distribution and alternatives) and the one the kernel is consistent with
 // (smallest best distance), and each patch's premise with the measured numbers, one check per
-// params point. A kernel case's `cpuset` is the CPU set the policies may choose from (`allowed`); each
-// policy carries its `first_paths` (the rules that decided its first wakes), and a case traced
+// params point. A kernel case's `cpuset` is the CPU set the policies may choose from (`allowed`);
+// each policy carries its `first_paths` (the rules that decided its first wakes), and a case traced
 // with --trace-wakeups puts its path counts under measured.trace. Throws std::invalid_argument with
 // one line for another schema/version, a bad case (analysis/case_view.h), a result set without an
 // embedded topology, or a kernel case whose cpuset holds CPUs the topology lacks.

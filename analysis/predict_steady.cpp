@@ -27,6 +27,11 @@ bool in_list(const std::vector<int>& list, int cpu) {
 // closes the cycle.
 using State = std::tuple<int, int, int, int, int, bool, bool, int, int>;
 
+struct Wake {
+  PlacementClass cls;
+  int waker, prev, cpu;  // the waker's CPU, the wakee's previous and chosen CPU
+};
+
 // The CPUs the load balancer may move a task of a pair stacked on `cpu` to: per sched domain of
 // `cpu`, the lowest allowed CPU it adds to the level below (that level's idle balance pulls it).
 std::vector<int> balance_targets(const SchedTopology& sched, int cpu,
@@ -67,6 +72,107 @@ std::pair<int, int> default_start_pair(const SchedTopology& sched,
   return {a, a};
 }
 
+namespace {
+
+// The other steady states the pair can settle in (SteadyResult::alternatives, docs/policy-model.md
+// section 10), each with its cause: after a disturbed wake of the settled cycle (`wakes`, from
+// res.transient_wakes on), with a stale has_idle_cores hint, with a slow switch-out, and from the
+// reversed start.
+void add_alternatives(const SchedTopology& sched, const SteadyOptions& opt,
+                      const WakeupPolicy& policy, const int start[2],
+                      const std::vector<Wake>& wakes, SteadyResult& res) {
+  auto keep = [&](const std::map<PlacementClass, double>& classes, const std::vector<int>& on,
+                  int busy, int waker, const std::string& cause) {
+    auto same = [&](const SteadyAlternative& a) { return a.classes == classes; };
+    if (classes != res.classes &&
+        std::none_of(res.alternatives.begin(), res.alternatives.end(), same)) {
+      res.alternatives.push_back({busy, waker, cause, classes, on});
+    }
+  };
+  auto keep_result = [&](const SteadyResult& alt, int busy, int waker, const std::string& cause) {
+    if (alt.settled) keep(alt.classes, alt.cpus, busy, waker, cause);
+  };
+  for (int k = 0; k < res.cycle_wakes; ++k) {
+    SteadyOptions d = opt;
+    d.disturb_wake = res.transient_wakes + k;
+    d.try_disturbances = false;
+    const Wake& at = wakes[res.transient_wakes + k];
+    const std::string busy = "a wake from CPU " + std::to_string(at.waker) + " finds CPU " +
+                             std::to_string(at.prev) + " busy";
+    const SteadyResult after = simulate_steady_state(sched, d, policy);
+    keep_result(after, at.prev, at.waker, busy);
+    // A wake that stacks the pair can leave it stacked for good: the wakee preempts the waker
+    // at every wake, so the waker never blocks and needs no wake, and the wakee, blocking while
+    // the waker is still queued, stays on that runqueue (EEVDF's delayed dequeue) and is woken
+    // there (ttwu_runnable, section 2): no selection ever splits them again.
+    if (after.disturbed_stacked_on) {
+      const int on = *after.disturbed_stacked_on;
+      keep({{PlacementClass::kSameCpu, 1.0}}, {on}, at.prev, at.waker,
+           busy + " and stacks the pair on CPU " + std::to_string(on) +
+               ", where it stays (the wakee preempts the waker at every wake, then blocks "
+               "while the waker is queued and is woken on that runqueue)");
+    }
+  }
+  if (sched.smt_active() && !opt.has_idle_cores) {
+    // The hint is set when a CPU goes idle with its whole core idle and cleared by a scan that
+    // found no idle core: stale, the scan takes an idle sibling where an idle core waits.
+    SteadyOptions h = opt;
+    h.has_idle_cores = false;
+    h.try_disturbances = false;
+    keep_result(simulate_steady_state(sched, h, policy), -1, start[0],
+                "the LLC's has_idle_cores hint is stale (false), so the idle-CPU scans take an "
+                "idle sibling before an idle core");
+  }
+  if (opt.slow_switch_out) {
+    // Every wake queued on the partner's own CPU (p->on_cpu): no selection ever moves it.
+    auto held = [&](int a, int b) {
+      return std::pair{
+          std::map<PlacementClass, double>{{classify(sched.topology(), a, b), 1.0}},
+          a == b ? std::vector<int>{a} : std::vector<int>{std::min(a, b), std::max(a, b)}};
+    };
+    if (start[0] != start[1]) {
+      auto [classes, on] = held(start[0], start[1]);
+      keep(classes, on, -1, start[0],
+           "every wake reaches the partner while it is still switching out, so it is queued "
+           "on its own CPU and the pair stays on CPUs " +
+               std::to_string(start[0]) + "," + std::to_string(start[1]));
+    }
+    // A pair stacked on one CPU has two runnable tasks there at every wake: the load balancer
+    // pulls one to an idle allowed CPU (which domain's balance gets there first is timing), and
+    // the wakes then keep it there as above.
+    std::set<int> stacked;
+    if (res.cpus.size() == 1) stacked.insert(res.cpus.front());
+    for (const auto& a : res.alternatives)
+      if (a.cpus.size() == 1) stacked.insert(a.cpus.front());
+    for (int from : stacked) {
+      for (int to : balance_targets(sched, from, opt.allowed)) {
+        auto [classes, on] = held(from, to);
+        keep(classes, on, -1, from,
+             "the load balancer pulls one task of the pair stacked on CPU " + std::to_string(from) +
+                 " to idle CPU " + std::to_string(to) +
+                 ", and every later wake reaches the partner while it is still switching out");
+      }
+    }
+  }
+  if (opt.try_reverse) {
+    // The other task wakes first: that start's steady state, and its own alternatives.
+    SteadyOptions r = opt;
+    r.start_a = start[1];
+    r.start_b = start[0];
+    r.try_reverse = false;
+    const SteadyResult reversed = simulate_steady_state(sched, r, policy);
+    const std::string first = "the first wake goes from CPU " + std::to_string(start[1]) +
+                              " to CPU " + std::to_string(start[0]);
+    keep_result(reversed, -1, start[1], first);
+    // Where the reversed start settles on the steady state's classes on other CPUs (a pair
+    // stacked elsewhere), what follows from there still counts.
+    for (const auto& a : reversed.alternatives)
+      keep(a.classes, a.cpus, a.busy_cpu, a.waker_cpu, first + ", then " + a.cause);
+  }
+}
+
+}  // namespace
+
 SteadyResult simulate_steady_state(const SchedTopology& sched, const SteadyOptions& opt,
                                    const WakeupPolicy& policy) {
   auto [def_a, def_b] = default_start_pair(sched, opt.allowed);
@@ -92,10 +198,6 @@ SteadyResult simulate_steady_state(const SchedTopology& sched, const SteadyOptio
   SteadyResult res;
   res.policy = std::string(policy.id());
   std::map<State, int> seen;
-  struct Wake {
-    PlacementClass cls;
-    int waker, prev, cpu;  // the waker's CPU, the wakee's previous and chosen CPU
-  };
   std::vector<Wake> wakes;
   for (int step = 0; step < opt.max_wakes; ++step) {
     State st{turn,
@@ -159,96 +261,7 @@ SteadyResult simulate_steady_state(const SchedTopology& sched, const SteadyOptio
     cpus.insert(wakes[i].cpu);
   }
   res.cpus.assign(cpus.begin(), cpus.end());
-  if (opt.try_disturbances && res.settled) {
-    auto keep = [&](const std::map<PlacementClass, double>& classes, const std::vector<int>& on,
-                    int busy, int waker, const std::string& cause) {
-      auto same = [&](const SteadyAlternative& a) { return a.classes == classes; };
-      if (classes != res.classes &&
-          std::none_of(res.alternatives.begin(), res.alternatives.end(), same)) {
-        res.alternatives.push_back({busy, waker, cause, classes, on});
-      }
-    };
-    auto keep_result = [&](const SteadyResult& alt, int busy, int waker, const std::string& cause) {
-      if (alt.settled) keep(alt.classes, alt.cpus, busy, waker, cause);
-    };
-    for (int k = 0; k < res.cycle_wakes; ++k) {
-      SteadyOptions d = opt;
-      d.disturb_wake = res.transient_wakes + k;
-      d.try_disturbances = false;
-      const Wake& at = wakes[res.transient_wakes + k];
-      const std::string busy = "a wake from CPU " + std::to_string(at.waker) + " finds CPU " +
-                               std::to_string(at.prev) + " busy";
-      const SteadyResult after = simulate_steady_state(sched, d, policy);
-      keep_result(after, at.prev, at.waker, busy);
-      // A wake that stacks the pair can leave it stacked for good: the wakee preempts the waker
-      // at every wake, so the waker never blocks and needs no wake, and the wakee, blocking while
-      // the waker is still queued, stays on that runqueue (EEVDF's delayed dequeue) and is woken
-      // there (ttwu_runnable, section 2): no selection ever splits them again.
-      if (after.disturbed_stacked_on) {
-        const int on = *after.disturbed_stacked_on;
-        keep({{PlacementClass::kSameCpu, 1.0}}, {on}, at.prev, at.waker,
-             busy + " and stacks the pair on CPU " + std::to_string(on) +
-                 ", where it stays (the wakee preempts the waker at every wake, then blocks "
-                 "while the waker is queued and is woken on that runqueue)");
-      }
-    }
-    if (sched.smt_active() && !opt.has_idle_cores) {
-      // The hint is set when a CPU goes idle with its whole core idle and cleared by a scan that
-      // found no idle core: stale, the scan takes an idle sibling where an idle core waits.
-      SteadyOptions h = opt;
-      h.has_idle_cores = false;
-      h.try_disturbances = false;
-      keep_result(simulate_steady_state(sched, h, policy), -1, start[0],
-                  "the LLC's has_idle_cores hint is stale (false), so the idle-CPU scans take an "
-                  "idle sibling before an idle core");
-    }
-    if (opt.slow_switch_out) {
-      // Every wake queued on the partner's own CPU (p->on_cpu): no selection ever moves it.
-      auto held = [&](int a, int b) {
-        return std::pair{std::map<PlacementClass, double>{{classify(sched.topology(), a, b), 1.0}},
-                         a == b ? std::vector<int>{a}
-                                : std::vector<int>{std::min(a, b), std::max(a, b)}};
-      };
-      if (start[0] != start[1]) {
-        auto [classes, on] = held(start[0], start[1]);
-        keep(classes, on, -1, start[0],
-             "every wake reaches the partner while it is still switching out, so it is queued "
-             "on its own CPU and the pair stays on CPUs " +
-                 std::to_string(start[0]) + "," + std::to_string(start[1]));
-      }
-      // A pair stacked on one CPU has two runnable tasks there at every wake: the load balancer
-      // pulls one to an idle allowed CPU (which domain's balance gets there first is timing), and
-      // the wakes then keep it there as above.
-      std::set<int> stacked;
-      if (res.cpus.size() == 1) stacked.insert(res.cpus.front());
-      for (const auto& a : res.alternatives)
-        if (a.cpus.size() == 1) stacked.insert(a.cpus.front());
-      for (int from : stacked) {
-        for (int to : balance_targets(sched, from, opt.allowed)) {
-          auto [classes, on] = held(from, to);
-          keep(classes, on, -1, from,
-               "the load balancer pulls one task of the pair stacked on CPU " +
-                   std::to_string(from) + " to idle CPU " + std::to_string(to) +
-                   ", and every later wake reaches the partner while it is still switching out");
-        }
-      }
-    }
-    if (opt.try_reverse) {
-      // The other task wakes first: that start's steady state, and its own alternatives.
-      SteadyOptions r = opt;
-      r.start_a = start[1];
-      r.start_b = start[0];
-      r.try_reverse = false;
-      const SteadyResult reversed = simulate_steady_state(sched, r, policy);
-      const std::string first = "the first wake goes from CPU " + std::to_string(start[1]) +
-                                " to CPU " + std::to_string(start[0]);
-      keep_result(reversed, -1, start[1], first);
-      // Where the reversed start settles on the steady state's classes on other CPUs (a pair
-      // stacked elsewhere), what follows from there still counts.
-      for (const auto& a : reversed.alternatives)
-        keep(a.classes, a.cpus, a.busy_cpu, a.waker_cpu, first + ", then " + a.cause);
-    }
-  }
+  if (opt.try_disturbances && res.settled) add_alternatives(sched, opt, policy, start, wakes, res);
   return res;
 }
 
@@ -376,10 +389,10 @@ std::string render_steady_text(const json& steady) {
         << (r.at("settled").get<bool>() ? "" : "  (did not settle)") << "\n";
     if (r.contains("uncertain")) {
       for (const auto& a : r.at("uncertain").at("alternatives")) {
-        out << std::setw(26) << "" << "uncertain: or "
-            << format_cpu_list(a.at("cpus").get<std::vector<int>>()) << " "
-            << classes_text(a.at("classes")) << " once "
-            << a.at("cause").get<std::string>() << "\n";
+        out << std::setw(26) << ""
+            << "uncertain: or " << format_cpu_list(a.at("cpus").get<std::vector<int>>()) << " "
+            << classes_text(a.at("classes")) << " once " << a.at("cause").get<std::string>()
+            << "\n";
       }
     }
   }

@@ -347,7 +347,8 @@ nlohmann::ordered_json trace_json(const WakeupTraceSummary& s,
     if (v.empty()) return j;
     std::sort(v.begin(), v.end());
     for (auto [key, q] : {std::pair{"p5", 0.05}, {"p50", 0.5}, {"p95", 0.95}}) {
-      const size_t i = std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())));
+      const size_t i =
+          std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())));
       j[key] = static_cast<double>(v[i]) / 1000.0;
     }
     return j;

@@ -104,8 +104,9 @@ std::vector<std::pair<std::string, std::string>> event_filters(const std::string
 
 // {"wakeups", "paths": {path: n}, "classes_by_path": {path: {class: n}}, "moved",
 //  "moved_by_class": {class: n}, "foreign": {"wakeups", "moved"},
-//  "since_switch_out_us": {"kept"|"moved": {"n", "p5", "p50", "p95"}}, "remote_delivery", "migrations": {"at_wakeup", "other"}, "unmatched", "dropped", "events",
-//  "runs"}. `classes` orders every class map (the placement classes in their order).
+//  "since_switch_out_us": {"kept"|"moved": {"n", "p5", "p50", "p95"}}, "remote_delivery",
+//  "migrations": {"at_wakeup", "other"}, "unmatched", "dropped", "events", "runs"}. `classes`
+//  orders every class map (the placement classes in their order).
 nlohmann::ordered_json trace_json(const WakeupTraceSummary& s,
                                   const std::vector<std::string>& classes);
 

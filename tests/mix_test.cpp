@@ -158,7 +158,8 @@ TEST(Mix, RangeFitOfManyStatesMatchesABruteForce) {
           ClassShares m;
           for (const auto& cl : classes) {
             m[cl] = w[0] * (steady.count(cl) ? steady.at(cl) : 0);
-            for (int i = 0; i < 3; ++i) m[cl] += w[i + 1] * (alts[i].count(cl) ? alts[i].at(cl) : 0);
+            for (int i = 0; i < 3; ++i)
+              m[cl] += w[i + 1] * (alts[i].count(cl) ? alts[i].at(cl) : 0);
           }
           brute = std::min(brute, tv_distance(obs, m));
         }

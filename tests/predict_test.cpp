@@ -289,8 +289,8 @@ TEST(Steady, DefaultStartIsAnLlcPairAndCpusetIsHonoured) {
   EXPECT_EQ(members.size(), 6u);
 }
 
-// One wake that finds the wakee's prev CPU busy for a moment moves a sibling pair onto the idle core
-// (has_idle_cores), and mainline then stays there: seen in the lab's smt2 guests, whole
+// One wake that finds the wakee's prev CPU busy for a moment moves a sibling pair onto the idle
+// core (has_idle_cores), and mainline then stays there: seen in the lab's smt2 guests, whole
 // repetitions on the other core after a move at a wakeup (the trace counts no balancer
 // migration). So mainline is uncertain between siblings and llc; sync-2017 re-stacks on the
 // waker's CPU from anywhere, so it stays certain.
@@ -314,7 +314,8 @@ TEST(Steady, OneDisturbedWakeMovesASiblingPairToTheIdleCore) {
   EXPECT_EQ(j["policies"]["mainline"]["uncertain"]["range"],
             json::parse(R"({"llc": [0.0, 1.0], "smt-sibling": [0.0, 1.0]})"));
   EXPECT_FALSE(j["policies"]["sync-2017"].contains("uncertain"));
-  EXPECT_NE(render_steady_text(j).find("uncertain: or 0-1 llc 100% once a wake from CPU 0 finds CPU 8 busy"),
+  EXPECT_NE(render_steady_text(j).find(
+                "uncertain: or 0-1 llc 100% once a wake from CPU 0 finds CPU 8 busy"),
             std::string::npos)
       << render_steady_text(j);
 
@@ -337,7 +338,8 @@ TEST(Steady, OneDisturbedWakeMovesASiblingPairToTheIdleCore) {
 // task wakes the other first is timing (the lab's 6.12 guest: binder-like's pair settled on the
 // second LLC in all 3 repetitions, tcp-loopback and unix-dgram in 1 of 3), so both count.
 TEST(Steady, TheFirstWakeGoingTheOtherWayIsAnAlternative) {
-  SchedTopology d(Topology::from_xml(kFixtures + "/topologies/model/box-dn-2s-8c-nosmt-slit21.xml"));
+  SchedTopology d(
+      Topology::from_xml(kFixtures + "/topologies/model/box-dn-2s-8c-nosmt-slit21.xml"));
   SteadyOptions opt;
   opt.start_a = 0;
   opt.start_b = 8;
@@ -354,7 +356,8 @@ TEST(Steady, TheFirstWakeGoingTheOtherWayIsAnAlternative) {
 // A slow switch-out (qemu TCG): the wakes can keep the pair where it started, and the load
 // balancer can pull a stacked pair apart for good; neither is an alternative on a real machine.
 TEST(Steady, SlowSwitchOutKeepsTheStartAndTheBalancersSplit) {
-  SchedTopology d(Topology::from_xml(kFixtures + "/topologies/model/box-dn-2s-8c-nosmt-slit21.xml"));
+  SchedTopology d(
+      Topology::from_xml(kFixtures + "/topologies/model/box-dn-2s-8c-nosmt-slit21.xml"));
   auto find = [](const SteadyResult& r, const std::string& prefix) {
     return std::find_if(r.alternatives.begin(), r.alternatives.end(),
                         [&](const SteadyAlternative& a) { return a.cause.rfind(prefix, 0) == 0; });
@@ -377,8 +380,9 @@ TEST(Steady, SlowSwitchOutKeepsTheStartAndTheBalancersSplit) {
   opt.start_b = 0;
   auto both = simulate_steady_state(d, opt, policy_by_id("mainline"));
   EXPECT_EQ(find(both, "every wake"), both.alternatives.end());
-  auto pulled = find(both, "the load balancer pulls one task of the pair stacked on CPU 0 to idle "
-                           "CPU 8");
+  auto pulled = find(both,
+                     "the load balancer pulls one task of the pair stacked on CPU 0 to idle "
+                     "CPU 8");
   ASSERT_NE(pulled, both.alternatives.end());
   EXPECT_EQ(pulled->cpus, (std::vector<int>{0, 8}));
   // sync-2017 keeps the pair stacked on CPU 0 with CPU 1 allowed: the balance of each level
@@ -396,7 +400,8 @@ TEST(Steady, SlowSwitchOutKeepsTheStartAndTheBalancersSplit) {
 // stacks it on the waker's, and from there it can stay stacked (the lab's 2llc guest: stacked
 // phases of hundreds of wakes, the waker preempted by the wakee at 81% of the stacked wakes).
 TEST(Steady, AWakeThatStacksThePairCanLeaveItStacked) {
-  SchedTopology dn(Topology::from_xml(kFixtures + "/topologies/model/box-dn-2s-8c-nosmt-slit21.xml"));
+  SchedTopology dn(
+      Topology::from_xml(kFixtures + "/topologies/model/box-dn-2s-8c-nosmt-slit21.xml"));
   SteadyOptions opt;
   opt.start_a = 0;
   opt.start_b = 1;
@@ -435,7 +440,8 @@ TEST(Steady, AStaleIdleCoresHintSettlesOnTheSibling) {
                      "idle core"],
             (std::vector<int>{4, 5}));
   // Without SMT there is no hint to be stale.
-  SchedTopology dn(Topology::from_xml(kFixtures + "/topologies/model/box-dn-2s-8c-nosmt-slit21.xml"));
+  SchedTopology dn(
+      Topology::from_xml(kFixtures + "/topologies/model/box-dn-2s-8c-nosmt-slit21.xml"));
   for (const auto& a : simulate_steady_state(dn, opt, policy_by_id("mainline")).alternatives)
     EXPECT_EQ(a.cause.find("has_idle_cores"), std::string::npos) << a.cause;
 }
@@ -532,11 +538,13 @@ const json& entry_at(const json& p, const std::string& placement) {
 }
 
 // A kernel case started on siblings with the whole box allowed: predict --results carries the
-// steady state's uncertainty (the sibling pair or, after one disturbed wake, two cores) and says so.
+// steady state's uncertainty (the sibling pair or, after one disturbed wake, two cores) and says
+// so.
 TEST(Results, SiblingStartNextToIdleCoresIsUncertain) {
   json rs = fixture_results();
   for (auto& c : rs["cases"])
-    if (c["name"] == "pipe/threads/kernel") c["cpus"] = {{"waker", 0}, {"wakee", 8}, {"allowed", "0-15"}};
+    if (c["name"] == "pipe/threads/kernel")
+      c["cpus"] = {{"waker", 0}, {"wakee", 8}, {"allowed", "0-15"}};
   json p = predict_for_results(rs);
   const json& e = entry_at(p, "kernel");
   ASSERT_EQ(e["start"], json::array({0, 8}));
@@ -569,10 +577,14 @@ TEST(Results, AMixOfSteadyStateAndAlternativeIsConsistentWithItsGroup) {
   EXPECT_EQ(v, "kernel placement consistent with " + group +
                    " (distance 0.0), within its uncertain range: 50% of the alternative llc 100% "
                    "once a wake from CPU 0 finds CPU 8 busy (strict distance 0.5)");
-  EXPECT_EQ(e["policies"]["mainline"]["distance"],
-            json::parse(R"({"strict": 0.5, "best": 0.0, "share": 0.5, "alternative": 0, "weights": [0.5]})"));
-  EXPECT_EQ(e["policies"]["sync-2017"]["distance"],
-            json::parse(R"({"strict": 1.0, "best": 1.0, "share": 0.0, "alternative": null, "weights": []})"));
+  EXPECT_EQ(
+      e["policies"]["mainline"]["distance"],
+      json::parse(
+          R"({"strict": 0.5, "best": 0.0, "share": 0.5, "alternative": 0, "weights": [0.5]})"));
+  EXPECT_EQ(
+      e["policies"]["sync-2017"]["distance"],
+      json::parse(
+          R"({"strict": 1.0, "best": 1.0, "share": 0.0, "alternative": null, "weights": []})"));
   for (const auto& g : e["groups"]) {
     const json& first = e["policies"][g["policies"][0].get<std::string>()];
     EXPECT_EQ(g["distance"], first["distance"]) << g["name"];
