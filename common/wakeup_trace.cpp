@@ -161,6 +161,8 @@ void WakeupTraceSummary::add(const WakeupTraceSummary& o) {
   for (const auto& [c, n] : o.moved_by_class) moved_by_class[c] += n;
   foreign_wakeups += o.foreign_wakeups;
   foreign_moved += o.foreign_moved;
+  stacked_wakes += o.stacked_wakes;
+  stacked_waker_preempted += o.stacked_waker_preempted;
   since_switch_out_kept.insert(since_switch_out_kept.end(), o.since_switch_out_kept.begin(),
                                o.since_switch_out_kept.end());
   since_switch_out_moved.insert(since_switch_out_moved.end(), o.since_switch_out_moved.begin(),
@@ -182,6 +184,7 @@ WakeupTraceSummary attribute_wakeups(std::string_view text, const WakeupTraceOpt
   auto is_case = [&](int pid) { return pid != opt.supervisor_pid && family.count(pid) > 0; };
   std::unordered_map<int, TaskState> tasks;
   std::unordered_map<int, Pending> pending;
+  std::unordered_set<int> stacked_wakers;  // woke their partner onto their own CPU, not yet out
 
   size_t line_no = 0;
   size_t pos = 0;
@@ -250,6 +253,7 @@ WakeupTraceSummary attribute_wakeups(std::string_view text, const WakeupTraceOpt
       if (!state || state->empty()) fail("sched_switch: no prev_state=");
       const int next =
           static_cast<int>(need(int_field(" " + std::string(right), "next_pid"), "next_pid"));
+      if (stacked_wakers.erase(prev) && state->front() == 'R') ++sum.stacked_waker_preempted;
       if (is_case(prev)) {
         TaskState& t = tasks[prev];
         if (state->front() == 'R') {
@@ -305,6 +309,10 @@ WakeupTraceSummary attribute_wakeups(std::string_view text, const WakeupTraceOpt
         ++sum.moved;
         ++sum.moved_by_class[cls];
       }
+      if (target == w.waker_cpu) {
+        ++sum.stacked_wakes;
+        stacked_wakers.insert(w.waker);
+      }
       if (w.st == RunState::kBlocked && w.blocked_at >= 0 && w.ts >= w.blocked_at)
         (target != w.prev ? sum.since_switch_out_moved : sum.since_switch_out_kept)
             .push_back(w.ts - w.blocked_at);
@@ -359,6 +367,7 @@ nlohmann::ordered_json trace_json(const WakeupTraceSummary& s,
           {"moved", s.moved},
           {"moved_by_class", moved},
           {"foreign", {{"wakeups", s.foreign_wakeups}, {"moved", s.foreign_moved}}},
+          {"stacked", {{"wakes", s.stacked_wakes}, {"waker_preempted", s.stacked_waker_preempted}}},
           {"since_switch_out_us",
            {{"kept", percentiles(s.since_switch_out_kept)},
             {"moved", percentiles(s.since_switch_out_moved)}}},

@@ -79,6 +79,11 @@ struct WakeupTraceSummary {
   // with no selection (docs/policy-model.md#switching-out): short "kept" times next to long
   // "moved" ones show it.
   std::vector<int64_t> since_switch_out_kept, since_switch_out_moved;
+  // Wakeups by the partner onto the waker's own CPU, and how many of them the waker answered by
+  // switching out still runnable (preempted by its wakee) rather than by blocking: a stacked pair
+  // whose waker never blocks needs no wake back and stays stacked
+  // (docs/policy-model.md#steady-state).
+  int64_t stacked_wakes = 0, stacked_waker_preempted = 0;
   int64_t remote_delivery = 0;       // sched_wakeup emitted on a CPU other than the waker's
   int64_t migrations_at_wakeup = 0;  // sched_migrate_task of a case task inside a wakeup
   int64_t migrations_other = 0;      // the others (load balancing, affinity changes)
@@ -104,7 +109,8 @@ std::vector<std::pair<std::string, std::string>> event_filters(const std::string
 
 // {"wakeups", "paths": {path: n}, "classes_by_path": {path: {class: n}}, "moved",
 //  "moved_by_class": {class: n}, "foreign": {"wakeups", "moved"},
-//  "since_switch_out_us": {"kept"|"moved": {"n", "p5", "p50", "p95"}}, "remote_delivery",
+//  "since_switch_out_us": {"kept"|"moved": {"n", "p5", "p50", "p95"}},
+//  "stacked": {"wakes", "waker_preempted"}, "remote_delivery",
 //  "migrations": {"at_wakeup", "other"}, "unmatched", "dropped", "events", "runs"}. `classes`
 //  orders every class map (the placement classes in their order).
 nlohmann::ordered_json trace_json(const WakeupTraceSummary& s,

@@ -99,6 +99,22 @@ TEST(WakeupTrace, StillQueuedIsTtwuRunnable) {
   EXPECT_EQ(s.remote_delivery, 0);
 }
 
+// A pair on one CPU: the first wake preempts the waker (it switches out runnable, R), the second
+// lets it block (S).
+TEST(WakeupTrace, StackedWakesCountTheWakersPreemptedByTheirWakee) {
+  const auto s = attribute_wakeups(fixture("stacked.txt"), options(), true);
+  expect_consistent(s);
+  EXPECT_EQ(s.wakeups, 2);
+  EXPECT_EQ(s.stacked_wakes, 2);
+  EXPECT_EQ(s.stacked_waker_preempted, 1);
+  const auto j = trace_json(s, {"same-cpu", "llc"});
+  EXPECT_EQ(j["stacked"], nlohmann::ordered_json({{"wakes", 2}, {"waker_preempted", 1}}));
+  // The selection fixture's one stacked wake is followed by a blocking switch.
+  const auto sel = attribute_wakeups(fixture("selection.txt"), options());
+  EXPECT_EQ(sel.stacked_wakes, 1);
+  EXPECT_EQ(sel.stacked_waker_preempted, 0);
+}
+
 TEST(WakeupTrace, SwitchingOutIsQueuedRemote) {
   auto s = attribute_wakeups(fixture("queued_remote.txt"), options(), true);
   expect_consistent(s);

@@ -81,6 +81,10 @@ def trace_text(trace):
             + f"; woken by another task {foreign.get('wakeups', 0)} (moved "
             f"{foreign.get('moved', 0)}); task migrations inside a wakeup "
             f"{mig.get('at_wakeup', 0)}, outside (load balancing) {mig.get('other', 0)}")
+    stacked = trace.get("stacked") or {}
+    if stacked.get("wakes"):
+        text += (f"; onto the waker's CPU {stacked['wakes']}, the waker then preempted by its "
+                 f"wakee {stacked.get('waker_preempted', 0)}")
     since = trace.get("since_switch_out_us") or {}
     spans = [f"{k} {v['p50']:g} us ({v['p5']:g}-{v['p95']:g}, {v['n']} wakes)"
              for k, v in since.items() if v.get("n")]
