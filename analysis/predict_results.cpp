@@ -319,8 +319,9 @@ json predict(const json& rs, const std::vector<CaseView>& views) {
                      classes_text(alts[i]["classes"]) + " once " +
                      alts[i]["cause"].get<std::string>();
           }
-          verdict += ", within its uncertain range: " + parts + " (strict distance " +
-                     json(round2(fit.strict)).dump() + ")";
+          if (!parts.empty())
+            verdict += ", within its uncertain range: " + parts + " (strict distance " +
+                       json(round2(fit.strict)).dump() + ")";
         }
         e["verdict"] = verdict;
       } else {

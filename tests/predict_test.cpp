@@ -591,6 +591,11 @@ TEST(Results, AMixOfSteadyStateAndAlternativeIsConsistentWithItsGroup) {
     EXPECT_EQ(g.contains("alternatives"), first.contains("uncertain")) << g["name"];
   }
 
+  // A trace of the alternative (1 in 10000) is no mix worth naming.
+  p = observe({{"smt-sibling", 9999}, {"llc", 1}});
+  EXPECT_EQ(entry_at(p, "kernel")["verdict"],
+            "kernel placement consistent with " + group + " (distance 0.0)");
+
   // Spread evenly over three classes: no mix of two steady states comes within 0.25 (a third).
   p = observe({{"same-cpu", 10000}, {"smt-sibling", 10000}, {"llc", 10000}});
   const json& none = entry_at(p, "kernel");
