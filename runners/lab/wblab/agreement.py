@@ -120,8 +120,8 @@ def compute_agreement(results, pred, policy="mainline"):
     the observed histogram (1 - the predictor's total-variation distance: 1 = same distribution);
     per mechanism the round-trip-weighted mean, and how many cases the predictor itself calls
     consistent with a policy group that contains `policy`. A case the model calls uncertain (its
-    steady state, or another one a disturbed wake or the reversed first wake leads to) is held to
-    the best mix, which the predictor finds (policies.<id>.distance.best)."""
+    steady state, or other steady states the pair can settle in, each with its cause) is held to
+    the closest mix of them, which the predictor finds (policies.<id>.distance.best)."""
     by_name = {(c.get("mechanism"), c.get("mode"), c.get("placement")): c
                for c in results.get("cases", [])}
     cases, per_mech, not_compared = [], {}, []
@@ -151,8 +151,8 @@ def compute_agreement(results, pred, policy="mainline"):
             continue
         pc = {c: f for c, f in model["classes"].items() if f > 0}
         # The predictor's distances (1 - agreement): to the undisturbed steady state ("strict"),
-        # and, where the model names other steady states one disturbed wake leads to at a time it
-        # cannot know, to the closest mix of it and one of them ("best").
+        # and, where the model names other steady states the pair can settle in at times it
+        # cannot know, to the closest mix of it and them ("best").
         dist = model["distance"]
         agree, strict = 1 - dist["best"], 1 - dist["strict"]
         uncertain = model.get("uncertain")
