@@ -142,7 +142,7 @@ def cell_text(r):
     if "uncertain" in r:
         t += "~"
         strict = r["uncertain"]["strict_agreement"]
-        if r["agreement"] - strict >= 0.005:
+        if f"{strict * 100:.0f}" != f"{r['agreement'] * 100:.0f}":
             t += f" s{strict * 100:.0f}%"
     if r["agreement"] < GOAL:
         t = f"**{t}**"
