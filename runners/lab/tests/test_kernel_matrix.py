@@ -195,3 +195,12 @@ def test_uncertain_models_predict_a_shift_interval():
     assert row["central_shift"] == 0.0 and row["shift"] == "range"
     assert direction_ok(0.0, -1.0, -1.0) is False and direction_ok(-0.05, 0.0, 0.0)
     assert shift_text([-2.0, 2.0]) == "[-2.00,+2.00]" and shift_text([-1.0, -1.0]) == "-1.00"
+
+
+def test_matrix_refuses_a_bad_aa_or_repetitions_before_any_guest(tmp_path):
+    from wblab.matrix import main
+    with pytest.raises(LabError, match="no smt2/mainline/results.json"):
+        main(["--out", str(tmp_path / "m"), "--aa", str(tmp_path / "none")])
+    with pytest.raises(LabError, match="not a positive count"):
+        main(["--out", str(tmp_path / "m"), "--repetitions", "0"])
+    assert not (tmp_path / "m").exists()

@@ -303,6 +303,11 @@ def main(argv):
         if k not in KERNEL_POLICIES:
             raise LabError(f"--kernels: unknown policy {k} (one of {', '.join(KERNEL_POLICIES)})")
     images = dict(kv.split("=", 1) for kv in args.image)
+    if args.aa:  # checked before any guest runs, not after them
+        for preset in presets:
+            if not (Path(args.aa) / preset / "mainline" / "results.json").is_file():
+                raise LabError(f"--aa {args.aa}: no {preset}/mainline/results.json (another run "
+                               "of the matrix over the same presets)")
     if args.repetitions < 1:
         raise LabError(f"--repetitions: {args.repetitions} is not a positive count")
     run_args = [f"--benchmark_filter={RUN_FILTER}", f"--benchmark_repetitions={args.repetitions}"]
