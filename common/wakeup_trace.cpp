@@ -19,6 +19,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "common/stats.h"
 #include "common/sys.h"
 
 namespace wb {
@@ -350,15 +351,14 @@ nlohmann::ordered_json trace_json(const WakeupTraceSummary& s,
     if (auto it = s.moved_by_class.find(c); it != s.moved_by_class.end()) moved[c] = it->second;
   for (const auto& [c, n] : s.moved_by_class)
     if (std::find(classes.begin(), classes.end(), c) == classes.end()) moved[c] = n;
-  auto percentiles = [](std::vector<int64_t> v) {
-    nlohmann::ordered_json j = {{"n", v.size()}};
-    if (v.empty()) return j;
-    std::sort(v.begin(), v.end());
-    for (auto [key, q] : {std::pair{"p5", 0.05}, {"p50", 0.5}, {"p95", 0.95}}) {
-      const size_t i =
-          std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())));
-      j[key] = static_cast<double>(v[i]) / 1000.0;
-    }
+  auto percentiles = [](const std::vector<int64_t>& ns) {
+    nlohmann::ordered_json j = {{"n", ns.size()}};
+    if (ns.empty()) return j;
+    std::vector<double> us(ns.begin(), ns.end());
+    for (double& x : us) x /= 1000.0;
+    std::sort(us.begin(), us.end());
+    for (auto [key, q] : {std::pair{"p5", 0.05}, {"p50", 0.5}, {"p95", 0.95}})
+      j[key] = percentile_sorted(us, q);
     return j;
   };
   return {{"wakeups", s.wakeups},

@@ -28,6 +28,7 @@ using nlohmann::json;
 const std::string kFixtures = WB_FIXTURES_DIR;
 const std::string kPredict = kFixtures + "/predict";
 const std::string kBoxC = kFixtures + "/topologies/model/box-c-8c-smt2-stride8-1llc.xml";
+const std::string kBoxDn = kFixtures + "/topologies/model/box-dn-2s-8c-nosmt-slit21.xml";
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
@@ -338,8 +339,7 @@ TEST(Steady, OneDisturbedWakeMovesASiblingPairToTheIdleCore) {
 // task wakes the other first is timing (the lab's 6.12 guest: binder-like's pair settled on the
 // second LLC in all 3 repetitions, tcp-loopback and unix-dgram in 1 of 3), so both count.
 TEST(Steady, TheFirstWakeGoingTheOtherWayIsAnAlternative) {
-  SchedTopology d(
-      Topology::from_xml(kFixtures + "/topologies/model/box-dn-2s-8c-nosmt-slit21.xml"));
+  SchedTopology d(Topology::from_xml(kBoxDn));
   SteadyOptions opt;
   opt.start_a = 0;
   opt.start_b = 8;
@@ -356,8 +356,7 @@ TEST(Steady, TheFirstWakeGoingTheOtherWayIsAnAlternative) {
 // A slow switch-out (qemu TCG): the wakes can keep the pair where it started, and the load
 // balancer can pull a stacked pair apart for good; neither is an alternative on a real machine.
 TEST(Steady, SlowSwitchOutKeepsTheStartAndTheBalancersSplit) {
-  SchedTopology d(
-      Topology::from_xml(kFixtures + "/topologies/model/box-dn-2s-8c-nosmt-slit21.xml"));
+  SchedTopology d(Topology::from_xml(kBoxDn));
   auto find = [](const SteadyResult& r, const std::string& prefix) {
     return std::find_if(r.alternatives.begin(), r.alternatives.end(),
                         [&](const SteadyAlternative& a) { return a.cause.rfind(prefix, 0) == 0; });
@@ -400,8 +399,7 @@ TEST(Steady, SlowSwitchOutKeepsTheStartAndTheBalancersSplit) {
 // stacks it on the waker's, and from there it can stay stacked (the lab's 2llc guest: stacked
 // phases of hundreds of wakes, the waker preempted by the wakee at 81% of the stacked wakes).
 TEST(Steady, AWakeThatStacksThePairCanLeaveItStacked) {
-  SchedTopology dn(
-      Topology::from_xml(kFixtures + "/topologies/model/box-dn-2s-8c-nosmt-slit21.xml"));
+  SchedTopology dn(Topology::from_xml(kBoxDn));
   SteadyOptions opt;
   opt.start_a = 0;
   opt.start_b = 1;
@@ -440,8 +438,7 @@ TEST(Steady, AStaleIdleCoresHintSettlesOnTheSibling) {
                      "idle core"],
             (std::vector<int>{4, 5}));
   // Without SMT there is no hint to be stale.
-  SchedTopology dn(
-      Topology::from_xml(kFixtures + "/topologies/model/box-dn-2s-8c-nosmt-slit21.xml"));
+  SchedTopology dn(Topology::from_xml(kBoxDn));
   for (const auto& a : simulate_steady_state(dn, opt, policy_by_id("mainline")).alternatives)
     EXPECT_EQ(a.cause.find("has_idle_cores"), std::string::npos) << a.cause;
 }

@@ -6,8 +6,9 @@ from wblab.guest import class_pairs, pinned_checks
 
 def distance(strict, best=None, share=0.0, alternative=None):
     """A policy's `distance` as `wakebench predict --results` gives it."""
+    weights = [] if alternative is None else [0.0] * alternative + [share]
     return {"strict": strict, "best": strict if best is None else best, "share": share,
-            "alternative": alternative}
+            "alternative": alternative, "weights": weights}
 
 
 def entry(mech, flags, policies, observed, start=(0, 1), placement="kernel"):

@@ -33,11 +33,8 @@ def mix_text(u):
     "27% of llc 100%, 15% of cross-llc 100%"."""
     if u.get("best_alternative") is None:
         return "the steady state alone"
-    weights = u.get("best_weights") or [0.0] * len(u["alternatives"])
-    if not any(weights):  # a predictor that gave the heaviest alternative only
-        weights[u["best_alternative"]] = u["best_share"]
     return ", ".join(f"{w * 100:.0f}% of {pct_text(a['classes'])}"
-                     for w, a in zip(weights, u["alternatives"]) if w >= 0.005) or \
+                     for w, a in zip(u["best_weights"], u["alternatives"]) if w >= 0.005) or \
         "the steady state alone (the alternatives under 0.5%)"
 
 
@@ -177,7 +174,7 @@ def compute_agreement(results, pred, policy="mainline"):
                                 "alternatives": uncertain["alternatives"],
                                 "range": uncertain["range"], "best_share": dist["share"],
                                 "best_alternative": dist["alternative"],
-                                "best_weights": dist.get("weights") or []}
+                                "best_weights": dist["weights"]}
         if agree < 1 - pred.get("consistent_distance", SHARE):
             reps = len(case.get("repetitions") or []) or 1
             start = e.get("start")
