@@ -112,8 +112,7 @@ def test_a_shift_within_mainlines_own_run_to_run_difference_is_none():
     base = report("mainline", {"llc": 1.0}, {"llc": 1.0}, {"llc": 1.0})
     pair = report("sync-core", {"llc": 1.0}, {"llc": 0.95, "same-cpu": 0.05}, {"llc": 1.0})
     assert cell_rows(pair, base, ORDER)["pipe/threads/kernel"]["shift"] == "wrong"
-    floors = aa_floors(ORDER, base, report("mainline", {"llc": 1.0},
-                                           {"llc": 0.9, "same-cpu": 0.1}, {"llc": 1.0}))
+    floors = aa_floors(ORDER, base, {"pipe/threads/kernel": {"llc": 0.9, "same-cpu": 0.1}})
     assert floors == {"pipe/threads/kernel": pytest.approx(0.3)}
     row = cell_rows(pair, base, ORDER, floors=floors)["pipe/threads/kernel"]
     assert row["shift"] == "same" and row["aa_floor"] == 0.3
@@ -204,3 +203,12 @@ def test_matrix_refuses_a_bad_aa_or_repetitions_before_any_guest(tmp_path):
     with pytest.raises(LabError, match="not a positive count"):
         main(["--out", str(tmp_path / "m"), "--repetitions", "0"])
     assert not (tmp_path / "m").exists()
+
+
+def test_observed_classes_reads_each_cases_histogram(tmp_path):
+    from wblab.matrix import observed_classes
+    rs = tmp_path / "results.json"
+    rs.write_text(json.dumps({"cases": [
+        {"name": "a", "observed": {"histogram": {"llc": 3, "same-cpu": 1, "cross-llc": 0}}},
+        {"name": "b", "observed": {"histogram": {}}}, {"name": "c"}]}))
+    assert observed_classes(rs) == {"a": {"llc": 0.75, "same-cpu": 0.25}}

@@ -238,14 +238,25 @@ def render(matrix):
     return "\n".join(lines) + "\n"
 
 
+def observed_classes(results_path):
+    """Per case name of a result set: the share of round trips in each placement class."""
+    out = {}
+    for c in json.loads(Path(results_path).read_text()).get("cases", []):
+        hist = (c.get("observed") or {}).get("histogram") or {}
+        n = sum(hist.values())
+        if n:
+            out[c["name"]] = {k: v / n for k, v in hist.items() if v}
+    return out
+
+
 def aa_floors(order, base, other):
     """Per case name: how far mainline's observed placements moved between two runs of the matrix
-    (`base` and `other`: mainline's agreement reports on one preset), in class steps. A patched
-    kernel's shift within that is no shift."""
-    theirs = {c["name"]: c for c in (other or {}).get("cases", [])}
+    (`base`: mainline's agreement report on one preset; `other`: observed_classes() of mainline's
+    result set on that preset in the other run), in class steps. A patched kernel's shift within
+    that is no shift."""
     return {c["name"]: abs(distance(c["observed"]["classes"], order)
-                           - distance(theirs[c["name"]]["observed"]["classes"], order))
-            for c in (base or {}).get("cases", []) if c["name"] in theirs}
+                           - distance(other[c["name"]], order))
+            for c in (base or {}).get("cases", []) if c["name"] in other}
 
 
 def kernel_line(policy, info):
@@ -342,11 +353,8 @@ def main(argv):
         base = (per_kernel.get("mainline") or {}).get("report")
         floors = None
         if args.aa:
-            other = collect(wakebench, Path(args.aa) / preset / "mainline", "mainline",
-                            {"kernel_meta": {}})
-            if not other.get("report"):
-                raise LabError(f"--aa {args.aa}: {preset}/mainline: {other.get('missing')}")
-            floors = aa_floors(order, base, other["report"])
+            floors = aa_floors(order, base, observed_classes(
+                Path(args.aa) / preset / "mainline" / "results.json"))
             matrix["aa"] = str(args.aa)
         for policy, cell in per_kernel.items():
             if cell.get("report"):
