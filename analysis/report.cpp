@@ -156,8 +156,8 @@ std::string log_tics(const char* axis, double lo, double hi) {
   bool first = true;
   const std::vector<double> steps =
       hi / std::max(lo, 1.0) <= 300 ? std::vector<double>{1, 2, 5} : std::vector<double>{1};
-  for (double decade = std::pow(10.0, std::floor(std::log10(std::max(lo, 1.0))));
-       decade <= hi * 10; decade *= 10)
+  for (double decade = std::pow(10.0, std::floor(std::log10(std::max(lo, 1.0)))); decade <= hi * 10;
+       decade *= 10)
     for (double m : steps)
       if (decade * m >= lo / 2 && decade * m <= hi * 2) {
         s << (first ? "" : ", ") << "'" << fmt("%.0f", decade * m) << "' "
@@ -376,7 +376,8 @@ void distributions(Context& ctx) {
        << "set xlabel 'round-trip time (ns, log scale)'\n"
        << "set ylabel 'share of round trips at or below (percentile, log scale of the tail)'\n"
        << "set logscale x\nset grid\nset key outside right top\nset yrange [0:*]\n"
-       << log_tics("x", lo, hi) << "set ytics ('0' 0, 'p50' 0.30103, 'p90' 1, 'p99' 2, 'p99.9' 3, 'p99.99' 4, "
+       << log_tics("x", lo, hi)
+       << "set ytics ('0' 0, 'p50' 0.30103, 'p90' 1, 'p99' 2, 'p99.9' 3, 'p99.99' 4, "
           "'p99.999' 5)\n"
        << cdf_plot.str() << "\n"
        << gp_end(cdf, 1000, 600);
@@ -460,8 +461,11 @@ void predictions(Context& ctx) {
     for (const std::string& p : policies) {
       const json pol = e.contains("policies") ? e["policies"].value(p, json()) : json();
       r.predicted.push_back(pol.is_object() ? num(pol, "predicted_rtt_ns") : std::nullopt);
-      r.classes.push_back(pol.is_object() && pol.contains("classes") ? main_class(pol["classes"])
-                                                                     : "-");
+      // "~": the model calls it uncertain; the marker is its steady state, its range is in
+      // `wakebench predict` (policies.<id>.uncertain).
+      r.classes.push_back(pol.is_object() && pol.contains("classes")
+                              ? main_class(pol["classes"]) + (pol.contains("uncertain") ? " ~" : "")
+                              : "-");
     }
     if (e.contains("measured") && e["measured"].is_object())
       r.measured = num(e["measured"], "rtt_ns");
@@ -485,7 +489,10 @@ void predictions(Context& ctx) {
   dat << ' ' << gp_quote("measured: kernel placement") << "\n";
   ctx.tables << "\n### Predicted vs measured RTT (ns)\n\nPredicted = each policy's steady-state "
                 "placement (class in brackets) costed with the median RTT measured pinned on that "
-                "class with the case's own knobs; measured = the case itself.\n\n"
+                "class with the case's own knobs; measured = the case itself. ~: the model "
+                "calls the placement uncertain (other steady states are possible, each costed "
+                "differently: `wakebench predict --results`); the figure is its steady state."
+                "\n\n"
                 "| kernel-placed case |";
   for (const std::string& p : policies) ctx.tables << " " << p << " |";
   ctx.tables << " measured (kernel) |\n|---|";
@@ -502,9 +509,9 @@ void predictions(Context& ctx) {
     dat << ' ' << (r.measured ? fmt("%.1f", *r.measured) : "NaN") << "\n";
     ctx.tables << " " << (r.measured ? fmt("%.0f", *r.measured) : "not measured") << " |\n";
   }
-  // A dot plot: one row per kernel-placed case, one marker per policy (offset a little so that equal
-  // predictions stay visible), the measured RTT as a black diamond. Its height grows with the rows,
-  // never its width, so it stays readable at the size it is rendered.
+  // A dot plot: one row per kernel-placed case, one marker per policy (offset a little so that
+  // equal predictions stay visible), the measured RTT as a black diamond. Its height grows with the
+  // rows, never its width, so it stays readable at the size it is rendered.
   const int columns = static_cast<int>(policies.size()) + 1;
   const int n = static_cast<int>(rows.size());
   double lo = INFINITY, hi = 0;
@@ -521,13 +528,13 @@ void predictions(Context& ctx) {
      << "set xlabel 'median round-trip time (ns, log scale)'\n"
      << "set ylabel 'kernel-placed case'\n"
      << "set logscale x\nset grid xtics ytics\nset key outside right top\n"
-     << (hi > 0 ? log_tics("x", lo, hi) : "")
-     << "set yrange [" << n - 0.5 << ":-0.5]\n"  // first row on top
+     << (hi > 0 ? log_tics("x", lo, hi) : "") << "set yrange [" << n - 0.5
+     << ":-0.5]\n"  // first row on top
      << "set ytics (";
   for (int y = 0; y < n; ++y) gp << (y ? ", " : "") << gp_quote(rows[y].label) << " " << y;
   gp << ")\n"
-     << "plot for [col=2:" << columns
-     << "] 'predicted.dat' using col:($0 + (col - " << (columns + 1) / 2.0 << ") * 0.07) "
+     << "plot for [col=2:" << columns << "] 'predicted.dat' using col:($0 + (col - "
+     << (columns + 1) / 2.0 << ") * 0.07) "
      << "with points pt (col % 6 + 4) ps 1.6 lw 2 title columnheader(col), \\\n"
      << "     'predicted.dat' using " << columns + 1
      << ":0 with points pt 13 ps 2.4 lc rgb 'black' title columnheader(" << columns + 1 << ")\n"
@@ -535,7 +542,10 @@ void predictions(Context& ctx) {
   ctx.add_plot("predicted", dat, gp, "Predicted vs measured RTT per policy",
                "For each kernel-placed case: one marker per policy at its predicted RTT (its "
                "steady-state placement costed with the pinned medians); the black diamond is "
-               "the median RTT measured with kernel placement.");
+               "the median RTT measured with kernel placement. Where the model calls a "
+               "placement uncertain (~ in the table below) the kernel may settle in another "
+               "steady state, so a diamond away from a policy's marker is not by itself a "
+               "miss: `wakebench predict --results` gives the range.");
 }
 
 // ---- observed placement of kernel cases ---------------------------------------------------------

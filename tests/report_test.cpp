@@ -54,8 +54,8 @@ class NoGnuplotOnPath {
 };
 
 const std::vector<std::string> kSampleStems = {
-    "heatmap",   "rtt-pipe", "hist-pipe", "rtt-futex", "hist-futex",
-    "predicted", "observed", "matrix-pipe-processes"};
+    "heatmap",    "rtt-pipe",  "hist-pipe", "rtt-futex",
+    "hist-futex", "predicted", "observed",  "matrix-pipe-processes"};
 
 TEST_F(ReportDir, WritesDataScriptsAndIndex) {
   const ResultSet rs = load_result_set(fixture("report-sample.json"));
@@ -197,6 +197,23 @@ TEST_F(ReportDir, MatrixCellsAreRecognisedByTheirPlacement) {
   EXPECT_EQ(cells, 4);  // the 2 x 2 cells only
   const std::string heat = slurp(dir_ / "heatmap.dat");
   EXPECT_NE(heat.find("5200.0 \"llc\" \"pipe/processes"), std::string::npos) << heat;
+}
+
+// A policy the model calls uncertain is marked in the predictions table: its marker is only its
+// steady state.
+TEST_F(ReportDir, UncertainPredictionsAreMarked) {
+  ResultSet rs = load_result_set(fixture("report-sample.json"));
+  for (auto& e : rs.doc["predictions"]["mechanisms"])
+    if (e["mechanism"] == "pipe" && e["mode"] == "processes")
+      e["policies"]["mainline"]["uncertain"] = {{"alternatives", json::array()}};
+  {
+    NoGnuplotOnPath no_gnuplot;
+    write_report(rs, ReportOptions{dir_.string(), ""});
+  }
+  const std::string index = slurp(dir_ / "index.md");
+  EXPECT_NE(index.find("| pipe/processes/kernel | 5200 (llc ~) | 2100 (same-cpu) |"),
+            std::string::npos)
+      << index;
 }
 
 TEST_F(ReportDir, SkipsWhatTheResultSetLacksAndSaysSo) {
