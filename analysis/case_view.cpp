@@ -177,6 +177,14 @@ CaseView parse_case(std::size_t index, const json& j) {
       }
     }
     c.trace = j.value("trace", json());
+    // The busy tasks' CPUs as the driver resolved them (`background`: null for none).
+    if (const json& b = j.value("background", json()); b.is_object() && b.contains("cpus")) {
+      const json& cpus = b["cpus"];
+      if (!cpus.is_array() || !std::all_of(cpus.begin(), cpus.end(),
+                                           [](const json& x) { return x.is_number_integer(); }))
+        throw std::invalid_argument("background.cpus is not a list of CPU ids");
+      c.background = cpus.get<std::vector<int>>();
+    }
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(at + e.what());
   } catch (const json::exception& e) {

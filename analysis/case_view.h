@@ -73,7 +73,8 @@ struct CaseView {
   std::optional<double> tps;
   CounterView counters;
   ObservedView observed;
-  nlohmann::json trace;  // `trace` as recorded; null when the case was not traced
+  nlohmann::json trace;         // `trace` as recorded; null when the case was not traced
+  std::vector<int> background;  // the CPUs busy tasks ran on (`background.cpus`); empty: none
 
   bool ok() const { return status == "ok"; }
   std::string mech_mode() const;  // "pipe/threads"

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <random>
 #include <set>
 
 namespace wb {
@@ -174,6 +175,29 @@ RangeFit closest_in_range(const ClassShares& obs, const ClassShares& steady,
                                           fit.weights.begin());
   }
   return fit;
+}
+
+double range_coverage(const ClassShares& steady, const std::vector<ClassShares>& alternatives,
+                      const std::vector<std::string>& classes, double distance) {
+  if (classes.size() <= 1) {
+    const ClassShares only = classes.empty() ? ClassShares{} : ClassShares{{classes[0], 1.0}};
+    return closest_in_range(only, steady, alternatives).best <= distance ? 1.0 : 0.0;
+  }
+  // Uniform on the simplex: normalised exponential draws (-log u), u from a fixed mt19937_64,
+  // whose output the standard defines (its distributions it does not).
+  std::mt19937_64 gen(20261201);
+  int within = 0;
+  for (int i = 0; i < kCoverageSamples; ++i) {
+    ClassShares point;
+    double total = 0;
+    for (const auto& c : classes) {
+      const double u = (static_cast<double>(gen() >> 11) + 0.5) / 9007199254740992.0;  // (0, 1)
+      total += point[c] = -std::log(u);
+    }
+    for (auto& [c, f] : point) f /= total;
+    within += closest_in_range(point, steady, alternatives).best <= distance;
+  }
+  return static_cast<double>(within) / kCoverageSamples;
 }
 
 }  // namespace wb

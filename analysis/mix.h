@@ -45,4 +45,13 @@ struct RangeFit {
 RangeFit closest_in_range(const ClassShares& obs, const ClassShares& steady,
                           const std::vector<ClassShares>& alternatives);
 
+// How much of what could be observed a range admits: the share of the simplex of `classes` (every
+// distribution over them, uniformly) within `distance` of the range of `steady` and
+// `alternatives`. 1 means no observation over these classes could contradict the range. Estimated
+// from kCoverageSamples points of a fixed pseudo-random sequence (the same answer every run; its
+// standard error is at most 0.5 / sqrt(kCoverageSamples)); exact for a single class.
+inline constexpr int kCoverageSamples = 400;
+double range_coverage(const ClassShares& steady, const std::vector<ClassShares>& alternatives,
+                      const std::vector<std::string>& classes, double distance);
+
 }  // namespace wb

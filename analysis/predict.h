@@ -1,6 +1,6 @@
-// The policy predictor: one wakeup scenario (docs/policy-model.md section 12), the ping-pong steady
-// state (section 10), and predictions for a result set (predicted vs measured placement and RTT,
-// which policy group the running kernel matches, each patch's premise on the measured machine).
+// The policy predictor: one wakeup scenario (docs/policy-model.md#scenario) and the ping-pong
+// steady state with its alternatives (docs/policy-model.md#steady-state). Predictions for a result
+// set are in analysis/predict_results.h.
 #pragma once
 
 #include <map>
@@ -67,15 +67,32 @@ struct SteadyOptions {
   std::optional<bool> has_idle_cores;
 };
 
-// Where the pair settles instead after one disturbed wake of its cycle (see
-// SteadyOptions::disturb_wake), or when the first wake goes the other way (the second start CPU's
-// task wakes the first's). Whether and when either happens in a run is timing the model cannot
-// know (policy-model.md section 7 item 1): with an alternative, the prediction is uncertain,
-// anywhere between the undisturbed steady state and the alternatives.
+// Why the pair can settle in another steady state instead (docs/policy-model.md#steady-state):
+// data, worded only by cause_text(). Whether and when it happens in a run is timing the model
+// cannot know (docs/policy-model.md#simplifications item 1).
+struct AltCause {
+  enum class Kind {
+    kBusyPrev,        // a wake from `waker` finds `busy` (the wakee's previous CPU) busy
+    kBusyPrevStays,   // the same, and it stacks the pair on `to`, where the pair stays
+    kStaleIdleCores,  // the LLC's has_idle_cores hint is stale (false)
+    kHeldAtStart,     // slow switch-out: every wake is queued on the partner's CPU (`from`, `to`)
+    kBalancerPull,    // slow switch-out: the balancer pulls one task stacked on `from` to `to`
+    kReversedStart,   // the first wake goes from `from` to `to`
+  };
+  Kind kind = Kind::kBusyPrev;
+  int waker = -1, busy = -1, from = -1, to = -1;
+  // Set when the cause follows the reversed start (its first wake, from -> to).
+  std::optional<std::pair<int, int>> after_reversed;
+  bool operator==(const AltCause&) const = default;
+};
+// "a wake from CPU 0 finds CPU 1 busy", "the first wake goes from CPU 2 to CPU 0, then ...".
+std::string cause_text(const AltCause& c);
+// A stable id of the kind, for JSON: "busy-prev", "busy-prev-stays", "stale-idle-cores",
+// "held-at-start", "balancer-pull", "reversed-start".
+std::string_view cause_kind_id(AltCause::Kind k);
+
 struct SteadyAlternative {
-  int busy_cpu = -1;  // the wakee's prev CPU, busy at the disturbed wake; -1: the reversed start
-  int waker_cpu = -1;
-  std::string cause;  // "a wake from CPU 0 finds CPU 1 busy", "the first wake goes from 2 to 0"
+  AltCause cause;
   std::map<PlacementClass, double> classes;  // where the pair settles after it
   std::vector<int> cpus;
 };
@@ -105,44 +122,28 @@ SteadyResult simulate_steady_state(const SchedTopology& sched, const SteadyOptio
 std::vector<SteadyResult> simulate_steady_state(const SchedTopology& sched,
                                                 const SteadyOptions& opt);
 
+// Policies with the same steady state and the same alternatives (as class distributions, in any
+// order; shares compared to 1e-9) form one group, named by its members joined with "/": they cost
+// the same and an observation is as far from each, whichever CPUs they use.
+struct PolicyGroup {
+  std::string name;
+  std::vector<size_t> members;  // indexes into the results, in their order
+};
+std::vector<PolicyGroup> group_policies(const std::vector<SteadyResult>& results);
+// Per class, the lowest and highest share among the steady state and its alternatives: a box
+// around the range, not the range (their convex hull, analysis/mix.h); no verdict reads it.
+std::map<std::string, std::pair<double, double>> share_bounds(const SteadyResult& r);
+nlohmann::json classes_json(const std::map<PlacementClass, double>& classes);
+// {"kind": cause_kind_id, "text": cause_text, "waker"?, "busy"?, "from"?, "to"?,
+//  "after_reversed"?: [from, to]}
+nlohmann::json cause_json(const AltCause& c);
+
 // {"topology", "sync", "current_cpu", "start": [a, b], "busy", "allowed",
 //  "policies": {id: {"settled", "transient_wakes", "cycle_wakes", "classes": {class: fraction},
-//  "cpus": [...], "uncertain"?: {"reason", "alternatives": [{"cause", "busy_cpu", "waker_cpu",
-//  "classes", "cpus"}], "range": {class: [lo, hi]}}}}, "groups": [{"name", "policies", "classes",
-//  "alternatives"?: [{class: fraction}]}]}: a group is the policies with the same classes and the
-//  same alternatives' classes (in order), named by its members joined with "/".
+//  "cpus": [...], "uncertain"?: {"alternatives": [{"cause": cause_json, "classes", "cpus"}],
+//  "bounds": {class: [lo, hi]}}}}, "groups": [{"name", "policies", "classes"}]}.
 nlohmann::json steady_to_json(const SchedTopology& sched, const SteadyOptions& opt,
                               const std::vector<SteadyResult>& results);
 std::string render_steady_text(const nlohmann::json& steady);
-
-// ---- a result set ---------------------------------------------------------------------------
-
-// Predictions for a wakebench result set (schema "wakebench-results", schema_version 1, topology
-// XML embedded at ["topology"]["xml"]), one entry per kernel-placed case (`case`: its full name,
-// params suffix included; a params point without a kernel case gets one entry named
-// "<mechanism>/<mode><suffix>"): each policy's steady-state class distribution and predicted RTT
-// (distribution x the median RTT of the pinned case of each class with the same mechanism, mode
-// and params; where that point has no such pinned case, predicted_rtt_ns is null and `unpriced`
-// says "n/a: no pinned llc case with work=10000ns"), the measured kernel RTT and observed
-// histogram with each policy's distance to it (`distance`: to the steady state alone and to the
-// closest mix with one of its uncertain alternatives, analysis/mix.h), the policy groups (policies
-// predicting the same distribution and alternatives) and the one the kernel is consistent with
-// (smallest best distance), and each patch's premise with the measured numbers, one check per
-// params point. A kernel case's `cpuset` is the CPU set the policies may choose from (`allowed`);
-// each policy carries its `first_paths` (the rules that decided its first wakes), and a case traced
-// with --trace-wakeups puts its path counts under measured.trace. Throws std::invalid_argument with
-// one line for another schema/version, a bad case (analysis/case_view.h), a result set without an
-// embedded topology, or a kernel case whose cpuset holds CPUs the topology lacks.
-nlohmann::json predict_for_results(const nlohmann::json& result_set);
-// The same for a result-set file, read by load_result_set (analysis/resultset_io.h): errors are
-// one line naming the file, std::runtime_error from the loader, std::invalid_argument from here.
-nlohmann::json predict_for_results_file(const std::string& path);
-// The case a predictions entry or premise check is for: its `case`, else (sets written before
-// predictions were per case) "<mechanism>/<mode>/<placement>".
-std::string entry_label(const nlohmann::json& entry);
-// A class distribution ({"llc": 0.7, "same-cpu": 0.3}) as "llc 70% same-cpu 30%".
-std::string classes_text(const nlohmann::json& classes);
-// The short text form `wakebench run` prints after its summary table.
-std::string render_results_text(const nlohmann::json& predictions);
 
 }  // namespace wb

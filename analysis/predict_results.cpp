@@ -1,18 +1,16 @@
-// `wakebench predict --results R.json` and the predictions block of `wakebench run`: for every
-// kernel-placed case of a result set, each policy's steady-state placement (docs/policy-model.md
-// section 10) priced with the RTT measured pinned on each class at the case's own params, held
-// against what the case measured, plus each patch's premise on this machine, per params point.
+// `wakebench predict --results R.json` and the predictions block of `wakebench run`
+// (docs/policy-model.md#results): every kernel-placed case predicted as it ran, priced with the
+// pinned cases of its own params point, judged per policy (docs/policy-model.md#verdicts), and
+// each patch's premise on this machine.
+#include "analysis/predict_results.h"
+
 #include <algorithm>
 #include <cmath>
-#include <iomanip>
-#include <map>
-#include <sstream>
+#include <set>
 #include <stdexcept>
-#include <tuple>
 
-#include "analysis/mix.h"
-#include "analysis/predict.h"
 #include "analysis/resultset_io.h"
+#include "common/cpulist.h"
 
 namespace wb {
 
@@ -20,13 +18,8 @@ namespace {
 
 using nlohmann::json;
 
-// A kernel histogram is "consistent" with a group when its class distribution is at most this
-// total-variation distance (0.5 * sum |p - q|) from the group's prediction, or from a mix of its
-// steady state and one alternative where the prediction is uncertain: the model has no
-// delayed-dequeue or wakelist races (section 2), which move a minority of wakes, not the bulk.
-constexpr double kConsistentDistance = 0.25;
-
-// Wake flags a mechanism carries on a real kernel (section 4), used when a case lacks the tag.
+// Wake flags a mechanism carries on a real kernel (docs/policy-model.md#wake-flags), used when a
+// case lacks the tag.
 std::optional<std::string> default_wake_flags(const std::string& mechanism) {
   static const std::map<std::string, std::string> kFlags = {
       {"pipe", "sync"},         {"unix-stream", "sync"},      {"unix-dgram", "sync"},
@@ -36,9 +29,6 @@ std::optional<std::string> default_wake_flags(const std::string& mechanism) {
   if (it == kFlags.end()) return std::nullopt;
   return it->second;
 }
-
-double round2(double v) { return std::round(v * 100.0) / 100.0; }
-double round3(double v) { return std::round(v * 1000.0) / 1000.0; }
 
 // The cases of one params point: one mechanism and mode at one set of knob values
 // (CaseView::same_point). A kernel case is predicted and costed from its own point's pinned cases.
@@ -66,58 +56,222 @@ struct Point {
   }
 };
 
-ClassShares distribution(const json& histogram) {
-  ClassShares out;
-  double total = 0;
-  for (const auto& [c, n] : histogram.items()) {
-    if (n.is_number()) total += n.get<double>();
+std::vector<Point> points_of(const std::vector<CaseView>& views) {
+  std::vector<Point> points;
+  for (const CaseView& c : views) {
+    auto it = std::find_if(points.begin(), points.end(),
+                           [&](const Point& p) { return p.first().same_point(c); });
+    if (it == points.end()) {
+      points.push_back({});
+      it = points.end() - 1;
+    }
+    it->cases.push_back(&c);
   }
-  if (total <= 0) return out;
-  for (const auto& [c, n] : histogram.items()) {
-    if (n.is_number() && n.get<double>() > 0) out[c] = n.get<double>() / total;
+  for (Point& pt : points) {
+    for (const CaseView* c : pt.cases) {
+      if (c->wake_flags && !pt.flags) pt.flags = c->wake_flags;
+      if (c->kind == PlacementKind::kKernel) {
+        // The premises compare with the default-cpuset kernel case when there are several.
+        if (c->ok() && (c->placement == "kernel" || !pt.kernel_rtt))
+          pt.kernel_rtt = c->rtt.get("median");
+      } else if (c->kind == PlacementKind::kPinned && c->ok()) {
+        pt.pinned.try_emplace(std::string(class_id(*c->cls)), *c->rtt.get("median"));
+      }
+    }
+    if (!pt.flags) pt.flags = default_wake_flags(pt.first().mechanism);
   }
+  return points;
+}
+
+// The LLC as the measured kernel drew it: the highest SD_SHARE_LLC level of the lowest CPU in the
+// recorded sched domains (environment.sched_domains), else the XML's L3/L2 rule, saying why.
+std::pair<LlcSource, std::string> recorded_llc(const json& rs) {
+  const json env = rs.value("environment", json::object());
+  const json d = env.is_object() ? env.value("sched_domains", json()) : json();
+  if (!d.is_array() || d.empty()) {
+    std::string why = "the set records no sched domains";
+    if (d.is_object() && d.contains("unavailable") && d["unavailable"].is_string())
+      why += " (" + d["unavailable"].get<std::string>() + ")";
+    return {LlcSource::kAuto, "the XML's L3/L2 rule: " + why};
+  }
+  int cpu = INT32_MAX;
+  for (const json& e : d)
+    if (e.is_object() && e.value("cpu", json()).is_number_integer())
+      cpu = std::min(cpu, e["cpu"].get<int>());
+  std::vector<std::pair<int, std::pair<std::string, std::string>>> levels;
+  for (const json& e : d) {
+    if (!e.is_object() || e.value("cpu", json()) != json(cpu)) continue;
+    std::string flags;
+    for (const json& f : e.value("flags", json::array()))
+      if (f.is_string()) flags += f.get<std::string>() + " ";
+    levels.push_back({e.value("domain", 0), {e.value("name", std::string()), flags}});
+  }
+  std::sort(levels.begin(), levels.end());
+  std::vector<std::pair<std::string, std::string>> domains;
+  std::string names;
+  for (const auto& [i, nf] : levels) {
+    domains.push_back(nf);
+    names += (names.empty() ? "" : " ") + (nf.first.empty() ? "?" : nf.first);
+  }
+  if (auto llc = llc_source_from_domains(domains))
+    return {*llc, "the recorded sched domains of CPU " + std::to_string(cpu) + " (" + names + ")"};
+  return {LlcSource::kAuto, "the XML's L3/L2 rule: the recorded sched domains of CPU " +
+                                std::to_string(cpu) + " (" + names +
+                                ") name no level this model knows as the LLC"};
+}
+
+// The classes a pair confined to `allowed` (empty: every CPU) can be observed in, nearest first.
+std::vector<std::string> cpuset_classes(const SchedTopology& sched,
+                                        const std::vector<int>& allowed) {
+  const std::vector<int>& cpus = allowed.empty() ? sched.cpus() : allowed;
+  std::set<PlacementClass> seen;
+  for (int a : cpus)
+    for (int b : cpus) seen.insert(classify(sched.topology(), a, b));
+  std::vector<std::string> out;
+  for (PlacementClass c : kAllClasses)
+    if (seen.count(c)) out.emplace_back(class_id(c));
   return out;
 }
 
-// How far the observed distribution is from a steady_to_json policy: its steady state alone and the
-// closest mix with its alternatives (analysis/mix.h).
-RangeFit fit_policy(const ClassShares& observed, const json& policy) {
-  std::vector<ClassShares> alternatives;
-  if (policy.contains("uncertain"))
-    for (const auto& a : policy["uncertain"]["alternatives"])
-      alternatives.push_back(a["classes"].get<ClassShares>());
-  return closest_in_range(observed, policy["classes"].get<ClassShares>(), alternatives);
+std::vector<ClassShares> alternatives_of(const SteadyResult& r) {
+  std::vector<ClassShares> out;
+  for (const auto& a : r.alternatives) out.push_back(class_shares(a.classes));
+  return out;
 }
 
-json fit_json(const RangeFit& f) {
-  return {{"strict", round3(f.strict)},
-          {"best", round3(f.best)},
-          {"share", round3(f.share)},
-          {"alternative", f.alternative ? json(*f.alternative) : json(nullptr)},
-          {"weights", [&] {
-             json w = json::array();
-             for (double x : f.weights) w.push_back(round3(x));
-             return w;
-           }()}};
-}
-
-// Premise check at one params point: is `a` cheaper than `b` (medians of that point's cases).
-json compare(const Point& pt, const std::string& a_label, std::optional<double> a,
-             const std::string& b_label, std::optional<double> b) {
-  json j = {{"case", pt.label()},
-            {"mechanism", pt.first().mechanism},
-            {"mode", std::string(mode_id(pt.first().mode))},
-            {"params", pt.first().params_json},
-            {"a", a_label},
-            {"b", b_label}};
-  j["a_rtt_ns"] = a ? json(*a) : json(nullptr);
-  j["b_rtt_ns"] = b ? json(*b) : json(nullptr);
-  if (a && b && *b > 0) {
-    j["saving_ns"] = round2(*b - *a);
-    j["saving_pct"] = round2(100.0 * (*b - *a) / *b);
-    j["holds"] = *a < *b;
+MeasuredPlacement measured_of(const CaseView& kc) {
+  MeasuredPlacement m{kc.status, kc.rtt.get("median"), {}, {}, nullptr, nullptr};
+  if (kc.observed.recorded) {
+    m.histogram = kc.observed.histogram;
+    m.migrations = kc.observed.migrations_json;
+    double total = 0;
+    for (const auto& [c, n] : m.histogram) total += n;
+    if (total > 0)
+      for (const auto& [c, n] : m.histogram)
+        if (n > 0) m.classes[c] += n / total;
   }
-  return j;
+  if (kc.trace.is_object() && kc.trace.contains("paths")) m.trace = kc.trace;
+  return m;
+}
+
+// Predicted RTT = sum over classes of share x the point's pinned median of that class.
+void price(PolicyPrediction& p, const Point& pt) {
+  double rtt = 0;
+  for (const auto& [cls, f] : p.steady.classes) {
+    const std::string id(class_id(cls));
+    if (auto m = pt.pinned_at(id)) {
+      rtt += f * *m;
+    } else {
+      p.missing.push_back(id);
+      p.unpriced += (p.unpriced.empty() ? "" : "; ") + pt.no_cost(id);
+    }
+  }
+  if (p.missing.empty()) p.rtt_ns = rtt;
+}
+
+// Memoised range_coverage(): many cases share a range.
+class CoverageCache {
+ public:
+  double get(const SteadyResult& r, const std::vector<std::string>& classes) {
+    const ClassShares steady = class_shares(r.classes);
+    const std::vector<ClassShares> alts = alternatives_of(r);
+    const std::string key = json(steady).dump() + json(alts).dump() + json(classes).dump();
+    auto it = memo_.find(key);
+    if (it == memo_.end())
+      it = memo_.emplace(key, range_coverage(steady, alts, classes, kMatchDistance)).first;
+    return it->second;
+  }
+
+ private:
+  std::map<std::string, double> memo_;
+};
+
+// The steady-state options of the case that ran: flags, cpuset, start and busy CPUs.
+SteadyOptions options_for(const CasePrediction& e, bool emulated) {
+  SteadyOptions opt;
+  opt.sync = e.wake_flags == "sync";
+  opt.current_cpu = e.wake_flags == "current-cpu";
+  opt.slow_switch_out = emulated;
+  opt.allowed = e.allowed;
+  opt.busy = e.busy;
+  if (e.start.first >= 0) std::tie(opt.start_a, opt.start_b) = e.start;
+  return opt;
+}
+
+// Groups nearest first by strict distance; equal distances keep policy order.
+void rank_groups(CasePrediction& e) {
+  if (!e.measured || e.measured->classes.empty()) return;
+  std::stable_sort(e.groups.begin(), e.groups.end(),
+                   [&](const PolicyGroup& a, const PolicyGroup& b) {
+                     return e.first_of(a).fit->strict < e.first_of(b).fit->strict;
+                   });
+}
+
+void set_case_setup(CasePrediction& e, const CaseView* kc, const SchedTopology& sched) {
+  if (!kc) return;
+  const KernelSetup k = kernel_setup(*kc, sched.topology());
+  e.allowed = k.allowed;
+  if (k.start) e.start = {k.start->first, k.start->second};
+  e.busy = kc->background;
+  for (int c : e.busy)
+    if (!sched.has_cpu(c))
+      throw std::invalid_argument("case " + kc->name + ": background CPU " + std::to_string(c) +
+                                  " is not in topology " + sched.topology().source());
+}
+
+CasePrediction predict_case(const SchedTopology& sched, const Point& pt, const CaseView* kc,
+                            bool emulated, CoverageCache& coverage) {
+  const CaseView& first = pt.first();
+  CasePrediction e{
+      kc ? kc->name : pt.label(),    first.mechanism,   std::string(mode_id(first.mode)),
+      kc ? kc->placement : "kernel", first.params_json, pt.pinned};
+  const std::optional<std::string>& flags = pt.flags;
+  if (first.mechanism == "spin") {
+    e.skipped = "busy-poll: no kernel wakeup to model";
+    return e;
+  }
+  if (!flags || (*flags != "sync" && *flags != "none" && *flags != "current-cpu")) {
+    e.skipped = "no kernel wakeup to model (wake_flags " + flags.value_or("unknown") + ")";
+    return e;
+  }
+  e.wake_flags = *flags;
+  set_case_setup(e, kc, sched);
+  const SteadyOptions opt = options_for(e, emulated);
+  std::vector<SteadyResult> results = simulate_steady_state(sched, opt);
+  const auto [def_a, def_b] = default_start_pair(sched, opt.allowed);
+  e.start = {opt.start_a.value_or(def_a), opt.start_b.value_or(def_b)};
+  e.classes = cpuset_classes(sched, e.allowed);
+  if (kc) e.measured = measured_of(*kc);
+  for (SteadyResult& r : results) {
+    PolicyPrediction p{std::move(r)};
+    price(p, pt);
+    p.coverage = coverage.get(p.steady, e.classes);
+    if (e.measured && !e.measured->classes.empty()) {
+      p.fit = closest_in_range(e.measured->classes, class_shares(p.steady.classes),
+                               alternatives_of(p.steady));
+      p.verdict = judge(*p.fit, p.coverage);
+    }
+    e.policies.push_back(std::move(p));
+  }
+  std::vector<SteadyResult> steady;
+  for (const auto& p : e.policies) steady.push_back(p.steady);
+  e.groups = group_policies(steady);
+  rank_groups(e);
+  return e;
+}
+
+// A patch's premise at each params point apart: is `a` cheaper than `b` (medians of that
+// point's cases).
+PremiseCheck check_at(const Point& pt, const std::string& a, std::optional<double> a_rtt,
+                      const std::string& b, std::optional<double> b_rtt) {
+  return {pt.label(),
+          pt.first().mechanism,
+          std::string(mode_id(pt.first().mode)),
+          pt.first().params_json,
+          a,
+          b,
+          a_rtt,
+          b_rtt};
 }
 
 // Why a class has no measurement: the skipped case's reason, else the topology's.
@@ -132,283 +286,126 @@ std::string missing_reason(const SchedTopology& sched, const std::vector<CaseVie
   return "no ok " + cls + " case in the result set";
 }
 
-json predict(const json& rs, const std::vector<CaseView>& views) {
+Premise class_premise(const std::string& policy, const std::string& text, const std::string& a,
+                      const std::string& b, const std::string& flags,
+                      const std::vector<Point>& points, const SchedTopology& sched,
+                      const std::vector<CaseView>& views) {
+  Premise p{policy, text, {}, std::nullopt};
+  for (const Point& pt : points)
+    if (pt.flags == flags) p.checks.push_back(check_at(pt, a, pt.pinned_at(a), b, pt.pinned_at(b)));
+  for (const auto& cls : {a, b}) {
+    const bool any = std::any_of(points.begin(), points.end(), [&](const Point& pt) {
+      return pt.flags == flags && pt.pinned_at(cls).has_value();
+    });
+    if (!any)
+      p.not_measurable =
+          "not measurable here: no " + cls + " class (" + missing_reason(sched, views, cls) + ")";
+  }
+  if (p.checks.empty()) p.not_measurable = "not measurable here: no " + flags + " mechanism";
+  return p;
+}
+
+// Stacking on the waker vs what the running kernel chose, for the points `want` selects.
+template <typename Want>
+Premise kernel_premise(const std::string& policy, const std::string& text, Want want,
+                       const std::vector<Point>& points, const SchedTopology& sched,
+                       const std::vector<CaseView>& views) {
+  Premise p{policy, text, {}, std::nullopt};
+  for (const Point& pt : points)
+    if (pt.flags && want(pt.first().mechanism, *pt.flags))
+      p.checks.push_back(
+          check_at(pt, "same-cpu", pt.pinned_at("same-cpu"), "kernel", pt.kernel_rtt));
+  if (p.checks.empty()) {
+    p.not_measurable = "not measurable here: no matching mechanism";
+  } else if (std::none_of(p.checks.begin(), p.checks.end(),
+                          [](const PremiseCheck& c) { return c.a_rtt_ns.has_value(); })) {
+    p.not_measurable =
+        "not measurable here: no same-cpu class (" + missing_reason(sched, views, "same-cpu") + ")";
+  }
+  return p;
+}
+
+// Each patch's premise with the measured numbers (docs/policy-model.md#policies; the seeds'
+// claims).
+std::vector<Premise> premises_of(const std::vector<Point>& points, const SchedTopology& sched,
+                                 const std::vector<CaseView>& views) {
+  const std::string core =
+      "sync wakeups: the waker's SMT sibling is cheaper than another core of the LLC";
+  return {
+      class_premise("sync-pair",
+                    "sync wakeups: handing off on the waker CPU is cheaper than another core of "
+                    "the LLC",
+                    "same-cpu", "llc", "sync", points, sched, views),
+      class_premise("sync-core", core, "smt-sibling", "llc", "sync", points, sched, views),
+      class_premise("sync-core-v2", core, "smt-sibling", "llc", "sync", points, sched, views),
+      kernel_premise(
+          "sync-2017", "sync wakeups: the waker CPU is cheaper than the kernel's choice",
+          [](const std::string&, const std::string& f) { return f == "sync"; }, points, sched,
+          views),
+      kernel_premise(
+          "current-cpu", "futex handoff: the waker CPU is cheaper than the kernel's choice",
+          [](const std::string& m, const std::string&) { return m == "futex"; }, points, sched,
+          views)};
+}
+
+ResultsPrediction predict(const json& rs, const std::vector<CaseView>& views) {
   if (!rs.contains("topology") || !rs["topology"].is_object() || !rs["topology"].contains("xml") ||
       !rs["topology"]["xml"].is_string()) {
     throw std::invalid_argument("result set: no embedded topology XML at topology.xml");
   }
-  std::string source = rs["topology"].value("source", std::string("result set"));
-  SchedTopology sched(Topology::from_xml_buffer(rs["topology"]["xml"].get<std::string>(), source));
-
-  std::vector<Point> points;
-  for (const CaseView& c : views) {
-    auto it = std::find_if(points.begin(), points.end(),
-                           [&](const Point& p) { return p.first().same_point(c); });
-    if (it == points.end()) {
-      points.push_back({});
-      it = points.end() - 1;
-    }
-    it->cases.push_back(&c);
-  }
-
+  const std::string source = rs["topology"].value("source", std::string("result set"));
+  const auto [llc, llc_from] = recorded_llc(rs);
+  SchedTopology sched(Topology::from_xml_buffer(rs["topology"]["xml"].get<std::string>(), source),
+                      llc);
+  ResultsPrediction out{sched.topology().source(), llc, llc_from, sched.node_reclaim_distance()};
   // A guest under qemu TCG (environment.emulated, set by the lab) switches tasks out slowly next
   // to its partner's reaction (docs/policy-model.md#switching-out).
-  const bool emulated = rs.contains("environment") && rs["environment"].is_object() &&
-                        rs["environment"].value("emulated", false) == true;
-  json entries = json::array();
-  for (Point& pt : points) {
-    const CaseView& first = pt.first();
-    const std::string mode(mode_id(first.mode));
+  out.emulated = rs.contains("environment") && rs["environment"].is_object() &&
+                 rs["environment"].value("emulated", false) == true;
+  const std::vector<Point> points = points_of(views);
+  CoverageCache coverage;
+  for (const Point& pt : points) {
     std::vector<const CaseView*> kernel_cases;
-    for (const CaseView* c : pt.cases) {
-      if (c->wake_flags && !pt.flags) pt.flags = c->wake_flags;
-      if (c->kind == PlacementKind::kKernel) {
-        kernel_cases.push_back(c);
-        // The premises compare with the default-cpuset kernel case when there are several.
-        if (c->ok() && (c->placement == "kernel" || !pt.kernel_rtt))
-          pt.kernel_rtt = c->rtt.get("median");
-      } else if (c->kind == PlacementKind::kPinned && c->ok()) {
-        pt.pinned.try_emplace(std::string(class_id(*c->cls)), *c->rtt.get("median"));
-      }
-    }
-    if (!pt.flags) pt.flags = default_wake_flags(first.mechanism);
-    const std::optional<std::string>& flags = pt.flags;
+    for (const CaseView* c : pt.cases)
+      if (c->kind == PlacementKind::kKernel) kernel_cases.push_back(c);
     if (kernel_cases.empty()) kernel_cases.push_back(nullptr);  // predicted, not measured
-
-    for (const CaseView* kc : kernel_cases) {
-      const std::string placement = kc ? kc->placement : "kernel";
-      json e = {{"case", kc ? kc->name : pt.label()},
-                {"mechanism", first.mechanism},
-                {"mode", mode},
-                {"placement", placement},
-                {"params", first.params_json}};
-      json pj = json::object();
-      for (const auto& [cls, m] : pt.pinned) pj[cls] = m;
-      e["pinned_rtt_ns"] = pj;
-      if (first.mechanism == "spin" || !flags ||
-          (*flags != "sync" && *flags != "none" && *flags != "current-cpu")) {
-        e["skipped"] = first.mechanism == "spin"
-                           ? std::string("busy-poll: no kernel wakeup to model")
-                           : "no kernel wakeup to model (wake_flags " +
-                                 (flags ? *flags : std::string("unknown")) + ")";
-        entries.push_back(e);
-        continue;
-      }
-      e["wake_flags"] = *flags;
-      SteadyOptions opt;
-      opt.sync = *flags == "sync";
-      opt.current_cpu = *flags == "current-cpu";
-      opt.slow_switch_out = emulated;
-      if (kc) {
-        const KernelSetup k = kernel_setup(*kc, sched.topology());
-        opt.allowed = k.allowed;
-        if (k.start) std::tie(opt.start_a, opt.start_b) = *k.start;
-      }
-      auto results = simulate_steady_state(sched, opt);
-      json steady = steady_to_json(sched, opt, results);
-      e["start"] = steady["start"];
-      e["allowed"] = steady["allowed"];
-
-      json policies = json::object();
-      for (auto& [id, r] : steady["policies"].items()) {
-        json p = {{"classes", r["classes"]},
-                  {"cpus", r["cpus"]},
-                  {"settled", r["settled"]},
-                  {"first_paths", r["path"]}};
-        // Where one disturbed wake can move the pair instead (steady_to_json): the range.
-        if (r.contains("uncertain")) p["uncertain"] = r["uncertain"];
-        double rtt = 0;
-        json missing = json::array();
-        std::string unpriced;
-        for (const auto& [cls, f] : r["classes"].items()) {
-          if (auto m = pt.pinned_at(cls)) {
-            rtt += f.get<double>() * *m;
-          } else {
-            missing.push_back(cls);
-            unpriced += (unpriced.empty() ? "" : "; ") + pt.no_cost(cls);
-          }
-        }
-        p["predicted_rtt_ns"] = missing.empty() ? json(round2(rtt)) : json(nullptr);
-        if (!missing.empty()) {
-          p["missing_classes"] = missing;
-          p["unpriced"] = unpriced;
-        }
-        policies[id] = p;
-      }
-
-      json measured = nullptr;
-      ClassShares observed;
-      if (kc) {
-        measured = {{"status", kc->status}};
-        if (auto m = kc->rtt.get("median")) measured["rtt_ns"] = *m;
-        if (kc->observed.recorded) {
-          json h = json::object();
-          for (const auto& [cls, n] : kc->observed.histogram) h[cls] = n;
-          measured["histogram"] = h;
-          observed = distribution(h);
-          measured["classes"] = observed;
-          if (!kc->observed.migrations_json.is_null())
-            measured["migrations"] = kc->observed.migrations_json;
-        }
-        // --trace-wakeups: how the kernel's wakeups were placed (selection vs the bypasses of
-        // section 2, which the model does not take), next to the model's first paths.
-        if (const json& t = kc->trace;
-            t.is_object() && t.contains("paths") && t["paths"].is_object()) {
-          measured["trace"] = {{"wakeups", t.value("wakeups", json(0))},
-                               {"paths", t["paths"]},
-                               {"dropped", t.value("dropped", json(0))}};
-          if (t.contains("classes_by_path"))
-            measured["trace"]["classes_by_path"] = t["classes_by_path"];
-        }
-      }
-      e["measured"] = measured;
-
-      // Each policy's distance from the observed placements (analysis/mix.h).
-      std::map<std::string, RangeFit> fits;  // unrounded: consistent_with is chosen on these
-      if (!observed.empty()) {
-        for (auto& [id, p] : policies.items()) {
-          fits[id] = fit_policy(observed, steady["policies"][id]);
-          p["distance"] = fit_json(fits[id]);
-        }
-      }
-      e["policies"] = policies;
-
-      // A group's members predict the same classes and alternatives (steady_to_json): its first
-      // member's price and distance are every member's.
-      json gj = json::array();
-      std::optional<size_t> best;
-      double best_d = 0;
-      for (auto g2 : steady["groups"]) {
-        json out = {{"name", g2["name"]}, {"policies", g2["policies"]}, {"classes", g2["classes"]}};
-        if (g2.contains("alternatives")) out["alternatives"] = g2["alternatives"];
-        const std::string first_id = g2["policies"][0].get<std::string>();
-        const json& first_policy = policies[first_id];
-        out["predicted_rtt_ns"] = first_policy["predicted_rtt_ns"];
-        if (first_policy.contains("unpriced")) out["unpriced"] = first_policy["unpriced"];
-        if (!observed.empty()) {
-          out["distance"] = first_policy["distance"];
-          if (const double d = fits.at(first_id).best; !best || d < best_d) {
-            best = gj.size();
-            best_d = d;
-          }
-        }
-        gj.push_back(out);
-      }
-      e["groups"] = gj;
-      if (observed.empty()) {
-        e["consistent_with"] = nullptr;
-        e["verdict"] = "no observed kernel placement in the result set";
-        entries.push_back(e);
-        continue;
-      }
-      const json& closest = gj[*best];
-      const std::string closest_id = closest["policies"][0].get<std::string>();
-      const RangeFit& fit = fits.at(closest_id);
-      const std::string distance = json(round2(fit.best)).dump();
-      if (fit.best <= kConsistentDistance) {
-        e["consistent_with"] = closest["name"];
-        std::string verdict = "kernel placement consistent with " +
-                              closest["name"].get<std::string>() + " (distance " + distance + ")";
-        if (fit.alternative) {
-          const json& alts = policies[closest_id]["uncertain"]["alternatives"];
-          std::string parts;
-          for (size_t i = 0; i < fit.weights.size(); ++i) {
-            if (fit.weights[i] < 0.005) continue;
-            parts += std::string(parts.empty() ? "" : ", ") +
-                     std::to_string(std::lround(fit.weights[i] * 100)) + "% of the alternative " +
-                     classes_text(alts[i]["classes"]) + " once " +
-                     alts[i]["cause"].get<std::string>();
-          }
-          if (!parts.empty())
-            verdict += ", within its uncertain range: " + parts + " (strict distance " +
-                       json(round2(fit.strict)).dump() + ")";
-        }
-        e["verdict"] = verdict;
-      } else {
-        e["consistent_with"] = nullptr;
-        std::string why = "see docs/policy-model.md section 2 bypasses";
-        if (measured.is_object() && measured.contains("trace")) {
-          const json& t = measured["trace"];
-          int64_t n = 0, bypass = 0;
-          if (t["wakeups"].is_number_integer()) n = t["wakeups"].get<int64_t>();
-          for (const auto& [path, k] : t["paths"].items())
-            if (path != "selection" && k.is_number_integer()) bypass += k.get<int64_t>();
-          why = "traced: " + std::to_string(bypass) + " of " + std::to_string(n) +
-                " wakeups bypassed the selection (docs/policy-model.md section 2)";
-        }
-        e["verdict"] = "kernel placement matches no policy (closest " +
-                       closest["name"].get<std::string>() + ", distance " + distance + "): " + why;
-      }
-      entries.push_back(e);
-    }
+    for (const CaseView* kc : kernel_cases)
+      out.cases.push_back(predict_case(sched, pt, kc, out.emulated, coverage));
   }
-
-  // Each patch's premise with the measured numbers (section 6; the seeds' claims), at each params
-  // point apart: pinned cases are only held against cases of the same knob values.
-  auto class_premise = [&](const std::string& a, const std::string& b, const std::string& text,
-                           const std::string& flags) {
-    json checks = json::array();
-    for (const Point& pt : points)
-      if (pt.flags == flags) checks.push_back(compare(pt, a, pt.pinned_at(a), b, pt.pinned_at(b)));
-    json p = {{"premise", text}, {"checks", checks}};
-    for (const auto& cls : {a, b}) {
-      const bool any = std::any_of(points.begin(), points.end(), [&](const Point& pt) {
-        return pt.flags == flags && pt.pinned_at(cls).has_value();
-      });
-      if (!any) {
-        p["not_measurable"] =
-            "not measurable here: no " + cls + " class (" + missing_reason(sched, views, cls) + ")";
-      }
-    }
-    if (checks.empty()) p["not_measurable"] = "not measurable here: no " + flags + " mechanism";
-    return p;
-  };
-  json premises = json::object();
-  premises["sync-pair"] = class_premise(
-      "same-cpu", "llc",
-      "sync wakeups: handing off on the waker CPU is cheaper than another core of the LLC", "sync");
-  premises["sync-core"] = class_premise(
-      "smt-sibling", "llc",
-      "sync wakeups: the waker's SMT sibling is cheaper than another core of the LLC", "sync");
-  premises["sync-core-v2"] = premises["sync-core"];
-  // sync-2017 and current-cpu: stacking on the waker vs what the running kernel chose.
-  auto kernel_premise = [&](const std::string& text, auto want) {
-    json checks = json::array();
-    for (const Point& pt : points)
-      if (pt.flags && want(pt.first().mechanism, *pt.flags))
-        checks.push_back(
-            compare(pt, "same-cpu", pt.pinned_at("same-cpu"), "kernel", pt.kernel_rtt));
-    json p = {{"premise", text}, {"checks", checks}};
-    if (checks.empty()) {
-      p["not_measurable"] = "not measurable here: no matching mechanism";
-    } else if (std::none_of(checks.begin(), checks.end(),
-                            [](const json& c) { return c["a_rtt_ns"].is_number(); })) {
-      p["not_measurable"] = "not measurable here: no same-cpu class (" +
-                            missing_reason(sched, views, "same-cpu") + ")";
-    }
-    return p;
-  };
-  premises["sync-2017"] =
-      kernel_premise("sync wakeups: the waker CPU is cheaper than the kernel's choice",
-                     [](const std::string&, const std::string& f) { return f == "sync"; });
-  premises["current-cpu"] =
-      kernel_premise("futex handoff: the waker CPU is cheaper than the kernel's choice",
-                     [](const std::string& m, const std::string&) { return m == "futex"; });
-
-  return {{"topology", sched.topology().source()},
-          {"llc", std::string(llc_source_name(sched.llc_source()))},
-          {"node_reclaim_distance", sched.node_reclaim_distance()},
-          {"model",
-           "docs/policy-model.md sections 3, 6, 10: steady state of an otherwise idle box; "
-           "no delayed-dequeue or wakelist races (section 2)"},
-          {"consistent_distance", kConsistentDistance},
-          {"mechanisms", entries},
-          {"premises", premises}};
+  out.premises = premises_of(points, sched, views);
+  return out;
 }
 
 }  // namespace
 
-json predict_for_results(const json& rs) {
+std::string_view verdict_word(Verdict v) {
+  switch (v) {
+    case Verdict::kMatch:
+      return "MATCH";
+    case Verdict::kExplained:
+      return "EXPLAINED";
+    case Verdict::kNoPrediction:
+      return "NO-PREDICTION";
+    case Verdict::kMiss:
+      return "MISS";
+  }
+  return "?";
+}
+
+std::optional<Verdict> parse_verdict(std::string_view word) {
+  for (Verdict v : {Verdict::kMatch, Verdict::kExplained, Verdict::kNoPrediction, Verdict::kMiss})
+    if (verdict_word(v) == word) return v;
+  return std::nullopt;
+}
+
+Verdict judge(const RangeFit& fit, double coverage) {
+  if (fit.strict <= kMatchDistance) return Verdict::kMatch;
+  if (coverage >= kNoPredictionCoverage) return Verdict::kNoPrediction;
+  if (fit.best <= kMatchDistance) return Verdict::kExplained;
+  return Verdict::kMiss;
+}
+
+ResultsPrediction predict_for_results(const json& rs) {
   std::vector<CaseView> views;
   try {
     views = check_result_set(rs);
@@ -418,7 +415,7 @@ json predict_for_results(const json& rs) {
   return predict(rs, views);
 }
 
-json predict_for_results_file(const std::string& path) {
+ResultsPrediction predict_for_results_file(const std::string& path) {
   // The loader compare and report use: the same schema checks and messages for every command.
   const ResultSet rs = load_result_set(path);
   try {
@@ -426,108 +423,6 @@ json predict_for_results_file(const std::string& path) {
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument("results " + path + ": " + e.what());
   }
-}
-
-namespace {
-
-std::string us(const json& ns) {
-  if (!ns.is_number()) return "n/a";
-  std::ostringstream o;
-  o << std::fixed << std::setprecision(2) << ns.get<double>() / 1000.0 << "us";
-  return o.str();
-}
-
-}  // namespace
-
-std::string entry_label(const json& e) {
-  if (e.contains("case") && e["case"].is_string()) return e["case"].get<std::string>();
-  // Sets from before predictions were per case: one entry per mechanism, mode (and placement).
-  std::string label = e.value("mechanism", "?") + "/" + e.value("mode", "?");
-  if (e.contains("placement") && e["placement"].is_string())
-    label += "/" + e["placement"].get<std::string>();
-  return label;
-}
-
-std::string classes_text(const json& classes) {
-  std::ostringstream o;
-  bool first = true;
-  for (const auto& [c, f] : classes.items()) {
-    o << (first ? "" : " ") << c << " " << std::fixed << std::setprecision(0)
-      << f.get<double>() * 100 << "%";
-    first = false;
-  }
-  return o.str();
-}
-
-std::string render_results_text(const json& p) {
-  std::ostringstream out;
-  out << "policy predictions (" << p.at("topology").get<std::string>() << ", LLC "
-      << p.at("llc").get<std::string>() << "):\n";
-  for (const auto& e : p.at("mechanisms")) {
-    out << "  " << entry_label(e);
-    if (e.contains("skipped")) {
-      out << ": " << e["skipped"].get<std::string>() << "\n";
-      continue;
-    }
-    out << " (" << e.at("wake_flags").get<std::string>() << "): ";
-    const json& m = e.at("measured");
-    if (m.is_object() && m.contains("classes")) {
-      out << "kernel " << us(m.value("rtt_ns", json())) << " [" << classes_text(m["classes"])
-          << "] -> " << e.at("verdict").get<std::string>() << "\n";
-      if (m.contains("trace")) {
-        const json& t = m["trace"];
-        out << "      traced " << t.at("wakeups").dump() << " wakeups:";
-        const json& paths = t.at("paths");
-        for (const char* path : {"selection", "ttwu_runnable", "queued_remote"})
-          if (paths.contains(path)) out << " " << path << " " << paths[path].dump();
-        if (t.value("dropped", json(0)) != json(0))
-          out << " (" << t["dropped"].dump() << " events dropped)";
-        out << "\n";
-      }
-    } else {
-      out << "no kernel measurement\n";
-    }
-    for (const auto& g : e.at("groups")) {
-      out << "      " << std::left << std::setw(44) << g.at("name").get<std::string>() << "  "
-          << std::setw(10) << us(g.at("predicted_rtt_ns")) << classes_text(g.at("classes"));
-      if (g.contains("unpriced")) {  // the column says n/a already; the reason follows
-        std::string why = g["unpriced"].get<std::string>();
-        if (why.rfind("n/a: ", 0) == 0) why.erase(0, 5);
-        out << "  (" << why << ")";
-      }
-      out << "\n";
-      // Uncertain (steady_to_json): where one disturbed wake leads instead.
-      const json& first = e.at("policies").at(g.at("policies")[0].get<std::string>());
-      if (first.contains("uncertain"))
-        for (const auto& a : first["uncertain"]["alternatives"])
-          out << std::string(58, ' ') << "uncertain: or " << classes_text(a.at("classes")) << "\n";
-    }
-  }
-  out << "  premises:\n";
-  for (const auto* policy : all_policies()) {
-    const std::string id(policy->id());
-    if (!p.at("premises").contains(id)) continue;
-    const json& pr = p.at("premises").at(id);
-    out << "    " << std::left << std::setw(13) << id;
-    if (pr.contains("not_measurable")) {
-      out << pr["not_measurable"].get<std::string>() << "\n";
-      continue;
-    }
-    std::vector<std::string> parts;
-    for (const auto& c : pr.at("checks")) {
-      std::ostringstream o;
-      o << entry_label(c) << " " << c.at("a").get<std::string>() << " " << us(c.at("a_rtt_ns"))
-        << " vs " << c.at("b").get<std::string>() << " " << us(c.at("b_rtt_ns"));
-      if (c.contains("holds")) {
-        o << (c["holds"].get<bool>() ? " (holds, " : " (fails, ") << c["saving_pct"].dump() << "%)";
-      }
-      parts.push_back(o.str());
-    }
-    out << pr.at("premise").get<std::string>() << ":";
-    for (const auto& s : parts) out << "\n      " << s;
-    out << "\n";
-  }
-  return out.str();
 }
 
 }  // namespace wb

@@ -2,6 +2,7 @@
 // of a pair until its state repeats, and report the placement classes of the repeating cycle.
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <iomanip>
 #include <map>
 #include <set>
@@ -9,7 +10,7 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "analysis/predict.h"
+#include "analysis/predict_results.h"
 #include "common/cpulist.h"
 
 namespace wb {
@@ -81,36 +82,33 @@ namespace {
 void add_alternatives(const SchedTopology& sched, const SteadyOptions& opt,
                       const WakeupPolicy& policy, const int start[2],
                       const std::vector<Wake>& wakes, SteadyResult& res) {
+  using K = AltCause::Kind;
   auto keep = [&](const std::map<PlacementClass, double>& classes, const std::vector<int>& on,
-                  int busy, int waker, const std::string& cause) {
+                  const AltCause& cause) {
     auto same = [&](const SteadyAlternative& a) { return a.classes == classes; };
     if (classes != res.classes &&
         std::none_of(res.alternatives.begin(), res.alternatives.end(), same)) {
-      res.alternatives.push_back({busy, waker, cause, classes, on});
+      res.alternatives.push_back({cause, classes, on});
     }
   };
-  auto keep_result = [&](const SteadyResult& alt, int busy, int waker, const std::string& cause) {
-    if (alt.settled) keep(alt.classes, alt.cpus, busy, waker, cause);
+  auto keep_result = [&](const SteadyResult& alt, const AltCause& cause) {
+    if (alt.settled) keep(alt.classes, alt.cpus, cause);
   };
   for (int k = 0; k < res.cycle_wakes; ++k) {
     SteadyOptions d = opt;
     d.disturb_wake = res.transient_wakes + k;
     d.try_disturbances = false;
     const Wake& at = wakes[res.transient_wakes + k];
-    const std::string busy = "a wake from CPU " + std::to_string(at.waker) + " finds CPU " +
-                             std::to_string(at.prev) + " busy";
     const SteadyResult after = simulate_steady_state(sched, d, policy);
-    keep_result(after, at.prev, at.waker, busy);
+    keep_result(after, {.kind = K::kBusyPrev, .waker = at.waker, .busy = at.prev});
     // A wake that stacks the pair can leave it stacked for good: the wakee preempts the waker
     // at every wake, so the waker never blocks and needs no wake, and the wakee, blocking while
     // the waker is still queued, stays on that runqueue (EEVDF's delayed dequeue) and is woken
-    // there (ttwu_runnable, section 2): no selection ever splits them again.
+    // there (ttwu_runnable, docs/policy-model.md#bypasses): no selection ever splits them again.
     if (after.disturbed_stacked_on) {
       const int on = *after.disturbed_stacked_on;
-      keep({{PlacementClass::kSameCpu, 1.0}}, {on}, at.prev, at.waker,
-           busy + " and stacks the pair on CPU " + std::to_string(on) +
-               ", where it stays (the wakee preempts the waker at every wake, then blocks "
-               "while the waker is queued and is woken on that runqueue)");
+      keep({{PlacementClass::kSameCpu, 1.0}}, {on},
+           {.kind = K::kBusyPrevStays, .waker = at.waker, .busy = at.prev, .to = on});
     }
   }
   if (sched.smt_active() && !opt.has_idle_cores) {
@@ -119,9 +117,7 @@ void add_alternatives(const SchedTopology& sched, const SteadyOptions& opt,
     SteadyOptions h = opt;
     h.has_idle_cores = false;
     h.try_disturbances = false;
-    keep_result(simulate_steady_state(sched, h, policy), -1, start[0],
-                "the LLC's has_idle_cores hint is stale (false), so the idle-CPU scans take an "
-                "idle sibling before an idle core");
+    keep_result(simulate_steady_state(sched, h, policy), {.kind = K::kStaleIdleCores});
   }
   if (opt.slow_switch_out) {
     // Every wake queued on the partner's own CPU (p->on_cpu): no selection ever moves it.
@@ -132,10 +128,7 @@ void add_alternatives(const SchedTopology& sched, const SteadyOptions& opt,
     };
     if (start[0] != start[1]) {
       auto [classes, on] = held(start[0], start[1]);
-      keep(classes, on, -1, start[0],
-           "every wake reaches the partner while it is still switching out, so it is queued "
-           "on its own CPU and the pair stays on CPUs " +
-               std::to_string(start[0]) + "," + std::to_string(start[1]));
+      keep(classes, on, {.kind = K::kHeldAtStart, .from = start[0], .to = start[1]});
     }
     // A pair stacked on one CPU has two runnable tasks there at every wake: the load balancer
     // pulls one to an idle allowed CPU (which domain's balance gets there first is timing), and
@@ -147,10 +140,7 @@ void add_alternatives(const SchedTopology& sched, const SteadyOptions& opt,
     for (int from : stacked) {
       for (int to : balance_targets(sched, from, opt.allowed)) {
         auto [classes, on] = held(from, to);
-        keep(classes, on, -1, from,
-             "the load balancer pulls one task of the pair stacked on CPU " + std::to_string(from) +
-                 " to idle CPU " + std::to_string(to) +
-                 ", and every later wake reaches the partner while it is still switching out");
+        keep(classes, on, {.kind = K::kBalancerPull, .from = from, .to = to});
       }
     }
   }
@@ -161,13 +151,14 @@ void add_alternatives(const SchedTopology& sched, const SteadyOptions& opt,
     r.start_b = start[0];
     r.try_reverse = false;
     const SteadyResult reversed = simulate_steady_state(sched, r, policy);
-    const std::string first = "the first wake goes from CPU " + std::to_string(start[1]) +
-                              " to CPU " + std::to_string(start[0]);
-    keep_result(reversed, -1, start[1], first);
+    keep_result(reversed, {.kind = K::kReversedStart, .from = start[1], .to = start[0]});
     // Where the reversed start settles on the steady state's classes on other CPUs (a pair
     // stacked elsewhere), what follows from there still counts.
-    for (const auto& a : reversed.alternatives)
-      keep(a.classes, a.cpus, a.busy_cpu, a.waker_cpu, first + ", then " + a.cause);
+    for (const auto& a : reversed.alternatives) {
+      AltCause then = a.cause;
+      then.after_reversed = std::pair{start[1], start[0]};
+      keep(a.classes, a.cpus, then);
+    }
   }
 }
 
@@ -274,46 +265,141 @@ std::vector<SteadyResult> simulate_steady_state(const SchedTopology& sched,
 
 namespace {
 
-json classes_json(const std::map<PlacementClass, double>& classes) {
-  json j = json::object();
-  for (const auto& [c, f] : classes) j[std::string(class_id(c))] = f;
+// Shares rounded for comparison: cycles of different lengths sum 1/n in different orders.
+std::vector<std::pair<PlacementClass, long long>> shares_key(
+    const std::map<PlacementClass, double>& classes) {
+  std::vector<std::pair<PlacementClass, long long>> out;
+  for (const auto& [c, f] : classes)
+    if (const long long r = std::llround(f * 1e9); r != 0) out.emplace_back(c, r);
+  return out;
+}
+
+}  // namespace
+
+std::string_view cause_kind_id(AltCause::Kind k) {
+  switch (k) {
+    case AltCause::Kind::kBusyPrev:
+      return "busy-prev";
+    case AltCause::Kind::kBusyPrevStays:
+      return "busy-prev-stays";
+    case AltCause::Kind::kStaleIdleCores:
+      return "stale-idle-cores";
+    case AltCause::Kind::kHeldAtStart:
+      return "held-at-start";
+    case AltCause::Kind::kBalancerPull:
+      return "balancer-pull";
+    case AltCause::Kind::kReversedStart:
+      return "reversed-start";
+  }
+  return "?";
+}
+
+std::string cause_text(const AltCause& c) {
+  auto cpu = [](int n) { return "CPU " + std::to_string(n); };
+  std::string text;
+  switch (c.kind) {
+    case AltCause::Kind::kBusyPrev:
+      text = "a wake from " + cpu(c.waker) + " finds " + cpu(c.busy) + " busy";
+      break;
+    case AltCause::Kind::kBusyPrevStays:
+      text = "a wake from " + cpu(c.waker) + " finds " + cpu(c.busy) +
+             " busy and stacks the pair on " + cpu(c.to) +
+             ", where it stays (the wakee preempts the waker at every wake, then blocks while "
+             "the waker is queued and is woken on that runqueue)";
+      break;
+    case AltCause::Kind::kStaleIdleCores:
+      text =
+          "the LLC's has_idle_cores hint is stale (false), so the idle-CPU scans take an idle "
+          "sibling before an idle core";
+      break;
+    case AltCause::Kind::kHeldAtStart:
+      text =
+          "every wake reaches the partner while it is still switching out, so it is queued on "
+          "its own CPU and the pair stays on CPUs " +
+          std::to_string(c.from) + "," + std::to_string(c.to);
+      break;
+    case AltCause::Kind::kBalancerPull:
+      text = "the load balancer pulls one task of the pair stacked on " + cpu(c.from) +
+             " to idle " + cpu(c.to) +
+             ", and every later wake reaches the partner while it is still switching out";
+      break;
+    case AltCause::Kind::kReversedStart:
+      text = "the first wake goes from " + cpu(c.from) + " to " + cpu(c.to);
+      break;
+  }
+  if (c.after_reversed)
+    text = "the first wake goes from " + cpu(c.after_reversed->first) + " to " +
+           cpu(c.after_reversed->second) + ", then " + text;
+  return text;
+}
+
+json cause_json(const AltCause& c) {
+  json j = {{"kind", std::string(cause_kind_id(c.kind))}, {"text", cause_text(c)}};
+  for (const auto& [key, v] : {std::pair{"waker", c.waker}, std::pair{"busy", c.busy},
+                               std::pair{"from", c.from}, std::pair{"to", c.to}})
+    if (v >= 0) j[key] = v;
+  if (c.after_reversed) j["after_reversed"] = {c.after_reversed->first, c.after_reversed->second};
   return j;
 }
 
-// A settled pair's alternatives after one disturbed wake: each, and every class's share anywhere
-// between the undisturbed steady state and them.
-json uncertain_json(const SteadyResult& r) {
+std::map<std::string, std::pair<double, double>> share_bounds(const SteadyResult& r) {
+  std::map<std::string, std::pair<double, double>> out;
   std::set<PlacementClass> seen;
   for (const auto& [c, f] : r.classes) seen.insert(c);
-  json alts = json::array();
-  for (const auto& a : r.alternatives) {
+  for (const auto& a : r.alternatives)
     for (const auto& [c, f] : a.classes) seen.insert(c);
-    alts.push_back({{"cause", a.cause},
-                    {"busy_cpu", a.busy_cpu},
-                    {"waker_cpu", a.waker_cpu},
-                    {"classes", classes_json(a.classes)},
-                    {"cpus", a.cpus}});
-  }
   auto share = [](const std::map<PlacementClass, double>& m, PlacementClass c) {
     auto it = m.find(c);
     return it == m.end() ? 0.0 : it->second;
   };
-  json range = json::object();
   for (PlacementClass c : seen) {
     double lo = share(r.classes, c), hi = lo;
     for (const auto& a : r.alternatives) {
       lo = std::min(lo, share(a.classes, c));
       hi = std::max(hi, share(a.classes, c));
     }
-    range[std::string(class_id(c))] = json::array({lo, hi});
+    out[std::string(class_id(c))] = {lo, hi};
   }
-  return {{"reason",
-           "the pair can settle in another steady state instead (each alternative gives its "
-           "cause: a wake that finds a CPU busy for a moment, the other task waking first, a "
-           "stale has_idle_cores hint, a slow switch-out), and whether and when that happens in "
-           "a run is timing the model cannot know (policy-model.md section 10)"},
-          {"alternatives", alts},
-          {"range", range}};
+  return out;
+}
+
+std::vector<PolicyGroup> group_policies(const std::vector<SteadyResult>& results) {
+  using Key = std::pair<std::vector<std::pair<PlacementClass, long long>>,
+                        std::vector<std::vector<std::pair<PlacementClass, long long>>>>;
+  std::vector<std::pair<Key, PolicyGroup>> groups;
+  for (size_t i = 0; i < results.size(); ++i) {
+    Key key{shares_key(results[i].classes), {}};
+    for (const auto& a : results[i].alternatives) key.second.push_back(shares_key(a.classes));
+    std::sort(key.second.begin(), key.second.end());
+    auto it = std::find_if(groups.begin(), groups.end(), [&](auto& g) { return g.first == key; });
+    if (it == groups.end()) {
+      groups.push_back({key, {}});
+      it = groups.end() - 1;
+    }
+    it->second.members.push_back(i);
+    it->second.name += (it->second.name.empty() ? "" : "/") + results[i].policy;
+  }
+  std::vector<PolicyGroup> out;
+  for (auto& [key, g] : groups) out.push_back(std::move(g));
+  return out;
+}
+
+json classes_json(const std::map<PlacementClass, double>& classes) {
+  json j = json::object();
+  for (const auto& [c, f] : classes) j[std::string(class_id(c))] = f;
+  return j;
+}
+
+namespace {
+
+json uncertain_json(const SteadyResult& r) {
+  json alts = json::array();
+  for (const auto& a : r.alternatives)
+    alts.push_back(
+        {{"cause", cause_json(a.cause)}, {"classes", classes_json(a.classes)}, {"cpus", a.cpus}});
+  json bounds = json::object();
+  for (const auto& [c, lh] : share_bounds(r)) bounds[c] = {lh.first, lh.second};
+  return {{"alternatives", alts}, {"bounds", bounds}};
 }
 
 }  // namespace
@@ -322,37 +408,22 @@ json steady_to_json(const SchedTopology& sched, const SteadyOptions& opt,
                     const std::vector<SteadyResult>& results) {
   auto [def_a, def_b] = default_start_pair(sched, opt.allowed);
   json policies = json::object();
-  // Policies with the same class distribution and the same alternatives (their class
-  // distributions, in order) form one group, named by its members: they cost the same and an
-  // observation is as far from each, whichever CPUs they stack on (sync-pair stacks on the first
-  // reciprocal waker's CPU, sync-2017 on the first waker's).
-  std::vector<std::pair<std::string, json>> groups;  // key -> {policies, classes, alternatives?}
   for (const auto& r : results) {
-    json cls = classes_json(r.classes);
-    json alts = json::array();
-    for (const auto& a : r.alternatives) alts.push_back(classes_json(a.classes));
     policies[r.policy] = {{"settled", r.settled},
                           {"transient_wakes", r.transient_wakes},
                           {"cycle_wakes", r.cycle_wakes},
-                          {"classes", cls},
+                          {"classes", classes_json(r.classes)},
                           {"cpus", r.cpus},
                           {"path", r.first_paths}};
     if (!r.alternatives.empty()) policies[r.policy]["uncertain"] = uncertain_json(r);
-    std::string key = cls.dump() + alts.dump();
-    auto it = std::find_if(groups.begin(), groups.end(), [&](auto& g) { return g.first == key; });
-    if (it == groups.end()) {
-      groups.push_back({key, {{"policies", json::array()}, {"classes", cls}}});
-      it = groups.end() - 1;
-      if (!alts.empty()) it->second["alternatives"] = alts;
-    }
-    it->second["policies"].push_back(r.policy);
   }
   json gj = json::array();
-  for (auto& [key, g] : groups) {
-    std::string name;
-    for (const auto& p : g["policies"]) name += (name.empty() ? "" : "/") + p.get<std::string>();
-    g["name"] = name;
-    gj.push_back(g);
+  for (const PolicyGroup& g : group_policies(results)) {
+    json members = json::array();
+    for (size_t i : g.members) members.push_back(results[i].policy);
+    gj.push_back({{"name", g.name},
+                  {"policies", members},
+                  {"classes", classes_json(results[g.members.front()].classes)}});
   }
   return {{"topology", sched.topology().source()},
           {"sync", opt.sync},
@@ -391,8 +462,8 @@ std::string render_steady_text(const json& steady) {
       for (const auto& a : r.at("uncertain").at("alternatives")) {
         out << std::setw(26) << ""
             << "uncertain: or " << format_cpu_list(a.at("cpus").get<std::vector<int>>()) << " "
-            << classes_text(a.at("classes")) << " once " << a.at("cause").get<std::string>()
-            << "\n";
+            << classes_text(a.at("classes")) << " once "
+            << a.at("cause").at("text").get<std::string>() << "\n";
       }
     }
   }

@@ -16,7 +16,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "analysis/predict.h"
+#include "analysis/predict_results.h"
 #include "common/cpulist.h"
 #include "common/histogram.h"
 #include "common/placement.h"

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "analysis/predict.h"
+#include "analysis/predict_results.h"
 #include "common/cpulist.h"
 #include "runners/commands.h"
 
@@ -52,8 +53,8 @@ void run_predict(const PredictArgs& a) {
           "predict --results uses the topology embedded in the result set; drop --topology, "
           "--scenario and --steady");
     }
-    auto p = predict_for_results_file(a.results);
-    std::cout << (a.json ? p.dump(2) + "\n" : render_results_text(p));
+    const ResultsPrediction p = predict_for_results_file(a.results);
+    std::cout << (a.json ? to_json(p).dump(2) + "\n" : render_results_text(p));
     return;
   }
   if (!a.scenario.empty()) {

@@ -15,7 +15,7 @@
 #include <sstream>
 
 #include "analysis/noise.h"
-#include "analysis/predict.h"
+#include "analysis/predict_results.h"
 #include "benchmarks/registry.h"
 #include "common/config.h"
 #include "common/environment.h"
@@ -435,9 +435,9 @@ void run_command(const RunArgs& args) {
   // The predictor reads only the result set (data flows one way); its answer goes into the set.
   std::string predictions_text;
   try {
-    const nlohmann::json predictions = predict_for_results(nlohmann::json(rs));
+    const ResultsPrediction predictions = predict_for_results(nlohmann::json(rs));
     predictions_text = render_results_text(predictions);
-    rs["predictions"] = predictions;
+    rs["predictions"] = to_json(predictions);
   } catch (const std::exception& e) {
     rs["predictions"] = {{"unavailable", e.what()}};
     predictions_text = std::string("predictions unavailable: ") + e.what() + "\n";

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "analysis/case_view.h"
-#include "analysis/predict.h"
+#include "analysis/predict_results.h"
 #include "common/placement.h"
 
 namespace wb {

@@ -171,5 +171,21 @@ TEST(Mix, RangeFitOfManyStatesMatchesABruteForce) {
   }
 }
 
+// Coverage: the share of all distributions over the classes within 0.25 of the range. On two
+// classes the simplex is a segment: a vertex covers a quarter of it, the whole segment all of it.
+// On three, one edge covers 1 - 0.75^2 of the triangle; a range with every vertex covers it all.
+TEST(Mix, CoverageIsTheShareOfTheSimplexARangeAdmits) {
+  const std::vector<std::string> two = {"llc", "same-cpu"}, three = {"llc", "same-cpu", "x"};
+  const ClassShares llc = {{"llc", 1}}, same = {{"same-cpu", 1}}, x = {{"x", 1}};
+  EXPECT_NEAR(range_coverage(llc, {}, two, 0.25), 0.25, 0.05);
+  EXPECT_DOUBLE_EQ(range_coverage(llc, {same}, two, 0.25), 1.0);
+  EXPECT_NEAR(range_coverage(llc, {same}, three, 0.25), 1 - 0.75 * 0.75, 0.06);
+  EXPECT_DOUBLE_EQ(range_coverage(llc, {same, x}, three, 0.25), 1.0);
+  // The same answer every time (a fixed sequence), and exact on a single class.
+  EXPECT_EQ(range_coverage(llc, {}, three, 0.25), range_coverage(llc, {}, three, 0.25));
+  EXPECT_EQ(range_coverage(llc, {}, {"llc"}, 0.25), 1.0);
+  EXPECT_EQ(range_coverage(same, {}, {"llc"}, 0.25), 0.0);
+}
+
 }  // namespace
 }  // namespace wb

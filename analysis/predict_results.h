@@ -1,0 +1,124 @@
+// Predictions for a result set (docs/policy-model.md#results): for every kernel-placed case, each
+// policy's steady state on the case that ran (its cpuset, start and busy CPUs, the LLC the set's
+// own sched domains name), priced with the RTT measured pinned on each class, held against the
+// placements the kernel made, with a verdict word per policy; and each patch's premise on the
+// measured machine. Typed from the simulation to the renderers; JSON only at the edges (to_json,
+// and the result set read in).
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/mix.h"
+#include "analysis/predict.h"
+
+namespace wb {
+
+// A policy's word for one observation (docs/policy-model.md#verdicts), in the order they are
+// tried:
+//   MATCH          the strict distance (observation vs steady state) is at most kMatchDistance,
+//                  whatever the range covers;
+//   NO-PREDICTION  the range (steady state and alternatives, every mix) comes within
+//                  kMatchDistance of at least kNoPredictionCoverage of every distribution the
+//                  cpuset's classes allow: it could not have been contradicted;
+//   EXPLAINED      a strict miss that a mix with named alternatives brings within kMatchDistance;
+//   MISS           none of these.
+// Only MATCH is agreement; the others are counted apart everywhere.
+enum class Verdict { kMatch, kExplained, kNoPrediction, kMiss };
+std::string_view verdict_word(Verdict v);  // "MATCH", "EXPLAINED", "NO-PREDICTION", "MISS"
+std::optional<Verdict> parse_verdict(std::string_view word);
+
+inline constexpr double kMatchDistance = 0.25;
+inline constexpr double kNoPredictionCoverage = 0.90;
+
+// The word for a fit and its range's coverage (rules above).
+Verdict judge(const RangeFit& fit, double coverage);
+
+struct PolicyPrediction {
+  SteadyResult steady;
+  std::optional<double> rtt_ns;      // predicted; nullopt when a class has no pinned cost
+  std::vector<std::string> missing;  // those classes
+  std::string unpriced;              // why, e.g. "n/a: no pinned llc case with work=10000ns"
+  double coverage = 0;               // range_coverage() of its range over the case's classes
+  std::optional<RangeFit> fit;       // against the observation, when there is one
+  std::optional<Verdict> verdict;    // likewise
+};
+
+struct MeasuredPlacement {
+  std::string status;
+  std::optional<double> rtt_ns;
+  std::vector<std::pair<std::string, double>> histogram;  // round trips per class, as recorded
+  ClassShares classes;        // shares; empty without a recorded histogram
+  nlohmann::json migrations;  // as recorded (null when absent)
+  nlohmann::json trace;       // `--trace-wakeups` summary as recorded (null when not traced)
+};
+
+struct CasePrediction {
+  std::string label, mechanism, mode, placement;
+  nlohmann::json params;                 // as recorded
+  std::map<std::string, double> pinned;  // class -> median RTT of this params point's pinned case
+  std::optional<std::string> skipped;    // why there is no kernel wakeup to model
+  std::string wake_flags;                // "sync" | "none" | "current-cpu"
+  std::pair<int, int> start{-1, -1};
+  std::vector<int> allowed;                // empty: every CPU
+  std::vector<int> busy;                   // the case's background CPUs
+  std::vector<std::string> classes;        // what the cpuset can produce, nearest first
+  std::vector<PolicyPrediction> policies;  // all_policies() order
+  // Nearest first by strict distance (ties in policy order) when observed, else policy order.
+  std::vector<PolicyGroup> groups;
+  std::optional<MeasuredPlacement> measured;  // nullopt: a params point with no kernel case
+
+  const PolicyPrediction& first_of(const PolicyGroup& g) const { return policies[g.members[0]]; }
+};
+
+struct PremiseCheck {
+  std::string label, mechanism, mode;
+  nlohmann::json params;
+  std::string a, b;  // classes, or "kernel"
+  std::optional<double> a_rtt_ns, b_rtt_ns;
+};
+
+struct Premise {
+  std::string policy, text;
+  std::vector<PremiseCheck> checks;
+  std::optional<std::string> not_measurable;
+};
+
+struct ResultsPrediction {
+  std::string topology;  // the embedded topology's source
+  LlcSource llc = LlcSource::kAuto;
+  std::string llc_from;  // "the recorded sched domains (MC)" or "the XML's L3/L2 rule: ..."
+  int node_reclaim_distance = 0;
+  bool emulated = false;  // environment.emulated: the slow switch-out alternatives are on
+  std::vector<CasePrediction> cases;
+  std::vector<Premise> premises;
+};
+
+// Reads the result set (schema checks and case parsing as analysis/resultset_io.h) and predicts
+// every kernel-placed case (a params point without one gets one entry named
+// "<mechanism>/<mode><suffix>", predicted but not measured). Throws std::invalid_argument with one
+// line for another schema/version, a bad case, a set without an embedded topology, or a kernel
+// case whose cpuset, start or background CPUs the topology lacks.
+ResultsPrediction predict_for_results(const nlohmann::json& result_set);
+// The same for a result-set file: errors are one line naming the file.
+ResultsPrediction predict_for_results_file(const std::string& path);
+
+// The JSON of docs/result-set.md#predictions.
+nlohmann::json to_json(const ResultsPrediction& p);
+// The text `wakebench run` prints after its summary and `predict --results` prints: per case the
+// measured placement, then each group's verdict word, strict distance and predicted RTT, the
+// alternatives' causes as footnotes printed once; then the premises. At most 100 columns.
+std::string render_results_text(const ResultsPrediction& p);
+
+// The case a predictions entry of a result set (JSON) or premise check is for: its `case`, else
+// (sets written before predictions were per case) "<mechanism>/<mode>/<placement>".
+std::string entry_label(const nlohmann::json& entry);
+ClassShares class_shares(const std::map<PlacementClass, double>& classes);
+// A class distribution ({"llc": 0.7, "same-cpu": 0.3}) as "llc 70% same-cpu 30%".
+std::string classes_text(const nlohmann::json& classes);
+
+}  // namespace wb
