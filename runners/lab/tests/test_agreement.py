@@ -12,14 +12,15 @@ def distance(strict, best=None, share=0.0, alternative=None):
 
 
 def entry(mech, flags, policies, observed, start=(0, 1), placement="kernel"):
-    """A predictions entry; `policies` maps each id to (classes, its distance)."""
+    """A predictions entry; `policies` maps each id to (classes, its distance, its verdict)."""
     hist = {c: int(f * 1000) for c, f in observed.items()}
     return {"mechanism": mech, "mode": "threads", "placement": placement, "wake_flags": flags,
             "start": list(start), "allowed": "all",
-            "policies": {p: {"classes": c, "cpus": [0, 1], "settled": True, "distance": d}
-                         for p, (c, d) in policies.items()},
+            "policies": {p: {"classes": c, "cpus": [0, 1], "settled": True, "distance": d,
+                             "verdict": v, "coverage": 0.25}
+                         for p, (c, d, v) in policies.items()},
             "measured": {"classes": observed, "histogram": hist, "migrations": {}},
-            "consistent_with": "sync-pair/sync-2017"}
+            "consistent_with": ["sync-pair/sync-2017"]}
 
 
 def results_for(pred):
@@ -30,33 +31,35 @@ def results_for(pred):
 
 
 def test_agreement_holds_the_named_policy():
-    pred = {"consistent_distance": 0.1, "topology": "t", "mechanisms": [
-        entry("pipe", "sync", {"mainline": ({"llc": 1.0}, distance(0.95)),
-                               "sync-pair": ({"same-cpu": 1.0}, distance(0.05))},
+    pred = {"topology": "t", "mechanisms": [
+        entry("pipe", "sync", {"mainline": ({"llc": 1.0}, distance(0.95), "MISS"),
+                               "sync-pair": ({"same-cpu": 1.0}, distance(0.05), "MATCH")},
               {"same-cpu": 0.95, "llc": 0.05}),
-        entry("spin", "none", {"mainline": ({"llc": 1.0}, distance(0))}, {"llc": 1.0})]}
+        entry("spin", "none", {"mainline": ({"llc": 1.0}, distance(0), "MATCH")}, {"llc": 1.0})]}
     res = results_for(pred)
     main = compute_agreement(res, pred, "mainline")
     pair = compute_agreement(res, pred, "sync-pair")
     assert main["mechanisms"]["pipe"]["agreement"] == 0.05
     assert pair["mechanisms"]["pipe"]["agreement"] == 0.95
-    assert pair["mechanisms"]["pipe"]["model_consistent"] == 1
-    assert main["mechanisms"]["pipe"]["model_consistent"] == 0
+    assert (pair["mechanisms"]["pipe"]["MATCH"], main["mechanisms"]["pipe"]["MISS"]) == (1, 1)
+    assert pair["cases"][0]["model_consistent"] and not main["cases"][0]["model_consistent"]
     # mainline's own model rides along for the matrix's predicted shift
     assert pair["cases"][0]["mainline_model"] == [{"llc": 1.0}]
     assert main["disagreements"] and not pair["disagreements"]
     assert [c["mechanism"] for c in pair["not_compared"]] == ["spin"]
     assert "vs the sync-pair model" in render_agreement(pair)
+    assert "pipe/threads/kernel (start [0, 1], allowed all): MATCH, strict agreement 95%" in \
+        render_agreement(pair)
 
 
 def test_missing_policy_is_not_compared():
-    pred = {"mechanisms": [entry("pipe", "sync", {"mainline": ({"llc": 1.0}, distance(0))},
-                                 {"llc": 1.0})]}
+    pred = {"mechanisms": [entry("pipe", "sync", {"mainline": ({"llc": 1.0}, distance(0),
+                                                               "MATCH")}, {"llc": 1.0})]}
     rep = compute_agreement(results_for(pred), pred, "sync-core")
     assert rep["cases"] == [] and rep["not_compared"][0]["reason"] == "no sync-core prediction"
-    del pred["mechanisms"][0]["policies"]["mainline"]["distance"]
+    del pred["mechanisms"][0]["policies"]["mainline"]["verdict"]
     rep = compute_agreement(results_for(pred), pred, "mainline")
-    assert rep["cases"] == [] and "no distance" in rep["not_compared"][0]["reason"]
+    assert rep["cases"] == [] and "no verdict" in rep["not_compared"][0]["reason"]
 
 
 def test_pinned_pairs_are_classified_by_wakebench_topology():
@@ -74,30 +77,31 @@ def test_pinned_pairs_are_classified_by_wakebench_topology():
     assert [(r["name"], r.get("agrees")) for r in rows] == [("a", True), ("b", False), ("d", None)]
 
 
-def test_uncertain_prediction_is_held_to_the_predictors_range_figure():
+def test_an_explained_case_is_no_agreement_and_keeps_its_strict_figure():
     obs = {"smt-sibling": 0.6, "llc": 0.4}
     # The predictor's exact best mix: 40 % of the second alternative, strict distance 0.4.
-    e = entry("pipe", "sync", {"mainline": ({"smt-sibling": 1.0}, distance(0.4, 0.0, 0.4, 1))},
-              obs)
+    e = entry("pipe", "sync", {"mainline": ({"smt-sibling": 1.0}, distance(0.4, 0.0, 0.4, 1),
+                                            "EXPLAINED")}, obs)
     e["policies"]["mainline"]["uncertain"] = {
-        "reason": "disturbed wake", "range": {"llc": [0, 1], "smt-sibling": [0, 1]},
-        "alternatives": [{"cause": "a wake from CPU 0 finds CPU 8 busy", "busy_cpu": 8,
-                          "waker_cpu": 0, "classes": {"same-cpu": 1.0}, "cpus": [0]},
-                         {"cause": "a wake from CPU 0 finds CPU 1 busy", "busy_cpu": 1,
-                          "waker_cpu": 0, "classes": {"llc": 1.0}, "cpus": [0, 2]}]}
+        "bounds": {"llc": [0, 1], "smt-sibling": [0, 1]},
+        "alternatives": [{"cause": {"kind": "busy-prev",
+                                    "text": "a wake from CPU 0 finds CPU 8 busy"},
+                          "classes": {"same-cpu": 1.0}, "cpus": [0]},
+                         {"cause": {"kind": "busy-prev",
+                                    "text": "a wake from CPU 0 finds CPU 1 busy"},
+                          "classes": {"llc": 1.0}, "cpus": [0, 2]}]}
     pred = {"mechanisms": [e]}
     rep = compute_agreement(results_for(pred), pred, "mainline")
     row = rep["cases"][0]
-    assert (row["agreement"], row["strict_agreement"]) == (1.0, 0.6)
+    assert (row["verdict"], row["strict_agreement"], row["range_agreement"]) == \
+        ("EXPLAINED", 0.6, 1.0)
+    assert rep["mechanisms"]["pipe"]["agreement"] == 0.6
+    assert (rep["mechanisms"]["pipe"]["MATCH"], rep["mechanisms"]["pipe"]["EXPLAINED"]) == (0, 1)
     assert (row["uncertain"]["best_share"], row["uncertain"]["best_alternative"]) == (0.4, 1)
-    assert "attribution" not in row
+    assert row["attribution"]  # only a MATCH needs no reasons
     text = render_agreement(rep)
     assert "uncertain: or llc 100% on CPUs [0, 2] once a wake from CPU 0 finds CPU 1 busy" in text
-    assert "best mix: 40% of llc 100%; strict agreement 60%" in text
-    # Further than consistent_distance even from the best mix: the model's reasons are listed.
-    e["policies"]["mainline"]["distance"] = distance(0.5, 0.3, 0.2, 1)
-    row = compute_agreement(results_for(pred), pred, "mainline")["cases"][0]
-    assert (row["agreement"], row["strict_agreement"]) == (0.7, 0.5) and row["attribution"]
+    assert "best mix: 40% of llc 100%" in text
 
 
 def test_mix_text_lists_every_weighted_alternative():

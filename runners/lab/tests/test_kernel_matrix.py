@@ -8,7 +8,7 @@ from wblab import LabError
 from wblab.cli import topology_args
 from wblab.initramfs import guest_job
 from wblab.kernel import read_meta, resolve_kernel
-from wblab.matrix import aa_floors, cell_rows, direction, direction_ok, distance, render, shift_text, \
+from wblab.matrix import aa_floors, cell_rows, direction, distance, render, shift_verdict, \
     update_doc
 
 ORDER = ["same-cpu", "smt-sibling", "cluster", "llc", "cross-llc", "cross-numa"]
@@ -84,10 +84,11 @@ def test_distance_and_direction():
     assert direction(-0.05) == 0 and direction(-0.5) == -1 and direction(0.3) == 1
 
 
-def report(policy, model, observed, mainline_model, alternatives=()):
+def report(policy, model, observed, mainline_model, alternatives=(), verdict="MISS"):
     return {"policy": policy, "cases": [{
         "name": "pipe/threads/kernel", "mechanism": "pipe", "wake_flags": "sync",
-        "agreement": 0.5, "observed": {"classes": observed},
+        "verdict": verdict, "strict_agreement": 0.5, "range_agreement": 0.5, "coverage": 0.25,
+        "observed": {"classes": observed},
         "model": {"classes": model, "states": [model, *alternatives]},
         "mainline_model": [mainline_model, *alternatives], "attribution": ["because"]}]}
 
@@ -99,39 +100,54 @@ def test_cell_rows_shift_against_mainlines_run():
     pair = report("sync-pair", {"same-cpu": 1.0}, {"same-cpu": 0.9, "llc": 0.1},
                   {"smt-sibling": 1.0})
     row = cell_rows(pair, base, ORDER)["pipe/threads/kernel"]
-    assert row["model_shift"] == [-1.0, -1.0] and row["observed_shift"] == -1.5
-    assert row["central_shift"] == -1.0 and row["shift"] == "same"
+    assert row["observed_shift"] == -1.5
+    assert row["central_shift"] == -1.0 and row["shift"] == "as predicted"
     wrong = report("sync-pair", {"same-cpu": 1.0}, {"llc": 1.0}, {"smt-sibling": 1.0})
-    assert cell_rows(wrong, base, ORDER)["pipe/threads/kernel"]["shift"] == "wrong"
+    assert cell_rows(wrong, base, ORDER)["pipe/threads/kernel"]["shift"] == "wrong way"
+    still = report("sync-pair", {"same-cpu": 1.0}, {"smt-sibling": 0.6, "llc": 0.4},
+                   {"smt-sibling": 1.0})
+    assert cell_rows(still, base, ORDER)["pipe/threads/kernel"]["shift"] == "not seen"
     assert "observed_shift" not in cell_rows(base, base, ORDER)["pipe/threads/kernel"]
 
 
-def test_a_shift_within_mainlines_own_run_to_run_difference_is_none():
-    # Predicted no shift; observed -0.15 (5% stacked), wrong unless mainline itself moved as much
-    # between two runs.
-    base = report("mainline", {"llc": 1.0}, {"llc": 1.0}, {"llc": 1.0})
-    pair = report("sync-core", {"llc": 1.0}, {"llc": 0.95, "same-cpu": 0.05}, {"llc": 1.0})
-    assert cell_rows(pair, base, ORDER)["pipe/threads/kernel"]["shift"] == "wrong"
+def test_a_shift_where_the_steady_states_agree_is_unpredicted_beyond_mainlines_own():
+    # Predicted no shift; observed -0.15 (5% stacked): unpredicted unless mainline itself moved as
+    # much between two runs. The uncertain ranges never make it "in range".
+    base = report("mainline", {"llc": 1.0}, {"llc": 1.0}, {"llc": 1.0}, [{"same-cpu": 1.0}])
+    pair = report("sync-core", {"llc": 1.0}, {"llc": 0.95, "same-cpu": 0.05}, {"llc": 1.0},
+                  [{"same-cpu": 1.0}])
+    assert cell_rows(pair, base, ORDER)["pipe/threads/kernel"]["shift"] == "unpredicted"
     floors = aa_floors(ORDER, base, {"pipe/threads/kernel": {"llc": 0.9, "same-cpu": 0.1}})
     assert floors == {"pipe/threads/kernel": pytest.approx(0.3)}
     row = cell_rows(pair, base, ORDER, floors=floors)["pipe/threads/kernel"]
-    assert row["shift"] == "same" and row["aa_floor"] == 0.3
+    assert row["shift"] == "none" and row["aa_floor"] == 0.3
 
 
-def test_render_marks_short_cells_and_lists_why():
-    base = report("mainline", {"llc": 1.0}, {"llc": 1.0}, {"llc": 1.0})
+def test_shift_verdict_can_fail_every_way():
+    assert shift_verdict(-1.0, -1.0) == "as predicted"
+    assert shift_verdict(0.05, -1.0) == "not seen"
+    assert shift_verdict(0.5, -1.0) == "wrong way"
+    assert shift_verdict(0.05, 0.0) == "none"
+    assert shift_verdict(-0.5, 0.0) == "unpredicted"
+    assert shift_verdict(-0.5, 0.0, floor=0.6) == "none"
+
+
+def test_render_counts_each_word_apart_and_lists_why():
+    base = report("mainline", {"llc": 1.0}, {"llc": 1.0}, {"llc": 1.0}, verdict="NO-PREDICTION")
     pair = report("sync-pair", {"same-cpu": 1.0}, {"llc": 1.0}, {"llc": 1.0})
     m = {"kernels": ["mainline", "sync-pair", "sync-core"], "cells": {"smt2": {
         "mainline": {"rows": cell_rows(base, base, ORDER)},
         "sync-pair": {"rows": cell_rows(pair, base, ORDER)},
         "sync-core": {"missing": "no kernel: build-kernel.sh not found"}}}}
     text = render(m)
-    assert "| pipe/threads/kernel | sync | **50%** | **50%** +0.00/-3.00 (wrong way) | not run |" in text
-    assert text.startswith("2 case rows: agreement at 90% or more in 0 with the model's range, in 0 "
-                           "with its steady state alone. Shifts of the patched kernels against "
-                           "mainline (1 rows): 0 the way the steady states predict, 0 another way "
-                           "the uncertain range allows, 1 the wrong way.")
-    assert "smt2 / sync-pair / pipe/threads/kernel: agreement 50%" in text and "because" in text
+    assert ("| pipe/threads/kernel | sync | **NO-PREDICTION 50%** | **MISS 50%** +0.00/-3.00 "
+            "not seen | not run |") in text
+    assert text.startswith("2 case rows: 0 MATCH (the steady state within TV 0.25), 0 EXPLAINED "
+                           "(a mix with named alternatives), 1 MISS; 1 NO-PREDICTION")
+    assert "where the steady states predict one (1 rows), 0 as predicted, 1 not seen" in text
+    assert "#### NO-PREDICTION rows" in text
+    assert "- smt2 / sync-pair / pipe/threads/kernel: MISS, strict 50%" in text
+    assert "because" in text
     assert "- sync-core: no kernel: build-kernel.sh not found" in text
 
 
@@ -167,33 +183,20 @@ def test_update_doc_replaces_between_markers(tmp_path):
         update_doc(doc, "x")
 
 
-def test_uncertain_cell_is_marked_with_its_strict_figure():
+def test_explained_cell_shows_its_range_figure_and_alternatives():
     base = report("mainline", {"smt-sibling": 1.0}, {"smt-sibling": 0.6, "llc": 0.4},
-                  {"smt-sibling": 1.0})
-    base["cases"][0].update(agreement=1.0, strict_agreement=0.6, uncertain={
+                  {"smt-sibling": 1.0}, verdict="EXPLAINED")
+    base["cases"][0].update(strict_agreement=0.6, range_agreement=1.0, uncertain={
         "alternatives": [{"classes": {"llc": 1.0}, "cpus": [0, 2], "cause": "a wake finds 1 busy"}],
         "best_share": 0.4, "best_alternative": 0, "best_weights": [0.4]})
     m = {"kernels": ["mainline"], "cells": {"smt2": {"mainline": {
         "rows": cell_rows(base, base, ORDER)}}}}
     text = render(m)
-    assert "| pipe/threads/kernel | sync | 100%~ s60% |" in text
-    assert ("- smt2 / mainline / pipe/threads/kernel: observed smt-sibling 60% llc 40%; model "
-            "smt-sibling 100%; best mix 40% of llc 100%, agreement 100%, strict 60%\n"
+    assert "| pipe/threads/kernel | sync | **EXPLAINED 60% r100%** |" in text
+    assert ("- smt2 / mainline / pipe/threads/kernel: EXPLAINED, strict 60%, range 100% (admits "
+            "25%); observed smt-sibling 60% llc 40%; model smt-sibling 100%\n"
+            "  - best mix 40% of llc 100%\n"
             "  - or llc 100% on CPUs [0, 2] once a wake finds 1 busy\n") in text
-
-
-def test_uncertain_models_predict_a_shift_interval():
-    # Both kernels' models: siblings, or llc after a disturbed wake; mainline's run happened to go
-    # llc 50%, the patched one stayed on siblings: -1.0 lies inside the interval [-2, +2].
-    base = report("mainline", {"smt-sibling": 1.0}, {"smt-sibling": 0.5, "llc": 0.5},
-                  {"smt-sibling": 1.0}, [{"llc": 1.0}])
-    pair = report("sync-pair", {"smt-sibling": 1.0}, {"smt-sibling": 1.0},
-                  {"smt-sibling": 1.0}, [{"llc": 1.0}])
-    row = cell_rows(pair, base, ORDER)["pipe/threads/kernel"]
-    assert row["model_shift"] == [-2.0, 2.0] and row["observed_shift"] == -1.0
-    assert row["central_shift"] == 0.0 and row["shift"] == "range"
-    assert direction_ok(0.0, -1.0, -1.0) is False and direction_ok(-0.05, 0.0, 0.0)
-    assert shift_text([-2.0, 2.0]) == "[-2.00,+2.00]" and shift_text([-1.0, -1.0]) == "-1.00"
 
 
 def test_matrix_refuses_a_bad_aa_or_repetitions_before_any_guest(tmp_path):

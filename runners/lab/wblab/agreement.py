@@ -20,7 +20,7 @@ SHARE = 0.10
 
 
 def steady_states(model):
-    """A policy's steady state and its uncertain alternatives, as class distributions."""
+    """A policy's steady state and its alternatives, as class distributions."""
     if not model:
         return []
     alts = (model.get("uncertain") or {}).get("alternatives", [])
@@ -112,13 +112,17 @@ def attribute(pred, obs, settled, migrations, start, observed_cpus, round_trips,
     return why or ["no model explanation found; see the predictor's verdict"]
 
 
+# The predictor's verdict words (docs/policy-model.md#verdicts), in the order they are reported;
+# only MATCH is agreement.
+VERDICTS = ("MATCH", "EXPLAINED", "NO-PREDICTION", "MISS")
+
+
 def compute_agreement(results, pred, policy="mainline"):
-    """Per kernel-placed case: the overlap between `policy`'s steady-state class distribution and
-    the observed histogram (1 - the predictor's total-variation distance: 1 = same distribution);
-    per mechanism the round-trip-weighted mean, and how many cases the predictor itself calls
-    consistent with a policy group that contains `policy`. A case the model calls uncertain (its
-    steady state, or other steady states the pair can settle in, each with its cause) is held to
-    the closest mix of them, which the predictor finds (policies.<id>.distance.best)."""
+    """Per kernel-placed case: the predictor's verdict for `policy` (MATCH, EXPLAINED,
+    NO-PREDICTION, MISS), the strict agreement between its steady state and the observed class
+    distribution (1 - the total-variation distance), the agreement with its range (1 - the distance
+    to the closest mix of the steady state and its alternatives) and the range's coverage; per
+    mechanism the round-trip-weighted strict agreement and how many cases got each word."""
     by_name = {(c.get("mechanism"), c.get("mode"), c.get("placement")): c
                for c in results.get("cases", [])}
     cases, per_mech, not_compared = [], {}, []
@@ -138,83 +142,95 @@ def compute_agreement(results, pred, policy="mainline"):
             why_not = f"no {policy} prediction"
         elif not obs:
             why_not = "no observed placements"
-        elif "distance" not in model:
-            why_not = f"the predictor gives no distance for {policy} (a wakebench before it did)"
+        elif "verdict" not in model:
+            why_not = f"the predictor gives no verdict for {policy} (a wakebench before it did)"
         if why_not:
             if case:  # a kernel case the guest ran (not the predictor's default entry)
                 not_compared.append({"mechanism": e["mechanism"], "mode": e["mode"],
                                      "placement": e["placement"], "name": case.get("name"),
                                      "reason": why_not})
             continue
-        pc = {c: f for c, f in model["classes"].items() if f > 0}
-        # The predictor's distances (1 - agreement): to the undisturbed steady state ("strict"),
-        # and, where the model names other steady states the pair can settle in at times it
-        # cannot know, to the closest mix of it and them ("best").
-        dist = model["distance"]
-        agree, strict = 1 - dist["best"], 1 - dist["strict"]
-        uncertain = model.get("uncertain")
-        hist = measured.get("histogram") or {}
-        n = sum(v for v in hist.values() if isinstance(v, (int, float)))
-        consistent = e.get("consistent_with")
-        ok = consistent is not None and policy in consistent.split("/")
-        observed = case.get("observed") or {}
-        row = {"mechanism": e["mechanism"], "mode": e["mode"], "placement": e["placement"],
-               "name": case.get("name"), "wake_flags": e.get("wake_flags"),
-               "start": e.get("start"), "allowed": e.get("allowed"),
-               "model": {"classes": pc, "cpus": model.get("cpus"),
-                         "settled": model.get("settled"), "states": steady_states(model)},
-               "mainline_model": steady_states(e["policies"].get("mainline", {})),
-               "observed": {"classes": obs, "round_trips": n, "cpus": observed.get("cpus"),
-                            "migrations": measured.get("migrations")},
-               "agreement": round(agree, 3), "strict_agreement": round(strict, 3),
-               "consistent_with": consistent,
-               "model_consistent": ok, "verdict": e.get("verdict")}
-        if uncertain:
-            row["uncertain"] = {"reason": uncertain["reason"],
-                                "alternatives": uncertain["alternatives"],
-                                "range": uncertain["range"], "best_share": dist["share"],
-                                "best_alternative": dist["alternative"],
-                                "best_weights": dist["weights"]}
-        if agree < 1 - pred.get("consistent_distance", SHARE):
-            reps = len(case.get("repetitions") or []) or 1
-            start = e.get("start")
+        row = case_row(e, case, model, policy)
+        if row["verdict"] != "MATCH":
+            pc = row["model"]["classes"]
             row["attribution"] = attribute(
-                pc, obs, model.get("settled", True), measured.get("migrations"), start,
-                observed.get("cpus"), n, reps, model.get("cpus"))
+                pc, obs, model.get("settled", True), measured.get("migrations"), e.get("start"),
+                (case.get("observed") or {}).get("cpus"), row["observed"]["round_trips"],
+                len(case.get("repetitions") or []) or 1, model.get("cpus"))
         cases.append(row)
-        m = per_mech.setdefault(e["mechanism"], {"wake_flags": e.get("wake_flags"), "cases": 0,
-                                                  "round_trips": 0, "weighted": 0.0,
-                                                  "model_consistent": 0})
+        m = per_mech.setdefault(e["mechanism"], dict(
+            {"wake_flags": e.get("wake_flags"), "cases": 0, "round_trips": 0, "weighted": 0.0},
+            **{v: 0 for v in VERDICTS}))
         m["cases"] += 1
-        m["round_trips"] += n
-        m["weighted"] += agree * n
-        m["model_consistent"] += ok
+        m["round_trips"] += row["observed"]["round_trips"]
+        m["weighted"] += row["strict_agreement"] * row["observed"]["round_trips"]
+        m[row["verdict"]] += 1
     for m in per_mech.values():
         w = m.pop("weighted")
         m["agreement"] = round(w / m["round_trips"], 3) if m["round_trips"] else None
     return {"policy": policy, "emulated": True,
-            "metric": f"1 - total variation distance between the {policy} model's steady-state "
-                      "class distribution and the observed one, weighted by observed round trips",
+            "metric": f"the predictor's verdict for {policy}; agreement = 1 - total variation "
+                      f"distance between the {policy} model's steady state and the observed class "
+                      "distribution, weighted by observed round trips",
             "model": pred.get("model"), "topology": pred.get("topology"),
             "mechanisms": per_mech, "cases": cases, "not_compared": not_compared,
             "disagreements": [c for c in cases if "attribution" in c]}
 
 
+def case_row(e, case, model, policy):
+    """One compared case: the verdict, the strict and range agreements, the coverage, and what
+    the model and the guest said."""
+    measured = e.get("measured") or {}
+    hist = measured.get("histogram") or {}
+    dist = model["distance"]
+    consistent = e.get("consistent_with") or []
+    observed = case.get("observed") or {}
+    row = {"mechanism": e["mechanism"], "mode": e["mode"], "placement": e["placement"],
+           "name": case.get("name"), "wake_flags": e.get("wake_flags"),
+           "start": e.get("start"), "allowed": e.get("allowed"),
+           "verdict": model["verdict"], "coverage": model.get("coverage"),
+           "model": {"classes": {c: f for c, f in model["classes"].items() if f > 0},
+                     "cpus": model.get("cpus"), "settled": model.get("settled"),
+                     "states": steady_states(model)},
+           "mainline_model": steady_states(e["policies"].get("mainline", {})),
+           "observed": {"classes": measured.get("classes") or {},
+                        "round_trips": round(sum(v for v in hist.values()
+                                                 if isinstance(v, (int, float)))),
+                        "cpus": observed.get("cpus"), "migrations": measured.get("migrations")},
+           "strict_agreement": round(1 - dist["strict"], 3),
+           "range_agreement": round(1 - dist["best"], 3),
+           "consistent_with": consistent,
+           "model_consistent": any(policy in g.split("/") for g in consistent)}
+    uncertain = model.get("uncertain")
+    if uncertain:
+        row["uncertain"] = {"alternatives": [dict(a, cause=a["cause"]["text"])
+                                             for a in uncertain["alternatives"]],
+                            "best_share": dist["share"], "best_alternative": dist["alternative"],
+                            "best_weights": dist["weights"]}
+    if model.get("explained_by"):
+        row["explained_by"] = model["explained_by"]
+    return row
+
+
 def render_agreement(report):
     pct = pct_text
     pol = report["policy"]
-    lines = [f"agreement: guest kernel placements vs the {pol} model's steady state "
+    lines = [f"agreement: guest kernel placements vs the {pol} model "
              f"(topology {report['topology']}; placements only, no timings)",
              f"{'mechanism':<14} {'flags':<12} {'cases':>5} {'round trips':>11} "
-             f"{'agreement':>9}  {pol}-consistent"]
+             f"{'strict':>6}  " + " ".join(VERDICTS)]
     for mech, m in report["mechanisms"].items():
         a = "-" if m["agreement"] is None else f"{m['agreement'] * 100:.0f}%"
         lines.append(f"{mech:<14} {m['wake_flags'] or '?':<12} {m['cases']:>5} "
-                     f"{m['round_trips']:>11} {a:>9}  {m['model_consistent']}/{m['cases']}")
+                     f"{m['round_trips']:>11} {a:>6}  "
+                     + " ".join(f"{m[v]:>{len(v)}}" for v in VERDICTS))
     lines.append("")
     for c in report["cases"]:
         lines.append(f"{c['name'] or c['placement']} (start {c['start']}, allowed "
-                     f"{c['allowed']}): agreement {c['agreement'] * 100:.0f}%")
+                     f"{c['allowed']}): {c['verdict']}, strict agreement "
+                     f"{c['strict_agreement'] * 100:.0f}%, with the range "
+                     f"{c['range_agreement'] * 100:.0f}% (the range admits "
+                     f"{(c['coverage'] or 0) * 100:.0f}% of what the cpuset allows)")
         lines.append(f"    {pol} {pct(c['model']['classes'])} on CPUs "
                      f"{c['model']['cpus']}; observed {pct(c['observed']['classes'])}")
         if "uncertain" in c:
@@ -222,8 +238,7 @@ def render_agreement(report):
             for a in u["alternatives"]:
                 lines.append(f"    uncertain: or {pct(a['classes'])} on CPUs {a['cpus']} once "
                              f"{a['cause']}")
-            lines.append(f"    best mix: {mix_text(u)}; strict agreement "
-                         f"{c['strict_agreement'] * 100:.0f}%")
+            lines.append(f"    best mix: {mix_text(u)}")
         for why in c.get("attribution", []):
             lines.append(f"    why: {why}")
     if report["not_compared"]:

@@ -22,7 +22,6 @@ RUN_FILTER = ("^(pipe|unix-stream|unix-dgram|tcp-loopback|eventfd|futex|futex-sw
               "/.*kernel")
 # A shift smaller than this (in class steps, see distance()) is no shift.
 SHIFT_EPS = 0.1
-GOAL = 0.90
 # Fresh pairs per case: timing-dependent placements (a wake that finds a CPU busy for a moment) come
 # per pair, so a cell's figure needs more than the lab configs' 3.
 REPETITIONS = 6
@@ -39,29 +38,20 @@ def direction(x, eps=SHIFT_EPS):
     return 0 if abs(x) < eps else (1 if x > 0 else -1)
 
 
-def shift_range(states, base_states, order):
-    """The model's predicted shift as an interval: the patched kernel's steady states (with any
-    uncertain alternatives) against mainline's, each a mix anywhere between them."""
-    d = [distance(s, order) for s in states]
-    b = [distance(s, order) for s in base_states]
-    return min(d) - max(b), max(d) - min(b)
+# How a patched kernel's observed shift against mainline went, by what the two steady states
+# predict: where they differ, "as predicted" (the same way), "not seen" (no shift) or "wrong way";
+# where they are equal, "none" or "unpredicted" (a shift beyond mainline's own run-to-run shift on
+# that row). The uncertain ranges play no part: they allow almost any shift.
+SHIFTS = ("as predicted", "not seen", "wrong way", "none", "unpredicted")
 
 
-def direction_ok(observed, lo, hi):
-    """Whether the observed shift goes a way (up, down or none) the predicted interval allows."""
-    want = direction(observed)
-    return (want > 0 and hi >= SHIFT_EPS) or (want < 0 and lo <= -SHIFT_EPS) or \
-        (want == 0 and lo < SHIFT_EPS and hi > -SHIFT_EPS)
-
-
-def shift_verdict(observed, central, lo, hi, floor=0.0):
-    """The observed shift against the model's: "same" when it goes the way of the steady states'
-    shift (`central`; a shift within `floor`, mainline's own run-to-run difference on that row, or
-    under SHIFT_EPS counts as none), "range" when it goes another way that the model's uncertain
-    range [lo, hi] allows (timing the model cannot know), "wrong" when it allows neither."""
-    if direction(observed, max(SHIFT_EPS, floor)) == direction(central):
-        return "same"
-    return "range" if direction_ok(observed, lo, hi) else "wrong"
+def shift_verdict(observed, central, floor=0.0):
+    """`observed` against the steady states' shift `central`; a shift within `floor` (mainline's
+    own run-to-run difference on that row) or under SHIFT_EPS counts as none."""
+    seen, want = direction(observed, max(SHIFT_EPS, floor)), direction(central)
+    if want == 0:
+        return "none" if seen == 0 else "unpredicted"
+    return "as predicted" if seen == want else "not seen" if seen == 0 else "wrong way"
 
 
 def trace_text(trace):
@@ -95,82 +85,104 @@ def trace_text(trace):
 
 
 def cell_rows(report, base, order, traces=None, floors=None):
-    """One row per compared case of `report` (agreement.json of one preset x kernel): agreement,
-    observed and predicted shift against `base` (mainline's report on the same preset, or None),
-    judged with `floors` (case name -> mainline's own shift between two runs, see aa_floors), and
-    the case's wakeup trace from `traces` (case name -> result set `trace`) when it has one."""
+    """One row per compared case of `report` (agreement.json of one preset x kernel): verdict,
+    agreements and coverage, the observed and predicted shift against `base` (mainline's report on
+    the same preset, or None), judged with `floors` (case name -> mainline's own shift between two
+    runs, see aa_floors), and the case's wakeup trace from `traces` (case name -> result set
+    `trace`) when it has one."""
     base_cases = {c["name"]: c for c in (base or {}).get("cases", [])}
     rows = {}
     for c in report["cases"]:
         row = {"mechanism": c["mechanism"], "wake_flags": c["wake_flags"],
-               "agreement": c["agreement"], "observed": c["observed"]["classes"],
-               "model": c["model"]["classes"], "why": c.get("attribution", [])}
+               "verdict": c["verdict"], "agreement": c["strict_agreement"],
+               "range_agreement": c["range_agreement"], "coverage": c["coverage"],
+               "observed": c["observed"]["classes"], "model": c["model"]["classes"],
+               "why": c.get("attribution", [])}
         if "uncertain" in c:
-            row["uncertain"] = dict(c["uncertain"], strict_agreement=c["strict_agreement"])
+            row["uncertain"] = c["uncertain"]
         if c["name"] in (traces or {}):
             row["trace"] = trace_text(traces[c["name"]])
         b = base_cases.get(c["name"])
         if b is not None and report["policy"] != "mainline":
             row["observed_shift"] = round(distance(c["observed"]["classes"], order)
                                           - distance(b["observed"]["classes"], order), 3)
-            lo, hi = shift_range(c["model"].get("states") or [c["model"]["classes"]],
-                                 c["mainline_model"], order)
-            row["model_shift"] = [round(lo, 3), round(hi, 3)]
             central = distance(c["model"]["classes"], order) - distance(
                 (c["mainline_model"] or [{}])[0], order)
             row["central_shift"] = round(central, 3)
             floor = (floors or {}).get(c["name"], 0.0)
             if floors is not None:
                 row["aa_floor"] = round(floor, 3)
-            row["shift"] = shift_verdict(row["observed_shift"], central, lo, hi, floor)
+            row["shift"] = shift_verdict(row["observed_shift"], central, floor)
         rows[c["name"]] = row
     return rows
 
 
-def shift_text(lohi):
-    lo, hi = lohi
-    return f"{lo:+.2f}" if abs(hi - lo) < 0.005 else f"[{lo:+.2f},{hi:+.2f}]"
-
-
-SHIFT_FLAG = {"same": "", "range": " (in range)", "wrong": " (wrong way)"}
-
-
 def cell_text(r):
-    """One table cell: agreement (~ uncertain, with its strict figure), then for a patched kernel
-    the observed / predicted shift and how it went."""
-    t = f"{r['agreement'] * 100:.0f}%"
-    if "uncertain" in r:
-        t += "~"
-        strict = r["uncertain"]["strict_agreement"]
-        if f"{strict * 100:.0f}" != f"{r['agreement'] * 100:.0f}":
-            t += f" s{strict * 100:.0f}%"
-    if r["agreement"] < GOAL:
+    """One table cell: the verdict word and the strict agreement (**bold** unless MATCH), the
+    range's agreement after an EXPLAINED; then for a patched kernel the observed / predicted shift
+    and how it went."""
+    t = f"{r['verdict']} {r['agreement'] * 100:.0f}%"
+    if r["verdict"] == "EXPLAINED":
+        t += f" r{r['range_agreement'] * 100:.0f}%"
+    if r["verdict"] != "MATCH":
         t = f"**{t}**"
     if "observed_shift" in r:
-        t += f" {r['observed_shift']:+.2f}/{r['central_shift']:+.2f}" + SHIFT_FLAG[r["shift"]]
+        t += f" {r['observed_shift']:+.2f}/{r['central_shift']:+.2f} {r['shift']}"
     return t
 
 
 def totals(rows):
-    """The matrix in a few counts: rows, agreement at the goal with the model's range and with
-    its steady state alone, and how the patched kernels' shifts went."""
-    n = len(rows)
-    ranged = sum(r["agreement"] >= GOAL for r in rows)
-    strict = sum((r["uncertain"]["strict_agreement"] if "uncertain" in r else r["agreement"])
-                 >= GOAL for r in rows)
+    """The matrix in a few counts: rows per verdict word (only MATCH is agreement), and how the
+    patched kernels' shifts went."""
+    words = [r["verdict"] for r in rows]
     shifts = [r["shift"] for r in rows if "shift" in r]
-    return (f"{n} case rows: agreement at {GOAL * 100:.0f}% or more in {ranged} with the model's "
-            f"range, in {strict} with its steady state alone. Shifts of the patched kernels "
-            f"against mainline ({len(shifts)} rows): {shifts.count('same')} the way the steady "
-            f"states predict, {shifts.count('range')} another way the uncertain range allows, "
-            f"{shifts.count('wrong')} the wrong way.")
+    predicted = [s for s in shifts if s in SHIFTS[:3]]
+    return (f"{len(rows)} case rows: {words.count('MATCH')} MATCH (the steady state within TV "
+            f"0.25), {words.count('EXPLAINED')} EXPLAINED (a mix with named alternatives), "
+            f"{words.count('MISS')} MISS; {words.count('NO-PREDICTION')} NO-PREDICTION (the "
+            "model's range admits 90% or more of what the cpuset allows: counted apart, never as "
+            f"agreement). Shifts of the patched kernels against mainline ({len(shifts)} rows): "
+            f"where the steady states predict one ({len(predicted)} rows), "
+            f"{shifts.count('as predicted')} as predicted, {shifts.count('not seen')} not seen, "
+            f"{shifts.count('wrong way')} the wrong way; where they predict none "
+            f"({len(shifts) - len(predicted)} rows), {shifts.count('none')} none, "
+            f"{shifts.count('unpredicted')} unpredicted.")
+
+
+def row_line(p, k, n, r):
+    """A row of the lists below the tables: where, what the model and the guest said."""
+    return (f"- {p} / {k} / {n}: {r['verdict']}, strict {r['agreement'] * 100:.0f}%, range "
+            f"{r['range_agreement'] * 100:.0f}% (admits {(r['coverage'] or 0) * 100:.0f}%); "
+            f"observed {pct_text(r['observed'])}; model {pct_text(r['model'])}"
+            + (f"; shift {r['observed_shift']:+.2f}, steady states {r['central_shift']:+.2f} "
+               f"({r['shift']})" + (f", mainline's own run-to-run {r['aa_floor']:.2f}"
+                                    if "aa_floor" in r else "")
+               if "observed_shift" in r else ""))
+
+
+def listed(title, intro, rows, details):
+    """A titled list of rows, each followed by its `details(row)` lines."""
+    if not rows:
+        return []
+    lines = [f"#### {title}", "", intro, ""]
+    for p, k, n, r in rows:
+        lines.append(row_line(p, k, n, r))
+        lines += [f"  - {d}" for d in details(r)]
+    return lines + [""]
+
+
+def alternatives_lines(r):
+    u = r.get("uncertain") or {}
+    out = [f"best mix {mix_text(u)}"] if u else []
+    out += [f"or {pct_text(a['classes'])} on CPUs {a.get('cpus')} once {a.get('cause')}"
+            for a in u.get("alternatives", [])]
+    return out + ([r["trace"]] if "trace" in r else [])
 
 
 def render(matrix):
     """The totals, the markdown table (one per preset: rows are cases, columns kernels), then the
-    rows that needed the model's uncertain range (strict agreement under the goal, or a shift the
-    steady states do not predict) and the rows under the goal or shifted the wrong way, each with
-    the model's reasons and the wakeup trace."""
+    rows by word: EXPLAINED (with the alternatives), NO-PREDICTION (apart), MISS and every
+    shift the wrong way or unpredicted (with the model's reasons and the wakeup trace)."""
     kernels = matrix["kernels"]
     every = [(p, k, n, r) for p, pk in matrix["cells"].items() for k, cell in pk.items()
              for n, r in (cell or {}).get("rows", {}).items()]
@@ -195,46 +207,23 @@ def render(matrix):
                              "-" if cell and "rows" in cell else "not run")
             lines.append(f"| {n} | {flags} | " + " | ".join(cells) + " |")
         lines.append("")
-    needed = [(p, k, n, r) for p, k, n, r in every if "uncertain" in r and r["agreement"] >= GOAL
-              and (r["uncertain"]["strict_agreement"] < GOAL or r.get("shift") == "range")]
-    if needed:
-        lines += ["#### Rows that needed the model's uncertain range", "",
-                  "Strict agreement (the steady state alone) under the goal, or a shift another "
-                  "way than the steady states predict: the closest mix of the steady state and "
-                  "its alternatives (each fresh pair may settle in any of them), and the traced "
-                  "wakeups.", ""]
-    for p, k, n, r in needed:
-        u = r["uncertain"]
-        lines.append(f"- {p} / {k} / {n}: observed {pct_text(r['observed'])}; model "
-                     f"{pct_text(r['model'])}; best mix {mix_text(u)}, agreement "
-                     f"{r['agreement'] * 100:.0f}%, strict {u['strict_agreement'] * 100:.0f}%"
-                     + (f"; shift {r['observed_shift']:+.2f}, steady states "
-                        f"{r['central_shift']:+.2f}, range {shift_text(r['model_shift'])}"
-                        + (f", mainline's own run-to-run {r['aa_floor']:.2f}"
-                           if "aa_floor" in r else "") if "observed_shift" in r else ""))
-        for a in u["alternatives"]:
-            lines.append(f"  - or {pct_text(a['classes'])} on CPUs {a.get('cpus')} once "
-                         f"{a.get('cause')}")
-        if "trace" in r:
-            lines.append(f"  - {r['trace']}")
-    if needed:
-        lines.append("")
+    lines += listed("EXPLAINED rows", "A strict miss that a mix of the steady state and the "
+                    "named alternatives brings within 0.25 (each fresh pair may settle in any of "
+                    "them), with the traced wakeups.",
+                    [x for x in every if x[3]["verdict"] == "EXPLAINED"], alternatives_lines)
+    lines += listed("NO-PREDICTION rows", "The model's range admits 90% or more of what the "
+                    "cpuset allows: whatever the kernel did, the range held it. Not agreement.",
+                    [x for x in every if x[3]["verdict"] == "NO-PREDICTION"],
+                    lambda r: [r["trace"]] if "trace" in r else [])
     missing = sorted({(k, cell["missing"]) for pk in matrix["cells"].values()
                       for k, cell in pk.items() if cell and cell.get("missing")})
     if missing:
         lines += ["#### Not run", ""] + [f"- {k}: {why}" for k, why in missing] + [""]
-    short = [(p, k, n, r) for p, k, n, r in every
-             if r["agreement"] < GOAL or r.get("shift") == "wrong"]
-    if short:
-        lines += ["#### Cells under 90% or shifted the wrong way", ""]
-    for p, k, n, r in short:
-        lines.append(f"- {p} / {k} / {n}: agreement {r['agreement'] * 100:.0f}%, model "
-                     f"{pct_text(r['model'])}, observed {pct_text(r['observed'])}"
-                     + (f", shift observed {r['observed_shift']:+.2f} vs predicted "
-                        f"{r['central_shift']:+.2f} (range {shift_text(r['model_shift'])})"
-                        if "observed_shift" in r else ""))
-        for why in r["why"] + ([r["trace"]] if "trace" in r else []):
-            lines.append(f"  - {why}")
+    lines += listed("MISS rows and shifts the wrong way or unpredicted", "With the model's "
+                    "reasons and the traced wakeups.",
+                    [x for x in every if x[3]["verdict"] == "MISS"
+                     or x[3].get("shift") in ("wrong way", "unpredicted")],
+                    lambda r: r["why"] + ([r["trace"]] if "trace" in r else []))
     return "\n".join(lines) + "\n"
 
 
@@ -417,16 +406,18 @@ def render_document(matrix):
              f"the matrix ({matrix['aa']}), " if matrix.get("aa") else "")
     head = [f"Rendered {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC from "
             "each cell's results.json (the guests' own run times are in their lab-summary.json). "
-            "Per cell: the agreement of the kernel's placements with its own policy's model (1 - "
-            "total variation distance, round trips of " + pairs_text(matrix) + " fresh pairs x "
-            "2000); ~ marks a case the model calls uncertain, held to its range (the closest mix "
-            "of its steady state and alternatives), with sNN% the strict agreement (the steady "
-            "state alone) where lower; **bold** is under 90%. Then for a patched kernel the "
-            "observed / predicted shift against mainline's run on the same preset: the mean "
-            "distance of the wakee from the waker in class steps (same-cpu 0, smt-sibling 1, "
-            "...; negative = closer to the waker), predicted from the two steady states; "
-            "(in range) an observed shift another way, which the uncertain ranges allow, (wrong "
-            "way) one they do not; a shift under 0.1 " + floor + "counts as none.", "",
-            "Kernels:"]
+            "Per cell: the predictor's verdict for the kernel's own policy and the strict "
+            "agreement of its placements with that policy's steady state (1 - total variation "
+            "distance, round trips of " + pairs_text(matrix) + " fresh pairs x 2000): MATCH "
+            "within 0.25; EXPLAINED, a strict miss that a mix with the model's alternatives "
+            "brings within 0.25 (rNN%: the agreement with that mix); NO-PREDICTION, the model's "
+            "range admits 90% or more of what the cpuset allows, so it could not have failed; "
+            "MISS. Only MATCH is agreement; **bold** marks every other word. Then for a patched "
+            "kernel the observed / predicted shift against mainline's run on the same preset: "
+            "the mean distance of the wakee from the waker in class steps (same-cpu 0, "
+            "smt-sibling 1, ...; negative = closer to the waker), predicted from the two steady "
+            "states alone; a shift under 0.1 " + floor + "counts as none. Where the steady states "
+            "differ: as predicted, not seen or wrong way; where they are equal: none or "
+            "unpredicted.", "", "Kernels:"]
     head += [kernel_line(p, matrix["kernel_meta"].get(p, {})) for p in matrix["kernels"]]
     return "\n".join(head) + "\n\n" + render(matrix)
