@@ -349,6 +349,22 @@ std::string render_premise(const Premise& p) {
   return out;
 }
 
+// "3 kernel cases by the nearest group's word: 1 MATCH, 0 EXPLAINED, 2 NO-PREDICTION, 0 MISS".
+std::string verdict_counts(const ResultsPrediction& p) {
+  std::map<Verdict, int> n;
+  int cases = 0;
+  for (const auto& e : p.cases) {
+    if (e.groups.empty() || !e.first_of(e.groups.front()).verdict) continue;
+    ++cases;
+    ++n[*e.first_of(e.groups.front()).verdict];
+  }
+  std::string out = std::to_string(cases) + " observed kernel cases by the nearest group's word:";
+  for (Verdict v : {Verdict::kMatch, Verdict::kExplained, Verdict::kNoPrediction, Verdict::kMiss})
+    out += std::string(v == Verdict::kMatch ? " " : ", ") + std::to_string(n[v]) + " " +
+           std::string(verdict_word(v));
+  return out + "\n";
+}
+
 }  // namespace
 
 ClassShares class_shares(const std::map<PlacementClass, double>& classes) {
@@ -386,7 +402,7 @@ std::string render_results_text(const ResultsPrediction& p) {
                 "admits %.0f%% or more of what the cpuset allows (it could not fail). MISS: "
                 "neither. docs/policy-model.md#verdicts",
                 kMatchDistance, kNoPredictionCoverage * 100);
-  out += wrapped("", legend, 0);
+  out += verdict_counts(p) + wrapped("", legend, 0);
   Footnotes notes;
   for (const auto& e : p.cases) out += render_case(e, notes);
   out += notes.render();

@@ -463,9 +463,13 @@ void predictions(Context& ctx) {
       r.predicted.push_back(pol.is_object() ? num(pol, "predicted_rtt_ns") : std::nullopt);
       // "~": the model calls it uncertain; the marker is its steady state, its range is in
       // `wakebench predict` (policies.<id>.uncertain).
-      r.classes.push_back(pol.is_object() && pol.contains("classes")
-                              ? main_class(pol["classes"]) + (pol.contains("uncertain") ? " ~" : "")
-                              : "-");
+      std::string cls = pol.is_object() && pol.contains("classes")
+                            ? main_class(pol["classes"]) + (pol.contains("uncertain") ? " ~" : "")
+                            : "-";
+      // The predictor's word for the kernel's placements (docs/policy-model.md#verdicts).
+      if (pol.is_object() && pol.contains("verdict") && pol["verdict"].is_string())
+        cls += ", " + pol["verdict"].get<std::string>();
+      r.classes.push_back(cls);
     }
     if (e.contains("measured") && e["measured"].is_object())
       r.measured = num(e["measured"], "rtt_ns");
@@ -491,7 +495,9 @@ void predictions(Context& ctx) {
                 "placement (class in brackets) costed with the median RTT measured pinned on that "
                 "class with the case's own knobs; measured = the case itself. ~: the model "
                 "calls the placement uncertain (other steady states are possible, each costed "
-                "differently: `wakebench predict --results`); the figure is its steady state."
+                "differently: `wakebench predict --results`); the figure is its steady state. "
+                "After the class, the predictor's verdict on the kernel's placements (MATCH, "
+                "EXPLAINED, NO-PREDICTION, MISS: docs/policy-model.md#verdicts)."
                 "\n\n"
                 "| kernel-placed case |";
   for (const std::string& p : policies) ctx.tables << " " << p << " |";
