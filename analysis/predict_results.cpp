@@ -94,18 +94,24 @@ std::pair<LlcSource, std::string> recorded_llc(const json& rs) {
       why += " (" + d["unavailable"].get<std::string>() + ")";
     return {LlcSource::kAuto, "the XML's L3/L2 rule: " + why};
   }
-  int cpu = INT32_MAX;
+  std::optional<int> cpu;
   for (const json& e : d)
     if (e.is_object() && e.value("cpu", json()).is_number_integer())
-      cpu = std::min(cpu, e["cpu"].get<int>());
+      cpu = std::min(cpu.value_or(INT32_MAX), e["cpu"].get<int>());
   std::vector<std::pair<int, std::pair<std::string, std::string>>> levels;
   for (const json& e : d) {
-    if (!e.is_object() || e.value("cpu", json()) != json(cpu)) continue;
+    if (!cpu || !e.is_object() || e.value("cpu", json()) != json(*cpu) ||
+        !e.value("domain", json()).is_number_integer() || !e.value("name", json()).is_string())
+      continue;
     std::string flags;
     for (const json& f : e.value("flags", json::array()))
       if (f.is_string()) flags += f.get<std::string>() + " ";
-    levels.push_back({e.value("domain", 0), {e.value("name", std::string()), flags}});
+    levels.push_back({e["domain"].get<int>(), {e["name"].get<std::string>(), flags}});
   }
+  if (levels.empty())
+    return {LlcSource::kAuto,
+            "the XML's L3/L2 rule: the recorded sched domains have no CPU's "
+            "levels with a name and a number"};
   std::sort(levels.begin(), levels.end());
   std::vector<std::pair<std::string, std::string>> domains;
   std::string names;
@@ -114,9 +120,9 @@ std::pair<LlcSource, std::string> recorded_llc(const json& rs) {
     names += (names.empty() ? "" : " ") + (nf.first.empty() ? "?" : nf.first);
   }
   if (auto llc = llc_source_from_domains(domains))
-    return {*llc, "the recorded sched domains of CPU " + std::to_string(cpu) + " (" + names + ")"};
+    return {*llc, "the recorded sched domains of CPU " + std::to_string(*cpu) + " (" + names + ")"};
   return {LlcSource::kAuto, "the XML's L3/L2 rule: the recorded sched domains of CPU " +
-                                std::to_string(cpu) + " (" + names +
+                                std::to_string(*cpu) + " (" + names +
                                 ") name no level this model knows as the LLC"};
 }
 

@@ -794,6 +794,9 @@ TEST(Verdicts, TheRecordedSchedDomainsNameTheLlc) {
   rs["environment"]["sched_domains"][0]["name"] = "XYZ";
   EXPECT_NE(predict_json(rs)["llc_from"].get<std::string>().find("name no level"),
             std::string::npos);
+  rs["environment"]["sched_domains"] = {{{"cpu", "0"}, {"domain", "x"}}};
+  EXPECT_NE(predict_json(rs)["llc_from"].get<std::string>().find("no CPU's levels"),
+            std::string::npos);
 }
 
 TEST(Verdicts, StrictMatchWinsOverAnyCoverageAndTheRangeOnlyExplains) {
