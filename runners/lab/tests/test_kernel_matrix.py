@@ -144,6 +144,7 @@ def test_render_counts_each_word_apart_and_lists_why():
             "not seen | not run |") in text
     assert text.startswith("2 case rows: 0 MATCH (the steady state within TV 0.25), 0 EXPLAINED "
                            "(a mix with named alternatives), 1 MISS; 1 NO-PREDICTION")
+    assert "0 rows have a range that admits 90% or more" in text
     assert "where the steady states predict one (1 rows), 0 as predicted, 1 not seen" in text
     assert "#### NO-PREDICTION rows" in text
     assert "- smt2 / sync-pair / pipe/threads/kernel: MISS, strict 50%" in text
