@@ -98,9 +98,14 @@ std::string pair_of(const std::string& name) {
   return "";
 }
 
+// A CPU id as an int can hold it (a larger number must not wrap to a small id).
+bool cpu_id(const json& v) {
+  return v.is_number_integer() && v.get<int64_t>() >= 0 && v.get<int64_t>() < (1 << 22);
+}
+
 std::vector<int> cpu_ids(const json& v) {
   bool valid = v.is_array() && !v.empty();
-  for (const auto& c : v) valid = valid && c.is_number_integer();
+  for (const auto& c : v) valid = valid && cpu_id(c);
   if (!valid) throw std::invalid_argument("cpuset is not a non-empty list of CPU ids");
   return v.get<std::vector<int>>();
 }
@@ -163,8 +168,7 @@ CaseView parse_case(std::size_t index, const json& j) {
     set_placement(c, j);
     if (j.contains("cpus") && j["cpus"].is_object()) {
       const json& cpus = j["cpus"];
-      if (cpus.value("waker", json()).is_number_integer() &&
-          cpus.value("wakee", json()).is_number_integer())
+      if (cpu_id(cpus.value("waker", json())) && cpu_id(cpus.value("wakee", json())))
         c.cpus = CpuPair{cpus["waker"].get<int>(), cpus["wakee"].get<int>()};
     }
     if (j.contains("params") && !j["params"].is_object() && !j["params"].is_null())
@@ -180,12 +184,12 @@ CaseView parse_case(std::size_t index, const json& j) {
     c.wakeup = stats_of(j.value("wakeup_ns", json()));
     if (c.ok() && !c.rtt.get("median"))
       throw std::invalid_argument("status ok but no numeric rtt_ns.median");
-    check_positive("rtt_ns.median", c.rtt.get("median"));
+    if (c.ok()) check_positive("rtt_ns.median", c.rtt.get("median"));
     if (j.contains("repetitions")) {
       if (!j["repetitions"].is_array())
         throw std::invalid_argument("\"repetitions\" is not an array");
       for (const json& r : j["repetitions"]) c.repetitions.push_back(stats_of(r));
-      for (std::size_t i = 0; i < c.repetitions.size(); ++i)
+      for (std::size_t i = 0; c.ok() && i < c.repetitions.size(); ++i)
         check_positive("repetitions[" + std::to_string(i) + "].median",
                        c.repetitions[i].get("median"));
       // Schema 2: each repetition's histogram of its round trips; all of them or none.

@@ -100,10 +100,9 @@ std::vector<CaseView> check_result_set(const nlohmann::json& doc) {
   if (!doc.contains("schema_version") || !doc["schema_version"].is_number_integer())
     throw E("missing or non-integer \"schema_version\"");
   // As the 64-bit number it is: 4294967297 must not read as 1.
-  if (const int64_t v = doc["schema_version"].get<int64_t>();
-      v < kOldestResultSchemaVersion || v > kResultSchemaVersion)
+  if (!readable_result_schema(doc["schema_version"].get<int64_t>()))
     throw E("schema_version " + doc["schema_version"].dump() +
-            " is not supported (this wakebench reads " + "versions " +
+            " is not supported (this wakebench reads versions " +
             std::to_string(kOldestResultSchemaVersion) + " to " +
             std::to_string(kResultSchemaVersion) + ")");
   if (!doc.contains("cases") || !doc["cases"].is_array()) throw E("missing \"cases\" array");

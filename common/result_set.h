@@ -3,6 +3,7 @@
 // JSON from its raw samples and writes files atomically.
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -18,7 +19,7 @@ inline constexpr const char* kResultSchema = "wakebench-results";
 // test and report does not draw.
 inline constexpr int kResultSchemaVersion = 2;
 inline constexpr int kOldestResultSchemaVersion = 1;
-constexpr bool readable_result_schema(int v) {
+constexpr bool readable_result_schema(int64_t v) {
   return v >= kOldestResultSchemaVersion && v <= kResultSchemaVersion;
 }
 

@@ -47,6 +47,7 @@ class BadInput : public ::testing::Test {
     put("unknown-key.json",
         std::string(R"({"schema_version": 1, "repeat": 3, )") + kGoodCase + "}");
     put("version-2.json", std::string(R"({"schema_version": 2, )") + kGoodCase + "}");
+    put("version-huge.json", std::string(R"({"schema_version": 4294967297, )") + kGoodCase + "}");
     put("mechanism.json",
         cfg(R"("mechanisms": ["pipez"], "modes": ["threads"], "placements": ["llc"])"));
     put("mode.json", cfg(R"("mechanisms": ["pipe"], "modes": ["thread"], "placements": ["llc"])"));
@@ -154,6 +155,8 @@ TEST_F(BadInput, RunConfigsAndFlags) {
       {"unknown key", "unknown-key.json", "config {dir}/unknown-key.json: repeat: unknown key"},
       {"other schema version", "version-2.json",
        "schema_version: unsupported value 2 (this wakebench reads 1)"},
+      {"schema_version past 32 bits", "version-huge.json",
+       "schema_version: unsupported value 4294967297 (this wakebench reads 1)"},
       {"unknown mechanism", "mechanism.json",
        "cases[0].mechanisms[0]: unknown mechanism \"pipez\""},
       {"unknown mode", "mode.json", "cases[0].modes[0]: unknown mode \"thread\""},

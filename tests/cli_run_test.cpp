@@ -11,10 +11,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "common/result_set.h"
 #include "common/run_order.h"
@@ -52,6 +54,28 @@ class RunCli : public ::testing::Test {
                             (dir_ / "stdout").string() + " 2>" + (dir_ / "stderr").string();
     const int rc = std::system(cmd.c_str());
     return {WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc), slurp(dir_ / "stdout"),
+            slurp(dir_ / "stderr")};
+  }
+  // `wakebench run ARGS` in the background, its stderr in dir_/stderr; `in_child` runs first
+  // (limits, another user). Returns its pid.
+  pid_t start_run(const std::vector<std::string>& args,
+                  const std::function<bool()>& in_child = {}) {
+    const pid_t pid = fork();
+    if (pid != 0) return pid;
+    freopen((dir_ / "stderr").c_str(), "w", stderr);
+    freopen("/dev/null", "w", stdout);
+    if (in_child && !in_child()) _exit(126);
+    std::vector<char*> argv = {const_cast<char*>(WB_BINARY), const_cast<char*>("run")};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(WB_BINARY, argv.data());
+    _exit(127);
+  }
+  // Waits for start_run's process: its exit status (128 + signal when killed) and stderr.
+  Cmd finish(pid_t pid) {
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid) return {-1, "", "waitpid failed"};
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), "",
             slurp(dir_ / "stderr")};
   }
   fs::path dir_;
@@ -230,26 +254,16 @@ TEST_F(RunCli, InterruptWritesAnIncompleteResultSetAndLeavesNothing) {
   uint64_t seed = 0;
   while (wb::interleaved_order({1, 1, 1}, seed)[0] != 0) ++seed;
   const std::string seed_arg = std::to_string(seed);
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    const std::string o = out.string(), c = cfg.string(), e = (dir_ / "stderr").string();
-    freopen(e.c_str(), "w", stderr);
-    freopen("/dev/null", "w", stdout);
-    execl(WB_BINARY, WB_BINARY, "run", "--config", c.c_str(), "--out", o.c_str(), "--seed",
-          seed_arg.c_str(), nullptr);
-    _exit(127);
-  }
+  const pid_t pid =
+      start_run({"--config", cfg.string(), "--out", out.string(), "--seed", seed_arg});
+  ASSERT_GT(pid, 0);
   // Wait until the first case reported, then interrupt the long second one.
   for (int i = 0; i < 300 && slurp(dir_ / "stderr").find("[1/") == std::string::npos; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   kill(pid, SIGINT);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  const std::string err = slurp(dir_ / "stderr");
-  ASSERT_TRUE(WIFEXITED(status)) << err;
-  EXPECT_NE(WEXITSTATUS(status), 0) << err;
+  const Cmd c = finish(pid);
+  EXPECT_EQ(c.status, 130) << c.err;
   const auto rs = nlohmann::json::parse(slurp(out));
   EXPECT_EQ(rs["complete"], false);
   ASSERT_GE(rs["cases"].size(), 1u);
@@ -262,7 +276,8 @@ TEST_F(RunCli, InterruptWritesAnIncompleteResultSetAndLeavesNothing) {
   const std::string ps =
       "pgrep -f '^" + std::string(WB_BINARY) + " run --config " + cfg.string() + "'";
   EXPECT_NE(std::system(ps.c_str()), 0) << "a wakebench task outlived the run";
-  EXPECT_FALSE(fs::exists(out.string() + ".tmp." + std::to_string(pid)));
+  for (const auto& e : fs::directory_iterator(dir_))  // no temporary file of the write is left
+    EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << e.path();
 }
 
 // Direct children of `pid` (its task processes: driver.cpp CaseRun::spawn).
@@ -282,16 +297,9 @@ TEST_F(RunCli, InterruptKeepsTheRepetitionsACaseFinished) {
     "defaults": {"round_trips": 300000, "warmup": 10, "repetitions": 3, "timeout_s": 120},
     "cases": [{"mechanisms": ["pipe"], "modes": ["processes"], "placements": ["same-cpu"]}]})");
   const auto out = dir_ / "r.json";
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    const std::string o = out.string(), c = cfg.string(), e = (dir_ / "stderr").string();
-    freopen(e.c_str(), "w", stderr);
-    freopen("/dev/null", "w", stdout);
-    execl(WB_BINARY, WB_BINARY, "run", "--config", c.c_str(), "--out", o.c_str(), "--events",
-          "none", nullptr);
-    _exit(127);
-  }
+  const pid_t pid =
+      start_run({"--config", cfg.string(), "--out", out.string(), "--events", "none"});
+  ASSERT_GT(pid, 0);
   std::set<pid_t> first;
   bool second = false;
   for (int i = 0; i < 6000 && !second; ++i) {
@@ -303,11 +311,8 @@ TEST_F(RunCli, InterruptKeepsTheRepetitionsACaseFinished) {
   }
   ASSERT_TRUE(second) << "the second repetition never started";
   kill(pid, SIGINT);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  const std::string err = slurp(dir_ / "stderr");
-  ASSERT_TRUE(WIFEXITED(status)) << err;
-  EXPECT_EQ(WEXITSTATUS(status), 130) << err;
+  const Cmd run = finish(pid);
+  EXPECT_EQ(run.status, 130) << run.err;
   const auto rs = nlohmann::json::parse(slurp(out));
   EXPECT_EQ(rs["complete"], false);
   ASSERT_EQ(rs["cases"].size(), 1u);
@@ -328,24 +333,14 @@ TEST_F(RunCli, AForkOrThreadShortageFailsOnlyItsCase) {
     "cases": [{"mechanisms": ["pipe"], "modes": ["processes", "threads"],
                "placements": ["same-cpu"]}]})");
   const auto out = dir_ / "r.json";
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    const std::string o = out.string(), c = cfg.string(), e = (dir_ / "stderr").string();
-    freopen(e.c_str(), "w", stderr);
-    freopen("/dev/null", "w", stdout);
-    const rlimit one_more{2, 2};  // wakebench itself and one task
-    if (setrlimit(RLIMIT_NPROC, &one_more) != 0 || setgid(65534) != 0 || setuid(65534) != 0)
-      _exit(126);
-    execl(WB_BINARY, WB_BINARY, "run", "--config", c.c_str(), "--out", o.c_str(), "--events",
-          "none", nullptr);
-    _exit(127);
-  }
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  const std::string err = slurp(dir_ / "stderr");
-  ASSERT_TRUE(WIFEXITED(status)) << err;
-  ASSERT_EQ(WEXITSTATUS(status), 0) << err;
+  const pid_t pid =
+      start_run({"--config", cfg.string(), "--out", out.string(), "--events", "none"}, [] {
+        const rlimit one_more{2, 2};  // wakebench itself and one task
+        return setrlimit(RLIMIT_NPROC, &one_more) == 0 && setgid(65534) == 0 && setuid(65534) == 0;
+      });
+  ASSERT_GT(pid, 0);
+  const Cmd run = finish(pid);
+  ASSERT_EQ(run.status, 0) << run.err;
   const auto rs = nlohmann::json::parse(slurp(out));
   ASSERT_EQ(rs["cases"].size(), 2u);
   for (const auto& c : rs["cases"]) {
