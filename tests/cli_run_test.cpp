@@ -369,4 +369,26 @@ TEST_F(RunCli, AMissingClassNamesTheCpusTheRunCannotUse) {
   EXPECT_NE(reason.find("not allowed"), std::string::npos) << reason;
 }
 
+// Two runs that start in the same second write two result sets (issue 25: both said they wrote
+// results/<host>-<UTC second>.json, and one file was left).
+TEST_F(RunCli, RunsOfOneSecondNeverShareADefaultName) {
+  const auto cfg = write("tiny.json", R"({"schema_version": 1,
+    "defaults": {"round_trips": 100, "warmup": 10, "repetitions": 1, "timeout_s": 30},
+    "cases": [{"mechanisms": ["pipe"], "modes": ["threads"], "placements": ["same-cpu"]}]})");
+  const std::string folder = dir_.string();
+  auto in_dir = [&folder] { return chdir(folder.c_str()) == 0; };
+  const pid_t a = start_run({"--config", cfg.string(), "--events", "none"}, in_dir);
+  const pid_t b = start_run({"--config", cfg.string(), "--events", "none"}, in_dir);
+  ASSERT_GT(a, 0);
+  ASSERT_GT(b, 0);
+  EXPECT_EQ(finish(a).status, 0);
+  EXPECT_EQ(finish(b).status, 0);
+  std::vector<std::string> sets;
+  for (const auto& e : fs::directory_iterator(dir_ / "results"))
+    sets.push_back(e.path().filename().string());
+  ASSERT_EQ(sets.size(), 2u);
+  for (const std::string& name : sets)
+    EXPECT_TRUE(nlohmann::json::parse(slurp(dir_ / "results" / name)).is_object()) << name;
+}
+
 }  // namespace
