@@ -32,11 +32,6 @@ const std::vector<std::string>& noise_metrics() {
 
 namespace {
 
-std::string field(const ResultSet& rs, const char* pointer) {
-  const nlohmann::json::json_pointer p(pointer);
-  return rs.doc.contains(p) && rs.doc.at(p).is_string() ? rs.doc.at(p).get<std::string>() : "";
-}
-
 // One machine, one config (by its hash), no set twice, and enough repetitions in every ok case.
 void check_aa_sets(const std::vector<ResultSet>& sets) {
   using E = std::invalid_argument;
@@ -51,7 +46,7 @@ void check_aa_sets(const std::vector<ResultSet>& sets) {
     if (b.machine.hostname != a.machine.hostname)
       throw E("noise: " + a.path + " and " + b.path + " are from different machines (\"" +
               a.machine.hostname + "\", \"" + b.machine.hostname + "\")");
-    if (field(b, "/environment/config_hash") != field(a, "/environment/config_hash"))
+    if (b.machine.config_hash != a.machine.config_hash)
       throw E("noise: " + a.path + " and " + b.path + " ran different configs (config_hash)");
   }
   for (std::size_t i = 0; i < sets.size(); ++i)

@@ -36,6 +36,7 @@ MachineSummary summarize_machine(const nlohmann::json& doc) {
   m.cpu_model = first_string(doc, {"/environment/cpu/model"});
   m.kernel_release = first_string(doc, {"/environment/kernel/release"});
   m.topology_source = first_string(doc, {"/topology/source"});
+  m.config_hash = first_string(doc, {"/environment/config_hash"});
   if (doc.contains("topology") && doc["topology"].is_object()) {
     const nlohmann::json& topo = doc["topology"];
     if (topo.contains("counts") && topo["counts"].is_object()) {

@@ -29,7 +29,7 @@ const char* kind_of(mode_t mode) {
   if (S_ISBLK(mode)) return "a block device";
   if (S_ISFIFO(mode)) return "a FIFO";
   if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
+  return "a special file";
 }
 
 void make_folder(const std::string& what, const fs::path& target) {
@@ -39,12 +39,21 @@ void make_folder(const std::string& what, const fs::path& target) {
   if (ec) refuse(what, target.string(), "cannot create its folder: " + ec.message());
 }
 
-// A temporary file beside `target`, unique in this process and among processes.
-std::pair<std::string, Fd> create_temp(const fs::path& target) {
+// A temporary file beside `target`, unique in this process and among processes (`err`: the errno
+// of a failed open, else 0).
+struct Temp {
+  std::string path;
+  Fd fd;
+  int err = 0;
+};
+Temp create_temp(const fs::path& target) {
   static std::atomic<unsigned> serial{0};
-  const std::string tmp = target.string() + ".tmp." + std::to_string(getpid()) + "." +
-                          std::to_string(serial.fetch_add(1));
-  return {tmp, Fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666))};
+  Temp t{target.string() + ".tmp." + std::to_string(getpid()) + "." +
+             std::to_string(serial.fetch_add(1)),
+         Fd(), 0};
+  t.fd = Fd(::open(t.path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
+  if (!t.fd) t.err = errno;
+  return t;
 }
 
 // 0 or the errno of the first failed write or fsync.
@@ -61,12 +70,12 @@ int write_all(int fd, const std::string& text) {
 // The text in a temporary file beside `target`, then `publish(tmp)` (rename or link): 0 or errno.
 template <typename Publish>
 int write_through_temp(const fs::path& target, const std::string& text, Publish publish) {
-  auto [tmp, fd] = create_temp(target);
-  if (!fd) return errno;
-  int err = write_all(fd.get(), text);
-  fd.reset();
-  if (err == 0 && publish(tmp) != 0) err = errno;
-  ::unlink(tmp.c_str());  // after a rename: gone already (ENOENT, ignored)
+  Temp tmp = create_temp(target);
+  if (tmp.err) return tmp.err;
+  int err = write_all(tmp.fd.get(), text);
+  tmp.fd.reset();
+  if (err == 0 && publish(tmp.path) != 0) err = errno;
+  ::unlink(tmp.path.c_str());  // after a rename: gone already (ENOENT, ignored)
   return err;
 }
 
