@@ -1,7 +1,12 @@
 #include "analysis/case_view.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <regex>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 
 #include "common/cpulist.h"
@@ -11,6 +16,11 @@ namespace wb {
 namespace {
 
 using nlohmann::json;
+
+// `s` as a JSON string, invalid UTF-8 replaced: safe to print.
+std::string json_text(const std::string& s) {
+  return json(s).dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 std::optional<double> number(const json& obj, const std::string& key) {
   if (obj.is_object() && obj.contains(key) && obj[key].is_number()) return obj[key].get<double>();
@@ -50,6 +60,34 @@ Params params_of(const json& pj) {
   return p;
 }
 
+// A round-trip time is a positive number: 0 or less would make every ratio to it meaningless.
+void check_positive(const std::string& what, const std::optional<double>& v) {
+  if (v && !(*v > 0 && std::isfinite(*v)))
+    throw std::invalid_argument(what + " is " + (std::ostringstream() << *v).str() +
+                                ", not a positive number");
+}
+
+const char* const kStatuses[] = {"ok", "skipped", "failed"};
+
+// Every name of one case, and its free text (common/case_view.h: is_safe_name).
+void check_names(const json& j) {
+  check_name("mechanism", j["mechanism"]);
+  check_name("placement", j["placement"]);
+  const std::string status = j["status"];
+  if (std::find(std::begin(kStatuses), std::end(kStatuses), status) == std::end(kStatuses))
+    throw std::invalid_argument("unknown status " + j["status"].dump());
+  for (const char* key : {"wake_flags", "reason"})
+    if (j.contains(key) && j[key].is_string())
+      (key[0] == 'r' ? check_text : check_name)(key, j[key].get<std::string>());
+  const json params = j.value("params", json()).flatten();
+  for (const auto& [path, v] : params.items())
+    if (v.is_string()) check_name("params" + path, v.get<std::string>());
+  for (const char* ptr :
+       {"/observed/histogram", "/counters/waker", "/counters/wakee", "/counters/unavailable"})
+    if (const json::json_pointer p(ptr); j.contains(p) && j.at(p).is_object())
+      for (const auto& [key, v] : j.at(p).items()) check_name(std::string(ptr + 1) + " key", key);
+}
+
 std::string pair_of(const std::string& name) {
   const auto slash = name.rfind('/');
   if (slash == std::string::npos) return "";
@@ -60,11 +98,22 @@ std::string pair_of(const std::string& name) {
   return "";
 }
 
+// A CPU id as an int can hold it (a larger number must not wrap to a small id).
+bool cpu_id(const json& v) {
+  return v.is_number_integer() && v.get<int64_t>() >= 0 && v.get<int64_t>() < (1 << 22);
+}
+
 std::vector<int> cpu_ids(const json& v) {
   bool valid = v.is_array() && !v.empty();
-  for (const auto& c : v) valid = valid && c.is_number_integer();
+  for (const auto& c : v) valid = valid && cpu_id(c);
   if (!valid) throw std::invalid_argument("cpuset is not a non-empty list of CPU ids");
   return v.get<std::vector<int>>();
+}
+
+// "cpu:<waker>,<wakee>", a matrix cell.
+bool is_cell(const std::string& pl) {
+  static const std::regex cell("cpu:[0-9]{1,6},[0-9]{1,6}");
+  return std::regex_match(pl, cell);
 }
 
 void set_placement(CaseView& c, const json& j) {
@@ -72,7 +121,7 @@ void set_placement(CaseView& c, const json& j) {
   if (auto cls = parse_class(pl)) {
     c.kind = PlacementKind::kPinned;
     c.cls = cls;
-  } else if (pl.rfind("cpu:", 0) == 0) {
+  } else if (is_cell(pl)) {
     c.kind = PlacementKind::kMatrix;
   } else if (pl == "kernel" || pl.rfind("kernel:", 0) == 0) {
     c.kind = PlacementKind::kKernel;
@@ -92,7 +141,7 @@ void set_placement(CaseView& c, const json& j) {
     std::sort(c.cpuset.begin(), c.cpuset.end());
     c.cpuset.erase(std::unique(c.cpuset.begin(), c.cpuset.end()), c.cpuset.end());
   } else {
-    throw std::invalid_argument("unknown placement \"" + pl + "\"");
+    throw std::invalid_argument("unknown placement " + json_text(pl));
   }
 }
 
@@ -106,9 +155,11 @@ CaseView parse_case(std::size_t index, const json& j) {
   }
   CaseView c;
   c.index = index;
+  check_name(where + ": name", j["name"]);
   c.name = j["name"];
   const std::string at = where + " (" + c.name + "): ";
   try {
+    check_names(j);
     c.mechanism = j["mechanism"];
     const auto mode = parse_mode(j["mode"].get<std::string>());
     if (!mode) throw std::invalid_argument("unknown mode " + j["mode"].dump());
@@ -117,8 +168,7 @@ CaseView parse_case(std::size_t index, const json& j) {
     set_placement(c, j);
     if (j.contains("cpus") && j["cpus"].is_object()) {
       const json& cpus = j["cpus"];
-      if (cpus.value("waker", json()).is_number_integer() &&
-          cpus.value("wakee", json()).is_number_integer())
+      if (cpu_id(cpus.value("waker", json())) && cpu_id(cpus.value("wakee", json())))
         c.cpus = CpuPair{cpus["waker"].get<int>(), cpus["wakee"].get<int>()};
     }
     if (j.contains("params") && !j["params"].is_object() && !j["params"].is_null())
@@ -134,10 +184,14 @@ CaseView parse_case(std::size_t index, const json& j) {
     c.wakeup = stats_of(j.value("wakeup_ns", json()));
     if (c.ok() && !c.rtt.get("median"))
       throw std::invalid_argument("status ok but no numeric rtt_ns.median");
+    if (c.ok()) check_positive("rtt_ns.median", c.rtt.get("median"));
     if (j.contains("repetitions")) {
       if (!j["repetitions"].is_array())
         throw std::invalid_argument("\"repetitions\" is not an array");
       for (const json& r : j["repetitions"]) c.repetitions.push_back(stats_of(r));
+      for (std::size_t i = 0; c.ok() && i < c.repetitions.size(); ++i)
+        check_positive("repetitions[" + std::to_string(i) + "].median",
+                       c.repetitions[i].get("median"));
       // Schema 2: each repetition's histogram of its round trips; all of them or none.
       for (std::size_t i = 0; i < j["repetitions"].size(); ++i) {
         const json& r = j["repetitions"][i];
@@ -194,6 +248,29 @@ CaseView parse_case(std::size_t index, const json& j) {
 }
 
 }  // namespace
+
+bool is_safe_name(std::string_view s) {
+  if (s.empty() || s.size() > 200) return false;
+  for (char ch : s)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) &&
+        (ch == '\0' || !std::strchr("._:,=/+-", ch)))
+      return false;
+  return true;
+}
+
+void check_name(const std::string& what, const std::string& s) {
+  if (!is_safe_name(s))
+    throw std::invalid_argument(what + " " + json_text(s) +
+                                (s.empty() || s.size() > 200
+                                     ? " is empty or longer than 200 characters"
+                                     : " has a character outside [A-Za-z0-9._:,=/+-]"));
+}
+
+void check_text(const std::string& what, const std::string& s) {
+  for (char ch : s)
+    if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f)
+      throw std::invalid_argument(what + " " + json_text(s) + " has a control character");
+}
 
 std::optional<double> Stats::get(const std::string& name) const {
   auto it = values.find(name);

@@ -30,8 +30,37 @@ const std::vector<std::string>& noise_metrics() {
   return ids;
 }
 
+namespace {
+
+// One machine, one config (by its hash), no set twice, and enough repetitions in every ok case.
+void check_aa_sets(const std::vector<ResultSet>& sets) {
+  using E = std::invalid_argument;
+  const ResultSet& a = sets.front();
+  for (const ResultSet& b : sets) {
+    for (const CaseView& c : b.views)
+      if (c.ok() && c.repetitions.size() < kMinNoiseRepetitions)
+        throw E("noise: " + b.path + ": case " + c.name + " has " +
+                std::to_string(c.repetitions.size()) + " repetitions (an A/A floor needs >= " +
+                std::to_string(kMinNoiseRepetitions) + " per case)");
+    if (&b == &a) continue;
+    if (b.machine.hostname != a.machine.hostname)
+      throw E("noise: " + a.path + " and " + b.path + " are from different machines (\"" +
+              a.machine.hostname + "\", \"" + b.machine.hostname + "\")");
+    if (b.machine.config_hash != a.machine.config_hash)
+      throw E("noise: " + a.path + " and " + b.path + " ran different configs (config_hash)");
+  }
+  for (std::size_t i = 0; i < sets.size(); ++i)
+    for (std::size_t j = i + 1; j < sets.size(); ++j)
+      if (sets[i].doc == sets[j].doc)
+        throw E("noise: " + sets[i].path + " and " + sets[j].path +
+                " are the same result set (an A/A floor needs two runs)");
+}
+
+}  // namespace
+
 NoiseFloor measure_noise(const std::vector<ResultSet>& sets) {
   if (sets.size() < 2) throw std::invalid_argument("noise needs at least two A/A result sets");
+  check_aa_sets(sets);
   NoiseFloor n;
   for (const ResultSet& rs : sets) n.sets.push_back(rs.path);
   n.hostname = sets[0].machine.hostname;
@@ -63,8 +92,9 @@ nlohmann::json noise_json(const NoiseFloor& n) {
   for (const auto& [key, metrics] : n.floor_pct) cases[key] = metrics;
   return {{"schema", kNoiseSchema},
           {"schema_version", kNoiseSchemaVersion},
-          {"what", "per case and metric: the largest change in percent between any two of the A/A "
-                   "result sets"},
+          {"what",
+           "per case and metric: the largest change in percent between any two of the A/A "
+           "result sets"},
           {"hostname", n.hostname},
           {"sets", n.sets},
           {"cases", cases}};

@@ -19,6 +19,7 @@
 #include "analysis/predict_results.h"
 #include "common/cpulist.h"
 #include "common/histogram.h"
+#include "common/output_file.h"
 #include "common/placement.h"
 #include "common/sys.h"
 
@@ -71,13 +72,23 @@ std::string fmt(const char* format, double v) {
 
 std::string ns_text(const std::optional<double>& v) { return v ? fmt("%.0f", *v) : "-"; }
 
-// A gnuplot string literal.
+// A character of a name from a result set, in a gnuplot script or data file: control characters
+// (a newline would start a command line, "!..." a shell) become '?'.
+char gp_char(char ch) { return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f ? '?' : ch; }
+
+// A gnuplot string literal in a script: single-quoted, where gnuplot substitutes nothing (no
+// backquoted command, no escape; a double-quoted string runs `...`); a quote is doubled.
 std::string gp_quote(const std::string& s) {
+  std::string out = "'";
+  for (char ch : s) out += ch == '\'' ? std::string("''") : std::string(1, gp_char(ch));
+  return out + "'";
+}
+
+// A string column of a data file: double-quoted (gnuplot reads nothing else as one column), with
+// no double quote inside. gnuplot never evaluates data.
+std::string dat_quote(const std::string& s) {
   std::string out = "\"";
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') out += '\\';
-    out += ch;
-  }
+  for (char ch : s) out += ch == '"' ? '\'' : gp_char(ch);
   return out + "\"";
 }
 
@@ -97,21 +108,12 @@ class OutDir {
     fs::create_directories(dir_, ec);
     if (ec) throw std::runtime_error("report: cannot create " + dir + ": " + ec.message());
   }
-  // Atomic: a reader never sees half a file (temporary + rename in the same directory).
+  // Atomic: a reader never sees half a file (common/output_file.h).
   void write(const std::string& name, const std::string& text) {
-    const fs::path target = dir_ / name;
-    const fs::path tmp = dir_ / (name + ".tmp." + std::to_string(getpid()));
-    std::FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (!f)
-      throw std::runtime_error("report: cannot write " + tmp.string() + ": " +
-                               std::strerror(errno));
-    const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-    const bool closed = std::fclose(f) == 0;
-    if (!ok || !closed || std::rename(tmp.c_str(), target.c_str()) != 0) {
-      const int err = errno;
-      std::remove(tmp.c_str());
-      throw std::runtime_error("report: cannot write " + target.string() + ": " +
-                               std::strerror(err));
+    try {
+      write_file_atomic((dir_ / name).string(), text);
+    } catch (const std::runtime_error& e) {
+      throw std::runtime_error(std::string("report: ") + e.what());
     }
     written_.push_back(name);
   }
@@ -127,14 +129,14 @@ class OutDir {
 // libgd's png; then the same plot as SVG. Every script is self-contained and runs from its folder.
 std::string gp_begin(const std::string& stem, int width, int height) {
   std::ostringstream s;
-  s << "# Rendered by `wakebench report`; run from this folder: gnuplot " << stem << ".gp\n"
+  s << "# Rendered by wakebench report; run from this folder: gnuplot " << stem << ".gp\n"
     << "# Writes " << stem << ".png and " << stem << ".svg from " << stem << ".dat.\n"
     << "if (strstrt(GPVAL_TERMINALS, \" pngcairo \") > 0) {\n"
     << "  set terminal pngcairo size " << width << "," << height << " noenhanced font \"sans,10\"\n"
     << "} else {\n"
     << "  set terminal png size " << width << "," << height << " noenhanced\n"
     << "}\n"
-    << "set output '" << stem << ".png'\n"
+    << "set output " << gp_quote(stem + ".png") << "\n"
     << "set datafile missing 'NaN'\n";
   return s.str();
 }
@@ -142,7 +144,7 @@ std::string gp_begin(const std::string& stem, int width, int height) {
 std::string gp_end(const std::string& stem, int width, int height) {
   std::ostringstream s;
   s << "set terminal svg size " << width << "," << height << " noenhanced font \"sans,10\"\n"
-    << "set output '" << stem << ".svg'\n"
+    << "set output " << gp_quote(stem + ".svg") << "\n"
     << "replot\n"
     << "unset output\n";
   return s.str();
@@ -227,8 +229,8 @@ void heatmap(Context& ctx) {
     for (std::size_t x = 0; x < cols.size(); ++x) {
       auto it = value.find({rows[y], cols[x]});
       if (it == value.end()) continue;
-      dat << x << ' ' << y << ' ' << fmt("%.1f", it->second) << ' ' << gp_quote(cols[x]) << ' '
-          << gp_quote(rows[y]) << "\n";
+      dat << x << ' ' << y << ' ' << fmt("%.1f", it->second) << ' ' << dat_quote(cols[x]) << ' '
+          << dat_quote(rows[y]) << "\n";
     }
   }
   const int width = std::max(700, 160 + 110 * static_cast<int>(cols.size()));
@@ -359,10 +361,10 @@ void distributions(Context& ctx) {
       const std::string sep = index ? "\n\n" : "";
       cdf_dat << sep << "# " << title << "\n" << cdf_block(h);
       hist_dat << sep << "# " << title << "\n" << histogram_block(h);
-      cdf_plot << (index ? ", \\\n     " : "plot ") << "'" << cdf << ".dat' index " << index
+      cdf_plot << (index ? ", \\\n     " : "plot ") << gp_quote(cdf + ".dat") << " index " << index
                << " using 1:2 with lines lw 2 title " << gp_quote(title);
-      hist_plot << (index ? ", \\\n     " : "plot ") << "'" << hist << ".dat' index " << index
-                << " using 1:2 with histeps lw 2 title " << gp_quote(title);
+      hist_plot << (index ? ", \\\n     " : "plot ") << gp_quote(hist + ".dat") << " index "
+                << index << " using 1:2 with histeps lw 2 title " << gp_quote(title);
       ++index;
     }
     if (index == 0) {
@@ -489,8 +491,8 @@ void predictions(Context& ctx) {
       << "# median RTT measured pinned on each class; last column: measured median RTT under\n"
       << "# kernel placement (this kernel's policy). NaN: not predictable or not measured.\n"
       << "row";
-  for (const std::string& p : policies) dat << ' ' << gp_quote(p);
-  dat << ' ' << gp_quote("measured: kernel placement") << "\n";
+  for (const std::string& p : policies) dat << ' ' << dat_quote(p);
+  dat << ' ' << dat_quote("measured: kernel placement") << "\n";
   ctx.tables << "\n### Predicted vs measured RTT (ns)\n\nPredicted = each policy's steady-state "
                 "placement (class in brackets) costed with the median RTT measured pinned on that "
                 "class with the case's own knobs; measured = the case itself. ~: the model "
@@ -505,7 +507,7 @@ void predictions(Context& ctx) {
   for (std::size_t i = 0; i <= policies.size(); ++i) ctx.tables << "--:|";
   ctx.tables << "\n";
   for (const Row& r : rows) {
-    dat << gp_quote(r.label);
+    dat << dat_quote(r.label);
     ctx.tables << "| " << md_cell(r.label) << " |";
     for (std::size_t i = 0; i < policies.size(); ++i) {
       dat << ' ' << (r.predicted[i] ? fmt("%.1f", *r.predicted[i]) : "NaN");
@@ -576,7 +578,7 @@ void observed(Context& ctx) {
   });
   std::ostringstream dat;
   dat << "# share of round trips (%) by the wakee's CPU class relative to the waker's\ncase";
-  for (const std::string& cls : classes) dat << ' ' << gp_quote(cls);
+  for (const std::string& cls : classes) dat << ' ' << dat_quote(cls);
   dat << "\n";
   ctx.tables << "\n### Observed placement (kernel cases)\n\n| case | round trips |";
   for (const std::string& cls : classes) ctx.tables << " " << cls << " % |";
@@ -587,7 +589,7 @@ void observed(Context& ctx) {
     std::map<std::string, double> h(c->observed.histogram.begin(), c->observed.histogram.end());
     double total = 0;
     for (const auto& [cls, n] : h) total += n;
-    dat << gp_quote(c->name);
+    dat << dat_quote(c->name);
     ctx.tables << "| " << md_cell(c->name) << " | " << fmt("%.0f", total) << " |";
     for (const std::string& cls : classes) {
       const double pct = total > 0 ? 100.0 * h[cls] / total : 0;
@@ -663,7 +665,8 @@ void matrices(Context& ctx) {
        << "set size ratio -1\nset tics nomirror\nunset key\n"
        << (n > 16 ? "set xtics 0, " + std::to_string((n + 15) / 16) + "\n" : "set xtics 1\n")
        << (n > 16 ? "set ytics 0, " + std::to_string((n + 15) / 16) + "\n" : "set ytics 1\n")
-       << "plot '" << stem << ".dat' using 1:2:(0.5):(0.5):3 with boxxyerror fillstyle solid 1.0 "
+       << "plot " << gp_quote(stem + ".dat")
+       << " using 1:2:(0.5):(0.5):3 with boxxyerror fillstyle solid 1.0 "
        << "noborder lc palette"
        << (n <= 16 ? ", \\\n     '' using 1:2:(sprintf('%.0f', $3)) with labels" : "") << "\n"
        << gp_end(stem, side + 160, side);

@@ -1,6 +1,7 @@
 #include "analysis/resultset_io.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <sstream>
 #include <stdexcept>
 
@@ -35,6 +36,7 @@ MachineSummary summarize_machine(const nlohmann::json& doc) {
   m.cpu_model = first_string(doc, {"/environment/cpu/model"});
   m.kernel_release = first_string(doc, {"/environment/kernel/release"});
   m.topology_source = first_string(doc, {"/topology/source"});
+  m.config_hash = first_string(doc, {"/environment/config_hash"});
   if (doc.contains("topology") && doc["topology"].is_object()) {
     const nlohmann::json& topo = doc["topology"];
     if (topo.contains("counts") && topo["counts"].is_object()) {
@@ -46,6 +48,36 @@ MachineSummary summarize_machine(const nlohmann::json& doc) {
     if (topo.contains("smt")) m.smt_width = int_or(topo["smt"], "width", 0);
   }
   return m;
+}
+
+// The names outside cases[] that the commands use (is_safe_name): the host, and in predictions
+// every entry's case, mechanism, mode and placement and every key (policies, classes); the
+// predictions' other strings are free text.
+void check_document_names(const nlohmann::json& doc) {
+  for (const char* ptr : {"/environment/hostname", "/context/host_name"})
+    if (const nlohmann::json::json_pointer p(ptr); doc.contains(p) && doc.at(p).is_string())
+      check_name(ptr + 1, doc.at(p).get<std::string>());
+  const nlohmann::json::json_pointer entries("/predictions/mechanisms");
+  if (!doc.contains(entries) || !doc.at(entries).is_array()) return;
+  const nlohmann::json& list = doc.at(entries);
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string at = "predictions.mechanisms[" + std::to_string(i) + "]";
+    if (!list[i].is_object()) throw std::invalid_argument(at + " is not an object");
+    const nlohmann::json flat = list[i].flatten();
+    for (const auto& [path, v] : flat.items()) {
+      for (std::size_t from = 1, to; from < path.size(); from = to + 1) {
+        to = std::min(path.find('/', from), path.size());
+        const std::string key = path.substr(from, to - from);
+        if (key.find_first_not_of("0123456789") != std::string::npos) check_name(at + " key", key);
+      }
+      if (!v.is_string()) continue;
+      const std::string field = path.substr(path.rfind('/') + 1);
+      const bool name =
+          path.find('/', 1) == std::string::npos &&
+          (field == "case" || field == "mechanism" || field == "mode" || field == "placement");
+      (name ? check_name : check_text)(at + path, v.get<std::string>());
+    }
+  }
 }
 
 }  // namespace
@@ -68,12 +100,16 @@ std::vector<CaseView> check_result_set(const nlohmann::json& doc) {
             "\")");
   if (!doc.contains("schema_version") || !doc["schema_version"].is_number_integer())
     throw E("missing or non-integer \"schema_version\"");
-  if (const int v = doc["schema_version"].get<int>(); !readable_result_schema(v))
-    throw E("schema_version " + std::to_string(v) + " is not supported (this wakebench reads " +
-            "versions " + std::to_string(kOldestResultSchemaVersion) + " to " +
+  // As the 64-bit number it is: 4294967297 must not read as 1.
+  if (!readable_result_schema(doc["schema_version"].get<int64_t>()))
+    throw E("schema_version " + doc["schema_version"].dump() +
+            " is not supported (this wakebench reads versions " +
+            std::to_string(kOldestResultSchemaVersion) + " to " +
             std::to_string(kResultSchemaVersion) + ")");
   if (!doc.contains("cases") || !doc["cases"].is_array()) throw E("missing \"cases\" array");
-  return parse_cases(doc["cases"]);
+  std::vector<CaseView> views = parse_cases(doc["cases"]);
+  check_document_names(doc);
+  return views;
 }
 
 ResultSet parse_result_set(const std::string& text, const std::string& path) {

@@ -80,7 +80,7 @@ Config parse_config(const std::string& text, const std::string& path) {
       fail(path, key, "unknown key");
   if (!j.contains("schema_version")) fail(path, "schema_version", "missing");
   if (!j["schema_version"].is_number_integer() ||
-      j["schema_version"].get<int>() != kConfigSchemaVersion)
+      j["schema_version"].get<int64_t>() != kConfigSchemaVersion)  // 4294967297 is not 1
     fail(path, "schema_version",
          "unsupported value " + j["schema_version"].dump() + " (this wakebench reads " +
              std::to_string(kConfigSchemaVersion) + ")");

@@ -1,8 +1,10 @@
 #include "common/cpu_sysfs.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <stdexcept>
 
+#include "common/cpulist.h"
 #include "common/kernel_files.h"
 
 namespace wb {
@@ -91,7 +93,6 @@ json to_json(const CpuidleState& s) {
   return j;
 }
 
-
 namespace {
 
 // Sets one field from a policy file's content; unknown files are ignored. Throws
@@ -179,6 +180,45 @@ json to_json(const CpufreqPolicy& p) {
   j["related_cpus"] = p.related_cpus;
   j["available_governors"] = p.available_governors;
   return j;
+}
+
+namespace {
+
+// "CPU 1 is offline", "CPUs 1,3 are offline": `cpus` said to be `what`; "" for none.
+std::string cpus_are(const std::vector<int>& cpus, const std::string& what) {
+  if (cpus.empty()) return "";
+  return (cpus.size() == 1 ? "CPU " : "CPUs ") + format_cpu_list(cpus) +
+         (cpus.size() == 1 ? " is " : " are ") + what;
+}
+
+std::vector<int> minus(const std::vector<int>& a, const std::vector<int>& b) {
+  std::vector<int> out;
+  for (int cpu : a)
+    if (std::find(b.begin(), b.end(), cpu) == b.end()) out.push_back(cpu);
+  return out;
+}
+
+}  // namespace
+
+std::string describe_unused_cpus(const std::vector<int>& present, const std::vector<int>& online,
+                                 const std::vector<int>& usable) {
+  const std::string offline = cpus_are(minus(present, online), "offline");
+  const std::string barred =
+      cpus_are(minus(minus(present, usable), minus(present, online)), "not allowed");
+  return offline + (offline.empty() || barred.empty() ? "" : "; ") + barred;
+}
+
+std::string unused_cpus_note(const std::vector<int>& usable, const std::string& root) {
+  std::string why;
+  const auto present = read_text_file(under_root(root, "/sys/devices/system/cpu/present"), &why);
+  const auto online = read_text_file(under_root(root, "/sys/devices/system/cpu/online"), &why);
+  if (!present || !online) return "";
+  try {
+    return describe_unused_cpus(parse_cpu_list(ktext::trim(*present)),
+                                parse_cpu_list(ktext::trim(*online)), usable);
+  } catch (const std::invalid_argument&) {
+    return "";
+  }
 }
 
 }  // namespace wb

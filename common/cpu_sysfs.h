@@ -45,4 +45,14 @@ std::optional<CpufreqPolicy> read_cpufreq_policy(int cpu, std::string* why_not,
                                                  const std::string& root = "/");
 nlohmann::json to_json(const CpufreqPolicy& p);
 
+// ---------------------------------------------------------------------------------------------
+// CPUs a run cannot use: /sys/devices/system/cpu/present and online
+
+// The CPUs of `present` that are not in `usable` (a run's CPUs: online and allowed), each said
+// why: "CPU 1 is offline", "CPUs 2-3 are offline; CPU 5 is not allowed". "" when there are none.
+std::string describe_unused_cpus(const std::vector<int>& present, const std::vector<int>& online,
+                                 const std::vector<int>& usable);
+// describe_unused_cpus with present and online read under `root`; "" when they cannot be read.
+std::string unused_cpus_note(const std::vector<int>& usable, const std::string& root = "/");
+
 }  // namespace wb

@@ -32,6 +32,13 @@ std::string_view role_id(Role r) { return r == Role::kWaker ? "waker" : "wakee";
 
 namespace {
 
+// "0.5", "60": seconds as given, not rounded down to a whole second.
+std::string format_seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", s);
+  return buf;
+}
+
 // Per task: written by the task, read by the supervisor after the task is gone (or on timeout).
 struct alignas(kHotAlign) TaskSlot {
   std::atomic<int64_t> progress;  // round trips done (warm-up included)
@@ -432,12 +439,19 @@ int CaseRun::task_main(size_t t, const RunOptions& opts) noexcept {
 int CaseRun::group_main(const std::vector<size_t>& group, const RunOptions& opts) noexcept {
   if (group.size() == 1) return task_main(group[0], opts);
   std::vector<std::thread> threads;
-  for (size_t t : group)
-    threads.emplace_back([this, t, &opts] {
-      // A failed task ends its whole process: a partner may be blocked in a wait that nothing
-      // else would end.
-      if (task_main(t, opts) != 0) _exit(1);
-    });
+  for (size_t t : group) {
+    try {
+      threads.emplace_back([this, t, &opts] {
+        // A failed task ends its whole process: a partner may be blocked in a wait that nothing
+        // else would end.
+        if (task_main(t, opts) != 0) _exit(1);
+      });
+    } catch (const std::system_error& e) {  // e.g. EAGAIN under RLIMIT_NPROC
+      fail(t, std::string("cannot start its thread: ") + e.what());  // releases the started ones
+      for (auto& th : threads) th.join();
+      return 1;
+    }
+  }
   for (auto& th : threads) th.join();
   return 0;
 }
@@ -510,7 +524,7 @@ RunOutcome CaseRun::run(const RunOptions& opts) {
     }
     if (deadlines.kill_due(now)) {
       if (deadlines.timed_out(now) && error.empty()) {
-        error = "timeout after " + std::to_string(static_cast<int>(opts.timeout_s)) + " s:";
+        error = "timeout after " + format_seconds(opts.timeout_s) + " s:";
         for (size_t t = 0; t < tasks_.size(); ++t)
           error += " " + tasks_[t].name + " at round trip " +
                    std::to_string(slots_[t].progress.load()) + "/" +
@@ -627,9 +641,7 @@ RunOutcome run_case(const CaseSpec& spec, const Mechanism& mech, const Topology&
   }
   try {
     return run->run(opts);
-  } catch (const std::system_error&) {
-    throw;  // the supervisor itself cannot go on (fork, pidfd, poll)
-  } catch (const std::exception& e) {
+  } catch (const std::exception& e) {  // a fork, pidfd or memory shortage fails this case only
     return {false, e.what(), {}, {}, {}};
   }
 }

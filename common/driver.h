@@ -210,8 +210,9 @@ struct RunOutcome {
 };
 
 // Runs one repetition of `spec` on the machine `topo` describes (the background knob's CPUs are
-// chosen on it). Never throws for failures of the case itself (they are reported in RunOutcome);
-// throws std::system_error only when the supervisor cannot even start.
+// chosen on it). Never throws: every failure, the case's own or a shortage of the supervisor's
+// (fork, pidfd, memory: "fork: Resource temporarily unavailable"), fails this repetition in
+// RunOutcome with its cause, and the run goes on.
 RunOutcome run_case(const CaseSpec& spec, const Mechanism& mech, const Topology& topo,
                     const RunOptions& opts);
 

@@ -1,17 +1,12 @@
 #include "common/result_set.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
 #include <map>
 #include <stdexcept>
 
 #include "common/histogram.h"
+#include "common/output_file.h"
 #include "common/stats.h"
 
 namespace wb {
@@ -191,26 +186,7 @@ nlohmann::ordered_json case_json(const CaseRecord& rec, const Topology& topo) {
 }
 
 void write_json_atomic(const std::string& path, const nlohmann::ordered_json& doc) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  std::error_code ec;
-  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
-  if (ec)
-    throw std::runtime_error("cannot create directory " + target.parent_path().string() + ": " +
-                             ec.message());
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
-  const std::string text = doc.dump(1) + "\n";
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size() &&
-                  std::fflush(f) == 0 && fsync(fileno(f)) == 0;
-  const int err = errno;
-  std::fclose(f);
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int e = ok ? errno : err;
-    std::remove(tmp.c_str());
-    throw std::runtime_error("cannot write " + path + ": " + std::strerror(e));
-  }
+  write_file_atomic(path, doc.dump(1) + "\n");
 }
 
 }  // namespace wb

@@ -3,6 +3,7 @@
 // JSON from its raw samples and writes files atomically.
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -18,7 +19,7 @@ inline constexpr const char* kResultSchema = "wakebench-results";
 // test and report does not draw.
 inline constexpr int kResultSchemaVersion = 2;
 inline constexpr int kOldestResultSchemaVersion = 1;
-constexpr bool readable_result_schema(int v) {
+constexpr bool readable_result_schema(int64_t v) {
   return v >= kOldestResultSchemaVersion && v <= kResultSchemaVersion;
 }
 
@@ -46,17 +47,16 @@ struct CaseRecord {
 // log-linear histograms of its round trips and wakeups ("rtt_hist", "wakeup_hist":
 // common/histogram.h), which is what compare tests on and report draws; `tps` is round trips
 // (binder-like: transactions) per second over all concurrent pairs (clients), first start to last
-// end of each repetition, null when no repetition has a span; `counters` is {"waker": {event: value},
-// "wakee": {...}, "unavailable": {event: reason}} per round trip and per side (for K pairs the
-// per-pair average, for binder-like per transaction with every client on the waker side and every
-// service on the wakee side); `background` (null for none) holds the knob and the CPUs its busy
-// tasks ran on (rec.background_cpus, as the driver recorded them); `observed` (kernel placement only) holds the
-// class histogram of the wakee relative to the waker, the CPUs each side ran on and each side's
-// migrations; `trace` is rec.trace (null when not traced).
+// end of each repetition, null when no repetition has a span; `counters` is {"waker": {event:
+// value}, "wakee": {...}, "unavailable": {event: reason}} per round trip and per side (for K pairs
+// the per-pair average, for binder-like per transaction with every client on the waker side and
+// every service on the wakee side); `background` (null for none) holds the knob and the CPUs its
+// busy tasks ran on (rec.background_cpus, as the driver recorded them); `observed` (kernel
+// placement only) holds the class histogram of the wakee relative to the waker, the CPUs each side
+// ran on and each side's migrations; `trace` is rec.trace (null when not traced).
 nlohmann::ordered_json case_json(const CaseRecord& rec, const Topology& topo);
 
-// Writes `doc` to `path` through a temporary file in the same directory and rename(2), so a
-// reader never sees a partial file. Creates the directory if needed. Throws std::runtime_error.
+// Writes `doc` to `path` with write_file_atomic (common/output_file.h). Throws std::runtime_error.
 void write_json_atomic(const std::string& path, const nlohmann::ordered_json& doc);
 
 }  // namespace wb

@@ -1,6 +1,7 @@
 // wakebench compare BASE.json NEW.json [MORE.json...]: see analysis/compare.h; and the noise floor
 // it reads, wakebench noise A.json B.json [...] --out NOISE.json: see analysis/noise.h.
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -8,6 +9,7 @@
 #include "analysis/compare.h"
 #include "analysis/noise.h"
 #include "analysis/resultset_io.h"
+#include "common/output_file.h"
 #include "common/result_set.h"
 #include "runners/commands.h"
 
@@ -73,6 +75,10 @@ void add_noise_command(CLI::App& app) {
   cmd->add_option("files", *files, "A.json B.json [C.json...]")->required()->expected(2, -1);
   cmd->add_option("--out", *out, "the noise file to write")->required();
   cmd->callback([files, out] {
+    check_output_writable("--out", *out);
+    for (const std::string& f : *files)
+      if (std::error_code ec; f == *out || std::filesystem::equivalent(f, *out, ec))
+        throw std::invalid_argument("--out " + *out + " is one of the A/A sets it reads");
     const NoiseFloor n = measure_noise(load_sets(*files));
     write_json_atomic(*out, nlohmann::ordered_json(noise_json(n)));
     std::fprintf(stderr, "wakebench: A/A noise of %zu cases from %zu sets\n", n.floor_pct.size(),

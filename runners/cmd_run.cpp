@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -18,8 +19,10 @@
 #include "analysis/predict_results.h"
 #include "benchmarks/registry.h"
 #include "common/config.h"
+#include "common/cpu_sysfs.h"
 #include "common/environment.h"
 #include "common/idle_latency.h"
+#include "common/output_file.h"
 #include "common/perf.h"
 #include "common/placement.h"
 #include "common/result_set.h"
@@ -205,11 +208,14 @@ int64_t thread_cpu_ns() {
 
 // One repetition of a case: fresh tasks, spec.round_trips timed round trips. Its first one is
 // preceded by the counting pass. A failure fails the case with its first reason; its later
-// repetitions do not run. Returns the supervisor thread's CPU time over the timed round trips.
+// repetitions do not run. An interruption (Ctrl-C, SIGTERM) drops only the repetition it stopped:
+// a case keeps those it finished (it fails "interrupted" when it finished none). Returns the
+// supervisor thread's CPU time over the timed round trips.
 double run_repetition(CaseState& cs, const RunOptions& base, const CaseTracer& tracer) {
   CaseRecord& rec = cs.record;
   const CaseSpec& spec = rec.spec;
   auto fail = [&rec](const std::string& why) {
+    if (g_interrupted.load() && !rec.repetitions.empty()) return 0.0;
     rec.status = "failed";
     rec.reason = why;
     return 0.0;
@@ -343,14 +349,26 @@ void run_command(const RunArgs& args) {
     cs.record.wake_flags = cs.mech->wake_flags();
     cases.push_back(std::move(cs));
   }
+  // A class this machine lacks may be there with the CPUs the run cannot use: say which.
+  if (const std::string note = unused_cpus_note(topo.cpus()); !note.empty())
+    for (CaseState& cs : cases)
+      if (cs.record.spec.skip_reason.rfind("unavailable: ", 0) == 0)
+        cs.record.spec.skip_reason += " (" + note + ")";
+  if (cases.empty())
+    throw std::invalid_argument("--benchmark_filter " + args.filter + ": matches no case of " +
+                                config_path);
   const uint64_t seed = args.seed ? *args.seed : std::random_device{}();
   std::vector<int> repetitions;
   for (const auto& cs : cases)
     repetitions.push_back(cs.record.spec.skip_reason.empty() ? cs.record.spec.repetitions : 0);
 
   const std::string host = topo.source().substr(topo.source().find(':') + 1);
-  const std::string out_path =
-      args.out.empty() ? "results/" + host + "-" + utc_time("%Y%m%dT%H%M%SZ") + ".json" : args.out;
+  // By default a new file (results/<host>-<UTC second>[-N].json, never another run's); either way
+  // checked before anything is measured.
+  const std::string default_stem =
+      "results/" + safe_file_name(host) + "-" + utc_time("%Y%m%dT%H%M%SZ");
+  check_output_writable(args.out.empty() ? "results folder" : "--out",
+                        args.out.empty() ? default_stem + ".json" : args.out);
   struct sigaction sa {};
   sa.sa_handler = on_signal;  // no SA_RESTART: the supervisor's poll returns EINTR
   sigaction(SIGINT, &sa, nullptr);
@@ -395,6 +413,11 @@ void run_command(const RunArgs& args) {
       done(i);
   }
   const bool interrupted = g_interrupted.load();
+  for (size_t i = 0; interrupted && i < cases.size(); ++i) {
+    const CaseRecord& rec = cases[i].record;
+    const auto kept = static_cast<int>(rec.repetitions.size());
+    if (rec.status == "ok" && kept > 0 && kept < rec.spec.repetitions) done(i);  // what it finished
+  }
 
   nlohmann::ordered_json rs;
   rs["schema"] = kResultSchema;
@@ -442,16 +465,32 @@ void run_command(const RunArgs& args) {
     rs["predictions"] = {{"unavailable", e.what()}};
     predictions_text = std::string("predictions unavailable: ") + e.what() + "\n";
   }
-  write_json_atomic(out_path, rs);
+  const std::string text = nlohmann::ordered_json(rs).dump(1) + "\n";
+  const Saved saved = write_or_fallback(args.out, default_stem, ".json", text);
 
   const nlohmann::json plain(rs);
   std::fprintf(stderr, "\n%s\n%s\n%s", summary_table(plain, args.show).c_str(),
                predictions_text.c_str(), claims_table(plain).c_str());
-  std::printf("%s\n", out_path.c_str());
+  if (!saved.warning.empty())
+    std::fprintf(stderr, "wakebench: warning: %s\n", saved.warning.c_str());
+  std::printf("%s\n", saved.path.empty() ? text.c_str() : saved.path.c_str());
+  if (!saved.warning.empty()) throw ExitCode{2};
   if (interrupted) {
     std::fprintf(stderr, "wakebench: interrupted; the result set is marked incomplete\n");
     throw ExitCode{130};
   }
+}
+
+// CLI11 validators: "" when the text is acceptable, else why not.
+std::string finite_number(const std::string& text) {
+  double v = 0;
+  return CLI::detail::lexical_cast(text, v) && std::isfinite(v) ? "" : "not a finite number";
+}
+
+std::string unsigned_integer(const std::string& text) {
+  return !text.empty() && text.find_first_not_of("0123456789") == std::string::npos
+             ? ""
+             : "not an unsigned integer";
 }
 
 void add_run_command(CLI::App& app) {
@@ -465,6 +504,7 @@ void add_run_command(CLI::App& app) {
   sub->add_option("--case-timeout", args->case_timeout_s,
                   "seconds one repetition of a case may take before it fails (default: the "
                   "config's timeout_s, 60)")
+      ->check(finite_number)
       ->check(CLI::Range(0.001, 1e6));
   sub->add_option("--events", args->events,
                   "comma-separated perf events for both sides (any libpfm4 name; default: cycles, "
@@ -495,7 +535,8 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   sub->add_option("--seed", args->seed,
                   "seed of the interleaved order of repetitions (default: random; the result set "
-                  "records it as run.order_seed)");
+                  "records it as run.order_seed)")
+      ->check(unsigned_integer);
   sub->add_option("--noise", args->noise,
                   "this machine's A/A noise floor (wakebench noise A.json B.json --out FILE), kept "
                   "in the result set as \"noise\": compare, with this set as its baseline, never "

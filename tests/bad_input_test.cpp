@@ -3,6 +3,11 @@
 // file, the key or field, the byte position), prints nothing on stdout, and writes no output file
 // (run's --out, report's --out folder). One table, one row per input.
 #include <gtest/gtest.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,6 +15,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -40,6 +47,7 @@ class BadInput : public ::testing::Test {
     put("unknown-key.json",
         std::string(R"({"schema_version": 1, "repeat": 3, )") + kGoodCase + "}");
     put("version-2.json", std::string(R"({"schema_version": 2, )") + kGoodCase + "}");
+    put("version-huge.json", std::string(R"({"schema_version": 4294967297, )") + kGoodCase + "}");
     put("mechanism.json",
         cfg(R"("mechanisms": ["pipez"], "modes": ["threads"], "placements": ["llc"])"));
     put("mode.json", cfg(R"("mechanisms": ["pipe"], "modes": ["thread"], "placements": ["llc"])"));
@@ -66,6 +74,37 @@ class BadInput : public ::testing::Test {
     put("far-cpu.json", R"({"waker": 0, "prev": 100})");
     put("not-a-result-set.json", R"({"schema": "something-else", "cases": []})");
     fs::create_directories(dir_ / "a-folder");
+    write_result_sets();
+  }
+
+  // Result sets that are fixtures with one defect each (issue 25).
+  void write_result_sets() {
+    const nlohmann::json base = nlohmann::json::parse(slurp(fixture("base.json")));
+    auto edited = [&](const std::string& name, auto edit) {
+      nlohmann::json doc = base;
+      edit(doc);
+      put(name, doc.dump());
+    };
+    edited("evil-mechanism.json", [](nlohmann::json& d) {
+      d["cases"][0]["mechanism"] = "x'; system(\"touch PWNED\"); print '";
+    });
+    edited("evil-placement.json",
+           [](nlohmann::json& d) { d["cases"][0]["placement"] = "cpu:1,2`touch PWNED`"; });
+    edited("huge-version.json", [](nlohmann::json& d) { d["schema_version"] = 4294967297LL; });
+    edited("zero-median.json", [](nlohmann::json& d) { d["cases"][1]["rtt_ns"]["median"] = 0; });
+    edited("negative-repetition.json",
+           [](nlohmann::json& d) { d["cases"][1]["repetitions"][0]["median"] = -5; });
+    edited("other-host.json",
+           [](nlohmann::json& d) { d["environment"]["hostname"] = "elsewhere"; });
+    edited("other-config.json",
+           [](nlohmann::json& d) { d["environment"]["config_hash"] = "sha256:0"; });
+    edited("one-repetition.json", [](nlohmann::json& d) {
+      for (auto& c : d["cases"])
+        if (auto& r = c["repetitions"]; r.size() > 1) r.erase(r.begin() + 1, r.end());
+    });
+  }
+  static std::string fixture(const std::string& name) {
+    return std::string(WB_FIXTURES_DIR) + "/results/" + name;
   }
   void TearDown() override { fs::remove_all(dir_); }
 
@@ -116,6 +155,8 @@ TEST_F(BadInput, RunConfigsAndFlags) {
       {"unknown key", "unknown-key.json", "config {dir}/unknown-key.json: repeat: unknown key"},
       {"other schema version", "version-2.json",
        "schema_version: unsupported value 2 (this wakebench reads 1)"},
+      {"schema_version past 32 bits", "version-huge.json",
+       "schema_version: unsupported value 4294967297 (this wakebench reads 1)"},
       {"unknown mechanism", "mechanism.json",
        "cases[0].mechanisms[0]: unknown mechanism \"pipez\""},
       {"unknown mode", "mode.json", "cases[0].modes[0]: unknown mode \"thread\""},
@@ -146,8 +187,69 @@ TEST_F(BadInput, RunConfigsAndFlags) {
        "noise {dir}/nope-noise.json: cannot open: No such file or directory"},
       {"noise file that is a config", "--noise {dir}/good.json",
        "noise {dir}/good.json: not a noise file"},
+      {"timeout not a number", "--case-timeout nan", "--case-timeout: not a finite number"},
+      {"negative seed", "--seed -1", "--seed: not an unsigned integer"},
+      {"filter matching nothing", "--benchmark_filter=nothing-matches",
+       "--benchmark_filter nothing-matches: matches no case of {dir}/good.json"},
   };
   check_runs(flags, "run --config {dir}/good.json --out {dir}/never.json ", "");
+}
+
+// `run --out` at what is not a regular file, or where nothing can be written: refused in one line
+// before the first case (the one line is the proof: a case would print its progress line), and
+// the target is left as it was.
+TEST_F(BadInput, RunOutputsThatCannotBeWritten) {
+  ASSERT_EQ(mkfifo((dir_ / "fifo").c_str(), 0600), 0);
+  fs::create_symlink(dir_ / "good.json", dir_ / "link");
+  const int sock = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", (dir_ / "sock").c_str());
+  ASSERT_EQ(bind(sock, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  std::vector<Bad> rows = {
+      {"a FIFO", "fifo", "--out {dir}/fifo: is a FIFO, not a regular file"},
+      {"a symlink", "link", "--out {dir}/link: is a symlink, not a regular file"},
+      {"a socket", "sock", "--out {dir}/sock: is a socket, not a regular file"},
+      {"a folder", "a-folder", "--out {dir}/a-folder: is a directory, not a regular file"},
+      {"under a regular file", "good.json/r.json", "--out {dir}/good.json/r.json: Not a directory"},
+  };
+  // A device node of our own (the null device's numbers), never the system's.
+  if (mknod((dir_ / "null").c_str(), S_IFCHR | 0600, makedev(1, 3)) == 0)
+    rows.push_back({"a device", "null", "--out {dir}/null: is a character device"});
+  std::map<std::string, fs::file_type> before;
+  for (const Bad& b : rows) before[b.args] = fs::symlink_status(dir_ / b.args).type();
+  check_runs(rows, "run --config {dir}/good.json --out {dir}/", "");
+  for (const Bad& b : rows) EXPECT_EQ(fs::symlink_status(dir_ / b.args).type(), before[b.args]);
+  EXPECT_EQ(slurp(dir_ / "link"), slurp(dir_ / "good.json"));
+  close(sock);
+  check({"in /proc", "run --config {dir}/good.json --out /proc/wb-never.json",
+         "--out /proc/wb-never.json: cannot write in its folder"},
+        "/proc/wb-never.json");
+}
+
+// A tmpfs mounted read-only, and one that is full (root only: skipped where mount is refused).
+TEST_F(BadInput, RunOutputOnAReadOnlyOrFullFilesystem) {
+  struct Mount {
+    fs::path at;
+    bool ok;
+    Mount(const fs::path& p, unsigned long flags, const char* opts) : at(p) {
+      fs::create_directories(p);
+      ok = mount("wb-bad-input", p.c_str(), "tmpfs", flags, opts) == 0;
+    }
+    ~Mount() {
+      if (ok) umount2(at.c_str(), MNT_DETACH);
+    }
+  };
+  const Mount ro(dir_ / "ro", MS_RDONLY, "size=64k"), full(dir_ / "full", 0, "size=8k");
+  if (!ro.ok || !full.ok) GTEST_SKIP() << "cannot mount a tmpfs here (not root?)";
+  std::ofstream(dir_ / "full" / "filler") << std::string(64 * 1024, 'x');
+  check_runs({{"read-only filesystem", "ro/r.json",
+               "--out {dir}/ro/r.json: cannot write in its folder: Read-only file system"},
+              {"full filesystem", "full/r.json",
+               "--out {dir}/full/r.json: cannot write in its folder: No space left on device"}},
+             "run --config {dir}/good.json --out {dir}/", "");
+  EXPECT_FALSE(fs::exists(dir_ / "ro" / "r.json"));
+  EXPECT_FALSE(fs::exists(dir_ / "full" / "r.json"));
 }
 
 TEST_F(BadInput, TopologyFiles) {
@@ -204,6 +306,18 @@ TEST_F(BadInput, ResultSets) {
       {"not a result set", dir_.string() + "/not-a-result-set.json",
        "not a wakebench result set (expected \"schema\": \"wakebench-results\")"},
       {"missing", dir_.string() + "/nope.json", "cannot open: No such file or directory"},
+      {"a command in a mechanism", dir_.string() + "/evil-mechanism.json",
+       "cases[0] (pipe/processes/same-cpu): mechanism \"x'; system(\\\"touch PWNED\\\"); print '\" "
+       "has a character outside [A-Za-z0-9._:,=/+-]"},
+      {"a command in a placement", dir_.string() + "/evil-placement.json",
+       "cases[0] (pipe/processes/same-cpu): placement \"cpu:1,2`touch PWNED`\" has a character "
+       "outside"},
+      {"schema_version past 32 bits", dir_.string() + "/huge-version.json",
+       "schema_version 4294967297 is not supported"},
+      {"median 0", dir_.string() + "/zero-median.json",
+       "cases[1] (pipe/processes/llc): rtt_ns.median is 0, not a positive number"},
+      {"negative repetition median", dir_.string() + "/negative-repetition.json",
+       "cases[1] (pipe/processes/llc): repetitions[0].median is -5, not a positive number"},
   };
   for (const Set& s : sets) {
     const std::string where = "results " + s.path + ": ";
@@ -221,8 +335,36 @@ TEST_F(BadInput, ResultSets) {
          "noise {dir}/nope.json: cannot open: No such file or directory"},
         dir_ / "none");
   check({"one result set", "compare " + good, "files: At least 2 required"}, dir_ / "none");
+  EXPECT_FALSE(fs::exists("PWNED"));
+  EXPECT_FALSE(fs::exists(dir_ / "report" / "PWNED"));
   check({"unknown metric", "compare " + good + " " + good + " --metric cyclez", "cyclez"},
         dir_ / "none");
+}
+
+// noise holds its A/A sets to one machine, one config, two distinct runs with enough repetitions
+// each, and never writes over one of them.
+TEST_F(BadInput, NoiseSets) {
+  const std::string base = fixture("base.json"), d = dir_.string();
+  const std::string out = " --out {dir}/noise.json";
+  const std::vector<Bad> rows = {
+      {"two machines", "noise " + base + " {dir}/other-host.json" + out,
+       "noise: " + base + " and " + d + "/other-host.json are from different machines " +
+           "(\"altra-a\", \"elsewhere\")"},
+      {"two configs", "noise " + base + " {dir}/other-config.json" + out,
+       "ran different configs (config_hash)"},
+      {"one set twice", "noise " + base + " " + base + out,
+       "noise: " + base + " and " + base + " are the same result set"},
+      {"too few repetitions", "noise " + base + " {dir}/one-repetition.json" + out,
+       "noise: " + d + "/one-repetition.json: case pipe/processes/same-cpu has 1 repetitions " +
+           "(an A/A floor needs >= 3 per case)"},
+  };
+  for (const Bad& b : rows) check(b, dir_ / "noise.json");
+  fs::copy_file(base, dir_ / "a.json");
+  const std::string before = slurp(dir_ / "a.json");
+  check({"--out is an input", "noise {dir}/a.json {dir}/other-host.json --out {dir}/a.json",
+         "--out {dir}/a.json is one of the A/A sets it reads"},
+        dir_ / "none");
+  EXPECT_EQ(slurp(dir_ / "a.json"), before);
 }
 
 }  // namespace

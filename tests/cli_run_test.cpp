@@ -2,19 +2,25 @@
 // (statuses, classes, sample counts, files), never times.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "common/result_set.h"
 #include "common/run_order.h"
+#include "common/sys.h"
 #include "tests/support.h"
 
 namespace {
@@ -44,10 +50,32 @@ class RunCli : public ::testing::Test {
     return dir_ / name;
   }
   Cmd run(const std::string& args) {
-    const std::string cmd = std::string(WB_BINARY) + " " + args + " >" + (dir_ / "stdout").string() +
-                            " 2>" + (dir_ / "stderr").string();
+    const std::string cmd = std::string(WB_BINARY) + " " + args + " >" +
+                            (dir_ / "stdout").string() + " 2>" + (dir_ / "stderr").string();
     const int rc = std::system(cmd.c_str());
     return {WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc), slurp(dir_ / "stdout"),
+            slurp(dir_ / "stderr")};
+  }
+  // `wakebench run ARGS` in the background, its stderr in dir_/stderr; `in_child` runs first
+  // (limits, another user). Returns its pid.
+  pid_t start_run(const std::vector<std::string>& args,
+                  const std::function<bool()>& in_child = {}) {
+    const pid_t pid = fork();
+    if (pid != 0) return pid;
+    freopen((dir_ / "stderr").c_str(), "w", stderr);
+    freopen("/dev/null", "w", stdout);
+    if (in_child && !in_child()) _exit(126);
+    std::vector<char*> argv = {const_cast<char*>(WB_BINARY), const_cast<char*>("run")};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(WB_BINARY, argv.data());
+    _exit(127);
+  }
+  // Waits for start_run's process: its exit status (128 + signal when killed) and stderr.
+  Cmd finish(pid_t pid) {
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid) return {-1, "", "waitpid failed"};
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), "",
             slurp(dir_ / "stderr")};
   }
   fs::path dir_;
@@ -71,8 +99,8 @@ TEST_F(RunCli, WritesAResultSetOfTheContractShape) {
   EXPECT_EQ(rs["schema"], "wakebench-results");
   EXPECT_EQ(rs["schema_version"], wb::kResultSchemaVersion);
   EXPECT_EQ(rs["complete"], true);
-  for (const char* k : {"context", "benchmarks", "environment", "topology", "config", "predictions",
-                        "cases"})
+  for (const char* k :
+       {"context", "benchmarks", "environment", "topology", "config", "predictions", "cases"})
     EXPECT_TRUE(rs.contains(k)) << k;
   EXPECT_FALSE(rs["topology"]["xml"].get<std::string>().empty());
   ASSERT_EQ(rs["cases"].size(), 14u);
@@ -168,8 +196,8 @@ TEST_F(RunCli, CountingAndEveryRepetitionCoverTheRoundTripsRecorded) {
 TEST_F(RunCli, MinTimeIsRefusedWithItsReplacement) {
   const auto cfg = write("tiny.json", kTiny);
   const auto out = dir_ / "r.json";
-  const Cmd c = run("run --config " + cfg.string() + " --out " + out.string() +
-                    " --benchmark_min_time=0.5");
+  const Cmd c =
+      run("run --config " + cfg.string() + " --out " + out.string() + " --benchmark_min_time=0.5");
   EXPECT_EQ(c.status, 2);
   EXPECT_EQ(c.err,
             "wakebench: --benchmark_min_time=0.5: a repetition is a fixed number of round trips "
@@ -209,7 +237,8 @@ TEST_F(RunCli, ShowsACounterAndRecordsTheIdleLatencyLimit) {
   EXPECT_EQ(c.err.find("RTT median / p99"), std::string::npos) << c.err;
   const auto rs = nlohmann::json::parse(slurp(out));
   EXPECT_EQ(rs["environment"]["idle_latency"]["requested_us"], 0);
-  EXPECT_EQ(rs["environment"]["idle_latency"]["effective_us"], 0) << "the limit held during capture";
+  EXPECT_EQ(rs["environment"]["idle_latency"]["effective_us"], 0)
+      << "the limit held during capture";
 }
 
 // Ctrl-C: the running case stops, every task is killed and reaped, and the result set is written,
@@ -225,26 +254,16 @@ TEST_F(RunCli, InterruptWritesAnIncompleteResultSetAndLeavesNothing) {
   uint64_t seed = 0;
   while (wb::interleaved_order({1, 1, 1}, seed)[0] != 0) ++seed;
   const std::string seed_arg = std::to_string(seed);
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    const std::string o = out.string(), c = cfg.string(), e = (dir_ / "stderr").string();
-    freopen(e.c_str(), "w", stderr);
-    freopen("/dev/null", "w", stdout);
-    execl(WB_BINARY, WB_BINARY, "run", "--config", c.c_str(), "--out", o.c_str(), "--seed",
-          seed_arg.c_str(), nullptr);
-    _exit(127);
-  }
+  const pid_t pid =
+      start_run({"--config", cfg.string(), "--out", out.string(), "--seed", seed_arg});
+  ASSERT_GT(pid, 0);
   // Wait until the first case reported, then interrupt the long second one.
   for (int i = 0; i < 300 && slurp(dir_ / "stderr").find("[1/") == std::string::npos; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   kill(pid, SIGINT);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  const std::string err = slurp(dir_ / "stderr");
-  ASSERT_TRUE(WIFEXITED(status)) << err;
-  EXPECT_NE(WEXITSTATUS(status), 0) << err;
+  const Cmd c = finish(pid);
+  EXPECT_EQ(c.status, 130) << c.err;
   const auto rs = nlohmann::json::parse(slurp(out));
   EXPECT_EQ(rs["complete"], false);
   ASSERT_GE(rs["cases"].size(), 1u);
@@ -254,9 +273,122 @@ TEST_F(RunCli, InterruptWritesAnIncompleteResultSetAndLeavesNothing) {
     EXPECT_EQ(rs["cases"][i]["reason"], "interrupted");
   }
   // No task of ours survives: nothing runs the wakebench binary any more.
-  const std::string ps = "pgrep -f '^" + std::string(WB_BINARY) + " run --config " + cfg.string() + "'";
+  const std::string ps =
+      "pgrep -f '^" + std::string(WB_BINARY) + " run --config " + cfg.string() + "'";
   EXPECT_NE(std::system(ps.c_str()), 0) << "a wakebench task outlived the run";
-  EXPECT_FALSE(fs::exists(out.string() + ".tmp." + std::to_string(pid)));
+  for (const auto& e : fs::directory_iterator(dir_))  // no temporary file of the write is left
+    EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << e.path();
+}
+
+// Direct children of `pid` (its task processes: driver.cpp CaseRun::spawn).
+std::set<pid_t> children_of(pid_t pid) {
+  std::set<pid_t> out;
+  std::istringstream in(
+      slurp("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children"));
+  for (pid_t c; in >> c;) out.insert(c);
+  return out;
+}
+
+// Ctrl-C in a case's second repetition keeps its first (issue 25): the case stays ok with the
+// repetitions it finished. A repetition's tasks are fresh processes, so new children mean the
+// first repetition is done.
+TEST_F(RunCli, InterruptKeepsTheRepetitionsACaseFinished) {
+  const auto cfg = write("reps.json", R"({"schema_version": 1,
+    "defaults": {"round_trips": 300000, "warmup": 10, "repetitions": 3, "timeout_s": 120},
+    "cases": [{"mechanisms": ["pipe"], "modes": ["processes"], "placements": ["same-cpu"]}]})");
+  const auto out = dir_ / "r.json";
+  const pid_t pid =
+      start_run({"--config", cfg.string(), "--out", out.string(), "--events", "none"});
+  ASSERT_GT(pid, 0);
+  std::set<pid_t> first;
+  bool second = false;
+  for (int i = 0; i < 6000 && !second; ++i) {
+    const std::set<pid_t> now = children_of(pid);
+    if (first.empty()) first = now;
+    second = !now.empty() && !first.empty() && now != first &&
+             std::none_of(now.begin(), now.end(), [&](pid_t p) { return first.count(p); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_TRUE(second) << "the second repetition never started";
+  kill(pid, SIGINT);
+  const Cmd run = finish(pid);
+  EXPECT_EQ(run.status, 130) << run.err;
+  const auto rs = nlohmann::json::parse(slurp(out));
+  EXPECT_EQ(rs["complete"], false);
+  ASSERT_EQ(rs["cases"].size(), 1u);
+  const auto& c = rs["cases"][0];
+  EXPECT_EQ(c["status"], "ok") << c["reason"];
+  EXPECT_GE(c["repetitions"].size(), 1u);
+  EXPECT_LT(c["repetitions"].size(), 3u);
+  EXPECT_TRUE(c["rtt_ns"].is_object());
+}
+
+// Out of processes (RLIMIT_NPROC, which binds only an unprivileged user): a fork or a thread that
+// cannot start fails its own case with the cause, and the run goes on and writes its result set.
+TEST_F(RunCli, AForkOrThreadShortageFailsOnlyItsCase) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to run wakebench as another user";
+  fs::permissions(dir_, fs::perms::all);
+  const auto cfg = write("nproc.json", R"({"schema_version": 1,
+    "defaults": {"round_trips": 100, "warmup": 10, "repetitions": 1, "timeout_s": 30},
+    "cases": [{"mechanisms": ["pipe"], "modes": ["processes", "threads"],
+               "placements": ["same-cpu"]}]})");
+  const auto out = dir_ / "r.json";
+  const pid_t pid =
+      start_run({"--config", cfg.string(), "--out", out.string(), "--events", "none"}, [] {
+        const rlimit one_more{2, 2};  // wakebench itself and one task
+        return setrlimit(RLIMIT_NPROC, &one_more) == 0 && setgid(65534) == 0 && setuid(65534) == 0;
+      });
+  ASSERT_GT(pid, 0);
+  const Cmd run = finish(pid);
+  ASSERT_EQ(run.status, 0) << run.err;
+  const auto rs = nlohmann::json::parse(slurp(out));
+  ASSERT_EQ(rs["cases"].size(), 2u);
+  for (const auto& c : rs["cases"]) {
+    EXPECT_EQ(c["status"], "failed") << c["name"];
+    EXPECT_NE(c["reason"].get<std::string>().find("Resource temporarily unavailable"),
+              std::string::npos)
+        << c["name"] << ": " << c["reason"];
+  }
+}
+
+// A class the run's CPUs lack names the CPUs it could not use (here: those outside its affinity).
+TEST_F(RunCli, AMissingClassNamesTheCpusTheRunCannotUse) {
+  if (wb::online_cpus().size() < 2) GTEST_SKIP() << "one online CPU";
+  const auto cfg = write("llc.json", R"({"schema_version": 1,
+    "defaults": {"round_trips": 100, "warmup": 10, "repetitions": 1, "timeout_s": 30},
+    "cases": [{"mechanisms": ["pipe"], "modes": ["threads"], "placements": ["llc"]}]})");
+  const std::string cmd =
+      "taskset -c 0 " + std::string(WB_BINARY) + " run --events none --config " + cfg.string() +
+      " --out " + (dir_ / "r.json").string() + " >/dev/null 2>" + (dir_ / "stderr").string();
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(dir_ / "stderr");
+  const auto rs = nlohmann::json::parse(slurp(dir_ / "r.json"));
+  ASSERT_EQ(rs["cases"].size(), 1u);
+  EXPECT_EQ(rs["cases"][0]["status"], "skipped");
+  const std::string reason = rs["cases"][0]["reason"];
+  EXPECT_NE(reason.find("CPU"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("not allowed"), std::string::npos) << reason;
+}
+
+// Two runs that start in the same second write two result sets (issue 25: both said they wrote
+// results/<host>-<UTC second>.json, and one file was left).
+TEST_F(RunCli, RunsOfOneSecondNeverShareADefaultName) {
+  const auto cfg = write("tiny.json", R"({"schema_version": 1,
+    "defaults": {"round_trips": 100, "warmup": 10, "repetitions": 1, "timeout_s": 30},
+    "cases": [{"mechanisms": ["pipe"], "modes": ["threads"], "placements": ["same-cpu"]}]})");
+  const std::string folder = dir_.string();
+  auto in_dir = [&folder] { return chdir(folder.c_str()) == 0; };
+  const pid_t a = start_run({"--config", cfg.string(), "--events", "none"}, in_dir);
+  const pid_t b = start_run({"--config", cfg.string(), "--events", "none"}, in_dir);
+  ASSERT_GT(a, 0);
+  ASSERT_GT(b, 0);
+  EXPECT_EQ(finish(a).status, 0);
+  EXPECT_EQ(finish(b).status, 0);
+  std::vector<std::string> sets;
+  for (const auto& e : fs::directory_iterator(dir_ / "results"))
+    sets.push_back(e.path().filename().string());
+  ASSERT_EQ(sets.size(), 2u);
+  for (const std::string& name : sets)
+    EXPECT_TRUE(nlohmann::json::parse(slurp(dir_ / "results" / name)).is_object()) << name;
 }
 
 }  // namespace

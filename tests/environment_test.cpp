@@ -276,5 +276,17 @@ TEST(IdleLatencyGuard, ErrorNamesTheDeviceWhenNotRoot) {
   }
 }
 
+// With CPU 1 offline the run has one CPU, and a class it lacks says why (issue 25: it said "each
+// LLC has one core" and never named the offline CPU).
+TEST(UnusedCpus, NamesTheOfflineAndTheBarredCpus) {
+  EXPECT_EQ(unused_cpus_note({0}, test::sysroot_path("x86-kvm-guest-cpu1-offline")),
+            "CPU 1 is offline");
+  EXPECT_EQ(describe_unused_cpus({0, 1, 2, 3, 4, 5}, {0, 1, 4, 5}, {0, 4}),
+            "CPUs 2-3 are offline; CPUs 1,5 are not allowed");
+  EXPECT_EQ(describe_unused_cpus({0, 1}, {0, 1}, {0, 1}), "");
+  // A root without those files (every capture but this one): nothing to say, no error.
+  EXPECT_EQ(unused_cpus_note({0}, test::sysroot_path("x86-kvm-guest")), "");
+}
+
 }  // namespace
 }  // namespace wb

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -284,6 +285,124 @@ TEST_F(ReportDir, CliWithoutGnuplotSaysHowToRender) {
   const int rc = std::system(bad.c_str());
   EXPECT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 2);
   EXPECT_FALSE(fs::exists(other));
+}
+
+// ---- no string of a result set reaches an interpreter (issue 25) --------------------------------
+
+// What a hostile set may write in any string: gnuplot's command substitution, a command after a
+// closed quote (single or double), a new line starting a shell escape. Each would create `canary`
+// in the folder gnuplot runs in (the report's).
+std::vector<std::string> payloads(const std::string& canary) {
+  return {"x'; system(\"touch " + canary + "\"); print '",
+          "x\"; system(\"touch " + canary + "\") `touch " + canary + "`\n!touch " + canary +
+              "\nprint 'x"};
+}
+
+// The script without its single-quoted literals (gnuplot substitutes nothing inside them; '' is a
+// quote), so what is left is code.
+std::string code_of(const std::string& script) {
+  std::string out;
+  bool quoted = false;
+  for (std::size_t i = 0; i < script.size(); ++i) {
+    if (script[i] == '\'' && quoted && i + 1 < script.size() && script[i + 1] == '\'')
+      ++i;
+    else if (script[i] == '\'')
+      quoted = !quoted;
+    else if (!quoted)
+      out += script[i];
+  }
+  return out;
+}
+
+// Every place of a string in the set (a value, or a key of an object under cases or
+// predictions), and how to put a payload there.
+using Edit = std::function<void(json&, const std::string&)>;
+void string_places(const json& v, const json::json_pointer& at, bool keys,
+                   std::vector<std::pair<std::string, Edit>>& out) {
+  if (v.is_string())
+    out.push_back({at.to_string(), [at](json& d, const std::string& p) { d[at] = p; }});
+  if (v.is_array())
+    for (std::size_t i = 0; i < v.size(); ++i) string_places(v[i], at / i, keys, out);
+  if (!v.is_object()) return;
+  for (const auto& [k, child] : v.items()) {
+    const bool below = keys || k == "cases" || k == "predictions";
+    if (below)
+      out.push_back({at.to_string() + " key " + k, [at, k = k](json& d, const std::string& p) {
+                       json value = d[at][k];
+                       d[at].erase(k);
+                       d[at][p] = value;
+                     }});
+    string_places(child, at / k, below, out);
+  }
+}
+
+// Every string of the sample set holds each payload in turn: the loader refuses the set in one
+// line, or the report's scripts hold the payload only inside single-quoted literals. Then every
+// accepted payload at once is rendered by gnuplot, which must run nothing.
+// The sample set with every 8th bucket of its histograms: the same strings and plots, in a tenth
+// of the time for the hundreds of sets below.
+json thinned_sample() {
+  json doc = json::parse(slurp(fixture("report-sample.json")));
+  for (json& c : doc["cases"])
+    for (json& r : c["repetitions"])
+      for (const char* h : {"rtt_hist", "wakeup_hist"})
+        for (const char* column : {"index", "count"}) {
+          json& v = r[h][column];
+          json kept = json::array();
+          for (std::size_t i = 0; i < v.size(); i += 8) kept.push_back(v[i]);
+          v = kept;
+        }
+  return doc;
+}
+
+TEST_F(ReportDir, NoStringOfAResultSetRunsACommand) {
+  const json sample = thinned_sample();
+  const std::string canary = "CANARY";
+  std::vector<std::pair<std::string, Edit>> places;
+  string_places(sample, json::json_pointer(), false, places);
+  ASSERT_GT(places.size(), 300u);
+  json all = sample;
+  int accepted = 0;
+  // Hundreds of reports: in memory where there is a tmpfs (each file is written and synced).
+  const fs::path scratch =
+      (fs::is_directory("/dev/shm") ? fs::path("/dev/shm") : fs::temp_directory_path()) /
+      dir_.filename();
+  for (const auto& [where, edit] : places) {
+    NoGnuplotOnPath no_gnuplot;
+    for (const std::string& payload : payloads(canary)) {
+      json doc = sample;
+      edit(doc, payload);
+      ResultSet rs;
+      try {
+        rs = parse_result_set(doc.dump(), "hostile.json");
+      } catch (const std::runtime_error& e) {
+        EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << where;
+        continue;
+      }
+      ++accepted;
+      // Values only: a renamed key would move what a later edit of a value below it addresses.
+      if (payload == payloads(canary)[0] && where.find(" key ") == std::string::npos)
+        edit(all, payload);
+      fs::remove_all(scratch);
+      const ReportOutput out = write_report(rs, {scratch.string(), ""});
+      for (const std::string& f : out.scripts) {
+        const std::string code = code_of(slurp(scratch / f));
+        EXPECT_EQ(code.find('`'), std::string::npos) << where << " in " << f;
+        EXPECT_EQ(code.find("system"), std::string::npos) << where << " in " << f;
+        EXPECT_EQ(code.find("\n!"), std::string::npos) << where << " in " << f;
+        EXPECT_EQ(code.find(canary), std::string::npos) << where << " in " << f;
+      }
+    }
+  }
+  fs::remove_all(scratch);
+  EXPECT_GT(accepted, 100);  // free text and fields report does not read stay accepted
+  const auto gnuplot = find_on_path("gnuplot");
+  if (!gnuplot) GTEST_SKIP() << "gnuplot not installed: the scripts were checked, not run";
+  fs::remove_all(dir_);
+  const ReportOutput out =
+      write_report(parse_result_set(all.dump(), "hostile.json"), {dir_.string(), *gnuplot});
+  EXPECT_FALSE(out.images.empty());
+  EXPECT_FALSE(fs::exists(dir_ / canary));
 }
 
 }  // namespace

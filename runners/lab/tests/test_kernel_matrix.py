@@ -212,7 +212,7 @@ def test_matrix_refuses_a_bad_aa_or_repetitions_before_any_guest(tmp_path):
 def test_observed_classes_reads_each_cases_histogram(tmp_path):
     from wblab.matrix import observed_classes
     rs = tmp_path / "results.json"
-    rs.write_text(json.dumps({"cases": [
+    rs.write_text(json.dumps({"schema": "wakebench-results", "cases": [
         {"name": "a", "observed": {"histogram": {"llc": 3, "same-cpu": 1, "cross-llc": 0}}},
         {"name": "b", "observed": {"histogram": {}}}, {"name": "c"}]}))
     assert observed_classes(rs) == {"a": {"llc": 0.75, "same-cpu": 0.25}}

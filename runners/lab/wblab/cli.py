@@ -10,7 +10,7 @@ from . import REPO, LabError
 from .guest import GuestPlan, default_out, run_guest
 from .initramfs import static_busybox
 from .kernel import KERNEL_POLICIES, find_kernel, find_wakebench, resolve_kernel
-from .qemu import PRESETS, qemu_binary
+from .qemu import PRESETS, expected_topology, qemu_binary
 
 
 def parser():
@@ -74,6 +74,7 @@ def topology_args(preset, smp=None, numa=None, cpu=None):
     if not smp:
         raise LabError("give --preset NAME or --smp ARGS")
     numa = numa if numa is not None else p.get("numa", [])
+    expected_topology(smp, numa)  # LabError in one line now, not after the guest ran
     name = preset if preset and not (smp != p.get("smp") or numa != p.get("numa", [])) \
         else "custom"
     return name, smp, numa, cpu or p.get("cpu", "Skylake-Server")

@@ -230,14 +230,42 @@ def render(matrix):
 
 
 def observed_classes(results_path):
-    """Per case name of a result set: the share of round trips in each placement class."""
+    """Per case name of a result set: the share of round trips in each placement class. LabError
+    in one line for a file that is not a readable wakebench result set of that shape."""
+    try:
+        doc = json.loads(Path(results_path).read_text())
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise LabError(f"{results_path}: not a readable result set ({e})") from None
+    if not isinstance(doc, dict) or doc.get("schema") != "wakebench-results" \
+            or not isinstance(doc.get("cases"), list):
+        raise LabError(f"{results_path}: not a wakebench result set (schema, cases)")
     out = {}
-    for c in json.loads(Path(results_path).read_text()).get("cases", []):
-        hist = (c.get("observed") or {}).get("histogram") or {}
+    for i, c in enumerate(doc["cases"]):
+        hist = (c.get("observed") or {}).get("histogram") if isinstance(c, dict) else None
+        hist = hist or {}
+        if not isinstance(c, dict) or not isinstance(c.get("name"), str) \
+                or not isinstance(hist, dict) \
+                or not all(isinstance(v, (int, float)) and v >= 0 for v in hist.values()):
+            raise LabError(f"{results_path}: cases[{i}] has no name or a malformed "
+                           "observed.histogram")
         n = sum(hist.values())
         if n:
             out[c["name"]] = {k: v / n for k, v in hist.items() if v}
     return out
+
+
+def parse_images(pairs):
+    """--image POLICY=IMAGE, each a known policy and an existing file, or LabError."""
+    images = {}
+    for kv in pairs:
+        policy, sep, path = kv.partition("=")
+        if not sep or policy not in KERNEL_POLICIES:
+            raise LabError(f"--image {kv}: expected POLICY=IMAGE with POLICY one of "
+                           f"{', '.join(KERNEL_POLICIES)}")
+        if not Path(path).is_file():
+            raise LabError(f"--image {kv}: {path} is not a file")
+        images[policy] = path
+    return images
 
 
 def aa_floors(order, base, other):
@@ -300,16 +328,20 @@ def main(argv):
     args = ap.parse_args(argv)
 
     presets = [p for p in args.presets.split(",") if p]
+    for p in presets:
+        if p not in PRESETS:
+            raise LabError(f"--presets: unknown preset {p} (one of {', '.join(PRESETS)})")
     kernels = [k for k in args.kernels.split(",") if k]
     for k in kernels:
         if k not in KERNEL_POLICIES:
             raise LabError(f"--kernels: unknown policy {k} (one of {', '.join(KERNEL_POLICIES)})")
-    images = dict(kv.split("=", 1) for kv in args.image)
-    if args.aa:  # checked before any guest runs, not after them
-        for preset in presets:
-            if not (Path(args.aa) / preset / "mainline" / "results.json").is_file():
-                raise LabError(f"--aa {args.aa}: no {preset}/mainline/results.json (another run "
-                               "of the matrix over the same presets)")
+    images = parse_images(args.image)
+    aa = {}  # checked before any guest runs, not after them
+    for preset in presets if args.aa else ():
+        if not (Path(args.aa) / preset / "mainline" / "results.json").is_file():
+            raise LabError(f"--aa {args.aa}: no {preset}/mainline/results.json (another run "
+                           "of the matrix over the same presets)")
+        aa[preset] = observed_classes(Path(args.aa) / preset / "mainline" / "results.json")
     if args.repetitions < 1:
         raise LabError(f"--repetitions: {args.repetitions} is not a positive count")
     run_args = [f"--benchmark_filter={RUN_FILTER}", f"--benchmark_repetitions={args.repetitions}"]
@@ -344,8 +376,7 @@ def main(argv):
         base = (per_kernel.get("mainline") or {}).get("report")
         floors = None
         if args.aa:
-            floors = aa_floors(order, base, observed_classes(
-                Path(args.aa) / preset / "mainline" / "results.json"))
+            floors = aa_floors(order, base, aa[preset])
             matrix["aa"] = str(args.aa)
         for policy, cell in per_kernel.items():
             if cell.get("report"):

@@ -61,15 +61,21 @@ def parse_kv(text):
     return head, kv
 
 
+def count(text, where):
+    """A positive count of a qemu argument, or LabError naming it."""
+    if not text.isdigit() or int(text) < 1:
+        raise LabError(f"{where}: {text!r} is not a positive count")
+    return int(text)
+
+
 def parse_smp(smp):
     head, kv = parse_kv(smp)
-    one = {k: int(v[-1]) for k, v in kv.items() if k in ("cpus", "sockets", "dies", "cores",
-                                                          "threads", "maxcpus")}
     unknown = set(kv) - {"cpus", "sockets", "dies", "cores", "threads", "maxcpus"}
     if unknown:
         raise LabError(f"-smp '{smp}': the lab does not model {', '.join(sorted(unknown))}")
+    one = {k: count(v[-1], f"-smp '{smp}' {k}") for k, v in kv.items()}
     if head is not None:
-        one["cpus"] = int(head)
+        one["cpus"] = count(head, f"-smp '{smp}'")
     dies, threads = one.get("dies", 1), one.get("threads", 1)
     sockets, cores = one.get("sockets"), one.get("cores")
     cpus = one.get("cpus")
@@ -102,15 +108,21 @@ def expected_topology(smp, numa_args):
         cpus[i] = {"socket": socket, "die": die, "core": core, "thread": thread, "node": 0}
     for arg in numa_args:
         kind, kv = parse_kv(arg)
-        if kind == "node" and "cpus" in kv:
-            node = int(kv.get("nodeid", ["0"])[-1])
-            for text in kv["cpus"]:
-                for c in parse_cpu_list(text):
-                    if c in cpus:
-                        cpus[c]["node"] = node
+        where = f"-numa '{arg}'"
+        if kind not in ("node", "cpu", "dist"):
+            raise LabError(f"{where}: the lab models -numa node, cpu and dist, not {kind!r}")
+        if kind == "node":
+            node = node_id(kv.get("nodeid", ["0"])[-1], where)
+            for text in kv.get("cpus", []):
+                for c in numa_cpus(text, where):
+                    if c not in cpus:
+                        raise LabError(f"{where}: CPU {c} is not among -smp's {len(cpus)}")
+                    cpus[c]["node"] = node
         elif kind == "cpu":
-            node = int(kv["node-id"][-1])
-            sel = {k[:-3]: int(v[-1]) for k, v in kv.items()
+            if "node-id" not in kv:
+                raise LabError(f"{where}: no node-id=")
+            node = node_id(kv["node-id"][-1], where)
+            sel = {k[:-3]: node_id(v[-1], where) for k, v in kv.items()
                    if k.endswith("-id") and k != "node-id"}
             for info in cpus.values():
                 if all(info.get(k) == v for k, v in sel.items()):
@@ -125,6 +137,19 @@ def expected_topology(smp, numa_args):
     for i, info in cpus.items():
         nodes.setdefault(info["node"], set()).add(i)
     return {"smp": t, "cpus": cpus, "nodes": nodes}
+
+
+def node_id(text, where):
+    if not text.isdigit():
+        raise LabError(f"{where}: {text!r} is not an id")
+    return int(text)
+
+
+def numa_cpus(text, where):
+    try:
+        return parse_cpu_list(text)
+    except ValueError:
+        raise LabError(f"{where}: {text!r} is not a CPU list") from None
 
 
 def add_memory_backends(numa_args, mem_mb):
