@@ -13,6 +13,7 @@
 #include "analysis/mix.h"
 #include "analysis/predict.h"
 #include "analysis/resultset_io.h"
+#include "common/registry.h"
 
 namespace wb {
 
@@ -28,13 +29,15 @@ constexpr double kConsistentDistance = 0.25;
 
 // Wake flags a mechanism carries on a real kernel (section 4), used when a case lacks the tag.
 std::optional<std::string> default_wake_flags(const std::string& mechanism) {
-  static const std::map<std::string, std::string> kFlags = {
-      {"pipe", "sync"},         {"unix-stream", "sync"},      {"unix-dgram", "sync"},
-      {"tcp-loopback", "sync"}, {"binder-like", "sync"},      {"eventfd", "none"},
-      {"futex", "none"},        {"futex-swap", "current-cpu"}};
-  auto it = kFlags.find(mechanism);
-  if (it == kFlags.end()) return std::nullopt;
-  return it->second;
+  const MechanismEntry* m = registry().find_mechanism(mechanism);
+  if (!m || m->no_kernel_wakeup) return std::nullopt;
+  return std::string(wake_flags_id(m->wake_flags));
+}
+
+// Why a mechanism's tasks never block ("busy-poll"); nullopt: they block (or it is unknown).
+std::optional<std::string> no_kernel_wakeup(const std::string& mechanism) {
+  const MechanismEntry* m = registry().find_mechanism(mechanism);
+  return m ? m->no_kernel_wakeup : std::nullopt;
 }
 
 double round2(double v) { return std::round(v * 100.0) / 100.0; }
@@ -185,12 +188,11 @@ json predict(const json& rs, const std::vector<CaseView>& views) {
       json pj = json::object();
       for (const auto& [cls, m] : pt.pinned) pj[cls] = m;
       e["pinned_rtt_ns"] = pj;
-      if (first.mechanism == "spin" || !flags ||
-          (*flags != "sync" && *flags != "none" && *flags != "current-cpu")) {
-        e["skipped"] = first.mechanism == "spin"
-                           ? std::string("busy-poll: no kernel wakeup to model")
-                           : "no kernel wakeup to model (wake_flags " +
-                                 (flags ? *flags : std::string("unknown")) + ")";
+      const std::optional<std::string> busy = no_kernel_wakeup(first.mechanism);
+      if (busy || !flags || (*flags != "sync" && *flags != "none" && *flags != "current-cpu")) {
+        e["skipped"] = busy ? *busy + ": no kernel wakeup to model"
+                            : "no kernel wakeup to model (wake_flags " +
+                                  (flags ? *flags : std::string("unknown")) + ")";
         entries.push_back(e);
         continue;
       }
@@ -393,7 +395,10 @@ json predict(const json& rs, const std::vector<CaseView>& views) {
                      [](const std::string&, const std::string& f) { return f == "sync"; });
   premises["current-cpu"] =
       kernel_premise("futex handoff: the waker CPU is cheaper than the kernel's choice",
-                     [](const std::string& m, const std::string&) { return m == "futex"; });
+                     [](const std::string& m, const std::string&) {
+                       const MechanismEntry* e = registry().find_mechanism(m);
+                       return e && e->futex_handoff;
+                     });
 
   return {{"topology", sched.topology().source()},
           {"llc", std::string(llc_source_name(sched.llc_source()))},

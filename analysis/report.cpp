@@ -20,6 +20,7 @@
 #include "common/cpulist.h"
 #include "common/histogram.h"
 #include "common/placement.h"
+#include "common/registry.h"
 #include "common/sys.h"
 
 extern char** environ;
@@ -405,8 +406,7 @@ void distributions(Context& ctx) {
 
 // The mainline-first order of docs/result-set.md#policies; others after, by name.
 std::vector<std::string> policy_order(const std::set<std::string>& present) {
-  const std::vector<std::string> known = {"mainline",     "sync-pair", "sync-core",
-                                          "sync-core-v2", "sync-2017", "current-cpu"};
+  const std::vector<std::string> known = registry().policy_ids();
   std::vector<std::string> out;
   for (const std::string& p : known)
     if (present.count(p)) out.push_back(p);

@@ -28,6 +28,12 @@ std::string_view wake_flags_id(WakeFlags f) {
   return "none";
 }
 
+std::optional<WakeFlags> parse_wake_flags(std::string_view id) {
+  for (WakeFlags f : {WakeFlags::kSync, WakeFlags::kNone, WakeFlags::kCurrentCpu})
+    if (wake_flags_id(f) == id) return f;
+  return std::nullopt;
+}
+
 SchedPolicy parse_sched_policy(std::string_view text) {
   if (text == "other") return {SchedPolicy::kOther, 0};
   if (text == "batch") return {SchedPolicy::kBatch, 0};

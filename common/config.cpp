@@ -6,6 +6,7 @@
 
 #include "common/cpulist.h"
 #include "common/input.h"
+#include "common/registry.h"
 
 namespace wb {
 
@@ -107,11 +108,12 @@ Config parse_config(const std::string& text, const std::string& path) {
           if (!v.is_string()) fail(path, at + "." + key, "expected a string");
         } else if (key == "policy") {
           // The patch the claim is about: `run` prints its prediction beside the claim.
-          if (!v.is_string() || std::find(kPolicyIds.begin(), kPolicyIds.end(),
-                                          v.get<std::string>()) == kPolicyIds.end())
+          const std::vector<std::string> ids = registry().policy_ids();
+          if (!v.is_string() ||
+              std::find(ids.begin(), ids.end(), v.get<std::string>()) == ids.end())
             fail(path, at + ".policy",
                  (v.is_string() ? "unknown policy " + v.dump() : std::string("expected a string")) +
-                     " (known: " + join({kPolicyIds.begin(), kPolicyIds.end()}) + ")");
+                     " (known: " + join(ids) + ")");
         } else if (key == "cases") {
           string_list(path, at + ".cases", v);
         } else if (key == "metric") {

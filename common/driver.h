@@ -136,8 +136,8 @@ class Link {
 class Mechanism {
  public:
   virtual ~Mechanism() = default;
+  // Its entry in registry/registry.json (common/registry.h) holds its wake flags and traits.
   virtual std::string_view id() const = 0;
-  virtual WakeFlags wake_flags() const = 0;
   // One line for --help and the README: what a round trip is.
   virtual std::string_view round_trip() const = 0;
   // Whether the knobs w and s apply (W clients x S services instead of pairs).

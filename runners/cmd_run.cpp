@@ -22,6 +22,7 @@
 #include "common/idle_latency.h"
 #include "common/perf.h"
 #include "common/placement.h"
+#include "common/registry.h"
 #include "common/result_set.h"
 #include "common/run_order.h"
 #include "common/schedstat.h"
@@ -340,7 +341,7 @@ void run_command(const RunArgs& args) {
     if (spec.skip_reason.empty())
       if (auto why = cs.mech->skip_reason(spec, topo)) spec.skip_reason = *why;
     cs.record.spec = std::move(spec);
-    cs.record.wake_flags = cs.mech->wake_flags();
+    cs.record.wake_flags = registry().mechanism(cs.mech->id()).wake_flags;
     cases.push_back(std::move(cs));
   }
   const uint64_t seed = args.seed ? *args.seed : std::random_device{}();
