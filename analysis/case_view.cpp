@@ -127,7 +127,9 @@ CaseView parse_case(std::size_t index, const json& j) {
     c.params = params_of(c.params_json);
     c.suffix = name_suffix(c.params);
     c.pair = pair_of(c.name);
-    c.status = j["status"];
+    const auto status = parse_status(j["status"].get<std::string>());
+    if (!status) throw std::invalid_argument("unknown status " + j["status"].dump());
+    c.status = *status;
     if (j.contains("reason") && j["reason"].is_string()) c.reason = j["reason"];
     if (j.contains("wake_flags") && j["wake_flags"].is_string()) c.wake_flags = j["wake_flags"];
     c.rtt = stats_of(j.value("rtt_ns", json()));

@@ -125,7 +125,7 @@ std::string ratio_text(const CompareCell& c, const Metric& m) {
 // The value shown for a cell that has no ratio: why not.
 std::string absence(const CompareCell& c) {
   if (!c.present) return "missing";
-  if (c.status != "ok") return c.status;
+  if (c.status != CaseStatus::kOk) return std::string(status_id(c.status));
   return c.value ? "no baseline" : "n/a";
 }
 
@@ -182,7 +182,7 @@ std::vector<std::pair<std::string, std::vector<const CompareRow*>>> by_mechanism
         r.cells[0].present && std::any_of(r.cells.begin() + 1, r.cells.end(),
                                           [](const CompareCell& c) { return c.present; });
     const bool has_metric = std::any_of(r.cells.begin(), r.cells.end(), [](const CompareCell& c) {
-      return c.value.has_value() || (c.present && c.status != "ok");
+      return c.value.has_value() || (c.present && c.status != CaseStatus::kOk);
     });
     if (!compared || !has_metric) continue;
     auto it = std::find_if(groups.begin(), groups.end(),
@@ -458,9 +458,10 @@ std::string format_csv(const Comparison& cmp) {
       out << csv_field(r.mechanism) << ',' << csv_field(r.mode) << ',' << csv_field(r.placement)
           << ',' << csv_field(r.pair) << ',' << csv_field(format_params(r.params)) << ','
           << csv_field(cmp.options.metric.id) << ',' << csv_field(cmp.sets[s].label) << ','
-          << csv_field(cmp.sets[s].path) << ',' << (c.present ? c.status : "missing") << ','
-          << opt_number(c.value) << ',' << c.repetitions.size() << ',' << opt_number(c.sd_pct)
-          << ',' << opt_number(c.ratio) << ',' << opt_number(c.change_pct) << ',';
+          << csv_field(cmp.sets[s].path) << ',' << (c.present ? status_id(c.status) : "missing")
+          << ',' << opt_number(c.value) << ',' << c.repetitions.size() << ','
+          << opt_number(c.sd_pct) << ',' << opt_number(c.ratio) << ',' << opt_number(c.change_pct)
+          << ',';
       const auto ci = change_interval(c, cmp.options.metric);
       out << (ci ? fmt("%.6g", ci->first) + "," + fmt("%.6g", ci->second) : ",") << ','
           << (c.test ? fmt("%.6g", c.test->p_value) : "") << ',' << opt_number(c.q_value) << ','
@@ -514,7 +515,7 @@ std::string format_json(const Comparison& cmp) {
       nlohmann::json cell = {
           {"set", cmp.sets[s].label},
           {"present", c.present},
-          {"status", c.present ? nlohmann::json(c.status) : nullptr},
+          {"status", c.present ? nlohmann::json(status_id(c.status)) : nullptr},
           {"value", opt_json(c.value)},
           {"repetitions", c.repetitions},
           {"sd_pct", opt_json(c.sd_pct)},

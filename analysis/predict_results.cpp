@@ -64,7 +64,8 @@ struct Point {
     const std::string what = "pinned " + cls + " case with " + params_text(first().params);
     for (const CaseView* c : cases)
       if (c->kind == PlacementKind::kPinned && class_id(*c->cls) == cls && !c->ok())
-        return "n/a: " + what + " " + c->status + (c->reason.empty() ? "" : ": " + c->reason);
+        return "n/a: " + what + " " + std::string(status_id(c->status)) +
+               (c->reason.empty() ? "" : ": " + c->reason);
     return "n/a: no " + what;
   }
 };
@@ -241,7 +242,7 @@ json predict(const json& rs, const std::vector<CaseView>& views) {
       json measured = nullptr;
       ClassShares observed;
       if (kc) {
-        measured = {{"status", kc->status}};
+        measured = {{"status", status_id(kc->status)}};
         if (auto m = kc->rtt.get("median")) measured["rtt_ns"] = *m;
         if (kc->observed.recorded) {
           json h = json::object();

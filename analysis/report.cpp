@@ -212,7 +212,7 @@ void heatmap(Context& ctx) {
     if (c.ok())
       value[{row, col}] = *c.rtt.get("median");
     else
-      status[{row, col}] = c.status;
+      status[{row, col}] = status_id(c.status);
   }
   if (value.empty()) {
     ctx.skipped.push_back("heat map of median RTT: no ok case outside a matrix run");
@@ -680,7 +680,7 @@ void case_table(Context& ctx) {
       cpus = "cpuset " + format_cpu_list(c.cpuset);
     else if (c.cpus)
       cpus = std::to_string(c.cpus->first) + " -> " + std::to_string(c.cpus->second);
-    std::string status = c.status;
+    std::string status(status_id(c.status));
     if (!c.reason.empty()) status += ": " + c.reason;
     const auto mdape = c.rtt.get("mdape_pct");
     ctx.tables << "| " << md_cell(c.name) << " | " << md_cell(status) << " | " << cpus << " | "

@@ -25,6 +25,11 @@ enum class WakeFlags { kSync, kNone, kCurrentCpu };
 std::string_view wake_flags_id(WakeFlags f);  // "sync" | "none" | "current-cpu"
 std::optional<WakeFlags> parse_wake_flags(std::string_view id);
 
+// What became of a case (docs/result-set.md#statuses); a result set spells it status_id().
+enum class CaseStatus { kOk, kSkipped, kFailed };
+std::string_view status_id(CaseStatus s);  // "ok" | "skipped" | "failed"
+std::optional<CaseStatus> parse_status(std::string_view id);
+
 // One side's scheduling class (the `sched` knob): wakeup preemption and placement differ by class
 // (SCHED_BATCH and SCHED_IDLE tasks never preempt on wakeup, check_preempt_wakeup_fair; RT tasks
 // are placed by select_task_rq_rt, not select_task_rq_fair).

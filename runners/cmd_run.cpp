@@ -107,7 +107,7 @@ class Progress {
   }
   void case_done(const CaseRecord& r) {
     std::string what;
-    if (r.status == "ok") {
+    if (r.status == CaseStatus::kOk) {
       std::vector<int64_t> all;
       for (const auto& rep : r.repetitions)
         for (const auto& p : rep) all.insert(all.end(), p.rtt_ns.begin(), p.rtt_ns.end());
@@ -117,8 +117,8 @@ class Progress {
                     st.p99 / 1e3);
       what = buf;
     } else {
-      what = r.status + ": " + r.reason;
-      if (r.status == "failed")  // its repetitions not run
+      what = std::string(status_id(r.status)) + ": " + r.reason;
+      if (r.status == CaseStatus::kFailed)  // its repetitions not run
         left_ -=
             r.spec.round_trips * (r.spec.repetitions - static_cast<int64_t>(r.repetitions.size()));
     }
@@ -211,7 +211,7 @@ double run_repetition(CaseState& cs, const RunOptions& base, const CaseTracer& t
   CaseRecord& rec = cs.record;
   const CaseSpec& spec = rec.spec;
   auto fail = [&rec](const std::string& why) {
-    rec.status = "failed";
+    rec.status = CaseStatus::kFailed;
     rec.reason = why;
     return 0.0;
   };
@@ -379,20 +379,21 @@ void run_command(const RunArgs& args) {
   };
   for (size_t i = 0; i < cases.size(); ++i)
     if (CaseRecord& rec = cases[i].record; !rec.spec.skip_reason.empty()) {
-      rec.status = "skipped";
+      rec.status = CaseStatus::kSkipped;
       rec.reason = rec.spec.skip_reason;
       done(i);
     }
   for (size_t i : interleaved_order(repetitions, seed)) {
     if (g_interrupted.load()) break;
     const CaseRecord& rec = cases[i].record;
-    if (rec.status != "ok") continue;  // failed in an earlier repetition
+    if (rec.status != CaseStatus::kOk) continue;  // failed in an earlier repetition
     const double cpu_ns = run_repetition(cases[i], opts, tracer);
-    if (rec.status == "ok") {
+    if (rec.status == CaseStatus::kOk) {
       progress.repetition_done(rec.spec);
       gb.repetition(rec, i, cpu_ns);
     }
-    if (rec.status != "ok" || static_cast<int>(rec.repetitions.size()) == rec.spec.repetitions)
+    if (rec.status != CaseStatus::kOk ||
+        static_cast<int>(rec.repetitions.size()) == rec.spec.repetitions)
       done(i);
   }
   const bool interrupted = g_interrupted.load();
@@ -417,10 +418,10 @@ void run_command(const RunArgs& args) {
   nlohmann::ordered_json out_cases = nlohmann::ordered_json::array();
   for (const auto& cs : cases) {
     // Interrupted: a case that had not finished a repetition yet is left out.
-    if (cs.record.status == "ok" && cs.record.repetitions.empty()) continue;
+    if (cs.record.status == CaseStatus::kOk && cs.record.repetitions.empty()) continue;
     CaseRecord rec = cs.record;
     if (!cs.schedstat_window.empty()) rec.schedstat = sum_schedstat(cs.schedstat_window);
-    if (trace_session && rec.spec.kernel && rec.status == "ok") {
+    if (trace_session && rec.spec.kernel && rec.status == CaseStatus::kOk) {
       if (cs.trace && cs.trace_error.empty()) {
         std::vector<std::string> classes;
         for (PlacementClass c : kAllClasses) classes.emplace_back(class_id(c));

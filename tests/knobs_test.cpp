@@ -187,7 +187,7 @@ TEST(Background, TheResultSetWritesWhatTheDriverRecorded) {
   CaseRecord rec;
   rec.spec = bg_case("all-others", {0, 1});
   rec.spec.name = "pipe/threads/llc/bg=all-others";
-  rec.status = "failed";
+  rec.status = CaseStatus::kFailed;
   rec.reason = "setup: test";
   rec.background_cpus = {5, 6};
   const Topology other = Topology::from_synthetic("pack:1 l3:1 core:4 pu:1");  // would pick 2,3
