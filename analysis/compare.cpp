@@ -9,6 +9,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/text.h"
+
 namespace wb {
 namespace {
 
@@ -91,12 +93,6 @@ std::string stem_label(const std::string& path) {
   return stem.empty() ? path : stem;
 }
 
-std::string fmt(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
 // Absolute values: ns and tps as integers, small counters with decimals.
 std::string format_value(double v) {
   const double a = std::fabs(v);
@@ -127,17 +123,6 @@ std::string absence(const CompareCell& c) {
   if (!c.present) return "missing";
   if (c.status != CaseStatus::kOk) return std::string(status_id(c.status));
   return c.value ? "no baseline" : "n/a";
-}
-
-std::string machine_text(const MachineSummary& m) {
-  std::vector<std::string> parts;
-  if (!m.hostname.empty()) parts.push_back(m.hostname);
-  if (!m.cpu_model.empty()) parts.push_back(m.cpu_model);
-  if (!m.kernel_release.empty()) parts.push_back("Linux " + m.kernel_release);
-  if (const std::string counts = format_counts(m); !counts.empty()) parts.push_back(counts);
-  std::string out;
-  for (const std::string& p : parts) out += (out.empty() ? "" : "; ") + p;
-  return out.empty() ? "(no machine description in the result set)" : out;
 }
 
 std::string significance_legend(const CompareOptions& o, const std::string& marker) {
@@ -311,7 +296,7 @@ std::string format_text(const Comparison& cmp) {
       << (m.higher_is_better ? "higher" : "lower") << " is better\n";
   for (const CompareSet& s : cmp.sets) {
     out << "  " << s.label << ": " << s.path << (s.complete ? "" : " (incomplete run)") << "\n"
-        << wrap(machine_text(s.machine), "    ");
+        << wrap(machine_line(s.machine), "    ");
   }
   out << wrap("ratio = set / " + cmp.sets[0].label + " (1.00); change: + = better; " +
                   significance_legend(cmp.options, "*"),
@@ -364,15 +349,6 @@ std::string format_text(const Comparison& cmp) {
 
 // ---- markdown ---------------------------------------------------------------------------------
 
-std::string md_escape(std::string s) {
-  std::string out;
-  for (char ch : s) {
-    if (ch == '|') out += '\\';
-    out += ch;
-  }
-  return out;
-}
-
 std::string format_markdown(const Comparison& cmp) {
   const Metric& m = cmp.options.metric;
   std::ostringstream out;
@@ -381,7 +357,7 @@ std::string format_markdown(const Comparison& cmp) {
   out << "| set | file | machine | complete |\n|---|---|---|---|\n";
   for (const CompareSet& s : cmp.sets) {
     out << "| " << md_escape(s.label) << " | " << md_escape(s.path) << " | "
-        << md_escape(machine_text(s.machine)) << " | " << (s.complete ? "yes" : "no") << " |\n";
+        << md_escape(machine_line(s.machine)) << " | " << (s.complete ? "yes" : "no") << " |\n";
   }
   out << "\n" << significance_legend(cmp.options, "**bold**") << "\n";
   for (const auto& [mechanism, rows] : by_mechanism(cmp)) {

@@ -22,6 +22,7 @@
 #include "common/placement.h"
 #include "common/registry.h"
 #include "common/sys.h"
+#include "common/text.h"
 
 extern char** environ;
 
@@ -64,12 +65,6 @@ std::string row_label(const CaseView& c,
 
 // ---- output helpers ---------------------------------------------------------------------------
 
-std::string fmt(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
 std::string ns_text(const std::optional<double>& v) { return v ? fmt("%.0f", *v) : "-"; }
 
 // A gnuplot string literal.
@@ -80,15 +75,6 @@ std::string gp_quote(const std::string& s) {
     out += ch;
   }
   return out + "\"";
-}
-
-std::string md_cell(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    if (ch == '|') out += '\\';
-    out += ch;
-  }
-  return out;
 }
 
 class OutDir {
@@ -258,12 +244,12 @@ void heatmap(Context& ctx) {
                "from the nearest (same-cpu) to the farthest, then kernel placement.");
 
   ctx.tables << "\n### Median RTT (ns) by placement\n\n| mechanism/mode |";
-  for (const std::string& c : cols) ctx.tables << " " << md_cell(c) << " |";
+  for (const std::string& c : cols) ctx.tables << " " << md_escape(c) << " |";
   ctx.tables << "\n|---|";
   for (std::size_t i = 0; i < cols.size(); ++i) ctx.tables << "--:|";
   ctx.tables << "\n";
   for (const std::string& r : rows) {
-    ctx.tables << "| " << md_cell(r) << " |";
+    ctx.tables << "| " << md_escape(r) << " |";
     for (const std::string& c : cols) {
       auto v = value.find({r, c});
       auto s = status.find({r, c});
@@ -500,11 +486,11 @@ void predictions(Context& ctx) {
   ctx.tables << "\n";
   for (const Row& r : rows) {
     dat << gp_quote(r.label);
-    ctx.tables << "| " << md_cell(r.label) << " |";
+    ctx.tables << "| " << md_escape(r.label) << " |";
     for (std::size_t i = 0; i < policies.size(); ++i) {
       dat << ' ' << (r.predicted[i] ? fmt("%.1f", *r.predicted[i]) : "NaN");
       ctx.tables << " " << (r.predicted[i] ? fmt("%.0f", *r.predicted[i]) : "n/a") << " ("
-                 << md_cell(r.classes[i]) << ") |";
+                 << md_escape(r.classes[i]) << ") |";
     }
     dat << ' ' << (r.measured ? fmt("%.1f", *r.measured) : "NaN") << "\n";
     ctx.tables << " " << (r.measured ? fmt("%.0f", *r.measured) : "not measured") << " |\n";
@@ -582,7 +568,7 @@ void observed(Context& ctx) {
     double total = 0;
     for (const auto& [cls, n] : h) total += n;
     dat << gp_quote(c->name);
-    ctx.tables << "| " << md_cell(c->name) << " | " << fmt("%.0f", total) << " |";
+    ctx.tables << "| " << md_escape(c->name) << " | " << fmt("%.0f", total) << " |";
     for (const std::string& cls : classes) {
       const double pct = total > 0 ? 100.0 * h[cls] / total : 0;
       dat << ' ' << fmt("%.3f", pct);
@@ -683,7 +669,7 @@ void case_table(Context& ctx) {
     std::string status(status_id(c.status));
     if (!c.reason.empty()) status += ": " + c.reason;
     const auto mdape = c.rtt.get("mdape_pct");
-    ctx.tables << "| " << md_cell(c.name) << " | " << md_cell(status) << " | " << cpus << " | "
+    ctx.tables << "| " << md_escape(c.name) << " | " << md_escape(status) << " | " << cpus << " | "
                << ns_text(c.rtt.get("median")) << " | " << ns_text(c.rtt.get("p99")) << " | "
                << ns_text(c.rtt.get("p999")) << " | " << ns_text(c.wakeup.get("median")) << " | "
                << (mdape ? fmt("%.1f", *mdape) : "-") << " | " << c.repetitions.size() << " |\n";
@@ -714,16 +700,6 @@ void run_gnuplot(const std::string& gnuplot, const fs::path& dir, const std::str
     throw std::runtime_error("report: gnuplot " + (dir / script).string() + " " +
                              describe_wait_status(status));
   }
-}
-
-std::string machine_line(const MachineSummary& m) {
-  std::string out;
-  for (const std::string& part :
-       {m.hostname, m.cpu_model, m.kernel_release.empty() ? "" : "Linux " + m.kernel_release,
-        format_counts(m)}) {
-    if (!part.empty()) out += (out.empty() ? "" : "; ") + part;
-  }
-  return out.empty() ? "(no machine description in the result set)" : out;
 }
 
 }  // namespace

@@ -28,6 +28,7 @@
 #include "common/schedstat.h"
 #include "common/stats.h"
 #include "common/sys.h"
+#include "common/text.h"
 #include "common/wakeup_trace.h"
 #include "runners/commands.h"
 #include "runners/gb_output.h"
@@ -75,15 +76,6 @@ std::string default_config_path() {
        dir = dir.parent_path())
     if (std::filesystem::exists(dir / rel)) return (dir / rel).string();
   return rel;
-}
-
-std::string utc_time(const char* format) {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[40];
-  std::strftime(buf, sizeof buf, format, &tm);
-  return buf;
 }
 
 std::string fmt_duration(double s) {
@@ -351,7 +343,9 @@ void run_command(const RunArgs& args) {
 
   const std::string host = topo.source().substr(topo.source().find(':') + 1);
   const std::string out_path =
-      args.out.empty() ? "results/" + host + "-" + utc_time("%Y%m%dT%H%M%SZ") + ".json" : args.out;
+      args.out.empty()
+          ? "results/" + host + "-" + format_utc(std::time(nullptr), "%Y%m%dT%H%M%SZ") + ".json"
+          : args.out;
   struct sigaction sa {};
   sa.sa_handler = on_signal;  // no SA_RESTART: the supervisor's poll returns EINTR
   sigaction(SIGINT, &sa, nullptr);
