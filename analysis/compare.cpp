@@ -691,9 +691,9 @@ Comparison compare_result_sets(const std::vector<ResultSet>& sets, const Compare
       if (!c.q_value) continue;
       const bool enough = base.repetitions.size() >= options.min_repetitions &&
                           c.repetitions.size() >= options.min_repetitions;
-      // The test already weighs the repetitions' spread; the sets' own sd% is no floor (it does
-      // not shrink with more repetitions, and held a real 10 % change hidden on this VM, whose
-      // repetitions spread 10-20 %). The machine's A/A change is.
+      // The test already weighs the repetitions' spread; the sets' own sd% is no floor: it does
+      // not shrink with more repetitions, so on a machine whose repetitions spread 10-20 % it hides
+      // every 10 % change (README.md#compare-the-verdict). The machine's A/A change is.
       const double floor = c.aa_floor_pct.value_or(0.0);
       c.significant = enough && *c.q_value < options.alpha && std::fabs(*c.change_pct) > floor;
     }

@@ -210,9 +210,9 @@ double run_repetition(CaseState& cs, const RunOptions& base, const CaseTracer& t
   RunOptions opts = base;
   if (opts.timeout_s <= 0) opts.timeout_s = spec.timeout_s;
   // Counters perturb what they count: every context switch of a counted task saves and restores
-  // its perf context (a same-CPU pipe round trip takes +65% here). So they are counted in a pass
-  // of their own, exactly as long as a repetition, before the timed repetitions, which run
-  // uncounted.
+  // its perf context, which slows a same-CPU round trip by a large share (README.md#mechanisms).
+  // So they are counted in a pass of their own, exactly as long as a repetition, before the timed
+  // repetitions, which run uncounted (docs/result-set.md#counters).
   if (!opts.events.empty()) {
     if (rec.repetitions.empty()) {
       RunOutcome counting = run_case(spec, *cs.mech, *tracer.topo, opts);

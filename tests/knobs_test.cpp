@@ -1,6 +1,6 @@
-// The knobs of issue 3: parsing and naming (common/case.h), background CPU choice on synthetic
-// topologies, busy tasks, the calibrated work loop, sched refusal, and what each knob visibly
-// changes when a case runs on this machine.
+// The knobs (README.md#mechanisms, "Knobs"): parsing and naming (common/case.h), background CPU
+// choice on synthetic topologies, busy tasks, the calibrated work loop, sched refusal, and what
+// each knob visibly changes when a case runs on this machine.
 #include "common/knobs.h"
 
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // Every registered mechanism through the one driver, in both modes, on one CPU and on two CPUs,
-// with small iteration counts; the perf-counter invariants of issue 4 on this machine. Structure
-// and invariants only, never absolute times.
+// with small iteration counts; the perf-counter invariants (docs/result-set.md#counters) on this
+// machine. Structure and invariants only, never absolute times.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -225,7 +225,7 @@ TEST_P(BinderLike, NamesItsShapeAndReportsThroughput) {
 INSTANTIATE_TEST_SUITE_P(Modes, BinderLike, ::testing::Values(Mode::kThreads, Mode::kProcesses),
                          [](const auto& info) { return std::string(mode_id(info.param)); });
 
-// --- counters (issue 4) -------------------------------------------------------------------------
+// --- counters (docs/result-set.md#counters) -----------------------------------------------------
 
 RunOptions counting() {
   RunOptions o;

@@ -680,7 +680,7 @@ TEST(Results, OtherSchemaRefusedInOneLine) {
   EXPECT_THROW(predict_for_results(rs), std::invalid_argument);
 }
 
-// ---- predictions per case (issue 16) ------------------------------------------------------
+// ---- predictions per case (docs/result-set.md#predictions) ---------------------------------
 
 // A pinned or kernel case of a sweep point: `suffix` is the knobs' name suffix, `params` the
 // recorded params.
