@@ -65,7 +65,8 @@ struct CaseView {
   nlohmann::json params_json;  // as recorded ({} when absent): case identity across sets
   std::string suffix;          // name_suffix(params): "/w2s4/work=2000ns", "" at the defaults
   std::string pair;            // "/pair1" for --pairs-per-class > 1, else ""
-  std::string status, reason;  // "ok" | "skipped" | "failed"; reason "" when null
+  CaseStatus status = CaseStatus::kOk;
+  std::string reason;                     // "" when null
   std::optional<std::string> wake_flags;  // "sync" | "none" | "current-cpu"
   Stats rtt, wakeup;                      // `rtt_ns`, `wakeup_ns`
   std::vector<Stats> repetitions;         // per repetition: "median", "p99", "mean", "tps", ...
@@ -77,7 +78,7 @@ struct CaseView {
   nlohmann::json trace;         // `trace` as recorded; null when the case was not traced
   std::vector<int> background;  // the CPUs busy tasks ran on (`background.cpus`); empty: none
 
-  bool ok() const { return status == "ok"; }
+  bool ok() const { return status == CaseStatus::kOk; }
   std::string mech_mode() const;  // "pipe/threads"
   // The name after "<mechanism>/<mode>/": placement, knob and pair suffixes ("llc/work=500ns").
   std::string row() const;

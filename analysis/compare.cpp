@@ -9,6 +9,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/text.h"
+
 namespace wb {
 namespace {
 
@@ -91,12 +93,6 @@ std::string stem_label(const std::string& path) {
   return stem.empty() ? path : stem;
 }
 
-std::string fmt(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
 // Absolute values: ns and tps as integers, small counters with decimals.
 std::string format_value(double v) {
   const double a = std::fabs(v);
@@ -125,19 +121,8 @@ std::string ratio_text(const CompareCell& c, const Metric& m) {
 // The value shown for a cell that has no ratio: why not.
 std::string absence(const CompareCell& c) {
   if (!c.present) return "missing";
-  if (c.status != "ok") return c.status;
+  if (c.status != CaseStatus::kOk) return std::string(status_id(c.status));
   return c.value ? "no baseline" : "n/a";
-}
-
-std::string machine_text(const MachineSummary& m) {
-  std::vector<std::string> parts;
-  if (!m.hostname.empty()) parts.push_back(m.hostname);
-  if (!m.cpu_model.empty()) parts.push_back(m.cpu_model);
-  if (!m.kernel_release.empty()) parts.push_back("Linux " + m.kernel_release);
-  if (const std::string counts = format_counts(m); !counts.empty()) parts.push_back(counts);
-  std::string out;
-  for (const std::string& p : parts) out += (out.empty() ? "" : "; ") + p;
-  return out.empty() ? "(no machine description in the result set)" : out;
 }
 
 std::string significance_legend(const CompareOptions& o, const std::string& marker) {
@@ -182,7 +167,7 @@ std::vector<std::pair<std::string, std::vector<const CompareRow*>>> by_mechanism
         r.cells[0].present && std::any_of(r.cells.begin() + 1, r.cells.end(),
                                           [](const CompareCell& c) { return c.present; });
     const bool has_metric = std::any_of(r.cells.begin(), r.cells.end(), [](const CompareCell& c) {
-      return c.value.has_value() || (c.present && c.status != "ok");
+      return c.value.has_value() || (c.present && c.status != CaseStatus::kOk);
     });
     if (!compared || !has_metric) continue;
     auto it = std::find_if(groups.begin(), groups.end(),
@@ -311,7 +296,7 @@ std::string format_text(const Comparison& cmp) {
       << (m.higher_is_better ? "higher" : "lower") << " is better\n";
   for (const CompareSet& s : cmp.sets) {
     out << "  " << s.label << ": " << s.path << (s.complete ? "" : " (incomplete run)") << "\n"
-        << wrap(machine_text(s.machine), "    ");
+        << wrap(machine_line(s.machine), "    ");
   }
   out << wrap("ratio = set / " + cmp.sets[0].label + " (1.00); change: + = better; " +
                   significance_legend(cmp.options, "*"),
@@ -364,15 +349,6 @@ std::string format_text(const Comparison& cmp) {
 
 // ---- markdown ---------------------------------------------------------------------------------
 
-std::string md_escape(std::string s) {
-  std::string out;
-  for (char ch : s) {
-    if (ch == '|') out += '\\';
-    out += ch;
-  }
-  return out;
-}
-
 std::string format_markdown(const Comparison& cmp) {
   const Metric& m = cmp.options.metric;
   std::ostringstream out;
@@ -381,7 +357,7 @@ std::string format_markdown(const Comparison& cmp) {
   out << "| set | file | machine | complete |\n|---|---|---|---|\n";
   for (const CompareSet& s : cmp.sets) {
     out << "| " << md_escape(s.label) << " | " << md_escape(s.path) << " | "
-        << md_escape(machine_text(s.machine)) << " | " << (s.complete ? "yes" : "no") << " |\n";
+        << md_escape(machine_line(s.machine)) << " | " << (s.complete ? "yes" : "no") << " |\n";
   }
   out << "\n" << significance_legend(cmp.options, "**bold**") << "\n";
   for (const auto& [mechanism, rows] : by_mechanism(cmp)) {
@@ -458,9 +434,10 @@ std::string format_csv(const Comparison& cmp) {
       out << csv_field(r.mechanism) << ',' << csv_field(r.mode) << ',' << csv_field(r.placement)
           << ',' << csv_field(r.pair) << ',' << csv_field(format_params(r.params)) << ','
           << csv_field(cmp.options.metric.id) << ',' << csv_field(cmp.sets[s].label) << ','
-          << csv_field(cmp.sets[s].path) << ',' << (c.present ? c.status : "missing") << ','
-          << opt_number(c.value) << ',' << c.repetitions.size() << ',' << opt_number(c.sd_pct)
-          << ',' << opt_number(c.ratio) << ',' << opt_number(c.change_pct) << ',';
+          << csv_field(cmp.sets[s].path) << ',' << (c.present ? status_id(c.status) : "missing")
+          << ',' << opt_number(c.value) << ',' << c.repetitions.size() << ','
+          << opt_number(c.sd_pct) << ',' << opt_number(c.ratio) << ',' << opt_number(c.change_pct)
+          << ',';
       const auto ci = change_interval(c, cmp.options.metric);
       out << (ci ? fmt("%.6g", ci->first) + "," + fmt("%.6g", ci->second) : ",") << ','
           << (c.test ? fmt("%.6g", c.test->p_value) : "") << ',' << opt_number(c.q_value) << ','
@@ -514,7 +491,7 @@ std::string format_json(const Comparison& cmp) {
       nlohmann::json cell = {
           {"set", cmp.sets[s].label},
           {"present", c.present},
-          {"status", c.present ? nlohmann::json(c.status) : nullptr},
+          {"status", c.present ? nlohmann::json(status_id(c.status)) : nullptr},
           {"value", opt_json(c.value)},
           {"repetitions", c.repetitions},
           {"sd_pct", opt_json(c.sd_pct)},
@@ -714,9 +691,9 @@ Comparison compare_result_sets(const std::vector<ResultSet>& sets, const Compare
       if (!c.q_value) continue;
       const bool enough = base.repetitions.size() >= options.min_repetitions &&
                           c.repetitions.size() >= options.min_repetitions;
-      // The test already weighs the repetitions' spread; the sets' own sd% is no floor (it does
-      // not shrink with more repetitions, and held a real 10 % change hidden on this VM, whose
-      // repetitions spread 10-20 %). The machine's A/A change is.
+      // The test already weighs the repetitions' spread; the sets' own sd% is no floor: it does
+      // not shrink with more repetitions, so on a machine whose repetitions spread 10-20 % it hides
+      // every 10 % change (README.md#compare-the-verdict). The machine's A/A change is.
       const double floor = c.aa_floor_pct.value_or(0.0);
       c.significant = enough && *c.q_value < options.alpha && std::fabs(*c.change_pct) > floor;
     }

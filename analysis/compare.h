@@ -53,8 +53,8 @@ struct CompareOptions {
 // One case in one set.
 struct CompareCell {
   bool present = false;
-  std::string status;           // the case's status when present
-  std::optional<double> value;  // the metric (ns, transactions/s or events per round trip)
+  CaseStatus status = CaseStatus::kOk;  // the case's status when present
+  std::optional<double> value;          // the metric (ns, transactions/s or events per round trip)
   std::vector<double> repetitions;
   std::optional<double> sd_pct;  // sample sd / mean of the per-repetition values, in percent
   // Against the baseline (never set for the baseline itself).

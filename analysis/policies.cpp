@@ -1,8 +1,10 @@
 // The six wakeup policies as deltas to the shared model (docs/policy-model.md#policies; the patches
 // are cited in configs/seeds/README.md).
+#include <algorithm>
 #include <stdexcept>
 
 #include "analysis/policy_model.h"
+#include "common/registry.h"
 
 namespace wb {
 
@@ -84,6 +86,19 @@ class CurrentCpu final : public WakeupPolicy {
   bool wake_carries_current_cpu() const override { return true; }
 };
 
+// `models` in registry/registry.json's order, then any model the file does not list
+// (tests/policy_test.cpp fails on those, and on a listed policy with no model).
+std::vector<const WakeupPolicy*> in_registry_order(const std::vector<const WakeupPolicy*>& models) {
+  std::vector<const WakeupPolicy*> out;
+  const std::vector<std::string> ids = registry().policy_ids();
+  for (const std::string& id : ids)
+    for (const WakeupPolicy* p : models)
+      if (p->id() == id) out.push_back(p);
+  for (const WakeupPolicy* p : models)
+    if (std::find(ids.begin(), ids.end(), p->id()) == ids.end()) out.push_back(p);
+  return out;
+}
+
 }  // namespace
 
 const std::vector<const WakeupPolicy*>& all_policies() {
@@ -93,8 +108,8 @@ const std::vector<const WakeupPolicy*>& all_policies() {
   static const SyncCoreV2 sync_core_v2;
   static const Sync2017 sync_2017;
   static const CurrentCpu current_cpu;
-  static const std::vector<const WakeupPolicy*> all = {&mainline,     &sync_pair, &sync_core,
-                                                       &sync_core_v2, &sync_2017, &current_cpu};
+  static const std::vector<const WakeupPolicy*> all = in_registry_order(
+      {&mainline, &sync_pair, &sync_core, &sync_core_v2, &sync_2017, &current_cpu});
   return all;
 }
 

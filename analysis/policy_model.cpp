@@ -11,6 +11,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/text.h"
+
 namespace wb {
 
 namespace {
@@ -21,24 +23,8 @@ std::string upper(std::string_view s) {
   return out;
 }
 
-std::string trim(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  size_t i = 0;
-  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-  return s.substr(i);
-}
-
 bool contains(const std::vector<int>& sorted, int cpu) {
   return std::binary_search(sorted.begin(), sorted.end(), cpu);
-}
-
-std::string join(const std::vector<std::string>& parts, std::string_view sep) {
-  std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    if (i) out += sep;
-    out += parts[i];
-  }
-  return out;
 }
 
 // node_reclaim_distance from the topology's own info (section 1.1): 32 on AMD Zen
@@ -50,17 +36,19 @@ std::pair<int, std::string> reclaim_distance_of(const Topology& topo) {
   if (vendor && (trim(*vendor) == "AuthenticAMD" || trim(*vendor) == "HygonGenuine") && family) {
     int fam = 0;
     try {
-      fam = std::stoi(trim(*family), nullptr, 0);
+      fam = std::stoi(std::string(trim(*family)), nullptr, 0);
     } catch (const std::exception&) {
       fam = 0;
     }
-    if (fam >= 0x17) return {32, "AMD Zen (" + trim(*vendor) + " family " + trim(*family) + ")"};
+    if (fam >= 0x17)
+      return {32, "AMD Zen (" + std::string(trim(*vendor)) + " family " +
+                      std::string(trim(*family)) + ")"};
   }
   auto arch = topo.info("Architecture");
   auto model = topo.info("CPUModel");
   if ((arch && upper(*arch).find("PPC") != std::string::npos) ||
       (model && upper(*model).find("POWER") != std::string::npos)) {
-    return {10, "powerpc (" + trim(arch ? *arch : *model) + ")"};
+    return {10, "powerpc (" + std::string(trim(arch ? *arch : *model)) + ")"};
   }
   return {30, "RECLAIM_DISTANCE default"};
 }

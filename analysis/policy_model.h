@@ -181,8 +181,7 @@ class WakeupPolicy {
   virtual SyncCoreHook sync_core_hook() const { return SyncCoreHook::kNone; }
 };
 
-// The six policies, in docs/result-set.md's order: mainline, sync-pair, sync-core, sync-core-v2,
-// sync-2017, current-cpu.
+// Every policy's model, in registry/registry.json's order (docs/result-set.md#policies).
 const std::vector<const WakeupPolicy*>& all_policies();
 // Throws std::invalid_argument("unknown policy \"x\"") for an unknown id.
 const WakeupPolicy& policy_by_id(std::string_view id);

@@ -11,6 +11,7 @@
 
 #include "analysis/resultset_io.h"
 #include "common/cpulist.h"
+#include "common/registry.h"
 
 namespace wb {
 
@@ -18,16 +19,18 @@ namespace {
 
 using nlohmann::json;
 
-// Wake flags a mechanism carries on a real kernel (docs/policy-model.md#wake-flags), used when a
-// case lacks the tag.
+// Wake flags a mechanism carries on a real kernel (docs/policy-model.md#wake-flags, the registry),
+// used when a case lacks the tag.
 std::optional<std::string> default_wake_flags(const std::string& mechanism) {
-  static const std::map<std::string, std::string> kFlags = {
-      {"pipe", "sync"},         {"unix-stream", "sync"},      {"unix-dgram", "sync"},
-      {"tcp-loopback", "sync"}, {"binder-like", "sync"},      {"eventfd", "none"},
-      {"futex", "none"},        {"futex-swap", "current-cpu"}};
-  auto it = kFlags.find(mechanism);
-  if (it == kFlags.end()) return std::nullopt;
-  return it->second;
+  const MechanismEntry* m = registry().find_mechanism(mechanism);
+  if (!m || m->no_kernel_wakeup) return std::nullopt;
+  return std::string(wake_flags_id(m->wake_flags));
+}
+
+// Why a mechanism's tasks never block ("busy-poll"); nullopt: they block (or it is unknown).
+std::optional<std::string> no_kernel_wakeup(const std::string& mechanism) {
+  const MechanismEntry* m = registry().find_mechanism(mechanism);
+  return m ? m->no_kernel_wakeup : std::nullopt;
 }
 
 // The cases of one params point: one mechanism and mode at one set of knob values
@@ -51,7 +54,8 @@ struct Point {
     const std::string what = "pinned " + cls + " case with " + params_text(first().params);
     for (const CaseView* c : cases)
       if (c->kind == PlacementKind::kPinned && class_id(*c->cls) == cls && !c->ok())
-        return "n/a: " + what + " " + c->status + (c->reason.empty() ? "" : ": " + c->reason);
+        return "n/a: " + what + " " + std::string(status_id(c->status)) +
+               (c->reason.empty() ? "" : ": " + c->reason);
     return "n/a: no " + what;
   }
 };
@@ -146,7 +150,7 @@ std::vector<ClassShares> alternatives_of(const SteadyResult& r) {
 }
 
 MeasuredPlacement measured_of(const CaseView& kc) {
-  MeasuredPlacement m{kc.status, kc.rtt.get("median"), {}, {}, nullptr, nullptr};
+  MeasuredPlacement m{std::string(status_id(kc.status)), kc.rtt.get("median"), {}, {}, nullptr, nullptr};
   if (kc.observed.recorded) {
     m.histogram = kc.observed.histogram;
     m.migrations = kc.observed.migrations_json;
@@ -232,8 +236,8 @@ CasePrediction predict_case(const SchedTopology& sched, const Point& pt, const C
       kc ? kc->name : pt.label(),    first.mechanism,   std::string(mode_id(first.mode)),
       kc ? kc->placement : "kernel", first.params_json, pt.pinned};
   const std::optional<std::string>& flags = pt.flags;
-  if (first.mechanism == "spin") {
-    e.skipped = "busy-poll: no kernel wakeup to model";
+  if (const auto busy = no_kernel_wakeup(first.mechanism)) {
+    e.skipped = *busy + ": no kernel wakeup to model";
     return e;
   }
   if (!flags || (*flags != "sync" && *flags != "none" && *flags != "current-cpu")) {
@@ -350,7 +354,11 @@ std::vector<Premise> premises_of(const std::vector<Point>& points, const SchedTo
           views),
       kernel_premise(
           "current-cpu", "futex handoff: the waker CPU is cheaper than the kernel's choice",
-          [](const std::string& m, const std::string&) { return m == "futex"; }, points, sched,
+          [](const std::string& m, const std::string&) {
+            const MechanismEntry* e = registry().find_mechanism(m);
+            return e && e->futex_handoff;
+          },
+          points, sched,
           views)};
 }
 

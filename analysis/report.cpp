@@ -21,7 +21,9 @@
 #include "common/histogram.h"
 #include "common/output_file.h"
 #include "common/placement.h"
+#include "common/registry.h"
 #include "common/sys.h"
+#include "common/text.h"
 
 extern char** environ;
 
@@ -64,12 +66,6 @@ std::string row_label(const CaseView& c,
 
 // ---- output helpers ---------------------------------------------------------------------------
 
-std::string fmt(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
 std::string ns_text(const std::optional<double>& v) { return v ? fmt("%.0f", *v) : "-"; }
 
 // A character of a name from a result set, in a gnuplot script or data file: control characters
@@ -90,15 +86,6 @@ std::string dat_quote(const std::string& s) {
   std::string out = "\"";
   for (char ch : s) out += ch == '"' ? '\'' : gp_char(ch);
   return out + "\"";
-}
-
-std::string md_cell(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    if (ch == '|') out += '\\';
-    out += ch;
-  }
-  return out;
 }
 
 class OutDir {
@@ -213,7 +200,7 @@ void heatmap(Context& ctx) {
     if (c.ok())
       value[{row, col}] = *c.rtt.get("median");
     else
-      status[{row, col}] = c.status;
+      status[{row, col}] = status_id(c.status);
   }
   if (value.empty()) {
     ctx.skipped.push_back("heat map of median RTT: no ok case outside a matrix run");
@@ -259,12 +246,12 @@ void heatmap(Context& ctx) {
                "from the nearest (same-cpu) to the farthest, then kernel placement.");
 
   ctx.tables << "\n### Median RTT (ns) by placement\n\n| mechanism/mode |";
-  for (const std::string& c : cols) ctx.tables << " " << md_cell(c) << " |";
+  for (const std::string& c : cols) ctx.tables << " " << md_escape(c) << " |";
   ctx.tables << "\n|---|";
   for (std::size_t i = 0; i < cols.size(); ++i) ctx.tables << "--:|";
   ctx.tables << "\n";
   for (const std::string& r : rows) {
-    ctx.tables << "| " << md_cell(r) << " |";
+    ctx.tables << "| " << md_escape(r) << " |";
     for (const std::string& c : cols) {
       auto v = value.find({r, c});
       auto s = status.find({r, c});
@@ -407,8 +394,7 @@ void distributions(Context& ctx) {
 
 // The mainline-first order of docs/result-set.md#policies; others after, by name.
 std::vector<std::string> policy_order(const std::set<std::string>& present) {
-  const std::vector<std::string> known = {"mainline",     "sync-pair", "sync-core",
-                                          "sync-core-v2", "sync-2017", "current-cpu"};
+  const std::vector<std::string> known = registry().policy_ids();
   std::vector<std::string> out;
   for (const std::string& p : known)
     if (present.count(p)) out.push_back(p);
@@ -508,11 +494,11 @@ void predictions(Context& ctx) {
   ctx.tables << "\n";
   for (const Row& r : rows) {
     dat << dat_quote(r.label);
-    ctx.tables << "| " << md_cell(r.label) << " |";
+    ctx.tables << "| " << md_escape(r.label) << " |";
     for (std::size_t i = 0; i < policies.size(); ++i) {
       dat << ' ' << (r.predicted[i] ? fmt("%.1f", *r.predicted[i]) : "NaN");
       ctx.tables << " " << (r.predicted[i] ? fmt("%.0f", *r.predicted[i]) : "n/a") << " ("
-                 << md_cell(r.classes[i]) << ") |";
+                 << md_escape(r.classes[i]) << ") |";
     }
     dat << ' ' << (r.measured ? fmt("%.1f", *r.measured) : "NaN") << "\n";
     ctx.tables << " " << (r.measured ? fmt("%.0f", *r.measured) : "not measured") << " |\n";
@@ -590,7 +576,7 @@ void observed(Context& ctx) {
     double total = 0;
     for (const auto& [cls, n] : h) total += n;
     dat << dat_quote(c->name);
-    ctx.tables << "| " << md_cell(c->name) << " | " << fmt("%.0f", total) << " |";
+    ctx.tables << "| " << md_escape(c->name) << " | " << fmt("%.0f", total) << " |";
     for (const std::string& cls : classes) {
       const double pct = total > 0 ? 100.0 * h[cls] / total : 0;
       dat << ' ' << fmt("%.3f", pct);
@@ -689,10 +675,10 @@ void case_table(Context& ctx) {
       cpus = "cpuset " + format_cpu_list(c.cpuset);
     else if (c.cpus)
       cpus = std::to_string(c.cpus->first) + " -> " + std::to_string(c.cpus->second);
-    std::string status = c.status;
+    std::string status(status_id(c.status));
     if (!c.reason.empty()) status += ": " + c.reason;
     const auto mdape = c.rtt.get("mdape_pct");
-    ctx.tables << "| " << md_cell(c.name) << " | " << md_cell(status) << " | " << cpus << " | "
+    ctx.tables << "| " << md_escape(c.name) << " | " << md_escape(status) << " | " << cpus << " | "
                << ns_text(c.rtt.get("median")) << " | " << ns_text(c.rtt.get("p99")) << " | "
                << ns_text(c.rtt.get("p999")) << " | " << ns_text(c.wakeup.get("median")) << " | "
                << (mdape ? fmt("%.1f", *mdape) : "-") << " | " << c.repetitions.size() << " |\n";
@@ -723,16 +709,6 @@ void run_gnuplot(const std::string& gnuplot, const fs::path& dir, const std::str
     throw std::runtime_error("report: gnuplot " + (dir / script).string() + " " +
                              describe_wait_status(status));
   }
-}
-
-std::string machine_line(const MachineSummary& m) {
-  std::string out;
-  for (const std::string& part :
-       {m.hostname, m.cpu_model, m.kernel_release.empty() ? "" : "Linux " + m.kernel_release,
-        format_counts(m)}) {
-    if (!part.empty()) out += (out.empty() ? "" : "; ") + part;
-  }
-  return out.empty() ? "(no machine description in the result set)" : out;
 }
 
 }  // namespace

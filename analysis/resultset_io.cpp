@@ -92,6 +92,16 @@ std::string format_counts(const MachineSummary& m) {
   return out.str();
 }
 
+std::string machine_line(const MachineSummary& m) {
+  std::string out;
+  for (const std::string& part :
+       {m.hostname, m.cpu_model, m.kernel_release.empty() ? "" : "Linux " + m.kernel_release,
+        format_counts(m)}) {
+    if (!part.empty()) out += (out.empty() ? "" : "; ") + part;
+  }
+  return out.empty() ? "(no machine description in the result set)" : out;
+}
+
 std::vector<CaseView> check_result_set(const nlohmann::json& doc) {
   using E = std::invalid_argument;
   if (!doc.is_object()) throw E("not a JSON object");

@@ -27,6 +27,9 @@ struct MachineSummary {
 
 // "pus 80, cores 80, llcs 1, numa 1, smt 1" (empty if the set has no topology counts).
 std::string format_counts(const MachineSummary& m);
+// "host; CPU model; Linux 6.1.0; pus 2, cores 2, ..." (the parts the set records), or
+// "(no machine description in the result set)".
+std::string machine_line(const MachineSummary& m);
 
 struct ResultSet {
   std::string path;    // as given, for messages

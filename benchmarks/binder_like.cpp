@@ -23,7 +23,6 @@ namespace wb {
 class BinderLikeMechanism final : public Mechanism {
  public:
   std::string_view id() const override { return "binder-like"; }
-  WakeFlags wake_flags() const override { return WakeFlags::kSync; }
   std::string_view round_trip() const override {
     return "a client writes `payload` bytes into its shared transaction buffer and rings the "
            "service pool's queue (a pipe); one of S services takes it, writes the reply into the "
@@ -235,7 +234,7 @@ std::unique_ptr<Workload> BinderLikeMechanism::make_workload(
 
 }  // namespace wb
 
-// Listed by all_mechanisms() at its rank (benchmarks/registry.h).
+// Listed by all_mechanisms() in registry/registry.json's order (benchmarks/registry.h).
 namespace {
-const wb::MechanismRegistrar kBinderLikeMechanism(std::make_unique<wb::BinderLikeMechanism>(), 8);
+const wb::MechanismRegistrar kBinderLikeMechanism(std::make_unique<wb::BinderLikeMechanism>());
 }  // namespace

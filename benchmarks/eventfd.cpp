@@ -16,7 +16,6 @@ namespace wb {
 class EventfdMechanism final : public LinkMechanism {
  public:
   std::string_view id() const override { return "eventfd"; }
-  WakeFlags wake_flags() const override { return WakeFlags::kNone; }
   std::string_view round_trip() const override {
     return "waker copies `payload` bytes into shared memory and writes 1 to an eventfd; the wakee "
            "reads the eventfd and the bytes and answers the same way through a second eventfd";
@@ -71,7 +70,7 @@ std::unique_ptr<Link> EventfdMechanism::make_link(const CaseSpec& spec, void* sh
 
 }  // namespace wb
 
-// Listed by all_mechanisms() at its rank (benchmarks/registry.h).
+// Listed by all_mechanisms() in registry/registry.json's order (benchmarks/registry.h).
 namespace {
-const wb::MechanismRegistrar kEventfdMechanism(std::make_unique<wb::EventfdMechanism>(), 5);
+const wb::MechanismRegistrar kEventfdMechanism(std::make_unique<wb::EventfdMechanism>());
 }  // namespace

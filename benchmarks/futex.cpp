@@ -14,7 +14,6 @@ namespace wb {
 class FutexMechanism final : public LinkMechanism {
  public:
   std::string_view id() const override { return "futex"; }
-  WakeFlags wake_flags() const override { return WakeFlags::kNone; }
   std::string_view round_trip() const override {
     return "waker copies `payload` bytes into shared memory, bumps its sequence word and "
            "FUTEX_WAKEs; the wakee, in FUTEX_WAIT on that word, reads them and answers the same "
@@ -66,7 +65,7 @@ std::unique_ptr<Link> FutexMechanism::make_link(const CaseSpec& spec, void* shar
 
 }  // namespace wb
 
-// Listed by all_mechanisms() at its rank (benchmarks/registry.h).
+// Listed by all_mechanisms() in registry/registry.json's order (benchmarks/registry.h).
 namespace {
-const wb::MechanismRegistrar kFutexMechanism(std::make_unique<wb::FutexMechanism>(), 6);
+const wb::MechanismRegistrar kFutexMechanism(std::make_unique<wb::FutexMechanism>());
 }  // namespace

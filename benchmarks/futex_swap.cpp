@@ -38,7 +38,6 @@ namespace wb {
 class FutexSwapMechanism final : public LinkMechanism {
  public:
   std::string_view id() const override { return "futex-swap"; }
-  WakeFlags wake_flags() const override { return WakeFlags::kCurrentCpu; }
   std::string_view round_trip() const override {
     return "waker copies `payload` bytes into shared memory and issues a syscall trapped by a "
            "seccomp user-notify filter in sync-wakeup mode; the wakee, the supervisor in "
@@ -250,7 +249,7 @@ std::optional<std::string> FutexSwapMechanism::mechanism_skip_reason(const CaseS
 
 }  // namespace wb
 
-// Listed by all_mechanisms() at its rank (benchmarks/registry.h).
+// Listed by all_mechanisms() in registry/registry.json's order (benchmarks/registry.h).
 namespace {
-const wb::MechanismRegistrar kFutexSwapMechanism(std::make_unique<wb::FutexSwapMechanism>(), 7);
+const wb::MechanismRegistrar kFutexSwapMechanism(std::make_unique<wb::FutexSwapMechanism>());
 }  // namespace

@@ -13,7 +13,6 @@ namespace wb {
 class PipeMechanism final : public LinkMechanism {
  public:
   std::string_view id() const override { return "pipe"; }
-  WakeFlags wake_flags() const override { return WakeFlags::kSync; }
   std::string_view round_trip() const override {
     return "waker writes `payload` bytes into a pipe; the wakee reads them and writes them back "
            "through a second pipe";
@@ -36,7 +35,7 @@ std::unique_ptr<Link> PipeMechanism::make_link(const CaseSpec& spec, void*) cons
 
 }  // namespace wb
 
-// Listed by all_mechanisms() at its rank (benchmarks/registry.h).
+// Listed by all_mechanisms() in registry/registry.json's order (benchmarks/registry.h).
 namespace {
-const wb::MechanismRegistrar kPipeMechanism(std::make_unique<wb::PipeMechanism>(), 1);
+const wb::MechanismRegistrar kPipeMechanism(std::make_unique<wb::PipeMechanism>());
 }  // namespace

@@ -1,38 +1,41 @@
 #include "benchmarks/registry.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+
+#include "common/registry.h"
 
 namespace wb {
 
 namespace {
 
-// rank -> mechanism. A function-local static: registrars run during static initialization, in
-// any order, possibly before this file's own globals exist.
-std::map<int, std::unique_ptr<Mechanism>>& registered() {
-  static std::map<int, std::unique_ptr<Mechanism>> mechanisms;
+// id -> mechanism. A function-local static: registrars run during static initialization, in any
+// order, possibly before this file's own globals exist.
+std::map<std::string_view, std::unique_ptr<Mechanism>>& registered() {
+  static std::map<std::string_view, std::unique_ptr<Mechanism>> mechanisms;
   return mechanisms;
 }
 
 }  // namespace
 
-MechanismRegistrar::MechanismRegistrar(std::unique_ptr<Mechanism> mech, int rank) {
-  auto& all = registered();
-  for (const auto& [r, m] : all)
-    if (r == rank || m->id() == mech->id()) {
-      std::fprintf(stderr, "wakebench: mechanism %.*s registered twice (rank %d)\n",
-                   static_cast<int>(mech->id().size()), mech->id().data(), rank);
-      std::abort();
-    }
-  all.emplace(rank, std::move(mech));
+MechanismRegistrar::MechanismRegistrar(std::unique_ptr<Mechanism> mech) {
+  const std::string_view id = mech->id();
+  if (!registered().emplace(id, std::move(mech)).second) {
+    std::fprintf(stderr, "wakebench: mechanism %.*s registered twice\n",
+                 static_cast<int>(id.size()), id.data());
+    std::abort();
+  }
 }
 
 const std::vector<const Mechanism*>& all_mechanisms() {
   static const std::vector<const Mechanism*> all = [] {
     std::vector<const Mechanism*> v;
-    for (const auto& [rank, m] : registered()) v.push_back(m.get());
+    for (const MechanismEntry& e : registry().mechanisms)
+      if (auto it = registered().find(e.id); it != registered().end())
+        v.push_back(it->second.get());
+    for (const auto& [id, m] : registered())
+      if (!registry().find_mechanism(id)) v.push_back(m.get());
     return v;
   }();
   return all;

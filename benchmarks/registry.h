@@ -1,6 +1,6 @@
-// Every mechanism wakebench knows. Each benchmarks/<mechanism>.cpp registers its mechanism at the
-// end of the file, so adding one is adding one file:
-//   const wb::MechanismRegistrar kPipeMechanism(std::make_unique<wb::PipeMechanism>(), 1);
+// Every mechanism wakebench implements. Each benchmarks/<mechanism>.cpp registers its mechanism at
+// the end of the file, so adding one is adding one file and its entry in registry/registry.json:
+//   const wb::MechanismRegistrar kPipeMechanism(std::make_unique<wb::PipeMechanism>());
 #pragma once
 
 #include <memory>
@@ -11,14 +11,15 @@
 
 namespace wb {
 
-// Adds `mech` to the registry at static initialization. `rank` orders all_mechanisms()
-// (docs/result-set.md's order: pipe 1 ... spin 9), since the order in which files are initialized
-// is unspecified; two mechanisms with one id or one rank abort at startup.
+// Adds `mech` to the registry at static initialization; two mechanisms with one id abort at
+// startup.
 struct MechanismRegistrar {
-  MechanismRegistrar(std::unique_ptr<Mechanism> mech, int rank);
+  explicit MechanismRegistrar(std::unique_ptr<Mechanism> mech);
 };
 
-const std::vector<const Mechanism*>& all_mechanisms();  // by rank
-const Mechanism* find_mechanism(std::string_view id);   // nullptr if unknown
+// In registry/registry.json's order (the order in which files are initialized is unspecified),
+// then any mechanism the file does not list, by id (tests/registry_test.cpp fails on those).
+const std::vector<const Mechanism*>& all_mechanisms();
+const Mechanism* find_mechanism(std::string_view id);  // nullptr if unknown
 
 }  // namespace wb

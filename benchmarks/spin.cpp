@@ -17,7 +17,6 @@ namespace wb {
 class SpinMechanism final : public LinkMechanism {
  public:
   std::string_view id() const override { return "spin"; }
-  WakeFlags wake_flags() const override { return WakeFlags::kNone; }
   std::string_view round_trip() const override {
     return "waker copies `payload` bytes into shared memory and bumps its sequence word; the "
            "wakee, polling that word, reads them and answers the same way through the other word";
@@ -94,7 +93,7 @@ std::optional<std::string> SpinMechanism::mechanism_skip_reason(const CaseSpec& 
 
 }  // namespace wb
 
-// Listed by all_mechanisms() at its rank (benchmarks/registry.h).
+// Listed by all_mechanisms() in registry/registry.json's order (benchmarks/registry.h).
 namespace {
-const wb::MechanismRegistrar kSpinMechanism(std::make_unique<wb::SpinMechanism>(), 9);
+const wb::MechanismRegistrar kSpinMechanism(std::make_unique<wb::SpinMechanism>());
 }  // namespace

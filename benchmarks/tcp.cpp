@@ -17,7 +17,6 @@ namespace wb {
 class TcpLoopbackMechanism final : public LinkMechanism {
  public:
   std::string_view id() const override { return "tcp-loopback"; }
-  WakeFlags wake_flags() const override { return WakeFlags::kSync; }
   std::string_view round_trip() const override {
     return "waker sends `payload` bytes on a TCP_NODELAY connection over 127.0.0.1; the wakee "
            "reads them and sends them back";
@@ -54,7 +53,7 @@ std::unique_ptr<Link> TcpLoopbackMechanism::make_link(const CaseSpec& spec, void
 
 }  // namespace wb
 
-// Listed by all_mechanisms() at its rank (benchmarks/registry.h).
+// Listed by all_mechanisms() in registry/registry.json's order (benchmarks/registry.h).
 namespace {
-const wb::MechanismRegistrar kTcpLoopbackMechanism(std::make_unique<wb::TcpLoopbackMechanism>(), 4);
+const wb::MechanismRegistrar kTcpLoopbackMechanism(std::make_unique<wb::TcpLoopbackMechanism>());
 }  // namespace

@@ -15,7 +15,6 @@ namespace wb {
 class UnixStreamMechanism final : public LinkMechanism {
  public:
   std::string_view id() const override { return "unix-stream"; }
-  WakeFlags wake_flags() const override { return WakeFlags::kSync; }
   std::string_view round_trip() const override {
     return "waker sends `payload` bytes on an AF_UNIX SOCK_STREAM socketpair; the wakee reads "
            "them and sends them back on the same connection";
@@ -26,7 +25,6 @@ class UnixStreamMechanism final : public LinkMechanism {
 class UnixDgramMechanism final : public LinkMechanism {
  public:
   std::string_view id() const override { return "unix-dgram"; }
-  WakeFlags wake_flags() const override { return WakeFlags::kSync; }
   std::string_view round_trip() const override {
     return "waker sends one `payload`-byte datagram on an AF_UNIX SOCK_DGRAM socketpair; the "
            "wakee receives it and sends it back";
@@ -82,8 +80,8 @@ std::optional<std::string> UnixDgramMechanism::mechanism_skip_reason(const CaseS
 
 }  // namespace wb
 
-// Listed by all_mechanisms() at its rank (benchmarks/registry.h).
+// Listed by all_mechanisms() in registry/registry.json's order (benchmarks/registry.h).
 namespace {
-const wb::MechanismRegistrar kUnixStreamMechanism(std::make_unique<wb::UnixStreamMechanism>(), 2);
-const wb::MechanismRegistrar kUnixDgramMechanism(std::make_unique<wb::UnixDgramMechanism>(), 3);
+const wb::MechanismRegistrar kUnixStreamMechanism(std::make_unique<wb::UnixStreamMechanism>());
+const wb::MechanismRegistrar kUnixDgramMechanism(std::make_unique<wb::UnixDgramMechanism>());
 }  // namespace

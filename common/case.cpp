@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <utility>
 
 #include "common/cpulist.h"
 
@@ -16,17 +17,40 @@ std::optional<Mode> parse_mode(std::string_view id) {
   return std::nullopt;
 }
 
-std::string_view wake_flags_id(WakeFlags f) {
-  switch (f) {
-    case WakeFlags::kSync:
-      return "sync";
-    case WakeFlags::kNone:
-      return "none";
-    case WakeFlags::kCurrentCpu:
-      return "current-cpu";
-  }
-  return "none";
+namespace {
+
+// Each value with the id a config or result set spells it with.
+template <class E>
+using Ids = std::pair<E, std::string_view>;
+constexpr Ids<WakeFlags> kWakeFlagsIds[] = {{WakeFlags::kSync, "sync"},
+                                            {WakeFlags::kNone, "none"},
+                                            {WakeFlags::kCurrentCpu, "current-cpu"}};
+constexpr Ids<CaseStatus> kStatusIds[] = {
+    {CaseStatus::kOk, "ok"}, {CaseStatus::kSkipped, "skipped"}, {CaseStatus::kFailed, "failed"}};
+
+template <class E, size_t N>
+std::string_view id_in(const Ids<E> (&ids)[N], E value) {
+  for (const auto& [v, id] : ids)
+    if (v == value) return id;
+  return {};
 }
+
+template <class E, size_t N>
+std::optional<E> value_in(const Ids<E> (&ids)[N], std::string_view id) {
+  for (const auto& [v, name] : ids)
+    if (name == id) return v;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string_view wake_flags_id(WakeFlags f) { return id_in(kWakeFlagsIds, f); }
+std::optional<WakeFlags> parse_wake_flags(std::string_view id) {
+  return value_in(kWakeFlagsIds, id);
+}
+
+std::string_view status_id(CaseStatus s) { return id_in(kStatusIds, s); }
+std::optional<CaseStatus> parse_status(std::string_view id) { return value_in(kStatusIds, id); }
 
 SchedPolicy parse_sched_policy(std::string_view text) {
   if (text == "other") return {SchedPolicy::kOther, 0};

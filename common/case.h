@@ -19,14 +19,16 @@ enum class Mode { kThreads, kProcesses };
 std::string_view mode_id(Mode m);  // "threads" | "processes"
 std::optional<Mode> parse_mode(std::string_view id);
 
-// The wakeup policies' ids (docs/result-set.md#policies): configs name them (a seed
-// claim's `policy`); analysis/policies.cpp implements one each, in this order.
-inline constexpr std::array<std::string_view, 6> kPolicyIds = {
-    "mainline", "sync-pair", "sync-core", "sync-core-v2", "sync-2017", "current-cpu"};
-
-// The wake flags of a mechanism's wakeups in select_task_rq_fair (docs/policy-model.md#wake-flags).
+// The wake flags of a mechanism's wakeups in select_task_rq_fair (docs/policy-model.md#wake-flags);
+// each mechanism's are in registry/registry.json (common/registry.h).
 enum class WakeFlags { kSync, kNone, kCurrentCpu };
 std::string_view wake_flags_id(WakeFlags f);  // "sync" | "none" | "current-cpu"
+std::optional<WakeFlags> parse_wake_flags(std::string_view id);
+
+// What became of a case (docs/result-set.md#statuses); a result set spells it status_id().
+enum class CaseStatus { kOk, kSkipped, kFailed };
+std::string_view status_id(CaseStatus s);  // "ok" | "skipped" | "failed"
+std::optional<CaseStatus> parse_status(std::string_view id);
 
 // One side's scheduling class (the `sched` knob): wakeup preemption and placement differ by class
 // (SCHED_BATCH and SCHED_IDLE tasks never preempt on wakeup, check_preempt_wakeup_fair; RT tasks
@@ -41,8 +43,9 @@ struct SchedPolicy {
 SchedPolicy parse_sched_policy(std::string_view text);
 std::string sched_policy_id(const SchedPolicy& p);
 
-// Knob values of one case (issue 3). Defaults are the values a config may omit; a knob at its
-// default is left out of the case's name. Per-side knobs are indexed by Role (0 waker, 1 wakee).
+// Knob values of one case (README.md#mechanisms, "Knobs"). Defaults are the values a config may
+// omit; a knob at its default is left out of the case's name. Per-side knobs are indexed by Role
+// (0 waker, 1 wakee).
 struct Params {
   int payload = 1;      // bytes the waker writes and the wakee reads each round trip
   int64_t work_ns = 0;  // calibrated busy loop each side runs before it answers

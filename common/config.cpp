@@ -6,6 +6,8 @@
 
 #include "common/cpulist.h"
 #include "common/input.h"
+#include "common/registry.h"
+#include "common/text.h"
 
 namespace wb {
 
@@ -14,12 +16,6 @@ namespace {
 [[noreturn]] void fail(const std::string& path, const std::string& where, const std::string& what) {
   throw std::runtime_error("config " + (path.empty() ? std::string("<text>") : path) + ": " +
                            (where.empty() ? "" : where + ": ") + what);
-}
-
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
 }
 
 std::vector<std::string> string_list(const std::string& path, const std::string& where,
@@ -107,11 +103,12 @@ Config parse_config(const std::string& text, const std::string& path) {
           if (!v.is_string()) fail(path, at + "." + key, "expected a string");
         } else if (key == "policy") {
           // The patch the claim is about: `run` prints its prediction beside the claim.
-          if (!v.is_string() || std::find(kPolicyIds.begin(), kPolicyIds.end(),
-                                          v.get<std::string>()) == kPolicyIds.end())
+          const std::vector<std::string> ids = registry().policy_ids();
+          if (!v.is_string() ||
+              std::find(ids.begin(), ids.end(), v.get<std::string>()) == ids.end())
             fail(path, at + ".policy",
                  (v.is_string() ? "unknown policy " + v.dump() : std::string("expected a string")) +
-                     " (known: " + join({kPolicyIds.begin(), kPolicyIds.end()}) + ")");
+                     " (known: " + join(ids, ", ") + ")");
         } else if (key == "cases") {
           string_list(path, at + ".cases", v);
         } else if (key == "metric") {
@@ -339,8 +336,8 @@ std::vector<CaseSpec> expand_cases(const Config& config, const Topology& topo,
       if (std::find(known_mechanisms.begin(), known_mechanisms.end(), e.mechanisms[m]) ==
           known_mechanisms.end())
         fail(config.path, e.where + ".mechanisms[" + std::to_string(m) + "]",
-             "unknown mechanism \"" + e.mechanisms[m] + "\" (known: " + join(known_mechanisms) +
-                 ")");
+             "unknown mechanism \"" + e.mechanisms[m] +
+                 "\" (known: " + join(known_mechanisms, ", ") + ")");
     std::vector<std::vector<Placement>> placements;
     for (size_t p = 0; p < e.placements.size(); ++p)
       placements.push_back(resolve_placement(config.path,

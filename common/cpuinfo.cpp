@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "common/kernel_files.h"
+#include "common/text.h"
 
 namespace wb {
 

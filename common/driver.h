@@ -136,8 +136,8 @@ class Link {
 class Mechanism {
  public:
   virtual ~Mechanism() = default;
+  // Its entry in registry/registry.json (common/registry.h) holds its wake flags and traits.
   virtual std::string_view id() const = 0;
-  virtual WakeFlags wake_flags() const = 0;
   // One line for --help and the README: what a round trip is.
   virtual std::string_view round_trip() const = 0;
   // Whether the knobs w and s apply (W clients x S services instead of pairs).
@@ -221,8 +221,8 @@ RunOutcome run_case(const CaseSpec& spec, const Mechanism& mech, const Topology&
 // to be reaped. Each grace starts once and is never extended, so the supervisor returns within
 // timeout + kKillGraceNs whatever its tasks do (a task in uninterruptible sleep, 'D', does not die
 // of SIGKILL until it wakes): then it leaves such a task behind and fails the case. The kill grace
-// is 5 s: a killed task still has to be scheduled to exit, and a loaded machine (RT tasks
-// throttled to 95 % of each second) delayed that past 1 s here.
+// is 5 s: a killed task still has to be scheduled to exit, which on a loaded machine (RT tasks
+// throttled to 95 % of each second) can take more than 1 s.
 class Deadlines {
  public:
   static constexpr int64_t kFailGraceNs = 500'000'000, kKillGraceNs = 5'000'000'000;

@@ -30,6 +30,7 @@
 #include "common/sched_features.h"
 #include "common/schedstat.h"
 #include "common/sys.h"
+#include "common/text.h"
 
 namespace wb {
 namespace {
@@ -47,24 +48,17 @@ constexpr int kLoadSampleMs = 100;
 
 json unavailable(const std::string& reason) { return json{{"unavailable", reason}}; }
 
-std::string trimmed(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\0')) s.pop_back();
-  size_t i = 0;
-  while (i < s.size() && s[i] == ' ') ++i;
-  return s.substr(i);
-}
-
 // The trimmed text of a file, or {"unavailable": reason}.
 json text_or_unavailable(const std::string& path) {
   std::string why;
   auto text = read_text_file(path, &why);
-  return text ? json(trimmed(*text)) : unavailable(why);
+  return text ? json(std::string(trim(*text))) : unavailable(why);
 }
 
 std::string read_or_empty(const std::string& path) {
   std::string why;
   auto text = read_text_file(path, &why);
-  return text ? trimmed(*text) : std::string();
+  return text ? std::string(trim(*text)) : std::string();
 }
 
 json int_or_unavailable(const std::string& path, const std::string& absent_reason) {
@@ -75,9 +69,9 @@ json int_or_unavailable(const std::string& path, const std::string& absent_reaso
     return unavailable(fs::exists(path, ec) ? why : absent_reason);
   }
   try {
-    return std::stoll(trimmed(*text));
+    return std::stoll(std::string(trim(*text)));
   } catch (const std::exception&) {
-    return unavailable(path + ": not a number: \"" + trimmed(*text) + "\"");
+    return unavailable(path + ": not a number: \"" + std::string(trim(*text)) + "\"");
   }
 }
 
@@ -179,15 +173,14 @@ json capture_smt(const std::vector<int>& cpus) {
   smt["control"] = text_or_unavailable(base + "control");
   std::string why;
   auto active = read_text_file(base + "active", &why);
-  smt["active"] = active ? json(trimmed(*active) == "1") : unavailable(why);
+  smt["active"] = active ? json(trim(*active) == "1") : unavailable(why);
   json siblings = json::object();
   for (int cpu : cpus) {
     const std::string path =
         "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/thread_siblings_list";
     auto text = read_text_file(path, &why);
     try {
-      siblings[std::to_string(cpu)] =
-          text ? json(parse_cpu_list(trimmed(*text))) : unavailable(why);
+      siblings[std::to_string(cpu)] = text ? json(parse_cpu_list(trim(*text))) : unavailable(why);
     } catch (const std::exception& e) {
       siblings[std::to_string(cpu)] = unavailable(path + ": " + e.what());
     }
@@ -260,15 +253,6 @@ json capture_idle_latency(const EnvironmentOptions& opts) {
     j["effective_us"] = *limit >= kCpuLatencyNoLimitUs ? json(nullptr) : json(*limit);
   }
   return j;
-}
-
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 }  // namespace
@@ -387,7 +371,7 @@ std::string sha256_hex(std::string_view data) {
 json capture_environment(const EnvironmentOptions& opts) {
   const std::vector<int> cpus = opts.cpus.empty() ? online_cpus() : opts.cpus;
   json env;
-  env["captured_at"] = utc_now();
+  env["captured_at"] = format_utc(std::time(nullptr), "%Y-%m-%dT%H:%M:%SZ");
   env["cpus"] = cpus;
   struct utsname u {};
   uname(&u);
@@ -448,7 +432,7 @@ json capture_environment(const EnvironmentOptions& opts) {
   // The preemption model matters for wakeup preemption; PREEMPT_DYNAMIC kernels show the current
   // one in debugfs (kernel/sched/core.c sched_dynamic_show(): the active mode in parentheses).
   if (auto preempt = read_debugfs_file("/sys/kernel/debug/sched/preempt", &why)) {
-    env["preempt"] = trimmed(*preempt);
+    env["preempt"] = std::string(trim(*preempt));
   } else {
     env["preempt"] = unavailable(why);
   }

@@ -1,6 +1,6 @@
 // Provenance of a result set: everything about the machine, kernel and build that changes what a
-// wakeup costs (issue 4, "Provenance, in every result set"), and the warnings that tell a human
-// what makes this run's figures noisy and how to fix it.
+// wakeup costs (docs/result-set.md#environment), and the warnings that tell a human what makes
+// this run's figures noisy and how to fix it.
 #pragma once
 
 #include <nlohmann/json.hpp>

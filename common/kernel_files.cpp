@@ -11,16 +11,12 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/text.h"
+
 namespace wb {
 namespace ktext {
 
 nlohmann::json unavailable(const std::string& reason) { return {{"unavailable", reason}}; }
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
 std::vector<std::string_view> split_ws(std::string_view s) {
   std::vector<std::string_view> out;

@@ -36,7 +36,6 @@ std::optional<std::string> read_debugfs_file(const std::string& path, std::strin
 namespace ktext {
 
 nlohmann::json unavailable(const std::string& reason);  // {"unavailable": reason}
-std::string_view trim(std::string_view s);
 std::vector<std::string_view> split_ws(std::string_view s);
 std::vector<std::string_view> split(std::string_view s, char sep);
 std::string where(const std::string& path, int line);  // "path:line"

@@ -95,7 +95,7 @@ EventEncoding encode_event(const std::string& event) {
   {
     std::lock_guard<std::mutex> lock(pfm_mutex());
     // PFM_PLM0 | PFM_PLM3: kernel and user, because for pipe and futex round trips most cycles
-    // are spent in the kernel (issue 4).
+    // are spent in the kernel.
     rc = pfm_get_os_event_encoding(event.c_str(), PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
   }
   if (rc != PFM_SUCCESS) {

@@ -145,11 +145,11 @@ nlohmann::ordered_json case_json(const CaseRecord& rec, const Topology& topo) {
     j["background"] = nullptr;
   else
     j["background"] = {{"knob", s.params.background}, {"cpus", rec.background_cpus}};
-  j["status"] = rec.status;
+  j["status"] = std::string(status_id(rec.status));
   j["reason"] = rec.reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(rec.reason);
   j["round_trips"] = s.round_trips;
   j["warmup"] = s.warmup;
-  if (rec.status != "ok" || rec.repetitions.empty()) {
+  if (rec.status != CaseStatus::kOk || rec.repetitions.empty()) {
     j["rtt_ns"] = nullptr;
     j["tps"] = nullptr;
     j["wakeup_ns"] = nullptr;

@@ -27,7 +27,7 @@ constexpr bool readable_result_schema(int64_t v) {
 struct CaseRecord {
   CaseSpec spec;
   WakeFlags wake_flags = WakeFlags::kNone;
-  std::string status = "ok";                          // "ok" | "skipped" | "failed"
+  CaseStatus status = CaseStatus::kOk;
   std::string reason;                                 // for skipped and failed
   std::vector<std::vector<PairSamples>> repetitions;  // [repetition][pair]
   std::vector<int> background_cpus;  // where the driver ran the busy tasks (RunOutcome)

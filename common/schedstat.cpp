@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "common/kernel_files.h"
+#include "common/text.h"
 
 namespace wb {
 

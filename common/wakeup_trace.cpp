@@ -21,19 +21,13 @@
 
 #include "common/stats.h"
 #include "common/sys.h"
+#include "common/text.h"
 
 namespace wb {
 
 namespace {
 
 // ---- parsing ---------------------------------------------------------------------------------
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-    s.remove_suffix(1);
-  return s;
-}
 
 bool to_int(std::string_view s, int64_t& v) {
   if (s.empty()) return false;

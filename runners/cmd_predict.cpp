@@ -9,6 +9,8 @@
 #include "analysis/predict.h"
 #include "analysis/predict_results.h"
 #include "common/cpulist.h"
+#include "common/registry.h"
+#include "common/text.h"
 #include "runners/commands.h"
 
 namespace wb {
@@ -110,9 +112,9 @@ void add_predict_command(CLI::App& app) {
   auto args = std::make_shared<PredictArgs>();
   auto* cmd = app.add_subcommand(
       "predict",
-      "Where each wakeup policy (mainline, sync-pair, sync-core, sync-core-v2, sync-2017, "
-      "current-cpu) puts a wakee: one --scenario, the steady state of a ping-pong pair (default), "
-      "or predictions for a result set (--results)");
+      "Where each wakeup policy (" + join(registry().policy_ids(), ", ") +
+          ") puts a wakee: one --scenario, the steady state of a ping-pong pair (default), or "
+          "predictions for a result set (--results)");
   cmd->add_option("--topology", args->topology,
                   "hwloc XML file (default: the live machine; its LLC from "
                   "/sys/kernel/debug/sched/domains when readable)");

@@ -25,11 +25,13 @@
 #include "common/output_file.h"
 #include "common/perf.h"
 #include "common/placement.h"
+#include "common/registry.h"
 #include "common/result_set.h"
 #include "common/run_order.h"
 #include "common/schedstat.h"
 #include "common/stats.h"
 #include "common/sys.h"
+#include "common/text.h"
 #include "common/wakeup_trace.h"
 #include "runners/commands.h"
 #include "runners/gb_output.h"
@@ -79,15 +81,6 @@ std::string default_config_path() {
   return rel;
 }
 
-std::string utc_time(const char* format) {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[40];
-  std::strftime(buf, sizeof buf, format, &tm);
-  return buf;
-}
-
 std::string fmt_duration(double s) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%d:%02d", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
@@ -109,7 +102,7 @@ class Progress {
   }
   void case_done(const CaseRecord& r) {
     std::string what;
-    if (r.status == "ok") {
+    if (r.status == CaseStatus::kOk) {
       std::vector<int64_t> all;
       for (const auto& rep : r.repetitions)
         for (const auto& p : rep) all.insert(all.end(), p.rtt_ns.begin(), p.rtt_ns.end());
@@ -119,8 +112,8 @@ class Progress {
                     st.p99 / 1e3);
       what = buf;
     } else {
-      what = r.status + ": " + r.reason;
-      if (r.status == "failed")  // its repetitions not run
+      what = std::string(status_id(r.status)) + ": " + r.reason;
+      if (r.status == CaseStatus::kFailed)  // its repetitions not run
         left_ -=
             r.spec.round_trips * (r.spec.repetitions - static_cast<int64_t>(r.repetitions.size()));
     }
@@ -216,16 +209,16 @@ double run_repetition(CaseState& cs, const RunOptions& base, const CaseTracer& t
   const CaseSpec& spec = rec.spec;
   auto fail = [&rec](const std::string& why) {
     if (g_interrupted.load() && !rec.repetitions.empty()) return 0.0;
-    rec.status = "failed";
+    rec.status = CaseStatus::kFailed;
     rec.reason = why;
     return 0.0;
   };
   RunOptions opts = base;
   if (opts.timeout_s <= 0) opts.timeout_s = spec.timeout_s;
   // Counters perturb what they count: every context switch of a counted task saves and restores
-  // its perf context (a same-CPU pipe round trip takes +65% here). So they are counted in a pass
-  // of their own, exactly as long as a repetition, before the timed repetitions, which run
-  // uncounted.
+  // its perf context, which slows a same-CPU round trip by a large share (README.md#mechanisms).
+  // So they are counted in a pass of their own, exactly as long as a repetition, before the timed
+  // repetitions, which run uncounted (docs/result-set.md#counters).
   if (!opts.events.empty()) {
     if (rec.repetitions.empty()) {
       RunOutcome counting = run_case(spec, *cs.mech, *tracer.topo, opts);
@@ -346,7 +339,7 @@ void run_command(const RunArgs& args) {
     if (spec.skip_reason.empty())
       if (auto why = cs.mech->skip_reason(spec, topo)) spec.skip_reason = *why;
     cs.record.spec = std::move(spec);
-    cs.record.wake_flags = cs.mech->wake_flags();
+    cs.record.wake_flags = registry().mechanism(cs.mech->id()).wake_flags;
     cases.push_back(std::move(cs));
   }
   // A class this machine lacks may be there with the CPUs the run cannot use: say which.
@@ -366,7 +359,7 @@ void run_command(const RunArgs& args) {
   // By default a new file (results/<host>-<UTC second>[-N].json, never another run's); either way
   // checked before anything is measured.
   const std::string default_stem =
-      "results/" + safe_file_name(host) + "-" + utc_time("%Y%m%dT%H%M%SZ");
+      "results/" + safe_file_name(host) + "-" + format_utc(std::time(nullptr), "%Y%m%dT%H%M%SZ");
   check_output_writable(args.out.empty() ? "results folder" : "--out",
                         args.out.empty() ? default_stem + ".json" : args.out);
   struct sigaction sa {};
@@ -396,27 +389,28 @@ void run_command(const RunArgs& args) {
   };
   for (size_t i = 0; i < cases.size(); ++i)
     if (CaseRecord& rec = cases[i].record; !rec.spec.skip_reason.empty()) {
-      rec.status = "skipped";
+      rec.status = CaseStatus::kSkipped;
       rec.reason = rec.spec.skip_reason;
       done(i);
     }
   for (size_t i : interleaved_order(repetitions, seed)) {
     if (g_interrupted.load()) break;
     const CaseRecord& rec = cases[i].record;
-    if (rec.status != "ok") continue;  // failed in an earlier repetition
+    if (rec.status != CaseStatus::kOk) continue;  // failed in an earlier repetition
     const double cpu_ns = run_repetition(cases[i], opts, tracer);
-    if (rec.status == "ok") {
+    if (rec.status == CaseStatus::kOk) {
       progress.repetition_done(rec.spec);
       gb.repetition(rec, i, cpu_ns);
     }
-    if (rec.status != "ok" || static_cast<int>(rec.repetitions.size()) == rec.spec.repetitions)
+    if (rec.status != CaseStatus::kOk ||
+        static_cast<int>(rec.repetitions.size()) == rec.spec.repetitions)
       done(i);
   }
   const bool interrupted = g_interrupted.load();
   for (size_t i = 0; interrupted && i < cases.size(); ++i) {
     const CaseRecord& rec = cases[i].record;
     const auto kept = static_cast<int>(rec.repetitions.size());
-    if (rec.status == "ok" && kept > 0 && kept < rec.spec.repetitions) done(i);  // what it finished
+    if (rec.status == CaseStatus::kOk && kept > 0 && kept < rec.spec.repetitions) done(i);  // what it finished
   }
 
   nlohmann::ordered_json rs;
@@ -439,10 +433,10 @@ void run_command(const RunArgs& args) {
   nlohmann::ordered_json out_cases = nlohmann::ordered_json::array();
   for (const auto& cs : cases) {
     // Interrupted: a case that had not finished a repetition yet is left out.
-    if (cs.record.status == "ok" && cs.record.repetitions.empty()) continue;
+    if (cs.record.status == CaseStatus::kOk && cs.record.repetitions.empty()) continue;
     CaseRecord rec = cs.record;
     if (!cs.schedstat_window.empty()) rec.schedstat = sum_schedstat(cs.schedstat_window);
-    if (trace_session && rec.spec.kernel && rec.status == "ok") {
+    if (trace_session && rec.spec.kernel && rec.status == CaseStatus::kOk) {
       if (cs.trace && cs.trace_error.empty()) {
         std::vector<std::string> classes;
         for (PlacementClass c : kAllClasses) classes.emplace_back(class_id(c));

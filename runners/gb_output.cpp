@@ -72,7 +72,7 @@ void GbBenchmarks::repetition(const CaseRecord& rec, size_t family, double super
 }
 
 void GbBenchmarks::done(const CaseRecord& rec, size_t family) {
-  if (rec.status != "ok") {
+  if (rec.status != CaseStatus::kOk) {
     auto e = entry(rec, family, "", "iteration");
     e["repetition_index"] = rec.repetitions.size();
     e["threads"] = 1;

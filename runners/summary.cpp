@@ -99,7 +99,8 @@ std::string summary_table(const nlohmann::json& rs, const std::string& show) {
       const auto [lo, hi] = std::minmax_element(medians.begin(), medians.end());
       cells[{row, col}] = medians.empty() ? "FAILED" : fmt_us(*lo) + " .. " + fmt_us(*hi);
       if (!c.ok()) {
-        const std::string why = c.name + ": " + c.status + ": " + nlohmann::json(c.reason).dump();
+        const std::string why = c.name + ": " + std::string(status_id(c.status)) + ": " +
+                                nlohmann::json(c.reason).dump();
         if (seen_notes.insert(why).second) notes.push_back("  " + why);
       }
       continue;
@@ -123,9 +124,9 @@ std::string summary_table(const nlohmann::json& rs, const std::string& show) {
     } else if (c.ok()) {
       cell = fmt_us(*c.rtt.get("median")) + " / " + fmt_us(c.rtt.get("p99").value_or(0));
     } else {
-      cell = c.status == "skipped" ? "-" : "FAILED";
+      cell = c.status == CaseStatus::kSkipped ? "-" : "FAILED";
       // An unavailable class is one note per row; anything else is a note per case.
-      const std::string note = c.status == "failed" ? c.name + ": FAILED: " + c.reason
+      const std::string note = c.status == CaseStatus::kFailed ? c.name + ": FAILED: " + c.reason
                                : c.reason.rfind("unavailable", 0) == 0 ? row + ": " + c.reason
                                                                        : c.name + ": " + c.reason;
       if (seen_notes.insert(note).second) notes.push_back("  " + note);
@@ -196,7 +197,7 @@ std::string claims_table(const nlohmann::json& rs) {
       const CaseView& c = *it->second;
       const std::optional<double> v = metric == "tps" ? c.tps : c.rtt.get(metric);
       if (!c.ok())
-        out << c.status << ": " << c.reason;
+        out << status_id(c.status) << ": " << c.reason;
       else if (!v)
         out << "no " << metric;
       else if (metric == "tps")

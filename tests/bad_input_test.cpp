@@ -1,7 +1,7 @@
-// Bad input, end to end (issue 7): every command handed a malformed, unknown or unreadable input
-// exits 2 with one line on stderr that starts "wakebench: " and says what is wrong and where (the
-// file, the key or field, the byte position), prints nothing on stdout, and writes no output file
-// (run's --out, report's --out folder). One table, one row per input.
+// Bad input, end to end (README.md#cli): every command handed a malformed, unknown or unreadable
+// input exits 2 with one line on stderr that starts "wakebench: " and says what is wrong and where
+// (the file, the key or field, the byte position), prints nothing on stdout, and writes no output
+// file (run's --out, report's --out folder). One table, one row per input.
 #include <gtest/gtest.h>
 #include <sys/mount.h>
 #include <sys/socket.h>

@@ -131,6 +131,9 @@ TEST(CaseView, BadCasesAreOneLineNamingTheCase) {
   bad = good;
   bad.erase("status");
   EXPECT_EQ(error(bad), "cases[0]: missing \"status\"");
+  bad = good;
+  bad["status"] = "done";
+  EXPECT_EQ(error(bad), "cases[0] (binder-like/processes/llc): unknown status \"done\"");
   EXPECT_EQ(error(good), "accepted");
 }
 

@@ -242,7 +242,7 @@ TEST(Compare, MatchesCasesAndComputesRatioSignAndSignificance) {
   // Skipped on both sides: present, no value.
   const CompareRow& smt = row_of(cmp, "pipe", "processes", "smt-sibling");
   EXPECT_TRUE(smt.in_all());
-  EXPECT_EQ(smt.cells[1].status, "skipped");
+  EXPECT_EQ(smt.cells[1].status, CaseStatus::kSkipped);
   EXPECT_FALSE(smt.cells[1].ratio.has_value());
 }
 

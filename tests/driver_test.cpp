@@ -130,7 +130,6 @@ class SilentLink final : public Link {
 class SilentMechanism final : public LinkMechanism {
  public:
   std::string_view id() const override { return "silent"; }
-  WakeFlags wake_flags() const override { return WakeFlags::kNone; }
   std::string_view round_trip() const override { return "never answers"; }
   std::unique_ptr<Link> make_link(const CaseSpec&, void*) const override {
     return std::make_unique<SilentLink>();
@@ -245,7 +244,6 @@ TEST(TaskState, SleepingRunningAndGone) {
 class RefusedMechanism final : public LinkMechanism {
  public:
   std::string_view id() const override { return "refused"; }
-  WakeFlags wake_flags() const override { return WakeFlags::kSync; }
   std::string_view round_trip() const override { return "never connects"; }
   std::unique_ptr<Link> make_link(const CaseSpec&, void*) const override {
     throw std::system_error(ECONNREFUSED, std::generic_category(), "connect 127.0.0.1");

@@ -1,5 +1,5 @@
-// Faults, end to end (issue 7): `wakebench run` on a tiny suite while the test hurts one of its
-// task processes from outside, as a crash, an OOM kill or a debugger would. A partner killed by
+// Faults, end to end (README.md#run): `wakebench run` on a tiny suite while the test hurts one of
+// its task processes from outside, as a crash, an OOM kill or a debugger would. A partner killed by
 // SIGKILL fails its case with "partner exited: killed by signal 9"; a partner that stops answering
 // (SIGSTOP) fails its case on the watchdog; either way the next case runs, and the hurt case's
 // later repetitions do not run. Each run ends with a SIGINT (Ctrl-C) or a SIGTERM (kill, a batch

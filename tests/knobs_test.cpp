@@ -1,6 +1,6 @@
-// The knobs of issue 3: parsing and naming (common/case.h), background CPU choice on synthetic
-// topologies, busy tasks, the calibrated work loop, sched refusal, and what each knob visibly
-// changes when a case runs on this machine.
+// The knobs (README.md#mechanisms, "Knobs"): parsing and naming (common/case.h), background CPU
+// choice on synthetic topologies, busy tasks, the calibrated work loop, sched refusal, and what
+// each knob visibly changes when a case runs on this machine.
 #include "common/knobs.h"
 
 #include <gtest/gtest.h>
@@ -187,7 +187,7 @@ TEST(Background, TheResultSetWritesWhatTheDriverRecorded) {
   CaseRecord rec;
   rec.spec = bg_case("all-others", {0, 1});
   rec.spec.name = "pipe/threads/llc/bg=all-others";
-  rec.status = "failed";
+  rec.status = CaseStatus::kFailed;
   rec.reason = "setup: test";
   rec.background_cpus = {5, 6};
   const Topology other = Topology::from_synthetic("pack:1 l3:1 core:4 pu:1");  // would pick 2,3

@@ -833,7 +833,7 @@ TEST(Verdicts, GroupsIgnoreTheAlternativesOrderAndRounding) {
   EXPECT_EQ(groups[1].name, "c");
 }
 
-// ---- predictions per case (issue 16) ------------------------------------------------------
+// ---- predictions per case (docs/result-set.md#predictions) ---------------------------------
 
 // A pinned or kernel case of a sweep point: `suffix` is the knobs' name suffix, `params` the
 // recorded params.

@@ -1,4 +1,4 @@
-"""The A/A benchmark of `wakebench compare` (issue 14, item 5), one command:
+"""The A/A benchmark of `wakebench compare` (README.md#aa-benchmark-of-compare), one command:
 
     python3 -m runners.aabench [--pairs 5] [--calibration-pairs 1] [--config configs/quick.json]
                                [--out results/aa-<UTC time>] [--reuse] [-- RUN ARGS...]

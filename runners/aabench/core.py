@@ -9,8 +9,9 @@ import statistics
 # The RTT statistics of a case (rtt_ns) and of each repetition that compare can test.
 RTT_STATS = ("min", "mean", "median", "p90", "p99", "p999", "max")
 
-# Goals of issue 14: at most MAX_AA_STARS starred cases in at least MIN_CLEAN_PAIRS of 5 A/A
-# pairs; at least MIN_POWER of the cases starred under a 10 % synthetic regression.
+# The goals (README.md#aa-benchmark-of-compare): at most MAX_AA_STARS starred cases in at least
+# MIN_CLEAN_SHARE of the A/A pairs; at least MIN_POWER of the cases starred under a 10 % synthetic
+# regression.
 MAX_AA_STARS = 1
 MIN_CLEAN_SHARE = 4 / 5
 MIN_POWER = 0.90

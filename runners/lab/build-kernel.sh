@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds a topology-lab guest kernel from Debian's linux-source-6.12 with one policy's patch
 # (runners/lab/KERNELS.md) and prints the bzImage's absolute path; progress goes to stderr.
-#   runners/lab/build-kernel.sh --policy mainline|current-cpu|sync-pair|sync-core|sync-core-v2|sync-2017
+#   runners/lab/build-kernel.sh --policy POLICY (a policy of registry/registry.json)
 #                               [--lockdep] [--jobs N] [--nice N]
 #   runners/lab/build-kernel.sh --check-patches
 # Installs the build dependencies from Debian first (apt-get, only what is missing); the rest is

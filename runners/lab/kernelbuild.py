@@ -25,6 +25,11 @@ import tempfile
 import time
 from pathlib import Path
 
+# Policies with their patch (POLICIES; None: the unpatched source), and those another policy's
+# kernel runs (ALIASES: current-cpu needs no patch, 6.12's select_task_rq_fair() already returns
+# the waker's CPU for WF_CURRENT_CPU, KERNELS.md), from registry/registry.json.
+from wblab.registry import ALIASES, KERNELS as POLICIES
+
 HERE = Path(__file__).resolve().parent
 PATCHES = HERE / "patches"
 FRAGMENTS = {False: [HERE / "kernel.config"],
@@ -32,11 +37,6 @@ FRAGMENTS = {False: [HERE / "kernel.config"],
 PACKAGE = "linux-source-6.12"
 TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")
 TOP = "linux-source-6.12"
-# Policies with their patch (None: the unpatched source). current-cpu needs no patch: 6.12's
-# select_task_rq_fair() already returns the waker's CPU for WF_CURRENT_CPU (KERNELS.md).
-POLICIES = {"mainline": None, "sync-pair": "sync-pair.patch", "sync-core": "sync-core.patch",
-            "sync-core-v2": "sync-core-v2.patch", "sync-2017": "sync-2017.patch"}
-ALIASES = {"current-cpu": "mainline"}
 # Patches may only touch files below these directories: they are what gets restored.
 PATCHABLE = ["kernel/sched"]
 
@@ -64,6 +64,12 @@ def resolve_policy(name):
         known = ", ".join(list(POLICIES) + list(ALIASES))
         raise BuildError(f"unknown policy '{name}' (known: {known})")
     return name
+
+
+def policy_help():
+    """'mainline (alias current-cpu), sync-pair, ... or sync-2017': the registry's policies."""
+    names = [p + "".join(f" (alias {a})" for a, to in ALIASES.items() if to == p) for p in POLICIES]
+    return ", ".join(names[:-1]) + " or " + names[-1]
 
 
 def upstream_version(debian_version):
@@ -317,8 +323,7 @@ def build(policy, lockdep, jobs, nice):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="build-kernel.sh", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--policy", help="mainline (alias current-cpu), sync-pair, sync-core, "
-                                     "sync-core-v2 or sync-2017")
+    ap.add_argument("--policy", help=policy_help())
     ap.add_argument("--lockdep", action="store_true",
                     help="PROVE_LOCKING/PROVE_RCU build (its own build directory and image)")
     ap.add_argument("--jobs", type=int, default=2, help="make -j (default 2)")

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/config.h"
+#include "common/registry.h"
 #include "common/topology.h"
 #include "fuzz_check.h"
 
@@ -22,9 +23,7 @@ const wb::Topology& topology() {
   return topo;
 }
 
-const std::vector<std::string> kMechanisms = {"pipe", "unix-stream", "unix-dgram", "tcp-loopback",
-                                              "eventfd", "futex", "futex-swap", "binder-like",
-                                              "spin"};
+const std::vector<std::string> kMechanisms = wb::registry().mechanism_ids();
 
 }  // namespace
 

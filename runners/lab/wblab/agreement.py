@@ -6,12 +6,13 @@ import subprocess
 
 from . import write_atomic
 from .cpulist import format_cpu_list
+from .registry import NO_KERNEL_WAKEUP
 
 # Mechanisms whose tasks never block: their placements are the load balancer's, not a wakeup's, so
 # the wakeup model has nothing to say about them (the predictor models their "none" wake flags
 # like a blocking wakeup; see the lab README).
-NO_WAKEUP = {"spin": "busy-poll: no kernel wakeup to model (placements come from the load "
-                     "balancer only)"}
+NO_WAKEUP = {m: f"{why}: no kernel wakeup to model (placements come from the load balancer only)"
+             for m, why in NO_KERNEL_WAKEUP.items()}
 # Fewer task migrations than one per PHASE_RT minority-class round trips: the pair switched
 # placement in phases rather than alternating wake by wake.
 PHASE_RT = 20

@@ -12,11 +12,12 @@ import subprocess
 from pathlib import Path
 
 from . import HERE, REPO, LabError
+from .registry import KERNELS
 
 # The policies build-kernel.sh builds (current-cpu needs no patch: 6.12's select_task_rq_fair
 # already returns the waker's CPU for WF_CURRENT_CPU, which futex-swap's seccomp handoff carries, so
-# the mainline image runs it).
-KERNEL_POLICIES = ("mainline", "sync-pair", "sync-core", "sync-core-v2", "sync-2017")
+# the mainline image runs it), from registry/registry.json.
+KERNEL_POLICIES = tuple(KERNELS)
 BUILD_SCRIPT = HERE / "build-kernel.sh"
 
 def version_key(path):

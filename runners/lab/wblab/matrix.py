@@ -14,12 +14,12 @@ from .agreement import agreement, mix_text, pct_text
 from .cli import topology_args
 from .guest import GuestPlan, run_guest
 from .kernel import KERNEL_POLICIES, find_wakebench, resolve_kernel
+from .registry import BLOCKING_MECHANISMS
 
 PRESETS = ("smt2", "2llc", "smt2-2socket-numa")
 # The kernel-placed cases of the blocking mechanisms (spin never blocks); a regex Google
 # Benchmark's filter reads both as POSIX ERE and as ECMAScript.
-RUN_FILTER = ("^(pipe|unix-stream|unix-dgram|tcp-loopback|eventfd|futex|futex-swap|binder-like)"
-              "/.*kernel")
+RUN_FILTER = "^(" + "|".join(BLOCKING_MECHANISMS) + ")/.*kernel"
 # A shift smaller than this (in class steps, see distance()) is no shift.
 SHIFT_EPS = 0.1
 # Fresh pairs per case: timing-dependent placements (a wake that finds a CPU busy for a moment) come

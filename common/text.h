@@ -1,0 +1,22 @@
+// Text helpers shared by every part of wakebench (pure: no I/O).
+#pragma once
+
+#include <ctime>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace wb {
+
+// One number through a printf format: fmt("%.2f", 1.5) == "1.50".
+std::string fmt(const char* format, double v);
+// `s` without leading and trailing whitespace or NULs (some kernel files end in one).
+std::string_view trim(std::string_view s);
+// "a, b, c" for join({"a", "b", "c"}, ", ").
+std::string join(const std::vector<std::string>& parts, std::string_view sep);
+// `s` as a markdown table cell: each '|' escaped.
+std::string md_escape(std::string_view s);
+// `t` in UTC through strftime's `format` ("%Y-%m-%dT%H:%M:%SZ").
+std::string format_utc(std::time_t t, const char* format);
+
+}  // namespace wb

@@ -1,0 +1,19 @@
+"""registry/registry.json (registry/README.md): the policies and mechanisms, listed once for the
+C++ (which compiles the file in) and for these tools, which read the file itself: building a guest
+kernel needs no built wakebench."""
+import json
+
+from . import REPO
+
+FILE = REPO / "registry" / "registry.json"
+REGISTRY = json.loads(FILE.read_text())
+# Policies with a kernel of their own -> their patch in runners/lab/patches (None: unpatched).
+KERNELS = {p["id"]: p["patch"] for p in REGISTRY["policies"] if "kernel" not in p}
+# Policies run by another one's kernel -> that policy.
+ALIASES = {p["id"]: p["kernel"] for p in REGISTRY["policies"] if "kernel" in p}
+# Mechanisms whose tasks never block -> why ("busy-poll").
+NO_KERNEL_WAKEUP = {m["id"]: m["no_kernel_wakeup"] for m in REGISTRY["mechanisms"]
+                    if "no_kernel_wakeup" in m}
+# The others, in the registry's order.
+BLOCKING_MECHANISMS = tuple(m["id"] for m in REGISTRY["mechanisms"]
+                            if m["id"] not in NO_KERNEL_WAKEUP)

@@ -1,0 +1,53 @@
+// registry/registry.json against what implements it: a mechanism or policy added in one place only
+// fails here or in policy_test.cpp (PoliciesInDesignOrder); runners/lab/tests/test_registry.py
+// holds the Python side.
+#include "benchmarks/registry.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "common/registry.h"
+
+namespace wb {
+namespace {
+
+TEST(Registry, EveryMechanismIsImplementedAndEveryImplementationListed) {
+  std::vector<std::string> implemented;
+  for (const Mechanism* m : all_mechanisms()) implemented.emplace_back(m->id());
+  EXPECT_EQ(implemented, registry().mechanism_ids());
+}
+
+TEST(Registry, TraitsTheAnalysisReads) {
+  EXPECT_EQ(registry().mechanism("spin").no_kernel_wakeup, "busy-poll");
+  EXPECT_FALSE(registry().mechanism("pipe").no_kernel_wakeup);
+  EXPECT_TRUE(registry().mechanism("futex").futex_handoff);
+  EXPECT_FALSE(registry().mechanism("futex-swap").futex_handoff);
+  EXPECT_EQ(registry().find_mechanism("nope"), nullptr);
+  EXPECT_THROW(registry().mechanism("nope"), std::logic_error);
+}
+
+TEST(Registry, RefusesABadEntryNamingIt) {
+  auto error = [](const std::string& text) {
+    try {
+      parse_registry(text);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error("{"), "registry: invalid JSON");
+  EXPECT_EQ(error(R"({"policies": []})"), "registry: \"mechanisms\" is not a list");
+  EXPECT_EQ(error(R"({"policies": [{}], "mechanisms": []})"),
+            "policies[0]: \"id\" is not a string");
+  EXPECT_EQ(error(R"({"policies": [], "mechanisms": [{"id": "x", "wake_flags": "sink"}]})"),
+            "mechanisms[0]: unknown wake_flags \"sink\"");
+  EXPECT_EQ(error(R"({"policies": [], "mechanisms": [{"id": "x", "wake_flags": "none",
+                                                       "futex_handoff": 1}]})"),
+            "mechanisms[0]: \"futex_handoff\" is not a boolean");
+}
+
+}  // namespace
+}  // namespace wb
