@@ -114,7 +114,8 @@ std::optional<std::pair<double, double>> change_interval(const CompareCell& c, c
 // "0.89 +11.11% [+8.20, +13.90]": ratio, change (+ = better) and its interval.
 std::string ratio_text(const CompareCell& c, const Metric& m) {
   std::string t = fmt("%.2f", *c.ratio) + " " + fmt("%+.2f", *c.change_pct) + "%";
-  if (const auto ci = change_interval(c, m)) t += " [" + fmt("%+.2f", ci->first) + ", " + fmt("%+.2f", ci->second) + "]";
+  if (const auto ci = change_interval(c, m))
+    t += " [" + fmt("%+.2f", ci->first) + ", " + fmt("%+.2f", ci->second) + "]";
   return t;
 }
 
@@ -133,8 +134,8 @@ std::string significance_legend(const CompareOptions& o, const std::string& mark
   return "[lo, hi] = " + fmt("%.0f", o.confidence * 100) +
          "% Hodges-Lehmann interval of the change over per-repetition values; q = Mann-Whitney U "
          "p-value, Benjamini-Hochberg-adjusted over the cases of the comparison; " +
-         marker + " = q < " + fmt("%.2f", o.alpha) + floor + " (needs >= " +
-         std::to_string(o.min_repetitions) + " repetitions per side)";
+         marker + " = q < " + fmt("%.2f", o.alpha) + floor +
+         " (needs >= " + std::to_string(o.min_repetitions) + " repetitions per side)";
 }
 
 // Params whose values differ between the rows (or that some lack), in key order.
@@ -504,7 +505,8 @@ std::string format_json(const Comparison& cmp) {
           {"interval_confidence", c.interval ? nlohmann::json(c.interval->confidence) : nullptr},
           {"aa_floor_pct", opt_json(c.aa_floor_pct)},
           {"significant", c.significant}};
-      if (const auto ci = change_interval(c, m)) cell["change_interval_pct"] = {ci->first, ci->second};
+      if (const auto ci = change_interval(c, m))
+        cell["change_interval_pct"] = {ci->first, ci->second};
       row["cells"].push_back(std::move(cell));
     }
     if (!r.in_all()) {
@@ -726,14 +728,14 @@ Comparison compare_result_sets(const std::vector<ResultSet>& sets, const Compare
       for (std::size_t s = 1; s < row.cells.size(); ++s)
         without += row.cells[s].ratio && !row.cells[s].aa_floor_pct;
     if (without > 0)
-      cmp.warnings.push_back(std::to_string(without) + " compared case(s) have no A/A noise floor of \"" +
-                             metric.id + "\" in " + options.noise->path +
-                             ": only their q-value bounds what is starred");
+      cmp.warnings.push_back(
+          std::to_string(without) + " compared case(s) have no A/A noise floor of \"" + metric.id +
+          "\" in " + options.noise->path + ": only their q-value bounds what is starred");
     for (const CompareSet& set : cmp.sets)
       if (!options.noise->hostname.empty() && !set.machine.hostname.empty() &&
           set.machine.hostname != options.noise->hostname) {
-        cmp.warnings.push_back("the noise floor was measured on " + options.noise->hostname +
-                               ", " + set.label + " ran on " + set.machine.hostname);
+        cmp.warnings.push_back("the noise floor was measured on " + options.noise->hostname + ", " +
+                               set.label + " ran on " + set.machine.hostname);
         break;
       }
   }

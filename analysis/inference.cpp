@@ -13,7 +13,8 @@ std::vector<double> bh_qvalues(std::span<const double> p) {
   const std::size_t n = p.size();
   std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return p[a] < p[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return p[a] < p[b]; });
   std::vector<double> q(n);
   double running = 1.0;
   for (std::size_t r = n; r-- > 0;) {
@@ -68,7 +69,8 @@ ShiftInterval hodges_lehmann(std::span<const double> x, std::span<const double> 
     const double sd = std::sqrt(dm * dn * (dm + dn + 1) / 12.0);
     const double c = dm * dn / 2.0 + normal_quantile(alpha / 2) * sd;
     k = static_cast<std::size_t>(std::max(1.0, std::floor(c)));
-    achieved = 1.0 - std::erfc((dm * dn / 2.0 - static_cast<double>(k) + 0.5) / sd / std::sqrt(2.0));
+    achieved =
+        1.0 - std::erfc((dm * dn / 2.0 - static_cast<double>(k) + 0.5) / sd / std::sqrt(2.0));
   }
   k = std::min(k, (mn + 1) / 2);
   return {median_sorted(d), d[k - 1], d[mn - k], achieved};

@@ -76,7 +76,7 @@ MannWhitneyResult mann_whitney_u(std::span<const double> x, std::span<const doub
     r.exact = true;
     // Two-sided: double the smaller tail. P(U >= u) = P(U <= m n - u) by symmetry.
     const double tail = r.u > mean ? mann_whitney_exact_cdf(m, n, dm * dn - r.u)
-                                  : mann_whitney_exact_cdf(m, n, r.u);
+                                   : mann_whitney_exact_cdf(m, n, r.u);
     r.p_value = std::min(1.0, 2.0 * tail);
     return r;
   }

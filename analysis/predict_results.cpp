@@ -150,7 +150,8 @@ std::vector<ClassShares> alternatives_of(const SteadyResult& r) {
 }
 
 MeasuredPlacement measured_of(const CaseView& kc) {
-  MeasuredPlacement m{std::string(status_id(kc.status)), kc.rtt.get("median"), {}, {}, nullptr, nullptr};
+  MeasuredPlacement m{
+      std::string(status_id(kc.status)), kc.rtt.get("median"), {}, {}, nullptr, nullptr};
   if (kc.observed.recorded) {
     m.histogram = kc.observed.histogram;
     m.migrations = kc.observed.migrations_json;
@@ -358,8 +359,7 @@ std::vector<Premise> premises_of(const std::vector<Point>& points, const SchedTo
             const MechanismEntry* e = registry().find_mechanism(m);
             return e && e->futex_handoff;
           },
-          points, sched,
-          views)};
+          points, sched, views)};
 }
 
 ResultsPrediction predict(const json& rs, const std::vector<CaseView>& views) {

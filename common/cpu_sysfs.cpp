@@ -215,8 +215,8 @@ std::string unused_cpus_note(const std::vector<int>& usable, const std::string& 
   const auto online = read_text_file(under_root(root, "/sys/devices/system/cpu/online"), &why);
   if (!present || !online) return "";
   try {
-    return describe_unused_cpus(parse_cpu_list(trim(*present)),
-                                parse_cpu_list(trim(*online)), usable);
+    return describe_unused_cpus(parse_cpu_list(trim(*present)), parse_cpu_list(trim(*online)),
+                                usable);
   } catch (const std::invalid_argument&) {
     return "";
   }

@@ -5,9 +5,9 @@
 #include "common/cpulist.h"
 
 #include <algorithm>
-#include <utility>
 #include <cctype>
 #include <stdexcept>
+#include <utility>
 
 namespace wb {
 namespace {

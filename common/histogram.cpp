@@ -18,7 +18,9 @@ int64_t Histogram::index_of(int64_t value) {
 }
 
 namespace {
-int shift_of(int64_t index) { return static_cast<int>(std::max<int64_t>(0, index / Histogram::kSub - 1)); }
+int shift_of(int64_t index) {
+  return static_cast<int>(std::max<int64_t>(0, index / Histogram::kSub - 1));
+}
 }  // namespace
 
 int64_t Histogram::lower_bound(int64_t index) {
@@ -47,7 +49,8 @@ double Histogram::value_at_rank(int64_t rank) const {
   int64_t seen = 0;
   for (auto [i, n] : buckets_) {
     seen += n;
-    if (rank < seen) return static_cast<double>(lower_bound(i)) + static_cast<double>(width(i) - 1) / 2.0;
+    if (rank < seen)
+      return static_cast<double>(lower_bound(i)) + static_cast<double>(width(i) - 1) / 2.0;
   }
   const int64_t last = buckets_.rbegin()->first;
   return static_cast<double>(lower_bound(last)) + static_cast<double>(width(last) - 1) / 2.0;
@@ -88,7 +91,9 @@ nlohmann::ordered_json Histogram::to_json() const {
 }
 
 Histogram Histogram::from_json(const nlohmann::json& j) {
-  const auto bad = [](const std::string& what) { throw std::invalid_argument("histogram: " + what); };
+  const auto bad = [](const std::string& what) {
+    throw std::invalid_argument("histogram: " + what);
+  };
   if (!j.is_object()) bad("not an object");
   if (!j.contains("bucket_bits") || j["bucket_bits"] != kSubBits)
     bad("bucket_bits is not " + std::to_string(kSubBits));
@@ -101,7 +106,8 @@ Histogram Histogram::from_json(const nlohmann::json& j) {
     const nlohmann::json &i = j["index"][k], &n = j["count"][k];
     if (!i.is_number_integer() || !n.is_number_integer()) bad("a non-integer index or count");
     const int64_t index = i.get<int64_t>(), c = n.get<int64_t>();
-    if (index <= previous || index > index_of(INT64_MAX)) bad("indexes not increasing or out of range");
+    if (index <= previous || index > index_of(INT64_MAX))
+      bad("indexes not increasing or out of range");
     if (c <= 0) bad("a count <= 0");
     previous = index;
     h.buckets_[index] = c;

@@ -10,9 +10,8 @@
 
 #include <cstdint>
 #include <map>
-#include <span>
-
 #include <nlohmann/json_fwd.hpp>
+#include <span>
 
 namespace wb {
 
@@ -35,8 +34,8 @@ class Histogram {
   // Non-empty buckets, index -> count, in increasing order.
   const std::map<int64_t, int64_t>& buckets() const { return buckets_; }
 
-  // The q-quantile (q in [0, 1]) the way common/stats.h's percentile_sorted() computes it on the raw
-  // samples (linear interpolation between closest ranks), with each order statistic placed at
+  // The q-quantile (q in [0, 1]) the way common/stats.h's percentile_sorted() computes it on the
+  // raw samples (linear interpolation between closest ranks), with each order statistic placed at
   // the middle of its bucket: within half a bucket width (0.39 %) of the exact value. 0 if empty.
   double percentile(double q) const;
   // The share of values <= x, counting a bucket's values as spread evenly over it.

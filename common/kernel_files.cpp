@@ -98,7 +98,8 @@ std::optional<uint64_t> read_u64_file(const std::string& path, std::string* why_
   return v;
 }
 
-std::vector<std::filesystem::path> indexed_children(const std::filesystem::path& dir, std::string_view prefix) {
+std::vector<std::filesystem::path> indexed_children(const std::filesystem::path& dir,
+                                                    std::string_view prefix) {
   std::vector<std::pair<int, std::filesystem::path>> found;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {

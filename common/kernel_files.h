@@ -38,7 +38,7 @@ namespace ktext {
 nlohmann::json unavailable(const std::string& reason);  // {"unavailable": reason}
 std::vector<std::string_view> split_ws(std::string_view s);
 std::vector<std::string_view> split(std::string_view s, char sep);
-std::string where(const std::string& path, int line);  // "path:line"
+std::string where(const std::string& path, int line);                    // "path:line"
 [[noreturn]] void fail(const std::string& at, const std::string& what);  // runtime_error
 std::optional<uint64_t> to_u64(std::string_view s);
 // Throw std::invalid_argument naming `at` and `what`.

@@ -54,9 +54,10 @@ struct SchedstatSnapshot {
 // without 9 numbers or a domain line whose field count fits no version is an error.
 SchedstatSnapshot parse_schedstat(std::string_view text, const std::string& path);
 
-// Reads /proc/schedstat and kernel.sched_schedstats under `root`. nullopt with the reason (a missing
-// file means a kernel built without CONFIG_SCHEDSTATS) in `*why_not`.
-std::optional<SchedstatSnapshot> read_schedstat(std::string* why_not, const std::string& root = "/");
+// Reads /proc/schedstat and kernel.sched_schedstats under `root`. nullopt with the reason (a
+// missing file means a kernel built without CONFIG_SCHEDSTATS) in `*why_not`.
+std::optional<SchedstatSnapshot> read_schedstat(std::string* why_not,
+                                                const std::string& root = "/");
 
 // Per-CPU difference after - before for `cpus`: ttwu_count, ttwu_local, run_delay_ns, run_time_ns,
 // pcount, sched_count, sched_goidle, and per domain ttwu_wake_remote / ttwu_move_affine /

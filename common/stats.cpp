@@ -45,9 +45,9 @@ SampleStats compute_stats(std::span<const int64_t> samples) {
 }
 
 nlohmann::ordered_json to_json(const SampleStats& s) {
-  return {{"min", s.min},       {"mean", s.mean}, {"median", s.median},
-          {"p90", s.p90},       {"p99", s.p99},   {"p999", s.p999},
-          {"max", s.max},       {"stddev", s.stddev}, {"mdape_pct", s.mdape_pct}};
+  return {{"min", s.min}, {"mean", s.mean},     {"median", s.median},
+          {"p90", s.p90}, {"p99", s.p99},       {"p999", s.p999},
+          {"max", s.max}, {"stddev", s.stddev}, {"mdape_pct", s.mdape_pct}};
 }
 
 }  // namespace wb

@@ -2,10 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <span>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 namespace wb {
 

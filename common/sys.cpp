@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <climits>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <system_error>
@@ -60,8 +60,8 @@ void set_affinity(const std::vector<int>& cpus) {
   cpu_set_t set;
   CPU_ZERO(&set);
   for (int c : cpus) {
-    if (c < 0 || c >= CPU_SETSIZE) throw std::system_error(EINVAL, std::generic_category(),
-                                                           "CPU " + std::to_string(c));
+    if (c < 0 || c >= CPU_SETSIZE)
+      throw std::system_error(EINVAL, std::generic_category(), "CPU " + std::to_string(c));
     CPU_SET(c, &set);
   }
   check(sched_setaffinity(0, sizeof set, &set),

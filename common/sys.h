@@ -48,7 +48,8 @@ void set_affinity(const std::vector<int>& cpus);
 
 // futex on a 32-bit word shared by threads (private) or processes (shared mapping).
 // wait: returns 0, or an errno (EAGAIN: value changed; ETIMEDOUT; EINTR). timeout_ns < 0: forever.
-int futex_wait(std::atomic<uint32_t>* word, uint32_t expected, bool shared, int64_t timeout_ns = -1);
+int futex_wait(std::atomic<uint32_t>* word, uint32_t expected, bool shared,
+               int64_t timeout_ns = -1);
 int futex_wake(std::atomic<uint32_t>* word, int count, bool shared);
 
 // pidfd_open(2) (Linux >= 5.3): lets a supervisor poll(2) for a child's exit without waking up

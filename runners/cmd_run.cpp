@@ -410,7 +410,8 @@ void run_command(const RunArgs& args) {
   for (size_t i = 0; interrupted && i < cases.size(); ++i) {
     const CaseRecord& rec = cases[i].record;
     const auto kept = static_cast<int>(rec.repetitions.size());
-    if (rec.status == CaseStatus::kOk && kept > 0 && kept < rec.spec.repetitions) done(i);  // what it finished
+    if (rec.status == CaseStatus::kOk && kept > 0 && kept < rec.spec.repetitions)
+      done(i);  // what it finished
   }
 
   nlohmann::ordered_json rs;

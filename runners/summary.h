@@ -1,9 +1,8 @@
 // The tables a run prints on stderr, rendered from the result set alone (data flows one way).
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace wb {
 

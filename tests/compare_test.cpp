@@ -246,7 +246,8 @@ TEST(Compare, MatchesCasesAndComputesRatioSignAndSignificance) {
   EXPECT_FALSE(smt.cells[1].ratio.has_value());
 }
 
-// The A/A noise floor: a change smaller than the case's A/A change is never starred, whatever its q.
+// The A/A noise floor: a change smaller than the case's A/A change is never starred, whatever its
+// q.
 TEST(Compare, NoiseFloorFromAaSetsBoundsWhatIsStarred) {
   std::vector<ResultSet> sets = {load_result_set(fixture("base.json")),
                                  load_result_set(fixture("new.json"))};
@@ -296,26 +297,30 @@ TEST(Compare, TheBaselinesStoredNoiseFloorApplies) {
   std::vector<ResultSet> sets = {load_result_set(fixture("base.json")),
                                  load_result_set(fixture("new.json"))};
   const std::string key = row_of(compare_result_sets(sets, {}), "pipe", "processes", "llc").key;
-  ASSERT_TRUE(row_of(compare_result_sets(sets, {}), "pipe", "processes", "llc").cells[1].significant);
+  ASSERT_TRUE(
+      row_of(compare_result_sets(sets, {}), "pipe", "processes", "llc").cells[1].significant);
   NoiseFloor stored = measure_noise(sets);
   stored.floor_pct[key]["median"] = 34.2;  // above the +34.10 % change
   sets[0].doc["noise"] = noise_json(stored);
-  const CompareCell held = row_of(compare_result_sets(sets, {}), "pipe", "processes", "llc").cells[1];
+  const CompareCell held =
+      row_of(compare_result_sets(sets, {}), "pipe", "processes", "llc").cells[1];
   ASSERT_TRUE(held.aa_floor_pct.has_value());
   EXPECT_NEAR(*held.aa_floor_pct, 34.2, 1e-12);
   EXPECT_FALSE(held.significant);
   CompareOptions explicit_floor;
   explicit_floor.noise = stored;
   explicit_floor.noise->floor_pct[key]["median"] = 1.0;
-  EXPECT_TRUE(
-      row_of(compare_result_sets(sets, explicit_floor), "pipe", "processes", "llc").cells[1].significant);
+  EXPECT_TRUE(row_of(compare_result_sets(sets, explicit_floor), "pipe", "processes", "llc")
+                  .cells[1]
+                  .significant);
   // A stored floor that is not one is refused in one line naming the set.
   sets[0].doc["noise"] = {{"schema", "other"}};
   try {
     compare_result_sets(sets, {});
     FAIL() << "a bad stored noise floor was accepted";
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find(": noise: not a noise file"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(": noise: not a noise file"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -514,9 +519,9 @@ TEST(CompareCli, EndToEnd) {
   // A noise file from the two sets as if they were A/A: no change is above its own floor.
   const std::string noise = ::testing::TempDir() + "/cli-noise.json";
   EXPECT_EQ(run("noise " + dir + "base.json " + dir + "new.json --out " + noise, &out), 0) << out;
-  EXPECT_EQ(run("compare " + dir + "base.json " + dir + "new.json --format json --noise " + noise,
-                &out),
-            0)
+  EXPECT_EQ(
+      run("compare " + dir + "base.json " + dir + "new.json --format json --noise " + noise, &out),
+      0)
       << out;
   const nlohmann::json j = nlohmann::json::parse(out);
   EXPECT_EQ(j["noise"], noise);

@@ -90,10 +90,10 @@ TEST(Vm, Smt2GuestRunsPinnedSiblingsAndRecordsKernelPlacement) {
   TempDir out;
   // 240 s stays inside the CTest timeout (300 s) even on a loaded 2-CPU host; the runner kills
   // qemu at its deadline, so no guest outlives the test.
-  const Shell lab_run = run_shell(
-      base + " --preset smt2 --config " +
-      quote((fs::path(WB_SOURCE_DIR) / "configs/lab/vm-test.json").string()) + " --out " +
-      quote(out.path().string()) + " --timeout 240");
+  const Shell lab_run =
+      run_shell(base + " --preset smt2 --config " +
+                quote((fs::path(WB_SOURCE_DIR) / "configs/lab/vm-test.json").string()) + " --out " +
+                quote(out.path().string()) + " --timeout 240");
   ASSERT_EQ(lab_run.status, 0) << lab_run.output;
   EXPECT_NE(lab_run.output.find("EMULATED (TCG) timings"), std::string::npos) << lab_run.output;
 
@@ -150,7 +150,8 @@ TEST(Vm, Smt2GuestRunsPinnedSiblingsAndRecordsKernelPlacement) {
     EXPECT_EQ(seen, kern->at("round_trips").get<int64_t>()) << name;
   }
 
-  // The agreement report: one row per mechanism, each over the round trips observed (200 x 1 repetition).
+  // The agreement report: one row per mechanism, each over the round trips observed (200 x 1
+  // repetition).
   const nlohmann::json agreement = read_json(out.path() / "agreement.json");
   EXPECT_TRUE(agreement.at("emulated").get<bool>());
   for (const std::string mech : {"pipe", "tcp-loopback"}) {

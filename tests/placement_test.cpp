@@ -18,6 +18,7 @@
 #include <string>
 #include <tuple>
 #include <vector>
+
 #include "tests/support.h"
 
 namespace wb {

@@ -138,8 +138,8 @@ TEST(SchedTopology, LlcPerCoreDegeneratesMcIntoSmt) {
 }
 
 TEST(SchedTopology, ReclaimDistanceFromTheXmlsOwnVendor) {
-  SchedTopology amd(
-      Topology::from_xml(kFixtures + "/topologies/amd-epyc7402-zen2-smt2-2pkg-nps4-8numa-16l3.xml"));
+  SchedTopology amd(Topology::from_xml(
+      kFixtures + "/topologies/amd-epyc7402-zen2-smt2-2pkg-nps4-8numa-16l3.xml"));
   EXPECT_EQ(amd.node_reclaim_distance(), 32);
   SchedTopology power(
       Topology::from_xml(kFixtures + "/topologies/power9-smt4-2pkg-2numa-128pu-butte.xml"));
@@ -150,8 +150,8 @@ TEST(SchedTopology, ReclaimDistanceFromTheXmlsOwnVendor) {
       EXPECT_FALSE(d.wake_affine) << d.name;
     }
   }
-  SchedTopology intel(
-      Topology::from_xml(kFixtures + "/topologies/xeon-silver4108-skylake-smt2-2pkg-2numa-32pu.xml"));
+  SchedTopology intel(Topology::from_xml(
+      kFixtures + "/topologies/xeon-silver4108-skylake-smt2-2pkg-2numa-32pu.xml"));
   EXPECT_EQ(intel.node_reclaim_distance(), 30);
 }
 
@@ -161,10 +161,10 @@ TEST(SchedTopology, LlcLevelOverrideChangesSdLlc) {
   SchedTopology core(t, LlcSource::kCore);
   EXPECT_EQ(l3.llc_size(0), 8);    // L3 per core pair
   EXPECT_EQ(core.llc_size(0), 4);  // powerpc: sd_llc = one SMT4 core
-  EXPECT_THROW(
-      SchedTopology(Topology::from_xml(kFixtures + "/topologies/model/box-a2-80c-nosmt-l2pairs.xml"),
-                    LlcSource::kL3),
-      std::invalid_argument);
+  EXPECT_THROW(SchedTopology(
+                   Topology::from_xml(kFixtures + "/topologies/model/box-a2-80c-nosmt-l2pairs.xml"),
+                   LlcSource::kL3),
+               std::invalid_argument);
 }
 
 TEST(SchedTopology, ClusterLevelOnKunpeng) {

@@ -40,7 +40,8 @@ TEST(Stats, EmptyAndSingle) {
 
 TEST(Stats, JsonHasTheContractKeys) {
   const auto j = to_json(compute_stats(std::vector<double>{1, 2, 3}));
-  for (const char* k : {"min", "mean", "median", "p90", "p99", "p999", "max", "stddev", "mdape_pct"})
+  for (const char* k :
+       {"min", "mean", "median", "p90", "p99", "p999", "max", "stddev", "mdape_pct"})
     EXPECT_TRUE(j.contains(k)) << k;
 }
 
