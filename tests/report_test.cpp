@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -400,6 +401,7 @@ TEST_F(ReportDir, NoStringOfAResultSetRunsACommand) {
   const fs::path scratch =
       (fs::is_directory("/dev/shm") ? fs::path("/dev/shm") : fs::temp_directory_path()) /
       dir_.filename();
+  const std::shared_ptr<void> remove_scratch(nullptr, [&](void*) { fs::remove_all(scratch); });
   for (const std::string& payload : payloads(canary)) {
     json one = sample, all = sample;
     int accepted = 0;
@@ -421,7 +423,6 @@ TEST_F(ReportDir, NoStringOfAResultSetRunsACommand) {
       SCOPED_TRACE(place.where());
       expect_no_command(write_report(rs, {scratch.string(), ""}), scratch, canary);
     }
-    fs::remove_all(scratch);
     EXPECT_GT(accepted, 100);  // free text and the fields report does not read stay accepted
     const auto gnuplot = find_on_path("gnuplot");
     fs::remove_all(dir_);
