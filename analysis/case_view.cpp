@@ -1,9 +1,7 @@
 #include "analysis/case_view.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
-#include <cstring>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -16,11 +14,6 @@ namespace wb {
 namespace {
 
 using nlohmann::json;
-
-// `s` as a JSON string, invalid UTF-8 replaced: safe to print.
-std::string json_text(const std::string& s) {
-  return json(s).dump(-1, ' ', false, json::error_handler_t::replace);
-}
 
 std::optional<double> number(const json& obj, const std::string& key) {
   if (obj.is_object() && obj.contains(key) && obj[key].is_number()) return obj[key].get<double>();
@@ -245,29 +238,6 @@ CaseView parse_case(std::size_t index, const json& j) {
 }
 
 }  // namespace
-
-bool is_safe_name(std::string_view s) {
-  if (s.empty() || s.size() > 200) return false;
-  for (char ch : s)
-    if (!std::isalnum(static_cast<unsigned char>(ch)) &&
-        (ch == '\0' || !std::strchr("._:,=/+-", ch)))
-      return false;
-  return true;
-}
-
-void check_name(const std::string& what, const std::string& s) {
-  if (!is_safe_name(s))
-    throw std::invalid_argument(what + " " + json_text(s) +
-                                (s.empty() || s.size() > 200
-                                     ? " is empty or longer than 200 characters"
-                                     : " has a character outside [A-Za-z0-9._:,=/+-]"));
-}
-
-void check_text(const std::string& what, const std::string& s) {
-  for (char ch : s)
-    if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f)
-      throw std::invalid_argument(what + " " + json_text(s) + " has a control character");
-}
 
 std::optional<double> Stats::get(const std::string& name) const {
   auto it = values.find(name);

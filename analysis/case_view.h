@@ -9,11 +9,11 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "common/case.h"
 #include "common/histogram.h"
+#include "common/input.h"  // check_name, check_text
 #include "common/placement.h"
 #include "common/topology.h"
 
@@ -88,17 +88,6 @@ struct CaseView {
   // Same mechanism, mode and knob values (the params point a prediction is costed at).
   bool same_point(const CaseView& o) const;
 };
-
-// Names a result set holds (case names, mechanisms, placements, knob values, classes, policies,
-// events, host names) are made of [A-Za-z0-9._:,=/+-] and at most 200 characters: no quote, space,
-// backquote or control character, so none can reach gnuplot, a shell or a path as code.
-bool is_safe_name(std::string_view s);
-// Throws std::invalid_argument "<what> \"...\" has a character outside [A-Za-z0-9._:,=/+-]" (the
-// value JSON-escaped) unless is_safe_name(s).
-void check_name(const std::string& what, const std::string& s);
-// Free text (a reason, a verdict): no control character. Throws std::invalid_argument like
-// check_name.
-void check_text(const std::string& what, const std::string& s);
 
 // Parses every case of `cases` (a result set's `cases` array). Throws std::invalid_argument with
 // one line naming the case: "cases[3]: missing \"mode\"", "cases[2] (pipe/threads/llc): status

@@ -18,6 +18,16 @@ namespace {
                            (where.empty() ? "" : where + ": ") + what);
 }
 
+// check_name or check_text (common/input.h) of a string of the config, as its one-line error.
+void safe(const std::string& path, const std::string& where, const std::string& value,
+          void (*check)(const std::string&, const std::string&)) {
+  try {
+    check("value", value);
+  } catch (const std::invalid_argument& e) {
+    fail(path, where, e.what());
+  }
+}
+
 std::vector<std::string> string_list(const std::string& path, const std::string& where,
                                      const nlohmann::json& v) {
   if (!v.is_array() || v.empty()) fail(path, where, "expected a non-empty array of strings");
@@ -83,9 +93,12 @@ Config parse_config(const std::string& text, const std::string& path) {
   if (j.contains("name")) {
     if (!j["name"].is_string()) fail(path, "name", "expected a string");
     c.name = j["name"].get<std::string>();
+    safe(path, "name", c.name, check_name);
   }
   if (j.contains("description") && !j["description"].is_string())
     fail(path, "description", "expected a string");
+  if (j.contains("description"))
+    safe(path, "description", j["description"].get<std::string>(), check_text);
   if (j.contains("defaults")) {
     if (!j["defaults"].is_object()) fail(path, "defaults", "expected an object");
     read_run_keys(path, "defaults", j["defaults"], c.defaults, {});
@@ -101,6 +114,7 @@ Config parse_config(const std::string& text, const std::string& path) {
       for (const auto& [key, v] : claims[i].items()) {
         if (key == "seed" || key == "text") {
           if (!v.is_string()) fail(path, at + "." + key, "expected a string");
+          safe(path, at + "." + key, v.get<std::string>(), key == "seed" ? check_name : check_text);
         } else if (key == "policy") {
           // The patch the claim is about: `run` prints its prediction beside the claim.
           const std::vector<std::string> ids = registry().policy_ids();
@@ -111,6 +125,9 @@ Config parse_config(const std::string& text, const std::string& path) {
                      " (known: " + join(ids, ", ") + ")");
         } else if (key == "cases") {
           string_list(path, at + ".cases", v);
+          for (size_t k = 0; k < v.size(); ++k)
+            safe(path, at + ".cases[" + std::to_string(k) + "]", v[k].get<std::string>(),
+                 check_name);
         } else if (key == "metric") {
           if (!v.is_string() || (v != "median" && v != "mean" && v != "p99" && v != "tps"))
             fail(path, at + ".metric", "expected one of median, mean, p99, tps");

@@ -1,5 +1,6 @@
 #include "common/input.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -31,6 +32,33 @@ std::string describe_json_error(const nlohmann::json::exception& e, size_t text_
            (truncated ? " (end of file: truncated?)" : "") + ": " + detail;
   }
   return "invalid JSON: " + detail;
+}
+
+std::string json_text(const std::string& s) {
+  return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+bool is_safe_name(std::string_view s) {
+  if (s.empty() || s.size() > 200) return false;
+  for (char ch : s)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) &&
+        (ch == '\0' || !std::strchr("._:,=/+-", ch)))
+      return false;
+  return true;
+}
+
+void check_name(const std::string& what, const std::string& s) {
+  if (!is_safe_name(s))
+    throw std::invalid_argument(what + " " + json_text(s) +
+                                (s.empty() || s.size() > 200
+                                     ? " is empty or longer than 200 characters"
+                                     : " has a character outside [A-Za-z0-9._:,=/+-]"));
+}
+
+void check_text(const std::string& what, const std::string& s) {
+  for (char ch : s)
+    if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f)
+      throw std::invalid_argument(what + " " + json_text(s) + " has a control character");
 }
 
 }  // namespace wb

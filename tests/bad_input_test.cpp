@@ -67,6 +67,8 @@ class BadInput : public ::testing::Test {
                            R"(, "claims": [{"seed": "000", "policy": "sync-pairs", "text": "t",
                                "cases": ["pipe/threads/llc"]}]})");
     put("good.json", std::string(R"({"schema_version": 1, )") + kGoodCase + "}");
+    put("name.json",
+        std::string(R"({"schema_version": 1, "name": "x'; touch PWNED", )") + kGoodCase + "}");
     put("garbage.xml", "\x01\x02 not xml at all");
     put("empty.xml", "");
     put("not-bool.json", R"({"waker": 0, "prev": 1, "sync": 3})");
@@ -162,6 +164,8 @@ TEST_F(BadInput, RunConfigsAndFlags) {
       {"unknown mode", "mode.json", "cases[0].modes[0]: unknown mode \"thread\""},
       {"unknown class", "class.json", "cases[0].placements[0]: unknown placement \"same-llc\""},
       {"unknown policy", "policy.json", "claims[0].policy: unknown policy \"sync-pairs\""},
+      {"a command in the name", "name.json",
+       "config {dir}/name.json: name: value \"x'; touch PWNED\" has a character outside"},
       {"bad knob value", "knob.json",
        "cases[0]: params.payload: expected an integer in [1, 1048576]"},
       {"reversed CPU range", "cpulist.json",
