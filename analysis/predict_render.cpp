@@ -8,6 +8,7 @@
 
 #include "analysis/predict_results.h"
 #include "common/cpulist.h"
+#include "common/text.h"
 
 namespace wb {
 
@@ -206,12 +207,7 @@ json premise_json(const Premise& p) {
 
 // ---- text ------------------------------------------------------------------------------------
 
-std::string us_text(double ns) {
-  char buf[32];
-  const double us = ns / 1000.0;
-  std::snprintf(buf, sizeof buf, us < 10 ? "%.2f us" : us < 100 ? "%.1f us" : "%.0f us", us);
-  return buf;
-}
+std::string us_text(double ns) { return us_figure(ns) + " us"; }
 
 std::string pct_text(const ClassShares& shares) {
   std::vector<std::pair<double, std::string>> order;

@@ -11,6 +11,11 @@ std::string fmt(const char* format, double v) {
   return buf;
 }
 
+std::string us_figure(double ns) {
+  const double us = ns / 1000.0;
+  return fmt(us < 10 ? "%.2f" : us < 100 ? "%.1f" : "%.0f", us);
+}
+
 std::string_view trim(std::string_view s) {
   auto blank = [](char c) { return c == '\0' || std::isspace(static_cast<unsigned char>(c)); };
   while (!s.empty() && blank(s.front())) s.remove_prefix(1);

@@ -10,6 +10,8 @@ namespace wb {
 
 // One number through a printf format: fmt("%.2f", 1.5) == "1.50".
 std::string fmt(const char* format, double v);
+// A time in ns as microseconds with three significant figures where it can: 6.22, 33.4, 148.
+std::string us_figure(double ns);
 // `s` without leading and trailing whitespace or NULs (some kernel files end in one).
 std::string_view trim(std::string_view s);
 // "a, b, c" for join({"a", "b", "c"}, ", ").

@@ -10,17 +10,11 @@
 #include "analysis/case_view.h"
 #include "analysis/predict_results.h"
 #include "common/placement.h"
+#include "common/text.h"
 
 namespace wb {
 
 namespace {
-
-std::string fmt_us(double ns) {
-  char buf[32];
-  const double us = ns / 1000.0;
-  std::snprintf(buf, sizeof buf, us < 10 ? "%.2f" : us < 100 ? "%.1f" : "%.0f", us);
-  return buf;
-}
 
 std::string pad(const std::string& s, size_t w, bool right = false) {
   if (s.size() >= w) return s;
@@ -62,7 +56,7 @@ std::string claim_prediction(const nlohmann::json& rs, const std::string& policy
       out += (id == ids.front() ? " " : "; ") + id + " " +
              classes_text(pp.value("classes", nlohmann::json::object()));
       if (pp.contains("predicted_rtt_ns") && pp["predicted_rtt_ns"].is_number())
-        out += " (" + fmt_us(pp["predicted_rtt_ns"].get<double>()) + " us)";
+        out += " (" + us_figure(pp["predicted_rtt_ns"].get<double>()) + " us)";
       else if (pp.contains("unpriced"))
         out += " (" + pp["unpriced"].get<std::string>() + ")";
     }
@@ -97,7 +91,7 @@ std::string summary_table(const nlohmann::json& rs, const std::string& show) {
       auto& medians = matrix[col];
       if (c.ok()) medians.push_back(*c.rtt.get("median"));
       const auto [lo, hi] = std::minmax_element(medians.begin(), medians.end());
-      cells[{row, col}] = medians.empty() ? "FAILED" : fmt_us(*lo) + " .. " + fmt_us(*hi);
+      cells[{row, col}] = medians.empty() ? "FAILED" : us_figure(*lo) + " .. " + us_figure(*hi);
       if (!c.ok()) {
         const std::string why = c.name + ": " + std::string(status_id(c.status)) + ": " +
                                 nlohmann::json(c.reason).dump();
@@ -122,7 +116,7 @@ std::string summary_table(const nlohmann::json& rs, const std::string& show) {
         cell = "n/a";
       }
     } else if (c.ok()) {
-      cell = fmt_us(*c.rtt.get("median")) + " / " + fmt_us(c.rtt.get("p99").value_or(0));
+      cell = us_figure(*c.rtt.get("median")) + " / " + us_figure(c.rtt.get("p99").value_or(0));
     } else {
       cell = c.status == CaseStatus::kSkipped ? "-" : "FAILED";
       // An unavailable class is one note per row; anything else is a note per case.
@@ -203,7 +197,7 @@ std::string claims_table(const nlohmann::json& rs) {
       else if (metric == "tps")
         out << static_cast<int64_t>(*v);
       else
-        out << fmt_us(*v) << " us";
+        out << us_figure(*v) << " us";
     }
     out << "\n";
     // The model's word on the claim's patch, for each kernel-placed case it names.
