@@ -108,8 +108,8 @@ class Progress {
         for (const auto& p : rep) all.insert(all.end(), p.rtt_ns.begin(), p.rtt_ns.end());
       const SampleStats st = compute_stats(std::span<const int64_t>(all));
       char buf[96];
-      std::snprintf(buf, sizeof buf, "ok      median %8.2f us  p99 %8.2f us", st.median / 1e3,
-                    st.p99 / 1e3);
+      std::snprintf(buf, sizeof buf, "ok  median %6s us  p99 %6s us", us_figure(st.median).c_str(),
+                    us_figure(st.p99).c_str());
       what = buf;
     } else {
       what = std::string(status_id(r.status)) + ": " + r.reason;
