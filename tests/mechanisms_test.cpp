@@ -101,6 +101,9 @@ TEST(SideState, PrivateBuffersSitOnDistinctLines) {
   static_assert(alignof(OwnLine<int>) == kHotAlign && sizeof(OwnLine<uint64_t>) == kHotAlign);
 }
 
+// The largest difference between two CPUs' stamp counters the protocol test tolerates.
+constexpr int64_t kCrossCpuSkewNs = 100;
+
 using ProtocolParam = std::tuple<std::string, Mode, bool /*same cpu*/>;
 class Protocol : public ::testing::TestWithParam<ProtocolParam> {};
 
@@ -129,6 +132,10 @@ TEST_P(Protocol, EveryRoundTripIsSampledOnItsCpus) {
   ASSERT_TRUE(out.ok) << out.error;
   const size_t streams = mech.client_service() ? 2 : 1;
   ASSERT_EQ(out.pairs.size(), streams);
+  // wakeup_ns subtracts the waker's stamp from the wakee's, read on two CPUs: their counters may
+  // differ by a few tens of ns (a VM's vCPUs), as much as a spin hand-off takes. Across CPUs the
+  // order below holds up to that skew; on one CPU, exactly.
+  const int64_t skew = pair.first == pair.second ? 0 : kCrossCpuSkewNs;
   for (const PairSamples& s : out.pairs) {
     ASSERT_EQ(s.rtt_ns.size(), static_cast<size_t>(kRoundTrips));
     ASSERT_EQ(s.wakeup_ns.size(), static_cast<size_t>(kRoundTrips));
@@ -136,8 +143,8 @@ TEST_P(Protocol, EveryRoundTripIsSampledOnItsCpus) {
     for (size_t k = 0; k < s.rtt_ns.size(); ++k) {
       ASSERT_GT(s.rtt_ns[k], 0) << "round trip " << k;
       // Every round trip's wakee wakeup happened, after the hand-off and before the answer.
-      ASSERT_GT(s.wakeup_ns[k], 0) << "round trip " << k;
-      ASSERT_LT(s.wakeup_ns[k], s.rtt_ns[k]) << "round trip " << k;
+      ASSERT_GT(s.wakeup_ns[k], -skew) << "round trip " << k;
+      ASSERT_LT(s.wakeup_ns[k], s.rtt_ns[k] + skew) << "round trip " << k;
       ASSERT_EQ(s.waker_cpu[k], pair.first);
       ASSERT_EQ(s.wakee_cpu[k], pair.second);
     }
