@@ -20,11 +20,10 @@ constexpr size_t kColumns = 100;
 // An alternative with less weight than this in the closest mix is not named.
 constexpr double kNamedWeight = 0.005;
 
+double round2(double v) { return std::round(v * 100.0) / 100.0; }
 double round3(double v) { return std::round(v * 1000.0) / 1000.0; }
 
-json rtt_json(const std::optional<double>& ns) {
-  return ns ? json(std::round(*ns * 100.0) / 100.0) : json(nullptr);
-}
+json rtt_json(const std::optional<double>& ns) { return ns ? json(round2(*ns)) : json(nullptr); }
 
 json num(const json& j, const char* key) {
   return j.is_object() && j.contains(key) && j[key].is_number() ? j[key] : json(0);
@@ -194,8 +193,8 @@ json premise_json(const Premise& p) {
               {"a_rtt_ns", rtt_json(c.a_rtt_ns)},
               {"b_rtt_ns", rtt_json(c.b_rtt_ns)}};
     if (c.a_rtt_ns && c.b_rtt_ns && *c.b_rtt_ns > 0) {
-      k["saving_ns"] = std::round((*c.b_rtt_ns - *c.a_rtt_ns) * 100.0) / 100.0;
-      k["saving_pct"] = std::round(10000.0 * (*c.b_rtt_ns - *c.a_rtt_ns) / *c.b_rtt_ns) / 100.0;
+      k["saving_ns"] = round2(*c.b_rtt_ns - *c.a_rtt_ns);
+      k["saving_pct"] = round2(100.0 * (*c.b_rtt_ns - *c.a_rtt_ns) / *c.b_rtt_ns);
       k["holds"] = *c.a_rtt_ns < *c.b_rtt_ns;
     }
     checks.push_back(k);

@@ -385,9 +385,7 @@ std::vector<PolicyGroup> group_policies(const std::vector<SteadyResult>& results
 }
 
 json classes_json(const std::map<PlacementClass, double>& classes) {
-  json j = json::object();
-  for (const auto& [c, f] : classes) j[std::string(class_id(c))] = f;
-  return j;
+  return json(class_shares(classes));
 }
 
 namespace {
