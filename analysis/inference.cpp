@@ -1,6 +1,7 @@
 #include "analysis/inference.h"
 
 #include <algorithm>
+#include <boost/math/distributions/normal.hpp>
 #include <cmath>
 #include <numeric>
 #include <stdexcept>
@@ -32,18 +33,11 @@ double median_sorted(const std::vector<double>& v) {
   return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2.0;
 }
 
-// The inverse of the standard normal CDF at p in (0, 1), by bisection on erfc (plenty for an
-// interval's order statistic).
-double normal_quantile(double p) {
-  double lo = -40, hi = 40;
-  for (int i = 0; i < 200; ++i) {
-    const double mid = (lo + hi) / 2;
-    (0.5 * std::erfc(-mid / std::sqrt(2.0)) < p ? lo : hi) = mid;
-  }
-  return (lo + hi) / 2;
-}
-
 }  // namespace
+
+double normal_quantile(double p) {
+  return boost::math::quantile(boost::math::normal(), std::clamp(p, 1e-300, 1 - 1e-16));
+}
 
 ShiftInterval hodges_lehmann(std::span<const double> x, std::span<const double> y,
                              double confidence) {

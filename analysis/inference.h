@@ -19,6 +19,9 @@ namespace wb {
 // ascending. Empty in, empty out.
 std::vector<double> bh_qvalues(std::span<const double> p);
 
+// The inverse of the standard normal CDF at p in (0, 1).
+double normal_quantile(double p);
+
 struct ShiftInterval {
   double estimate = 0;    // median of the pairwise differences y_j - x_i
   double lo = 0, hi = 0;  // the interval's ends (order statistics of the differences)

@@ -1,0 +1,201 @@
+#include "analysis/decision.h"
+
+#include <algorithm>
+#include <boost/math/distributions/students_t.hpp>
+#include <cmath>
+#include <numbers>
+#include <numeric>
+#include <stdexcept>
+
+#include "analysis/inference.h"
+#include "analysis/mann_whitney.h"
+#include "common/text.h"
+
+namespace wb {
+namespace {
+
+// More repetitions a side than this are "no count decides it" in practice.
+constexpr double kMaxNeeded = 1e6;
+// The Mann-Whitney test's asymptotic efficiency against the t test under normality.
+constexpr double kRankEfficiency = 3.0 / std::numbers::pi;
+
+double mean_of(std::span<const double> v) {
+  return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
+
+double sum_squares(std::span<const double> v) {
+  const double m = mean_of(v);
+  double ss = 0;
+  for (double x : v) ss += (x - m) * (x - m);
+  return ss;
+}
+
+std::vector<double> differences(const EffectSamples& s) {
+  std::vector<double> d(s.base.size());
+  for (std::size_t i = 0; i < d.size(); ++i) d[i] = s.other[i] - s.base[i];
+  return d;
+}
+
+void check_samples(const EffectSamples& s) {
+  if (s.base.size() < 2 || s.other.size() < 2)
+    throw std::invalid_argument("an effect needs at least 2 values a side");
+  if (s.paired && s.base.size() != s.other.size())
+    throw std::invalid_argument("paired samples of unequal size");
+}
+
+EffectTest paired_t(const EffectSamples& s, double confidence) {
+  const std::vector<double> d = differences(s);
+  const double n = static_cast<double>(d.size());
+  const double mean = mean_of(d), se = std::sqrt(sum_squares(d) / (n - 1) / n);
+  const boost::math::students_t t(n - 1);
+  EffectTest r;
+  r.estimate = mean;
+  if (se == 0) {
+    r.p = mean == 0 ? 1.0 : 0.0;
+    r.lo = r.hi = mean;
+    return r;
+  }
+  r.p = 2 * boost::math::cdf(boost::math::complement(t, std::fabs(mean) / se));
+  const double half = boost::math::quantile(t, (1 + confidence) / 2) * se;
+  r.lo = mean - half;
+  r.hi = mean + half;
+  return r;
+}
+
+// The variance of the estimate per unit spread^2: 1/n1 + 1/n2 over the rank test's efficiency, or
+// 1/n for paired differences.
+double variance_factor(const EffectSamples& s) {
+  if (s.paired) return 1.0 / static_cast<double>(s.base.size());
+  return (1.0 / static_cast<double>(s.base.size()) + 1.0 / static_cast<double>(s.other.size())) /
+         kRankEfficiency;
+}
+
+struct Count {
+  std::size_t needed = 0;
+  std::optional<std::size_t> needed_base;
+};
+
+// Repetitions a side that shrink the estimate's sd to `target_sd` (> 0).
+Count repetitions_for(const DecisionInput& in, double target_sd) {
+  const EffectSamples& s = in.samples;
+  const double spread = effect_spread(s);
+  if (spread == 0) return {std::max(s.base.size(), s.other.size())};
+  // The variance factor that reaches target_sd, in units of 1/n.
+  const double v = std::pow(target_sd / spread, 2);
+  const auto ceil_count = [](double x) {
+    return static_cast<std::size_t>(std::ceil(std::min(x, kMaxNeeded)));
+  };
+  if (s.paired) return {ceil_count(1.0 / v)};
+  const double unit = v * kRankEfficiency;  // 1/n1 + 1/n2 must not exceed this
+  const double n1 = static_cast<double>(s.base.size());
+  Count c{ceil_count(2.0 / unit)};
+  if (!in.base_fixed) return c;
+  if (1.0 / n1 >= unit) {
+    c.needed_base = c.needed;
+    return c;
+  }
+  c.needed = ceil_count(1.0 / (unit - 1.0 / n1));
+  return c;
+}
+
+// +-x on the effect scale: [log(1 - x), log(1 + x)] for a ratio, [-x, x] for a difference.
+struct Band {
+  double lo = 0, hi = 0;
+};
+Band band(const DecisionInput& in, double x) {
+  if (!in.log_scale) return {-x, x};
+  return {std::log(1 - std::min(x, 0.99)), std::log1p(x)};
+}
+
+void explain_unknown(const DecisionInput& in, const DecisionRules& rules, double level, Band margin,
+                     Band floor, Decision& d) {
+  const double z_two = normal_quantile(1 - level / 2), z_one = normal_quantile(1 - level);
+  const double z_power = normal_quantile(rules.power);
+  const double se = d.spread * std::sqrt(variance_factor(in.samples));
+  d.detectable = std::max((z_two + z_power) * se, floor.hi);
+  const double effect = std::fabs(in.estimate);
+  std::optional<Count> to_differ, to_match;
+  if ((in.estimate < floor.lo || in.estimate > floor.hi) && effect > 0)
+    to_differ = repetitions_for(in, effect / (z_two + z_power));
+  const double room =
+      std::min(margin.hi - floor.hi - in.estimate, in.estimate + floor.lo - margin.lo);
+  if (room > 0) to_match = repetitions_for(in, room / (z_one + z_power));
+  const bool match_first = to_match && (!to_differ || to_match->needed < to_differ->needed);
+  if (const std::optional<Count>& c = match_first ? to_match : to_differ) {
+    d.needed = c->needed;
+    d.needed_base = c->needed_base;
+    d.needed_for = match_first ? Verdict::kSame : Verdict::kDifferent;
+  }
+  const std::size_t n = std::min(in.samples.base.size(), in.samples.other.size());
+  if (in.floor >= rules.margin)
+    d.why = "the A/A floor exceeds the margin: SAME cannot be shown";
+  else if (n < rules.min_repetitions && in.q && *in.q < level)
+    d.why = "fewer than " + std::to_string(rules.min_repetitions) + " repetitions a side";
+  else if (!d.needed)
+    d.why = "the change lies between the A/A floor and the margin";
+  else
+    d.why = "the interval is neither clear of the floor nor within the margin";
+}
+
+}  // namespace
+
+std::string_view verdict_id(Verdict v) {
+  switch (v) {
+    case Verdict::kSame:
+      return "SAME";
+    case Verdict::kDifferent:
+      return "DIFFERENT";
+    case Verdict::kUnknown:
+      break;
+  }
+  return "UNKNOWN";
+}
+
+EffectTest test_effect(const EffectSamples& s, double confidence) {
+  check_samples(s);
+  if (s.paired) return paired_t(s, confidence);
+  const MannWhitneyResult mw = mann_whitney_u(s.base, s.other);
+  const ShiftInterval hl = hodges_lehmann(s.base, s.other, confidence);
+  return {mw.p_value, hl.estimate, hl.lo, hl.hi, mw.exact};
+}
+
+double effect_spread(const EffectSamples& s) {
+  check_samples(s);
+  if (s.paired) {
+    const std::vector<double> d = differences(s);
+    return std::sqrt(sum_squares(d) / static_cast<double>(d.size() - 1));
+  }
+  const double dof = static_cast<double>(s.base.size() + s.other.size() - 2);
+  return std::sqrt((sum_squares(s.base) + sum_squares(s.other)) / dof);
+}
+
+Decision decide(const DecisionInput& in, const DecisionRules& rules, double level) {
+  const Band margin = band(in, rules.margin), floor = band(in, in.floor);
+  Decision d;
+  const EffectTest eq = test_effect(in.samples, 1 - 2 * level);
+  d.equiv_lo = eq.lo + floor.lo;
+  d.equiv_hi = eq.hi + floor.hi;
+  d.spread = effect_spread(in.samples);
+  const std::size_t n = std::min(in.samples.base.size(), in.samples.other.size());
+  const bool beyond_floor = in.estimate < floor.lo || in.estimate > floor.hi;
+  if (n >= rules.min_repetitions && in.q && *in.q < level && beyond_floor) {
+    d.verdict = Verdict::kDifferent;
+  } else if (d.equiv_lo >= margin.lo && d.equiv_hi <= margin.hi) {
+    d.verdict = Verdict::kSame;
+  } else {
+    explain_unknown(in, rules, level, margin, floor, d);
+  }
+  return d;
+}
+
+double alpha_spent_at(std::size_t look, std::size_t looks, double alpha) {
+  if (looks == 0 || look == 0 || look > looks)
+    throw std::invalid_argument("look " + std::to_string(look) + " of " + std::to_string(looks));
+  const auto spent = [&](std::size_t k) {
+    return alpha * std::log(1 + (std::numbers::e - 1) * static_cast<double>(k) /
+                                    static_cast<double>(looks));
+  };
+  return spent(look) - spent(look - 1);
+}
+
+}  // namespace wb
