@@ -190,8 +190,8 @@ std::string setting_path(const SettingSpec& s, const std::string& root) {
 std::string read_setting(const SettingSpec& s, const std::string& root) {
   const std::string path = setting_path(s, root);
   std::string why;
-  const auto text =
-      is_debugfs(s) ? read_debugfs_file(path, &why, root) : read_text_file(under_root(root, path), &why);
+  const auto text = is_debugfs(s) ? read_debugfs_file(path, &why, root)
+                                  : read_text_file(under_root(root, path), &why);
   if (!text) throw std::runtime_error(why);
   if (s.kind != SettingKind::kFeature) return normalized(*text);
   for (const SchedFeature& f : parse_sched_features(*text, under_root(root, path)))
@@ -304,8 +304,8 @@ void SettingsGuard::restore() noexcept {
       done.push_back(s.key() + " to " + originals_[i]);
     } catch (const std::exception& e) {
       changed_[i] = false;  // said once
-      std::fprintf(stderr, "wakebench: warning: could not restore %s to %s: %s\n",
-                   s.key().c_str(), originals_[i].c_str(), e.what());
+      std::fprintf(stderr, "wakebench: warning: could not restore %s to %s: %s\n", s.key().c_str(),
+                   originals_[i].c_str(), e.what());
     }
   }
   if (!done.empty()) std::fprintf(stderr, "wakebench: restored %s\n", join(done, ", ").c_str());
