@@ -77,6 +77,9 @@ struct CaseView {
   ObservedView observed;
   nlohmann::json trace;         // `trace` as recorded; null when the case was not traced
   std::vector<int> background;  // the CPUs busy tasks ran on (`background.cpus`); empty: none
+  // --ab sets: each repetition's round (`repetitions[i].ab.round`), parallel to `repetitions`;
+  // empty when the set is no A/B set (docs/result-set.md#ab).
+  std::vector<int> ab_round;
 
   bool ok() const { return status == CaseStatus::kOk; }
   std::string mech_mode() const;  // "pipe/threads"
@@ -88,6 +91,19 @@ struct CaseView {
   // Same mechanism, mode and knob values (the params point a prediction is costed at).
   bool same_point(const CaseView& o) const;
 };
+
+// A set of an A/B run, its top-level `ab` (docs/result-set.md#ab): one of `settings` sets
+// that share `id`.
+struct AbView {
+  std::string id;
+  int setting = 0, settings = 0;
+  std::string label;
+  std::map<std::string, std::string> values;  // "feature:TTWU_QUEUE" -> "off"
+  uint64_t order_seed = 0;
+};
+// The set's `ab`, nullopt when it has none. Throws std::invalid_argument with one line:
+// "ab.setting: 2 is not below ab.settings (2)".
+std::optional<AbView> parse_ab_view(const nlohmann::json& doc);
 
 // Parses every case of `cases` (a result set's `cases` array). Throws std::invalid_argument with
 // one line naming the case: "cases[3]: missing \"mode\"", "cases[2] (pipe/threads/llc): status

@@ -118,6 +118,7 @@ std::vector<CaseView> check_result_set(const nlohmann::json& doc) {
             std::to_string(kResultSchemaVersion) + ")");
   if (!doc.contains("cases") || !doc["cases"].is_array()) throw E("missing \"cases\" array");
   std::vector<CaseView> views = parse_cases(doc["cases"]);
+  parse_ab_view(doc);  // its one-line error, if any
   check_document_names(doc);
   return views;
 }
@@ -132,6 +133,7 @@ ResultSet parse_result_set(const std::string& text, const std::string& path) {
   }
   try {
     rs.views = check_result_set(rs.doc);
+    rs.ab = parse_ab_view(rs.doc);
   } catch (const std::invalid_argument& e) {
     fail(path, e.what());
   }

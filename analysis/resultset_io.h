@@ -37,6 +37,7 @@ struct ResultSet {
   MachineSummary machine;
   bool complete = true;
   std::vector<CaseView> views;  // cases[], parsed once (analysis/case_view.h)
+  std::optional<AbView> ab;     // a set of an A/B run (docs/result-set.md#ab), else nullopt
   const nlohmann::json& cases() const { return doc.at("cases"); }
 };
 

@@ -119,7 +119,27 @@ nlohmann::ordered_json repetition_json(const std::vector<PairSamples>& rep) {
   return j;
 }
 
+// --ab: repetition r's {"round", "read_back"} (docs/result-set.md#ab), when the run recorded one.
+void add_ab_repetition(const CaseRecord& rec, std::size_t r, nlohmann::ordered_json& rep) {
+  if (r >= rec.ab.size()) return;
+  nlohmann::ordered_json read_back = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : rec.ab[r].read_back) read_back[key] = value;
+  rep["ab"] = {{"round", rec.ab[r].round}, {"read_back", read_back}};
+}
+
 }  // namespace
+
+nlohmann::ordered_json ab_set_json(const AbPlan& plan, int k, const std::string& id,
+                                   uint64_t order_seed) {
+  nlohmann::ordered_json values = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : plan.values(k)) values[key] = value;
+  return {{"id", id},
+          {"setting", k},
+          {"settings", plan.settings},
+          {"label", plan.label(k)},
+          {"values", values},
+          {"order_seed", order_seed}};
+}
 
 nlohmann::ordered_json case_json(const CaseRecord& rec, const Topology& topo) {
   const CaseSpec& s = rec.spec;
@@ -164,6 +184,7 @@ nlohmann::ordered_json case_json(const CaseRecord& rec, const Topology& topo) {
   int64_t all_n = 0, all_span = 0;
   for (const auto& rep : rec.repetitions) {
     reps.push_back(repetition_json(rep));
+    add_ab_repetition(rec, reps.size() - 1, reps.back());
     // A repetition whose span is unknown adds neither its round trips nor time.
     if (const auto [rep_n, span] = rep_span(rep); span > 0) {
       all_n += rep_n;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/driver.h"
+#include "common/settings.h"
 #include "common/topology.h"
 
 namespace wb {
@@ -39,6 +40,9 @@ struct CaseRecord {
   // --trace-wakeups, kernel placement only: common/wakeup_trace.h's trace_json() over the kept
   // repetitions, or {"unavailable": reason}; null when the case was not traced.
   nlohmann::ordered_json trace;
+  // --ab: per kept repetition, parallel to `repetitions`, its round and what was read back
+  // (docs/result-set.md#ab); empty without --ab.
+  std::vector<AbRepetition> ab;
 };
 
 // The case object of the contract. Statistics are over every raw sample of every repetition and
@@ -55,6 +59,11 @@ struct CaseRecord {
 // placement only) holds the class histogram of the wakee relative to the waker, the CPUs each side
 // ran on and each side's migrations; `trace` is rec.trace (null when not traced).
 nlohmann::ordered_json case_json(const CaseRecord& rec, const Topology& topo);
+
+// --ab: the result set's top-level "ab" object for setting k of `plan` (docs/result-set.md#ab):
+// {"id", "setting", "settings", "label", "values", "order_seed"}.
+nlohmann::ordered_json ab_set_json(const AbPlan& plan, int k, const std::string& id,
+                                   uint64_t order_seed);
 
 // Writes `doc` to `path` with write_file_atomic (common/output_file.h). Throws std::runtime_error.
 void write_json_atomic(const std::string& path, const nlohmann::ordered_json& doc);

@@ -29,6 +29,7 @@
 #include "common/result_set.h"
 #include "common/run_order.h"
 #include "common/schedstat.h"
+#include "common/settings.h"
 #include "common/stats.h"
 #include "common/sys.h"
 #include "common/text.h"
@@ -55,6 +56,8 @@ struct RunArgs {
   std::optional<int64_t> round_trips;  // --round-trips: overrides the config
   std::optional<uint64_t> seed;        // --seed: the interleaved order's seed
   std::string noise;                   // --noise: an A/A noise file the result set keeps
+  std::vector<std::string> ab;         // --ab SPEC...: settings to switch (common/settings.h)
+  std::string ab_root;                 // --ab-root: the root of the --ab files (tests)
   std::vector<std::string> extras;     // anything else: refused with a reason
 };
 
@@ -67,6 +70,12 @@ struct CaseState {
   // not be recorded or read.
   std::optional<WakeupTraceSummary> trace;
   std::string trace_error;
+};
+
+// One result set of the run: every case under one setting (the only one without --ab).
+struct SetRun {
+  std::vector<CaseState> cases;
+  GbBenchmarks gb;
 };
 
 std::string default_config_path() {
@@ -91,16 +100,20 @@ std::string fmt_duration(double s) {
 // with the ETA from the round trips done so far and those left.
 class Progress {
  public:
-  explicit Progress(const std::vector<CaseState>& cases) : total_(cases.size()) {
-    for (const auto& c : cases)
-      if (c.record.spec.skip_reason.empty())
-        left_ += c.record.spec.round_trips * c.record.spec.repetitions;
+  explicit Progress(const std::vector<SetRun>& sets) {
+    for (const auto& set : sets)
+      for (const auto& c : set.cases) {
+        ++total_;
+        if (c.record.spec.skip_reason.empty())
+          left_ += c.record.spec.round_trips * c.record.spec.repetitions;
+      }
   }
   void repetition_done(const CaseSpec& s) {
     done_ += s.round_trips;
     left_ -= s.round_trips;
   }
-  void case_done(const CaseRecord& r) {
+  // `tag`: which setting's set, " ab1" (empty without --ab).
+  void case_done(const CaseRecord& r, const std::string& tag) {
     std::string what;
     if (r.status == CaseStatus::kOk) {
       std::vector<int64_t> all;
@@ -123,12 +136,12 @@ class Progress {
     if (done_ > 0 && left_ > 0)
       eta = "  ETA " +
             fmt_duration(elapsed * static_cast<double>(left_) / static_cast<double>(done_));
-    std::fprintf(stderr, "[%zu/%zu] %-40s %s%s\n", ++reported_, total_, r.spec.name.c_str(),
+    std::fprintf(stderr, "[%zu/%zu] %-40s %s%s\n", ++reported_, total_, (r.spec.name + tag).c_str(),
                  what.c_str(), eta.c_str());
   }
 
  private:
-  size_t total_, reported_ = 0;
+  size_t total_ = 0, reported_ = 0;
   int64_t left_ = 0, done_ = 0;  // round trips
   const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
@@ -312,23 +325,13 @@ RunOptions run_options(const RunArgs& args) {
   return opts;
 }
 
-void run_command(const RunArgs& args) {
-  refuse_extras(args.extras);
-  const std::string config_path = args.config.empty() ? default_config_path() : args.config;
-  const Config config = load_config(config_path);
-  const Topology topo = Topology::from_system();
+// The cases of the config that the filter selects, with the overrides of the command line and the
+// reason each one that cannot run here is skipped.
+std::vector<CaseState> plan_cases(const RunArgs& args, const Config& config, const Topology& topo,
+                                  const std::string& config_path) {
   std::vector<std::string> known;
   for (const Mechanism* m : all_mechanisms()) known.emplace_back(m->id());
-  if (args.pairs_per_class < 1) throw std::invalid_argument("--pairs-per-class must be >= 1");
   const auto selected = name_filter(args.filter);
-  const RunOptions opts = run_options(args);
-  // Read before anything runs, so a bad noise file is one line and exit 2.
-  std::optional<NoiseFloor> noise;
-  if (!args.noise.empty()) noise = load_noise(args.noise);
-  // Up front: a run that cannot trace fails before it measures anything (one line, exit 2).
-  std::unique_ptr<WakeupTraceSession> trace_session;
-  if (args.trace_wakeups) trace_session = std::make_unique<WakeupTraceSession>();
-  const CaseTracer tracer{trace_session.get(), &topo};
   std::vector<CaseState> cases;
   for (CaseSpec& spec : expand_cases(config, topo, known, args.pairs_per_class)) {
     if (!selected(spec.name)) continue;
@@ -350,94 +353,123 @@ void run_command(const RunArgs& args) {
   if (cases.empty())
     throw std::invalid_argument("--benchmark_filter " + args.filter + ": matches no case of " +
                                 config_path);
-  const uint64_t seed = args.seed ? *args.seed : std::random_device{}();
-  std::vector<int> repetitions;
-  for (const auto& cs : cases)
-    repetitions.push_back(cs.record.spec.skip_reason.empty() ? cs.record.spec.repetitions : 0);
+  return cases;
+}
 
-  const std::string host = topo.source().substr(topo.source().find(':') + 1);
-  // By default a new file (results/<host>-<UTC second>[-N].json, never another run's); either way
-  // checked before anything is measured.
-  const std::string default_stem =
-      "results/" + safe_file_name(host) + "-" + format_utc(std::time(nullptr), "%Y%m%dT%H%M%SZ");
-  check_output_writable(args.out.empty() ? "results folder" : "--out",
-                        args.out.empty() ? default_stem + ".json" : args.out);
-  struct sigaction sa {};
-  sa.sa_handler = on_signal;  // no SA_RESTART: the supervisor's poll returns EINTR
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-
-  std::fprintf(stderr, "wakebench: %zu cases from %s on %s (%zu CPUs: %s), order seed %llu\n",
-               cases.size(), config_path.c_str(), host.c_str(), topo.cpus().size(),
-               topo.source().c_str(), static_cast<unsigned long long>(seed));
-  std::vector<int> measured;
-  for (const auto& cs : cases)
-    for (auto [w, e] : cs.record.spec.pairs) measured.insert(measured.end(), {w, e});
-  std::sort(measured.begin(), measured.end());
-  measured.erase(std::unique(measured.begin(), measured.end()), measured.end());
-  // Held until the run returns: the CPUs stay out of idle states deeper than the limit.
-  std::optional<IdleLatencyGuard> idle_guard;
-  if (args.idle_latency_us) idle_guard.emplace(*args.idle_latency_us);
-  const nlohmann::json env = capture_environment({measured, config.text, args.idle_latency_us});
-  for (const auto& w : environment_warnings(env)) std::fprintf(stderr, "warning: %s\n", w.c_str());
-
-  Progress progress(cases);
-  GbBenchmarks gb;
-  auto done = [&](size_t i) {
-    progress.case_done(cases[i].record);
-    gb.done(cases[i].record, i);
-  };
-  for (size_t i = 0; i < cases.size(); ++i)
-    if (CaseRecord& rec = cases[i].record; !rec.spec.skip_reason.empty()) {
-      rec.status = CaseStatus::kSkipped;
-      rec.reason = rec.spec.skip_reason;
-      done(i);
+// Where each result set goes: `path` ("" for a new file of `stem`). With --ab, set k goes to the
+// stem of --out (or the default stem) + "-ab<k>.json". Each is checked before anything runs.
+struct OutputTarget {
+  std::string path, stem;
+};
+std::vector<OutputTarget> output_targets(const RunArgs& args, const std::string& default_stem,
+                                         int ab_settings) {
+  std::vector<OutputTarget> out;
+  if (ab_settings == 0) {
+    out.push_back({args.out, default_stem});
+  } else {
+    const std::string stem = args.out.empty()
+                                 ? default_stem
+                                 : std::filesystem::path(args.out).replace_extension().string();
+    for (int k = 0; k < ab_settings; ++k) {
+      const std::string s = stem + "-ab" + std::to_string(k);
+      out.push_back({args.out.empty() ? "" : s + ".json", s});
     }
-  for (size_t i : interleaved_order(repetitions, seed)) {
+  }
+  for (const OutputTarget& t : out)
+    check_output_writable(args.out.empty() ? "results folder" : "--out",
+                          t.path.empty() ? t.stem + ".json" : t.path);
+  return out;
+}
+
+std::string set_tag(const std::vector<SetRun>& sets, size_t k) {
+  return sets.size() > 1 ? " ab" + std::to_string(k) : "";
+}
+
+// One repetition of the schedule. With --ab its setting is written and read back first (a
+// read-back that differs from what was written fails the case), and its round and read-back are
+// kept beside it (docs/result-set.md#ab).
+double run_step(CaseState& cs, const AbStep& step, const RunOptions& opts, const CaseTracer& tracer,
+                SettingsGuard* guard) {
+  if (!guard) return run_repetition(cs, opts, tracer);
+  SettingValues read_back;
+  if (const std::string why = guard->apply(step.setting, &read_back); !why.empty()) {
+    if (g_interrupted.load() && !cs.record.repetitions.empty()) return 0.0;
+    cs.record.status = CaseStatus::kFailed;
+    cs.record.reason = why;
+    return 0.0;
+  }
+  const size_t before = cs.record.repetitions.size();
+  const double cpu_ns = run_repetition(cs, opts, tracer);
+  if (cs.record.repetitions.size() > before)
+    cs.record.ab.push_back({step.round, std::move(read_back)});
+  return cpu_ns;
+}
+
+// Runs the schedule (README.md "run": interleaved repetitions; with --ab each under every setting)
+// until it ends or the run is interrupted; returns whether it was.
+bool execute(std::vector<SetRun>& sets, const std::vector<AbStep>& steps, const RunOptions& opts,
+             const CaseTracer& tracer, SettingsGuard* guard) {
+  Progress progress(sets);
+  auto done = [&](size_t k, size_t i) {
+    progress.case_done(sets[k].cases[i].record, set_tag(sets, k));
+    sets[k].gb.done(sets[k].cases[i].record, i);
+  };
+  for (size_t k = 0; k < sets.size(); ++k)
+    for (size_t i = 0; i < sets[k].cases.size(); ++i)
+      if (CaseRecord& rec = sets[k].cases[i].record; !rec.spec.skip_reason.empty()) {
+        rec.status = CaseStatus::kSkipped;
+        rec.reason = rec.spec.skip_reason;
+        done(k, i);
+      }
+  for (const AbStep& step : steps) {
     if (g_interrupted.load()) break;
-    const CaseRecord& rec = cases[i].record;
+    const size_t k = static_cast<size_t>(step.setting), i = step.case_index;
+    const CaseRecord& rec = sets[k].cases[i].record;
     if (rec.status != CaseStatus::kOk) continue;  // failed in an earlier repetition
-    const double cpu_ns = run_repetition(cases[i], opts, tracer);
+    const double cpu_ns = run_step(sets[k].cases[i], step, opts, tracer, guard);
     if (rec.status == CaseStatus::kOk) {
       progress.repetition_done(rec.spec);
-      gb.repetition(rec, i, cpu_ns);
+      sets[k].gb.repetition(rec, i, cpu_ns);
     }
     if (rec.status != CaseStatus::kOk ||
         static_cast<int>(rec.repetitions.size()) == rec.spec.repetitions)
-      done(i);
+      done(k, i);
   }
   const bool interrupted = g_interrupted.load();
-  for (size_t i = 0; interrupted && i < cases.size(); ++i) {
-    const CaseRecord& rec = cases[i].record;
-    const auto kept = static_cast<int>(rec.repetitions.size());
-    if (rec.status == CaseStatus::kOk && kept > 0 && kept < rec.spec.repetitions)
-      done(i);  // what it finished
-  }
+  for (size_t k = 0; interrupted && k < sets.size(); ++k)
+    for (size_t i = 0; i < sets[k].cases.size(); ++i) {
+      const CaseRecord& rec = sets[k].cases[i].record;
+      const auto kept = static_cast<int>(rec.repetitions.size());
+      if (rec.status == CaseStatus::kOk && kept > 0 && kept < rec.spec.repetitions)
+        done(k, i);  // what it finished
+    }
+  return interrupted;
+}
 
-  nlohmann::ordered_json rs;
-  rs["schema"] = kResultSchema;
-  rs["schema_version"] = kResultSchemaVersion;
-  rs["complete"] = !interrupted;
-  rs["context"] = gb_context(std::filesystem::read_symlink("/proc/self/exe").string());
-  rs["benchmarks"] = gb.json();
-  rs["run"] = {{"order", "interleaved"}, {"order_seed", seed}};
-  rs["environment"] = env;
-  auto topo_summary = topology_json(topo, choose_pairs(topo, args.pairs_per_class));
-  topo_summary["xml"] = topo.xml();
-  rs["topology"] = topo_summary;
-  rs["config"] = {{"path", config_path}, {"name", config.name}, {"document", config.json}};
-  rs["predictions"] = nullptr;
-  if (noise) {  // compare holds this set's cases to it when the set is the baseline
-    rs["noise"] = noise_json(*noise);
-    rs["noise"]["from"] = args.noise;
-  }
-  nlohmann::ordered_json out_cases = nlohmann::ordered_json::array();
-  for (const auto& cs : cases) {
+// What every result set of one run shares.
+struct RunContext {
+  std::string config_path;
+  const Config* config = nullptr;
+  const Topology* topo = nullptr;
+  int pairs_per_class = 1;
+  uint64_t seed = 0;
+  nlohmann::json env;
+  std::optional<NoiseFloor> noise;
+  std::string noise_path;
+  bool traced = false;
+  bool interrupted = false;
+  const AbPlan* ab = nullptr;  // null without --ab
+  std::string ab_id;
+};
+
+nlohmann::ordered_json cases_json(const RunContext& ctx, const SetRun& set) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& cs : set.cases) {
     // Interrupted: a case that had not finished a repetition yet is left out.
     if (cs.record.status == CaseStatus::kOk && cs.record.repetitions.empty()) continue;
     CaseRecord rec = cs.record;
     if (!cs.schedstat_window.empty()) rec.schedstat = sum_schedstat(cs.schedstat_window);
-    if (trace_session && rec.spec.kernel && rec.status == CaseStatus::kOk) {
+    if (ctx.traced && rec.spec.kernel && rec.status == CaseStatus::kOk) {
       if (cs.trace && cs.trace_error.empty()) {
         std::vector<std::string> classes;
         for (PlacementClass c : kAllClasses) classes.emplace_back(class_id(c));
@@ -447,9 +479,34 @@ void run_command(const RunArgs& args) {
             {"unavailable", cs.trace_error.empty() ? std::string("not traced") : cs.trace_error}};
       }
     }
-    out_cases.push_back(case_json(rec, topo));
+    out.push_back(case_json(rec, *ctx.topo));
   }
-  rs["cases"] = out_cases;
+  return out;
+}
+
+// One result set (docs/result-set.md#contract), predictions included, and their text.
+std::pair<nlohmann::ordered_json, std::string> result_set(const RunContext& ctx, const SetRun& set,
+                                                          int k) {
+  nlohmann::ordered_json rs;
+  rs["schema"] = kResultSchema;
+  rs["schema_version"] = kResultSchemaVersion;
+  rs["complete"] = !ctx.interrupted;
+  rs["context"] = gb_context(std::filesystem::read_symlink("/proc/self/exe").string());
+  rs["benchmarks"] = set.gb.json();
+  rs["run"] = {{"order", "interleaved"}, {"order_seed", ctx.seed}};
+  if (ctx.ab) rs["ab"] = ab_set_json(*ctx.ab, k, ctx.ab_id, ctx.seed);
+  rs["environment"] = ctx.env;
+  auto topo_summary = topology_json(*ctx.topo, choose_pairs(*ctx.topo, ctx.pairs_per_class));
+  topo_summary["xml"] = ctx.topo->xml();
+  rs["topology"] = topo_summary;
+  rs["config"] = {
+      {"path", ctx.config_path}, {"name", ctx.config->name}, {"document", ctx.config->json}};
+  rs["predictions"] = nullptr;
+  if (ctx.noise) {  // compare holds this set's cases to it when the set is the baseline
+    rs["noise"] = noise_json(*ctx.noise);
+    rs["noise"]["from"] = ctx.noise_path;
+  }
+  rs["cases"] = cases_json(ctx, set);
   // The predictor reads only the result set (data flows one way); its answer goes into the set.
   std::string predictions_text;
   try {
@@ -460,20 +517,127 @@ void run_command(const RunArgs& args) {
     rs["predictions"] = {{"unavailable", e.what()}};
     predictions_text = std::string("predictions unavailable: ") + e.what() + "\n";
   }
-  const std::string text = nlohmann::ordered_json(rs).dump(1) + "\n";
-  const Saved saved = write_or_fallback(args.out, default_stem, ".json", text);
+  return {std::move(rs), std::move(predictions_text)};
+}
 
-  const nlohmann::json plain(rs);
-  std::fprintf(stderr, "\n%s\n%s\n%s", summary_table(plain, args.show).c_str(),
-               predictions_text.c_str(), claims_table(plain).c_str());
-  if (!saved.warning.empty())
-    std::fprintf(stderr, "wakebench: warning: %s\n", saved.warning.c_str());
-  std::printf("%s\n", saved.path.empty() ? text.c_str() : saved.path.c_str());
-  if (!saved.warning.empty()) throw ExitCode{2};
-  if (interrupted) {
+// Writes each set (never dropping one: write_or_fallback), prints each one's summary on stderr and
+// the paths on stdout, one per line. Throws ExitCode 2 when a set went elsewhere, 130 when the run
+// was interrupted.
+void write_and_print(const RunContext& ctx, const std::vector<SetRun>& sets,
+                     const std::vector<OutputTarget>& targets, const std::string& show) {
+  std::string paths, warnings;
+  for (size_t k = 0; k < sets.size(); ++k) {
+    const auto [rs, predictions_text] = result_set(ctx, sets[k], static_cast<int>(k));
+    const std::string text = nlohmann::ordered_json(rs).dump(1) + "\n";
+    const Saved saved = write_or_fallback(targets[k].path, targets[k].stem, ".json", text);
+    const nlohmann::json plain(rs);
+    if (ctx.ab)
+      std::fprintf(stderr, "\nA/B setting %zu of %d: %s (%s)", k, ctx.ab->settings,
+                   ctx.ab->label(static_cast<int>(k)).c_str(),
+                   saved.path.empty() ? "standard output" : saved.path.c_str());
+    std::fprintf(stderr, "\n%s\n%s\n%s", summary_table(plain, show).c_str(),
+                 predictions_text.c_str(), claims_table(plain).c_str());
+    if (!saved.warning.empty()) warnings += "wakebench: warning: " + saved.warning + "\n";
+    paths += (saved.path.empty() ? text : saved.path + "\n");
+  }
+  std::fputs(warnings.c_str(), stderr);
+  std::fputs(paths.c_str(), stdout);
+  if (!warnings.empty()) throw ExitCode{2};
+  if (ctx.interrupted) {
     std::fprintf(stderr, "wakebench: interrupted; the result set is marked incomplete\n");
     throw ExitCode{130};
   }
+}
+
+void install_signal_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;  // no SA_RESTART: the supervisor's poll returns EINTR
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+// Every CPU a case pins or may use.
+std::vector<int> measured_cpus(const std::vector<CaseState>& cases) {
+  std::vector<int> measured;
+  for (const auto& cs : cases)
+    for (auto [w, e] : cs.record.spec.pairs) measured.insert(measured.end(), {w, e});
+  std::sort(measured.begin(), measured.end());
+  measured.erase(std::unique(measured.begin(), measured.end()), measured.end());
+  return measured;
+}
+
+// --ab: the SPECs checked against the files (one line, exit 2, before anything runs); null
+// without --ab.
+std::unique_ptr<SettingsGuard> settings_guard(const RunArgs& args, const AbPlan& plan) {
+  if (plan.specs.empty()) return nullptr;
+  return std::make_unique<SettingsGuard>(plan, args.ab_root.empty() ? "/" : args.ab_root);
+}
+
+void run_command(const RunArgs& args) {
+  // Parse.
+  refuse_extras(args.extras);
+  if (!args.ab_root.empty() && args.ab.empty())
+    throw std::invalid_argument("--ab-root: only with --ab");
+  const AbPlan ab = parse_ab_plan(args.ab);
+  RunContext ctx;
+  ctx.config_path = args.config.empty() ? default_config_path() : args.config;
+  const Config config = load_config(ctx.config_path);
+  const Topology topo = Topology::from_system();
+  if (args.pairs_per_class < 1) throw std::invalid_argument("--pairs-per-class must be >= 1");
+  const RunOptions opts = run_options(args);
+  // Read before anything runs, so a bad noise file is one line and exit 2.
+  if (!args.noise.empty()) ctx.noise = load_noise(args.noise);
+  // Up front: a run that cannot trace fails before it measures anything (one line, exit 2).
+  std::unique_ptr<WakeupTraceSession> trace_session;
+  if (args.trace_wakeups) trace_session = std::make_unique<WakeupTraceSession>();
+  const CaseTracer tracer{trace_session.get(), &topo};
+
+  // Plan.
+  const std::vector<CaseState> cases = plan_cases(args, config, topo, ctx.config_path);
+  ctx.seed = args.seed ? *args.seed : std::random_device{}();
+  std::vector<int> repetitions;
+  for (const auto& cs : cases)
+    repetitions.push_back(cs.record.spec.skip_reason.empty() ? cs.record.spec.repetitions : 0);
+  const std::string host = topo.source().substr(topo.source().find(':') + 1);
+  const std::string utc = format_utc(std::time(nullptr), "%Y%m%dT%H%M%SZ");
+  // By default a new file (results/<host>-<UTC second>[-N].json, never another run's); either way
+  // checked before anything is measured.
+  const auto targets =
+      output_targets(args, "results/" + safe_file_name(host) + "-" + utc, ab.settings);
+  install_signal_handlers();  // before the trial writes, so an interruption reaches the restore
+  // Restores every knob it changed when the measuring ends (reset below) or unwinds.
+  std::unique_ptr<SettingsGuard> guard = settings_guard(args, ab);
+
+  std::fprintf(stderr, "wakebench: %zu cases from %s on %s (%zu CPUs: %s), order seed %llu\n",
+               cases.size(), ctx.config_path.c_str(), host.c_str(), topo.cpus().size(),
+               topo.source().c_str(), static_cast<unsigned long long>(ctx.seed));
+  if (guard)
+    for (int k = 0; k < ab.settings; ++k)
+      std::fprintf(stderr, "wakebench: A/B setting %d: %s\n", k, ab.label(k).c_str());
+  // Held until the run returns: the CPUs stay out of idle states deeper than the limit.
+  std::optional<IdleLatencyGuard> idle_guard;
+  if (args.idle_latency_us) idle_guard.emplace(*args.idle_latency_us);
+  ctx.env = capture_environment({measured_cpus(cases), config.text, args.idle_latency_us});
+  for (const auto& w : environment_warnings(ctx.env))
+    std::fprintf(stderr, "warning: %s\n", w.c_str());
+
+  // Execute.
+  std::vector<SetRun> sets(static_cast<size_t>(std::max(ab.settings, 1)), SetRun{cases, {}});
+  ctx.interrupted =
+      execute(sets, ab_schedule(repetitions, ab.settings, ctx.seed), opts, tracer, guard.get());
+  guard.reset();
+
+  // Write and print.
+  ctx.config = &config;
+  ctx.topo = &topo;
+  ctx.pairs_per_class = args.pairs_per_class;
+  ctx.noise_path = args.noise;
+  ctx.traced = trace_session != nullptr;
+  if (!ab.specs.empty()) {
+    ctx.ab = &ab;
+    ctx.ab_id = utc + "-" + std::to_string(getpid());
+  }
+  write_and_print(ctx, sets, targets, args.show);
 }
 
 // CLI11 validators: "" when the text is acceptable, else why not.
@@ -536,6 +700,14 @@ void add_run_command(CLI::App& app) {
                   "this machine's A/A noise floor (wakebench noise A.json B.json --out FILE), kept "
                   "in the result set as \"noise\": compare, with this set as its baseline, never "
                   "stars a change smaller than a case's floor there");
+  sub->add_option("--ab", args->ab,
+                  "SPEC: switch a kernel setting inside the run, one result set per setting "
+                  "(feature:NAME=on,off, sysctl:kernel.sched_x=V1,V2, debugfs:sched/FILE=V1,V2; "
+                  "repeat to zip several; README.md#ab-runs)")
+      ->take_all()
+      ->allow_extra_args(false);
+  // Hidden (no group): the root of --ab's files, a fake tree in tests (README.md#ab-runs).
+  sub->add_option("--ab-root", args->ab_root, "")->group("");
   sub->allow_extras();
   sub->callback([args, sub] {
     args->extras = sub->remaining();

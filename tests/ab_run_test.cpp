@@ -1,0 +1,211 @@
+// End-to-end: `wakebench run --ab` on a tiny config against a fake root tree (--ab-root), and once
+// against the live debugfs where it is writable. Asserts structure, rounds, read-backs and that
+// every file holds its value from before the run afterwards; never times.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "analysis/resultset_io.h"
+#include "common/sched_features.h"
+#include "tests/support.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using wb::test::slurp;
+
+const char* kPinnedPipe = R"({"schema_version": 1, "name": "ab-tiny",
+  "defaults": {"round_trips": 200, "warmup": 20, "repetitions": 3, "timeout_s": 30},
+  "cases": [{"mechanisms": ["pipe"], "modes": ["threads"], "placements": ["same-cpu"]}]})";
+
+class AbRun : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("wb-abrun-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "root/sys/kernel/debug/sched");
+    fs::create_directories(dir_ / "root/proc/sys/kernel");
+    put("root/sys/kernel/debug/sched/features", "PLACE_LAG TTWU_QUEUE NO_HRTICK\n");
+    put("root/proc/sys/kernel/sched_fake", "7\n");
+    put("tiny.json", kPinnedPipe);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  void put(const std::string& rel, const std::string& text) { std::ofstream(dir_ / rel) << text; }
+  std::string sysctl() { return slurp(dir_ / "root/proc/sys/kernel/sched_fake"); }
+  std::string feature() {
+    const auto text = slurp(dir_ / "root/sys/kernel/debug/sched/features");
+    for (const auto& f : wb::parse_sched_features(text, "features"))
+      if (f.name == "TTWU_QUEUE") return f.enabled ? "on" : "off";
+    return "absent";
+  }
+  // `wakebench run ARGS` in the background, stdout and stderr in dir_. Returns its pid.
+  pid_t start(const std::vector<std::string>& args) {
+    const pid_t pid = fork();
+    if (pid != 0) return pid;
+    freopen((dir_ / "stderr").c_str(), "w", stderr);
+    freopen((dir_ / "stdout").c_str(), "w", stdout);
+    std::vector<char*> argv = {const_cast<char*>(WB_BINARY), const_cast<char*>("run")};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(WB_BINARY, argv.data());
+    _exit(127);
+  }
+  int finish(pid_t pid) {
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  std::vector<std::string> base(const std::string& out) {
+    return {"--config",  (dir_ / "tiny.json").string(),
+            "--out",     (dir_ / out).string(),
+            "--events",  "none",
+            "--ab-root", (dir_ / "root").string()};
+  }
+  fs::path dir_;
+};
+
+std::set<pid_t> children_of(pid_t pid) {
+  std::set<pid_t> out;
+  std::istringstream in(
+      slurp("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children"));
+  for (pid_t c; in >> c;) out.insert(c);
+  return out;
+}
+
+TEST_F(AbRun, WritesOneSetPerSettingPairedByRound) {
+  auto args = base("r.json");
+  for (const char* a :
+       {"--ab", "sysctl:kernel.sched_fake=1,2", "--ab", "feature:TTWU_QUEUE=off,off"})
+    args.push_back(a);
+  const int status = finish(start(args));
+  const std::string err = slurp(dir_ / "stderr");
+  ASSERT_EQ(status, 0) << err;
+  EXPECT_EQ(slurp(dir_ / "stdout"),
+            (dir_ / "r-ab0.json").string() + "\n" + (dir_ / "r-ab1.json").string() + "\n");
+  EXPECT_FALSE(fs::exists(dir_ / "r.json"));
+  EXPECT_NE(err.find("wakebench: restored sysctl:kernel.sched_fake to 7, feature:TTWU_QUEUE to "
+                     "TTWU_QUEUE\n"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(sysctl(), "7\n");
+  EXPECT_EQ(feature(), "on");
+  std::string id;
+  for (int k = 0; k < 2; ++k) {
+    SCOPED_TRACE(k);
+    const wb::ResultSet rs =
+        wb::load_result_set((dir_ / ("r-ab" + std::to_string(k) + ".json")).string());
+    ASSERT_TRUE(rs.ab);
+    EXPECT_EQ(rs.ab->setting, k);
+    EXPECT_EQ(rs.ab->settings, 2);
+    EXPECT_EQ(rs.ab->label, k == 0 ? "sched_fake=1,TTWU_QUEUE=off" : "sched_fake=2,TTWU_QUEUE=off");
+    EXPECT_EQ(rs.ab->values.at("sysctl:kernel.sched_fake"), k == 0 ? "1" : "2");
+    EXPECT_EQ(rs.ab->order_seed, rs.doc["run"]["order_seed"].get<uint64_t>());
+    if (k == 0) id = rs.ab->id;
+    EXPECT_EQ(rs.ab->id, id) << "one run id for the K sets";
+    ASSERT_EQ(rs.views.size(), 1u);
+    const wb::CaseView& c = rs.views[0];
+    ASSERT_TRUE(c.ok()) << c.reason;
+    EXPECT_EQ(std::multiset<int>(c.ab_round.begin(), c.ab_round.end()),
+              (std::multiset<int>{0, 1, 2}));
+    for (const auto& rep : rs.doc["cases"][0]["repetitions"]) {
+      EXPECT_EQ(rep["ab"]["read_back"]["sysctl:kernel.sched_fake"], k == 0 ? "1" : "2");
+      EXPECT_EQ(rep["ab"]["read_back"]["feature:TTWU_QUEUE"], "NO_TTWU_QUEUE");
+    }
+  }
+}
+
+// A bad SPEC: one line, exit 2, no result set, the files untouched.
+TEST_F(AbRun, ABadSpecIsOneLineAndNoOutput) {
+  const std::map<std::string, std::vector<std::string>> bad = {
+      {"--ab feature:NO_SUCH=on,off: feature NO_SUCH is not listed in " +
+           (dir_ / "root/sys/kernel/debug/sched/features").string(),
+       {"--ab", "feature:NO_SUCH=on,off"}},
+      {"--ab sysctl:kernel.sched_fake=1,2,3: 3 values, but --ab feature:TTWU_QUEUE=on,off has 2 "
+       "(zipped SPECs need as many each)",
+       {"--ab", "feature:TTWU_QUEUE=on,off", "--ab", "sysctl:kernel.sched_fake=1,2,3"}},
+      {"--ab bogus:X=1,2: unknown kind \"bogus\" (feature, sysctl or debugfs)",
+       {"--ab", "bogus:X=1,2"}},
+  };
+  for (const auto& [want, extra] : bad) {
+    auto args = base("r.json");
+    args.insert(args.end(), extra.begin(), extra.end());
+    EXPECT_EQ(finish(start(args)), 2);
+    EXPECT_EQ(slurp(dir_ / "stderr"), "wakebench: " + want + "\n");
+    EXPECT_EQ(slurp(dir_ / "stdout"), "");
+    for (const char* f : {"r.json", "r-ab0.json", "r-ab1.json"}) EXPECT_FALSE(fs::exists(dir_ / f));
+  }
+  EXPECT_EQ(sysctl(), "7\n");
+  EXPECT_EQ(feature(), "on");
+}
+
+// Ctrl-C while a case runs: the files hold their values from before, no task is left, and each
+// set is written, marked incomplete.
+TEST_F(AbRun, InterruptRestoresTheFilesAndLeavesNoTask) {
+  auto args = base("r.json");
+  for (const char* a : {"--ab", "sysctl:kernel.sched_fake=1,2", "--ab",
+                        "feature:TTWU_QUEUE=off,off", "--round-trips", "300000"})
+    args.push_back(a);
+  const pid_t pid = start(args);
+  ASSERT_GT(pid, 0);
+  std::set<pid_t> tasks;
+  for (int i = 0; i < 6000 && tasks.empty(); ++i) {
+    tasks = children_of(pid);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_FALSE(tasks.empty()) << "no case started: " << slurp(dir_ / "stderr");
+  EXPECT_NE(sysctl(), "7\n") << "a setting is in place while the case runs";
+  kill(pid, SIGINT);
+  const int status = finish(pid);
+  const std::string err = slurp(dir_ / "stderr");
+  EXPECT_EQ(status, 130) << err;
+  EXPECT_EQ(sysctl(), "7\n");
+  EXPECT_EQ(feature(), "on");
+  EXPECT_NE(err.find("wakebench: restored sysctl:kernel.sched_fake to 7"), std::string::npos)
+      << err;
+  for (pid_t t : tasks) EXPECT_TRUE(kill(t, 0) == -1 && errno == ESRCH) << "task " << t << " left";
+  for (const char* f : {"r-ab0.json", "r-ab1.json"}) {
+    const auto rs = nlohmann::json::parse(slurp(dir_ / f));
+    EXPECT_EQ(rs["complete"], false) << f;
+  }
+}
+
+// The live kernel: a harmless sched feature flipped through --ab, and the features file as
+// before afterwards.
+TEST_F(AbRun, FlipsARealSchedFeatureAndRestoresIt) {
+  std::string why;
+  const auto before = wb::read_sched_features(&why);
+  if (!before) GTEST_SKIP() << "sched features not readable: " << why;
+  const std::string path = fs::exists("/sys/kernel/debug/sched/features")
+                               ? "/sys/kernel/debug/sched/features"
+                               : "/sys/kernel/debug/sched_features";
+  if (access(path.c_str(), W_OK) != 0) GTEST_SKIP() << path << " is not writable here";
+  // LATENCY_WARN only warns in the kernel log about long scheduling latencies.
+  bool listed = false;
+  for (const auto& f : *before) listed = listed || f.name == "LATENCY_WARN";
+  if (!listed) GTEST_SKIP() << "LATENCY_WARN is not a sched feature of this kernel";
+  const std::string text = slurp(path);
+  auto args = base("r.json");
+  args.erase(args.end() - 2, args.end());  // the live root
+  for (const char* a : {"--ab", "feature:LATENCY_WARN=on,off"}) args.push_back(a);
+  const int status = finish(start(args));
+  ASSERT_EQ(status, 0) << slurp(dir_ / "stderr");
+  EXPECT_EQ(slurp(path), text);
+  const auto rs = nlohmann::json::parse(slurp(dir_ / "r-ab1.json"));
+  EXPECT_EQ(rs["cases"][0]["repetitions"][0]["ab"]["read_back"]["feature:LATENCY_WARN"],
+            "NO_LATENCY_WARN");
+}
+
+}  // namespace
