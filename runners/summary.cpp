@@ -65,6 +65,21 @@ std::string claim_prediction(const nlohmann::json& rs, const std::string& policy
   return "";
 }
 
+// The cases' marked repetitions (docs/result-set.md#blocked) under their heading, each line within
+// 100 columns (a long case name takes a line of its own); "" when none is marked.
+std::string marked_block(const std::vector<CaseView>& cases) {
+  std::string out;
+  for (const CaseView& c : cases) {
+    const std::string t = marked_text(c);
+    if (t.empty()) continue;
+    const auto colon = c.name.size();  // marked_text starts with "<name>: "
+    out += t.size() + 2 <= 100
+               ? "  " + t + "\n"
+               : "  " + t.substr(0, colon + 1) + "\n    " + t.substr(colon + 2) + "\n";
+  }
+  return out.empty() ? "" : "\n" + marked_heading() + "\n" + out;
+}
+
 }  // namespace
 
 std::string summary_table(const nlohmann::json& rs, const std::string& show) {
@@ -164,6 +179,7 @@ std::string summary_table(const nlohmann::json& rs, const std::string& show) {
     out << (show.empty() ? "\nnot measured:\n" : "\nnot measured / not counted:\n");
     for (const auto& n : notes) out << n << "\n";
   }
+  out << marked_block(cases);
   return out.str();
 }
 
