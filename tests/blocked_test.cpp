@@ -255,13 +255,18 @@ TEST(BlockedJson, SummaryNamesTheMarkedRepetitionsAndSaysNothingWithoutThem) {
   const std::string none = summary_table(result_set_of({clean}));
   EXPECT_EQ(none.find("marked"), std::string::npos) << none;
   EXPECT_EQ(none.find("did not sleep"), std::string::npos) << none;
-  // A name too long for one line with its text: the text goes on the next, within 100 columns.
-  json long_name = marked;
+  // A name too long for one line with its text, and preemptions: broken at spaces within 100
+  // columns, the next lines indented.
+  CaseRecord rec = futex_record({{stream(100, 100, 100)}, {stream(100, 2, 1)}});
+  rec.repetitions[1][0].preempted = {30, 40};
+  json long_name = case_json(rec, test::this_machine());
   long_name["name"] = "futex/processes/llc/" + std::string(60, 'x');
   const std::string l = summary_table(result_set_of({long_name}));
   std::istringstream lines(l);
   for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 100u) << line;
-  EXPECT_NE(l.find(std::string(60, 'x') + ":\n    1 of 2 repetitions did not sleep"),
+  EXPECT_NE(l.find("\n  futex/processes/llc/" + std::string(60, 'x') +
+                   ": 1 of 2\n    repetitions did not sleep (blocked 0.02 waker, 0.01 wakee; "
+                   "preempted 0.30 waker, 0.40 wakee)\n"),
             std::string::npos)
       << l;
 }
