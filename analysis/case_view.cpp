@@ -7,7 +7,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/blocked.h"
 #include "common/cpulist.h"
+#include "common/text.h"
 
 namespace wb {
 
@@ -74,6 +76,101 @@ void check_names(const json& j) {
        {"/observed/histogram", "/counters/waker", "/counters/wakee", "/counters/unavailable"})
     if (const json::json_pointer p(ptr); j.contains(p) && j.at(p).is_object())
       for (const auto& [key, v] : j.at(p).items()) check_name(std::string(ptr + 1) + " key", key);
+}
+
+// ---- schema 3: what each repetition says of its wakeups (docs/result-set.md#blocked, #classes) --
+
+// A finite number >= 0 (> 0 when `positive`) at `what`, or one line saying what it is instead.
+double count_at(const json& v, const std::string& what, bool positive = false) {
+  if (v.is_number()) {
+    const double x = v.get<double>();
+    if (std::isfinite(x) && (positive ? x > 0 : x >= 0)) return x;
+  }
+  throw std::invalid_argument(what + " is " + v.dump(-1, ' ', true) + ", not a " +
+                              (positive ? "positive" : "non-negative") + " number");
+}
+
+// `blocked` or `preempted` (`what`) of repetition `r`: null, or {"waker", "wakee"} each null or a
+// non-negative number.
+void read_sides(std::optional<double> (&out)[2], const json& r, const std::string& what,
+                const std::string& at) {
+  if (!r.contains(what)) throw std::invalid_argument(at + ": missing \"" + what + "\"");
+  const json& b = r[what];
+  if (b.is_null()) return;
+  if (!b.is_object()) throw std::invalid_argument(at + "." + what + " is not an object or null");
+  for (int side = 0; side < 2; ++side) {
+    const char* key = side == 0 ? "waker" : "wakee";
+    if (!b.contains(key))
+      throw std::invalid_argument(at + "." + what + ": missing \"" + key + "\"");
+    if (!b[key].is_null()) out[side] = count_at(b[key], at + "." + what + "." + key);
+  }
+}
+
+// One entry of `classes`: {"round_trips", "mean_ns", "median_ns", "hist"}, the histogram holding
+// exactly its round trips.
+ClassSample class_sample(const std::string& cls, const json& v, const std::string& at) {
+  check_name(at + " key", cls);
+  if (!v.is_object()) throw std::invalid_argument(at + "." + cls + " is not an object");
+  ClassSample c;
+  c.cls = cls;
+  for (const char* key : {"round_trips", "mean_ns", "median_ns", "hist"})
+    if (!v.contains(key)) throw std::invalid_argument(at + "." + cls + ": missing \"" + key + "\"");
+  c.round_trips = count_at(v["round_trips"], at + "." + cls + ".round_trips", true);
+  c.mean_ns = count_at(v["mean_ns"], at + "." + cls + ".mean_ns", true);
+  c.median_ns = count_at(v["median_ns"], at + "." + cls + ".median_ns", true);
+  try {
+    c.hist = Histogram::from_json(v["hist"]);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(at + "." + cls + ".hist: " + e.what());
+  }
+  if (static_cast<double>(c.hist.count()) != c.round_trips)
+    throw std::invalid_argument(at + "." + cls + ".hist holds " + std::to_string(c.hist.count()) +
+                                " round trips, not its round_trips " + v["round_trips"].dump());
+  return c;
+}
+
+RepetitionView repetition_view(const json& r, const std::string& at) {
+  RepetitionView v;
+  if (!r.contains("marked")) throw std::invalid_argument(at + ": missing \"marked\"");
+  if (!r["marked"].is_boolean()) throw std::invalid_argument(at + ".marked is not true or false");
+  v.marked = r["marked"].get<bool>();
+  read_sides(v.blocked, r, "blocked", at);
+  read_sides(v.preempted, r, "preempted", at);
+  if (r.contains("classes")) {
+    if (!r["classes"].is_object()) throw std::invalid_argument(at + ".classes is not an object");
+    for (const auto& [cls, c] : r["classes"].items())
+      v.classes.push_back(class_sample(cls, c, at + ".classes"));
+    // A parsed object's keys come sorted by name: back into the order of kAllClasses.
+    std::stable_sort(v.classes.begin(), v.classes.end(), [](const auto& a, const auto& b) {
+      return class_rank(a.cls) < class_rank(b.cls);
+    });
+  }
+  return v;
+}
+
+// Every repetition's view when the set records them (schema 3: all of them), else none.
+std::vector<RepetitionView> rep_info_of(const json& reps) {
+  const bool recorded = std::any_of(reps.begin(), reps.end(), [](const json& r) {
+    return r.is_object() && r.contains("marked");
+  });
+  std::vector<RepetitionView> out;
+  for (std::size_t i = 0; recorded && i < reps.size(); ++i) {
+    const std::string at = "repetitions[" + std::to_string(i) + "]";
+    if (!reps[i].is_object()) throw std::invalid_argument(at + " is not an object");
+    out.push_back(repetition_view(reps[i], at));
+  }
+  return out;
+}
+
+// `marked_repetitions`, when recorded, counts the marked repetitions.
+void check_marked_count(const json& j, const CaseView& c) {
+  if (!j.contains("marked_repetitions")) return;
+  const json& n = j["marked_repetitions"];
+  if (!n.is_number_integer() || n.get<int64_t>() < 0)
+    throw std::invalid_argument("marked_repetitions is " + n.dump(-1, ' ', true) + ", not a count");
+  if (static_cast<std::size_t>(n.get<int64_t>()) != c.marked())
+    throw std::invalid_argument("marked_repetitions is " + n.dump() + " but " +
+                                std::to_string(c.marked()) + " of its repetitions are marked");
 }
 
 std::string pair_of(const std::string& name) {
@@ -231,7 +328,9 @@ CaseView parse_case(std::size_t index, const json& j) {
           throw std::invalid_argument("repetitions[" + std::to_string(i) + "]." + e.what());
         }
       }
+      c.rep_info = rep_info_of(j["repetitions"]);
     }
+    check_marked_count(j, c);
     c.tps = number(j, "tps");
     if (const json& k = j.value("counters", json()); k.is_object()) {
       c.counters.recorded = true;
@@ -328,6 +427,11 @@ std::optional<AbView> parse_ab_view(const json& doc) {
   return v;
 }
 
+std::size_t CaseView::marked() const {
+  return static_cast<std::size_t>(std::count_if(rep_info.begin(), rep_info.end(),
+                                                [](const RepetitionView& r) { return r.marked; }));
+}
+
 std::vector<CaseView> parse_cases(const json& cases) {
   if (!cases.is_array()) throw std::invalid_argument("missing \"cases\" array");
   std::vector<CaseView> out;
@@ -385,6 +489,44 @@ std::vector<std::string> varying_params(const std::vector<const json*>& params) 
     if (vs.size() > 1 || !everywhere) out.push_back(k);
   }
   return out;
+}
+
+std::string marked_heading() {
+  return "marked repetitions (a side blocked or was preempted in under " +
+         fmt("%.0f", 100 * kMinBlockedShare) + "% of its round trips):";
+}
+
+namespace {
+
+// "0.02 waker, 0.01-0.35 wakee": the marked repetitions' values of `field` per side, low-high
+// when they differ at two decimals ("n/a" for a side without any).
+std::string marked_sides(const CaseView& c, std::optional<double> (RepetitionView::*field)[2]) {
+  std::string out;
+  for (int side = 0; side < 2; ++side) {
+    std::optional<double> lo, hi;
+    for (const RepetitionView& r : c.rep_info)
+      if (const auto& x = (r.*field)[side]; r.marked && x) {
+        lo = std::min(lo.value_or(*x), *x);
+        hi = std::max(hi.value_or(*x), *x);
+      }
+    std::string v = lo ? fmt("%.2f", *lo) : "n/a";
+    if (lo && fmt("%.2f", *hi) != v) v += "-" + fmt("%.2f", *hi);
+    out += (side == 0 ? "" : ", ") + v + (side == 0 ? " waker" : " wakee");
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string marked_text(const CaseView& c) {
+  const std::size_t n = c.marked();
+  if (n == 0) return "";
+  bool preempted = false;
+  for (const RepetitionView& r : c.rep_info)
+    for (const auto& x : r.preempted) preempted |= r.marked && x && *x >= 0.005;
+  return c.name + ": " + std::to_string(n) + " of " + std::to_string(c.rep_info.size()) +
+         " repetitions did not sleep (blocked " + marked_sides(c, &RepetitionView::blocked) +
+         (preempted ? "; preempted " + marked_sides(c, &RepetitionView::preempted) : "") + ")";
 }
 
 std::string params_text(const Params& p) {

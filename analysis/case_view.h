@@ -46,6 +46,25 @@ struct ObservedView {
   nlohmann::json migrations_json;                         // as recorded (null when absent)
 };
 
+// One observed class of a kernel-placed repetition (docs/result-set.md#classes).
+struct ClassSample {
+  std::string cls;  // a placement class id, or "unknown" (a CPU outside the topology)
+  double round_trips = 0;
+  double mean_ns = 0, median_ns = 0;
+  Histogram hist;  // its round trips' times; hist.count() == round_trips
+};
+
+// What one repetition says of its wakeups (schema 3, docs/result-set.md#blocked).
+struct RepetitionView {
+  // [waker, wakee]: waits that blocked, and preemptions, per round trip; nullopt where the set has
+  // null (a mechanism whose waits do not sleep).
+  std::optional<double> blocked[2], preempted[2];
+  // As recorded: a side blocked or was preempted in under kMinBlockedShare of its round trips.
+  bool marked = false;
+  // Kernel placement: its round trips by observed class, in kAllClasses order, "unknown" last.
+  std::vector<ClassSample> classes;
+};
+
 struct CaseView {
   std::size_t index = 0;  // position in cases[]
   std::string name, mechanism;
@@ -72,6 +91,8 @@ struct CaseView {
   std::vector<Stats> repetitions;         // per repetition: "median", "p99", "mean", "tps", ...
   // Per repetition, the histogram of its round trips (schema 2); empty when the set keeps none.
   std::vector<Histogram> rtt_hist;
+  // Per repetition, parallel to `repetitions` (schema 3); empty for sets of schema 1 and 2.
+  std::vector<RepetitionView> rep_info;
   std::optional<double> tps;
   CounterView counters;
   ObservedView observed;
@@ -90,6 +111,8 @@ struct CaseView {
   std::string key() const;
   // Same mechanism, mode and knob values (the params point a prediction is costed at).
   bool same_point(const CaseView& o) const;
+  // Its marked repetitions (rep_info), 0 for a set of schema 1 or 2.
+  std::size_t marked() const;
 };
 
 // A set of an A/B run, its top-level `ab` (docs/result-set.md#ab): one of `settings` sets
@@ -129,6 +152,13 @@ int class_rank(std::string_view cls);
 // The keys whose values differ between these params objects (`params_json` of several cases), or
 // that some lack, in key order: what labels the rows of a sweep apart.
 std::vector<std::string> varying_params(const std::vector<const nlohmann::json*>& params);
+
+// Marked repetitions in words (docs/result-set.md#blocked), for the run's summary and the report:
+// the heading, and per case "futex/processes/llc: 1 of 15 repetitions did not sleep (blocked 0.02
+// waker, 0.01 wakee)" with the marked ones' blocked waits per round trip (low-high when they
+// differ; their preemptions too when some were preempted); "" for a case with none marked.
+std::string marked_heading();
+std::string marked_text(const CaseView& c);
 
 // A params point in words, for messages: "work=10000ns", "w2s4 payload=64", "the default knobs".
 std::string params_text(const Params& p);

@@ -17,6 +17,7 @@
 #include <stdexcept>
 
 #include "analysis/predict_results.h"
+#include "common/blocked.h"
 #include "common/cpulist.h"
 #include "common/histogram.h"
 #include "common/output_file.h"
@@ -665,6 +666,19 @@ void matrices(Context& ctx) {
 // ---- summary of every case
 // ------------------------------------------------------------------------
 
+// The cases with marked repetitions (docs/result-set.md#blocked); nothing when none is marked.
+void marked_list(Context& ctx) {
+  std::string items;
+  for (const CaseView& c : ctx.rs.views)
+    if (const std::string t = marked_text(c); !t.empty()) items += "- " + md_escape(t) + "\n";
+  if (items.empty()) return;
+  ctx.tables << "\n### Marked repetitions\n\n"
+             << items << "\nIn these a side blocked in its wait, or was preempted, in under "
+             << fmt("%.0f", 100 * kMinBlockedShare)
+             << "% of its round trips: they timed syscalls, not wakeups. The statistics above "
+                "include them; `compare` leaves them out of its tests.\n";
+}
+
 void case_table(Context& ctx) {
   ctx.tables
       << "\n### Cases\n\n| case | status | cpus | median ns | p99 ns | p99.9 ns | "
@@ -683,6 +697,7 @@ void case_table(Context& ctx) {
                << ns_text(c.rtt.get("p999")) << " | " << ns_text(c.wakeup.get("median")) << " | "
                << (mdape ? fmt("%.1f", *mdape) : "-") << " | " << c.repetitions.size() << " |\n";
   }
+  marked_list(ctx);
 }
 
 // ---- rendering ----------------------------------------------------------------------------------

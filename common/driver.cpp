@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,6 +44,8 @@ std::string format_seconds(double s) {
 struct alignas(kHotAlign) TaskSlot {
   std::atomic<int64_t> progress;  // round trips done (warm-up included)
   char error[1024];
+  // Its context switches while it counted (stop_counting), voluntary and involuntary; -1: none.
+  int64_t blocked = -1, preempted = -1;
 };
 
 struct alignas(kHotAlign) Control {
@@ -55,6 +58,14 @@ constexpr int kPopulateWrite = MADV_POPULATE_WRITE;
 #else
 constexpr int kPopulateWrite = 23;  // Linux 5.14 uapi; older glibc headers lack it
 #endif
+
+// The calling thread's context switches so far, or nullopt when they cannot be read.
+// docs/result-set.md#blocked
+std::optional<Switches> thread_switches() noexcept {
+  rusage ru{};
+  if (getrusage(RUSAGE_THREAD, &ru) != 0) return std::nullopt;
+  return Switches{ru.ru_nvcsw, ru.ru_nivcsw};
+}
 
 std::string hot_loop_error(int64_t round_trip, int err) {
   return "round trip " + std::to_string(round_trip) + ": " + errno_name(err) + " (" +
@@ -271,7 +282,7 @@ CaseCounters sum_counters(const std::vector<std::vector<PairSamples>>& repetitio
 class CaseRun {
  public:
   CaseRun(const CaseSpec& spec, const Mechanism& mech, const Topology& topo)
-      : spec_(spec), pairs_(concurrent_pairs(spec)), n_(spec.round_trips) {
+      : spec_(spec), pairs_(concurrent_pairs(spec)), n_(spec.round_trips), sleeps_(mech.blocks()) {
     if (pairs_.empty()) throw std::invalid_argument(spec.name + ": no CPU pair to run on");
     if (spec.params.background != "none") {
       std::string why;
@@ -333,6 +344,7 @@ class CaseRun {
   const CaseSpec& spec_;
   const std::vector<CpuPair> pairs_;
   const int64_t n_;
+  const bool sleeps_;  // Mechanism::blocks(): its waits sleep, so blocked waits are counted
   std::vector<int> background_;
   uint64_t iterations_ = 0;
   std::unique_ptr<Workload> workload_;
@@ -353,11 +365,16 @@ void TaskContext::work(size_t s) const noexcept {
 }
 
 void TaskContext::start_counting() noexcept {
+  switches_at_start_ = thread_switches();  // before the counters, so they do not count it
   if (counters_) counters_->enable();
 }
 
 void TaskContext::stop_counting() noexcept {
   if (counters_) counters_->disable();
+  const std::optional<Switches> now = switches_at_start_ ? thread_switches() : std::nullopt;
+  if (!now) return;
+  run_->slots_[task_].blocked = now->voluntary - switches_at_start_->voluntary;
+  run_->slots_[task_].preempted = now->involuntary - switches_at_start_->involuntary;
 }
 
 void TaskContext::progress(int64_t done) noexcept {
@@ -621,9 +638,13 @@ RunOutcome CaseRun::collect() {
   for (size_t t = 0; t < tasks_.size(); ++t) {
     const CounterResults r = from_counter_block(blocks_[t]);
     PairSamples& s = out.pairs[tasks_[t].stream];
-    for (const CounterValue& v : r.values)
-      s.counters[static_cast<int>(tasks_[t].side)][v.event] += v.value;
+    const int side = static_cast<int>(tasks_[t].side);
+    for (const CounterValue& v : r.values) s.counters[side][v.event] += v.value;
     s.unavailable.insert(r.unavailable.begin(), r.unavailable.end());
+    if (sleeps_ && slots_[t].blocked >= 0) {
+      s.blocked[side] = s.blocked[side].value_or(0) + slots_[t].blocked;
+      s.preempted[side] = s.preempted[side].value_or(0) + slots_[t].preempted;
+    }
   }
   out.counters = sum_counters({out.pairs});
   return out;

@@ -67,6 +67,12 @@ struct TaskSpec {
 
 class CaseRun;
 
+// A thread's context switches so far (getrusage RUSAGE_THREAD: per thread in either mode).
+struct Switches {
+  int64_t voluntary = 0;    // ru_nvcsw: it blocked (a wait that slept)
+  int64_t involuntary = 0;  // ru_nivcsw: it was switched out while runnable (preempted)
+};
+
 // What the driver gives a task body. Hot-loop members never throw and never allocate.
 class TaskContext {
  public:
@@ -77,7 +83,9 @@ class TaskContext {
   void work(size_t stream) const noexcept;
   bool has_work() const noexcept { return iterations_ > 0 || spec_.params.work_lines > 0; }
   // Counting covers exactly the measured round trips: enable right before the first, disable
-  // right after the last.
+  // right after the last. Besides the perf counters (when the run counts), the task's context
+  // switches are read at both edges: its waits that blocked, and the times it was preempted
+  // (docs/result-set.md#blocked).
   void start_counting() noexcept;
   void stop_counting() noexcept;
   // Round trips (or transactions) done so far, warm-up included: the watchdog reports it.
@@ -96,6 +104,7 @@ class TaskContext {
   CaseRun* run_ = nullptr;
   size_t task_ = 0;
   PerfCounters* counters_ = nullptr;
+  std::optional<Switches> switches_at_start_;  // at start_counting(); nullopt: not read
 };
 
 // The tasks of one case and their bodies. Built by the supervisor before any task exists; in
@@ -142,6 +151,12 @@ class Mechanism {
   virtual std::string_view round_trip() const = 0;
   // Whether the knobs w and s apply (W clients x S services instead of pairs).
   virtual bool client_service() const { return false; }
+  // Whether a waiting task sleeps in the kernel (false: it busy-polls, as spin does; its entry in
+  // registry/registry.json then names why in `no_kernel_wakeup`). Under kernel placement the
+  // waker's first hand-off waits until a sleeping wakee is blocked, so that every repetition's
+  // first wakeup goes waker -> wakee from the start CPUs; a mechanism that does not block has no
+  // blocked waits to count (PairSamples::blocked and ::preempted stay nullopt).
+  virtual bool blocks() const { return true; }
   // Why this case cannot run here ("unsupported: ...", "unavailable: ...", "refused: ..."), or
   // nullopt: first the knobs (knob_skip_reason), then mechanism_skip_reason().
   std::optional<std::string> skip_reason(const CaseSpec& spec, const Topology& topo) const;
@@ -163,10 +178,6 @@ class LinkMechanism : public Mechanism {
   // Builds one pair's link over `shared` (shared_bytes() bytes, kHotAlign-aligned, zeroed).
   // Throws on setup failure.
   virtual std::unique_ptr<Link> make_link(const CaseSpec& spec, void* shared) const = 0;
-  // Whether a waiting task sleeps in the kernel (false: it busy-polls, as spin does). Under kernel
-  // placement the waker's first hand-off waits until a sleeping wakee is blocked, so that every
-  // repetition's first wakeup goes waker -> wakee from the start CPUs.
-  virtual bool blocks() const { return true; }
   std::unique_ptr<Workload> make_workload(const CaseSpec& spec,
                                           const std::vector<CpuPair>& pairs) const override;
 };
@@ -184,6 +195,13 @@ struct PairSamples {
   // streams are meaningful; see sum_counters().
   std::array<std::map<std::string, double>, 2> counters;
   UnavailableEvents unavailable;  // events a task of this stream could not count, and why
+  // Per side (Role index), from start_counting() to stop_counting() (the measured round trips),
+  // summed over the side's tasks attributed to this stream (binder-like: every service on stream
+  // 0): the waits that blocked (voluntary context switches) and the times a task was preempted
+  // (involuntary ones: on one CPU a wakee that preempts its waker at the hand-off leaves the
+  // waker's wait nothing to wait for). nullopt: no task of that side counted here, or the
+  // mechanism does not block (Mechanism::blocks()). docs/result-set.md#blocked
+  std::array<std::optional<int64_t>, 2> blocked, preempted;
 };
 
 struct RunOptions {

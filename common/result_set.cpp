@@ -5,6 +5,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "common/blocked.h"
 #include "common/histogram.h"
 #include "common/output_file.h"
 #include "common/stats.h"
@@ -12,6 +13,13 @@
 namespace wb {
 
 namespace {
+
+// Where the wakee of one round trip ran relative to the waker (docs/result-set.md#observed):
+// a placement class id, or "unknown" for a CPU outside the topology.
+std::string round_trip_class(const Topology& topo, int waker, int wakee) {
+  if (!topo.find(waker) || !topo.find(wakee)) return "unknown";
+  return std::string(class_id(classify(topo, waker, wakee)));
+}
 
 nlohmann::ordered_json observed_json(const CaseRecord& rec, const Topology& topo) {
   std::map<std::string, int64_t> histogram;
@@ -21,9 +29,7 @@ nlohmann::ordered_json observed_json(const CaseRecord& rec, const Topology& topo
     for (const auto& pair : rep) {
       for (size_t k = 0; k < pair.waker_cpu.size(); ++k) {
         const int w = pair.waker_cpu[k], e = pair.wakee_cpu[k];
-        std::string cls = "unknown";
-        if (topo.find(w) && topo.find(e)) cls = std::string(class_id(classify(topo, w, e)));
-        ++histogram[cls];
+        ++histogram[round_trip_class(topo, w, e)];
         ++waker_cpus[w];
         ++wakee_cpus[e];
         if (k > 0) {
@@ -127,6 +133,64 @@ void add_ab_repetition(const CaseRecord& rec, std::size_t r, nlohmann::ordered_j
   rep["ab"] = {{"round", rec.ab[r].round}, {"read_back", read_back}};
 }
 
+// docs/result-set.md#classes: a kernel-placed repetition's round trips split by their observed
+// class, each with its count, mean, median and histogram; the classes it has, in kAllClasses
+// order, then "unknown".
+nlohmann::ordered_json repetition_classes_json(const std::vector<PairSamples>& rep,
+                                               const Topology& topo) {
+  std::map<std::string, std::vector<int64_t>> rtt;
+  for (const auto& pair : rep)
+    for (size_t k = 0; k < pair.rtt_ns.size() && k < pair.waker_cpu.size(); ++k)
+      rtt[round_trip_class(topo, pair.waker_cpu[k], pair.wakee_cpu[k])].push_back(pair.rtt_ns[k]);
+  std::vector<std::string> order;
+  for (PlacementClass c : kAllClasses) order.emplace_back(class_id(c));
+  order.emplace_back("unknown");
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const std::string& cls : order) {
+    const auto it = rtt.find(cls);
+    if (it == rtt.end()) continue;
+    const SampleStats st = compute_stats(std::span<const int64_t>(it->second));
+    Histogram h;
+    h.add(std::span<const int64_t>(it->second));
+    j[cls] = {{"round_trips", st.count},
+              {"mean_ns", st.mean},
+              {"median_ns", st.median},
+              {"hist", h.to_json()}};
+  }
+  return j;
+}
+
+// {"waker", "wakee"} of per-side shares, each null when not counted; null when neither is.
+nlohmann::ordered_json sides_json(const std::array<std::optional<double>, 2>& v) {
+  if (!v[0] && !v[1]) return nullptr;
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (Role side : {Role::kWaker, Role::kWakee}) {
+    const auto& x = v[static_cast<int>(side)];
+    j[std::string(role_id(side))] =
+        x ? nlohmann::ordered_json(*x) : nlohmann::ordered_json(nullptr);
+  }
+  return j;
+}
+
+// docs/result-set.md#blocked and #classes: adds to repetition `r` its waits that blocked and its
+// preemptions per round trip of each side (null when its mechanism's waits do not sleep), whether
+// it is marked, and under kernel placement its round trips by observed class.
+void add_wakeup_facts(nlohmann::ordered_json& r, const std::vector<PairSamples>& rep,
+                      const CaseSpec& spec, const Topology& topo) {
+  const SwitchShares s = switches_per_round_trip(rep);
+  r["blocked"] = sides_json(s.blocked);
+  r["preempted"] = sides_json(s.preempted);
+  r["marked"] = repetition_marked(s);
+  if (spec.kernel) r["classes"] = repetition_classes_json(rep, topo);
+}
+
+// The case's repetitions that repetition_marked() marks (docs/result-set.md#blocked).
+int64_t marked_repetitions(const CaseRecord& rec) {
+  int64_t n = 0;
+  for (const auto& rep : rec.repetitions) n += repetition_marked(switches_per_round_trip(rep));
+  return n;
+}
+
 }  // namespace
 
 nlohmann::ordered_json ab_set_json(const AbPlan& plan, int k, const std::string& id,
@@ -174,6 +238,7 @@ nlohmann::ordered_json case_json(const CaseRecord& rec, const Topology& topo) {
     j["tps"] = nullptr;
     j["wakeup_ns"] = nullptr;
     j["repetitions"] = nlohmann::json::array();
+    j["marked_repetitions"] = 0;
     j["counters"] = nullptr;
     j["observed"] = nullptr;
     j["trace"] = nullptr;
@@ -185,6 +250,7 @@ nlohmann::ordered_json case_json(const CaseRecord& rec, const Topology& topo) {
   for (const auto& rep : rec.repetitions) {
     reps.push_back(repetition_json(rep));
     add_ab_repetition(rec, reps.size() - 1, reps.back());
+    add_wakeup_facts(reps.back(), rep, s, topo);
     // A repetition whose span is unknown adds neither its round trips nor time.
     if (const auto [rep_n, span] = rep_span(rep); span > 0) {
       all_n += rep_n;
@@ -199,6 +265,7 @@ nlohmann::ordered_json case_json(const CaseRecord& rec, const Topology& topo) {
   j["tps"] = rate(all_n, all_span);
   j["wakeup_ns"] = to_json(compute_stats(std::span<const int64_t>(wake_all)));
   j["repetitions"] = reps;
+  j["marked_repetitions"] = marked_repetitions(rec);
   j["counters"] = counters_json(rec);
   j["observed"] = s.kernel ? observed_json(rec, topo) : nlohmann::ordered_json(nullptr);
   j["trace"] = rec.trace;

@@ -18,7 +18,11 @@ inline constexpr const char* kResultSchema = "wakebench-results";
 // 2: per-repetition values of every RTT and wakeup statistic and both histograms; tps null when no
 // span was measured. Readers take 1 too: its sets lack those values, which compare then does not
 // test and report does not draw.
-inline constexpr int kResultSchemaVersion = 2;
+// 3: per repetition its blocked waits and preemptions per round trip of each side and whether it
+// is marked (docs/result-set.md#blocked), and under kernel placement its round trips by observed
+// class
+// (#classes); per case "marked_repetitions". Readers take 1 and 2 too: they lack these.
+inline constexpr int kResultSchemaVersion = 3;
 inline constexpr int kOldestResultSchemaVersion = 1;
 constexpr bool readable_result_schema(int64_t v) {
   return v >= kOldestResultSchemaVersion && v <= kResultSchemaVersion;
@@ -57,7 +61,11 @@ struct CaseRecord {
 // every service on the wakee side); `background` (null for none) holds the knob and the CPUs its
 // busy tasks ran on (rec.background_cpus, as the driver recorded them); `observed` (kernel
 // placement only) holds the class histogram of the wakee relative to the waker, the CPUs each side
-// ran on and each side's migrations; `trace` is rec.trace (null when not traced).
+// ran on and each side's migrations; `trace` is rec.trace (null when not traced). Each repetition
+// also holds "blocked" and "preempted" ({"waker", "wakee"}: waits that blocked and preemptions per
+// round trip, null for a mechanism that does not block) and "marked" (common/blocked.h), and
+// under kernel placement "classes" (its round trips by observed class); the case holds
+// "marked_repetitions". Case-level statistics stay over every repetition, marked or not.
 nlohmann::ordered_json case_json(const CaseRecord& rec, const Topology& topo);
 
 // --ab: the result set's top-level "ab" object for setting k of `plan` (docs/result-set.md#ab):

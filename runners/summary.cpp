@@ -65,6 +65,32 @@ std::string claim_prediction(const nlohmann::json& rs, const std::string& policy
   return "";
 }
 
+// `text` after two spaces, broken at spaces into lines of at most 100 columns, the next ones after
+// four spaces; a word longer than a line (a long case name) stays whole.
+std::string indented_lines(const std::string& text) {
+  std::string out, line = "  ";
+  std::istringstream words(text);
+  bool first = true;
+  for (std::string w; words >> w; first = false) {
+    if (!first && line.size() + 1 + w.size() > 100) {
+      out += line + "\n";
+      line = "    " + w;
+    } else {
+      line += (first ? "" : " ") + w;
+    }
+  }
+  return out + line + "\n";
+}
+
+// The cases' marked repetitions (docs/result-set.md#blocked) under their heading, within 100
+// columns; "" when none is marked.
+std::string marked_block(const std::vector<CaseView>& cases) {
+  std::string out;
+  for (const CaseView& c : cases)
+    if (const std::string t = marked_text(c); !t.empty()) out += indented_lines(t);
+  return out.empty() ? "" : "\n" + marked_heading() + "\n" + out;
+}
+
 }  // namespace
 
 std::string summary_table(const nlohmann::json& rs, const std::string& show) {
@@ -164,6 +190,7 @@ std::string summary_table(const nlohmann::json& rs, const std::string& show) {
     out << (show.empty() ? "\nnot measured:\n" : "\nnot measured / not counted:\n");
     for (const auto& n : notes) out << n << "\n";
   }
+  out << marked_block(cases);
   return out.str();
 }
 

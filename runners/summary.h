@@ -10,7 +10,8 @@ namespace wb {
 // RTT in microseconds in each cell; columns wrap into several tables to stay under ~100 columns.
 // Then every skipped and failed case with its reason. With `show` (a counter name), each cell is
 // that counter per round trip, "waker / wakee", and a counter that could not be counted is "n/a"
-// with its reason below the table.
+// with its reason below the table. Last, the cases with marked repetitions (ones whose waits did
+// not sleep, docs/result-set.md#blocked), nothing when none is marked.
 std::string summary_table(const nlohmann::json& result_set, const std::string& show = "");
 
 // For a seed config (its "claims"): each claim of the seed next to this machine's measured

@@ -93,6 +93,15 @@ class BadInput : public ::testing::Test {
     edited("evil-placement.json",
            [](nlohmann::json& d) { d["cases"][0]["placement"] = "cpu:1,2`touch PWNED`"; });
     edited("huge-version.json", [](nlohmann::json& d) { d["schema_version"] = 4294967297LL; });
+    edited("version-zero.json", [](nlohmann::json& d) { d["schema_version"] = 0; });
+    edited("negative-blocked.json", [](nlohmann::json& d) {
+      d["schema_version"] = 3;
+      for (auto& r : d["cases"][1]["repetitions"]) {
+        r["blocked"] = {{"waker", 1.0}, {"wakee", 1.0}};
+        r["marked"] = false;
+      }
+      d["cases"][1]["repetitions"][0]["blocked"]["waker"] = -1;
+    });
     edited("zero-median.json", [](nlohmann::json& d) { d["cases"][1]["rtt_ns"]["median"] = 0; });
     edited("negative-repetition.json",
            [](nlohmann::json& d) { d["cases"][1]["repetitions"][0]["median"] = -5; });
@@ -305,8 +314,13 @@ TEST_F(BadInput, ResultSets) {
   const std::vector<Set> sets = {
       {"truncated", fixtures + "truncated.json",
        "invalid JSON at byte 5997 (end of file: truncated?)"},
-      {"other schema version", fixtures + "schema-v3.json",
-       "schema_version 3 is not supported (this wakebench reads versions 1 to 2)"},
+      {"other schema version", fixtures + "schema-v4.json",
+       "schema_version 4 is not supported (this wakebench reads versions 1 to 3)"},
+      {"schema version 0", dir_.string() + "/version-zero.json",
+       "schema_version 0 is not supported (this wakebench reads versions 1 to 3)"},
+      {"blocked waits below zero", dir_.string() + "/negative-blocked.json",
+       "cases[1] (pipe/processes/llc): repetitions[0].blocked.waker is -1, not a non-negative "
+       "number"},
       {"not a result set", dir_.string() + "/not-a-result-set.json",
        "not a wakebench result set (expected \"schema\": \"wakebench-results\")"},
       {"missing", dir_.string() + "/nope.json", "cannot open: No such file or directory"},
