@@ -332,6 +332,9 @@ CaseView parse_case(std::size_t index, const json& j) {
     }
     check_marked_count(j, c);
     c.tps = number(j, "tps");
+    c.schedstat = j.value("schedstat", json());
+    if (const json& n = j.value("round_trips", json()); n.is_number_integer()) c.round_trips = n;
+    if (const json& n = j.value("warmup", json()); n.is_number_integer()) c.warmup = n;
     if (const json& k = j.value("counters", json()); k.is_object()) {
       c.counters.recorded = true;
       for (int s = 0; s < 2; ++s) {

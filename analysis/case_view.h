@@ -96,7 +96,9 @@ struct CaseView {
   std::optional<double> tps;
   CounterView counters;
   ObservedView observed;
-  nlohmann::json trace;         // `trace` as recorded; null when the case was not traced
+  nlohmann::json trace;                 // `trace` as recorded; null when the case was not traced
+  nlohmann::json schedstat;             // `schedstat` as recorded; null when absent
+  int64_t round_trips = 0, warmup = 0;  // per repetition (0 when not recorded)
   std::vector<int> background;  // the CPUs busy tasks ran on (`background.cpus`); empty: none
   // --ab sets: each repetition's round (`repetitions[i].ab.round`), parallel to `repetitions`;
   // empty when the set is no A/B set (docs/result-set.md#ab).

@@ -14,9 +14,6 @@
 namespace wb {
 namespace {
 
-constexpr std::size_t kTextWidth = 100;  // pasteable into a mail
-constexpr std::size_t kLabelWidth = 16;  // longest set label in text column headers
-
 const std::vector<std::string> kRttStats = {"min", "mean", "median", "p90", "p99", "p999", "max"};
 
 enum class MetricKind { kRtt, kWakeup, kTps, kCounter };
@@ -93,435 +90,6 @@ std::string stem_label(const std::string& path) {
   return stem.empty() ? path : stem;
 }
 
-// Absolute values: ns and tps as integers, small counters with decimals.
-std::string format_value(double v) {
-  const double a = std::fabs(v);
-  if (a >= 100) return fmt("%.0f", v);
-  if (a >= 1) return fmt("%.2f", v);
-  return fmt("%.3g", v);
-}
-
-std::string format_p(double p) { return p < 0.001 ? "<0.001" : fmt("%.3f", p); }
-
-// The change's interval in percent, + = better, from the interval of the ratio.
-std::optional<std::pair<double, double>> change_interval(const CompareCell& c, const Metric& m) {
-  if (!c.interval) return std::nullopt;
-  const double lo = c.interval->lo, hi = c.interval->hi;
-  if (m.higher_is_better) return std::pair{(lo - 1) * 100, (hi - 1) * 100};
-  return std::pair{(1 - hi) * 100, (1 - lo) * 100};
-}
-
-// "0.89 +11.11% [+8.20, +13.90]": ratio, change (+ = better) and its interval.
-std::string ratio_text(const CompareCell& c, const Metric& m) {
-  std::string t = fmt("%.2f", *c.ratio) + " " + fmt("%+.2f", *c.change_pct) + "%";
-  if (const auto ci = change_interval(c, m))
-    t += " [" + fmt("%+.2f", ci->first) + ", " + fmt("%+.2f", ci->second) + "]";
-  return t;
-}
-
-// The value shown for a cell that has no ratio: why not.
-std::string absence(const CompareCell& c) {
-  if (!c.present) return "missing";
-  if (c.status != CaseStatus::kOk) return std::string(status_id(c.status));
-  return c.value ? "no baseline" : "n/a";
-}
-
-std::string significance_legend(const CompareOptions& o, const std::string& marker) {
-  const std::string floor =
-      o.noise ? " and a change larger than the A/A noise of the case in " +
-                    (o.noise->path.empty() ? std::string("the noise floor") : o.noise->path)
-              : std::string();
-  return "[lo, hi] = " + fmt("%.0f", o.confidence * 100) +
-         "% Hodges-Lehmann interval of the change over per-repetition values; q = Mann-Whitney U "
-         "p-value, Benjamini-Hochberg-adjusted over the cases of the comparison; " +
-         marker + " = q < " + fmt("%.2f", o.alpha) + floor +
-         " (needs >= " + std::to_string(o.min_repetitions) + " repetitions per side)";
-}
-
-// Params whose values differ between the rows (or that some lack), in key order.
-std::vector<std::string> row_varying_params(const std::vector<const CompareRow*>& rows) {
-  std::vector<const nlohmann::json*> params;
-  for (const CompareRow* r : rows) params.push_back(&r->params);
-  return varying_params(params);
-}
-
-std::vector<std::string> constant_params(const std::vector<const CompareRow*>& rows,
-                                         const std::vector<std::string>& varying) {
-  std::vector<std::string> out;
-  if (rows.empty() || !rows.front()->params.is_object()) return out;
-  // Knobs at their defaults are left out: the line names only what this group ran with.
-  const nlohmann::json defaults = to_json(Params{});
-  for (const auto& [k, v] : rows.front()->params.items()) {
-    if (defaults.contains(k) && defaults[k] == v) continue;
-    if (std::find(varying.begin(), varying.end(), k) == varying.end()) out.push_back(k);
-  }
-  return out;
-}
-
-// Rows in the baseline and at least one other set that have the metric or a status saying why not,
-// per mechanism, in first-appearance order.
-std::vector<std::pair<std::string, std::vector<const CompareRow*>>> by_mechanism(
-    const Comparison& cmp) {
-  std::vector<std::pair<std::string, std::vector<const CompareRow*>>> groups;
-  for (const CompareRow& r : cmp.rows) {
-    const bool compared =
-        r.cells[0].present && std::any_of(r.cells.begin() + 1, r.cells.end(),
-                                          [](const CompareCell& c) { return c.present; });
-    const bool has_metric = std::any_of(r.cells.begin(), r.cells.end(), [](const CompareCell& c) {
-      return c.value.has_value() || (c.present && c.status != CaseStatus::kOk);
-    });
-    if (!compared || !has_metric) continue;
-    auto it = std::find_if(groups.begin(), groups.end(),
-                           [&](const auto& g) { return g.first == r.mechanism; });
-    if (it == groups.end()) {
-      groups.push_back({r.mechanism, {}});
-      it = std::prev(groups.end());
-    }
-    it->second.push_back(&r);
-  }
-  // A mechanism without the metric at all (tps of pipe cases) has nothing to show.
-  std::erase_if(groups, [](const auto& g) {
-    return std::none_of(g.second.begin(), g.second.end(), [](const CompareRow* r) {
-      return std::any_of(r->cells.begin(), r->cells.end(),
-                         [](const CompareCell& c) { return c.value.has_value(); });
-    });
-  });
-  return groups;
-}
-
-std::string presence_text(const Comparison& cmp, const CompareRow& r) {
-  std::string in, out;
-  for (std::size_t s = 0; s < cmp.sets.size(); ++s) {
-    std::string& dst = r.cells[s].present ? in : out;
-    dst += (dst.empty() ? "" : ", ") + cmp.sets[s].label;
-  }
-  return "only in " + in + " (missing from " + out + ")";
-}
-
-// `text` as lines of at most kTextWidth, each starting with `indent`, broken at spaces.
-std::string wrap(const std::string& text, const std::string& indent) {
-  std::string out, line = indent;
-  std::istringstream words(text);
-  for (std::string w; words >> w;) {
-    if (line.size() > indent.size() && line.size() + 1 + w.size() > kTextWidth) {
-      out += line + "\n";
-      line = indent + "  ";
-    } else if (line.size() > indent.size()) {
-      line += ' ';
-    }
-    line += w;
-  }
-  return out + line + "\n";
-}
-
-// ---- plain text -------------------------------------------------------------------------------
-
-struct TextTable {
-  std::vector<std::string> header;
-  std::vector<bool> right;  // right-aligned columns
-  std::vector<std::vector<std::string>> rows;
-
-  std::vector<std::size_t> widths() const {
-    std::vector<std::size_t> w(header.size());
-    for (std::size_t i = 0; i < header.size(); ++i) w[i] = header[i].size();
-    for (const auto& row : rows) {
-      for (std::size_t i = 0; i < row.size(); ++i) w[i] = std::max(w[i], row[i].size());
-    }
-    return w;
-  }
-  std::string render() const {
-    const std::vector<std::size_t> w = widths();
-    std::string out;
-    auto line = [&](const std::vector<std::string>& cells) {
-      std::string l;
-      for (std::size_t i = 0; i < cells.size(); ++i) {
-        const std::string pad(w[i] - cells[i].size(), ' ');
-        if (i > 0) l += "  ";
-        l += right[i] ? pad + cells[i] : cells[i] + pad;
-      }
-      while (!l.empty() && l.back() == ' ') l.pop_back();
-      out += l + "\n";
-    };
-    line(header);
-    for (const auto& row : rows) line(row);
-    return out;
-  }
-};
-
-std::string short_label(const std::string& label) {
-  return label.size() <= kLabelWidth ? label : label.substr(0, kLabelWidth - 1) + "~";
-}
-
-// One table of the rows of one mechanism for the baseline and the sets `others`.
-TextTable text_table(const Comparison& cmp, const std::vector<const CompareRow*>& rows,
-                     const std::vector<std::string>& load_keys,
-                     const std::vector<std::size_t>& others) {
-  TextTable t;
-  const std::string base = short_label(cmp.sets[0].label);
-  // The knobs column only when knobs vary between the rows.
-  const bool knobs = !load_keys.empty();
-  t.header = {"case", "knobs", base + " " + cmp.options.metric.unit, base, "sd%"};
-  t.right = {false, false, true, true, true};
-  if (!knobs) {
-    t.header.erase(t.header.begin() + 1);
-    t.right.erase(t.right.begin() + 1);
-  }
-  for (std::size_t s : others) {
-    t.header.insert(t.header.end(), {short_label(cmp.sets[s].label), "sd%", "q"});
-    t.right.insert(t.right.end(), {false, true, true});
-  }
-  for (const CompareRow* r : rows) {
-    const std::string load = load_keys.empty() ? "" : format_params(r->params, load_keys);
-    const CompareCell& b = r->cells[0];
-    std::vector<std::string> row = {
-        r->mode + "/" + r->placement + r->pair, load.empty() ? "-" : load,
-        b.value ? format_value(*b.value) : absence(b), b.value ? "1.00" : "-",
-        b.sd_pct ? fmt("%.1f", *b.sd_pct) : "-"};
-    for (std::size_t s : others) {
-      const CompareCell& c = r->cells[s];
-      row.push_back(c.ratio ? ratio_text(c, cmp.options.metric) + (c.significant ? " *" : "  ")
-                            : absence(c));
-      row.push_back(c.sd_pct ? fmt("%.1f", *c.sd_pct) : "-");
-      row.push_back(c.q_value ? format_p(*c.q_value) : "-");
-    }
-    if (!knobs) row.erase(row.begin() + 1);
-    t.rows.push_back(std::move(row));
-  }
-  return t;
-}
-
-std::string format_text(const Comparison& cmp) {
-  const Metric& m = cmp.options.metric;
-  std::ostringstream out;
-  out << "wakebench compare: " << m.label << " in " << m.unit << ", "
-      << (m.higher_is_better ? "higher" : "lower") << " is better\n";
-  for (const CompareSet& s : cmp.sets) {
-    out << "  " << s.label << ": " << s.path << (s.complete ? "" : " (incomplete run)") << "\n"
-        << wrap(machine_line(s.machine), "    ");
-  }
-  out << wrap("ratio = set / " + cmp.sets[0].label + " (1.00); change: + = better; " +
-                  significance_legend(cmp.options, "*"),
-              "  ");
-
-  // Split the other sets into chunks whose table stays within kTextWidth, at least one per chunk.
-  for (const auto& [mechanism, rows] : by_mechanism(cmp)) {
-    const std::vector<std::string> load_keys = row_varying_params(rows);
-    const std::vector<std::string> constants = constant_params(rows, load_keys);
-    std::vector<std::vector<std::size_t>> chunks;
-    for (std::size_t s = 1; s < cmp.sets.size(); ++s) {
-      if (!chunks.empty()) {
-        std::vector<std::size_t> trial = chunks.back();
-        trial.push_back(s);
-        const auto w = text_table(cmp, rows, load_keys, trial).widths();
-        std::size_t total = 2 * (w.size() - 1);
-        for (std::size_t x : w) total += x;
-        if (total <= kTextWidth) {
-          chunks.back() = trial;
-          continue;
-        }
-      }
-      chunks.push_back({s});
-    }
-    const std::string title = "[" + mechanism + "] (" + m.label + " in " + m.unit + ", " +
-                              (m.higher_is_better ? "higher" : "lower") + " is better)";
-    for (const auto& chunk : chunks) {
-      out << "\n" << title << "\n" << std::string(title.size(), '=') << "\n";
-      if (!constants.empty()) {
-        out << "params: " << format_params(rows.front()->params, constants) << "\n";
-      }
-      out << text_table(cmp, rows, load_keys, chunk).render();
-    }
-  }
-  bool header_done = false;
-  for (const CompareRow& r : cmp.rows) {
-    if (r.in_all()) continue;
-    if (!header_done) out << "\ncases not in every set:\n";
-    header_done = true;
-    std::string line = r.mechanism + "/" + r.mode + "/" + r.placement + r.pair;
-    if (const std::string p = format_params(r.params); !p.empty()) line += " [" + p + "]";
-    out << wrap(line + ": " + presence_text(cmp, r), "  ");
-  }
-  if (!cmp.warnings.empty()) {
-    out << "\nnotes:\n";
-    for (const std::string& w : cmp.warnings) out << wrap("- " + w, "  ");
-  }
-  return out.str();
-}
-
-// ---- markdown ---------------------------------------------------------------------------------
-
-std::string format_markdown(const Comparison& cmp) {
-  const Metric& m = cmp.options.metric;
-  std::ostringstream out;
-  out << "## wakebench compare: " << m.label << " in " << m.unit << " ("
-      << (m.higher_is_better ? "higher" : "lower") << " is better; change: + = better)\n\n";
-  out << "| set | file | machine | complete |\n|---|---|---|---|\n";
-  for (const CompareSet& s : cmp.sets) {
-    out << "| " << md_escape(s.label) << " | " << md_escape(s.path) << " | "
-        << md_escape(machine_line(s.machine)) << " | " << (s.complete ? "yes" : "no") << " |\n";
-  }
-  out << "\n" << significance_legend(cmp.options, "**bold**") << "\n";
-  for (const auto& [mechanism, rows] : by_mechanism(cmp)) {
-    const std::vector<std::string> load_keys = row_varying_params(rows);
-    const std::vector<std::string> constants = constant_params(rows, load_keys);
-    out << "\n### " << mechanism << "\n\n";
-    if (!constants.empty()) {
-      out << "params: `" << format_params(rows.front()->params, constants) << "`\n\n";
-    }
-    out << "| case | knobs | " << md_escape(cmp.sets[0].label) << " " << m.unit << " | "
-        << md_escape(cmp.sets[0].label) << " | sd% |";
-    for (std::size_t s = 1; s < cmp.sets.size(); ++s) {
-      out << " " << md_escape(cmp.sets[s].label) << " | sd% | q |";
-    }
-    out << "\n|---|---|--:|--:|--:|";
-    for (std::size_t s = 1; s < cmp.sets.size(); ++s) out << "--:|--:|--:|";
-    out << "\n";
-    for (const CompareRow* r : rows) {
-      const CompareCell& b = r->cells[0];
-      const std::string load = load_keys.empty() ? "" : format_params(r->params, load_keys);
-      out << "| " << r->mode << "/" << r->placement << r->pair << " | "
-          << md_escape(load.empty() ? "-" : load) << " | "
-          << (b.value ? format_value(*b.value) : absence(b)) << " | " << (b.value ? "1.00" : "-")
-          << " | " << (b.sd_pct ? fmt("%.1f", *b.sd_pct) : "-") << " |";
-      for (std::size_t s = 1; s < cmp.sets.size(); ++s) {
-        const CompareCell& c = r->cells[s];
-        out << " "
-            << (c.ratio ? (c.significant ? "**" + ratio_text(c, m) + "**" : ratio_text(c, m))
-                        : absence(c))
-            << " | " << (c.sd_pct ? fmt("%.1f", *c.sd_pct) : "-") << " | "
-            << (c.q_value ? format_p(*c.q_value) : "-") << " |";
-      }
-      out << "\n";
-    }
-  }
-  bool header_done = false;
-  for (const CompareRow& r : cmp.rows) {
-    if (r.in_all()) continue;
-    if (!header_done) out << "\n### cases not in every set\n\n";
-    header_done = true;
-    out << "- `" << r.mechanism << "/" << r.mode << "/" << r.placement << r.pair;
-    if (const std::string p = format_params(r.params); !p.empty()) out << " [" << p << "]";
-    out << "`: " << presence_text(cmp, r) << "\n";
-  }
-  if (!cmp.warnings.empty()) {
-    out << "\n### notes\n\n";
-    for (const std::string& w : cmp.warnings) out << "- " << md_escape(w) << "\n";
-  }
-  return out.str();
-}
-
-// ---- csv --------------------------------------------------------------------------------------
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char ch : s) {
-    if (ch == '"') out += '"';
-    out += ch;
-  }
-  return out + "\"";
-}
-
-std::string opt_number(const std::optional<double>& v) { return v ? fmt("%.6g", *v) : ""; }
-
-std::string format_csv(const Comparison& cmp) {
-  std::ostringstream out;
-  out << "mechanism,mode,placement,pair,params,metric,set,file,status,value,repetitions,sd_pct,"
-         "ratio,change_pct,change_lo_pct,change_hi_pct,p_value,q_value,test,aa_floor_pct,"
-         "significant\n";
-  for (const CompareRow& r : cmp.rows) {
-    for (std::size_t s = 0; s < cmp.sets.size(); ++s) {
-      const CompareCell& c = r.cells[s];
-      out << csv_field(r.mechanism) << ',' << csv_field(r.mode) << ',' << csv_field(r.placement)
-          << ',' << csv_field(r.pair) << ',' << csv_field(format_params(r.params)) << ','
-          << csv_field(cmp.options.metric.id) << ',' << csv_field(cmp.sets[s].label) << ','
-          << csv_field(cmp.sets[s].path) << ',' << (c.present ? status_id(c.status) : "missing")
-          << ',' << opt_number(c.value) << ',' << c.repetitions.size() << ','
-          << opt_number(c.sd_pct) << ',' << opt_number(c.ratio) << ',' << opt_number(c.change_pct)
-          << ',';
-      const auto ci = change_interval(c, cmp.options.metric);
-      out << (ci ? fmt("%.6g", ci->first) + "," + fmt("%.6g", ci->second) : ",") << ','
-          << (c.test ? fmt("%.6g", c.test->p_value) : "") << ',' << opt_number(c.q_value) << ','
-          << (c.test ? (c.test->exact ? "exact" : "normal") : "") << ','
-          << opt_number(c.aa_floor_pct) << ',' << (s == 0 ? "" : (c.significant ? "yes" : "no"))
-          << "\n";
-    }
-  }
-  return out.str();
-}
-
-// ---- json -------------------------------------------------------------------------------------
-
-nlohmann::json opt_json(const std::optional<double>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-
-std::string format_json(const Comparison& cmp) {
-  const Metric& m = cmp.options.metric;
-  nlohmann::json j = {{"schema", "wakebench-compare"},
-                      {"schema_version", 1},
-                      {"metric",
-                       {{"id", m.id},
-                        {"label", m.label},
-                        {"unit", m.unit},
-                        {"higher_is_better", m.higher_is_better}}},
-                      {"alpha", cmp.options.alpha},
-                      {"confidence", cmp.options.confidence},
-                      {"noise", cmp.options.noise ? nlohmann::json(cmp.options.noise->path)
-                                                  : nlohmann::json(nullptr)},
-                      {"min_repetitions", cmp.options.min_repetitions}};
-  j["sets"] = nlohmann::json::array();
-  for (const CompareSet& s : cmp.sets) {
-    nlohmann::json machine = {{"hostname", s.machine.hostname},
-                              {"cpu_model", s.machine.cpu_model},
-                              {"kernel_release", s.machine.kernel_release},
-                              {"topology_source", s.machine.topology_source},
-                              {"counts", format_counts(s.machine)}};
-    j["sets"].push_back(
-        {{"label", s.label}, {"path", s.path}, {"complete", s.complete}, {"machine", machine}});
-  }
-  j["rows"] = nlohmann::json::array();
-  j["one_sided"] = nlohmann::json::array();
-  for (const CompareRow& r : cmp.rows) {
-    nlohmann::json row = {{"key", r.key},         {"mechanism", r.mechanism},
-                          {"mode", r.mode},       {"placement", r.placement},
-                          {"pair", r.pair},       {"params", r.params},
-                          {"in_all", r.in_all()}, {"cells", nlohmann::json::array()}};
-    for (std::size_t s = 0; s < cmp.sets.size(); ++s) {
-      const CompareCell& c = r.cells[s];
-      nlohmann::json cell = {
-          {"set", cmp.sets[s].label},
-          {"present", c.present},
-          {"status", c.present ? nlohmann::json(status_id(c.status)) : nullptr},
-          {"value", opt_json(c.value)},
-          {"repetitions", c.repetitions},
-          {"sd_pct", opt_json(c.sd_pct)},
-          {"ratio", opt_json(c.ratio)},
-          {"change_pct", opt_json(c.change_pct)},
-          {"p_value", c.test ? nlohmann::json(c.test->p_value) : nullptr},
-          {"test", c.test ? nlohmann::json(c.test->exact ? "exact" : "normal") : nullptr},
-          {"q_value", opt_json(c.q_value)},
-          {"change_interval_pct", nullptr},
-          {"interval_confidence", c.interval ? nlohmann::json(c.interval->confidence) : nullptr},
-          {"aa_floor_pct", opt_json(c.aa_floor_pct)},
-          {"significant", c.significant}};
-      if (const auto ci = change_interval(c, m))
-        cell["change_interval_pct"] = {ci->first, ci->second};
-      row["cells"].push_back(std::move(cell));
-    }
-    if (!r.in_all()) {
-      nlohmann::json in = nlohmann::json::array(), out = nlohmann::json::array();
-      for (std::size_t s = 0; s < cmp.sets.size(); ++s) {
-        (r.cells[s].present ? in : out).push_back(cmp.sets[s].label);
-      }
-      j["one_sided"].push_back({{"key", r.key}, {"present_in", in}, {"missing_from", out}});
-    }
-    j["rows"].push_back(std::move(row));
-  }
-  j["warnings"] = cmp.warnings;
-  return j.dump(2) + "\n";
-}
-
 // Events that occur as counters anywhere, for the "no such metric" message.
 std::set<std::string> counter_names(const std::vector<ResultSet>& sets) {
   std::set<std::string> names;
@@ -544,15 +112,6 @@ std::string unavailable_reason(const ResultSet& rs, const std::string& metric_id
 }
 
 }  // namespace
-
-CompareFormat parse_compare_format(std::string_view name) {
-  if (name == "text") return CompareFormat::kText;
-  if (name == "markdown") return CompareFormat::kMarkdown;
-  if (name == "csv") return CompareFormat::kCsv;
-  if (name == "json") return CompareFormat::kJson;
-  throw std::invalid_argument("unknown compare format \"" + std::string(name) +
-                              "\" (text, markdown, csv, json)");
-}
 
 Metric parse_metric(std::string_view id_view) {
   const std::string id(id_view);
@@ -582,13 +141,18 @@ bool CompareRow::in_all() const {
   return std::all_of(cells.begin(), cells.end(), [](const CompareCell& c) { return c.present; });
 }
 
-Comparison compare_result_sets(const std::vector<ResultSet>& sets, const CompareOptions& given) {
-  if (sets.size() < 2) throw std::invalid_argument("compare needs at least two result sets");
-  // Without --noise, the floor the baseline set stored (`wakebench run --noise FILE`).
+namespace {
+
+// Without --noise, the floor the baseline set stored (`wakebench run --noise FILE`).
+CompareOptions resolve_options(const std::vector<ResultSet>& sets, const CompareOptions& given) {
   CompareOptions options = given;
   if (!options.noise && sets[0].doc.contains("noise"))
     options.noise = noise_from_json(sets[0].doc["noise"], "results " + sets[0].path + ": noise");
-  // Timings of the topology lab (qemu TCG) are emulated: never held against a real machine's.
+  return options;
+}
+
+// Timings of the topology lab (qemu TCG) are emulated: never held against a real machine's.
+void refuse_emulated_mix(const std::vector<ResultSet>& sets) {
   const auto emulated = [](const ResultSet& rs) {
     return rs.doc.value("/environment/emulated"_json_pointer, nlohmann::json(false)) == true;
   };
@@ -600,10 +164,9 @@ Comparison compare_result_sets(const std::vector<ResultSet>& sets, const Compare
                                " holds EMULATED timings (topology lab) and " + r.path +
                                " does not: not comparable");
     }
-  Comparison cmp;
-  cmp.options = options;
-  const Metric& metric = options.metric;
+}
 
+void label_sets(const std::vector<ResultSet>& sets, Comparison& cmp) {
   std::map<std::string, int> label_uses;
   for (const ResultSet& rs : sets) ++label_uses[stem_label(rs.path)];
   for (std::size_t s = 0; s < sets.size(); ++s) {
@@ -616,7 +179,38 @@ Comparison compare_result_sets(const std::vector<ResultSet>& sets, const Compare
                              "cases show as one-sided");
     }
   }
+}
 
+// The cell of case `c`: the metric, its per-repetition values without the repetitions that did
+// not sleep, and a kernel case's rounds by observed class.
+void fill_cell(const CaseView& c, const Metric& metric, CompareCell& cell) {
+  cell.present = true;
+  cell.status = c.status;
+  if (!c.ok()) return;
+  Extracted e = extract(c, metric.id);
+  cell.value = e.value;
+  cell.repetitions_total = e.repetitions.size();
+  cell.schedstat = c.schedstat;
+  cell.schedstat_round_trips =
+      static_cast<double>(c.repetitions.size()) * static_cast<double>(c.round_trips + c.warmup);
+  for (std::size_t i = 0; i < e.repetitions.size(); ++i) {
+    const RepetitionView* info = i < c.rep_info.size() ? &c.rep_info[i] : nullptr;
+    if (info && info->marked) {
+      ++cell.marked;
+      continue;
+    }
+    cell.repetitions.push_back(e.repetitions[i]);
+    if (i < c.ab_round.size()) cell.rounds.push_back(c.ab_round[i]);
+    if (!info || info->classes.empty()) continue;
+    RepetitionTally tally;
+    for (const ClassSample& k : info->classes) tally.push_back({k.cls, k.round_trips, k.mean_ns});
+    cell.classes.push_back(std::move(tally));
+  }
+  if (cell.rounds.size() != cell.repetitions.size()) cell.rounds.clear();
+  cell.sd_pct = sd_percent(cell.repetitions);
+}
+
+void collect_rows(const std::vector<ResultSet>& sets, Comparison& cmp) {
   std::map<std::string, std::size_t> row_of;
   for (std::size_t s = 0; s < sets.size(); ++s) {
     std::set<std::string> seen;
@@ -629,144 +223,237 @@ Comparison compare_result_sets(const std::vector<ResultSet>& sets, const Compare
       }
       auto [it, inserted] = row_of.try_emplace(key, cmp.rows.size());
       if (inserted) {
-        CompareRow row;
-        row.key = key;
-        row.mechanism = c.mechanism;
-        row.mode = mode_id(c.mode);
-        row.placement = c.placement;
-        row.pair = c.pair;
-        row.params = c.params_json;
-        row.cells.resize(sets.size());
-        cmp.rows.push_back(std::move(row));
+        cmp.rows.push_back({key, c.mechanism, std::string(mode_id(c.mode)), c.placement, c.pair,
+                            c.params_json, c.suffix, std::vector<CompareCell>(sets.size())});
       }
-      CompareCell& cell = cmp.rows[it->second].cells[s];
-      cell.present = true;
-      cell.status = c.status;
-      if (!c.ok()) continue;
-      Extracted e = extract(c, metric.id);
-      cell.value = e.value;
-      cell.repetitions = std::move(e.repetitions);
-      cell.sd_pct = sd_percent(cell.repetitions);
+      fill_cell(c, cmp.options.metric, cmp.rows[it->second].cells[s]);
     }
   }
+}
 
-  bool any_value = false, any_without_reps = false;
-  std::map<std::pair<std::size_t, std::size_t>, int> too_few;  // (n base, n other) -> cases
+// The values of two cells on the log scale, paired by round when both come from one --ab run.
+std::optional<EffectSamples> log_samples(const CompareCell& base, const CompareCell& c,
+                                         bool paired) {
+  EffectSamples s;
+  s.paired = paired && !base.rounds.empty() && !c.rounds.empty();
+  const auto logs = [](const std::vector<double>& v, std::vector<double>& out) {
+    for (double x : v) {
+      if (!(x > 0)) return false;
+      out.push_back(std::log(x));
+    }
+    return true;
+  };
+  if (!s.paired) {
+    if (!logs(base.repetitions, s.base) || !logs(c.repetitions, s.other)) return std::nullopt;
+  } else {
+    std::map<int, double> by_round;
+    for (std::size_t i = 0; i < base.rounds.size(); ++i)
+      by_round[base.rounds[i]] = base.repetitions[i];
+    std::vector<double> a, b;
+    for (std::size_t i = 0; i < c.rounds.size(); ++i)
+      if (auto it = by_round.find(c.rounds[i]); it != by_round.end()) {
+        a.push_back(it->second);
+        b.push_back(c.repetitions[i]);
+      }
+    if (!logs(a, s.base) || !logs(b, s.other)) return std::nullopt;
+  }
+  if (s.base.size() < 2 || s.other.size() < 2) return std::nullopt;
+  return s;
+}
+
+// Ratio, change, the test and the interval of every cell against the base.
+void test_cells(Comparison& cmp, bool paired,
+                std::map<std::pair<std::size_t, std::size_t>, int>& too_few) {
+  const CompareOptions& o = cmp.options;
   for (CompareRow& row : cmp.rows) {
     const CompareCell& base = row.cells[0];
-    for (const CompareCell& c : row.cells) {
-      any_value = any_value || c.value.has_value();
-      any_without_reps = any_without_reps || (c.value && c.repetitions.size() < 2);
-    }
     if (!base.value || *base.value == 0) continue;
     for (std::size_t s = 1; s < row.cells.size(); ++s) {
       CompareCell& c = row.cells[s];
       if (!c.value) continue;
       c.ratio = *c.value / *base.value;
-      c.change_pct = (metric.higher_is_better ? *c.ratio - 1.0 : 1.0 - *c.ratio) * 100.0;
-      if (options.noise) c.aa_floor_pct = options.noise->floor(row.key, metric.id);
-      if (base.repetitions.size() < 2 || c.repetitions.size() < 2) continue;
-      c.test = mann_whitney_u(base.repetitions, c.repetitions);
-      if (auto hl = hodges_lehmann_ratio(base.repetitions, c.repetitions, options.confidence))
-        c.interval = *hl;
-      if (base.repetitions.size() < options.min_repetitions ||
-          c.repetitions.size() < options.min_repetitions)
-        ++too_few[{base.repetitions.size(), c.repetitions.size()}];
+      c.change_pct = (o.metric.higher_is_better ? *c.ratio - 1.0 : 1.0 - *c.ratio) * 100.0;
+      if (o.noise) c.aa_floor_pct = o.noise->floor(row.key, o.metric.id);
+      const auto samples = log_samples(base, c, paired);
+      if (!samples) continue;
+      c.paired = samples->paired;
+      const EffectTest t = test_effect(*samples, o.confidence);
+      c.test = MannWhitneyResult{0, t.p, t.exact, false};
+      c.interval =
+          ShiftInterval{std::exp(t.estimate), std::exp(t.lo), std::exp(t.hi), o.confidence};
+      if (samples->base.size() < o.min_repetitions || samples->other.size() < o.min_repetitions)
+        ++too_few[{samples->base.size(), samples->other.size()}];
     }
   }
-  // Multiple comparisons: the q-values of one set against the base, over the cases tested there.
-  for (std::size_t s = 1; s < sets.size(); ++s) {
-    std::vector<CompareCell*> tested;
+}
+
+// BH over the tested cases of one set against the base, then each cell's verdict.
+void decide_cells(Comparison& cmp, bool paired) {
+  const CompareOptions& o = cmp.options;
+  for (std::size_t s = 1; s < cmp.sets.size(); ++s) {
+    std::vector<CompareRow*> tested;
     std::vector<double> p;
     for (CompareRow& row : cmp.rows)
       if (row.cells[s].test) {
-        tested.push_back(&row.cells[s]);
+        tested.push_back(&row);
         p.push_back(row.cells[s].test->p_value);
       }
     const std::vector<double> q = bh_qvalues(p);
-    for (std::size_t i = 0; i < tested.size(); ++i) tested[i]->q_value = q[i];
-  }
-  for (CompareRow& row : cmp.rows) {
-    const CompareCell& base = row.cells[0];
-    for (std::size_t s = 1; s < row.cells.size(); ++s) {
-      CompareCell& c = row.cells[s];
-      if (!c.q_value) continue;
-      const bool enough = base.repetitions.size() >= options.min_repetitions &&
-                          c.repetitions.size() >= options.min_repetitions;
-      // The test already weighs the repetitions' spread; the sets' own sd% is no floor: it does
-      // not shrink with more repetitions, so on a machine whose repetitions spread 10-20 % it hides
-      // every 10 % change (README.md#compare-the-verdict). The machine's A/A change is.
-      const double floor = c.aa_floor_pct.value_or(0.0);
-      c.significant = enough && *c.q_value < options.alpha && std::fabs(*c.change_pct) > floor;
+    for (std::size_t i = 0; i < tested.size(); ++i) {
+      CompareCell& c = tested[i]->cells[s];
+      c.q_value = q[i];
+      // The floor holds the case's own change (its statistic over every repetition), as the A/A
+      // sets measured it (analysis/noise.h).
+      DecisionInput in{*log_samples(tested[i]->cells[0], c, paired), q[i], std::log(*c.ratio),
+                       c.aa_floor_pct.value_or(0.0) / 100, o.base_fixed};
+      c.decision = decide(in, o.rules(), o.look_level());
     }
   }
-  if (!any_value) {
-    std::string msg = "metric \"" + metric.id + "\" occurs in no ok case of the result sets";
-    if (kind_of(metric.id) == MetricKind::kCounter) {
-      std::string names;
-      for (const std::string& n : counter_names(sets)) names += (names.empty() ? "" : ", ") + n;
-      msg += names.empty() ? " (they record no counters)" : " (counters recorded: " + names + ")";
-      for (const ResultSet& rs : sets) {
-        if (const std::string why = unavailable_reason(rs, metric.id); !why.empty()) {
-          msg += "; " + rs.path + ": " + why;
-        }
-      }
-    }
-    throw std::runtime_error(msg);
-  }
+}
+
+void no_metric_error(const std::vector<ResultSet>& sets, const Metric& metric) {
+  std::string msg = "metric \"" + metric.id + "\" occurs in no ok case of the result sets";
   if (kind_of(metric.id) == MetricKind::kCounter) {
-    cmp.warnings.push_back("counters are counted in one pass of their own per case, so \"" +
-                           metric.id + "\" has no per-repetition values: shown, never tested");
-  } else if (any_without_reps) {
-    cmp.warnings.push_back("some cases have fewer than 2 per-repetition values of \"" + metric.id +
-                           "\" (result sets of schema 1 keep them for median, p99, mean and tps "
-                           "only): no sd%, q-value, interval or significance for them");
-  }
-  if (options.noise) {
-    int without = 0;
-    for (const CompareRow& row : cmp.rows)
-      for (std::size_t s = 1; s < row.cells.size(); ++s)
-        without += row.cells[s].ratio && !row.cells[s].aa_floor_pct;
-    if (without > 0)
-      cmp.warnings.push_back(
-          std::to_string(without) + " compared case(s) have no A/A noise floor of \"" + metric.id +
-          "\" in " + options.noise->path + ": only their q-value bounds what is starred");
-    for (const CompareSet& set : cmp.sets)
-      if (!options.noise->hostname.empty() && !set.machine.hostname.empty() &&
-          set.machine.hostname != options.noise->hostname) {
-        cmp.warnings.push_back("the noise floor was measured on " + options.noise->hostname + ", " +
-                               set.label + " ran on " + set.machine.hostname);
-        break;
+    std::string names;
+    for (const std::string& n : counter_names(sets)) names += (names.empty() ? "" : ", ") + n;
+    msg += names.empty() ? " (they record no counters)" : " (counters recorded: " + names + ")";
+    for (const ResultSet& rs : sets) {
+      if (const std::string why = unavailable_reason(rs, metric.id); !why.empty()) {
+        msg += "; " + rs.path + ": " + why;
       }
+    }
   }
+  throw std::runtime_error(msg);
+}
+
+void noise_warnings(Comparison& cmp) {
+  const CompareOptions& o = cmp.options;
+  int without = 0;
+  for (const CompareRow& row : cmp.rows)
+    for (std::size_t s = 1; s < row.cells.size(); ++s)
+      without += row.cells[s].ratio && !row.cells[s].aa_floor_pct;
+  if (without > 0)
+    cmp.warnings.push_back(std::to_string(without) +
+                           " compared case(s) have no A/A noise floor of \"" + o.metric.id +
+                           "\" in " + o.noise->path + ": only their test bounds what is DIFFERENT");
+  for (const CompareSet& set : cmp.sets)
+    if (!o.noise->hostname.empty() && !set.machine.hostname.empty() &&
+        set.machine.hostname != o.noise->hostname) {
+      cmp.warnings.push_back("the noise floor was measured on " + o.noise->hostname + ", " +
+                             set.label + " ran on " + set.machine.hostname);
+      break;
+    }
+}
+
+void too_few_warnings(Comparison& cmp,
+                      const std::map<std::pair<std::size_t, std::size_t>, int>& too_few) {
+  const CompareOptions& o = cmp.options;
   for (const auto& [sizes, count] : too_few) {
+    const double covers = hodges_lehmann(std::vector<double>(sizes.first, 1.0),
+                                         std::vector<double>(sizes.second, 1.0), o.confidence)
+                              .confidence;
     cmp.warnings.push_back(
         std::to_string(count) + " comparison(s) with " + std::to_string(sizes.first) + " vs " +
         std::to_string(sizes.second) + " repetitions: the smallest two-sided p the test can give " +
         "is " + fmt("%.4f", mann_whitney_min_p(sizes.first, sizes.second)) +
-        " and their interval covers " +
-        fmt("%.0f", 100 * hodges_lehmann(std::vector<double>(sizes.first, 1.0),
-                                         std::vector<double>(sizes.second, 1.0), options.confidence)
-                              .confidence) +
-        " %; nothing is marked significant below " + std::to_string(options.min_repetitions) +
-        " per side (run with --benchmark_repetitions=" + std::to_string(options.min_repetitions) +
+        " and their interval covers " + fmt("%.0f", 100 * covers) +
+        " %; nothing is DIFFERENT below " + std::to_string(o.min_repetitions) +
+        " per side (run with --benchmark_repetitions=" + std::to_string(o.min_repetitions) +
         " or more)");
   }
-  return cmp;
 }
 
-std::string format_comparison(const Comparison& cmp, CompareFormat format) {
-  switch (format) {
-    case CompareFormat::kText:
-      return format_text(cmp);
-    case CompareFormat::kMarkdown:
-      return format_markdown(cmp);
-    case CompareFormat::kCsv:
-      return format_csv(cmp);
-    case CompareFormat::kJson:
-      return format_json(cmp);
+// Repetitions left out because a task did not sleep: per set, and where A and B differ.
+void marked_warnings(Comparison& cmp) {
+  for (std::size_t s = 0; s < cmp.sets.size(); ++s) {
+    std::size_t marked = 0, total = 0, cases = 0;
+    for (const CompareRow& row : cmp.rows) {
+      marked += row.cells[s].marked;
+      total += row.cells[s].repetitions_total;
+      cases += row.cells[s].marked > 0;
+    }
+    if (marked > 0)
+      cmp.warnings.push_back(cmp.sets[s].label + ": " + std::to_string(marked) + " of " +
+                             std::to_string(total) + " repetitions in " + std::to_string(cases) +
+                             " case(s) did not sleep (a task blocked in fewer than 0.9 of its "
+                             "round trips): left out of the tests");
   }
-  return "";
+  for (const CompareRow& row : cmp.rows)
+    for (std::size_t s = 1; s < row.cells.size(); ++s) {
+      const CompareCell &a = row.cells[0], &b = row.cells[s];
+      if (a.marked == b.marked || !a.repetitions_total || !b.repetitions_total) continue;
+      cmp.warnings.push_back(row.mechanism + "/" + row.mode + "/" + row.placement + row.pair +
+                             ": repetitions that did not sleep " + std::to_string(a.marked) +
+                             " of " + std::to_string(a.repetitions_total) + " in " +
+                             cmp.sets[0].label + ", " + std::to_string(b.marked) + " of " +
+                             std::to_string(b.repetitions_total) + " in " + cmp.sets[s].label);
+    }
+}
+
+// Both sets come from one `wakebench run --ab` run: their repetitions pair by round.
+bool one_ab_run(const std::vector<ResultSet>& sets) {
+  for (const ResultSet& rs : sets)
+    if (!rs.ab || rs.ab->id != sets[0].ab->id) return false;
+  return true;
+}
+
+}  // namespace
+
+bool CompareCell::slower() const {
+  return decision && decision->verdict == CompareVerdict::kDifferent && change_pct &&
+         *change_pct < 0;
+}
+
+std::map<CompareVerdict, int> Comparison::counts(std::size_t set) const {
+  std::map<CompareVerdict, int> n{
+      {CompareVerdict::kDifferent, 0}, {CompareVerdict::kSame, 0}, {CompareVerdict::kUnknown, 0}};
+  for (const CompareRow& row : rows)
+    if (const auto& d = row.cells[set].decision) ++n[d->verdict];
+  return n;
+}
+
+int Comparison::slower(std::size_t set) const {
+  int n = 0;
+  for (const CompareRow& row : rows) n += row.cells[set].slower();
+  return n;
+}
+
+Comparison compare_result_sets(const std::vector<ResultSet>& sets, const CompareOptions& given) {
+  if (sets.size() < 2) throw std::invalid_argument("compare needs at least two result sets");
+  refuse_emulated_mix(sets);
+  Comparison cmp;
+  cmp.options = resolve_options(sets, given);
+  label_sets(sets, cmp);
+  collect_rows(sets, cmp);
+  const bool paired = one_ab_run(sets);
+  std::map<std::pair<std::size_t, std::size_t>, int> too_few;  // (n base, n other) -> cases
+  test_cells(cmp, paired, too_few);
+  decide_cells(cmp, paired);
+  explain_kernel_cases(cmp);
+  bool any_value = false, any_without_reps = false;
+  for (const CompareRow& row : cmp.rows)
+    for (const CompareCell& c : row.cells) {
+      any_value = any_value || c.value.has_value();
+      any_without_reps = any_without_reps || (c.value && c.repetitions_total < 2);
+    }
+  if (!any_value) no_metric_error(sets, cmp.options.metric);
+  const std::string& id = cmp.options.metric.id;
+  if (kind_of(id) == MetricKind::kCounter) {
+    cmp.warnings.push_back("counters are counted in one pass of their own per case, so \"" + id +
+                           "\" has no per-repetition values: shown, never tested");
+  } else if (any_without_reps) {
+    cmp.warnings.push_back("some cases have fewer than 2 per-repetition values of \"" + id +
+                           "\" (result sets of schema 1 keep them for median, p99, mean and tps "
+                           "only): no sd%, q-value, interval or verdict for them");
+  }
+  if (cmp.options.noise) noise_warnings(cmp);
+  too_few_warnings(cmp, too_few);
+  marked_warnings(cmp);
+  if (paired)
+    cmp.warnings.push_back(
+        "the sets come from one run --ab run: each case is tested on its "
+        "per-round differences (paired t test and interval)");
+  return cmp;
 }
 
 }  // namespace wb

@@ -1,18 +1,24 @@
 // `wakebench compare`: the same cases in two or more result sets (kernels, machines), normalised to
-// the first set, in the form the seed patch mails use ("1.00  +11.11% [+8.20, +13.90] *  sd%  q").
-// The verdict on a case (analysis/inference.h): a Mann-Whitney U test over per-repetition values,
-// Benjamini-Hochberg q-values across the cases of one comparison (base against one other set), a
-// Hodges-Lehmann confidence interval of the ratio, and, with a noise file or the baseline's stored
-// floor, a noise floor (the machine's A/A change of that case: analysis/noise.h) that a starred
-// change must exceed.
+// the first set, in the form the seed patch mails use ("0.89 +11.11% [+8.20, +13.90] DIFFERENT").
+// Each case and metric gets a verdict against the baseline (analysis/decision.h): DIFFERENT (a
+// Mann-Whitney U test over per-repetition values passes after Benjamini-Hochberg across the cases
+// of one comparison, and the change clears the case's A/A floor: analysis/noise.h), SAME (two
+// one-sided tests: the interval, widened by the floor, lies within +-margin) or UNKNOWN (with the
+// smallest change the comparison detects and the repetitions a side that would decide it).
+// Repetitions that did not sleep (docs/result-set.md#blocked) are left out of every test.
+// Kernel-placed cases also get why they changed (analysis/decompose.h) and their sched domains'
+// wakeup counters.
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "analysis/decision.h"
+#include "analysis/decompose.h"
 #include "analysis/inference.h"
 #include "analysis/mann_whitney.h"
 #include "analysis/noise.h"
@@ -48,6 +54,15 @@ struct CompareOptions {
   std::size_t min_repetitions = 5;
   double confidence = 0.95;         // of the ratio's interval
   std::optional<NoiseFloor> noise;  // compare --noise FILE
+  double power = 0.80;              // of the detectable change and the repetitions needed
+  double margin = 0.05;             // SAME: the change within +-margin (--margin)
+  // The level this comparison spends: alpha for one look; run --until-decided spends
+  // alpha_spent_at(look, looks, alpha) at each look (analysis/decision.h).
+  std::optional<double> level;
+  // The base gains no repetitions (compare; run --until-decided adds to the new set only).
+  bool base_fixed = true;
+  DecisionRules rules() const { return {alpha, power, margin, min_repetitions}; }
+  double look_level() const { return level.value_or(alpha); }
 };
 
 // One case in one set.
@@ -55,7 +70,13 @@ struct CompareCell {
   bool present = false;
   CaseStatus status = CaseStatus::kOk;  // the case's status when present
   std::optional<double> value;          // the metric (ns, transactions/s or events per round trip)
-  std::vector<double> repetitions;
+  std::vector<double> repetitions;      // per repetition, those that did not sleep left out
+  std::size_t marked = 0;               // repetitions left out: they did not sleep
+  std::size_t repetitions_total = 0;
+  std::vector<int> rounds;  // run --ab: the round of each value in `repetitions` (else empty)
+  std::vector<RepetitionTally> classes;  // kernel placement: per kept repetition, by class
+  nlohmann::json schedstat;              // the case's recorded schedstat (null when absent)
+  double schedstat_round_trips = 0;      // the round trips its window covers, warm-up included
   std::optional<double> sd_pct;  // sample sd / mean of the per-repetition values, in percent
   // Against the baseline (never set for the baseline itself).
   std::optional<double> ratio;       // value / baseline value
@@ -64,14 +85,40 @@ struct CompareCell {
   std::optional<double> q_value;          // BH over the tested cases of this set against the base
   std::optional<ShiftInterval> interval;  // Hodges-Lehmann: ratio of repetition values, interval
   std::optional<double> aa_floor_pct;     // the noise file's A/A change of this case and metric
-  // q < alpha, enough repetitions, |change| > the A/A floor (when there is one).
-  bool significant = false;
+  std::optional<Decision> decision;       // the verdict (log scale; the ratio's percent: below)
+  bool paired = false;                    // tested by round (run --ab sets of one run)
+  bool slower() const;                    // a DIFFERENT change for the worse
+};
+
+// A kernel-placed case's change, one other set against the base (README.md#compare-why).
+struct ClassShareVerdict {
+  std::string cls;
+  Decision decision;  // on the per-repetition share (difference scale, margin in share points)
+  std::optional<double> q;
+};
+// The per-domain wakeup counters of /proc/schedstat per round trip (docs/result-set.md#schedstat),
+// summed over the case's CPUs: "domain0 (MC)" x "ttwu_wake_remote" x (base, other).
+struct SchedstatRow {
+  std::string domain, counter;
+  std::optional<double> base, other;
+};
+struct SchedstatTable {
+  std::vector<SchedstatRow> rows;
+  std::string base_off, other_off;  // why a side has no counts ("" when it has them)
+};
+struct WhyChanged {
+  std::size_t row = 0, set = 0;  // the row and the other set
+  std::optional<Decomposition> parts;
+  std::vector<ClassShareVerdict> shares;
+  std::map<std::string, std::pair<double, double>> class_median_ns;  // class -> (base, other)
+  SchedstatTable schedstat;
 };
 
 struct CompareRow {
   std::string key;  // CaseView::key()
   std::string mechanism, mode, placement, pair;
   nlohmann::json params;
+  std::string suffix;  // the knobs off their defaults, as in case names ("/work=2000ns")
   std::vector<CompareCell> cells;  // one per set, baseline first
   bool in_all() const;
 };
@@ -88,13 +135,21 @@ struct Comparison {
   std::vector<CompareSet> sets;
   // Baseline order, then cases missing from the baseline in order of first appearance.
   std::vector<CompareRow> rows;
+  std::vector<WhyChanged> why;  // kernel-placed rows with observed classes on both sides
   std::vector<std::string> warnings;
+  // Per other set (index 1..): how many cases got each verdict.
+  std::map<CompareVerdict, int> counts(std::size_t set) const;
+  int slower(std::size_t set) const;
 };
 
 // Needs at least two sets. Throws std::runtime_error if the metric occurs in no case of any set
 // (naming the metric and, for counters, the events that do occur). Without options.noise, the
 // baseline's stored noise floor (its "noise", from `wakebench run --noise FILE`) applies.
 Comparison compare_result_sets(const std::vector<ResultSet>& sets, const CompareOptions& options);
+
+// Fills cmp.why (analysis/compare_why.cpp): the kernel-placed rows whose base and other cells both
+// have repetitions by observed class.
+void explain_kernel_cases(Comparison& cmp);
 
 std::string format_comparison(const Comparison& cmp, CompareFormat format);
 

@@ -124,7 +124,7 @@ void explain_unknown(const DecisionInput& in, const DecisionRules& rules, double
   if (const std::optional<Count>& c = match_first ? to_match : to_differ) {
     d.needed = c->needed;
     d.needed_base = c->needed_base;
-    d.needed_for = match_first ? Verdict::kSame : Verdict::kDifferent;
+    d.needed_for = match_first ? CompareVerdict::kSame : CompareVerdict::kDifferent;
   }
   const std::size_t n = std::min(in.samples.base.size(), in.samples.other.size());
   if (in.floor >= rules.margin)
@@ -139,13 +139,13 @@ void explain_unknown(const DecisionInput& in, const DecisionRules& rules, double
 
 }  // namespace
 
-std::string_view verdict_id(Verdict v) {
+std::string_view verdict_id(CompareVerdict v) {
   switch (v) {
-    case Verdict::kSame:
+    case CompareVerdict::kSame:
       return "SAME";
-    case Verdict::kDifferent:
+    case CompareVerdict::kDifferent:
       return "DIFFERENT";
-    case Verdict::kUnknown:
+    case CompareVerdict::kUnknown:
       break;
   }
   return "UNKNOWN";
@@ -179,9 +179,9 @@ Decision decide(const DecisionInput& in, const DecisionRules& rules, double leve
   const std::size_t n = std::min(in.samples.base.size(), in.samples.other.size());
   const bool beyond_floor = in.estimate < floor.lo || in.estimate > floor.hi;
   if (n >= rules.min_repetitions && in.q && *in.q < level && beyond_floor) {
-    d.verdict = Verdict::kDifferent;
+    d.verdict = CompareVerdict::kDifferent;
   } else if (d.equiv_lo >= margin.lo && d.equiv_hi <= margin.hi) {
-    d.verdict = Verdict::kSame;
+    d.verdict = CompareVerdict::kSame;
   } else {
     explain_unknown(in, rules, level, margin, floor, d);
   }

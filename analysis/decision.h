@@ -25,8 +25,8 @@
 
 namespace wb {
 
-enum class Verdict { kSame, kDifferent, kUnknown };
-std::string_view verdict_id(Verdict v);  // "SAME" | "DIFFERENT" | "UNKNOWN"
+enum class CompareVerdict { kSame, kDifferent, kUnknown };
+std::string_view verdict_id(CompareVerdict v);  // "SAME" | "DIFFERENT" | "UNKNOWN"
 
 struct DecisionRules {
   double alpha = 0.05;   // level of the difference test (after BH) and of each one-sided test
@@ -56,15 +56,15 @@ EffectTest test_effect(const EffectSamples& s, double confidence);
 double effect_spread(const EffectSamples& s);
 
 struct Decision {
-  Verdict verdict = Verdict::kUnknown;
+  CompareVerdict verdict = CompareVerdict::kUnknown;
   std::string why;  // UNKNOWN: the reason in words
   // The equivalence interval: the (1 - 2 level) interval widened by the floor (effect scale).
   double equiv_lo = 0, equiv_hi = 0;
-  double spread = 0;                       // effect_spread()
-  std::optional<double> detectable;        // smallest |effect| detected at level and power
-  std::optional<std::size_t> needed;       // repetitions a side (equal sides) that decide it
-  std::optional<Verdict> needed_for;       // the verdict that count aims at
-  std::optional<std::size_t> needed_base;  // the fixed baseline's count is the limit: this many
+  double spread = 0;                         // effect_spread()
+  std::optional<double> detectable;          // smallest |effect| detected at level and power
+  std::optional<std::size_t> needed;         // repetitions a side (equal sides) that decide it
+  std::optional<CompareVerdict> needed_for;  // the verdict that count aims at
+  std::optional<std::size_t> needed_base;    // the fixed baseline's count is the limit: this many
 };
 
 struct DecisionInput {

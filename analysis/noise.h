@@ -1,9 +1,9 @@
 // The machine's A/A noise: how much a case's metrics change between runs of the same binary on the
 // same idle machine. `wakebench noise A.json B.json [C.json...]` measures it from two or more such
-// runs and writes a noise file; `wakebench compare --noise FILE` never stars a change smaller than
-// the case's floor there. `wakebench run --noise FILE` stores the floor in the result set, and
-// compare uses the baseline set's stored floor when no --noise is given. The floor of a case and
-// metric is the largest change between any two of the A/A sets (more sets: a surer floor).
+// runs and writes a noise file; `wakebench compare --noise FILE` never calls DIFFERENT a change
+// smaller than the case's floor there. `wakebench run --noise FILE` stores the floor in the result
+// set, and compare uses the baseline set's stored floor when no --noise is given. The floor of a
+// case and metric is the largest change between any two of the A/A sets (more sets: a surer floor).
 #pragma once
 
 #include <map>

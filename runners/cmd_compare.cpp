@@ -22,19 +22,37 @@ std::vector<ResultSet> load_sets(const std::vector<std::string>& files) {
   return sets;
 }
 
+// --fail-on: whether some case of some other set has that verdict.
+bool fails_on(const Comparison& cmp, const std::string& what) {
+  for (const CompareRow& r : cmp.rows)
+    for (std::size_t s = 1; s < r.cells.size(); ++s) {
+      const CompareCell& c = r.cells[s];
+      if (!c.decision) continue;
+      const CompareVerdict v = c.decision->verdict;
+      if ((what == "slower" && c.slower()) ||
+          (what == "different" && v == CompareVerdict::kDifferent) ||
+          (what == "unknown" && v == CompareVerdict::kUnknown) ||
+          (what == "not-same" && v != CompareVerdict::kSame))
+        return true;
+    }
+  return false;
+}
+
 void add_compare_command(CLI::App& app) {
   struct Args {
     std::vector<std::string> files;
     std::string metric = "median";
     std::string format = "text";
     std::string noise;
+    double margin = 0.05;
+    std::string fail_on;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand(
       "compare",
-      "Compare result sets case by case: the first is the baseline (1.00); each other set shows "
-      "ratio, change (+ = better) with its confidence interval, sd% and a Benjamini-Hochberg "
-      "q-value over repetitions; * = significant and above the noise floor");
+      "Compare result sets case by case: the first is the baseline; each other set shows ratio, "
+      "change (+ = better) with its confidence interval, a verdict (DIFFERENT, SAME or UNKNOWN, "
+      "with what would decide it), sd% and a Benjamini-Hochberg q-value over repetitions");
   cmd->add_option("files", args->files, "BASE.json NEW.json [MORE.json...]")
       ->required()
       ->expected(2, -1);
@@ -48,10 +66,21 @@ void add_compare_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--noise", args->noise,
                   "A/A noise floor of this machine (wakebench noise A.json B.json --out FILE): a "
-                  "change smaller than the case's is never starred");
+                  "change smaller than the case's is never DIFFERENT, and it widens the interval "
+                  "SAME needs");
+  cmd->add_option("--margin", args->margin,
+                  "SAME: the change's interval, widened by the A/A floor, lies within +-this "
+                  "fraction (0.05 = 5%)")
+      ->check(CLI::Range(0.001, 0.5))
+      ->capture_default_str();
+  cmd->add_option("--fail-on", args->fail_on,
+                  "exit 1 when a case is: slower (DIFFERENT and worse), different (DIFFERENT), "
+                  "unknown (UNKNOWN) or not-same (anything but SAME)")
+      ->check(CLI::IsMember({"slower", "different", "unknown", "not-same"}));
   cmd->callback([args] {
     CompareOptions options;
     options.metric = parse_metric(args->metric);
+    options.margin = args->margin;
     if (!args->noise.empty()) options.noise = load_noise(args->noise);
     const CompareFormat format = parse_compare_format(args->format);
     const Comparison cmp = compare_result_sets(load_sets(args->files), options);
@@ -61,6 +90,7 @@ void add_compare_command(CLI::App& app) {
       for (const std::string& w : cmp.warnings)
         std::fprintf(stderr, "wakebench: note: %s\n", w.c_str());
     }
+    if (!args->fail_on.empty() && fails_on(cmp, args->fail_on)) throw ExitCode{1};
   });
 }
 
@@ -71,7 +101,7 @@ void add_noise_command(CLI::App& app) {
       "noise",
       "Measure this machine's A/A noise from two or more runs of the same suite (same binary, same "
       "machine): per case and metric, the largest change between any two; compare --noise FILE "
-      "never stars a smaller change");
+      "never calls a smaller change DIFFERENT");
   cmd->add_option("files", *files, "A.json B.json [C.json...]")->required()->expected(2, -1);
   cmd->add_option("--out", *out, "the noise file to write")->required();
   cmd->callback([files, out] {

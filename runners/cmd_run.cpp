@@ -17,6 +17,8 @@
 
 #include "analysis/noise.h"
 #include "analysis/predict_results.h"
+#include "analysis/resultset_io.h"
+#include "analysis/sequential.h"
 #include "benchmarks/registry.h"
 #include "common/config.h"
 #include "common/cpu_sysfs.h"
@@ -58,6 +60,9 @@ struct RunArgs {
   std::string noise;                   // --noise: an A/A noise file the result set keeps
   std::vector<std::string> ab;         // --ab SPEC...: settings to switch (common/settings.h)
   std::string ab_root;                 // --ab-root: the root of the --ab files (tests)
+  std::string until_decided;           // --until-decided BASE.json
+  std::size_t looks = 10;              // --looks: the most looks --until-decided takes
+  double budget_s = 300;               // --budget: seconds --until-decided may measure
   std::vector<std::string> extras;     // anything else: refused with a reason
 };
 
@@ -416,7 +421,8 @@ bool execute(std::vector<SetRun>& sets, const std::vector<AbStep>& steps, const 
   };
   for (size_t k = 0; k < sets.size(); ++k)
     for (size_t i = 0; i < sets[k].cases.size(); ++i)
-      if (CaseRecord& rec = sets[k].cases[i].record; !rec.spec.skip_reason.empty()) {
+      if (CaseRecord& rec = sets[k].cases[i].record;
+          !rec.spec.skip_reason.empty() && rec.status == CaseStatus::kOk) {
         rec.status = CaseStatus::kSkipped;
         rec.reason = rec.spec.skip_reason;
         done(k, i);
@@ -460,6 +466,7 @@ struct RunContext {
   bool interrupted = false;
   const AbPlan* ab = nullptr;  // null without --ab
   std::string ab_id;
+  nlohmann::json until_decided;  // --until-decided: the looks and each case's verdict
 };
 
 nlohmann::ordered_json cases_json(const RunContext& ctx, const SetRun& set) {
@@ -495,6 +502,7 @@ std::pair<nlohmann::ordered_json, std::string> result_set(const RunContext& ctx,
   rs["benchmarks"] = set.gb.json();
   rs["run"] = {{"order", "interleaved"}, {"order_seed", ctx.seed}};
   if (ctx.ab) rs["ab"] = ab_set_json(*ctx.ab, k, ctx.ab_id, ctx.seed);
+  if (!ctx.until_decided.is_null()) rs["until_decided"] = ctx.until_decided;
   rs["environment"] = ctx.env;
   auto topo_summary = topology_json(*ctx.topo, choose_pairs(*ctx.topo, ctx.pairs_per_class));
   topo_summary["xml"] = ctx.topo->xml();
@@ -549,6 +557,88 @@ void write_and_print(const RunContext& ctx, const std::vector<SetRun>& sets,
   }
 }
 
+// --until-decided: the baseline and the sequential procedure (analysis/sequential.h).
+struct UntilDecided {
+  ResultSet base;
+  SequentialRun seq;
+  double budget_s;
+};
+
+// The cases (indices into set.cases) whose keys are in `keys`.
+std::vector<size_t> cases_of(const SetRun& set, const ResultSet& partial,
+                             const std::vector<std::string>& keys) {
+  std::vector<size_t> out;
+  for (const CaseView& v : partial.views) {
+    if (std::find(keys.begin(), keys.end(), v.key()) == keys.end()) continue;
+    for (size_t i = 0; i < set.cases.size(); ++i)
+      if (set.cases[i].record.spec.name == v.name) out.push_back(i);
+  }
+  return out;
+}
+
+// One look: this run so far against the baseline at the look's level. Returns the cases that go
+// on and prints where the run stands.
+std::vector<size_t> take_look(UntilDecided& ud, const RunContext& ctx, const SetRun& set,
+                              size_t look, double elapsed_s) {
+  const ResultSet partial =
+      parse_result_set(nlohmann::ordered_json(result_set(ctx, set, 0).first).dump(), "this run");
+  CompareOptions options;
+  options.level = ud.seq.level(look);
+  const Comparison cmp = compare_result_sets({ud.base, partial}, options);
+  const std::vector<size_t> go_on = cases_of(set, partial, ud.seq.look(cmp, look));
+  const auto n = ud.seq.counts();
+  std::fprintf(stderr,
+               "wakebench: look %zu of %zu (level %.4f): %d DIFFERENT, %d SAME, %d UNKNOWN; %zu "
+               "case(s) go on; %s of %s spent\n",
+               look, ud.seq.looks(), *options.level, n.at(CompareVerdict::kDifferent),
+               n.at(CompareVerdict::kSame), n.at(CompareVerdict::kUnknown), go_on.size(),
+               fmt_duration(elapsed_s).c_str(), fmt_duration(ud.budget_s).c_str());
+  return go_on;
+}
+
+// Batches of interleaved rounds of the cases still UNKNOWN, each batch the config's repetitions,
+// until every case is decided, the looks or the budget are spent, or the run is interrupted
+// (returned). The verdicts go into ctx.until_decided.
+bool execute_until_decided(UntilDecided& ud, RunContext& ctx, std::vector<SetRun>& sets,
+                           const RunOptions& opts, const CaseTracer& tracer) {
+  const auto start = std::chrono::steady_clock::now();
+  SetRun& set = sets[0];
+  std::vector<int> batch;
+  std::vector<size_t> active;
+  for (size_t i = 0; i < set.cases.size(); ++i) {
+    const CaseSpec& spec = set.cases[i].record.spec;
+    batch.push_back(spec.skip_reason.empty() ? spec.repetitions : 0);
+    if (spec.skip_reason.empty()) active.push_back(i);
+  }
+  bool interrupted = false;
+  size_t look = 0;
+  double elapsed = 0;
+  while (!active.empty() && look < ud.seq.looks() && elapsed < ud.budget_s && !interrupted) {
+    std::vector<int> reps(set.cases.size(), 0);
+    for (size_t i : active) {
+      reps[i] = batch[i];
+      CaseSpec& spec = set.cases[i].record.spec;
+      if (look > 0) spec.repetitions += batch[i];
+    }
+    interrupted = execute(sets, ab_schedule(reps, 1, ctx.seed + look), opts, tracer, nullptr);
+    elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!interrupted) active = take_look(ud, ctx, set, ++look, elapsed);
+  }
+  const auto n = ud.seq.counts();
+  ctx.until_decided = {{"base", ud.base.path},
+                       {"looks", look},
+                       {"max_looks", ud.seq.looks()},
+                       {"budget_s", ud.budget_s},
+                       {"elapsed_s", elapsed},
+                       {"alpha", 0.05},
+                       {"counts",
+                        {{"DIFFERENT", n.at(CompareVerdict::kDifferent)},
+                         {"SAME", n.at(CompareVerdict::kSame)},
+                         {"UNKNOWN", n.at(CompareVerdict::kUnknown)}}},
+                       {"cases", ud.seq.json()}};
+  return interrupted;
+}
+
 void install_signal_handlers() {
   struct sigaction sa {};
   sa.sa_handler = on_signal;  // no SA_RESTART: the supervisor's poll returns EINTR
@@ -578,6 +668,13 @@ void run_command(const RunArgs& args) {
   refuse_extras(args.extras);
   if (!args.ab_root.empty() && args.ab.empty())
     throw std::invalid_argument("--ab-root: only with --ab");
+  if (!args.until_decided.empty() && !args.ab.empty())
+    throw std::invalid_argument(
+        "--until-decided: not with --ab (an A/B run compares its own sets)");
+  std::optional<UntilDecided> until;
+  if (!args.until_decided.empty())
+    until.emplace(UntilDecided{load_result_set(args.until_decided),
+                               SequentialRun(args.looks, CompareOptions{}.alpha), args.budget_s});
   const AbPlan ab = parse_ab_plan(args.ab);
   RunContext ctx;
   ctx.config_path = args.config.empty() ? default_config_path() : args.config;
@@ -622,17 +719,20 @@ void run_command(const RunArgs& args) {
     std::fprintf(stderr, "warning: %s\n", w.c_str());
 
   // Execute.
-  std::vector<SetRun> sets(static_cast<size_t>(std::max(ab.settings, 1)), SetRun{cases, {}});
-  ctx.interrupted =
-      execute(sets, ab_schedule(repetitions, ab.settings, ctx.seed), opts, tracer, guard.get());
-  guard.reset();
-
-  // Write and print.
   ctx.config = &config;
   ctx.topo = &topo;
   ctx.pairs_per_class = args.pairs_per_class;
   ctx.noise_path = args.noise;
   ctx.traced = trace_session != nullptr;
+  std::vector<SetRun> sets(static_cast<size_t>(std::max(ab.settings, 1)), SetRun{cases, {}});
+  if (until)
+    ctx.interrupted = execute_until_decided(*until, ctx, sets, opts, tracer);
+  else
+    ctx.interrupted =
+        execute(sets, ab_schedule(repetitions, ab.settings, ctx.seed), opts, tracer, guard.get());
+  guard.reset();
+
+  // Write and print.
   if (!ab.specs.empty()) {
     ctx.ab = &ab;
     ctx.ab_id = utc + "-" + std::to_string(getpid());
@@ -699,13 +799,25 @@ void add_run_command(CLI::App& app) {
   sub->add_option("--noise", args->noise,
                   "this machine's A/A noise floor (wakebench noise A.json B.json --out FILE), kept "
                   "in the result set as \"noise\": compare, with this set as its baseline, never "
-                  "stars a change smaller than a case's floor there");
+                  "calls a change smaller than a case's floor there DIFFERENT");
   sub->add_option("--ab", args->ab,
                   "SPEC: switch a kernel setting inside the run, one result set per setting "
                   "(feature:NAME=on,off, sysctl:kernel.sched_x=V1,V2, debugfs:sched/FILE=V1,V2; "
                   "repeat to zip several; README.md#ab-runs)")
       ->take_all()
       ->allow_extra_args(false);
+  sub->add_option("--until-decided", args->until_decided,
+                  "BASE.json: add batches of interleaved rounds (each the config's repetitions) "
+                  "of the cases still UNKNOWN against this baseline until each is SAME or "
+                  "DIFFERENT, --looks or --budget are spent; the verdicts spend alpha over the "
+                  "looks (README.md#until-decided)");
+  sub->add_option("--looks", args->looks, "--until-decided: the most looks (default 10)")
+      ->check(CLI::Range(1, 100));
+  sub->add_option("--budget", args->budget_s,
+                  "--until-decided: seconds of measuring after which no new batch starts "
+                  "(default 300)")
+      ->check(finite_number)
+      ->check(CLI::Range(1.0, 1e6));
   // Hidden (no group): the root of --ab's files, a fake tree in tests (README.md#ab-runs).
   sub->add_option("--ab-root", args->ab_root, "")->group("");
   sub->allow_extras();

@@ -203,7 +203,7 @@ TEST(Compare, MatchesCasesAndComputesRatioSignAndSignificance) {
   EXPECT_GT(*c.change_pct, 0);
   EXPECT_TRUE(c.test->exact);
   EXPECT_NEAR(c.test->p_value, 2.0 / 252.0, 1e-12);
-  EXPECT_TRUE(c.significant);
+  EXPECT_TRUE(c.decision->verdict == CompareVerdict::kDifferent);
   EXPECT_FALSE(llc.cells[0].ratio.has_value());  // the baseline is 1.00 by definition
   // Hodges-Lehmann over the 25 ratios of repetition medians: the 13th, and the 3rd smallest and
   // largest for 5 vs 5 (96.8 %): 2445/3710, 2445/3750 = 0.652, 2450/3690 = 0.66396.
@@ -222,19 +222,19 @@ TEST(Compare, MatchesCasesAndComputesRatioSignAndSignificance) {
   ASSERT_TRUE(same.test);
   EXPECT_FALSE(same.test->exact);
   EXPECT_NEAR(same.test->p_value, 0.753298, 1e-6);
-  EXPECT_FALSE(same.significant);
+  EXPECT_FALSE(same.decision->verdict == CompareVerdict::kDifferent);
 
   // threads/llc: ties at 3000 and 3010; U = 21.5, sigma^2 = 22.2222, p = 0.071369 > 0.05.
   const CompareCell& threads = row_of(cmp, "pipe", "threads", "llc").cells[1];
   ASSERT_TRUE(threads.test);
   EXPECT_NEAR(threads.test->p_value, 0.071369, 1e-6);
-  EXPECT_FALSE(threads.significant);
+  EXPECT_FALSE(threads.decision->verdict == CompareVerdict::kDifferent);
 
-  // 3 vs 3 repetitions: p is shown, never significant, and a note says why.
+  // 3 vs 3 repetitions: p is shown, never DIFFERENT, and a note says why.
   const CompareCell& few = row_of(cmp, "eventfd", "threads", "llc").cells[1];
   ASSERT_TRUE(few.test);
   EXPECT_NEAR(few.test->p_value, 0.1, 1e-12);
-  EXPECT_FALSE(few.significant);
+  EXPECT_FALSE(few.decision->verdict == CompareVerdict::kDifferent);
   bool warned = false;
   for (const std::string& w : cmp.warnings) warned |= w.find("3 vs 3") != std::string::npos;
   EXPECT_TRUE(warned);
@@ -266,10 +266,11 @@ TEST(Compare, NoiseFloorFromAaSetsBoundsWhatIsStarred) {
   Comparison cmp = compare_result_sets(sets, o);
   const CompareCell& above = row_of(cmp, "pipe", "processes", "llc").cells[1];
   EXPECT_NEAR(*above.aa_floor_pct, 34.2, 1e-12);
-  EXPECT_FALSE(above.significant);
+  EXPECT_FALSE(above.decision->verdict == CompareVerdict::kDifferent);
   o.noise->floor_pct[key]["median"] = 34.0;  // just below
   cmp = compare_result_sets(sets, o);
-  EXPECT_TRUE(row_of(cmp, "pipe", "processes", "llc").cells[1].significant);
+  EXPECT_TRUE(row_of(cmp, "pipe", "processes", "llc").cells[1].decision->verdict ==
+              CompareVerdict::kDifferent);
 
   // The noise file round-trips; a file that is not one is refused in one line.
   const std::string path = ::testing::TempDir() + "/aa-noise.json";
@@ -297,8 +298,9 @@ TEST(Compare, TheBaselinesStoredNoiseFloorApplies) {
   std::vector<ResultSet> sets = {load_result_set(fixture("base.json")),
                                  load_result_set(fixture("new.json"))};
   const std::string key = row_of(compare_result_sets(sets, {}), "pipe", "processes", "llc").key;
-  ASSERT_TRUE(
-      row_of(compare_result_sets(sets, {}), "pipe", "processes", "llc").cells[1].significant);
+  ASSERT_TRUE(row_of(compare_result_sets(sets, {}), "pipe", "processes", "llc")
+                  .cells[1]
+                  .decision->verdict == CompareVerdict::kDifferent);
   NoiseFloor stored = measure_noise(sets);
   stored.floor_pct[key]["median"] = 34.2;  // above the +34.10 % change
   sets[0].doc["noise"] = noise_json(stored);
@@ -306,13 +308,13 @@ TEST(Compare, TheBaselinesStoredNoiseFloorApplies) {
       row_of(compare_result_sets(sets, {}), "pipe", "processes", "llc").cells[1];
   ASSERT_TRUE(held.aa_floor_pct.has_value());
   EXPECT_NEAR(*held.aa_floor_pct, 34.2, 1e-12);
-  EXPECT_FALSE(held.significant);
+  EXPECT_FALSE(held.decision->verdict == CompareVerdict::kDifferent);
   CompareOptions explicit_floor;
   explicit_floor.noise = stored;
   explicit_floor.noise->floor_pct[key]["median"] = 1.0;
   EXPECT_TRUE(row_of(compare_result_sets(sets, explicit_floor), "pipe", "processes", "llc")
                   .cells[1]
-                  .significant);
+                  .decision->verdict == CompareVerdict::kDifferent);
   // A stored floor that is not one is refused in one line naming the set.
   sets[0].doc["noise"] = {{"schema", "other"}};
   try {
@@ -365,7 +367,7 @@ TEST(Compare, ASeparatedChangeBelowTheSetsSdIsStarred) {
   ASSERT_TRUE(base.sd_pct && c.change_pct && c.q_value);
   EXPECT_GT(*base.sd_pct, std::fabs(*c.change_pct));
   EXPECT_LT(*c.q_value, 0.05);
-  EXPECT_TRUE(c.significant);
+  EXPECT_TRUE(c.decision->verdict == CompareVerdict::kDifferent);
 }
 
 TEST(Compare, ListsOneSidedCases) {
@@ -453,9 +455,9 @@ TEST(CompareFormat, TextIsAlignedTableNormalisedToBaseline) {
     const std::string& l = lines[i];
     if (l.rfind("processes/llc ", 0) != 0) continue;
     saw_llc = true;
-    // Columns line up under their headers; the ratio, the change and its interval, the star.
-    EXPECT_EQ(l.substr(new_col, 31), "0.66 +34.10% [+33.60, +34.80] *");
-    EXPECT_NE(l.find(" 1.00 "), std::string::npos);
+    // Columns line up under their headers; the ratio, the change and its interval, the verdict.
+    EXPECT_EQ(l.substr(new_col, 29), "0.66 +34.10% [+33.60, +34.80]");
+    EXPECT_EQ(l.substr(h.find("verdict"), 9), "DIFFERENT");
   }
   EXPECT_TRUE(saw_llc);
   // Long lines wrap at spaces: compare with runs of white space collapsed.
@@ -478,12 +480,14 @@ TEST(CompareFormat, MarkdownCsvJsonStructure) {
   for (const std::string& l : lines_of(md)) {
     if (l.rfind("| processes/llc |", 0) == 0) {
       ++table_rows;
-      // case, load, abs, 1.00, sd%, then (ratio, sd%, p) for each of the two other sets.
+      // case, abs, sd%, then (ratio, verdict, sd%, q) for each of the two other sets (no knobs
+      // column: the knobs do not vary).
       EXPECT_EQ(std::count(l.begin(), l.end(), '|'), 12) << l;
     }
   }
   EXPECT_EQ(table_rows, 2u);  // pipe and binder-like
-  EXPECT_NE(md.find("**0.66 +34.10% [+33.60, +34.80]**"), std::string::npos);
+  EXPECT_NE(md.find("| 0.66 +34.10% [+33.60, +34.80] | DIFFERENT |"), std::string::npos);
+  EXPECT_NE(md.find("- **new vs base: "), std::string::npos);
 
   const std::vector<std::string> csv = lines_of(format_comparison(cmp, CompareFormat::kCsv));
   ASSERT_FALSE(csv.empty());
@@ -526,7 +530,7 @@ TEST(CompareCli, EndToEnd) {
   const nlohmann::json j = nlohmann::json::parse(out);
   EXPECT_EQ(j["noise"], noise);
   for (const auto& r : j["rows"])
-    for (const auto& c : r["cells"]) EXPECT_FALSE(c["significant"].get<bool>()) << r["key"];
+    for (const auto& c : r["cells"]) EXPECT_NE(c["verdict"], "DIFFERENT") << r["key"];
   std::remove(noise.c_str());
   // Bad result sets: tests/bad_input_test.cpp.
 }

@@ -28,29 +28,29 @@ Decision decide_alone(const EffectSamples& s, const DecisionRules& rules = {}, d
 TEST(Decision, AClearShiftIsDifferentAndTheSameDataWithoutItIsNot) {
   std::mt19937_64 rng(1);
   EffectSamples s{log_values(rng, 15, 100, 0.05), log_values(rng, 15, 130, 0.05)};
-  EXPECT_EQ(decide_alone(s).verdict, Verdict::kDifferent);
+  EXPECT_EQ(decide_alone(s).verdict, CompareVerdict::kDifferent);
   // Contradicting input: the same draws without the shift.
   for (double& x : s.other) x -= std::log(1.3);
-  EXPECT_NE(decide_alone(s).verdict, Verdict::kDifferent);
+  EXPECT_NE(decide_alone(s).verdict, CompareVerdict::kDifferent);
   // A floor above the shift keeps a clear shift from being DIFFERENT.
   for (double& x : s.other) x += std::log(1.3);
-  EXPECT_NE(decide_alone(s, {}, 0.5).verdict, Verdict::kDifferent);
+  EXPECT_NE(decide_alone(s, {}, 0.5).verdict, CompareVerdict::kDifferent);
 }
 
 TEST(Decision, EquivalenceIsSameOnlyWithinTheMargin) {
   std::mt19937_64 rng(2);
   const EffectSamples s{log_values(rng, 30, 100, 0.02), log_values(rng, 30, 100, 0.02)};
   const Decision same = decide_alone(s);
-  EXPECT_EQ(same.verdict, Verdict::kSame);
+  EXPECT_EQ(same.verdict, CompareVerdict::kSame);
   EXPECT_GE(same.equiv_lo, std::log(0.95));
   EXPECT_LE(same.equiv_hi, std::log(1.05));
   DecisionRules narrow;
   narrow.margin = 0.002;
-  EXPECT_EQ(decide_alone(s, narrow).verdict, Verdict::kUnknown);
+  EXPECT_EQ(decide_alone(s, narrow).verdict, CompareVerdict::kUnknown);
   // Widened by a floor of 4 %, the interval no longer fits a 5 % margin; a floor of 6 % cannot.
-  EXPECT_EQ(decide_alone(s, {}, 0.04).verdict, Verdict::kUnknown);
+  EXPECT_EQ(decide_alone(s, {}, 0.04).verdict, CompareVerdict::kUnknown);
   const Decision floored = decide_alone(s, {}, 0.06);
-  EXPECT_EQ(floored.verdict, Verdict::kUnknown);
+  EXPECT_EQ(floored.verdict, CompareVerdict::kUnknown);
   EXPECT_NE(floored.why.find("floor exceeds the margin"), std::string::npos) << floored.why;
 }
 
@@ -58,7 +58,7 @@ TEST(Decision, AnUndecidablePairSaysWhatWouldDecideIt) {
   std::mt19937_64 rng(3);
   const EffectSamples s{log_values(rng, 5, 100, 0.15), log_values(rng, 5, 105, 0.15)};
   const Decision d = decide_alone(s);
-  ASSERT_EQ(d.verdict, Verdict::kUnknown);
+  ASSERT_EQ(d.verdict, CompareVerdict::kUnknown);
   ASSERT_TRUE(d.detectable && d.needed && d.needed_for);
   EXPECT_GT(*d.detectable, std::log(1.10));  // 5 repetitions at 15 % sd cannot see 10 %
   EXPECT_GT(*d.needed, 5u);
@@ -75,7 +75,7 @@ TEST(Decision, AFixedBaselineThatLimitsSaysHowManyItNeeds) {
   const EffectTest t = test_effect(s, 0.9);
   DecisionInput in{s, t.p, t.estimate};
   const Decision fixed = decide(in, {}, 0.05);
-  ASSERT_EQ(fixed.verdict, Verdict::kUnknown);
+  ASSERT_EQ(fixed.verdict, CompareVerdict::kUnknown);
   ASSERT_TRUE(fixed.needed_base);
   EXPECT_GT(*fixed.needed_base, 3u);
   in.base_fixed = false;
@@ -84,7 +84,7 @@ TEST(Decision, AFixedBaselineThatLimitsSaysHowManyItNeeds) {
 
 TEST(Decision, FewRepetitionsAreNeverDifferent) {
   const EffectSamples s{{0.0, 0.01, 0.02}, {1.0, 1.01, 1.02}};
-  EXPECT_EQ(decide_alone(s).verdict, Verdict::kUnknown);
+  EXPECT_EQ(decide_alone(s).verdict, CompareVerdict::kUnknown);
 }
 
 TEST(Decision, PairingByRoundRemovesTheRoundsNoise) {
@@ -96,9 +96,10 @@ TEST(Decision, PairingByRoundRemovesTheRoundsNoise) {
     s.base.push_back(f + within(rng));
     s.other.push_back(f + std::log(1.04) + within(rng));
   }
-  EXPECT_NE(decide_alone(s).verdict, Verdict::kDifferent);  // unpaired: lost in the rounds' 20 %
+  EXPECT_NE(decide_alone(s).verdict,
+            CompareVerdict::kDifferent);  // unpaired: lost in the rounds' 20 %
   s.paired = true;
-  EXPECT_EQ(decide_alone(s).verdict, Verdict::kDifferent);
+  EXPECT_EQ(decide_alone(s).verdict, CompareVerdict::kDifferent);
   EffectSamples unequal = s;
   unequal.other.pop_back();
   EXPECT_THROW(test_effect(unequal, 0.9), std::invalid_argument);
@@ -141,7 +142,7 @@ double false_difference_rate(bool spend) {
         const EffectTest t = test_effect(s[c], 0.9);
         DecisionInput in{s[c], q[c], t.estimate};
         in.base_fixed = false;
-        any = any || decide(in, {}, level).verdict == Verdict::kDifferent;
+        any = any || decide(in, {}, level).verdict == CompareVerdict::kDifferent;
       }
     }
     wrong += any;

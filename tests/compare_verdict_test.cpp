@@ -1,0 +1,286 @@
+// compare's verdicts on constructed result sets (schema 3): repetitions that did not sleep are left
+// out, sets of one --ab run pair by round, a kernel case's change is split into placement and cost
+// with its schedstat counters, and the command's --fail-on and run --until-decided exit and record
+// what they say.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "analysis/compare.h"
+#include "analysis/resultset_io.h"
+#include "common/histogram.h"
+
+namespace wb {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+// One repetition: its median (every statistic the same), marked or not, and for a kernel case its
+// round trips by class: {class, round trips, RTT}.
+struct Rep {
+  double median;
+  bool marked = false;
+  std::vector<std::tuple<std::string, int64_t, int64_t>> classes;
+};
+
+json repetition(const Rep& r) {
+  json j = {{"median", r.median},
+            {"mean", r.median},
+            {"marked", r.marked},
+            {"blocked", {{"waker", r.marked ? 0.01 : 1.0}, {"wakee", r.marked ? 0.01 : 1.0}}},
+            {"preempted", {{"waker", 0.0}, {"wakee", 0.0}}}};
+  if (r.classes.empty()) return j;
+  j["classes"] = json::object();
+  for (const auto& [cls, n, ns] : r.classes) {
+    Histogram h;
+    h.add(ns, n);
+    j["classes"][cls] = {
+        {"round_trips", n}, {"mean_ns", ns}, {"median_ns", ns}, {"hist", h.to_json()}};
+  }
+  return j;
+}
+
+json case_doc(const std::string& placement, const std::vector<Rep>& reps) {
+  json c = {{"name", "pipe/threads/" + placement},
+            {"mechanism", "pipe"},
+            {"mode", "threads"},
+            {"placement", placement},
+            {"params", {{"payload", 1}}},
+            {"status", "ok"},
+            {"round_trips", 1000},
+            {"warmup", 0},
+            {"rtt_ns", {{"median", reps.front().median}}},
+            {"repetitions", json::array()}};
+  int marked = 0;
+  for (const Rep& r : reps) {
+    c["repetitions"].push_back(repetition(r));
+    marked += r.marked;
+  }
+  c["marked_repetitions"] = marked;
+  return c;
+}
+
+ResultSet set_of(const std::vector<json>& cases, const std::string& path, json extra = {}) {
+  json doc = {{"schema", "wakebench-results"}, {"schema_version", 3}, {"cases", cases}};
+  for (auto& [k, v] : extra.items()) doc[k] = v;
+  return parse_result_set(doc.dump(), path);
+}
+
+std::vector<Rep> around(std::mt19937_64& rng, int n, double center, double sd) {
+  std::normal_distribution<double> noise(1.0, sd);
+  std::vector<Rep> reps;
+  for (int i = 0; i < n; ++i) reps.push_back({center * noise(rng)});
+  return reps;
+}
+
+TEST(CompareVerdict, ARepetitionThatDidNotSleepIsLeftOutAndCounted) {
+  std::mt19937_64 rng(1);
+  std::vector<Rep> a = around(rng, 12, 30000, 0.03), b = around(rng, 12, 30000, 0.03);
+  // Four repetitions of B timed syscalls, not wakeups: 500 ns. Unmarked, they drag B's values down
+  // and the verdict is not SAME; marked, they are left out and the pair is SAME.
+  for (int i : {1, 4, 7, 10}) b[i] = {500, false};
+  const auto verdict = [&] {
+    const Comparison cmp = compare_result_sets(
+        {set_of({case_doc("llc", a)}, "a.json"), set_of({case_doc("llc", b)}, "b.json")}, {});
+    return cmp;
+  };
+  const Comparison unmarked = verdict();
+  ASSERT_TRUE(unmarked.rows[0].cells[1].decision);
+  EXPECT_NE(unmarked.rows[0].cells[1].decision->verdict, CompareVerdict::kSame);
+  EXPECT_EQ(unmarked.rows[0].cells[1].repetitions.size(), 12u);
+  for (int i : {1, 4, 7, 10}) b[i].marked = true;
+  const Comparison marked = verdict();
+  const CompareCell& c = marked.rows[0].cells[1];
+  EXPECT_EQ(c.repetitions.size(), 8u);
+  EXPECT_EQ(c.marked, 4u);
+  ASSERT_TRUE(c.decision);
+  EXPECT_EQ(c.decision->verdict, CompareVerdict::kSame);
+  std::string notes;
+  for (const std::string& w : marked.warnings) notes += w + "\n";
+  EXPECT_NE(notes.find("b: 4 of 12 repetitions in 1 case(s) did not sleep"), std::string::npos)
+      << notes;
+  EXPECT_NE(notes.find("0 of 12 in a, 4 of 12 in b"), std::string::npos) << notes;
+}
+
+TEST(CompareVerdict, SetsOfOneAbRunPairByRound) {
+  // Rounds that differ by 30 % between them and a 4 % change within each round: paired, the
+  // change is DIFFERENT; the same values as two independent runs are not.
+  std::mt19937_64 rng(2);
+  std::normal_distribution<double> round(1.0, 0.3), within(1.0, 0.005);
+  std::vector<Rep> a, b;
+  for (int r = 0; r < 12; ++r) {
+    const double f = 30000 * std::max(0.3, round(rng));
+    a.push_back({f * within(rng)});
+    b.push_back({f * 1.04 * within(rng)});
+  }
+  const auto with_rounds = [](json c) {
+    for (std::size_t r = 0; r < c["repetitions"].size(); ++r)
+      c["repetitions"][r]["ab"] = {{"round", r}, {"read_back", {{"sysctl:kernel.x", "1"}}}};
+    return c;
+  };
+  const auto ab = [](int k) {
+    return json{{"ab",
+                 {{"id", "run1"},
+                  {"setting", k},
+                  {"settings", 2},
+                  {"label", "x"},
+                  {"values", {{"sysctl:kernel.x", std::to_string(k)}}},
+                  {"order_seed", 7}}}};
+  };
+  const Comparison paired =
+      compare_result_sets({set_of({with_rounds(case_doc("llc", a))}, "a.json", ab(0)),
+                           set_of({with_rounds(case_doc("llc", b))}, "b.json", ab(1))},
+                          {});
+  const CompareCell& p = paired.rows[0].cells[1];
+  EXPECT_TRUE(p.paired);
+  ASSERT_TRUE(p.decision);
+  EXPECT_EQ(p.decision->verdict, CompareVerdict::kDifferent);
+  EXPECT_TRUE(p.slower());
+  const Comparison apart = compare_result_sets(
+      {set_of({case_doc("llc", a)}, "a.json"), set_of({case_doc("llc", b)}, "b.json")}, {});
+  EXPECT_FALSE(apart.rows[0].cells[1].paired);
+  EXPECT_NE(apart.rows[0].cells[1].decision->verdict, CompareVerdict::kDifferent);
+}
+
+// A kernel case that moved from 70 % stacked to 30 %, each placement costing the same: the
+// change is placement, the shares are DIFFERENT; the schedstat counters show per round trip.
+TEST(CompareVerdict, AKernelCaseThatMovedIsExplainedByPlacement) {
+  const auto reps = [](int64_t stacked) {
+    std::vector<Rep> out;
+    for (int i = 0; i < 10; ++i) {
+      const int64_t same = 5000 + 10 * i, llc = 40000 + 50 * i;
+      const double mean = (stacked * same + (100 - stacked) * llc) / 100.0;
+      out.push_back({mean, false, {{"same-cpu", stacked, same}, {"llc", 100 - stacked, llc}}});
+    }
+    return out;
+  };
+  json a = case_doc("kernel", reps(70)), b = case_doc("kernel", reps(30));
+  const auto schedstat = [](int remote) {
+    return json{
+        {"schedstats_enabled", true},
+        {"cpus",
+         {{"0", {{"domains", {{{"domain", 0}, {"name", "MC"}, {"ttwu_wake_remote", remote}}}}}},
+          {"1", {{"domains", {{{"domain", 0}, {"name", "MC"}, {"ttwu_wake_remote", remote}}}}}}}}};
+  };
+  a["schedstat"] = schedstat(3000);
+  b["schedstat"] = schedstat(7000);
+  const Comparison cmp = compare_result_sets({set_of({a}, "a.json"), set_of({b}, "b.json")}, {});
+  ASSERT_EQ(cmp.why.size(), 1u);
+  const WhyChanged& w = cmp.why[0];
+  ASSERT_TRUE(w.parts);
+  EXPECT_NEAR(w.parts->placement + w.parts->cost, w.parts->mean_b - w.parts->mean_a, 1e-6);
+  EXPECT_GT(w.parts->placement, 0.9 * (w.parts->mean_b - w.parts->mean_a));
+  ASSERT_EQ(w.shares.size(), 2u);
+  for (const ClassShareVerdict& s : w.shares)
+    EXPECT_EQ(s.decision.verdict, CompareVerdict::kDifferent) << s.cls;
+  ASSERT_EQ(w.schedstat.rows.size(), 1u);
+  EXPECT_EQ(w.schedstat.rows[0].domain, "domain0 (MC)");
+  EXPECT_NEAR(*w.schedstat.rows[0].base, 6000.0 / 10000, 1e-9);  // 2 CPUs, 10 x 1000 round trips
+  EXPECT_NEAR(*w.schedstat.rows[0].other, 14000.0 / 10000, 1e-9);
+  const std::string text = format_comparison(cmp, CompareFormat::kText);
+  EXPECT_NE(text.find("why kernel-placed cases changed"), std::string::npos) << text;
+  EXPECT_NE(text.find("= placement +"), std::string::npos) << text;
+  // The same shares on both sides: no placement part, the share verdicts are not DIFFERENT.
+  b = case_doc("kernel", reps(70));
+  b["schedstat"] = {{"schedstats_enabled", false}};
+  const Comparison same = compare_result_sets({set_of({a}, "a.json"), set_of({b}, "b.json")}, {});
+  EXPECT_NEAR(same.why[0].parts->placement, 0, 1e-6);
+  for (const ClassShareVerdict& s : same.why[0].shares)
+    EXPECT_NE(s.decision.verdict, CompareVerdict::kDifferent) << s.cls;
+  EXPECT_NE(same.why[0].schedstat.other_off.find("sysctl -w kernel.sched_schedstats=1"),
+            std::string::npos);
+}
+
+class CompareCommand : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("wb-verdict-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string write(const std::string& name, const json& doc) {
+    std::ofstream(dir_ / name) << doc.dump();
+    return (dir_ / name).string();
+  }
+  int run(const std::string& args) {
+    const std::string cmd = std::string(WB_BINARY) + " " + args + " >" + (dir_ / "out").string() +
+                            " 2>" + (dir_ / "err").string();
+    const int rc = std::system(cmd.c_str());
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
+  }
+  std::string err() const {
+    std::ifstream f(dir_ / "err");
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  }
+  fs::path dir_;
+};
+
+TEST_F(CompareCommand, FailOnSlowerExitsOneOnlyWhenACaseIsSlower) {
+  std::mt19937_64 rng(3);
+  const auto set_file = [&](const std::string& name, double center) {
+    const json doc = {{"schema", "wakebench-results"},
+                      {"schema_version", 3},
+                      {"cases", {case_doc("llc", around(rng, 10, center, 0.02))}}};
+    return write(name, doc);
+  };
+  const std::string a = set_file("a.json", 30000), slower = set_file("slower.json", 36000),
+                    faster = set_file("faster.json", 24000);
+  EXPECT_EQ(run("compare " + a + " " + slower + " --fail-on slower"), 1) << err();
+  EXPECT_EQ(run("compare " + a + " " + faster + " --fail-on slower"), 0) << err();
+  EXPECT_EQ(run("compare " + a + " " + faster + " --fail-on different"), 1) << err();
+  EXPECT_EQ(run("compare " + a + " " + slower), 0) << err();
+  EXPECT_EQ(run("compare " + a + " " + slower + " --fail-on sometimes"), 2);
+}
+
+// A real run against a baseline whose RTTs were halved: the run is twice as slow, DIFFERENT at the
+// first look; against itself it is never DIFFERENT. The sequential verdicts are recorded.
+TEST_F(CompareCommand, UntilDecidedStopsAtTheLookThatDecides) {
+  const std::string cfg = write(
+      "cfg.json",
+      json{{"schema_version", 1},
+           {"name", "ud"},
+           {"defaults", {{"round_trips", 300}, {"warmup", 30}, {"repetitions", 6}}},
+           {"cases",
+            {{{"mechanisms", {"pipe"}}, {"modes", {"threads"}}, {"placements", {"same-cpu"}}}}}});
+  const std::string base = (dir_ / "base.json").string();
+  ASSERT_EQ(run("run --config " + cfg + " --out " + base), 0) << err();
+  json doc = json::parse(std::ifstream(base));
+  for (auto& c : doc["cases"])
+    for (auto& r : c["repetitions"])
+      for (const char* k : {"median", "mean", "min", "p90", "p99", "p999", "max"})
+        if (r.contains(k) && r[k].is_number()) r[k] = r[k].get<double>() / 2;
+  for (auto& c : doc["cases"]) c["rtt_ns"]["median"] = c["rtt_ns"]["median"].get<double>() / 2;
+  const std::string halved = write("halved.json", doc);
+  const std::string out = (dir_ / "new.json").string();
+  ASSERT_EQ(run("run --config " + cfg + " --out " + out + " --until-decided " + halved +
+                " --looks 3 --budget 60"),
+            0)
+      << err();
+  const json ud = json::parse(std::ifstream(out))["until_decided"];
+  ASSERT_EQ(ud["cases"].size(), 1u) << ud.dump();
+  const json& v = ud["cases"].begin().value();
+  EXPECT_EQ(v["verdict"], "DIFFERENT") << ud.dump();
+  EXPECT_EQ(v["look"], 1);
+  EXPECT_EQ(ud["looks"], 1);
+  EXPECT_NE(err().find("look 1 of 3"), std::string::npos) << err();
+  EXPECT_EQ(run("run --config " + cfg + " --until-decided " + halved + " --ab sysctl:kernel.x=1,2"),
+            2);
+  EXPECT_NE(err().find("--until-decided: not with --ab"), std::string::npos) << err();
+  EXPECT_EQ(run("run --config " + cfg + " --until-decided " + cfg), 2);
+  EXPECT_NE(err().find(cfg), std::string::npos) << err();
+}
+
+}  // namespace
+}  // namespace wb
