@@ -562,6 +562,7 @@ struct UntilDecided {
   ResultSet base;
   SequentialRun seq;
   double budget_s;
+  size_t batches = 0;  // case batches run so far (one case's repetitions of one look)
 };
 
 // The cases (indices into set.cases) whose keys are in `keys`.
@@ -587,12 +588,17 @@ std::vector<size_t> take_look(UntilDecided& ud, const RunContext& ctx, const Set
   const Comparison cmp = compare_result_sets({ud.base, partial}, options);
   const std::vector<size_t> go_on = cases_of(set, partial, ud.seq.look(cmp, look));
   const auto n = ud.seq.counts();
+  // The next look's ETA: its cases at the mean time of a case batch so far.
+  const double next_s = elapsed_s / static_cast<double>(std::max<size_t>(ud.batches, 1)) *
+                        static_cast<double>(go_on.size());
+  const std::string next =
+      go_on.empty() || look == ud.seq.looks() ? "" : "; next look in about " + fmt_duration(next_s);
   std::fprintf(stderr,
                "wakebench: look %zu of %zu (level %.4f): %d DIFFERENT, %d SAME, %d UNKNOWN; %zu "
-               "case(s) go on; %s of %s spent\n",
+               "go on; %s of %s spent%s\n",
                look, ud.seq.looks(), *options.level, n.at(CompareVerdict::kDifferent),
                n.at(CompareVerdict::kSame), n.at(CompareVerdict::kUnknown), go_on.size(),
-               fmt_duration(elapsed_s).c_str(), fmt_duration(ud.budget_s).c_str());
+               fmt_duration(elapsed_s).c_str(), fmt_duration(ud.budget_s).c_str(), next.c_str());
   return go_on;
 }
 
@@ -621,6 +627,7 @@ bool execute_until_decided(UntilDecided& ud, RunContext& ctx, std::vector<SetRun
       if (look > 0) spec.repetitions += batch[i];
     }
     interrupted = execute(sets, ab_schedule(reps, 1, ctx.seed + look), opts, tracer, nullptr);
+    ud.batches += active.size();
     elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!interrupted) active = take_look(ud, ctx, set, ++look, elapsed);
   }
