@@ -22,6 +22,7 @@ import os
 import socket
 import subprocess
 import sys
+import textwrap
 import time
 
 from runners.aabench import core, shifts
@@ -43,7 +44,10 @@ class Bench:
         self.out = args.out
         self.reuse = args.reuse
         self.run_args = args.run_args
-        os.makedirs(self.out, exist_ok=True)
+        try:
+            os.makedirs(self.out, exist_ok=True)
+        except OSError as e:
+            raise InputError(f"{self.out}: cannot make the --out folder: {e.strerror}") from None
 
     def path(self, name):
         return os.path.join(self.out, name)
@@ -118,7 +122,7 @@ def aa_same_note(pairs):
 def shifted_run(bench, a, tag, shift, extra=()):
     """The shifted copy of the suite (work_ns from the A set `a`) run into <tag>.json; returns
     (path, work {ident: work_ns})."""
-    a_doc = core.load_json(a, "A set")
+    a_doc = core.check_result_set(core.load_json(a, "A set"), a)
     work = shifts.work_plan(a_doc, (shift,))[shift]
     cfg = shifts.shift_config(core.load_json(bench.config, "config"), work,
                               f"shift{100 * shift:.0f}")
@@ -129,7 +133,7 @@ def shifted_run(bench, a, tag, shift, extra=()):
     if extra and extra[0] == "--until-decided":
         base = bench.path(f"{tag}-base.json")  # the A set labelled with the shift's work_ns
         save_json(base, shifts.with_work(a_doc, work))
-        extra = ["--until-decided", base] + extra[1:]
+        extra = ["--until-decided", base] + extra[2:]
     bench.run(out, extra, config=cfg_path)
     return out, work
 
@@ -168,14 +172,13 @@ def summary_of_records(records):
     ex = shifts.excluded_counts(records)
     n5 = sum(1 for r in records if r["cls"] == 0.05)
     n10 = sum(1 for r in records if r["cls"] == 0.10)
-    lines = [f"shifted cases: {len(records)}; counted as 5%: {n5}, as 10%: {n10}; excluded: "
-             f"{ex['outside windows']} outside 4-6/8-12%, {ex['shares moved']} kernel cases "
-             f"whose class shares moved > {shifts.MAX_SHARE_MOVE_PTS:.0f} pts, "
-             f"{ex['failed']} not ok"]
+    lines = [f"shifted cases: {len(records)}; counted as a 5% shift: {n5}, as 10%: {n10}",
+             f"excluded: {ex['outside windows']} measured outside 4-6/8-12%, "
+             f"{ex['shares moved']} kernel-placed whose class shares moved > "
+             f"{shifts.MAX_SHARE_MOVE_PTS:.0f} pts, {ex['failed']} not ok"]
     rule = shifts.rule_check(records)
-    lines.append("work_ns rule (RTT gains 2 x work_ns + one timer read): measured / intended "
-                 "shift, median of the pinned cases: "
-                 + (f"{rule:.2f}" if rule is not None else "-"))
+    lines.append("work_ns rule (an RTT gains 2 x work_ns + one timer read): measured / intended "
+                 "shift, pinned cases' median: " + (f"{rule:.2f}" if rule is not None else "-"))
     return lines
 
 
@@ -199,13 +202,20 @@ def decided_cases(set_path, verdicts):
     return out
 
 
-def decided_table(tag, cases):
+DECIDED_HEAD = f"{'run':<6} {'case':<26} {'verdict':<9} {'change':>7} look  reps  after"
+
+
+def decided_table(tag, cases, notes=None):
+    """One line per case of a --until-decided run: its verdict, the look that decided it, its
+    repetitions and the seconds the run had spent then; notes {ident: text} go after."""
     lines = []
     for c in cases:
         ch = f"{c['change_pct']:+.1f}%" if c.get("change_pct") is not None else "-"
         t = f"{c['decided_s']:.0f} s" if c.get("decided_s") is not None else "-"
-        lines.append(f"{tag:<8} {c['ident'][:26]:<26} {c['verdict']:<9} {ch:>8} "
-                     f"look {c.get('look') or '-':>2} reps {c.get('repetitions') or '-':>4} {t:>6}")
+        note = (notes or {}).get(c["ident"], "")
+        lines.append(f"{tag:<6} {c['ident'][:26]:<26} {c['verdict']:<9} {ch:>7} "
+                     f"{c.get('look') or '-':>4} {c.get('repetitions') or '-':>5} {t:>6}"
+                     + (f"  {note}" if note else ""))
     return lines
 
 
@@ -228,12 +238,11 @@ def mode_until_decided(bench, args):
         counted = {r["ident"] for r in recs if r["cls"] == 0.10}
         sv = core.until_decided_verdicts(s_doc, s)
         cases = decided_cases(s, sv)
-        for c, r in zip(cases, [next((x for x in recs if x["ident"] == c["ident"]), None)
-                                for c in cases]):
-            note = "" if c["ident"] in counted else "  excluded: " + (r["why"] if r else "?")
-            lines += [x + note for x in decided_table(f"10% {i + 1}", [c])]
+        notes = {r["ident"]: ("a 5% shift: no goal" if r["cls"] == 0.05 else r["why"])
+                 for r in recs if r["ident"] not in counted}
+        lines += decided_table(f"10% {i + 1}", cases, notes)
         shift_cases += [c for c in cases if c["ident"] in counted]
-    lines = [f"{'run':<8} {'case':<26} {'verdict':<9} {'change':>8}   look   reps  after"] + lines
+    lines = [DECIDED_HEAD] + lines
     lines += ["", "A/A pairs under --until-decided:"] + core.pair_table(aa_pairs) + [""]
     lines += summary_of_records(records)
     g = [core.aa_goal(aa_pairs, "A/A until decided"), core.aa_same_goal(aa_pairs),
@@ -256,8 +265,8 @@ def mode_ab(bench, args):
         a, b = bench.path(f"ab{i}-ab0.json"), bench.path(f"ab{i}-ab1.json")
         bench.run(stem, ["--ab", spec], produces=[a, b])
         pairs.append(core.count(core.case_verdicts(bench.compare(a, b, f"ab{i}-compare.json"))))
-    line, ok = core.aa_goal(pairs, f"A/A through the switch ({spec})")
-    return core.pair_table(pairs) + ["", line, aa_same_note(pairs)], ok
+    line, ok = core.aa_goal(pairs, "A/A through the switch")
+    return [f"--ab {spec}", ""] + core.pair_table(pairs) + ["", line, aa_same_note(pairs)], ok
 
 
 MODES = {"aa": mode_aa, "shift": mode_shift, "until-decided": mode_until_decided, "ab": mode_ab}
@@ -303,7 +312,7 @@ def main(argv=None):
     try:
         core.load_json(args.config, "config")
         if args.base:
-            core.load_json(args.base, "A set")
+            core.check_result_set(core.load_json(args.base, "A set"), args.base)
         bench = Bench(args)
         lines, met = MODES[args.mode](bench, args)
     except InputError as e:
@@ -314,7 +323,8 @@ def main(argv=None):
               f"machine {socket.gethostname()} ({os.cpu_count()} CPUs), finished "
               f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC after "
               f"{(time.monotonic() - start) / 60:.1f} min", ""]
-    text = "\n".join(header + lines) + "\n"
+    text = "\n".join(x for line in header + lines
+                     for x in (textwrap.wrap(line, 100, subsequent_indent="  ") or [""])) + "\n"
     with open(os.path.join(args.out, "summary.txt"), "w") as f:
         f.write(text)
     print(text, end="")

@@ -32,6 +32,16 @@ def load_json(path, what="file"):
         raise InputError(f"{path}: not JSON ({e})") from None
 
 
+def check_result_set(doc, where="result set"):
+    """Raises InputError unless `doc` is a wakebench result set with cases."""
+    if not isinstance(doc, dict) or doc.get("schema") != "wakebench-results":
+        schema = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
+        raise InputError(f"{where}: not a wakebench result set (schema {schema!r})")
+    if not isinstance(doc.get("cases"), list):
+        raise InputError(f"{where}: no cases")
+    return doc
+
+
 def check_compare(doc, where="compare output"):
     """Raises InputError unless `doc` is `wakebench compare --format json` schema_version 2 of two
     sets (the verdicts' schema)."""

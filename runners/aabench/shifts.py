@@ -172,7 +172,7 @@ def classify(a_doc, b_doc, intended, work=None):
         elif moved is not None and moved > MAX_SHARE_MOVE_PTS:
             rec["why"] = f"class shares moved {moved:.0f} pts"
         elif shift_class(m) is None:
-            rec["why"] = f"measured {100 * m:+.1f}% outside 4-6/8-12%"
+            rec["why"] = "outside 4-6/8-12%"
         else:
             rec["cls"] = shift_class(m)
         out.append(rec)

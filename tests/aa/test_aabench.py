@@ -49,6 +49,12 @@ def test_compare_of_another_schema_is_one_line_error():
         core.case_verdicts({"schema": "wakebench-results", "cases": []})
 
 
+def test_result_set_check():
+    with pytest.raises(InputError, match="a.json: not a wakebench result set"):
+        core.check_result_set(compare_doc(["SAME"] * 8), "a.json")
+    assert core.check_result_set({"schema": "wakebench-results", "cases": []})
+
+
 def test_missing_file_is_one_line_error(tmp_path):
     with pytest.raises(InputError) as e:
         core.load_json(str(tmp_path / "nope.json"), "A set")
@@ -185,7 +191,8 @@ def test_a_seven_percent_shift_is_excluded_from_both_classes():
                     case("pipe/threads/same-cpu", 5500.0, work=245)])  # +10 %
     recs = {r["ident"]: r for r in shifts.classify(a, b, 0.10)}
     r = recs["futex/threads/llc"]
-    assert r["cls"] is None and "+7.0% outside" in r["why"]
+    assert r["cls"] is None and r["why"] == "outside 4-6/8-12%"
+    assert abs(r["measured"] - 0.07) < 1e-9
     assert recs["pipe/threads/same-cpu"]["cls"] == 0.10
     assert shifts.excluded_counts(recs.values()) == {"shares moved": 0, "outside windows": 1,
                                                      "failed": 0}
@@ -220,4 +227,8 @@ def test_tables_fit_in_100_columns():
     recs = shifts.classify(a, b, 0.10)
     lines = shifts.shift_table(recs, {"unix-stream/processes/same-cpu": {"verdict": "UNKNOWN"}})
     lines += core.pair_table([aa_pair(1)] * 10)
+    recs += shifts.classify(result_set([case("pipe/threads/kernel", 6000.0, {"llc": 1})]),
+                            result_set([case("pipe/threads/kernel", 1.0, {"same-cpu": 1})]), 0.10)
+    lines += shifts.shift_table(recs, {})
     assert all(len(x) <= 100 for x in lines)
+    assert "outside 4-6/8-12%" in lines[1] and "class shares moved 100 pts" in lines[-1]
