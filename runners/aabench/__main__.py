@@ -221,16 +221,20 @@ def decided_table(tag, cases, notes=None):
 
 def mode_until_decided(bench, args):
     ud = ["--until-decided", None, "--looks", str(args.looks), "--budget", str(args.budget)]
-    aa_pairs, shift_cases, lines = [], [], []
+    aa_pairs, shift_cases, lines, times, warnings = [], [], [], [], []
     records = []
     for i in range(args.pairs):
         a = bench.path(f"ud{i}-a.json")
         bench.run(a)
         b = bench.path(f"ud{i}-aa.json")
         bench.run(b, [ud[0], a] + ud[2:])
-        v = core.until_decided_verdicts(core.load_json(b, "result set"), b)
+        b_doc = core.load_json(b, "result set")
+        v = core.until_decided_verdicts(b_doc, b)
         aa_pairs.append(core.count(v))
-        lines += decided_table(f"A/A {i + 1}", decided_cases(b, v))
+        aa_cases = decided_cases(b, v)
+        lines += decided_table(f"A/A {i + 1}", aa_cases)
+        times.append(f"A/A {i + 1}: {core.decide_times(aa_cases)}")
+        warnings.append(core.counts_mismatch(b_doc, v))
         s, work = shifted_run(bench, a, f"ud{i}-x10", 0.10, ud)
         s_doc = core.load_json(s, "result set")
         recs = shifts.classify(core.load_json(a, "A set"), s_doc, 0.10, work)
@@ -241,10 +245,12 @@ def mode_until_decided(bench, args):
         notes = {r["ident"]: ("a 5% shift: no goal" if r["cls"] == 0.05 else r["why"])
                  for r in recs if r["ident"] not in counted}
         lines += decided_table(f"10% {i + 1}", cases, notes)
+        times.append(f"10% {i + 1}: {core.decide_times(cases)}")
+        warnings.append(core.counts_mismatch(s_doc, sv))
         shift_cases += [c for c in cases if c["ident"] in counted]
     lines = [DECIDED_HEAD] + lines
     lines += ["", "A/A pairs under --until-decided:"] + core.pair_table(aa_pairs) + [""]
-    lines += summary_of_records(records)
+    lines += summary_of_records(records) + times + [w for w in warnings if w]
     g = [core.aa_goal(aa_pairs, "A/A until decided"), core.aa_same_goal(aa_pairs),
          core.shift_decided_goal(shift_cases)]
     return lines + [x[0] for x in g], all(x[1] for x in g)

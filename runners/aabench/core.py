@@ -88,6 +88,24 @@ def until_decided_verdicts(set_doc, where="result set"):
     return out
 
 
+def counts_mismatch(set_doc, verdicts):
+    """"" when the until_decided counts the run wrote agree with its cases, else a line saying
+    how they differ (the run's own summary against its verdicts)."""
+    written = (set_doc.get("until_decided") or {}).get("counts") or {}
+    mine = count(verdicts)
+    diff = [f"{k} {written.get(k)} vs {mine[k]}" for k in VERDICTS if written.get(k) != mine[k]]
+    return ("until_decided counts differ from its cases: " + ", ".join(diff)) if diff else ""
+
+
+def decide_times(cases):
+    """'median X s, max Y s' over the decided cases' decided_s, '-' when none."""
+    t = sorted(c["decided_s"] for c in cases if c.get("decided_s") is not None)
+    if not t:
+        return "none decided"
+    mid = t[len(t) // 2] if len(t) % 2 else (t[len(t) // 2 - 1] + t[len(t) // 2]) / 2
+    return f"{len(t)} decided after median {mid:.0f} s, max {t[-1]:.0f} s"
+
+
 def count(verdicts, idents=None):
     """{"DIFFERENT", "slower", "SAME", "UNKNOWN", "cases"} over `verdicts` (case_verdicts or
     until_decided_verdicts), restricted to `idents` when given. slower: DIFFERENT with a negative

@@ -120,6 +120,14 @@ def test_until_decided_verdicts_and_look_times():
            "on; 1:05 of 5:00 spent\nwakebench: look 2 of 10 (level 0.0090): 1 DIFFERENT, 6 SAME,"
            " 1 UNKNOWN; 1 case(s) go on; 2:10 of 5:00 spent\n")
     assert core.look_times(log) == {1: 65, 2: 130}
+    good = {"until_decided": {"counts": {"SAME": 1, "DIFFERENT": 0, "UNKNOWN": 0}}}
+    assert core.counts_mismatch(good, v) == ""
+    bad = {"until_decided": {"counts": {"SAME": 0, "DIFFERENT": 1, "UNKNOWN": 0}}}
+    assert core.counts_mismatch(bad, v) == ("until_decided counts differ from its cases: "
+                                            "DIFFERENT 1 vs 0, SAME 0 vs 1")
+    assert core.decide_times([{"decided_s": 65}, {"decided_s": None}, {"decided_s": 130}]) == (
+        "2 decided after median 98 s, max 130 s")
+    assert core.decide_times([]) == "none decided"
 
 
 # --- shifts ---------------------------------------------------------------------------------
