@@ -52,14 +52,15 @@ class Bench:
     def path(self, name):
         return os.path.join(self.out, name)
 
-    def run(self, out, extra=(), config=None, produces=None):
+    def run(self, out, extra=(), config=None, produces=None, repetitions=None):
         """`wakebench run` into `out` (skipped with --reuse when `produces`, default [out], all
-        exist). Returns the seconds it took (0 when reused)."""
+        exist), with `repetitions` instead of the config's when given. Returns the seconds it
+        took (0 when reused)."""
         produces = produces or [out]
         if self.reuse and all(os.path.exists(p) for p in produces):
             return 0.0
         cmd = [self.binary, "run", "--config", config or self.config, "--out", out]
-        cmd += list(extra) + self.run_args
+        cmd += list(extra) + core.with_repetitions(self.run_args, repetitions)
         print("+ " + " ".join(cmd), file=sys.stderr, flush=True)
         start = time.monotonic()
         log = os.path.splitext(out)[0] + ".log"
@@ -225,7 +226,7 @@ def mode_until_decided(bench, args):
     records = []
     for i in range(args.pairs):
         a = bench.path(f"ud{i}-a.json")
-        bench.run(a)
+        bench.run(a, repetitions=args.base_repetitions)
         b = bench.path(f"ud{i}-aa.json")
         bench.run(b, [ud[0], a] + ud[2:])
         b_doc = core.load_json(b, "result set")
@@ -296,6 +297,9 @@ def parse(argv):
     ap.add_argument("--base", help="shift: the A set of the first round (else it is run)")
     ap.add_argument("--looks", type=int, default=10, help="until-decided: --looks (default 10)")
     ap.add_argument("--budget", type=float, default=300, help="until-decided: --budget s")
+    ap.add_argument("--base-repetitions", type=int, default=None,
+                    help="until-decided: repetitions of the A run (default the config's; SAME "
+                    "may need more in the baseline than a batch)")
     ap.add_argument("--spec", help="ab: the --ab SPEC (default sysctl:kernel.sched_rr_timeslice_ms"
                     " with its current value on both sides)")
     argv = list(sys.argv[1:] if argv is None else argv)

@@ -123,6 +123,21 @@ def count(verdicts, idents=None):
     return n
 
 
+def with_repetitions(run_args, n):
+    """run_args with --benchmark_repetitions set to n (any given one replaced); n None: as is."""
+    if n is None:
+        return list(run_args)
+    out, skip = [], False
+    for a in run_args:
+        if skip:
+            skip = False
+        elif a == "--benchmark_repetitions":
+            skip = True
+        elif not a.startswith("--benchmark_repetitions="):
+            out.append(a)
+    return out + ["--benchmark_repetitions", str(n)]
+
+
 LOOK_LINE = re.compile(r"look (\d+) of \d+ .*; (\d+):(\d\d) of \S+ spent")
 
 

@@ -130,6 +130,13 @@ def test_until_decided_verdicts_and_look_times():
     assert core.decide_times([]) == "none decided"
 
 
+def test_with_repetitions_replaces_the_run_args_count():
+    args = ["--round-trips", "1000", "--benchmark_repetitions", "5", "--benchmark_repetitions=7"]
+    assert core.with_repetitions(args, 150) == ["--round-trips", "1000",
+                                                "--benchmark_repetitions", "150"]
+    assert core.with_repetitions(args, None) == args
+
+
 # --- shifts ---------------------------------------------------------------------------------
 
 def case(ident, median, hist=None, status="ok", work=0):
