@@ -1,16 +1,18 @@
-"""The A/A benchmark of `wakebench compare` (README.md#aa-benchmark-of-compare), one command:
+"""The A/A and power benchmark of `wakebench compare`'s verdicts (README.md#aa-benchmark-of-compare):
 
-    python3 -m runners.aabench [--pairs 5] [--calibration-pairs 1] [--config configs/quick.json]
-                               [--out results/aa-<UTC time>] [--reuse] [-- RUN ARGS...]
+    python3 -m runners.aabench MODE [--config configs/power.json] [--out DIR] [--reuse]
+                               [MODE OPTIONS] [-- RUN ARGS...]
 
-1. Calibration: --calibration-pairs A/A pairs of `wakebench run`; `wakebench noise` over all their
-   sets writes the machine's A/A noise floor.
-2. A/A: --pairs more pairs, each two back-to-back runs of the same suite; `wakebench compare` counts
-   the cases it stars, without and with the noise floor (goal: <= 1 starred in >= 4 of 5 pairs).
-3. Power: the second set of each pair with every round-trip time scaled by 1.05 and 1.10 (a
-   synthetic regression with the run's real noise); the share of cases starred as slower, with the
-   floor (goal: >= 90 % at 1.10).
-Prints a table per pair and the summary; exit status 0 when both goals are met, 1 when not.
+  aa             --pairs N A/A pairs (two runs of the suite, fixed repetitions): DIFFERENT per pair
+  shift          --rounds N rounds of an A run and two shifted runs (work_ns adding 5 % and 10 % to
+                 each case's RTT): the verdict per case whose measured shift counts
+  until-decided  --pairs N rounds of an A run, then `run --until-decided A` of the same suite (A/A)
+                 and of the 10 % shift: the run's own verdicts and the time they took
+  ab             --pairs N runs of `run --ab SPEC` through a switch that changes nothing (the same
+                 value on both sides): the two sets of each compared as A/A
+
+Each mode prints its table and goal lines and writes them to DIR/summary.txt, next to the result
+sets, logs and compare outputs; exit status 0 when its goals are met, 1 when not, 2 on bad input.
 """
 
 import argparse
@@ -20,96 +22,319 @@ import os
 import socket
 import subprocess
 import sys
+import textwrap
 import time
 
-from runners.aabench.core import count_stars, scale_rtt, verdict
+from runners.aabench import core, shifts
+from runners.aabench.core import InputError
 
-FACTORS = (1.05, 1.10)
-
-
-def wakebench_binary(root):
-    build = os.environ.get("WB_BUILD_DIR", os.path.join(root, "build"))
-    return os.path.join(build, "wakebench")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DEFAULT_SPEC_SYSCTL = "kernel.sched_rr_timeslice_ms"
 
 
-def run(cmd, **kw):
-    print("+ " + " ".join(cmd), file=sys.stderr, flush=True)
-    return subprocess.run(cmd, check=True, **kw)
+class Bench:
+    """Runs wakebench into one --out folder; every run's stderr goes to a .log beside its set."""
+
+    def __init__(self, args):
+        build = os.environ.get("WB_BUILD_DIR", os.path.join(ROOT, "build"))
+        self.binary = os.path.join(build, "wakebench")
+        if not os.access(self.binary, os.X_OK):
+            raise InputError(f"{self.binary}: no wakebench binary (build it, or set WB_BUILD_DIR)")
+        self.config = args.config
+        self.out = args.out
+        self.reuse = args.reuse
+        self.run_args = args.run_args
+        try:
+            os.makedirs(self.out, exist_ok=True)
+        except OSError as e:
+            raise InputError(f"{self.out}: cannot make the --out folder: {e.strerror}") from None
+
+    def path(self, name):
+        return os.path.join(self.out, name)
+
+    def run(self, out, extra=(), config=None, produces=None, repetitions=None):
+        """`wakebench run` into `out` (skipped with --reuse when `produces`, default [out], all
+        exist), with `repetitions` instead of the config's when given. Returns the seconds it
+        took (0 when reused)."""
+        produces = produces or [out]
+        if self.reuse and all(os.path.exists(p) for p in produces):
+            return 0.0
+        cmd = [self.binary, "run", "--config", config or self.config, "--out", out]
+        cmd += list(extra) + core.with_repetitions(self.run_args, repetitions)
+        print("+ " + " ".join(cmd), file=sys.stderr, flush=True)
+        start = time.monotonic()
+        log = os.path.splitext(out)[0] + ".log"
+        with open(log, "w") as f:
+            rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=f).returncode
+        took = time.monotonic() - start
+        if rc != 0:
+            raise InputError(f"wakebench run exited {rc} after {took:.0f} s: {last_line(log)} "
+                             f"(log {log})")
+        print(f"  {took:.0f} s", file=sys.stderr, flush=True)
+        return took
+
+    def compare(self, a, b, name):
+        """compare A B --format json, kept as `name` in --out; returns the checked document."""
+        dest = self.path(name)
+        cmd = [self.binary, "compare", a, b, "--format", "json"]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0:
+            raise InputError(f"wakebench compare {a} {b}: {p.stderr.strip().splitlines()[-1:]}")
+        with open(dest, "w") as f:
+            f.write(p.stdout)
+        try:
+            doc = json.loads(p.stdout)
+        except ValueError:
+            raise InputError(f"{dest}: compare printed no JSON") from None
+        return core.check_compare(doc, dest)
 
 
-def measure(binary, config, path, run_args, reuse):
-    """One `wakebench run` into `path`; its progress and summary go to path's .log."""
-    if reuse and os.path.exists(path):
-        return
-    start = time.monotonic()
-    with open(os.path.splitext(path)[0] + ".log", "w") as log:
-        subprocess.run([binary, "run", "--config", config, "--out", path] + run_args, check=True,
-                       stdout=subprocess.DEVNULL, stderr=log)
-    print(f"ran {path} ({time.monotonic() - start:.0f} s)", file=sys.stderr, flush=True)
+def last_line(path):
+    try:
+        with open(path) as f:
+            lines = [x.strip() for x in f if x.strip()]
+        return lines[-1][:200] if lines else "(no output)"
+    except OSError:
+        return "(no log)"
 
 
-def compare(binary, a, b, noise=None):
-    cmd = [binary, "compare", a, b, "--format", "json"]
-    if noise:
-        cmd += ["--noise", noise]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    return json.loads(out)
+def save_json(path, doc):
+    with open(path, "w") as f:
+        json.dump(doc, f)
+
+
+def mode_aa(bench, args):
+    pairs = []
+    for i in range(args.pairs):
+        a, b = bench.path(f"aa{i}-a.json"), bench.path(f"aa{i}-b.json")
+        bench.run(a)
+        bench.run(b)
+        pairs.append(core.count(core.case_verdicts(bench.compare(a, b, f"aa{i}-compare.json"))))
+    line, ok = core.aa_goal(pairs)
+    return core.pair_table(pairs) + ["", line, aa_same_note(pairs)], ok
+
+
+def aa_same_note(pairs):
+    t = core.total(pairs)
+    return (f"A/A cases SAME: {core.share(t['SAME'], t['cases'])}, UNKNOWN: "
+            f"{core.share(t['UNKNOWN'], t['cases'])} (a goal only under --until-decided)")
+
+
+def shifted_run(bench, a, tag, shift, extra=()):
+    """The shifted copy of the suite (work_ns from the A set `a`) run into <tag>.json; returns
+    (path, work {ident: work_ns})."""
+    a_doc = core.check_result_set(core.load_json(a, "A set"), a)
+    work = shifts.work_plan(a_doc, (shift,))[shift]
+    cfg = shifts.shift_config(core.load_json(bench.config, "config"), work,
+                              f"shift{100 * shift:.0f}")
+    cfg_path = bench.path(f"{tag}-config.json")
+    save_json(cfg_path, cfg)
+    out = bench.path(f"{tag}.json")
+    extra = list(extra)
+    if extra and extra[0] == "--until-decided":
+        base = bench.path(f"{tag}-base.json")  # the A set labelled with the shift's work_ns
+        save_json(base, shifts.with_work(a_doc, work))
+        extra = ["--until-decided", base] + extra[2:]
+    bench.run(out, extra, config=cfg_path)
+    return out, work
+
+
+def mode_shift(bench, args):
+    records, lines_cases = [], []
+    counts = {0.05: [], 0.10: []}
+    for r in range(args.rounds):
+        a = args.base if (args.base and r == 0) else bench.path(f"shift{r}-a.json")
+        if a != args.base:
+            bench.run(a)
+        a_doc = core.load_json(a, "A set")
+        for s in shifts.SHIFTS:
+            tag = f"shift{r}-x{100 * s:.0f}"
+            b, work = shifted_run(bench, a, tag, s)
+            b_doc = core.load_json(b, "shifted set")
+            relabelled = bench.path(f"{tag}-as-a.json")  # the shifted set labelled work 0
+            save_json(relabelled, shifts.with_work(b_doc, {}))
+            verdicts = core.case_verdicts(bench.compare(a, relabelled, f"{tag}-compare.json"))
+            recs = shifts.classify(a_doc, b_doc, s, work)
+            records += recs
+            lines_cases += shifts.shift_table(recs, verdicts)[(1 if lines_cases else 0):]
+            for cls in counts:
+                counts[cls].append(core.count(verdicts, {x["ident"] for x in recs
+                                                         if x["cls"] == cls}))
+    lines = lines_cases + [""] + summary_of_records(records)
+    t5 = core.total(counts[0.05])
+    lines.append(f"5% shift: {core.share(t5['SAME'], t5['cases'])} of the cases SAME, "
+                 f"{core.share(t5['DIFFERENT'], t5['cases'])} DIFFERENT "
+                 f"({t5['slower']} slower); no goal")
+    line, ok = core.shift_same_goal(counts[0.10])
+    return lines + [line], ok
+
+
+def summary_of_records(records):
+    ex = shifts.excluded_counts(records)
+    n5 = sum(1 for r in records if r["cls"] == 0.05)
+    n10 = sum(1 for r in records if r["cls"] == 0.10)
+    lines = [f"shifted cases: {len(records)}; counted as a 5% shift: {n5}, as 10%: {n10}",
+             f"excluded: {ex['outside windows']} measured outside 4-6/8-12%, "
+             f"{ex['shares moved']} kernel-placed whose class shares moved > "
+             f"{shifts.MAX_SHARE_MOVE_PTS:.0f} pts, {ex['failed']} not ok"]
+    rule = shifts.rule_check(records)
+    lines.append("work_ns rule (an RTT gains 2 x work_ns + one timer read): measured / intended "
+                 "shift, pinned cases' median: " + (f"{rule:.2f}" if rule is not None else "-"))
+    return lines
+
+
+def decided_cases(set_path, verdicts):
+    """[{"ident", "verdict", "change_pct", "decided_s"}]: when each case's deciding look was
+    taken, from the run's log (the set's elapsed_s when the log lacks it)."""
+    try:
+        with open(os.path.splitext(set_path)[0] + ".log") as f:
+            times = core.look_times(f.read())
+    except OSError:
+        times = {}
+    doc = core.load_json(set_path, "result set")
+    elapsed = doc["until_decided"].get("elapsed_s")
+    out = []
+    for name, v in verdicts.items():
+        t = times.get(v.get("look")) if v.get("verdict") != "UNKNOWN" else None
+        if t is None and v.get("verdict") != "UNKNOWN":
+            t = elapsed
+        out.append({"ident": name, "verdict": v["verdict"], "change_pct": v.get("change_pct"),
+                    "decided_s": t, "look": v.get("look"), "repetitions": v.get("repetitions")})
+    return out
+
+
+DECIDED_HEAD = f"{'run':<6} {'case':<26} {'verdict':<9} {'change':>7} look  reps  after"
+
+
+def decided_table(tag, cases, notes=None):
+    """One line per case of a --until-decided run: its verdict, the look that decided it, its
+    repetitions and the seconds the run had spent then; notes {ident: text} go after."""
+    lines = []
+    for c in cases:
+        ch = f"{c['change_pct']:+.1f}%" if c.get("change_pct") is not None else "-"
+        t = f"{c['decided_s']:.0f} s" if c.get("decided_s") is not None else "-"
+        note = (notes or {}).get(c["ident"], "")
+        lines.append(f"{tag:<6} {c['ident'][:26]:<26} {c['verdict']:<9} {ch:>7} "
+                     f"{c.get('look') or '-':>4} {c.get('repetitions') or '-':>5} {t:>6}"
+                     + (f"  {note}" if note else ""))
+    return lines
+
+
+def mode_until_decided(bench, args):
+    ud = ["--until-decided", None, "--looks", str(args.looks), "--budget", str(args.budget)]
+    aa_pairs, shift_cases, lines, times, warnings = [], [], [], [], []
+    records = []
+    for i in range(args.pairs):
+        a = bench.path(f"ud{i}-a.json")
+        bench.run(a, repetitions=args.base_repetitions)
+        b = bench.path(f"ud{i}-aa.json")
+        bench.run(b, [ud[0], a] + ud[2:])
+        b_doc = core.load_json(b, "result set")
+        v = core.until_decided_verdicts(b_doc, b)
+        aa_pairs.append(core.count(v))
+        aa_cases = decided_cases(b, v)
+        lines += decided_table(f"A/A {i + 1}", aa_cases)
+        times.append(f"A/A {i + 1}: {core.decide_times(aa_cases)}")
+        warnings.append(core.counts_mismatch(b_doc, v))
+        s, work = shifted_run(bench, a, f"ud{i}-x10", 0.10, ud)
+        s_doc = core.load_json(s, "result set")
+        recs = shifts.classify(core.load_json(a, "A set"), s_doc, 0.10, work)
+        records += recs
+        counted = {r["ident"] for r in recs if r["cls"] == 0.10}
+        sv = core.until_decided_verdicts(s_doc, s)
+        cases = decided_cases(s, sv)
+        notes = {r["ident"]: ("a 5% shift: no goal" if r["cls"] == 0.05 else r["why"])
+                 for r in recs if r["ident"] not in counted}
+        lines += decided_table(f"10% {i + 1}", cases, notes)
+        times.append(f"10% {i + 1}: {core.decide_times(cases)}")
+        warnings.append(core.counts_mismatch(s_doc, sv))
+        shift_cases += [c for c in cases if c["ident"] in counted]
+    lines = [DECIDED_HEAD] + lines
+    lines += ["", "A/A pairs under --until-decided:"] + core.pair_table(aa_pairs) + [""]
+    lines += summary_of_records(records) + times + [w for w in warnings if w]
+    g = [core.aa_goal(aa_pairs, "A/A until decided"), core.aa_same_goal(aa_pairs),
+         core.shift_decided_goal(shift_cases)]
+    return lines + [x[0] for x in g], all(x[1] for x in g)
+
+
+def mode_ab(bench, args):
+    spec = args.spec
+    if not spec:
+        try:
+            with open("/proc/sys/" + DEFAULT_SPEC_SYSCTL.replace(".", "/")) as f:
+                v = f.read().strip()
+        except OSError as e:
+            raise InputError(f"{DEFAULT_SPEC_SYSCTL}: cannot read it ({e.strerror}); give --spec")
+        spec = f"sysctl:{DEFAULT_SPEC_SYSCTL}={v},{v}"
+    pairs = []
+    for i in range(args.pairs):
+        stem = bench.path(f"ab{i}.json")
+        a, b = bench.path(f"ab{i}-ab0.json"), bench.path(f"ab{i}-ab1.json")
+        bench.run(stem, ["--ab", spec], produces=[a, b])
+        pairs.append(core.count(core.case_verdicts(bench.compare(a, b, f"ab{i}-compare.json"))))
+    line, ok = core.aa_goal(pairs, "A/A through the switch")
+    return [f"--ab {spec}", ""] + core.pair_table(pairs) + ["", line, aa_same_note(pairs)], ok
+
+
+MODES = {"aa": mode_aa, "shift": mode_shift, "until-decided": mode_until_decided, "ab": mode_ab}
+
+
+def parse(argv):
+    ap = argparse.ArgumentParser(prog="python3 -m runners.aabench",
+                                 description=__doc__.split("\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog="\n".join(__doc__.split("\n")[2:]),
+                                 usage="%(prog)s MODE [options] [-- RUN ARGS...]")
+    ap.add_argument("mode", choices=sorted(MODES))
+    ap.add_argument("--config", default=os.path.join(ROOT, "configs", "power.json"))
+    ap.add_argument("--out", help="folder for the sets, logs and summary.txt "
+                    "(default results/power-MODE-<UTC time>)")
+    ap.add_argument("--reuse", action="store_true",
+                    help="keep result sets already in --out (re-analyse without re-running)")
+    ap.add_argument("--pairs", type=int, default=None,
+                    help="aa, ab: pairs (default 10); until-decided: rounds (default 1)")
+    ap.add_argument("--rounds", type=int, default=1, help="shift: rounds of A, 5%%, 10%% runs")
+    ap.add_argument("--base", help="shift: the A set of the first round (else it is run)")
+    ap.add_argument("--looks", type=int, default=10, help="until-decided: --looks (default 10)")
+    ap.add_argument("--budget", type=float, default=300, help="until-decided: --budget s")
+    ap.add_argument("--base-repetitions", type=int, default=None,
+                    help="until-decided: repetitions of the A run (default the config's; SAME "
+                    "may need more in the baseline than a batch)")
+    ap.add_argument("--spec", help="ab: the --ab SPEC (default sysctl:kernel.sched_rr_timeslice_ms"
+                    " with its current value on both sides)")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    run_args = argv[argv.index("--") + 1:] if "--" in argv else []
+    args = ap.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    args.run_args = run_args  # after --: extra arguments to every wakebench run
+    if args.pairs is None:
+        args.pairs = 1 if args.mode == "until-decided" else 10
+    if args.pairs < 1 or args.rounds < 1:
+        ap.error("--pairs and --rounds must be >= 1")
+    if args.out is None:
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        args.out = os.path.join("results", f"power-{args.mode}-{stamp}")
+    return args
 
 
 def main(argv=None):
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    ap = argparse.ArgumentParser(prog="python3 -m runners.aabench", description=__doc__.split("\n")[0])
-    ap.add_argument("--pairs", type=int, default=5, help="A/A pairs tested (default 5)")
-    ap.add_argument("--calibration-pairs", type=int, default=1,
-                    help="A/A pairs that measure the noise floor first (default 1)")
-    ap.add_argument("--config", default=os.path.join(root, "configs", "quick.json"))
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    ap.add_argument("--out", default=os.path.join("results", "aa-" + stamp),
-                    help="folder for the result sets, the noise file and summary.txt")
-    ap.add_argument("--reuse", action="store_true",
-                    help="keep result sets already in --out (re-analyse without re-running)")
-    ap.add_argument("run_args", nargs="*", help="after --: extra arguments to wakebench run")
-    args = ap.parse_args(argv)
-    if args.pairs < 1 or args.calibration_pairs < 1:
-        ap.error("--pairs and --calibration-pairs must be >= 1")
-    binary = wakebench_binary(root)
-    os.makedirs(args.out, exist_ok=True)
-
-    def pair_paths(kind, i):
-        return [os.path.join(args.out, f"{kind}{i}-{side}.json") for side in "ab"]
-
-    calibration = []
-    for i in range(args.calibration_pairs):
-        for p in pair_paths("cal", i):
-            measure(binary, args.config, p, args.run_args, args.reuse)
-            calibration.append(p)
-    noise = os.path.join(args.out, "noise.json")
-    run([binary, "noise"] + calibration + ["--out", noise], stdout=subprocess.DEVNULL)
-
-    pairs = []
-    for i in range(args.pairs):
-        a, b = pair_paths("aa", i)
-        measure(binary, args.config, a, args.run_args, args.reuse)
-        measure(binary, args.config, b, args.run_args, args.reuse)
-        result = {"aa": count_stars(compare(binary, a, b)),
-                  "aa_floor": count_stars(compare(binary, a, b, noise)), "power": {}}
-        with open(b) as f:
-            doc = json.load(f)
-        for factor in FACTORS:
-            scaled = os.path.join(args.out, f"aa{i}-b-x{factor:.2f}.json")
-            with open(scaled, "w") as f:
-                json.dump(scale_rtt(doc, factor), f)
-            result["power"][factor] = count_stars(compare(binary, a, scaled, noise), want_sign=-1)
-        pairs.append(result)
-
-    lines, met = verdict(pairs)
-    header = [f"A/A benchmark of wakebench compare (median RTT): {args.pairs} pairs of "
-              f"`wakebench run --config {os.path.relpath(args.config, root)}"
+    args = parse(argv)
+    start = time.monotonic()
+    try:
+        core.load_json(args.config, "config")
+        if args.base:
+            core.check_result_set(core.load_json(args.base, "A set"), args.base)
+        bench = Bench(args)
+        lines, met = MODES[args.mode](bench, args)
+    except InputError as e:
+        print(f"aabench: {e}", file=sys.stderr)
+        return 2
+    header = [f"{args.mode}: `wakebench run --config {os.path.relpath(args.config, ROOT)}"
               + (" " + " ".join(args.run_args) if args.run_args else "") + "`",
-              f"machine {socket.gethostname()} ({os.cpu_count()} CPUs), "
-              f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; noise floor "
-              f"from {len(calibration)} calibration runs ({noise})", ""]
-    text = "\n".join(header + lines) + "\n"
+              f"machine {socket.gethostname()} ({os.cpu_count()} CPUs), finished "
+              f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC after "
+              f"{(time.monotonic() - start) / 60:.1f} min", ""]
+    text = "\n".join(x for line in header + lines
+                     for x in (textwrap.wrap(line, 100, subsequent_indent="  ") or [""])) + "\n"
     with open(os.path.join(args.out, "summary.txt"), "w") as f:
         f.write(text)
     print(text, end="")

@@ -1,101 +1,215 @@
-"""Pure functions of the A/A benchmark: scaling a result set, counting compare's stars, the summary.
+"""Pure functions of the A/A and power benchmark: counting compare's verdicts, the goals.
 
 Nothing here runs wakebench; aabench/__main__.py does, and tests/aa/test_aabench.py tests these.
+The shifts (work_ns, the measured shift, the class shares) are in aabench/shifts.py.
 """
 
-import copy
-import statistics
+import json
+import re
 
-# The RTT statistics of a case (rtt_ns) and of each repetition that compare can test.
-RTT_STATS = ("min", "mean", "median", "p90", "p99", "p999", "max")
+VERDICTS = ("DIFFERENT", "SAME", "UNKNOWN")
 
-# The goals (README.md#aa-benchmark-of-compare): at most MAX_AA_STARS starred cases in at least
-# MIN_CLEAN_SHARE of the A/A pairs; at least MIN_POWER of the cases starred under a 10 % synthetic
-# regression.
-MAX_AA_STARS = 1
-MIN_CLEAN_SHARE = 4 / 5
-MIN_POWER = 0.90
+# The goals (README.md#aa-benchmark-of-compare).
+MAX_AA_DIFFERENT = 1       # A/A: at most this many cases DIFFERENT in a pair ...
+MIN_CLEAN_SHARE = 0.90     # ... in at least this share of the pairs (9 of 10)
+MIN_AA_SAME = 0.80         # --until-decided A/A: this share of the cases ends SAME
+MAX_SHIFT_SAME = 0.05      # a 10 % shift: at most this share of the cases called SAME
+MIN_SHIFT_DIFFERENT = 0.90  # --until-decided, 10 % shift: DIFFERENT (slower) in this share ...
+DECIDE_WITHIN_S = 300.0    # ... within this many seconds
 
 
-def scale_rtt(doc, factor):
-    """A copy of result set `doc` whose round-trip times are all `factor` times longer: a synthetic
-    regression with the run's real noise. Every RTT statistic of every ok case and of each of its
-    repetitions is scaled; wakeups, tps and counters are left alone."""
-    out = copy.deepcopy(doc)
-    for case in out.get("cases", []):
-        if case.get("status") != "ok":
+class InputError(Exception):
+    """Bad input (a missing file, another schema): main prints it as one line, exit 2."""
+
+
+def load_json(path, what="file"):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except OSError as e:
+        raise InputError(f"{path}: cannot read the {what}: {e.strerror}") from None
+    except ValueError as e:
+        raise InputError(f"{path}: not JSON ({e})") from None
+
+
+def check_result_set(doc, where="result set"):
+    """Raises InputError unless `doc` is a wakebench result set with cases."""
+    if not isinstance(doc, dict) or doc.get("schema") != "wakebench-results":
+        schema = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
+        raise InputError(f"{where}: not a wakebench result set (schema {schema!r})")
+    if not isinstance(doc.get("cases"), list):
+        raise InputError(f"{where}: no cases")
+    return doc
+
+
+def check_compare(doc, where="compare output"):
+    """Raises InputError unless `doc` is `wakebench compare --format json` schema_version 2 of two
+    sets (the verdicts' schema)."""
+    if not isinstance(doc, dict) or doc.get("schema") != "wakebench-compare":
+        schema = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
+        raise InputError(f"{where}: not a wakebench-compare document (schema {schema!r})")
+    if doc.get("schema_version") != 2:
+        raise InputError(f"{where}: wakebench-compare schema_version {doc.get('schema_version')!r}"
+                         ", this benchmark reads 2 (the verdicts)")
+    if not isinstance(doc.get("rows"), list):
+        raise InputError(f"{where}: no rows")
+    return doc
+
+
+def row_ident(row):
+    """A compare row's case as mechanism/mode/placement[/pairN], without its knobs."""
+    return f"{row['mechanism']}/{row['mode']}/{row['placement']}{row.get('pair') or ''}"
+
+
+def case_verdicts(doc):
+    """{row ident: {"verdict", "change_pct", "key"}} of the second set of compare's JSON, for each
+    case both sets tested (verdict not null)."""
+    check_compare(doc)
+    out = {}
+    for row in doc["rows"]:
+        cells = row.get("cells") or []
+        if len(cells) < 2 or cells[1].get("verdict") is None:
             continue
-        rtt = case.get("rtt_ns")
-        if isinstance(rtt, dict):
-            for k in RTT_STATS + ("stddev",):
-                if isinstance(rtt.get(k), (int, float)):
-                    rtt[k] = rtt[k] * factor
-        for rep in case.get("repetitions") or []:
-            for k in RTT_STATS:
-                if isinstance(rep.get(k), (int, float)):
-                    rep[k] = rep[k] * factor
+        out[row_ident(row)] = {"verdict": cells[1]["verdict"],
+                               "change_pct": cells[1].get("change_pct"), "key": row.get("key")}
     return out
 
 
-def count_stars(compare_doc, want_sign=0):
-    """(starred, compared) over the rows of `wakebench compare --format json` with two sets:
-    compared = rows where both cells are ok and have a ratio; starred = those marked significant
-    (and, with want_sign = -1 or +1, whose change has that sign: + = better)."""
-    starred = compared = 0
-    for row in compare_doc["rows"]:
-        base, other = row["cells"][0], row["cells"][1]
-        if base.get("status") != "ok" or other.get("status") != "ok" or other.get("ratio") is None:
+def until_decided_verdicts(set_doc, where="result set"):
+    """The same from a result set's `until_decided` (wakebench run --until-decided): {ident:
+    {"verdict", "change_pct", "look", "repetitions"}} and the looks' summary."""
+    ud = set_doc.get("until_decided") if isinstance(set_doc, dict) else None
+    if not isinstance(ud, dict) or not isinstance(ud.get("cases"), dict):
+        raise InputError(f"{where}: no until_decided (not a run with --until-decided)")
+    out = {}
+    for key, v in ud["cases"].items():
+        out[key.split(" ", 1)[0]] = {"verdict": v.get("verdict"), "change_pct": v.get("change_pct"),
+                                     "look": v.get("look"), "repetitions": v.get("repetitions")}
+    return out
+
+
+def counts_mismatch(set_doc, verdicts):
+    """"" when the until_decided counts the run wrote agree with its cases, else a line saying
+    how they differ (the run's own summary against its verdicts)."""
+    written = (set_doc.get("until_decided") or {}).get("counts") or {}
+    mine = count(verdicts)
+    diff = [f"{k} {written.get(k)} vs {mine[k]}" for k in VERDICTS if written.get(k) != mine[k]]
+    return ("until_decided counts differ from its cases: " + ", ".join(diff)) if diff else ""
+
+
+def decide_times(cases):
+    """'median X s, max Y s' over the decided cases' decided_s, '-' when none."""
+    t = sorted(c["decided_s"] for c in cases if c.get("decided_s") is not None)
+    if not t:
+        return "none decided"
+    mid = t[len(t) // 2] if len(t) % 2 else (t[len(t) // 2 - 1] + t[len(t) // 2]) / 2
+    return f"{len(t)} decided after median {mid:.0f} s, max {t[-1]:.0f} s"
+
+
+def count(verdicts, idents=None):
+    """{"DIFFERENT", "slower", "SAME", "UNKNOWN", "cases"} over `verdicts` (case_verdicts or
+    until_decided_verdicts), restricted to `idents` when given. slower: DIFFERENT with a negative
+    change (+ = better)."""
+    n = {"DIFFERENT": 0, "slower": 0, "SAME": 0, "UNKNOWN": 0, "cases": 0}
+    for ident, v in verdicts.items():
+        if idents is not None and ident not in idents:
             continue
-        compared += 1
-        if not other.get("significant"):
+        if v["verdict"] not in VERDICTS:
             continue
-        change = other.get("change_pct") or 0.0
-        if want_sign == 0 or (change > 0) == (want_sign > 0):
-            starred += 1
-    return starred, compared
+        n["cases"] += 1
+        n[v["verdict"]] += 1
+        if v["verdict"] == "DIFFERENT" and (v.get("change_pct") or 0.0) < 0:
+            n["slower"] += 1
+    return n
 
 
-def verdict(pairs):
-    """The summary of the pairs' figures. `pairs` is a list of dicts with keys "aa" and
-    "aa_floor" ((starred, compared) without and with the noise floor) and "power" (factor ->
-    (starred, compared), with the floor). Returns (lines, goals_met)."""
-    lines = []
-    factors = sorted({f for p in pairs for f in p["power"]})
-    head = "pair  cases  A/A starred  A/A starred (floor)" + "".join(
-        f"  power x{f:.2f}" for f in factors)
-    lines.append(head)
-    for i, p in enumerate(pairs, 1):
-        row = f"{i:>4}  {p['aa'][1]:>5}  {p['aa'][0]:>11}  {p['aa_floor'][0]:>19}"
-        for f in factors:
-            s, n = p["power"][f]
-            row += f"  {share(s, n):>11}"
-        lines.append(row)
-    n = len(pairs)
-    clean = sum(1 for p in pairs if p["aa_floor"][0] <= MAX_AA_STARS)
-    clean_raw = sum(1 for p in pairs if p["aa"][0] <= MAX_AA_STARS)
-    met_aa = n > 0 and clean >= MIN_CLEAN_SHARE * n
-    lines.append("")
-    lines.append(f"A/A: {clean} of {n} pairs star <= {MAX_AA_STARS} case with the noise floor "
-                 f"({clean_raw} of {n} without it); goal: >= {MIN_CLEAN_SHARE:.0%} of the pairs: "
-                 + ("met" if met_aa else "NOT met"))
-    met_power = True
-    for f in factors:
-        s = sum(p["power"][f][0] for p in pairs)
-        c = sum(p["power"][f][1] for p in pairs)
-        per_pair = statistics.median([ratio(*p["power"][f]) for p in pairs]) if pairs else 0.0
-        line = (f"power x{f:.2f}: {share(s, c)} of the compared cases starred as slower over all "
-                f"pairs (median pair {per_pair:.0%})")
-        if abs(f - 1.10) < 1e-9:
-            ok = c > 0 and s / c >= MIN_POWER
-            met_power = ok
-            line += f"; goal: >= {MIN_POWER:.0%}: " + ("met" if ok else "NOT met")
-        lines.append(line)
-    return lines, met_aa and met_power
+def with_repetitions(run_args, n):
+    """run_args with --benchmark_repetitions set to n (any given one replaced); n None: as is."""
+    if n is None:
+        return list(run_args)
+    out, skip = [], False
+    for a in run_args:
+        if skip:
+            skip = False
+        elif a == "--benchmark_repetitions":
+            skip = True
+        elif not a.startswith("--benchmark_repetitions="):
+            out.append(a)
+    return out + ["--benchmark_repetitions", str(n)]
 
+
+LOOK_LINE = re.compile(r"look (\d+) of \d+ .*; (\d+):(\d\d) of \S+ spent")
+
+
+def look_times(log_text):
+    """{look: seconds spent when it was taken} from a --until-decided run's stderr."""
+    return {int(m.group(1)): 60 * int(m.group(2)) + int(m.group(3))
+            for m in LOOK_LINE.finditer(log_text)}
+
+
+# --- goals: each returns (line, met); no data is never met ------------------------------------
 
 def ratio(s, n):
     return s / n if n else 0.0
 
 
 def share(s, n):
-    return f"{s}/{n} {ratio(s, n):.0%}" if n else "-"
+    return f"{s}/{n} {ratio(s, n):.0%}" if n else "0/0"
+
+
+def met_text(ok):
+    return "met" if ok else "NOT met"
+
+
+def aa_goal(pairs, label="A/A"):
+    """`pairs`: one count() per A/A pair. At most MAX_AA_DIFFERENT case DIFFERENT in at least
+    MIN_CLEAN_SHARE of the pairs."""
+    clean = sum(1 for p in pairs if p["DIFFERENT"] <= MAX_AA_DIFFERENT)
+    ok = bool(pairs) and clean >= MIN_CLEAN_SHARE * len(pairs) - 1e-9
+    return (f"{label}: {clean} of {len(pairs)} pairs have <= {MAX_AA_DIFFERENT} case DIFFERENT; "
+            f"goal >= {MIN_CLEAN_SHARE:.0%} of the pairs: {met_text(ok)}"), ok
+
+
+def total(counts):
+    out = {"DIFFERENT": 0, "slower": 0, "SAME": 0, "UNKNOWN": 0, "cases": 0}
+    for c in counts:
+        for k in out:
+            out[k] += c[k]
+    return out
+
+
+def aa_same_goal(pairs, label="A/A until decided"):
+    """At least MIN_AA_SAME of all A/A cases end SAME."""
+    t = total(pairs)
+    ok = t["cases"] > 0 and t["SAME"] >= MIN_AA_SAME * t["cases"] - 1e-9
+    return (f"{label}: {share(t['SAME'], t['cases'])} of the cases SAME; goal >= "
+            f"{MIN_AA_SAME:.0%}: {met_text(ok)}"), ok
+
+
+def shift_same_goal(counts, label="10% shift"):
+    """A 10 % shift: at most MAX_SHIFT_SAME of its cases called SAME."""
+    t = total(counts)
+    ok = t["cases"] > 0 and t["SAME"] <= MAX_SHIFT_SAME * t["cases"] + 1e-9
+    return (f"{label}: {share(t['SAME'], t['cases'])} of the cases SAME, "
+            f"{share(t['slower'], t['cases'])} DIFFERENT slower; goal SAME <= "
+            f"{MAX_SHIFT_SAME:.0%}: {met_text(ok)}"), ok
+
+
+def shift_decided_goal(cases, label="10% shift until decided"):
+    """`cases`: [{"verdict", "change_pct", "decided_s"}] of the 10 % shift cases under
+    --until-decided. At least MIN_SHIFT_DIFFERENT of them DIFFERENT and slower within
+    DECIDE_WITHIN_S seconds."""
+    hit = sum(1 for c in cases if c["verdict"] == "DIFFERENT" and (c.get("change_pct") or 0) < 0
+              and c.get("decided_s") is not None and c["decided_s"] <= DECIDE_WITHIN_S)
+    ok = bool(cases) and hit >= MIN_SHIFT_DIFFERENT * len(cases) - 1e-9
+    return (f"{label}: {share(hit, len(cases))} DIFFERENT slower within "
+            f"{DECIDE_WITHIN_S:.0f} s; goal >= {MIN_SHIFT_DIFFERENT:.0%}: {met_text(ok)}"), ok
+
+
+def pair_table(pairs, head="pair"):
+    """One line per pair of count()s."""
+    lines = [f"{head:>4}  cases  DIFFERENT  slower  SAME  UNKNOWN"]
+    for i, p in enumerate(pairs, 1):
+        lines.append(f"{i:>4}  {p['cases']:>5}  {p['DIFFERENT']:>9}  {p['slower']:>6}  "
+                     f"{p['SAME']:>4}  {p['UNKNOWN']:>7}")
+    return lines
