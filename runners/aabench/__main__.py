@@ -44,6 +44,7 @@ class Bench:
         self.out = args.out
         self.reuse = args.reuse
         self.run_args = args.run_args
+        self.noise = None  # the A/A noise file of the calibration runs, once made
         try:
             os.makedirs(self.out, exist_ok=True)
         except OSError as e:
@@ -77,6 +78,8 @@ class Bench:
         """compare A B --format json, kept as `name` in --out; returns the checked document."""
         dest = self.path(name)
         cmd = [self.binary, "compare", a, b, "--format", "json"]
+        if self.noise:
+            cmd += ["--noise", self.noise]
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode != 0:
             raise InputError(f"wakebench compare {a} {b}: {p.stderr.strip().splitlines()[-1:]}")
@@ -101,6 +104,24 @@ def last_line(path):
 def save_json(path, doc):
     with open(path, "w") as f:
         json.dump(doc, f)
+
+
+def calibrate(bench, pairs):
+    """`pairs` A/A pairs of the suite, then `wakebench noise` over them: the machine's A/A floor
+    that compare (and an --until-decided run's baseline, through run --noise) holds each case's
+    change to. Sets bench.noise; returns a line saying so."""
+    sets = []
+    for i in range(pairs):
+        for side in "ab":
+            sets.append(bench.path(f"cal{i}-{side}.json"))
+            bench.run(sets[-1])
+    noise = bench.path("noise.json")
+    p = subprocess.run([bench.binary, "noise"] + sets + ["--out", noise], capture_output=True,
+                       text=True)
+    if p.returncode != 0:
+        raise InputError(f"wakebench noise: {p.stderr.strip().splitlines()[-1:]}")
+    bench.noise = noise
+    return f"A/A floor: {noise}, from {len(sets)} calibration runs"
 
 
 def mode_aa(bench, args):
@@ -226,7 +247,8 @@ def mode_until_decided(bench, args):
     records = []
     for i in range(args.pairs):
         a = bench.path(f"ud{i}-a.json")
-        bench.run(a, repetitions=args.base_repetitions)
+        bench.run(a, ["--noise", bench.noise] if bench.noise else [],
+                  repetitions=args.base_repetitions)
         b = bench.path(f"ud{i}-aa.json")
         bench.run(b, [ud[0], a] + ud[2:])
         b_doc = core.load_json(b, "result set")
@@ -300,6 +322,9 @@ def parse(argv):
     ap.add_argument("--base-repetitions", type=int, default=None,
                     help="until-decided: repetitions of the A run (default the config's; SAME "
                     "may need more in the baseline than a batch)")
+    ap.add_argument("--calibration-pairs", type=int, default=1,
+                    help="aa, shift, until-decided: A/A pairs run first for the noise floor "
+                    "(default 1; 0: no floor)")
     ap.add_argument("--spec", help="ab: the --ab SPEC (default sysctl:kernel.sched_rr_timeslice_ms"
                     " with its current value on both sides)")
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -308,8 +333,8 @@ def parse(argv):
     args.run_args = run_args  # after --: extra arguments to every wakebench run
     if args.pairs is None:
         args.pairs = 1 if args.mode == "until-decided" else 10
-    if args.pairs < 1 or args.rounds < 1:
-        ap.error("--pairs and --rounds must be >= 1")
+    if args.pairs < 1 or args.rounds < 1 or args.calibration_pairs < 0:
+        ap.error("--pairs and --rounds must be >= 1, --calibration-pairs >= 0")
     if args.out is None:
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         args.out = os.path.join("results", f"power-{args.mode}-{stamp}")
@@ -324,7 +349,11 @@ def main(argv=None):
         if args.base:
             core.check_result_set(core.load_json(args.base, "A set"), args.base)
         bench = Bench(args)
+        floor = []
+        if args.mode != "ab" and args.calibration_pairs > 0:
+            floor = [calibrate(bench, args.calibration_pairs), ""]
         lines, met = MODES[args.mode](bench, args)
+        lines = floor + lines
     except InputError as e:
         print(f"aabench: {e}", file=sys.stderr)
         return 2
