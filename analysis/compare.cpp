@@ -203,7 +203,8 @@ void fill_cell(const CaseView& c, const Metric& metric, CompareCell& cell) {
     if (i < c.ab_round.size()) cell.rounds.push_back(c.ab_round[i]);
     if (!info || info->classes.empty()) continue;
     RepetitionTally tally;
-    for (const ClassSample& k : info->classes) tally.push_back({k.cls, k.round_trips, k.mean_ns});
+    for (const ClassSample& k : info->classes)
+      tally.push_back({k.cls, k.round_trips, k.mean_ns, k.median_ns});
     cell.classes.push_back(std::move(tally));
   }
   if (cell.rounds.size() != cell.repetitions.size()) cell.rounds.clear();

@@ -94,7 +94,7 @@ struct CompareCell {
 struct ClassShareVerdict {
   std::string cls;
   Decision decision;  // on the per-repetition share (difference scale, margin in share points)
-  std::optional<double> q;
+  std::optional<double> q;  // BH over the set's share tests (the test's own p until adjusted)
 };
 // The per-domain wakeup counters of /proc/schedstat per round trip (docs/result-set.md#schedstat),
 // summed over the case's CPUs: "domain0 (MC)" x "ttwu_wake_remote" x (base, other).

@@ -313,15 +313,17 @@ std::string schedstat_text(const SchedstatTable& st, const std::string& a, const
   return out + indent_lines(t.render(), "    ");
 }
 
-std::string why_text(const Comparison& cmp) {
-  if (cmp.why.empty()) return "";
-  std::string out = wrap(
-      "\nwhy kernel-placed cases changed: mean RTT in us = placement (where the "
-      "wakee ran) + cost (at equal placement), midpoint form; [" +
-          fmt("%.0f", cmp.options.confidence * 100) +
-          "% bootstrap interval over repetitions]; share verdicts at +-" +
-          fmt("%.0f", cmp.options.margin * 100) + " share points:",
-      "");
+std::string why_legend(const CompareOptions& o) {
+  return "mean RTT in us = placement (where the wakee ran) + cost (at equal placement), midpoint "
+         "form; [" +
+         fmt("%.0f", o.confidence * 100) +
+         "% bootstrap interval over repetitions]; share verdicts at +-" +
+         fmt("%.0f", o.margin * 100) + " share points";
+}
+
+// Each kernel-placed case's decomposition, class table and schedstat counters.
+std::string why_body(const Comparison& cmp) {
+  std::string out;
   const std::string a = short_label(cmp.sets[0].label);
   for (const WhyChanged& w : cmp.why) {
     const Decomposition& d = *w.parts;
@@ -335,6 +337,12 @@ std::string why_text(const Comparison& cmp) {
     out += schedstat_text(w.schedstat, a, b);
   }
   return out;
+}
+
+std::string why_text(const Comparison& cmp) {
+  if (cmp.why.empty()) return "";
+  return "\n" + wrap("why kernel-placed cases changed: " + why_legend(cmp.options) + ":", "") +
+         why_body(cmp);
 }
 
 // The other sets in chunks whose table stays within kTextWidth, at least one per chunk.
@@ -454,7 +462,10 @@ std::string format_markdown(const Comparison& cmp) {
     out << "\n### " << title << "\n\n```\n" << text.substr(text.find('\n', 1) + 1) << "```\n";
   };
   section("undecided", text_undecided(cmp));
-  section("why kernel-placed cases changed", why_text(cmp));
+  if (!cmp.why.empty())
+    out << "\n### why kernel-placed cases changed\n\n"
+        << md_escape(why_legend(cmp.options)) << "\n\n```\n"
+        << why_body(cmp) << "```\n";
   section("cases not in every set", text_one_sided(cmp));
   if (!cmp.warnings.empty()) {
     out << "\n### notes\n\n";

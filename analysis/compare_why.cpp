@@ -97,7 +97,7 @@ WhyChanged why_of(const Comparison& cmp, std::size_t row, std::size_t set) {
   w.parts = decompose(a.classes, b.classes);
   for (const std::string& cls : classes_of(a, b)) {
     w.class_median_ns[cls] = {class_median(a.classes, cls), class_median(b.classes, cls)};
-    EffectSamples s{shares_of(a.classes, cls), shares_of(b.classes, cls)};
+    EffectSamples s{shares_of(a.classes, cls), shares_of(b.classes, cls), false, true};
     if (s.base.size() < 2 || s.other.size() < 2) continue;
     w.shares.push_back({cls, {}, test_effect(s, cmp.options.confidence).p});
   }
@@ -120,7 +120,7 @@ void decide_shares(Comparison& cmp, std::size_t set) {
     auto [row, v] = all[i];
     v->q = q[i];
     EffectSamples s{shares_of(row->cells[0].classes, v->cls),
-                    shares_of(row->cells[set].classes, v->cls)};
+                    shares_of(row->cells[set].classes, v->cls), false, true};
     const double estimate = test_effect(s, cmp.options.confidence).estimate;
     DecisionInput in{s, q[i], estimate, 0.0, cmp.options.base_fixed, false};
     v->decision = decide(in, cmp.options.rules(), cmp.options.look_level());

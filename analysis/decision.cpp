@@ -62,12 +62,34 @@ EffectTest paired_t(const EffectSamples& s, double confidence) {
   return r;
 }
 
+EffectTest welch_t(const EffectSamples& s, double confidence) {
+  const double n1 = static_cast<double>(s.base.size()), n2 = static_cast<double>(s.other.size());
+  const double v1 = sum_squares(s.base) / (n1 - 1) / n1, v2 = sum_squares(s.other) / (n2 - 1) / n2;
+  EffectTest r;
+  r.estimate = mean_of(s.other) - mean_of(s.base);
+  const double se = std::sqrt(v1 + v2);
+  if (se == 0) {
+    r.p = r.estimate == 0 ? 1.0 : 0.0;
+    r.lo = r.hi = r.estimate;
+    return r;
+  }
+  // Welch-Satterthwaite degrees of freedom.
+  const double dof = (v1 + v2) * (v1 + v2) / (v1 * v1 / (n1 - 1) + v2 * v2 / (n2 - 1));
+  const boost::math::students_t t(dof);
+  r.p = 2 * boost::math::cdf(boost::math::complement(t, std::fabs(r.estimate) / se));
+  const double half = boost::math::quantile(t, (1 + confidence) / 2) * se;
+  r.lo = r.estimate - half;
+  r.hi = r.estimate + half;
+  return r;
+}
+
 // The variance of the estimate per unit spread^2: 1/n1 + 1/n2 over the rank test's efficiency, or
 // 1/n for paired differences.
 double variance_factor(const EffectSamples& s) {
   if (s.paired) return 1.0 / static_cast<double>(s.base.size());
-  return (1.0 / static_cast<double>(s.base.size()) + 1.0 / static_cast<double>(s.other.size())) /
-         kRankEfficiency;
+  const double sum =
+      1.0 / static_cast<double>(s.base.size()) + 1.0 / static_cast<double>(s.other.size());
+  return s.means ? sum : sum / kRankEfficiency;
 }
 
 struct Count {
@@ -86,7 +108,7 @@ Count repetitions_for(const DecisionInput& in, double target_sd) {
     return static_cast<std::size_t>(std::ceil(std::min(x, kMaxNeeded)));
   };
   if (s.paired) return {ceil_count(1.0 / v)};
-  const double unit = v * kRankEfficiency;  // 1/n1 + 1/n2 must not exceed this
+  const double unit = s.means ? v : v * kRankEfficiency;  // 1/n1 + 1/n2 must not exceed this
   const double n1 = static_cast<double>(s.base.size());
   Count c{ceil_count(2.0 / unit)};
   if (!in.base_fixed) return c;
@@ -132,9 +154,12 @@ void explain_unknown(const DecisionInput& in, const DecisionRules& rules, double
   else if (n < rules.min_repetitions && in.q && *in.q < level)
     d.why = "fewer than " + std::to_string(rules.min_repetitions) + " repetitions a side";
   else if (!d.needed)
-    d.why = "the change lies between the A/A floor and the margin";
+    d.why = "the change is within the A/A floor, which leaves too little of the margin for SAME";
+  else if (in.q && *in.q < level)
+    d.why = "a change within the case's A/A floor, and the interval reaches beyond the margin";
   else
-    d.why = "the interval is neither clear of the floor nor within the margin";
+    d.why = "no clear change (q " + fmt("%.3f", in.q.value_or(1.0)) +
+            ") and the interval reaches beyond the margin";
 }
 
 }  // namespace
@@ -154,6 +179,7 @@ std::string_view verdict_id(CompareVerdict v) {
 EffectTest test_effect(const EffectSamples& s, double confidence) {
   check_samples(s);
   if (s.paired) return paired_t(s, confidence);
+  if (s.means) return welch_t(s, confidence);
   const MannWhitneyResult mw = mann_whitney_u(s.base, s.other);
   const ShiftInterval hl = hodges_lehmann(s.base, s.other, confidence);
   return {mw.p_value, hl.estimate, hl.lo, hl.hi, mw.exact};

@@ -13,7 +13,7 @@
 //
 // Unpaired sets (two runs): the Mann-Whitney U test and the Hodges-Lehmann interval. Paired sets
 // (`wakebench run --ab`: one value per round on each side): the t test and interval on the
-// per-round differences.
+// per-round differences. Class shares: Welch's t test and interval of the means.
 #pragma once
 
 #include <cstddef>
@@ -40,6 +40,10 @@ struct DecisionRules {
 struct EffectSamples {
   std::vector<double> base, other;
   bool paired = false;
+  // Unpaired, by the difference of the means (Welch's t test and interval) instead of ranks: for
+  // values with many ties, such as a class's share of each repetition (often 0 or 1), whose
+  // Hodges-Lehmann shift is 0 whatever the means do.
+  bool means = false;
 };
 
 // The difference test and the effect's estimate and interval.

@@ -200,6 +200,29 @@ TEST(CompareVerdict, AKernelCaseThatMovedIsExplainedByPlacement) {
             std::string::npos);
 }
 
+// Repetitions that ran all stacked or all split: each repetition's share is 0 or 1. From 70 % to
+// 95 % stacked the shares' median shift is 0, yet the share moved: never SAME (a rank interval
+// said SAME here).
+TEST(CompareVerdict, AllOrNothingSharesThatMovedAreNotSame) {
+  const auto reps = [](int stacked) {
+    std::vector<Rep> out;
+    for (int i = 0; i < 20; ++i) {
+      const bool s = i < stacked;
+      out.push_back(
+          {s ? 5000.0 : 40000.0, false, {{s ? "same-cpu" : "llc", 1000, s ? 5000 : 40000}}});
+    }
+    return out;
+  };
+  const Comparison cmp = compare_result_sets({set_of({case_doc("kernel", reps(14))}, "a.json"),
+                                              set_of({case_doc("kernel", reps(19))}, "b.json")},
+                                             {});
+  ASSERT_EQ(cmp.why.size(), 1u);
+  ASSERT_EQ(cmp.why[0].shares.size(), 2u);
+  for (const ClassShareVerdict& v : cmp.why[0].shares)
+    EXPECT_NE(v.decision.verdict, CompareVerdict::kSame) << v.cls;
+  EXPECT_NEAR(cmp.why[0].class_median_ns.at("llc").first, 40000, 1e-9);
+}
+
 class CompareCommand : public ::testing::Test {
  protected:
   void SetUp() override {
