@@ -364,6 +364,38 @@ void too_few_warnings(Comparison& cmp,
   }
 }
 
+// Most cases moving one way by much alike is what a shift of the whole machine between two runs
+// looks like (host load, frequency): on the 2-vCPU VM of README.md#aa-benchmark-of-compare, 2 of
+// 10 A/A pairs moved every case by 10-18 % one way. Said beside the verdicts, which it does not
+// change: a patch may also slow every case.
+void common_mode_warnings(Comparison& cmp) {
+  for (std::size_t s = 1; s < cmp.sets.size(); ++s) {
+    std::vector<double> changes;
+    int different = 0, up = 0, down = 0;
+    for (const CompareRow& row : cmp.rows) {
+      const CompareCell& c = row.cells[s];
+      if (!c.decision || !c.change_pct) continue;
+      changes.push_back(*c.change_pct);
+      if (c.decision->verdict != CompareVerdict::kDifferent) continue;
+      ++different;
+      (*c.change_pct > 0 ? up : down) += 1;
+    }
+    const auto n = static_cast<int>(changes.size());
+    const bool better = up > down;
+    const int same_way = static_cast<int>(std::count_if(
+        changes.begin(), changes.end(), [&](double x) { return better ? x > 0 : x < 0; }));
+    if (different < 3 || (up > 0 && down > 0) || 4 * same_way < 3 * n) continue;
+    std::sort(changes.begin(), changes.end());
+    cmp.moved_together.push_back(s);
+    cmp.warnings.push_back(
+        cmp.sets[s].label + ": all " + std::to_string(different) + " DIFFERENT cases and " +
+        std::to_string(same_way) + " of " + std::to_string(n) + " tested moved one way (median " +
+        fmt("%+.1f", changes[changes.size() / 2]) +
+        "%): a shift of the whole machine between the runs looks like this; A/A runs of one "
+        "kernel (wakebench noise) or one run --ab tell it from a kernel's change");
+  }
+}
+
 // Repetitions left out because a task did not sleep: per set, and where A and B differ.
 void marked_warnings(Comparison& cmp) {
   for (std::size_t s = 0; s < cmp.sets.size(); ++s) {
@@ -450,6 +482,7 @@ Comparison compare_result_sets(const std::vector<ResultSet>& sets, const Compare
   if (cmp.options.noise) noise_warnings(cmp);
   too_few_warnings(cmp, too_few);
   marked_warnings(cmp);
+  common_mode_warnings(cmp);
   if (paired)
     cmp.warnings.push_back(
         "the sets come from one run --ab run: each case is tested on its "

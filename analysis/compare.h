@@ -136,6 +136,7 @@ struct Comparison {
   // Baseline order, then cases missing from the baseline in order of first appearance.
   std::vector<CompareRow> rows;
   std::vector<WhyChanged> why;  // kernel-placed rows with observed classes on both sides
+  std::vector<std::size_t> moved_together;  // other sets whose cases mostly moved one way
   std::vector<std::string> warnings;
   // Per other set (index 1..): how many cases got each verdict.
   std::map<CompareVerdict, int> counts(std::size_t set) const;

@@ -80,7 +80,10 @@ std::string summary_line(const Comparison& cmp, std::size_t s) {
          std::to_string(n.at(CompareVerdict::kDifferent)) + " DIFFERENT (" +
          std::to_string(cmp.slower(s)) + " slower), " +
          std::to_string(n.at(CompareVerdict::kSame)) + " SAME, " +
-         std::to_string(n.at(CompareVerdict::kUnknown)) + " UNKNOWN";
+         std::to_string(n.at(CompareVerdict::kUnknown)) + " UNKNOWN" +
+         (std::count(cmp.moved_together.begin(), cmp.moved_together.end(), s)
+              ? "; most cases moved one way (see the notes)"
+              : "");
 }
 
 std::string case_text(const CompareRow& r) {

@@ -223,6 +223,34 @@ TEST(CompareVerdict, AllOrNothingSharesThatMovedAreNotSame) {
   EXPECT_NEAR(cmp.why[0].class_median_ns.at("llc").first, 40000, 1e-9);
 }
 
+// Every case 15 % slower: the verdicts stand, and a note says the whole machine may have moved;
+// with the cases moving both ways, no such note.
+TEST(CompareVerdict, MostCasesMovingOneWayAreNoted) {
+  std::mt19937_64 rng(4);
+  const std::vector<std::string> places = {"same-cpu", "llc", "cluster", "smt-sibling", "kernel"};
+  const auto sets = [&](const std::vector<double>& factors) {
+    std::vector<json> a, b;
+    for (std::size_t i = 0; i < places.size(); ++i) {
+      a.push_back(case_doc(places[i], around(rng, 10, 30000, 0.02)));
+      b.push_back(case_doc(places[i], around(rng, 10, 30000 * factors[i], 0.02)));
+    }
+    return std::vector<ResultSet>{set_of(a, "a.json"), set_of(b, "b.json")};
+  };
+  const auto noted = [](const Comparison& cmp) {
+    for (const std::string& w : cmp.warnings)
+      if (w.find("a shift of the whole machine") != std::string::npos) return true;
+    return false;
+  };
+  const Comparison all = compare_result_sets(sets({1.15, 1.15, 1.15, 1.15, 1.15}), {});
+  EXPECT_EQ(all.counts(1).at(CompareVerdict::kDifferent), 5);
+  EXPECT_TRUE(noted(all));
+  EXPECT_NE(format_comparison(all, CompareFormat::kText).find("most cases moved one way"),
+            std::string::npos);
+  const Comparison mixed = compare_result_sets(sets({1.15, 0.85, 1.15, 0.85, 1.15}), {});
+  EXPECT_EQ(mixed.counts(1).at(CompareVerdict::kDifferent), 5);
+  EXPECT_FALSE(noted(mixed));
+}
+
 class CompareCommand : public ::testing::Test {
  protected:
   void SetUp() override {
