@@ -295,8 +295,9 @@ TEST_F(CompareCommand, FailOnSlowerExitsOneOnlyWhenACaseIsSlower) {
   EXPECT_EQ(run("compare " + a + " " + slower + " --fail-on sometimes"), 2);
 }
 
-// A real run against a baseline whose RTTs were halved: the run is twice as slow, DIFFERENT at the
-// first look; against itself it is never DIFFERENT. The sequential verdicts are recorded.
+// A real run against a baseline whose RTTs were divided by 100: the run is slower by far more than
+// any load on the machine makes two runs differ (the baseline's own run may have been slowed by
+// other tests), DIFFERENT at the first look, where it stops. The sequential verdicts are recorded.
 TEST_F(CompareCommand, UntilDecidedStopsAtTheLookThatDecides) {
   const std::string cfg = write(
       "cfg.json",
@@ -311,11 +312,11 @@ TEST_F(CompareCommand, UntilDecidedStopsAtTheLookThatDecides) {
   for (auto& c : doc["cases"])
     for (auto& r : c["repetitions"])
       for (const char* k : {"median", "mean", "min", "p90", "p99", "p999", "max"})
-        if (r.contains(k) && r[k].is_number()) r[k] = r[k].get<double>() / 2;
-  for (auto& c : doc["cases"]) c["rtt_ns"]["median"] = c["rtt_ns"]["median"].get<double>() / 2;
-  const std::string halved = write("halved.json", doc);
+        if (r.contains(k) && r[k].is_number()) r[k] = r[k].get<double>() / 100;
+  for (auto& c : doc["cases"]) c["rtt_ns"]["median"] = c["rtt_ns"]["median"].get<double>() / 100;
+  const std::string scaled = write("scaled.json", doc);
   const std::string out = (dir_ / "new.json").string();
-  ASSERT_EQ(run("run --config " + cfg + " --out " + out + " --until-decided " + halved +
+  ASSERT_EQ(run("run --config " + cfg + " --out " + out + " --until-decided " + scaled +
                 " --looks 3 --budget 60"),
             0)
       << err();
@@ -326,7 +327,7 @@ TEST_F(CompareCommand, UntilDecidedStopsAtTheLookThatDecides) {
   EXPECT_EQ(v["look"], 1);
   EXPECT_EQ(ud["looks"], 1);
   EXPECT_NE(err().find("look 1 of 3"), std::string::npos) << err();
-  EXPECT_EQ(run("run --config " + cfg + " --until-decided " + halved + " --ab sysctl:kernel.x=1,2"),
+  EXPECT_EQ(run("run --config " + cfg + " --until-decided " + scaled + " --ab sysctl:kernel.x=1,2"),
             2);
   EXPECT_NE(err().find("--until-decided: not with --ab"), std::string::npos) << err();
   EXPECT_EQ(run("run --config " + cfg + " --until-decided " + cfg), 2);
