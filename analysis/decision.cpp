@@ -43,44 +43,36 @@ void check_samples(const EffectSamples& s) {
     throw std::invalid_argument("paired samples of unequal size");
 }
 
+// A t test of `estimate` with standard error `se` and `dof` degrees of freedom, and its interval. A
+// zero se (every difference equal) gives p 1 for no change, else 0.
+EffectTest t_test(double estimate, double se, double dof, double confidence) {
+  EffectTest r;
+  r.estimate = r.lo = r.hi = estimate;
+  if (se == 0) {
+    r.p = estimate == 0 ? 1.0 : 0.0;
+    return r;
+  }
+  const boost::math::students_t t(dof);
+  r.p = 2 * boost::math::cdf(boost::math::complement(t, std::fabs(estimate) / se));
+  const double half = boost::math::quantile(t, (1 + confidence) / 2) * se;
+  r.lo = estimate - half;
+  r.hi = estimate + half;
+  return r;
+}
+
 EffectTest paired_t(const EffectSamples& s, double confidence) {
   const std::vector<double> d = differences(s);
   const double n = static_cast<double>(d.size());
-  const double mean = mean_of(d), se = std::sqrt(sum_squares(d) / (n - 1) / n);
-  const boost::math::students_t t(n - 1);
-  EffectTest r;
-  r.estimate = mean;
-  if (se == 0) {
-    r.p = mean == 0 ? 1.0 : 0.0;
-    r.lo = r.hi = mean;
-    return r;
-  }
-  r.p = 2 * boost::math::cdf(boost::math::complement(t, std::fabs(mean) / se));
-  const double half = boost::math::quantile(t, (1 + confidence) / 2) * se;
-  r.lo = mean - half;
-  r.hi = mean + half;
-  return r;
+  return t_test(mean_of(d), std::sqrt(sum_squares(d) / (n - 1) / n), n - 1, confidence);
 }
 
 EffectTest welch_t(const EffectSamples& s, double confidence) {
   const double n1 = static_cast<double>(s.base.size()), n2 = static_cast<double>(s.other.size());
   const double v1 = sum_squares(s.base) / (n1 - 1) / n1, v2 = sum_squares(s.other) / (n2 - 1) / n2;
-  EffectTest r;
-  r.estimate = mean_of(s.other) - mean_of(s.base);
-  const double se = std::sqrt(v1 + v2);
-  if (se == 0) {
-    r.p = r.estimate == 0 ? 1.0 : 0.0;
-    r.lo = r.hi = r.estimate;
-    return r;
-  }
-  // Welch-Satterthwaite degrees of freedom.
-  const double dof = (v1 + v2) * (v1 + v2) / (v1 * v1 / (n1 - 1) + v2 * v2 / (n2 - 1));
-  const boost::math::students_t t(dof);
-  r.p = 2 * boost::math::cdf(boost::math::complement(t, std::fabs(r.estimate) / se));
-  const double half = boost::math::quantile(t, (1 + confidence) / 2) * se;
-  r.lo = r.estimate - half;
-  r.hi = r.estimate + half;
-  return r;
+  // Welch-Satterthwaite degrees of freedom (any, when both variances are 0: se is 0 then).
+  const double dof =
+      v1 + v2 == 0 ? 1 : (v1 + v2) * (v1 + v2) / (v1 * v1 / (n1 - 1) + v2 * v2 / (n2 - 1));
+  return t_test(mean_of(s.other) - mean_of(s.base), std::sqrt(v1 + v2), dof, confidence);
 }
 
 // The variance of the estimate per unit spread^2: 1/n1 + 1/n2 over the rank test's efficiency, or

@@ -581,8 +581,13 @@ std::vector<size_t> cases_of(const SetRun& set, const ResultSet& partial,
 // on and prints where the run stands.
 std::vector<size_t> take_look(UntilDecided& ud, const RunContext& ctx, const SetRun& set,
                               size_t look, double elapsed_s) {
-  const ResultSet partial =
-      parse_result_set(nlohmann::ordered_json(result_set(ctx, set, 0).first).dump(), "this run");
+  // What compare reads of this run so far: its cases and environment (no predictions, no
+  // benchmark entries: those are for the set written at the end).
+  nlohmann::ordered_json doc = {{"schema", kResultSchema},
+                                {"schema_version", kResultSchemaVersion},
+                                {"environment", ctx.env},
+                                {"cases", cases_json(ctx, set)}};
+  const ResultSet partial = parse_result_set(doc.dump(), "this run");
   CompareOptions options;
   options.level = ud.seq.level(look);
   const Comparison cmp = compare_result_sets({ud.base, partial}, options);

@@ -32,10 +32,7 @@ const char* kPinnedPipe = R"({"schema_version": 1, "name": "ab-tiny",
 class AbRun : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("wb-abrun-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
+    dir_ = wb::test::fresh_test_dir("wb-abrun");
     fs::create_directories(dir_ / "root/sys/kernel/debug/sched");
     fs::create_directories(dir_ / "root/proc/sys/kernel");
     put("root/sys/kernel/debug/sched/features", "PLACE_LAG TTWU_QUEUE NO_HRTICK\n");

@@ -17,6 +17,7 @@
 #include "analysis/compare.h"
 #include "analysis/resultset_io.h"
 #include "common/histogram.h"
+#include "tests/support.h"
 
 namespace wb {
 namespace {
@@ -253,13 +254,7 @@ TEST(CompareVerdict, MostCasesMovingOneWayAreNoted) {
 
 class CompareCommand : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("wb-verdict-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
+  void SetUp() override { dir_ = test::fresh_test_dir("wb-verdict"); }
   void TearDown() override { fs::remove_all(dir_); }
   std::string write(const std::string& name, const json& doc) {
     std::ofstream(dir_ / name) << doc.dump();
@@ -271,10 +266,7 @@ class CompareCommand : public ::testing::Test {
     const int rc = std::system(cmd.c_str());
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
   }
-  std::string err() const {
-    std::ifstream f(dir_ / "err");
-    return std::string(std::istreambuf_iterator<char>(f), {});
-  }
+  std::string err() const { return test::slurp(dir_ / "err"); }
   fs::path dir_;
 };
 

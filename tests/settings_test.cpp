@@ -134,10 +134,7 @@ TEST(AbSchedule, RunsEveryRoundOnceUnderEverySetting) {
 class FakeRoot : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            ("wb-ab-" + std::to_string(getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
+    root_ = wb::test::fresh_test_dir("wb-ab");
     fs::create_directories(root_ / "sys/kernel/debug/sched");
     fs::create_directories(root_ / "proc/sys/kernel");
     put("sys/kernel/debug/sched/features", "PLACE_LAG TTWU_QUEUE NO_HRTICK \n");

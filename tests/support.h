@@ -3,6 +3,7 @@
 // fails the test; tests/fixtures/README.md gives each file's provenance).
 #pragma once
 
+#include <gtest/gtest.h>
 #include <linux/perf_event.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
@@ -25,6 +26,18 @@ inline std::string slurp(const std::filesystem::path& p) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// A folder of the running test's own, <temp>/<prefix>-<pid>-<test name>, made empty; the test
+// removes it in TearDown.
+inline std::filesystem::path fresh_test_dir(const std::string& prefix) {
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::temp_directory_path() / (prefix + "-" + std::to_string(getpid()) + "-" +
+                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
 }
 
 // The whole file, or std::runtime_error naming it.
