@@ -327,6 +327,15 @@ TEST_F(RunCli, InterruptKeepsTheRepetitionsACaseFinished) {
 // cannot start fails its own case with the cause, and the run goes on and writes its result set.
 TEST_F(RunCli, AForkOrThreadShortageFailsOnlyItsCase) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to run wakebench as another user";
+  // A clone under a private folder (mktemp -d, a 0700 home) keeps user nobody from the binary.
+  const pid_t probe = fork();
+  if (probe == 0)
+    _exit(setgid(65534) == 0 && setuid(65534) == 0 && access(WB_BINARY, X_OK) == 0 ? 0 : 1);
+  int probe_status = 0;
+  waitpid(probe, &probe_status, 0);
+  if (!WIFEXITED(probe_status) || WEXITSTATUS(probe_status) != 0)
+    GTEST_SKIP() << "user nobody (65534) cannot execute " << WB_BINARY
+                 << ": a folder above it is private";
   fs::permissions(dir_, fs::perms::all);
   const auto cfg = write("nproc.json", R"({"schema_version": 1,
     "defaults": {"round_trips": 100, "warmup": 10, "repetitions": 1, "timeout_s": 30},
