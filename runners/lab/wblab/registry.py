@@ -11,6 +11,8 @@ REGISTRY = json.loads(FILE.read_text())
 KERNELS = {p["id"]: p["patch"] for p in REGISTRY["policies"] if "kernel" not in p}
 # Policies run by another one's kernel -> that policy.
 ALIASES = {p["id"]: p["kernel"] for p in REGISTRY["policies"] if "kernel" in p}
+# Patched policies -> the sched feature that turns each on in the gated kernel (all off: mainline).
+FEATURES = {p["id"]: p["sched_feature"] for p in REGISTRY["policies"] if "sched_feature" in p}
 # Mechanisms whose tasks never block -> why ("busy-poll").
 NO_KERNEL_WAKEUP = {m["id"]: m["no_kernel_wakeup"] for m in REGISTRY["mechanisms"]
                     if "no_kernel_wakeup" in m}
