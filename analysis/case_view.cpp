@@ -48,7 +48,7 @@ Params params_of(const json& pj) {
       }
       set_param(p, key, v);
     } else if (key == "payload" || key == "work_ns" || key == "work_lines" || key == "background" ||
-               key == "pairs" || key == "w" || key == "s") {
+               key == "pairs" || key == "w" || key == "s" || key == "start") {
       set_param(p, key, value);
     }
   }
@@ -396,7 +396,7 @@ std::string CaseView::key() const {
 }
 
 bool CaseView::same_point(const CaseView& o) const {
-  return mechanism == o.mechanism && mode == o.mode && params == o.params;
+  return mechanism == o.mechanism && mode == o.mode && same_workload(params, o.params);
 }
 
 std::optional<AbView> parse_ab_view(const json& doc) {

@@ -130,6 +130,26 @@ int nice_from_json(const std::string& key, const nlohmann::json& v) {
   return static_cast<int>(int_in_range(key, v, -20, 19));
 }
 
+// "a,b" (as `predict --start` takes it) or the recorded [a, b].
+std::pair<int, int> start_from_json(const nlohmann::json& v) {
+  std::vector<int> cpus;
+  if (v.is_array() && v.size() == 2 && v[0].is_number_integer() && v[1].is_number_integer())
+    cpus = {v[0].get<int>(), v[1].get<int>()};
+  if (v.is_string()) {
+    const std::string text = v.get<std::string>();
+    const auto comma = text.find(',');
+    for (const std::string& part : {text.substr(0, comma), text.substr(comma + 1)})
+      if (comma != std::string::npos && !part.empty() && part.size() < 5 &&
+          part.find_first_not_of("0123456789") == std::string::npos)
+        cpus.push_back(std::stoi(part));
+  }
+  if (cpus.size() != 2 || cpus[0] < 0 || cpus[1] < 0)
+    throw std::invalid_argument(
+        "params.start: expected \"a,b\" (the first waker's CPU, the wakee's start CPU), got " +
+        v.dump());
+  return {cpus[0], cpus[1]};
+}
+
 void check_background(const std::string& value) {
   static constexpr const char* kKeywords[] = {"none", "waker-sibling", "llc-others", "all-others",
                                               "prev-cpu"};
@@ -173,6 +193,8 @@ void set_param(Params& p, const std::string& key, const nlohmann::json& value) {
     set_per_side(p.nice, key, value, nice_from_json);
   } else if (key == "pairs") {
     p.pairs = static_cast<int>(int_in_range(key, value, 1, 256));
+  } else if (key == "start") {
+    p.start = start_from_json(value);
   } else if (key == "w") {
     p.w = static_cast<int>(int_in_range(key, value, 1, 64));
   } else if (key == "s") {
@@ -180,7 +202,7 @@ void set_param(Params& p, const std::string& key, const nlohmann::json& value) {
   } else {
     throw std::invalid_argument("params: unknown knob \"" + key +
                                 "\" (known: payload, work_ns, work_lines, background, sched, nice, "
-                                "pairs, w, s)");
+                                "pairs, w, s, start)");
   }
 }
 
@@ -201,6 +223,7 @@ nlohmann::json to_json(const Params& p) {
     j["w"] = p.w.value_or(1);
     j["s"] = p.s.value_or(1);
   }
+  if (p.start) j["start"] = {p.start->first, p.start->second};
   return j;
 }
 
@@ -217,7 +240,14 @@ std::string name_suffix(const Params& p) {
   if (p.nice != d.nice)
     s += "/nice=" + per_side_text(p.nice, "inherit", [](int n) { return std::to_string(n); });
   if (p.pairs != d.pairs) s += "/pairs=" + std::to_string(p.pairs);
+  if (p.start)
+    s += "/start=" + std::to_string(p.start->first) + "," + std::to_string(p.start->second);
   return s;
+}
+
+bool same_workload(Params a, Params b) {
+  a.start = b.start = std::nullopt;
+  return a == b;
 }
 
 std::vector<CpuPair> concurrent_pairs(const CaseSpec& spec) {

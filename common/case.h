@@ -60,6 +60,10 @@ struct Params {
   int pairs = 1;                           // K independent pairs at once (hackbench-style groups)
   // binder-like's W client workers and S service threads; nullopt: not set by the config (1).
   std::optional<int> w, s;
+  // Kernel placement only: the first waker's CPU and the CPU the wakee starts on, both in the
+  // cpuset (default: the cpuset's two lowest CPUs). A setup of the placement, not of the workload:
+  // same_workload() leaves it out.
+  std::optional<std::pair<int, int>> start;
   bool operator==(const Params&) const = default;
 };
 
@@ -67,17 +71,20 @@ struct Params {
 // unknown key or a bad value. Keys and values:
 //   payload: 1..1048576          work_ns: 0..100000000        work_lines: 0..65536
 //   background: see Params       pairs: 1..256                w, s: 1..64
+//   start: "a,b" (two CPU ids; checked against the cpuset by expand_cases)
 //   sched: "fifo:10" (both sides) or {"waker": "fifo:10", "wakee": "other"}
 //   nice: -5 (both sides) or {"waker": -5, "wakee": 0}
 void set_param(Params& p, const std::string& key, const nlohmann::json& value);
 // Every knob, defaults included: {"payload", "work_ns", "work_lines", "background", "pairs",
 // "sched": {"waker", "wakee"} ("inherit" when unset), "nice": {"waker", "wakee"} (null when
-// unset)}, plus "w" and "s" when set.
+// unset)}, plus "w" and "s" when set, and "start": [a, b] when set.
 nlohmann::json to_json(const Params& p);
 // "/w2s4/payload=64/work=2000ns" style suffix of the knobs that differ from their defaults ("" when
 // none). w and s come first and together whenever either is set, as in
 // "binder-like/processes/llc/w2s4".
 std::string name_suffix(const Params& p);
+// `a` and `b` without their placement setup (`start`): the same work, wherever it starts.
+bool same_workload(Params a, Params b);
 
 struct CaseSpec {
   std::string name;       // Google Benchmark name, no CPU ids: "pipe/processes/llc"

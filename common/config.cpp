@@ -340,6 +340,24 @@ std::vector<CpuPair> spread_pairs(const Placement& pl, int k, const Topology& to
   return out;
 }
 
+// The one pair a `start` knob gives a kernel placement: both CPUs in its cpuset, one pair.
+std::vector<CpuPair> start_pairs(const std::string& path, const std::string& where,
+                                 const Placement& pl, const Params& pr) {
+  const std::string at = where + ".params.start";
+  if (!pl.kernel)
+    fail(path, at,
+         "only for kernel placements (kernel, kernel:<class>, kernel:<cpu list>), not \"" + pl.id +
+             "\"");
+  if (pr.pairs > 1) fail(path, at, "names one pair's CPUs; it cannot be given with pairs > 1");
+  if (!pl.skip_reason.empty()) return pl.pairs;  // the class is unavailable: skipped anyway
+  for (int c : {pr.start->first, pr.start->second})
+    if (std::find(pl.cpuset.begin(), pl.cpuset.end(), c) == pl.cpuset.end())
+      fail(path, at,
+           "CPU " + std::to_string(c) + " is not in " + pl.id + "'s cpuset " +
+               format_cpu_list(pl.cpuset));
+  return {*pr.start};
+}
+
 }  // namespace
 
 std::vector<CaseSpec> expand_cases(const Config& config, const Topology& topo,
@@ -371,7 +389,8 @@ std::vector<CaseSpec> expand_cases(const Config& config, const Topology& topo,
               s.mode = *parse_mode(mode);
               s.placement = pl.id;
               s.kernel = pl.kernel;
-              s.pairs = spread_pairs(pl, pr.pairs, topo);
+              s.pairs = pr.start ? start_pairs(config.path, e.where, pl, pr)
+                                 : spread_pairs(pl, pr.pairs, topo);
               s.cpuset = pl.cpuset;
               s.params = pr;
               s.round_trips = e.run.round_trips;

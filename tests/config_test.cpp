@@ -174,6 +174,57 @@ TEST(Config, KernelPlacements) {
   EXPECT_EQ(cases[2].cpuset, (std::vector<int>{0, 16}));
 }
 
+// `start` sets a kernel case's start CPUs apart from its cpuset: the wakee can start on a CPU
+// other than the cpuset's second lowest (here on another core, with the waker's sibling allowed).
+TEST(Config, StartKnobSetsAKernelCasesStartCpus) {
+  const auto cases = expand_cases(
+      parse_config(R"({"schema_version":1,"cases":[{"mechanisms":["pipe"],"modes":["threads"],
+                     "placements":["kernel:0-2,16-18"],
+                     "params":{"start":["0,2", "2,0"], "background":["2"]}}]})",
+                   "x.json"),
+      xeon(), kKnown);
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_EQ(cases[0].name, "pipe/threads/kernel-6cpus/bg=2/start=0,2");
+  EXPECT_EQ(cases[0].pairs, (std::vector<CpuPair>{{0, 2}}));
+  EXPECT_EQ(cases[1].pairs, (std::vector<CpuPair>{{2, 0}}));
+  EXPECT_EQ(cases[0].cpuset, (std::vector<int>{0, 1, 2, 16, 17, 18}));
+  EXPECT_EQ(to_json(cases[0].params)["start"], nlohmann::json::array({0, 2}));
+  // Without the knob the start is the cpuset's two lowest CPUs, and nothing is recorded.
+  const auto plain = expand_cases(
+      parse_config(R"({"schema_version":1,"cases":[{"mechanisms":["pipe"],"modes":["threads"],
+                     "placements":["kernel:0-2,16-18"]}]})",
+                   "x.json"),
+      xeon(), kKnown);
+  EXPECT_EQ(plain[0].pairs, (std::vector<CpuPair>{{0, 1}}));
+  EXPECT_FALSE(to_json(plain[0].params).contains("start"));
+  EXPECT_TRUE(same_workload(cases[0].params, cases[1].params));
+  EXPECT_FALSE(cases[0].params == cases[1].params);
+}
+
+TEST(Config, StartKnobErrors) {
+  const auto topo = xeon();
+  auto with = [&](const std::string& placement, const std::string& params) {
+    return expand_error_of(R"({"schema_version":1,"cases":[{"mechanisms":["pipe"],
+              "modes":["threads"],"placements":[")" +
+                               placement + R"("],"params":)" + params + "}]}",
+                           topo);
+  };
+  EXPECT_NE(with("kernel:0-3", R"({"start":["0,5"]})")
+                .find("cases[0].params.start: CPU 5 is not in kernel:0-3's cpuset 0-3"),
+            std::string::npos);
+  EXPECT_NE(with("llc", R"({"start":["0,1"]})").find("only for kernel placements"),
+            std::string::npos);
+  EXPECT_NE(with("kernel", R"({"start":["0,1"], "pairs":[2]})").find("pairs > 1"),
+            std::string::npos);
+  for (const char* bad : {R"("0")", R"("0,1,2")", R"("a,1")", R"("0-1,2")", R"([0])", R"(3)"})
+    EXPECT_NE(error_of(R"({"schema_version":1,"cases":[{"mechanisms":["pipe"],"modes":["threads"],
+               "placements":["kernel"], "params": {"start": [)" +
+                       std::string(bad) + "]}}]}")
+                  .find("params.start: expected \"a,b\""),
+              std::string::npos)
+        << bad;
+}
+
 TEST(Config, ErrorsNameTheFileAndTheKey) {
   EXPECT_EQ(error_of("{"), error_of("{"));  // deterministic
   EXPECT_NE(error_of("{").find("config x.json: invalid JSON at byte"), std::string::npos);
