@@ -31,6 +31,14 @@ PRESETS = {
         "numa": ["node,nodeid=0", "node,nodeid=1",
                  "cpu,node-id=0,socket-id=0", "cpu,node-id=1,socket-id=1"],
     },
+    # Three cores in one LLC: a core can stay idle while the pair holds the other two (the
+    # premise of sync-core, which smt2's two cores cannot give).
+    "smt2-3core": {
+        "doc": "1 socket, 3 cores x 2 threads, one LLC, one node",
+        "cpu": "Skylake-Server",
+        "smp": "6,sockets=1,cores=3,threads=2",
+        "numa": [],
+    },
     # Two LLCs in one node: qemu's x86 L3 is per die, so two dies in one socket and no -numa.
     "2llc": {
         "doc": "1 socket, 2 dies x 2 cores (no SMT), one LLC per die, one node",
