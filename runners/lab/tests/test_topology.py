@@ -1,7 +1,7 @@
 """The requested topology (qemu.py), CPU lists and the guest's sysfs dump (sysfs.py)."""
 import pytest
 
-from wblab import LabError
+from wblab import REPO, LabError
 from wblab.cpulist import format_cpu_list, parse_cpu_list
 from wblab.qemu import PRESETS, add_memory_backends, expected_topology, lockup, parse_smp, \
     scan_transfer
@@ -37,6 +37,18 @@ def test_2llc_preset_has_one_l3_per_die():
     t = expected_topology(PRESETS["2llc"]["smp"], [])
     assert t["cpus"][0]["l3"] == {0, 1} and t["cpus"][3]["l3"] == {2, 3}
     assert t["cpus"][3]["siblings"] == {3}
+
+
+def test_smt2_3core_preset_has_three_sibling_pairs_in_one_llc():
+    t = expected_topology(PRESETS["smt2-3core"]["smp"], PRESETS["smt2-3core"]["numa"])
+    assert [sorted(t["cpus"][c]["siblings"]) for c in (0, 2, 4)] == [[0, 1], [2, 3], [4, 5]]
+    assert all(info["l3"] == set(range(6)) for info in t["cpus"].values())
+    assert t["nodes"] == {0: set(range(6))}
+
+
+def test_every_preset_has_its_suite():
+    for preset in PRESETS:
+        assert (REPO / f"configs/lab/{preset}.json").is_file(), preset
 
 
 def test_memory_backends_split_evenly():

@@ -10,13 +10,14 @@ from . import REPO, LabError
 from .guest import GuestPlan, default_out, run_guest
 from .initramfs import static_busybox
 from .kernel import KERNEL_POLICIES, find_kernel, find_wakebench, resolve_kernel
-from .qemu import PRESETS, expected_topology, qemu_binary
+from .qemu import ACCELERATORS, PRESETS, accel_args, check_kvm, expected_topology, qemu_binary
 
 
 def parser():
     ap = argparse.ArgumentParser(
         prog="wakebench-lab",
-        description="Run wakebench in a qemu (TCG) guest with a chosen CPU topology and kernel, "
+        description="Run wakebench in a qemu guest (TCG, or KVM with --accel kvm) with a chosen "
+                    "CPU topology and kernel, "
                     "and hold its placements against the model of the policy that kernel runs. "
                     "`wakebench-lab matrix --help`: every preset x kernel.",
         epilog="Presets: " + "; ".join(f"{k}: {v['doc']}" for k, v in PRESETS.items()))
@@ -26,7 +27,10 @@ def parser():
                     help="free-form qemu -numa argument, repeatable (overrides the preset's); "
                          "node entries without mem/memdev get an equal share of --mem")
     ap.add_argument("--cpu", help="qemu -cpu model (default Skylake-Server)")
-    ap.add_argument("--tcg-thread", choices=("single", "multi"), default="single",
+    ap.add_argument("--accel", choices=ACCELERATORS, default="tcg",
+                    help="qemu accelerator: tcg (the default; timings EMULATED) or kvm (needs "
+                         "/dev/kvm; timings a virtual machine's, not labelled emulated)")
+    ap.add_argument("--tcg-thread", choices=("single", "multi"),
                     help="qemu TCG threading: one host thread round-robins the vCPUs (single, "
                          "the default) or one host thread per vCPU (multi); see the README")
     ap.add_argument("--mem", type=int, default=512, help="guest RAM in MiB (default 512)")
@@ -83,6 +87,8 @@ def topology_args(preset, smp=None, numa=None, cpu=None):
 def check_prerequisites(args):
     """Exit status 3 and one line naming what is missing (the CTest Vm test skips with it)."""
     try:
+        if args.accel == "kvm":
+            check_kvm()
         for tool, pkg in ((qemu_binary(), "qemu-system-x86"), ("cpio", "cpio"),
                           ("ldd", "libc-bin")):
             if not shutil.which(tool):
@@ -93,14 +99,17 @@ def check_prerequisites(args):
     except LabError as e:
         print(f"wakebench-lab: missing prerequisite: {e}")
         return 3
-    print(f"wakebench-lab: ready (kernel {kernel}, wakebench {wakebench})")
+    print(f"wakebench-lab: ready (accel {args.accel}, kernel {kernel}, wakebench {wakebench})")
     return 0
 
 
 def main_one(argv):
     args = parser().parse_args(argv)
+    accel_args(args.accel, args.tcg_thread)  # --tcg-thread with kvm: one line, before anything
     if args.check:
         return check_prerequisites(args)
+    if args.accel == "kvm":
+        check_kvm()
     name, smp, numa, cpu_model = topology_args(args.preset, args.smp, args.numa, args.cpu)
     config = Path(args.config) if args.config else None  # /lab/config.json, also for --guest-cmd
     if not args.no_run and not args.guest_cmd:
@@ -111,7 +120,8 @@ def main_one(argv):
     kernel, policy, lab_kernel = resolve_kernel(args.kernel, args.policy, args.lockdep)
     plan = GuestPlan(name, smp, numa, cpu_model, kernel, policy, lab_kernel, wakebench, config,
                      Path(args.out) if args.out else default_out(name, policy), mem=args.mem,
-                     tcg_thread=args.tcg_thread, append=args.append, timeout=args.timeout,
+                     tcg_thread=args.tcg_thread or "single", accel=args.accel,
+                     append=args.append, timeout=args.timeout,
                      guest_cmd=args.guest_cmd, no_run=args.no_run, run_args=args.run_args,
                      predict=not args.no_predict, verbose=args.verbose,
                      sched_features=args.sched_feature)

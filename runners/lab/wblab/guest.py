@@ -8,11 +8,12 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from . import BANNER, REPO, LabError, log, write_atomic
+from . import REPO, LabError, log, write_atomic
 from .agreement import agreement, run_json
 from .cpulist import format_cpu_list
 from .initramfs import build_initramfs, guest_job
-from .qemu import add_memory_backends, expected_topology, qemu_binary, run_qemu, scan_transfer
+from .qemu import accel_args, add_memory_backends, banner, emulated, expected_topology, \
+    qemu_binary, run_qemu, scan_transfer
 from .sysfs import check_sysfs, parse_sysfs
 
 
@@ -22,7 +23,8 @@ class GuestPlan:
 
     def __init__(self, name, smp, numa, cpu_model, kernel, policy, lab_kernel, wakebench, config,
                  out, mem=512, tcg_thread="single", append="", timeout=2400, guest_cmd=None,
-                 no_run=False, run_args=(), predict=True, verbose=False, sched_features=()):
+                 no_run=False, run_args=(), predict=True, verbose=False, sched_features=(),
+                 accel="tcg"):
         self.__dict__.update(locals())
         del self.__dict__["self"]
 
@@ -33,7 +35,8 @@ def default_out(name, policy):
 
 def qemu_command(plan, initrd, console, xfer):
     objects, numa_full = add_memory_backends(plan.numa, plan.mem)
-    cmd = [qemu_binary(), "-accel", f"tcg,thread={plan.tcg_thread}", "-cpu", plan.cpu_model,
+    tcg_thread = plan.tcg_thread if plan.accel == "tcg" else None
+    cmd = [qemu_binary(), *accel_args(plan.accel, tcg_thread), "-cpu", plan.cpu_model,
            "-m", f"{plan.mem}M", "-smp", plan.smp]
     for o in objects:
         cmd += ["-object", o]
@@ -46,27 +49,36 @@ def qemu_command(plan, initrd, console, xfer):
     return cmd
 
 
+NOTES = {
+    "tcg": "timings are EMULATED (qemu TCG, vCPUs multiplexed on the host's CPUs): only "
+           "placements are the guest kernel's own; never compare these timings with a host "
+           "result set",
+    "kvm": "timings are a KVM guest's (vCPUs on the host's CPUs, hardware virtualization): not "
+           "emulated, but a virtual machine's; the host may preempt a vCPU at any time",
+}
+
+
 def label_results(results, qemu_cmd, plan):
-    """The result set as it leaves the lab: emulated everywhere it has timings, and the kernel's
-    policy, source version and patch hash in environment.lab_kernel."""
+    """The result set as it leaves the lab: emulated everywhere it has timings under TCG (under
+    KVM emulated false everywhere, so host-side `predict` leaves out the TCG-only alternatives),
+    and the kernel's policy, source version and patch hash in environment.lab_kernel."""
+    emu = emulated(plan.accel)
     env = results.setdefault("environment", {})
-    env["emulated"] = True
+    env["emulated"] = emu
     env["emulation"] = {
-        "accelerator": "tcg",
+        "accelerator": plan.accel,
         "qemu_command": " ".join(shlex.quote(str(c)) for c in qemu_cmd),
         "guest_kernel_image": str(plan.kernel),
         "preset": plan.name,
-        "note": "timings are EMULATED (qemu TCG, vCPUs multiplexed on the host's CPUs): only "
-                "placements are the guest kernel's own; never compare these timings with a host "
-                "result set",
+        "note": NOTES[plan.accel],
     }
     env["lab_kernel"] = plan.lab_kernel
     ctx = results.get("context")
     if isinstance(ctx, dict):
-        ctx["emulated"] = True
+        ctx["emulated"] = emu
     # The guest's own predictions carry its pinned medians (pinned_rtt_ns, predicted_rtt_ns).
     if isinstance(results.get("predictions"), dict):
-        results["predictions"]["emulated"] = True
+        results["predictions"]["emulated"] = emu
 
 
 def class_pairs(topology_json):
@@ -99,7 +111,8 @@ def pinned_checks(results, pairs):
 
 def guest_classes(wakebench, results, out):
     """`wakebench topology --json --topology <the guest's hwloc XML>` run on the host: the classes
-    the guest has and every pair of each (the result set embeds the XML, written to topology.xml)."""
+    the guest has and every pair of each (the result set embeds the XML, written to
+    topology.xml)."""
     xml = out / "topology.xml"
     write_atomic(xml, results["topology"]["xml"])
     n = max(1, int(results["topology"].get("counts", {}).get("pus", 64)) ** 2)
@@ -128,9 +141,10 @@ def check_guest_sysfs(plan, got, summary, problems):
         problems.append(f"sysfs differs from the requested topology ({len(mism)} mismatches)")
 
 
-def print_cases(results, rows):
-    print(f"\n=== {BANNER} ===")
-    print(f"{'case':<34} {'status':<8} {'cpus':<7} {'class':<12} median RTT ns (EMULATED)")
+def print_cases(results, rows, accel="tcg"):
+    print(f"\n=== {banner(accel)} ===")
+    what = "EMULATED" if emulated(accel) else "KVM guest"
+    print(f"{'case':<34} {'status':<8} {'cpus':<7} {'class':<12} median RTT ns ({what})")
     by_name = {r["name"]: r for r in rows}
     for case in results.get("cases", []):
         r = by_name.get(case.get("name"), {})
@@ -157,14 +171,14 @@ def run_guest(plan):
     # The guest's own deadline for `wakebench run` leaves time to ship the result set back.
     run_timeout = max(30, plan.timeout - 90)
     job = guest_job(plan.guest_cmd, None if plan.no_run else plan.run_args, run_timeout, plan.name,
-                    plan.sched_features)
+                    plan.sched_features, plan.accel)
     with tempfile.TemporaryDirectory(prefix="wakebench-lab-") as stage:
         build_initramfs(Path(stage), initrd, plan.wakebench, plan.config, job)
     log(f"{plan.name}: -cpu {plan.cpu_model} -smp {plan.smp} "
         + " ".join("-numa " + n for n in plan.numa))
     log(f"kernel {plan.kernel} (policy {plan.policy}); initramfs "
         f"{initrd.stat().st_size // 1024} KiB; output {out}")
-    log(BANNER)
+    log(banner(plan.accel))
     boot_s, total_s, stopped = run_qemu(cmd, xfer, console, plan.timeout, plan.verbose)
     initrd.unlink()
     got = scan_transfer(xfer)
@@ -172,7 +186,8 @@ def run_guest(plan):
         if n != "results.json":
             write_atomic(out / n, data)
 
-    summary = {"name": plan.name, "emulated": True, "qemu_command": cmd,
+    summary = {"name": plan.name, "emulated": emulated(plan.accel), "accel": plan.accel,
+               "qemu_command": cmd,
                "kernel": str(plan.kernel), "lab_kernel": plan.lab_kernel, "policy": plan.policy,
                "boot_s": boot_s, "total_s": round(total_s, 1), "stopped": stopped,
                "guest_done": got["done"], "step_exit_codes": got["exits"],
@@ -200,7 +215,7 @@ def run_guest(plan):
               + ", ".join(summary["classes"]))
         rows = pinned_checks(results, class_pairs(topo))
         summary["pinned_check"] = rows
-        print_cases(results, rows)
+        print_cases(results, rows, plan.accel)
         for r in rows:
             if r.get("agrees") is False:
                 problems.append(f"{r['name']}: ran on CPUs {r['cpus']}, which wakebench's "
@@ -217,5 +232,5 @@ def run_guest(plan):
         f"no boot after {total_s:.1f} s")
     for p in problems:
         log(f"PROBLEM: {p}")
-    log(f"results in {out} ({BANNER})")
+    log(f"results in {out} ({banner(plan.accel)})")
     return summary, problems

@@ -7,7 +7,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from . import BANNER, HERE, LabError
+from . import HERE, LabError
+from .qemu import banner, emulated
 
 def shared_libraries(binary):
     """Paths of the shared libraries `binary` loads, from ldd (the dynamic loader included)."""
@@ -72,19 +73,21 @@ def build_initramfs(stage, out, wakebench, config, job):
     shutil.rmtree(root)
 
 
-def guest_job(guest_cmd, run_args, run_timeout, name, sched_features=()):
+def guest_job(guest_cmd, run_args, run_timeout, name, sched_features=(), accel="tcg"):
     """/lab/job.sh, sourced by the guest's /init (its `step` helper ships what each step wrote):
     `wakebench topology --json`, the `sched_features` written to debugfs (e.g. NO_DELAY_DEQUEUE;
     the run's result set records the features it ran with), then `guest_cmd` if given, else
-    `wakebench run` with `run_args` (None: no run)."""
+    `wakebench run` with `run_args` (None: no run). `accel` (tcg, kvm) picks the labels."""
     # The hostname lands in the result set's environment and in `run`'s summary title.
-    # "-emulated" puts the label into `run`'s own progress header and summary-table title.
-    lines = [f"hostname wakebench-lab-{name}-emulated",
+    # "-emulated" (TCG) or "-kvm" puts the label into `run`'s own progress header and title.
+    suffix = "emulated" if emulated(accel) else "kvm"
+    lines = [f"hostname wakebench-lab-{name}-{suffix}",
              "step topology sh -c 'wakebench topology --json > /tmp/out/topology.json "
              "2> /tmp/out/topology.err'"]
     for f in sched_features:
         # The step fails (and the host reports it) when the kernel refuses the name.
-        lines.append(f"step feature-{f} sh -c {shlex.quote(f'echo {f} > /sys/kernel/debug/sched/features')}")
+        write = f"echo {f} > /sys/kernel/debug/sched/features"
+        lines.append(f"step feature-{f} sh -c {shlex.quote(write)}")
     if guest_cmd:
         lines.append(f"step custom sh -c {shlex.quote(guest_cmd)}")
     elif run_args is not None:
@@ -93,8 +96,8 @@ def guest_job(guest_cmd, run_args, run_timeout, name, sched_features=()):
         # before the host's deadline; the rc file survives the pipe through tee.
         # run.log (and the console, through tee) carry `run`'s progress lines and summary table:
         # the banner heads them so no guest timing is ever shown unlabelled.
-        banner = shlex.quote("guest: " + BANNER)
-        cmd = (f"{{ echo {banner}; timeout {run_timeout} wakebench run --config /lab/config.json "
+        head = shlex.quote("guest: " + banner(accel))
+        cmd = (f"{{ echo {head}; timeout {run_timeout} wakebench run --config /lab/config.json "
                f"--out /tmp/out/results.json {extra}; echo $? > /tmp/run.rc; }} 2>&1 "
                "| tee /tmp/out/run.log; exit $(cat /tmp/run.rc)")
         lines.append(f"step run sh -c {shlex.quote(cmd)}")

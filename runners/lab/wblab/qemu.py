@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 
-from . import LabError, log
+from . import BANNER, LabError, log
 from .cpulist import parse_cpu_list
 
 # -cpu Skylake-Server: qemu 7.2 encodes SMT in CPUID leaf 0xB/0x1F and L3 sharing per die in leaf 4
@@ -30,6 +30,14 @@ PRESETS = {
         "smp": "8,sockets=2,cores=2,threads=2",
         "numa": ["node,nodeid=0", "node,nodeid=1",
                  "cpu,node-id=0,socket-id=0", "cpu,node-id=1,socket-id=1"],
+    },
+    # Three cores in one LLC: a core can stay idle while the pair holds the other two (the
+    # premise of sync-core, which smt2's two cores cannot give).
+    "smt2-3core": {
+        "doc": "1 socket, 3 cores x 2 threads, one LLC, one node",
+        "cpu": "Skylake-Server",
+        "smp": "6,sockets=1,cores=3,threads=2",
+        "numa": [],
     },
     # Two LLCs in one node: qemu's x86 L3 is per die, so two dies in one socket and no -numa.
     "2llc": {
@@ -279,6 +287,46 @@ def lockup(console):
             worst = f"kernel hung: soft lockup, {m.group(1)} stuck for {m.group(2)} s in " \
                     f"{m.group(3)} (see console.log)"
     return worst
+
+
+# --accel: tcg (the default) emulates every instruction on host threads, so timings are EMULATED;
+# kvm runs the vCPUs on the host's CPUs (hardware virtualization): -cpu and -smp keep the topology,
+# and the timings are a virtual machine's, neither emulated nor a bare-metal host's.
+ACCELERATORS = ("tcg", "kvm")
+KVM_DEVICE = "/dev/kvm"
+KVM_BANNER = "KVM guest timings: virtual-machine vCPUs, not comparable with a bare-metal host"
+
+
+def accel_args(accel, tcg_thread=None):
+    """qemu's -accel for `accel`; `tcg_thread` (single or multi, default single) is TCG's only."""
+    if accel == "tcg":
+        return ["-accel", f"tcg,thread={tcg_thread or 'single'}"]
+    if accel != "kvm":
+        raise LabError(f"--accel {accel}: one of {', '.join(ACCELERATORS)}")
+    if tcg_thread:
+        raise LabError("--tcg-thread applies to --accel tcg only")
+    return ["-accel", "kvm"]
+
+
+def emulated(accel):
+    """Whether `accel`'s guest timings are emulated (TCG) rather than run on the host's CPUs."""
+    return accel != "kvm"
+
+
+def banner(accel):
+    """The line that heads every guest timing the lab shows."""
+    return BANNER if emulated(accel) else KVM_BANNER
+
+
+def check_kvm(device=None):
+    """LabError in one line unless this user can open `device` (default KVM_DEVICE) for reading
+    and writing."""
+    device = device or KVM_DEVICE
+    if not os.path.exists(device):
+        raise LabError(f"--accel kvm: no {device} (KVM is off or absent here: use --accel tcg)")
+    if not os.access(device, os.R_OK | os.W_OK):
+        raise LabError(f"--accel kvm: {device} is not readable and writable by this user "
+                       "(add it to group kvm, or use --accel tcg)")
 
 
 def qemu_binary():
