@@ -175,6 +175,8 @@ json case_json_of(const CasePrediction& e) {
   }
   j["groups"] = groups;
   j["consistent_with"] = matching;
+  j["discriminates"] = e.discriminates;
+  if (e.discriminates_native) j["discriminates_native"] = *e.discriminates_native;
   const auto& nearest = e.first_of(e.groups.front());
   j["verdict"] =
       nearest.verdict ? json(std::string(verdict_word(*nearest.verdict))) : json(nullptr);
@@ -365,6 +367,12 @@ std::string verdict_counts(const ResultsPrediction& p) {
 ClassShares class_shares(const std::map<PlacementClass, double>& classes) {
   ClassShares out;
   for (const auto& [c, f] : classes) out[std::string(class_id(c))] = f;
+  return out;
+}
+
+std::vector<ClassShares> alternatives_of(const SteadyResult& r) {
+  std::vector<ClassShares> out;
+  for (const auto& a : r.alternatives) out.push_back(class_shares(a.classes));
   return out;
 }
 

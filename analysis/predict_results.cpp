@@ -9,6 +9,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "analysis/discriminate.h"
 #include "analysis/resultset_io.h"
 #include "common/cpulist.h"
 #include "common/registry.h"
@@ -143,11 +144,6 @@ std::vector<std::string> cpuset_classes(const SchedTopology& sched,
   return out;
 }
 
-std::vector<ClassShares> alternatives_of(const SteadyResult& r) {
-  std::vector<ClassShares> out;
-  for (const auto& a : r.alternatives) out.push_back(class_shares(a.classes));
-  return out;
-}
 
 MeasuredPlacement measured_of(const CaseView& kc) {
   MeasuredPlacement m{
@@ -230,6 +226,22 @@ void set_case_setup(CasePrediction& e, const CaseView* kc, const SchedTopology& 
                                   " is not in topology " + sched.topology().source());
 }
 
+CasePrediction::IdPairs id_pairs(const std::vector<SteadyResult>& results) {
+  CasePrediction::IdPairs out;
+  for (const auto& [i, j] : discriminated_pairs(results))
+    out.emplace_back(results[i].policy, results[j].policy);
+  return out;
+}
+
+void set_discriminated(CasePrediction& e, const SchedTopology& sched, const SteadyOptions& opt,
+                       const std::vector<SteadyResult>& results) {
+  e.discriminates = id_pairs(results);
+  if (!opt.slow_switch_out) return;
+  SteadyOptions native = opt;
+  native.slow_switch_out = false;
+  e.discriminates_native = id_pairs(simulate_steady_state(sched, native));
+}
+
 CasePrediction predict_case(const SchedTopology& sched, const Point& pt, const CaseView* kc,
                             bool emulated, CoverageCache& coverage) {
   const CaseView& first = pt.first();
@@ -249,6 +261,7 @@ CasePrediction predict_case(const SchedTopology& sched, const Point& pt, const C
   set_case_setup(e, kc, sched);
   const SteadyOptions opt = options_for(e, emulated);
   std::vector<SteadyResult> results = simulate_steady_state(sched, opt);
+  set_discriminated(e, sched, opt, results);
   const auto [def_a, def_b] = default_start_pair(sched, opt.allowed);
   e.start = {opt.start_a.value_or(def_a), opt.start_b.value_or(def_b)};
   e.classes = cpuset_classes(sched, e.allowed);

@@ -71,6 +71,12 @@ struct CasePrediction {
   // Nearest first by strict distance (ties in policy order) when observed, else policy order.
   std::vector<PolicyGroup> groups;
   std::optional<MeasuredPlacement> measured;  // nullopt: a params point with no kernel case
+  // The policy pairs (ids, policy order within a pair) the case discriminates under the set's
+  // options (analysis/discriminate.h), and for an emulated set also without the emulation-only
+  // alternatives (what the case would discriminate on hardware or under KVM).
+  using IdPairs = std::vector<std::pair<std::string, std::string>>;
+  IdPairs discriminates;
+  std::optional<IdPairs> discriminates_native;
 
   const PolicyPrediction& first_of(const PolicyGroup& g) const { return policies[g.members[0]]; }
 };
@@ -118,6 +124,8 @@ std::string render_results_text(const ResultsPrediction& p);
 // (sets written before predictions were per case) "<mechanism>/<mode>/<placement>".
 std::string entry_label(const nlohmann::json& entry);
 ClassShares class_shares(const std::map<PlacementClass, double>& classes);
+// A steady state's alternatives as class shares, in its order.
+std::vector<ClassShares> alternatives_of(const SteadyResult& r);
 // A class distribution ({"llc": 0.7, "same-cpu": 0.3}) as "llc 70% same-cpu 30%".
 std::string classes_text(const nlohmann::json& classes);
 
