@@ -204,8 +204,15 @@ def wrap(line, indent="  "):
 
 
 def unknown_lines(per_row):
-    out = [x for k, rows in per_row.items() for p, r in rows if r["kind"] == "unknown"
-           for x in wrap(f"- {p} / {k} / {r['case']}: {r['why']}")]
+    """The cases not judged, one line per cell and reason."""
+    by = {}
+    for k, rows in per_row.items():
+        for p, r in rows:
+            if r["kind"] == "unknown":
+                by.setdefault((p, k, r["why"]), []).append(r["case"])
+    out = [x for (p, k, why), cases in by.items() for x in wrap(
+        f"- {p} / {k}: {len(cases)} case(s): {why}" + (f" ({cases[0]})" if len(cases) == 1
+                                                       else ""))]
     return (["Cases not judged:", ""] + out + [""]) if out else []
 
 
