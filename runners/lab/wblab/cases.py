@@ -6,6 +6,7 @@ import datetime
 import hashlib
 import json
 import subprocess
+import textwrap
 from pathlib import Path
 
 from . import REPO, LabError
@@ -82,8 +83,8 @@ def utc(text):
     return t.astimezone(datetime.timezone.utc) if t.tzinfo else None
 
 
-def provenance_line(preset, rec):
-    """One line of the rendering: verdict first (committed unchanged before the guests ran, or
+def provenance_lines(preset, rec):
+    """The lines of the rendering: verdict first (committed unchanged before the guests ran, or
     what falls short), then the file, its hash and the wakebench the guests ran."""
     g = rec["git"]
     first = utc(rec.get("first_run"))
@@ -98,8 +99,10 @@ def provenance_line(preset, rec):
     else:
         word = f"COMMITTED AFTER the guests ran ({g['commit'][:12]})"
     shas = ", ".join(rec.get("wakebench") or []) or "unknown"
-    return (f"- {word}: {preset}: {rec['shown']} sha256 {rec['sha256'][:16]}"
-            + (f", committed {utc(g['committed_at']):%Y-%m-%d %H:%M} UTC" if g.get("committed")
-               else "")
-            + (f", guests from {first:%Y-%m-%d %H:%M} UTC" if first else "")
-            + f"; guests' wakebench {shas}")
+    detail = (f"{rec['shown']} sha256 {rec['sha256'][:16]}"
+              + (f", committed {utc(g['committed_at']):%Y-%m-%d %H:%M} UTC"
+                 if g.get("committed") and utc(g["committed_at"]) else "")
+              + (f", guests from {first:%Y-%m-%d %H:%M} UTC" if first else "")
+              + f"; the guests' wakebench {shas}")
+    return textwrap.wrap(f"- {word}: {preset}: {detail}", 100, subsequent_indent="  ",
+                         break_long_words=False, break_on_hyphens=False)

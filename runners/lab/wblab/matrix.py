@@ -13,7 +13,7 @@ from pathlib import Path
 from . import REPO, LabError, log, write_atomic
 from . import confusion
 from .agreement import agreement, mix_text, pct_text
-from .cases import parse_cases, provenance, provenance_line
+from .cases import parse_cases, provenance, provenance_lines
 from .cli import topology_args
 from .fidelity import GATED, ab_args, cell_name, fidelity, fidelity_lines, read_back_problems, \
     settings
@@ -602,7 +602,8 @@ def render_document(matrix):
     head += [kernel_line(p, matrix["kernel_meta"].get(p, {})) for p in matrix["kernels"]]
     head += ["", "Cases (the file each preset ran, and whether it was committed unchanged before "
              "the guests ran):"]
-    head += [provenance_line(p, rec) for p, rec in (matrix.get("cases") or {}).items()]
+    head += [x for p, rec in (matrix.get("cases") or {}).items()
+             for x in provenance_lines(p, rec)]
     return "\n".join(head) + "\n\n" + render(matrix) + "\n".join(extra_sections(matrix))
 
 
