@@ -40,6 +40,8 @@ for c in rs["cases"]:
                 "placement": c["placement"], "wake_flags": "sync", "start": [0, 1],
                 "allowed": "0-3", "policies": policies, "groups": groups,
                 "discriminates": [["mainline", "sync-pair"]],
+                "discriminates_native": [] if c["name"].endswith("-4") else
+                [["mainline", "sync-pair"]],
                 "measured": {"status": c["status"], "classes": obs, "histogram": hist,
                              "migrations": {}}})
 print(json.dumps({"topology": "t", "mechanisms": out}))
@@ -54,7 +56,7 @@ def result_set(config_sha, observed, policy, status="ok", ab=None, read_back=Non
         if read_back is not None:
             reps = [dict(r, ab={"round": j, "read_back": read_back}) for j, r in enumerate(reps)]
         cases.append({"name": name, "mechanism": "pipe", "mode": "threads",
-                      "placement": "kernel", "status": status if i == 5 else "ok",
+                      "placement": f"kernel:{i}", "status": status if i == 5 else "ok",
                       "reason": "timeout" if status != "ok" and i == 5 else None,
                       "repetitions": reps, "fake_groups": GROUPS,
                       "observed": {"histogram": {c: int(f * 1000) for c, f in obs.items()},
@@ -143,6 +145,11 @@ def test_the_matrix_records_its_cases_file_and_the_guests_wakebench(lab):
     # the cases tell apart only mainline and sync-pair: nothing counts for sync-2017
     assert m["confusion"]["gated:sync-2017"]["other-pairs"] == 6
     assert m["confusion"]["gated:sync-2017"]["verdict"] == "not tested"
+    # the case that tells the two apart only under emulation is marked in the table and listed
+    assert "| pipe/threads/kernel-4 (e) | sync |" in text
+    assert "| pipe/threads/kernel-3 | sync |" in text
+    assert "- smt2 / pipe/threads/kernel-4: discriminates mainline/sync-pair; natively nothing" \
+        in text
 
 
 def test_a_gated_setting_that_reads_back_another_state_fails(lab):
@@ -163,6 +170,9 @@ def test_fidelity_needs_an_aa_run_and_fails_beyond_mainlines_own_tv(lab):
     assert verdicts["sync-pair"] == "FAILS" and verdicts["mainline"] == "holds"
     assert verdicts["sync-core"] == "not tested"  # no per-patch sync-core cell here
     assert "  - FAILS pipe/threads/kernel-0: TV 0.500 > 0.100 + 0.05" in text
+    # mainline's failed case is in no comparison
+    assert [r["case"] for _, p, f in m["fidelity"] if p == "mainline" for r in f["cases"]] == \
+        CASES[:5]
 
 
 def test_a_cell_that_ran_another_config_does_not_count(lab):

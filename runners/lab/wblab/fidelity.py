@@ -4,6 +4,8 @@ and setting k turns exactly the k-th on. Each setting's result set must show, in
 repetition's read-back, the intended feature state; its placements must match the per-patch
 kernel's within mainline's own run-to-run TV plus FIDELITY_SLACK on every discriminating case.
 Pure functions."""
+import textwrap
+
 from .registry import FEATURES
 
 GATED = "gated"  # the kernel name in --kernels
@@ -94,7 +96,8 @@ def fidelity(gated, patch, mainline, aa, discriminating, slack=FIDELITY_SLACK):
 
 
 def fidelity_lines(results):
-    """`results`: [(preset, policy, fidelity())] -> markdown lines, verdict first."""
+    """`results`: [(preset, policy, fidelity())] -> markdown lines of at most 100 columns, verdict
+    first."""
     out = []
     for preset, policy, f in results:
         judged = [r for r in f["cases"] if "tv" in r]
@@ -103,7 +106,7 @@ def fidelity_lines(results):
                    f": {sum(r['verdict'] == 'holds' for r in judged)} of {len(judged)} "
                    "discriminating cases within mainline's run-to-run TV + "
                    f"{FIDELITY_SLACK}"))
-        out.append(head)
+        out += textwrap.wrap(head, 100, subsequent_indent="  ", break_long_words=False)
         out += [f"  - FAILS {r['case']}: TV {r['tv']:.3f} > {r['floor']:.3f} + {FIDELITY_SLACK}"
                 for r in judged if r["verdict"] == "FAILS"]
     return out

@@ -212,7 +212,8 @@ def render(matrix):
                 r = (cell or {}).get("rows", {}).get(n)
                 cells.append(cell_text(r) if r is not None else
                              "-" if cell and "rows" in cell else "not run")
-            lines.append(f"| {n} | {flags} | " + " | ".join(cells) + " |")
+            mark = " (e)" if n in emulated(per_kernel) else ""
+            lines.append(f"| {n}{mark} | {flags} | " + " | ".join(cells) + " |")
         lines.append("")
     lines += listed("EXPLAINED rows", "A strict miss that a mix of the steady state and the "
                     "named alternatives brings within 0.25 (each fresh pair may settle in any of "
@@ -233,6 +234,13 @@ def render(matrix):
                      or x[3].get("shift") in ("wrong way", "unpredicted")],
                     lambda r: r["why"] + ([r["trace"]] if "trace" in r else []))
     return "\n".join(lines) + "\n"
+
+
+def emulated(per_kernel):
+    """The case names whose discriminating pairs differ without the emulation-only alternatives
+    (the confusion rows of any cell of the preset)."""
+    return {r["case"] for cell in per_kernel.values()
+            for r in ((cell or {}).get("confusion") or {}).get("rows", []) if r.get("emulation")}
 
 
 def observed_classes(results_path):
@@ -492,9 +500,11 @@ def collect(ctx, cell, policy, kernel=None):
                     if str(c.get("placement", "")).startswith("kernel")})
     traces = {c["name"]: c["trace"] for c in data.get("cases", [])
               if isinstance(c.get("trace"), dict) and "paths" in c["trace"]}
+    ok = {c.get("name") for c in data.get("cases", []) if c.get("status") == "ok"}
     return {"report": json.loads((cell / "agreement.json").read_text()), "pairs": pairs,
             "traces": traces, "confusion": confusion.cell_confusion(pred, data, policy),
-            "observed": observed_classes(results), "discriminating": discriminating(pred)}
+            "observed": {n: v for n, v in observed_classes(results).items() if n in ok},
+            "discriminating": discriminating(pred)}
 
 
 def discriminating(pred):
@@ -598,7 +608,9 @@ def render_document(matrix):
             "smt-sibling 1, ...; negative = closer to the waker), predicted from the two steady "
             "states alone; a shift under 0.1 " + floor + "counts as none. Where the steady states "
             "differ: as predicted, not seen or wrong way; where they are equal: none or "
-            "unpredicted.", "", "Kernels:"]
+            "unpredicted. A case marked (e) depends on emulation: the policies it tells apart "
+            "differ without the emulation-only alternatives (the list below the confusion "
+            "table).", "", "Kernels:"]
     head += [kernel_line(p, matrix["kernel_meta"].get(p, {})) for p in matrix["kernels"]]
     head += ["", "Cases (the file each preset ran, and whether it was committed unchanged before "
              "the guests ran):"]
