@@ -175,6 +175,13 @@ def test_fidelity_needs_an_aa_run_and_fails_beyond_mainlines_own_tv(lab):
         CASES[:5]
 
 
+def test_an_aa_run_of_another_config_is_refused(lab):
+    other = lab["wb"].parent / "other.json"
+    other.write_text(lab["cases"].read_text() + "\n")
+    with pytest.raises(LabError, match="smt2/mainline ran another config than"):
+        run(lab, "--aa", str(lab["out"]), "--cases", str(lab["wb"].parent / "other.json"))
+
+
 def test_a_cell_that_ran_another_config_does_not_count(lab):
     lab["cases"].write_text(lab["cases"].read_text() + " ")
     m, _ = run(lab)

@@ -6,6 +6,7 @@ their agreement is recomputed with the current wakebench, so a model fix re-rend
 without booting anything."""
 import argparse
 import datetime
+import hashlib
 import json
 import types
 from pathlib import Path
@@ -364,15 +365,27 @@ def checked(args):
         if k not in known:
             raise LabError(f"--kernels: unknown kernel {k} (one of {', '.join(known)})")
     images = parse_images(args.image)
-    aa = {}
-    for preset in presets if args.aa else ():
-        if not (Path(args.aa) / preset / "mainline" / "results.json").is_file():
-            raise LabError(f"--aa {args.aa}: no {preset}/mainline/results.json (another run "
-                           "of the matrix over the same presets)")
-        aa[preset] = observed_classes(Path(args.aa) / preset / "mainline" / "results.json")
+    configs = parse_cases(args.cases, presets)
+    aa = {p: aa_observed(args.aa, p, configs[p]) for p in presets} if args.aa else {}
     if args.repetitions < 1:
         raise LabError(f"--repetitions: {args.repetitions} is not a positive count")
-    return presets, kernels, images, aa, parse_cases(args.cases, presets)
+    return presets, kernels, images, aa, configs
+
+
+def aa_observed(aa_dir, preset, config):
+    """Mainline's observed class shares in the other run of the matrix, which must have run the
+    same cases file (LabError in one line)."""
+    path = Path(aa_dir) / preset / "mainline" / "results.json"
+    if not path.is_file():
+        raise LabError(f"--aa {aa_dir}: no {preset}/mainline/results.json (another run "
+                       "of the matrix over the same presets)")
+    observed = observed_classes(path)
+    env = json.loads(path.read_text()).get("environment") or {}
+    ran = str(env.get("config_hash", "")).removeprefix("sha256:")
+    if ran and ran != hashlib.sha256(Path(config).read_bytes()).hexdigest():
+        raise LabError(f"--aa {aa_dir}: {preset}/mainline ran another config than {config} "
+                       f"(sha256 {ran[:16]})")
+    return observed
 
 
 def columns(kernels):
