@@ -224,3 +224,33 @@ def test_a_committed_cases_file_reads_committed_unchanged(tmp_path):
     assert rec["committed"] and rec["unchanged"]
     f.write_text("{ }")
     assert provenance(f)["git"]["unchanged"] is False
+
+
+def test_the_gated_guest_runs_the_five_settings_zipped(lab, monkeypatch):
+    import wblab.matrix
+    from wblab.initramfs import guest_job
+    plans = []
+
+    def boot(plan):
+        plans.append(plan)
+        gated_guest(plan.out, lab["sha"])
+        write(plan.out / "topology.json", {"classes": [
+            {"class": c} for c in ("same-cpu", "smt-sibling", "llc")]})
+    monkeypatch.setattr(wblab.matrix, "run_guest", boot)
+    monkeypatch.setattr(wblab.matrix, "resolve_kernel",
+                        lambda image, policy: ("/k/bzImage", "gated", {"policy": "gated"}))
+    argv = ["--presets", "smt2", "--kernels", "gated", "--out", str(lab["out"] / "g"),
+            "--wakebench", str(lab["wb"]), "--cases", str(lab["cases"]), "--timeout", "100"]
+    assert main(argv) == 0
+    (plan,) = plans
+    assert (plan.out, plan.timeout, plan.predict) == (lab["out"] / "g/smt2/gated", 500, False)
+    job = guest_job(None, plan.run_args, 400, "smt2")
+    assert ("--ab feature:SYNC_PAIR=off,on,off,off,off --ab feature:SYNC_CORE=off,off,on,off,off "
+            "--ab feature:SYNC_CORE_V2=off,off,off,on,off --ab feature:SYNC_2017=off,off,off,off,"
+            "on") in job
+    assert "--out /tmp/out/results.json" in job  # the sets come back as results-ab<k>.json
+    m = json.loads((lab["out"] / "g/matrix.json").read_text())
+    assert all("rows" in m["cells"]["smt2"][f"gated:{p}"] for p, _ in settings())
+    assert json.loads((lab["out"] / "g/smt2/gated/sync-core/results.json").read_text())[
+        "environment"]["lab_kernel"] == {"policy": "gated", "setting": 2, "features_on":
+                                         "sync-core"}
