@@ -64,6 +64,12 @@ def test_without_the_discriminates_field_nothing_is_judged():
     assert row["kind"] == "unknown" and "no `discriminates`" in row["why"]
 
 
+def test_a_case_without_the_running_policys_group_is_not_judged():
+    row = judge(entry([group("sync-2017", 0.0), group("sync-core", 0.9)],
+                      pairs=[["sync-pair", "sync-core"]]), "sync-pair")
+    assert (row["kind"], row["why"]) == ("unknown", "no ranked group holds sync-pair")
+
+
 def test_emulation_dependence_is_marked():
     e = entry([group("sync-pair", 0.0), group("mainline", 0.9)],
               pairs=PAIR + [["sync-pair", "sync-core"]], native=PAIR)
