@@ -6,13 +6,19 @@ their agreement is recomputed with the current wakebench, so a model fix re-rend
 without booting anything."""
 import argparse
 import datetime
+import hashlib
 import json
+import types
 from pathlib import Path
 
 from . import REPO, LabError, log, write_atomic
+from . import confusion
 from .agreement import agreement, mix_text, pct_text
+from .cases import parse_cases, provenance, provenance_lines
 from .cli import topology_args
-from .guest import GuestPlan, run_guest
+from .fidelity import GATED, ab_args, cell_name, fidelity, fidelity_lines, read_back_problems, \
+    settings
+from .guest import GuestPlan, label_results, run_guest
 from .kernel import KERNEL_POLICIES, find_wakebench, resolve_kernel
 from .registry import BLOCKING_MECHANISMS
 
@@ -185,7 +191,7 @@ def render(matrix):
     """The totals, the markdown table (one per preset: rows are cases, columns kernels), then the
     rows by word: EXPLAINED (with the alternatives), NO-PREDICTION (apart), MISS and every
     shift the wrong way or unpredicted (with the model's reasons and the wakeup trace)."""
-    kernels = matrix["kernels"]
+    kernels = matrix.get("columns") or matrix["kernels"]
     every = [(p, k, n, r) for p, pk in matrix["cells"].items() for k, cell in pk.items()
              for n, r in (cell or {}).get("rows", {}).items()]
     lines = [totals([r for _, _, _, r in every]), ""]
@@ -207,7 +213,8 @@ def render(matrix):
                 r = (cell or {}).get("rows", {}).get(n)
                 cells.append(cell_text(r) if r is not None else
                              "-" if cell and "rows" in cell else "not run")
-            lines.append(f"| {n} | {flags} | " + " | ".join(cells) + " |")
+            mark = " (e)" if n in emulated(per_kernel) else ""
+            lines.append(f"| {n}{mark} | {flags} | " + " | ".join(cells) + " |")
         lines.append("")
     lines += listed("EXPLAINED rows", "A strict miss that a mix of the steady state and the "
                     "named alternatives brings within 0.25 (each fresh pair may settle in any of "
@@ -220,13 +227,21 @@ def render(matrix):
     missing = sorted({(k, cell["missing"]) for pk in matrix["cells"].values()
                       for k, cell in pk.items() if cell and cell.get("missing")})
     if missing:
-        lines += ["#### Not run", ""] + [f"- {k}: {why}" for k, why in missing] + [""]
+        lines += ["#### Cells not run or failed", ""] + [f"- {k}: {why}" for k, why in missing] \
+            + [""]
     lines += listed("MISS rows and shifts the wrong way or unpredicted", "With the model's "
                     "reasons and the traced wakeups.",
                     [x for x in every if x[3]["verdict"] == "MISS"
                      or x[3].get("shift") in ("wrong way", "unpredicted")],
                     lambda r: r["why"] + ([r["trace"]] if "trace" in r else []))
     return "\n".join(lines) + "\n"
+
+
+def emulated(per_kernel):
+    """The case names whose discriminating pairs differ without the emulation-only alternatives
+    (the confusion rows of any cell of the preset)."""
+    return {r["case"] for cell in per_kernel.values()
+            for r in ((cell or {}).get("confusion") or {}).get("rows", []) if r.get("emulation")}
 
 
 def observed_classes(results_path):
@@ -259,9 +274,9 @@ def parse_images(pairs):
     images = {}
     for kv in pairs:
         policy, sep, path = kv.partition("=")
-        if not sep or policy not in KERNEL_POLICIES:
+        if not sep or policy not in KERNEL_POLICIES + (GATED,):
             raise LabError(f"--image {kv}: expected POLICY=IMAGE with POLICY one of "
-                           f"{', '.join(KERNEL_POLICIES)}")
+                           f"{', '.join(KERNEL_POLICIES + (GATED,))}")
         if not Path(path).is_file():
             raise LabError(f"--image {kv}: {path} is not a file")
         images[policy] = path
@@ -296,15 +311,22 @@ def update_doc(doc, table):
     write_atomic(Path(doc), head + begin + "\n" + table + end + tail)
 
 
-def main(argv):
+def parser():
     ap = argparse.ArgumentParser(prog="wakebench-lab matrix", description=__doc__)
     ap.add_argument("--presets", default=",".join(PRESETS),
                     help=f"comma-separated presets (default {','.join(PRESETS)})")
     ap.add_argument("--kernels", default=",".join(KERNEL_POLICIES),
                     help=f"comma-separated policies (default {','.join(KERNEL_POLICIES)}); each "
-                         "kernel comes from build-kernel.sh (built unless cached)")
+                         "kernel comes from build-kernel.sh (built unless cached); "
+                         f"'{GATED}': the one kernel with every policy behind its sched feature, "
+                         "one guest per preset switching them (cells gated:<policy>)")
     ap.add_argument("--image", action="append", default=[], metavar="POLICY=IMAGE",
-                    help="boot IMAGE for POLICY instead of asking build-kernel.sh (repeatable)")
+                    help="boot IMAGE for POLICY (or gated) instead of asking build-kernel.sh "
+                         "(repeatable)")
+    ap.add_argument("--cases", action="append", default=[], metavar="[PRESET=]FILE",
+                    help="a wakebench run config whose kernel-placed cases run instead of "
+                         "configs/lab/<preset>.json: on every preset, or PRESET=FILE on one "
+                         "(repeatable); its path, sha256 and git state go into matrix.json")
     ap.add_argument("--out", help="matrix directory (default results/lab/matrix-<time>); one "
                                   "<preset>/<policy>/ per cell")
     ap.add_argument("--rerun", action="store_true", help="run cells whose results exist again")
@@ -313,11 +335,13 @@ def main(argv):
     ap.add_argument("--aa", metavar="DIR",
                     help="another run of the matrix (its --out): mainline's own shift between the "
                          "two runs, per row, is the floor under which a patched kernel's shift "
-                         "counts as none")
+                         "counts as none, and its own TV the gated kernel's fidelity allowance")
     ap.add_argument("--doc", help="also put the table between the matrix markers of this file "
                                   "(docs/lab-validation.md)")
     ap.add_argument("--wakebench", help="wakebench binary (as for one guest)")
-    ap.add_argument("--timeout", type=int, default=1800, help="per guest, s (default 1800)")
+    ap.add_argument("--timeout", type=int, default=1800,
+                    help="per guest, s (default 1800; the gated guest, which runs every case "
+                         "once per setting, gets it times the settings)")
     ap.add_argument("--repetitions", type=int, default=REPETITIONS,
                     help="fresh pairs per kernel-placed case (default %(default)s; the lab "
                          "configs' own count is 3)")
@@ -325,68 +349,86 @@ def main(argv):
                     help="do not record the wakeups (by default every guest runs `wakebench run "
                          "--trace-wakeups`, so a cell that falls short carries its wakeup paths "
                          "and its migrations inside and outside wakeups)")
-    args = ap.parse_args(argv)
+    return ap
 
+
+def checked(args):
+    """(presets, kernels, images, aa, configs) from the arguments, each checked before any guest
+    runs (LabError in one line)."""
     presets = [p for p in args.presets.split(",") if p]
     for p in presets:
         if p not in PRESETS:
             raise LabError(f"--presets: unknown preset {p} (one of {', '.join(PRESETS)})")
     kernels = [k for k in args.kernels.split(",") if k]
+    known = KERNEL_POLICIES + (GATED,)
     for k in kernels:
-        if k not in KERNEL_POLICIES:
-            raise LabError(f"--kernels: unknown policy {k} (one of {', '.join(KERNEL_POLICIES)})")
+        if k not in known:
+            raise LabError(f"--kernels: unknown kernel {k} (one of {', '.join(known)})")
     images = parse_images(args.image)
-    aa = {}  # checked before any guest runs, not after them
-    for preset in presets if args.aa else ():
-        if not (Path(args.aa) / preset / "mainline" / "results.json").is_file():
-            raise LabError(f"--aa {args.aa}: no {preset}/mainline/results.json (another run "
-                           "of the matrix over the same presets)")
-        aa[preset] = observed_classes(Path(args.aa) / preset / "mainline" / "results.json")
+    configs = parse_cases(args.cases, presets)
+    aa = {p: aa_observed(args.aa, p, configs[p]) for p in presets} if args.aa else {}
     if args.repetitions < 1:
         raise LabError(f"--repetitions: {args.repetitions} is not a positive count")
+    return presets, kernels, images, aa, configs
+
+
+def aa_observed(aa_dir, preset, config):
+    """Mainline's observed class shares in the other run of the matrix, which must have run the
+    same cases file (LabError in one line)."""
+    path = Path(aa_dir) / preset / "mainline" / "results.json"
+    if not path.is_file():
+        raise LabError(f"--aa {aa_dir}: no {preset}/mainline/results.json (another run "
+                       "of the matrix over the same presets)")
+    observed = observed_classes(path)
+    env = json.loads(path.read_text()).get("environment") or {}
+    ran = str(env.get("config_hash", "")).removeprefix("sha256:")
+    if ran and ran != hashlib.sha256(Path(config).read_bytes()).hexdigest():
+        raise LabError(f"--aa {aa_dir}: {preset}/mainline ran another config than {config} "
+                       f"(sha256 {ran[:16]})")
+    return observed
+
+
+def columns(kernels):
+    """The table's columns: each kernel, the gated one as one column per setting."""
+    return [c for k in kernels for c in
+            ([cell_name(p) for p, _ in settings()] if k == GATED else [k])]
+
+
+def main(argv):
+    args = parser().parse_args(argv)
+    presets, kernels, images, aa, configs = checked(args)
     run_args = [f"--benchmark_filter={RUN_FILTER}", f"--benchmark_repetitions={args.repetitions}"]
     if not args.no_trace:
         run_args.append("--trace-wakeups")
     wakebench = find_wakebench(args.wakebench)
     out = Path(args.out) if args.out else (
         REPO / "results/lab" / f"matrix-{datetime.datetime.now():%Y%m%d-%H%M%S}")
-    matrix = {"kernels": kernels, "cells": {p: {} for p in presets}, "kernel_meta": {}}
+    matrix = {"kernels": kernels, "columns": columns(kernels), "cells": {p: {} for p in presets},
+              "kernel_meta": {}, "cases": {p: case_record(configs[p]) for p in presets}}
     # Kernel by kernel (each image is built or found once), every preset on each.
-    for policy in kernels:
+    for kernel in kernels:
         for preset in presets:
-            cell = out / preset / policy
+            guest = out / preset / kernel
             why = None
-            if not args.no_run and (args.rerun or not (cell / "results.json").is_file()):
-                try:  # a kernel that cannot be had leaves its cells out, the others run
-                    kernel, pol, info = resolve_kernel(images.get(policy), policy)
-                except LabError as e:
-                    why = f"no kernel: {e}"
-                    log(f"{preset} x {policy}: {why}")
-                else:
-                    name, smp, numa, cpu = topology_args(preset)
-                    plan = GuestPlan(name, smp, numa, cpu, kernel, pol, info, wakebench,
-                                     REPO / f"configs/lab/{preset}.json", cell,
-                                     timeout=args.timeout,
-                                     run_args=run_args)
-                    run_guest(plan)
-            matrix["cells"][preset][policy] = (
-                {"missing": why} if why else collect(wakebench, cell, policy, matrix))
-    order = topology_order(out)
-    for preset, per_kernel in matrix["cells"].items():
-        base = (per_kernel.get("mainline") or {}).get("report")
-        floors = None
-        if args.aa:
-            floors = aa_floors(order, base, aa[preset])
-            matrix["aa"] = str(args.aa)
-        for policy, cell in per_kernel.items():
-            if cell.get("report"):
-                cell["rows"] = cell_rows(cell["report"], base, order, cell.pop("traces", None),
-                                         floors)
+            if not args.no_run and (args.rerun or not ran(guest, kernel)):
+                why = run_cell(args, preset, kernel, images, wakebench, configs[preset], guest,
+                               run_args)
+            ctx = types.SimpleNamespace(wakebench=wakebench, matrix=matrix,
+                                        record=matrix["cases"][preset])
+            if kernel == GATED:
+                for policy, _ in settings():
+                    matrix["cells"][preset][cell_name(policy)] = (
+                        {"missing": why} if why else collect_gated(ctx, guest, policy))
+            else:
+                matrix["cells"][preset][kernel] = (
+                    {"missing": why} if why else collect(ctx, guest, kernel))
+    judge(matrix, out, aa, args.aa)
     table = render_document(matrix)
     out.mkdir(parents=True, exist_ok=True)
     for cells in matrix["cells"].values():
         for cell in cells.values():
-            cell.pop("report", None)
+            for k in ("report", "observed", "discriminating"):
+                cell.pop(k, None)
     write_atomic(out / "matrix.json", json.dumps(matrix, indent=1) + "\n")
     write_atomic(out / "matrix.md", table)
     if args.doc:
@@ -396,26 +438,154 @@ def main(argv):
     return 0
 
 
-def collect(wakebench, cell, policy, matrix):
-    """The agreement of one cell from its results.json, recomputed with the current model."""
+def ran(guest, kernel):
+    """Whether the cell's guest already brought its results back."""
+    return (guest / ("results-ab0.json" if kernel == GATED else "results.json")).is_file()
+
+
+def run_cell(args, preset, kernel, images, wakebench, config, guest, run_args):
+    """Boots one guest (the gated kernel's with the --ab settings); the reason when its kernel
+    cannot be had (its cells are left out, the others run), else None."""
+    try:
+        image, pol, info = resolve_kernel(images.get(kernel), kernel)
+        if pol != kernel:
+            raise LabError(f"{image} runs policy {pol}, not {kernel}")
+    except LabError as e:
+        log(f"{preset} x {kernel}: no kernel: {e}")
+        return f"no kernel: {e}"
+    name, smp, numa, cpu = topology_args(preset)
+    gated = kernel == GATED
+    plan = GuestPlan(name, smp, numa, cpu, image, pol, info, wakebench, config, guest,
+                     timeout=args.timeout * (len(settings()) if gated else 1),
+                     run_args=run_args + (ab_args() if gated else []), predict=not gated)
+    run_guest(plan)
+    return None
+
+
+def case_record(config):
+    """What matrix.json says of a preset's cases file: path (as shown), sha256, git state."""
+    rec = provenance(config)
+    path = Path(rec["path"])
+    rec["shown"] = str(path.relative_to(REPO)) if path.is_relative_to(REPO) else str(path)
+    rec["wakebench"], rec["first_run"] = [], None
+    return rec
+
+
+def note_run(record, results, where):
+    """The cell's wakebench commit and start time into the preset's cases record; the reason the
+    cell does not count when it ran another config than the record's."""
+    env = results.get("environment") or {}
+    sha = (env.get("wakebench") or {}).get("git_sha")
+    if sha and sha not in record["wakebench"]:
+        record["wakebench"].append(sha)
+    when = env.get("captured_at")
+    if isinstance(when, str) and (record["first_run"] is None or when < record["first_run"]):
+        record["first_run"] = when
+    ran_hash = str(env.get("config_hash", "")).removeprefix("sha256:")
+    if ran_hash != record["sha256"]:
+        return (f"{where} ran another config (sha256 {ran_hash[:16] or 'unknown'}), not "
+                f"{record['shown']}: --rerun runs it")
+    return None
+
+
+def collect(ctx, cell, policy, kernel=None):
+    """The agreement of one cell from its results.json, recomputed with the current model; the
+    cell's confusion rows and observed class shares ride along."""
+    kernel = kernel or policy
     results = cell / "results.json"
     if not results.is_file():
         return {"missing": "not run" if not cell.exists() else "no results (see lab-summary.json)"}
     data = json.loads(results.read_text())
     env = data.get("environment", {})
     info = env.get("lab_kernel") or {}
-    if info.get("policy", policy) != policy:
-        raise LabError(f"{results}: ran policy {info.get('policy')}, not {policy}")
-    matrix["kernel_meta"].setdefault(policy, info)
-    rep = agreement(wakebench, results, cell, policy)
+    if info.get("policy", kernel) != kernel:
+        raise LabError(f"{results}: ran policy {info.get('policy')}, not {kernel}")
+    other = note_run(ctx.record, data, str(cell))
+    if other:
+        return {"missing": other}
+    ctx.matrix["kernel_meta"].setdefault(kernel, {k: v for k, v in info.items()
+                                                  if k not in ("setting", "features_on")})
+    rep = agreement(ctx.wakebench, results, cell, policy)
     if "unavailable" in rep:
         return {"missing": rep["unavailable"]}
+    pred = json.loads((cell / "predict.json").read_text())
     pairs = sorted({len(c.get("repetitions") or []) for c in data.get("cases", [])
                     if str(c.get("placement", "")).startswith("kernel")})
     traces = {c["name"]: c["trace"] for c in data.get("cases", [])
               if isinstance(c.get("trace"), dict) and "paths" in c["trace"]}
+    ok = {c.get("name") for c in data.get("cases", []) if c.get("status") == "ok"}
     return {"report": json.loads((cell / "agreement.json").read_text()), "pairs": pairs,
-            "traces": traces}
+            "traces": traces, "confusion": confusion.cell_confusion(pred, data, policy),
+            "observed": {n: v for n, v in observed_classes(results).items() if n in ok},
+            "discriminating": discriminating(pred)}
+
+
+def discriminating(pred):
+    """The case names whose predictions discriminate some pair of policies, or None when the
+    predictions carry no `discriminates` (a wakebench before it)."""
+    entries = [e for e in pred.get("mechanisms", []) if e.get("measured")]
+    if any("discriminates" not in e for e in entries):
+        return None
+    return [e["case"] for e in entries if e["discriminates"]]
+
+
+def collect_gated(ctx, guest, policy):
+    """One setting of the gated guest: its result set (`results-ab<k>.json`) labelled into
+    <guest>/<policy>/results.json, failed unless every repetition read back the intended feature
+    state, then collected like any cell against `policy`'s model."""
+    k = [p for p, _ in settings()].index(policy)
+    src = guest / f"results-ab{k}.json"
+    if not src.is_file():
+        return {"missing": "not run" if not guest.exists() else
+                f"no {src.name} (see {guest}/lab-summary.json)"}
+    data = json.loads(src.read_text())
+    problems = read_back_problems(data, k)
+    if problems:
+        return {"missing": "the feature read-back: " + "; ".join(problems[:3])}
+    summary = json.loads((guest / "lab-summary.json").read_text())
+    plan = types.SimpleNamespace(kernel=summary.get("kernel"), name=summary.get("name"),
+                                 lab_kernel=dict(summary.get("lab_kernel") or {}, setting=k,
+                                                 features_on=policy))
+    label_results(data, summary.get("qemu_command") or [], plan)
+    (guest / policy).mkdir(exist_ok=True)
+    write_atomic(guest / policy / "results.json", json.dumps(data, indent=1) + "\n")
+    return collect(ctx, guest / policy, policy, GATED)
+
+
+def judge(matrix, out, aa, aa_dir):
+    """Per preset: the rows of every cell (shifts against mainline's run, the gated cells against
+    gated:mainline's), and the gated kernel's fidelity to the per-patch kernels."""
+    order = topology_order(out)
+    matrix["fidelity"] = []
+    for preset, per_kernel in matrix["cells"].items():
+        floors = None
+        if aa_dir:
+            floors = aa_floors(order, (per_kernel.get("mainline") or {}).get("report"),
+                               aa[preset])
+            matrix["aa"] = str(aa_dir)
+        for name, cell in per_kernel.items():
+            if cell.get("report"):
+                base = per_kernel.get(cell_name("mainline") if name.startswith(GATED) else
+                                      "mainline") or {}
+                cell["rows"] = cell_rows(cell["report"], base.get("report"), order,
+                                         cell.pop("traces", None), floors)
+        for policy, _ in settings() if cell_name("mainline") in per_kernel else ():
+            matrix["fidelity"].append([preset, policy, fidelity_of(per_kernel, policy,
+                                                                   aa.get(preset))])
+
+
+def fidelity_of(per_kernel, policy, aa):
+    """gated:<policy> against the per-patch kernel <policy> on one preset (fidelity.fidelity)."""
+    gated, patch = per_kernel.get(cell_name(policy)) or {}, per_kernel.get(policy) or {}
+    main = per_kernel.get("mainline") or {}
+    for what, cell in ((cell_name(policy), gated), (policy, patch), ("mainline", main)):
+        if "observed" not in cell:
+            return {"verdict": "not tested", "why": f"no {what} cell", "cases": []}
+    if patch.get("discriminating") is None:
+        return {"verdict": "not tested", "why": f"{policy}'s predictions carry no "
+                                                "`discriminates`", "cases": []}
+    return fidelity(gated["observed"], patch["observed"], main["observed"], aa,
+                    patch["discriminating"])
 
 
 def topology_order(out):
@@ -451,6 +621,35 @@ def render_document(matrix):
             "smt-sibling 1, ...; negative = closer to the waker), predicted from the two steady "
             "states alone; a shift under 0.1 " + floor + "counts as none. Where the steady states "
             "differ: as predicted, not seen or wrong way; where they are equal: none or "
-            "unpredicted.", "", "Kernels:"]
+            "unpredicted. A case marked (e) depends on emulation: the policies it tells apart "
+            "differ without the emulation-only alternatives (the list below the confusion "
+            "table).", "", "Kernels:"]
     head += [kernel_line(p, matrix["kernel_meta"].get(p, {})) for p in matrix["kernels"]]
-    return "\n".join(head) + "\n\n" + render(matrix)
+    head += ["", "Cases (the file each preset ran, and whether it was committed unchanged before "
+             "the guests ran):"]
+    head += [x for p, rec in (matrix.get("cases") or {}).items()
+             for x in provenance_lines(p, rec)]
+    return "\n".join(head) + "\n\n" + render(matrix) + "\n".join(extra_sections(matrix))
+
+
+def extra_sections(matrix):
+    """The kernel named from its placements (one row per column of the table), the gated
+    kernel's fidelity and the dropped cases."""
+    per_row = {k: [(p, r) for p, pk in matrix["cells"].items()
+                   for r in ((pk.get(k) or {}).get("confusion") or {}).get("rows", [])]
+               for k in matrix.get("columns") or matrix["kernels"]}
+    summaries = {k: confusion.summary([r for _, r in rows]) for k, rows in per_row.items()}
+    matrix["confusion"] = summaries
+    lines = confusion.render(summaries, per_row)
+    if matrix.get("fidelity"):
+        lines += ["#### The gated kernel against the per-patch kernels", ""]
+        lines += confusion.wrap(
+            "Per discriminating case, the strict TV between the observed class shares of the "
+            "gated kernel with one feature on (gated:mainline: all off) and the per-patch "
+            "kernel's, against mainline's own run-to-run TV on that case (this run against "
+            "--aa's) plus 0.05. Every repetition of a gated cell read its feature state back as "
+            "intended (else the cell failed above).", "")
+        lines += [""] + fidelity_lines(matrix["fidelity"]) + [""]
+    dropped = [(p, k, d) for p, pk in matrix["cells"].items() for k, cell in pk.items()
+               for d in ((cell or {}).get("confusion") or {}).get("dropped", [])]
+    return lines + confusion.dropped_lines(dropped)
