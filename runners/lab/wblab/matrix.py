@@ -19,10 +19,11 @@ from .cli import topology_args
 from .fidelity import GATED, ab_args, cell_name, fidelity, fidelity_lines, read_back_problems, \
     settings
 from .guest import GuestPlan, label_results, run_guest
+from . import qemu
 from .kernel import KERNEL_POLICIES, find_wakebench, resolve_kernel
 from .registry import BLOCKING_MECHANISMS
 
-PRESETS = ("smt2", "2llc", "smt2-2socket-numa")
+PRESETS = tuple(qemu.PRESETS)  # every preset the lab has
 # The kernel-placed cases of the blocking mechanisms (spin never blocks); a regex Google
 # Benchmark's filter reads both as POSIX ERE and as ECMAScript.
 RUN_FILTER = "^(" + "|".join(BLOCKING_MECHANISMS) + ")/.*kernel"
@@ -544,6 +545,7 @@ def collect_gated(ctx, guest, policy):
         return {"missing": "the feature read-back: " + "; ".join(problems[:3])}
     summary = json.loads((guest / "lab-summary.json").read_text())
     plan = types.SimpleNamespace(kernel=summary.get("kernel"), name=summary.get("name"),
+                                 accel=summary.get("accel", "tcg"),
                                  lab_kernel=dict(summary.get("lab_kernel") or {}, setting=k,
                                                  features_on=policy))
     label_results(data, summary.get("qemu_command") or [], plan)
