@@ -3,7 +3,9 @@
 
 Run through build-kernel.sh, which installs the build dependencies first:
   build-kernel.sh --policy sync-pair [--lockdep] [--jobs N]   prints the bzImage's absolute path
-  build-kernel.sh --check-patches        every patches/<policy>.patch applies exactly to the source
+  build-kernel.sh --gated                one kernel with every policy behind a sched feature
+  build-kernel.sh --gated --distro-config   compiles its kernel/sched/ with Debian's full config
+  build-kernel.sh --check-patches        every patch (and the gated series) applies exactly
 
 One source tree per source version (<cache>/tree-<version>/src, never patched in place without
 being restored first from <cache>/tree-<version>/pristine), one build directory per config
@@ -28,7 +30,7 @@ from pathlib import Path
 # Policies with their patch (POLICIES; None: the unpatched source), and those another policy's
 # kernel runs (ALIASES: current-cpu needs no patch, 6.12's select_task_rq_fair() already returns
 # the waker's CPU for WF_CURRENT_CPU, KERNELS.md), from registry/registry.json.
-from wblab.registry import ALIASES, KERNELS as POLICIES
+from wblab.registry import ALIASES, FEATURES, KERNELS as POLICIES
 
 HERE = Path(__file__).resolve().parent
 PATCHES = HERE / "patches"
@@ -39,6 +41,16 @@ TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")
 TOP = "linux-source-6.12"
 # Patches may only touch files below these directories: they are what gets restored.
 PATCHABLE = ["kernel/sched"]
+# The gated kernel: patches/gated/*.patch in name order, each policy behind its sched feature
+# (FEATURES), all off by default (mainline 6.12).
+GATED = "gated"
+SERIES = PATCHES / GATED
+# Debian's full amd64 config, from Debian's linux-config-6.12 package (--distro-config).
+DISTRO_PACKAGE = "linux-config-6.12"
+DISTRO_CONFIG = Path("/usr/src/linux-config-6.12/config.amd64_none_amd64.xz")
+# What the distro compile must keep from Debian's config for the check to mean anything.
+DISTRO_WANTED = {"CONFIG_SMP": "y", "CONFIG_SCHED_SMT": "y", "CONFIG_SCHED_MC": "y",
+                 "CONFIG_NUMA": "y", "CONFIG_SCHED_DEBUG": "y", "CONFIG_JUMP_LABEL": "y"}
 
 
 class BuildError(Exception):
@@ -60,8 +72,8 @@ def log(msg):
 
 def resolve_policy(name):
     name = ALIASES.get(name, name)
-    if name not in POLICIES:
-        known = ", ".join(list(POLICIES) + list(ALIASES))
+    if name not in POLICIES and name != GATED:
+        known = ", ".join(list(POLICIES) + list(ALIASES) + [GATED])
         raise BuildError(f"unknown policy '{name}' (known: {known})")
     return name
 
@@ -69,7 +81,57 @@ def resolve_policy(name):
 def policy_help():
     """'mainline (alias current-cpu), sync-pair, ... or sync-2017': the registry's policies."""
     names = [p + "".join(f" (alias {a})" for a, to in ALIASES.items() if to == p) for p in POLICIES]
-    return ", ".join(names[:-1]) + " or " + names[-1]
+    return ", ".join(names) + f" or {GATED} (every policy behind its sched feature)"
+
+
+def series_files(directory):
+    """The gated series: every *.patch in `directory`, in name order (0001-..., 0002-...)."""
+    files = sorted(Path(directory).glob("*.patch"))
+    if not files:
+        raise BuildError(f"{directory}: no *.patch (the gated series)")
+    return files
+
+
+def kernel_patches(policy, series_dir=None):
+    """The patches a kernel is built with, in order: none, its policy's, or the gated series."""
+    if policy == GATED:
+        return series_files(series_dir or SERIES)
+    return [PATCHES / POLICIES[policy]] if POLICIES[policy] else []
+
+
+def patches_sha(patches):
+    """One patch: its sha256 (as before the series existed); a series: that of the
+    concatenation of its files in order; none: None."""
+    return sha256(b"".join(p.read_bytes() for p in patches)) if patches else None
+
+
+def feature_problems(features_h, fair_c, features):
+    """What the patched kernel/sched lacks for `features` ({policy: NAME}): each NAME declared
+    off by default in features.h (SCHED_FEAT(NAME, false)) and tested in fair.c."""
+    bad = []
+    for policy, name in features.items():
+        decl = re.findall(rf"^SCHED_FEAT\({name},\s*(\w+)\)", features_h, re.M)
+        if decl != ["false"]:
+            bad.append(f"{policy}: features.h has {len(decl)} SCHED_FEAT({name}, ...), "
+                       f"want one, false ({', '.join(decl) or 'none'})")
+        if not re.search(rf"\bsched_feat\({name}\)", fair_c):
+            bad.append(f"{policy}: fair.c never tests sched_feat({name})")
+    return bad
+
+
+def compile_warnings(log_text):
+    """The compiler's warning and error lines in a make log."""
+    return [line for line in log_text.splitlines()
+            if re.search(r": (warning|error): ", line)]
+
+
+def chosen_kernel(policy, gated):
+    """--policy NAME and/or --gated -> the kernel to build."""
+    if gated and policy and resolve_policy(policy) != GATED:
+        raise BuildError(f"--gated and --policy {policy}: give one")
+    if not (gated or policy):
+        raise BuildError("give --policy NAME, --gated or --check-patches")
+    return GATED if gated else resolve_policy(policy)
 
 
 def upstream_version(debian_version):
@@ -138,6 +200,7 @@ def patch_problems(output, returncode):
 
 
 def image_dir(cache, version, policy, lockdep, patch_sha, config_sha):
+    """<version>-<policy>[-lockdep]-<patch or series sha, 12|nopatch>-<config sha, 12>"""
     name = f"{version}-{policy}{'-lockdep' if lockdep else ''}-" \
            f"{patch_sha[:12] if patch_sha else 'nopatch'}-{config_sha[:12]}"
     return Path(cache) / name
@@ -224,8 +287,40 @@ def check_patch(patch, root):
     return text
 
 
+def apply_patches(patches, root):
+    """Applies `patches` in order to `root`, each checked first to apply exactly to the tree
+    the ones before it left; returns their texts."""
+    texts = []
+    for patch in patches:
+        texts.append(check_patch(patch, root))
+        subprocess.run(["patch", "-p1", "-F0", "-s", "-d", str(root), "-i", str(patch)],
+                       check=True)
+    return texts
+
+
+def check_features(root):
+    """Raises unless the patched tree at `root` declares and tests every registry feature."""
+    sched = Path(root) / "kernel/sched"
+    bad = feature_problems((sched / "features.h").read_text(), (sched / "fair.c").read_text(),
+                           FEATURES)
+    if bad:
+        raise BuildError("the gated series lacks features: " + "; ".join(bad))
+
+
+def check_series(version, tmp):
+    """The gated series, in order, on its own fresh extraction of kernel/sched."""
+    root = extract(PATCHABLE, Path(tmp) / GATED)
+    for patch, text in zip(series_files(SERIES), apply_patches(series_files(SERIES), root)):
+        hunks = len(re.findall(r"^@@ ", text, re.M))
+        print(f"{GATED}: {patch.name} applies exactly after the ones before it ({hunks} hunks)")
+    check_features(root)
+    print(f"{GATED}: the series applies to {version}; features, off by default: "
+          + " ".join(FEATURES.values()))
+
+
 def check_patches():
-    """--check-patches: each patches/<policy>.patch against a fresh extraction of the source."""
+    """--check-patches: each patches/<policy>.patch against a fresh extraction of the source,
+    then the gated series in order against another."""
     version = upstream_version(source_package())
     with tempfile.TemporaryDirectory(prefix="wb-kernel-patches-") as tmp:
         root = extract(PATCHABLE, tmp)
@@ -234,6 +329,8 @@ def check_patches():
                 text = check_patch(PATCHES / name, root)
                 hunks = len(re.findall(r"^@@ ", text, re.M))
                 print(f"{policy}: {name} applies exactly to {version} ({hunks} hunks)")
+        (Path(tmp) / GATED).mkdir()
+        check_series(version, tmp)
     extra = {p.name for p in PATCHES.glob("*.patch")} - set(POLICIES.values())
     if extra:
         raise BuildError(f"patches with no policy: {', '.join(sorted(extra))}")
@@ -269,13 +366,86 @@ def configure(src, build, fragments, config_sha):
                          + "\n  ".join(bad))
 
 
+def prepare_source(tree, policy, patches):
+    """kernel/sched restored from the pristine copy, then `patches` applied exactly."""
+    restore_pristine(tree)
+    apply_patches(patches, tree / "src")
+    if policy == GATED:
+        check_features(tree / "src")
+
+
+def run_make(src, bdir, jobs, nice, args, logname="build.log"):
+    """make O=bdir -jN args, niced, its output in bdir/logname; returns that log's text."""
+    logfile = bdir / logname
+    with open(logfile, "w") as f:
+        rc = subprocess.run(["nice", "-n", str(nice), "make", f"O={bdir}", f"-j{jobs}"] + args,
+                            cwd=src, env=make_env(), stdout=f, stderr=subprocess.STDOUT)
+    text = logfile.read_text(errors="replace")
+    if rc.returncode:
+        raise BuildFailed(f"make failed ({rc.returncode}), end of {logfile}:\n"
+                          + "\n".join(text.splitlines()[-25:]))
+    return text
+
+
+def distro_config():
+    """Debian's full amd64 config, as linux-config-6.12 installs it (xz), and its version."""
+    out = subprocess.run(["dpkg-query", "-W", "-f=${Version}", DISTRO_PACKAGE],
+                         capture_output=True, text=True)
+    if out.returncode or not out.stdout or not DISTRO_CONFIG.is_file():
+        raise BuildError(f"{DISTRO_PACKAGE} is not installed (apt-get install {DISTRO_PACKAGE})")
+    data = subprocess.run(["xz", "-dc", str(DISTRO_CONFIG)], capture_output=True, check=True)
+    return data.stdout, out.stdout
+
+
+def distro_configure(src, bdir, config):
+    """bdir/.config: Debian's config through olddefconfig (this compiler, no module signing
+    keys needed for kernel/sched/), redone only when Debian's config changes."""
+    stamp = bdir / ".wb-config-sha256"
+    if not (stamp.exists() and stamp.read_text() == sha256(config)):
+        bdir.mkdir(parents=True, exist_ok=True)
+        (bdir / ".config").write_bytes(config)
+        subprocess.run(["make", f"O={bdir}", "olddefconfig"], cwd=src, env=make_env(),
+                       check=True, stdout=subprocess.DEVNULL)
+        stamp.write_text(sha256(config))
+    bad = config_mismatches(DISTRO_WANTED, (bdir / ".config").read_text())
+    if bad:
+        raise BuildError("Debian's config lost options here: " + "; ".join(bad))
+
+
+def distro_compile(policy, jobs, nice):
+    """--distro-config: kernel/sched/ of the patched tree compiled with Debian's full config
+    in <tree>/build-distro (not the whole kernel); prints what it compiled and how long."""
+    config, config_version = distro_config()
+    version = upstream_version(source_package())
+    cache = cache_dir()
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        t0 = time.monotonic()
+        tree = ensure_tree(cache, version)
+        prepare_source(tree, policy, kernel_patches(policy))
+        bdir = tree / "build-distro"
+        distro_configure(tree / "src", bdir, config)
+        log(f"compiling kernel/sched/ of {version} {policy} with Debian's config "
+            f"({DISTRO_PACKAGE} {config_version}), -j{jobs}, log {bdir / 'sched.log'}")
+        text = run_make(tree / "src", bdir, jobs, nice, ["kernel/sched/"], "sched.log")
+        seconds = round(time.monotonic() - t0, 1)
+    objs = sorted(p.name for p in (bdir / "kernel/sched").glob("*.o"))
+    for w in compile_warnings(text):
+        print(f"warning line: {w}")
+    print(f"{version} {policy}: kernel/sched/ compiled with {DISTRO_CONFIG.name} "
+          f"({DISTRO_PACKAGE} {config_version}) in {seconds} s, {len(compile_warnings(text))} "
+          f"compiler warnings, objects: {' '.join(objs)}")
+    return 0
+
+
 def build(policy, lockdep, jobs, nice):
     debian = source_package()
     version = upstream_version(debian)
     fragments = FRAGMENTS[lockdep]
     config_sha = sha256(b"".join(f.read_bytes() for f in fragments))
-    patch = PATCHES / POLICIES[policy] if POLICIES[policy] else None
-    patch_sha = sha256(patch.read_bytes()) if patch else None
+    patches = kernel_patches(policy)
+    patch_sha = patches_sha(patches)
     cache = cache_dir()
     out = image_dir(cache, version, policy, lockdep, patch_sha, config_sha)
     if (out / "meta.json").exists():
@@ -288,24 +458,12 @@ def build(policy, lockdep, jobs, nice):
         t0 = time.monotonic()
         tree = ensure_tree(cache, version)
         src = tree / "src"
-        restore_pristine(tree)
-        if patch:
-            check_patch(patch, src)
-            subprocess.run(["patch", "-p1", "-F0", "-s", "-d", str(src), "-i", str(patch)],
-                           check=True)
+        prepare_source(tree, policy, patches)
         bdir = tree / ("build-lockdep" if lockdep else "build")
         configure(src, bdir, fragments, config_sha)
-        logfile = bdir / "build.log"
         log(f"building {version} {policy}{' (lockdep)' if lockdep else ''} with -j{jobs}, "
-            f"log {logfile}")
-        with open(logfile, "w") as f:
-            rc = subprocess.run(["nice", "-n", str(nice), "make", f"O={bdir}", f"-j{jobs}",
-                                 f"LOCALVERSION=-{policy}", "bzImage"],
-                                cwd=src, env=make_env(), stdout=f, stderr=subprocess.STDOUT)
-        if rc.returncode:
-            tail = logfile.read_text(errors="replace").splitlines()[-25:]
-            raise BuildFailed(f"make failed ({rc.returncode}), end of {logfile}:\n"
-                             + "\n".join(tail))
+            f"log {bdir / 'build.log'}")
+        run_make(src, bdir, jobs, nice, [f"LOCALVERSION=-{policy}", "bzImage"])
         seconds = round(time.monotonic() - t0, 1)
         tmp = out.with_name(f".{out.name}.tmp")
         shutil.rmtree(tmp, ignore_errors=True)
@@ -315,6 +473,8 @@ def build(policy, lockdep, jobs, nice):
         meta = {"policy": policy, "source_version": version, "source_package": debian,
                 "patch_sha256": patch_sha, "config_sha256": config_sha, "lockdep": lockdep,
                 "build_seconds": seconds}
+        if policy == GATED:
+            meta.update(patches=[p.name for p in patches], features=FEATURES)
         (tmp / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
         tmp.rename(out)
         log(f"built in {seconds} s: {out / 'bzImage'}")
@@ -329,6 +489,11 @@ def main(argv=None):
     ap.add_argument("--jobs", type=int, default=2, help="make -j (default 2)")
     ap.add_argument("--nice", type=int, default=15,
                     help="niceness of the build (default 15: a shared box stays usable)")
+    ap.add_argument("--gated", action="store_true",
+                    help=f"the same as --policy {GATED}: every policy behind its sched feature")
+    ap.add_argument("--distro-config", action="store_true",
+                    help="compile only kernel/sched/ of the patched tree, with Debian's full "
+                         f"amd64 config ({DISTRO_PACKAGE}), in its own build directory")
     ap.add_argument("--check-patches", action="store_true",
                     help="only check that every patch applies with no offset and no fuzz")
     args = ap.parse_args(argv)
@@ -336,11 +501,14 @@ def main(argv=None):
         if args.check_patches:
             check_patches()
             return 0
-        if not args.policy:
-            raise BuildError("give --policy NAME or --check-patches")
+        policy = chosen_kernel(args.policy, args.gated)
         if args.jobs < 1:
             raise BuildError(f"--jobs {args.jobs}: must be at least 1")
-        print(build(resolve_policy(args.policy), args.lockdep, args.jobs, args.nice))
+        if args.distro_config:
+            if args.lockdep:
+                raise BuildError("--distro-config uses Debian's config: no --lockdep")
+            return distro_compile(policy, args.jobs, args.nice)
+        print(build(policy, args.lockdep, args.jobs, args.nice))
         return 0
     except BuildError as e:
         print(f"build-kernel: {e}", file=sys.stderr)
