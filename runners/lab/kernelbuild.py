@@ -20,6 +20,7 @@ import json
 import os
 import platform
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -117,6 +118,49 @@ def feature_problems(features_h, fair_c, features):
         if not re.search(rf"\bsched_feat\({name}\)", fair_c):
             bad.append(f"{policy}: fair.c never tests sched_feat({name})")
     return bad
+
+
+def specialise(fair_c, on, features):
+    """fair.c with every `sched_feat(NAME)` of `features` replaced by 1 for NAME == on, else 0:
+    the source the compiler sees for a gated kernel with only `on` set (None: all off)."""
+    for name in features:
+        fair_c = re.sub(rf"\bsched_feat\({name}\)", "1" if name == on else "0", fair_c)
+    return fair_c
+
+
+def compile_command(cmd_file, source, obj):
+    """The compiler command a kbuild .<name>.o.cmd file saved, for `source` into `obj`: no
+    dependency file, no objtool pass (it follows the ';')."""
+    first = cmd_file.splitlines()[0] if cmd_file else ""
+    if ":=" not in first or " -o " not in first:
+        raise BuildError("not a kbuild .o.cmd file (no 'savedcmd_... := ... -o ...' line)")
+    args = [a for a in shlex.split(first.split(":=", 1)[1].split(";")[0])
+            if not a.startswith("-Wp,-MMD")]
+    args[args.index("-o") + 1] = str(obj)
+    args[-1] = str(source)
+    return args
+
+
+def objdump_functions(text):
+    """`objdump -dr --no-show-raw-insn` output -> {function: [instruction lines]}, without the
+    addresses (kept: offsets within a function, relocations with .text+offset blanked)."""
+    funcs, cur = {}, None
+    for line in text.splitlines():
+        m = re.match(r"^[0-9a-f]+ <(.+)>:$", line)
+        if m:
+            cur = funcs.setdefault(m.group(1), [])
+        elif cur is not None and line.strip():
+            line = re.sub(r"^\s*[0-9a-f]+:\s*", "", line)
+            line = re.sub(r"\b[0-9a-f]+ <", "<", line)
+            cur.append(re.sub(r"\.text\+0x[0-9a-f]+", ".text+X", line))
+    return funcs
+
+
+def function_differences(gated, reference):
+    """(functions in both, those whose code differs, those in one object only)."""
+    both = sorted(set(gated) & set(reference))
+    return (both, [f for f in both if gated[f] != reference[f]],
+            sorted(set(gated) ^ set(reference)))
 
 
 def compile_warnings(log_text):
@@ -439,6 +483,60 @@ def distro_compile(policy, jobs, nice):
     return 0
 
 
+def patched_copy(tree, patches, dest):
+    """A copy of the pristine kernel/sched in dest with `patches` applied; its directory."""
+    shutil.copytree(tree / "pristine" / "kernel/sched", dest / "kernel/sched")
+    apply_patches(patches, dest)
+    return dest / "kernel/sched"
+
+
+def fair_functions(cmd_file, sched_dir, build_dir, nice):
+    """sched_dir/fair.c compiled with the lab build's fair.o command (its quoted includes come
+    from sched_dir), disassembled per function."""
+    obj = sched_dir / "fair.o"
+    subprocess.run(["nice", "-n", str(nice)] + compile_command(cmd_file, sched_dir / "fair.c", obj),
+                   cwd=build_dir, check=True, capture_output=True)
+    out = subprocess.run(["objdump", "-dr", "--no-show-raw-insn", str(obj)], check=True,
+                         capture_output=True, text=True)
+    return objdump_functions(out.stdout)
+
+
+def compare_one(policy, gated_dir, tree, tmp, cmd_file, nice):
+    """One line: the gated fair.c with only `policy`'s feature set vs `policy`'s own kernel."""
+    feature = FEATURES.get(policy)
+    spec = tmp / f"only-{policy}" / "kernel/sched"
+    shutil.copytree(gated_dir, spec)
+    (spec / "fair.c").write_text(specialise((gated_dir / "fair.c").read_text(), feature,
+                                            FEATURES.values()))
+    ref = patched_copy(tree, kernel_patches(policy), tmp / policy)
+    build_dir = tree / "build"
+    both, differ, alone = function_differences(fair_functions(cmd_file, spec, build_dir, nice),
+                                               fair_functions(cmd_file, ref, build_dir, nice))
+    print(f"{feature or 'no feature'} vs {policy}: {len(both)} functions in fair.o, "
+          f"{len(differ)} differ{': ' if differ else ''}{' '.join(differ)}"
+          + (f"; in one only: {' '.join(alone)}" if alone else ""))
+
+
+def compare_gated(nice):
+    """--compare-gated: for mainline and each patched policy, fair.c of the gated series with
+    only that policy's feature on (sched_feat() replaced by constants) and fair.c of the policy's
+    own kernel, compiled alike with the lab build's command; prints which functions differ."""
+    version = upstream_version(source_package())
+    cache = cache_dir()
+    tree = cache / f"tree-{version}"
+    cmd_path = tree / "build/kernel/sched/.fair.o.cmd"
+    if not cmd_path.is_file():
+        raise BuildError(f"{cmd_path} is missing: build a lab kernel first (--gated)")
+    with open(cache / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the build tree's headers stay as they are
+        with tempfile.TemporaryDirectory(prefix="wb-gated-compare-") as tmp:
+            tmp = Path(tmp)
+            gated_dir = patched_copy(tree, series_files(SERIES), tmp / GATED)
+            for policy in POLICIES:
+                compare_one(policy, gated_dir, tree, tmp, cmd_path.read_text(), nice)
+    return 0
+
+
 def build(policy, lockdep, jobs, nice):
     debian = source_package()
     version = upstream_version(debian)
@@ -494,6 +592,9 @@ def main(argv=None):
     ap.add_argument("--distro-config", action="store_true",
                     help="compile only kernel/sched/ of the patched tree, with Debian's full "
                          f"amd64 config ({DISTRO_PACKAGE}), in its own build directory")
+    ap.add_argument("--compare-gated", action="store_true",
+                    help="compile the gated fair.c with one feature on at a time and that "
+                         "policy's own fair.c alike; list the functions whose code differs")
     ap.add_argument("--check-patches", action="store_true",
                     help="only check that every patch applies with no offset and no fuzz")
     args = ap.parse_args(argv)
@@ -501,6 +602,8 @@ def main(argv=None):
         if args.check_patches:
             check_patches()
             return 0
+        if args.compare_gated:
+            return compare_gated(args.nice)
         policy = chosen_kernel(args.policy, args.gated)
         if args.jobs < 1:
             raise BuildError(f"--jobs {args.jobs}: must be at least 1")

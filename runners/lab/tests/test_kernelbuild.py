@@ -241,3 +241,60 @@ def test_lab_holds_a_gated_image_to_mainline(tmp_path):
         assert "every sched feature off" in info["note"] and info["patch_sha256"] == "ef" * 32
     with pytest.raises(LabError, match="runs policy mainline .* not --policy sync-core"):
         resolve_kernel(str(img), "sync-core")
+
+
+def test_specialise():
+    src = ("if (sched_feat(SYNC_PAIR) && sync)\n"
+           "if ((sched_feat(SYNC_CORE) || sched_feat(SYNC_CORE_V2)) && x)\n"
+           "if (sched_feat(WA_IDLE)) /* sched_feat(SYNC_CORE_V2X) is another name */\n")
+    names = ["SYNC_PAIR", "SYNC_CORE", "SYNC_CORE_V2"]
+    assert kb.specialise(src, "SYNC_CORE_V2", names) == (
+        "if (0 && sync)\nif ((0 || 1) && x)\n"
+        "if (sched_feat(WA_IDLE)) /* sched_feat(SYNC_CORE_V2X) is another name */\n")
+    assert kb.specialise(src, None, names).count("1") == 0
+
+
+CMD = ("savedcmd_kernel/sched/fair.o := gcc -Wp,-MMD,kernel/sched/.fair.o.d -nostdinc -O2 "
+       "-DKBUILD_MODFILE='\"kernel/sched/fair\"' -c -o kernel/sched/fair.o /src/kernel/sched/fair.c"
+       "   ; ./tools/objtool/objtool --static-call   kernel/sched/fair.o\n\n"
+       "source_kernel/sched/fair.o := /src/kernel/sched/fair.c\n")
+
+
+def test_compile_command():
+    assert kb.compile_command(CMD, "/t/fair.c", "/t/fair.o") == [
+        "gcc", "-nostdinc", "-O2", '-DKBUILD_MODFILE="kernel/sched/fair"', "-c", "-o",
+        "/t/fair.o", "/t/fair.c"]
+    for bad in ("", "gcc -c x.c\n", "savedcmd_x := gcc -c x.c\n"):
+        with pytest.raises(kb.BuildError, match="not a kbuild .o.cmd"):
+            kb.compile_command(bad, "a.c", "a.o")
+
+
+DIS = """
+fair.o:     file format elf64-x86-64
+
+
+Disassembly of section .text:
+
+0000000000000010 <f>:
+  10:	push   %rbx
+  11:	call   16 <f+0x6>
+			12: R_X86_64_PLT32	g-0x4
+  16:	mov    $0x0,%rdx
+			19: R_X86_64_32S	.text+0x5c40
+  1d:	ret
+
+0000000000000020 <g.constprop.0>:
+  20:	ret
+"""
+
+
+def test_objdump_functions_and_differences():
+    funcs = kb.objdump_functions(DIS)
+    assert funcs == {"f": ["push   %rbx", "call   <f+0x6>", "R_X86_64_PLT32\tg-0x4",
+                           "mov    $0x0,%rdx", "R_X86_64_32S\t.text+X", "ret"],
+                     "g.constprop.0": ["ret"]}
+    # The same code at other addresses (another function grew before it) is the same.
+    moved = kb.objdump_functions(DIS.replace("  16:", "  26:").replace("0x5c40", "0x5c80"))
+    assert kb.function_differences(moved, funcs) == (["f", "g.constprop.0"], [], [])
+    other = dict(funcs, h=["ret"], f=funcs["f"][:-1] + ["nop", "ret"])
+    assert kb.function_differences(other, funcs) == (["f", "g.constprop.0"], ["f"], ["h"])
