@@ -513,8 +513,11 @@ def compare_one(policy, gated_dir, tree, tmp, cmd_file, nice):
     both, differ, alone = function_differences(fair_functions(cmd_file, spec, build_dir, nice),
                                                fair_functions(cmd_file, ref, build_dir, nice))
     print(f"{feature or 'no feature'} vs {policy}: {len(both)} functions in fair.o, "
-          f"{len(differ)} differ{': ' if differ else ''}{' '.join(differ)}"
-          + (f"; in one only: {' '.join(alone)}" if alone else ""))
+          f"{len(differ)} differ, {len(alone)} in one object only")
+    for name in differ:
+        print(f"  differs: {name}")
+    for name in alone:
+        print(f"  in one only: {name}")
 
 
 def compare_gated(nice):
