@@ -4,7 +4,7 @@
 #   runners/lab/build-kernel.sh --policy POLICY (a policy of registry/registry.json)
 #                               [--lockdep] [--jobs N] [--nice N]
 #   runners/lab/build-kernel.sh --gated [--distro-config] [--jobs N] [--nice N]
-#   runners/lab/build-kernel.sh --check-patches
+#   runners/lab/build-kernel.sh --check-patches | --compare-gated
 # Installs the build dependencies from Debian first (apt-get, only what is missing); the rest is
 # runners/lab/kernelbuild.py.
 set -euo pipefail

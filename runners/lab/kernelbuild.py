@@ -5,13 +5,15 @@ Run through build-kernel.sh, which installs the build dependencies first:
   build-kernel.sh --policy sync-pair [--lockdep] [--jobs N]   prints the bzImage's absolute path
   build-kernel.sh --gated                one kernel with every policy behind a sched feature
   build-kernel.sh --gated --distro-config   compiles its kernel/sched/ with Debian's full config
+  build-kernel.sh --compare-gated        the gated fair.c, one feature on, vs that policy's own
   build-kernel.sh --check-patches        every patch (and the gated series) applies exactly
 
 One source tree per source version (<cache>/tree-<version>/src, never patched in place without
 being restored first from <cache>/tree-<version>/pristine), one build directory per config
-(build/, build-lockdep/): switching policy restores kernel/sched, applies the new patch and lets
-make rebuild what changed. Images are cached by source version, policy, patch hash and config
-hash; a second call with the same inputs builds nothing.
+(build/, build-lockdep/; build-distro/ for --distro-config): switching policy restores
+kernel/sched, applies the new patch (or the gated series) and lets make rebuild what changed.
+Images are cached by source version, policy, patch hash and config hash; a second call with the
+same inputs builds nothing.
 """
 import argparse
 import fcntl
