@@ -477,11 +477,12 @@ def distro_compile(policy, jobs, nice):
         text = run_make(tree / "src", bdir, jobs, nice, ["kernel/sched/"], "sched.log")
         seconds = round(time.monotonic() - t0, 1)
     objs = sorted(p.name for p in (bdir / "kernel/sched").glob("*.o"))
-    for w in compile_warnings(text):
-        print(f"warning line: {w}")
-    print(f"{version} {policy}: kernel/sched/ compiled with {DISTRO_CONFIG.name} "
-          f"({DISTRO_PACKAGE} {config_version}) in {seconds} s, {len(compile_warnings(text))} "
-          f"compiler warnings, objects: {' '.join(objs)}")
+    warnings = compile_warnings(text)
+    for w in warnings:
+        print("  " + (w if len(w) <= 98 else w[:95] + "..."))
+    print(f"{version} {policy}: kernel/sched/ compiled with Debian's {DISTRO_CONFIG.name}\n"
+          f"  ({DISTRO_PACKAGE} {config_version}) in {seconds} s, {len(warnings)} compiler "
+          f"warnings\n  objects: {' '.join(objs)}")
     return 0
 
 
@@ -496,8 +497,12 @@ def fair_functions(cmd_file, sched_dir, build_dir, nice):
     """sched_dir/fair.c compiled with the lab build's fair.o command (its quoted includes come
     from sched_dir), disassembled per function."""
     obj = sched_dir / "fair.o"
-    subprocess.run(["nice", "-n", str(nice)] + compile_command(cmd_file, sched_dir / "fair.c", obj),
-                   cwd=build_dir, check=True, capture_output=True)
+    cc = subprocess.run(["nice", "-n", str(nice)] + compile_command(cmd_file, sched_dir / "fair.c",
+                                                                   obj),
+                        cwd=build_dir, capture_output=True, text=True)
+    if cc.returncode or compile_warnings(cc.stderr):
+        raise BuildFailed(f"compiling {sched_dir / 'fair.c'}:\n"
+                          + "\n".join(cc.stderr.splitlines()[-15:]))
     out = subprocess.run(["objdump", "-dr", "--no-show-raw-insn", str(obj)], check=True,
                          capture_output=True, text=True)
     return objdump_functions(out.stdout)
