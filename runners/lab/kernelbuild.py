@@ -360,8 +360,8 @@ def check_series(version, tmp):
         hunks = len(re.findall(r"^@@ ", text, re.M))
         print(f"{GATED}: {patch.name} applies exactly after the ones before it ({hunks} hunks)")
     check_features(root)
-    print(f"{GATED}: the series applies to {version}; features, off by default: "
-          + " ".join(FEATURES.values()))
+    print(f"{GATED}: the series applies to {version}; its features, each off by default:\n"
+          f"  {' '.join(FEATURES.values())}")
 
 
 def check_patches():
