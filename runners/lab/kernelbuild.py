@@ -3,13 +3,17 @@
 
 Run through build-kernel.sh, which installs the build dependencies first:
   build-kernel.sh --policy sync-pair [--lockdep] [--jobs N]   prints the bzImage's absolute path
-  build-kernel.sh --check-patches        every patches/<policy>.patch applies exactly to the source
+  build-kernel.sh --gated                one kernel with every policy behind a sched feature
+  build-kernel.sh --gated --distro-config   compiles its kernel/sched/ with Debian's full config
+  build-kernel.sh --compare-gated        the gated fair.c, one feature on, vs that policy's own
+  build-kernel.sh --check-patches        every patch (and the gated series) applies exactly
 
 One source tree per source version (<cache>/tree-<version>/src, never patched in place without
 being restored first from <cache>/tree-<version>/pristine), one build directory per config
-(build/, build-lockdep/): switching policy restores kernel/sched, applies the new patch and lets
-make rebuild what changed. Images are cached by source version, policy, patch hash and config
-hash; a second call with the same inputs builds nothing.
+(build/, build-lockdep/; build-distro/ for --distro-config): switching policy restores
+kernel/sched, applies the new patch (or the gated series) and lets make rebuild what changed.
+Images are cached by source version, policy, patch hash and config hash; a second call with the
+same inputs builds nothing.
 """
 import argparse
 import fcntl
@@ -18,6 +22,7 @@ import json
 import os
 import platform
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -28,7 +33,7 @@ from pathlib import Path
 # Policies with their patch (POLICIES; None: the unpatched source), and those another policy's
 # kernel runs (ALIASES: current-cpu needs no patch, 6.12's select_task_rq_fair() already returns
 # the waker's CPU for WF_CURRENT_CPU, KERNELS.md), from registry/registry.json.
-from wblab.registry import ALIASES, KERNELS as POLICIES
+from wblab.registry import ALIASES, FEATURES, KERNELS as POLICIES
 
 HERE = Path(__file__).resolve().parent
 PATCHES = HERE / "patches"
@@ -39,6 +44,16 @@ TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")
 TOP = "linux-source-6.12"
 # Patches may only touch files below these directories: they are what gets restored.
 PATCHABLE = ["kernel/sched"]
+# The gated kernel: patches/gated/*.patch in name order, each policy behind its sched feature
+# (FEATURES), all off by default (mainline 6.12).
+GATED = "gated"
+SERIES = PATCHES / GATED
+# Debian's full amd64 config, from Debian's linux-config-6.12 package (--distro-config).
+DISTRO_PACKAGE = "linux-config-6.12"
+DISTRO_CONFIG = Path("/usr/src/linux-config-6.12/config.amd64_none_amd64.xz")
+# What the distro compile must keep from Debian's config for the check to mean anything.
+DISTRO_WANTED = {"CONFIG_SMP": "y", "CONFIG_SCHED_SMT": "y", "CONFIG_SCHED_MC": "y",
+                 "CONFIG_NUMA": "y", "CONFIG_SCHED_DEBUG": "y", "CONFIG_JUMP_LABEL": "y"}
 
 
 class BuildError(Exception):
@@ -60,8 +75,8 @@ def log(msg):
 
 def resolve_policy(name):
     name = ALIASES.get(name, name)
-    if name not in POLICIES:
-        known = ", ".join(list(POLICIES) + list(ALIASES))
+    if name not in POLICIES and name != GATED:
+        known = ", ".join(list(POLICIES) + list(ALIASES) + [GATED])
         raise BuildError(f"unknown policy '{name}' (known: {known})")
     return name
 
@@ -69,7 +84,100 @@ def resolve_policy(name):
 def policy_help():
     """'mainline (alias current-cpu), sync-pair, ... or sync-2017': the registry's policies."""
     names = [p + "".join(f" (alias {a})" for a, to in ALIASES.items() if to == p) for p in POLICIES]
-    return ", ".join(names[:-1]) + " or " + names[-1]
+    return ", ".join(names) + f" or {GATED} (every policy behind its sched feature)"
+
+
+def series_files(directory):
+    """The gated series: every *.patch in `directory`, in name order (0001-..., 0002-...)."""
+    files = sorted(Path(directory).glob("*.patch"))
+    if not files:
+        raise BuildError(f"{directory}: no *.patch (the gated series)")
+    return files
+
+
+def kernel_patches(policy, series_dir=None):
+    """The patches a kernel is built with, in order: none, its policy's, or the gated series."""
+    if policy == GATED:
+        return series_files(series_dir or SERIES)
+    return [PATCHES / POLICIES[policy]] if POLICIES[policy] else []
+
+
+def patches_sha(patches):
+    """One patch: its sha256 (as before the series existed); a series: that of the
+    concatenation of its files in order; none: None."""
+    return sha256(b"".join(p.read_bytes() for p in patches)) if patches else None
+
+
+def feature_problems(features_h, fair_c, features):
+    """What the patched kernel/sched lacks for `features` ({policy: NAME}): each NAME declared
+    off by default in features.h (SCHED_FEAT(NAME, false)) and tested in fair.c."""
+    bad = []
+    for policy, name in features.items():
+        decl = re.findall(rf"^SCHED_FEAT\({name},\s*(\w+)\)", features_h, re.M)
+        if decl != ["false"]:
+            bad.append(f"{policy}: features.h has {len(decl)} SCHED_FEAT({name}, ...), "
+                       f"want one, false ({', '.join(decl) or 'none'})")
+        if not re.search(rf"\bsched_feat\({name}\)", fair_c):
+            bad.append(f"{policy}: fair.c never tests sched_feat({name})")
+    return bad
+
+
+def specialise(fair_c, on, features):
+    """fair.c with every `sched_feat(NAME)` of `features` replaced by 1 for NAME == on, else 0:
+    the source the compiler sees for a gated kernel with only `on` set (None: all off)."""
+    for name in features:
+        fair_c = re.sub(rf"\bsched_feat\({name}\)", "1" if name == on else "0", fair_c)
+    return fair_c
+
+
+def compile_command(cmd_file, source, obj):
+    """The compiler command a kbuild .<name>.o.cmd file saved, for `source` into `obj`: no
+    dependency file, no objtool pass (it follows the ';')."""
+    first = cmd_file.splitlines()[0] if cmd_file else ""
+    if ":=" not in first or " -o " not in first:
+        raise BuildError("not a kbuild .o.cmd file (no 'savedcmd_... := ... -o ...' line)")
+    args = [a for a in shlex.split(first.split(":=", 1)[1].split(";")[0])
+            if not a.startswith("-Wp,-MMD")]
+    args[args.index("-o") + 1] = str(obj)
+    args[-1] = str(source)
+    return args
+
+
+def objdump_functions(text):
+    """`objdump -dr --no-show-raw-insn` output -> {function: [instruction lines]}, without the
+    addresses (kept: offsets within a function, relocations with .text+offset blanked)."""
+    funcs, cur = {}, None
+    for line in text.splitlines():
+        m = re.match(r"^[0-9a-f]+ <(.+)>:$", line)
+        if m:
+            cur = funcs.setdefault(m.group(1), [])
+        elif cur is not None and line.strip():
+            line = re.sub(r"^\s*[0-9a-f]+:\s*", "", line)
+            line = re.sub(r"\b[0-9a-f]+ <", "<", line)
+            cur.append(re.sub(r"\.text\+0x[0-9a-f]+", ".text+X", line))
+    return funcs
+
+
+def function_differences(gated, reference):
+    """(functions in both, those whose code differs, those in one object only)."""
+    both = sorted(set(gated) & set(reference))
+    return (both, [f for f in both if gated[f] != reference[f]],
+            sorted(set(gated) ^ set(reference)))
+
+
+def compile_warnings(log_text):
+    """The compiler's warning and error lines in a make log."""
+    return [line for line in log_text.splitlines()
+            if re.search(r": (warning|error): ", line)]
+
+
+def chosen_kernel(policy, gated):
+    """--policy NAME and/or --gated -> the kernel to build."""
+    if gated and policy and resolve_policy(policy) != GATED:
+        raise BuildError(f"--gated and --policy {policy}: give one")
+    if not (gated or policy):
+        raise BuildError("give --policy NAME, --gated or --check-patches")
+    return GATED if gated else resolve_policy(policy)
 
 
 def upstream_version(debian_version):
@@ -138,6 +246,7 @@ def patch_problems(output, returncode):
 
 
 def image_dir(cache, version, policy, lockdep, patch_sha, config_sha):
+    """<version>-<policy>[-lockdep]-<patch or series sha, 12|nopatch>-<config sha, 12>"""
     name = f"{version}-{policy}{'-lockdep' if lockdep else ''}-" \
            f"{patch_sha[:12] if patch_sha else 'nopatch'}-{config_sha[:12]}"
     return Path(cache) / name
@@ -224,8 +333,40 @@ def check_patch(patch, root):
     return text
 
 
+def apply_patches(patches, root):
+    """Applies `patches` in order to `root`, each checked first to apply exactly to the tree
+    the ones before it left; returns their texts."""
+    texts = []
+    for patch in patches:
+        texts.append(check_patch(patch, root))
+        subprocess.run(["patch", "-p1", "-F0", "-s", "-d", str(root), "-i", str(patch)],
+                       check=True)
+    return texts
+
+
+def check_features(root):
+    """Raises unless the patched tree at `root` declares and tests every registry feature."""
+    sched = Path(root) / "kernel/sched"
+    bad = feature_problems((sched / "features.h").read_text(), (sched / "fair.c").read_text(),
+                           FEATURES)
+    if bad:
+        raise BuildError("the gated series lacks features: " + "; ".join(bad))
+
+
+def check_series(version, tmp):
+    """The gated series, in order, on its own fresh extraction of kernel/sched."""
+    root = extract(PATCHABLE, Path(tmp) / GATED)
+    for patch, text in zip(series_files(SERIES), apply_patches(series_files(SERIES), root)):
+        hunks = len(re.findall(r"^@@ ", text, re.M))
+        print(f"{GATED}: {patch.name} applies exactly after the ones before it ({hunks} hunks)")
+    check_features(root)
+    print(f"{GATED}: the series applies to {version}; its features, each off by default:\n"
+          f"  {' '.join(FEATURES.values())}")
+
+
 def check_patches():
-    """--check-patches: each patches/<policy>.patch against a fresh extraction of the source."""
+    """--check-patches: each patches/<policy>.patch against a fresh extraction of the source,
+    then the gated series in order against another."""
     version = upstream_version(source_package())
     with tempfile.TemporaryDirectory(prefix="wb-kernel-patches-") as tmp:
         root = extract(PATCHABLE, tmp)
@@ -234,6 +375,8 @@ def check_patches():
                 text = check_patch(PATCHES / name, root)
                 hunks = len(re.findall(r"^@@ ", text, re.M))
                 print(f"{policy}: {name} applies exactly to {version} ({hunks} hunks)")
+        (Path(tmp) / GATED).mkdir()
+        check_series(version, tmp)
     extra = {p.name for p in PATCHES.glob("*.patch")} - set(POLICIES.values())
     if extra:
         raise BuildError(f"patches with no policy: {', '.join(sorted(extra))}")
@@ -269,13 +412,148 @@ def configure(src, build, fragments, config_sha):
                          + "\n  ".join(bad))
 
 
+def prepare_source(tree, policy, patches):
+    """kernel/sched restored from the pristine copy, then `patches` applied exactly."""
+    restore_pristine(tree)
+    apply_patches(patches, tree / "src")
+    if policy == GATED:
+        check_features(tree / "src")
+
+
+def run_make(src, bdir, jobs, nice, args, logname="build.log"):
+    """make O=bdir -jN args, niced, its output in bdir/logname; returns that log's text."""
+    logfile = bdir / logname
+    with open(logfile, "w") as f:
+        rc = subprocess.run(["nice", "-n", str(nice), "make", f"O={bdir}", f"-j{jobs}"] + args,
+                            cwd=src, env=make_env(), stdout=f, stderr=subprocess.STDOUT)
+    text = logfile.read_text(errors="replace")
+    if rc.returncode:
+        raise BuildFailed(f"make failed ({rc.returncode}), end of {logfile}:\n"
+                          + "\n".join(text.splitlines()[-25:]))
+    return text
+
+
+def distro_config():
+    """Debian's full amd64 config, as linux-config-6.12 installs it (xz), and its version."""
+    out = subprocess.run(["dpkg-query", "-W", "-f=${Version}", DISTRO_PACKAGE],
+                         capture_output=True, text=True)
+    if out.returncode or not out.stdout or not DISTRO_CONFIG.is_file():
+        raise BuildError(f"{DISTRO_PACKAGE} is not installed (apt-get install {DISTRO_PACKAGE})")
+    data = subprocess.run(["xz", "-dc", str(DISTRO_CONFIG)], capture_output=True, check=True)
+    return data.stdout, out.stdout
+
+
+def distro_configure(src, bdir, config):
+    """bdir/.config: Debian's config through olddefconfig (this compiler, no module signing
+    keys needed for kernel/sched/), redone only when Debian's config changes."""
+    stamp = bdir / ".wb-config-sha256"
+    if not (stamp.exists() and stamp.read_text() == sha256(config)):
+        bdir.mkdir(parents=True, exist_ok=True)
+        (bdir / ".config").write_bytes(config)
+        subprocess.run(["make", f"O={bdir}", "olddefconfig"], cwd=src, env=make_env(),
+                       check=True, stdout=subprocess.DEVNULL)
+        stamp.write_text(sha256(config))
+    bad = config_mismatches(DISTRO_WANTED, (bdir / ".config").read_text())
+    if bad:
+        raise BuildError("Debian's config lost options here: " + "; ".join(bad))
+
+
+def distro_compile(policy, jobs, nice):
+    """--distro-config: kernel/sched/ of the patched tree compiled with Debian's full config
+    in <tree>/build-distro (not the whole kernel); prints what it compiled and how long."""
+    config, config_version = distro_config()
+    version = upstream_version(source_package())
+    cache = cache_dir()
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        t0 = time.monotonic()
+        tree = ensure_tree(cache, version)
+        prepare_source(tree, policy, kernel_patches(policy))
+        bdir = tree / "build-distro"
+        distro_configure(tree / "src", bdir, config)
+        log(f"compiling kernel/sched/ of {version} {policy} with Debian's config "
+            f"({DISTRO_PACKAGE} {config_version}), -j{jobs}, log {bdir / 'sched.log'}")
+        text = run_make(tree / "src", bdir, jobs, nice, ["kernel/sched/"], "sched.log")
+        seconds = round(time.monotonic() - t0, 1)
+    objs = sorted(p.name for p in (bdir / "kernel/sched").glob("*.o"))
+    warnings = compile_warnings(text)
+    for w in warnings:
+        print("  " + (w if len(w) <= 98 else w[:95] + "..."))
+    print(f"{version} {policy}: kernel/sched/ compiled with Debian's {DISTRO_CONFIG.name}\n"
+          f"  ({DISTRO_PACKAGE} {config_version}) in {seconds} s, {len(warnings)} compiler "
+          f"warnings\n  objects: {' '.join(objs)}")
+    return 0
+
+
+def patched_copy(tree, patches, dest):
+    """A copy of the pristine kernel/sched in dest with `patches` applied; its directory."""
+    shutil.copytree(tree / "pristine" / "kernel/sched", dest / "kernel/sched")
+    apply_patches(patches, dest)
+    return dest / "kernel/sched"
+
+
+def fair_functions(cmd_file, sched_dir, build_dir, nice):
+    """sched_dir/fair.c compiled with the lab build's fair.o command (its quoted includes come
+    from sched_dir), disassembled per function."""
+    obj = sched_dir / "fair.o"
+    cc = subprocess.run(["nice", "-n", str(nice)] + compile_command(cmd_file, sched_dir / "fair.c",
+                                                                   obj),
+                        cwd=build_dir, capture_output=True, text=True)
+    if cc.returncode or compile_warnings(cc.stderr):
+        raise BuildFailed(f"compiling {sched_dir / 'fair.c'}:\n"
+                          + "\n".join(cc.stderr.splitlines()[-15:]))
+    out = subprocess.run(["objdump", "-dr", "--no-show-raw-insn", str(obj)], check=True,
+                         capture_output=True, text=True)
+    return objdump_functions(out.stdout)
+
+
+def compare_one(policy, gated_dir, tree, tmp, cmd_file, nice):
+    """One line: the gated fair.c with only `policy`'s feature set vs `policy`'s own kernel."""
+    feature = FEATURES.get(policy)
+    spec = tmp / f"only-{policy}" / "kernel/sched"
+    shutil.copytree(gated_dir, spec)
+    (spec / "fair.c").write_text(specialise((gated_dir / "fair.c").read_text(), feature,
+                                            FEATURES.values()))
+    ref = patched_copy(tree, kernel_patches(policy), tmp / policy)
+    build_dir = tree / "build"
+    both, differ, alone = function_differences(fair_functions(cmd_file, spec, build_dir, nice),
+                                               fair_functions(cmd_file, ref, build_dir, nice))
+    print(f"{feature or 'no feature'} vs {policy}: {len(both)} functions in fair.o, "
+          f"{len(differ)} differ, {len(alone)} in one object only")
+    for name in differ:
+        print(f"  differs: {name}")
+    for name in alone:
+        print(f"  in one only: {name}")
+
+
+def compare_gated(nice):
+    """--compare-gated: for mainline and each patched policy, fair.c of the gated series with
+    only that policy's feature on (sched_feat() replaced by constants) and fair.c of the policy's
+    own kernel, compiled alike with the lab build's command; prints which functions differ."""
+    version = upstream_version(source_package())
+    cache = cache_dir()
+    tree = cache / f"tree-{version}"
+    cmd_path = tree / "build/kernel/sched/.fair.o.cmd"
+    if not cmd_path.is_file():
+        raise BuildError(f"{cmd_path} is missing: build a lab kernel first (--gated)")
+    with open(cache / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the build tree's headers stay as they are
+        with tempfile.TemporaryDirectory(prefix="wb-gated-compare-") as tmp:
+            tmp = Path(tmp)
+            gated_dir = patched_copy(tree, series_files(SERIES), tmp / GATED)
+            for policy in POLICIES:
+                compare_one(policy, gated_dir, tree, tmp, cmd_path.read_text(), nice)
+    return 0
+
+
 def build(policy, lockdep, jobs, nice):
     debian = source_package()
     version = upstream_version(debian)
     fragments = FRAGMENTS[lockdep]
     config_sha = sha256(b"".join(f.read_bytes() for f in fragments))
-    patch = PATCHES / POLICIES[policy] if POLICIES[policy] else None
-    patch_sha = sha256(patch.read_bytes()) if patch else None
+    patches = kernel_patches(policy)
+    patch_sha = patches_sha(patches)
     cache = cache_dir()
     out = image_dir(cache, version, policy, lockdep, patch_sha, config_sha)
     if (out / "meta.json").exists():
@@ -288,24 +566,12 @@ def build(policy, lockdep, jobs, nice):
         t0 = time.monotonic()
         tree = ensure_tree(cache, version)
         src = tree / "src"
-        restore_pristine(tree)
-        if patch:
-            check_patch(patch, src)
-            subprocess.run(["patch", "-p1", "-F0", "-s", "-d", str(src), "-i", str(patch)],
-                           check=True)
+        prepare_source(tree, policy, patches)
         bdir = tree / ("build-lockdep" if lockdep else "build")
         configure(src, bdir, fragments, config_sha)
-        logfile = bdir / "build.log"
         log(f"building {version} {policy}{' (lockdep)' if lockdep else ''} with -j{jobs}, "
-            f"log {logfile}")
-        with open(logfile, "w") as f:
-            rc = subprocess.run(["nice", "-n", str(nice), "make", f"O={bdir}", f"-j{jobs}",
-                                 f"LOCALVERSION=-{policy}", "bzImage"],
-                                cwd=src, env=make_env(), stdout=f, stderr=subprocess.STDOUT)
-        if rc.returncode:
-            tail = logfile.read_text(errors="replace").splitlines()[-25:]
-            raise BuildFailed(f"make failed ({rc.returncode}), end of {logfile}:\n"
-                             + "\n".join(tail))
+            f"log {bdir / 'build.log'}")
+        run_make(src, bdir, jobs, nice, [f"LOCALVERSION=-{policy}", "bzImage"])
         seconds = round(time.monotonic() - t0, 1)
         tmp = out.with_name(f".{out.name}.tmp")
         shutil.rmtree(tmp, ignore_errors=True)
@@ -315,6 +581,8 @@ def build(policy, lockdep, jobs, nice):
         meta = {"policy": policy, "source_version": version, "source_package": debian,
                 "patch_sha256": patch_sha, "config_sha256": config_sha, "lockdep": lockdep,
                 "build_seconds": seconds}
+        if policy == GATED:
+            meta.update(patches=[p.name for p in patches], features=FEATURES)
         (tmp / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
         tmp.rename(out)
         log(f"built in {seconds} s: {out / 'bzImage'}")
@@ -329,6 +597,14 @@ def main(argv=None):
     ap.add_argument("--jobs", type=int, default=2, help="make -j (default 2)")
     ap.add_argument("--nice", type=int, default=15,
                     help="niceness of the build (default 15: a shared box stays usable)")
+    ap.add_argument("--gated", action="store_true",
+                    help=f"the same as --policy {GATED}: every policy behind its sched feature")
+    ap.add_argument("--distro-config", action="store_true",
+                    help="compile only kernel/sched/ of the patched tree, with Debian's full "
+                         f"amd64 config ({DISTRO_PACKAGE}), in its own build directory")
+    ap.add_argument("--compare-gated", action="store_true",
+                    help="compile the gated fair.c with one feature on at a time and that "
+                         "policy's own fair.c alike; list the functions whose code differs")
     ap.add_argument("--check-patches", action="store_true",
                     help="only check that every patch applies with no offset and no fuzz")
     args = ap.parse_args(argv)
@@ -336,11 +612,16 @@ def main(argv=None):
         if args.check_patches:
             check_patches()
             return 0
-        if not args.policy:
-            raise BuildError("give --policy NAME or --check-patches")
+        if args.compare_gated:
+            return compare_gated(args.nice)
+        policy = chosen_kernel(args.policy, args.gated)
         if args.jobs < 1:
             raise BuildError(f"--jobs {args.jobs}: must be at least 1")
-        print(build(resolve_policy(args.policy), args.lockdep, args.jobs, args.nice))
+        if args.distro_config:
+            if args.lockdep:
+                raise BuildError("--distro-config uses Debian's config: no --lockdep")
+            return distro_compile(policy, args.jobs, args.nice)
+        print(build(policy, args.lockdep, args.jobs, args.nice))
         return 0
     except BuildError as e:
         print(f"build-kernel: {e}", file=sys.stderr)

@@ -132,3 +132,169 @@ def test_main_rejects_bad_input(capsys):
     assert "unknown policy 'nope'" in capsys.readouterr().err
     assert kb.main([]) == 2
     assert kb.main(["--policy", "mainline", "--jobs", "0"]) == 2
+    assert kb.main(["--gated", "--policy", "sync-core"]) == 2
+    assert "--gated and --policy sync-core: give one" in capsys.readouterr().err
+    assert kb.main(["--gated", "--distro-config", "--lockdep"]) == 2
+    assert "no --lockdep" in capsys.readouterr().err
+
+
+def test_gated_kernel_name_and_patches(tmp_path):
+    assert kb.chosen_kernel(None, True) == kb.chosen_kernel("gated", False) == "gated"
+    assert kb.chosen_kernel("gated", True) == "gated"
+    assert kb.chosen_kernel("current-cpu", False) == "mainline"
+    with pytest.raises(kb.BuildError, match="give --policy NAME, --gated"):
+        kb.chosen_kernel(None, False)
+    assert kb.kernel_patches("mainline") == []
+    assert kb.kernel_patches("sync-pair") == [kb.PATCHES / "sync-pair.patch"]
+    # The series: every *.patch of its directory in name order, nothing else.
+    for name in ("0002-b.patch", "0001-a.patch", "README"):
+        (tmp_path / name).write_text(name)
+    assert [p.name for p in kb.kernel_patches("gated", tmp_path)] == ["0001-a.patch",
+                                                                       "0002-b.patch"]
+    assert kb.patches_sha(kb.kernel_patches("gated", tmp_path)) == \
+        kb.sha256(b"0001-a.patch0002-b.patch")
+    assert kb.patches_sha([]) is None
+    # One patch hashes as before the series existed: the cached images keep their names.
+    one = kb.PATCHES / "sync-core.patch"
+    assert kb.patches_sha([one]) == kb.sha256(one.read_bytes())
+    with pytest.raises(kb.BuildError, match="no \\*.patch"):
+        kb.series_files(tmp_path / "README")
+    d = kb.image_dir("/c", "6.12.117", "gated", False, "ef" * 32, "cd" * 32)
+    assert d.name == "6.12.117-gated-efefefefefef-cdcdcdcdcdcd"
+
+
+def test_repository_series():
+    """patches/gated: one patch per patched policy, in the registry's order, each with a header
+    naming its policy and the per-policy patch it ports, touching only fair.c and features.h."""
+    files = kb.series_files(kb.SERIES)
+    assert [f.name.split("-", 1)[1] for f in files] == [f"{p}.patch" for p in kb.FEATURES]
+    for f, policy in zip(files, kb.FEATURES):
+        text = f.read_text()
+        assert kb.patch_header(text).startswith(f"gated {files.index(f) + 1}/{len(files)} "
+                                                f"{policy}:")
+        assert f"../{policy}.patch" in kb.patch_header(text)
+        assert kb.patched_files(text) == ["kernel/sched/fair.c", "kernel/sched/features.h"]
+        assert f"+SCHED_FEAT({kb.FEATURES[policy]}, false)" in text
+        assert f"sched_feat({kb.FEATURES[policy]})" in text
+
+
+def test_feature_problems():
+    features = {"sync-pair": "SYNC_PAIR", "sync-core": "SYNC_CORE"}
+    h = "SCHED_FEAT(NI_RANDOM, true)\nSCHED_FEAT(SYNC_PAIR, false)\nSCHED_FEAT(SYNC_CORE, false)\n"
+    c = "if (sched_feat(SYNC_PAIR) && sync)\n\tif (sched_feat(SYNC_CORE))\n"
+    assert kb.feature_problems(h, c, features) == []
+    # On by default, declared twice, never declared; never tested (a prefix is not a test).
+    on = h.replace("SYNC_PAIR, false", "SYNC_PAIR, true")
+    assert kb.feature_problems(on, c, features) == [
+        "sync-pair: features.h has 1 SCHED_FEAT(SYNC_PAIR, ...), want one, false (true)"]
+    twice = h + "SCHED_FEAT(SYNC_CORE, false)\n"
+    assert "has 2 SCHED_FEAT(SYNC_CORE" in kb.feature_problems(twice, c, features)[0]
+    assert kb.feature_problems("", c, features)[0].endswith("want one, false (none)")
+    untested = "if (sched_feat(SYNC_CORE_V2))\n"
+    assert kb.feature_problems(h, untested, features) == [
+        "sync-pair: fair.c never tests sched_feat(SYNC_PAIR)",
+        "sync-core: fair.c never tests sched_feat(SYNC_CORE)"]
+
+
+def test_compile_warnings():
+    log = ("  CC      kernel/sched/fair.o\n"
+           "../src/kernel/sched/fair.c:7801:12: warning: unused variable 'x' [-Wunused-variable]\n"
+           "../src/kernel/sched/core.c:1:1: error: expected ';'\n"
+           "  LD [M]  kernel/sched/built-in.a\n")
+    assert [w.split(":")[1] for w in kb.compile_warnings(log)] == ["7801", "1"]
+    assert kb.compile_warnings("  CC      kernel/sched/core.o\n") == []
+
+
+@pytest.mark.skipif(subprocess.run(["which", "patch"], capture_output=True).returncode,
+                    reason="patch not installed")
+def test_apply_patches_in_order(tmp_path):
+    root = tmp_path / "src"
+    (root / "kernel/sched").mkdir(parents=True)
+    (root / "kernel/sched/x.c").write_text(FILE)
+    first = write_patch(tmp_path / "1.patch", DIFF)
+    # The second patch's context is what the first one left: it applies only after it.
+    second = write_patch(tmp_path / "2.patch", DIFF.replace(
+        "@@ -9,4 +9,5 @@\n line 9\n line 10\n+new\n line 11\n line 12\n",
+        "@@ -10,4 +10,5 @@\n line 10\n new\n+newer\n line 11\n line 12\n"))
+    with pytest.raises(kb.BuildError, match="does not apply exactly"):
+        kb.apply_patches([second], root)
+    assert len(kb.apply_patches([first, second], root)) == 2
+    assert "line 10\nnew\nnewer\nline 11\n" in (root / "kernel/sched/x.c").read_text()
+
+
+def test_lab_holds_a_gated_image_to_mainline(tmp_path):
+    """wblab/kernel.py: a gated image (meta.json policy "gated") boots with every feature off,
+    so the guest is held to mainline's model; --policy may only name that."""
+    import json
+    from wblab import LabError
+    from wblab.kernel import resolve_kernel
+    img = tmp_path / "bzImage"
+    img.write_bytes(b"MZ")
+    features = {"sync-pair": "SYNC_PAIR", "sync-core": "SYNC_CORE"}
+    (tmp_path / "meta.json").write_text(json.dumps({
+        "policy": "gated", "source_version": "6.12.117", "patch_sha256": "ef" * 32,
+        "features": features}))
+    for asked in (None, "mainline"):
+        _, policy, info = resolve_kernel(str(img), asked)
+        assert policy == info["policy"] == "mainline"
+        assert info["kernel"] == "gated" and info["features"] == features
+        assert "every sched feature off" in info["note"] and info["patch_sha256"] == "ef" * 32
+    with pytest.raises(LabError, match="runs policy mainline .* not --policy sync-core"):
+        resolve_kernel(str(img), "sync-core")
+
+
+def test_specialise():
+    src = ("if (sched_feat(SYNC_PAIR) && sync)\n"
+           "if ((sched_feat(SYNC_CORE) || sched_feat(SYNC_CORE_V2)) && x)\n"
+           "if (sched_feat(WA_IDLE)) /* sched_feat(SYNC_CORE_V2X) is another name */\n")
+    names = ["SYNC_PAIR", "SYNC_CORE", "SYNC_CORE_V2"]
+    assert kb.specialise(src, "SYNC_CORE_V2", names) == (
+        "if (0 && sync)\nif ((0 || 1) && x)\n"
+        "if (sched_feat(WA_IDLE)) /* sched_feat(SYNC_CORE_V2X) is another name */\n")
+    assert kb.specialise(src, None, names).count("1") == 0
+
+
+CMD = ("savedcmd_kernel/sched/fair.o := gcc -Wp,-MMD,kernel/sched/.fair.o.d -nostdinc -O2 "
+       "-DKBUILD_MODFILE='\"kernel/sched/fair\"' -c -o kernel/sched/fair.o /src/kernel/sched/fair.c"
+       "   ; ./tools/objtool/objtool --static-call   kernel/sched/fair.o\n\n"
+       "source_kernel/sched/fair.o := /src/kernel/sched/fair.c\n")
+
+
+def test_compile_command():
+    assert kb.compile_command(CMD, "/t/fair.c", "/t/fair.o") == [
+        "gcc", "-nostdinc", "-O2", '-DKBUILD_MODFILE="kernel/sched/fair"', "-c", "-o",
+        "/t/fair.o", "/t/fair.c"]
+    for bad in ("", "gcc -c x.c\n", "savedcmd_x := gcc -c x.c\n"):
+        with pytest.raises(kb.BuildError, match="not a kbuild .o.cmd"):
+            kb.compile_command(bad, "a.c", "a.o")
+
+
+DIS = """
+fair.o:     file format elf64-x86-64
+
+
+Disassembly of section .text:
+
+0000000000000010 <f>:
+  10:	push   %rbx
+  11:	call   16 <f+0x6>
+			12: R_X86_64_PLT32	g-0x4
+  16:	mov    $0x0,%rdx
+			19: R_X86_64_32S	.text+0x5c40
+  1d:	ret
+
+0000000000000020 <g.constprop.0>:
+  20:	ret
+"""
+
+
+def test_objdump_functions_and_differences():
+    funcs = kb.objdump_functions(DIS)
+    assert funcs == {"f": ["push   %rbx", "call   <f+0x6>", "R_X86_64_PLT32\tg-0x4",
+                           "mov    $0x0,%rdx", "R_X86_64_32S\t.text+X", "ret"],
+                     "g.constprop.0": ["ret"]}
+    # The same code at other addresses (another function grew before it) is the same.
+    moved = kb.objdump_functions(DIS.replace("  16:", "  26:").replace("0x5c40", "0x5c80"))
+    assert kb.function_differences(moved, funcs) == (["f", "g.constprop.0"], [], [])
+    other = dict(funcs, h=["ret"], f=funcs["f"][:-1] + ["nop", "ret"])
+    assert kb.function_differences(other, funcs) == (["f", "g.constprop.0"], ["f"], ["h"])

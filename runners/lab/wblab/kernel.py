@@ -19,6 +19,9 @@ from .registry import KERNELS
 # the mainline image runs it), from registry/registry.json.
 KERNEL_POLICIES = tuple(KERNELS)
 BUILD_SCRIPT = HERE / "build-kernel.sh"
+# build-kernel.sh --gated: every patched policy behind its sched feature, all off at boot, so the
+# guest runs 6.12's rules and is held to this model (another policy's needs its feature on).
+GATED, GATED_MODEL = "gated", "mainline"
 
 def version_key(path):
     return [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", os.path.basename(path))]
@@ -99,6 +102,12 @@ def read_meta(image):
     return meta
 
 
+def model_policy(meta_policy):
+    """The policy whose model an image built as `meta_policy` is held to: its own, or for the
+    gated kernel (all its features off at boot) mainline's."""
+    return GATED_MODEL if meta_policy == GATED else meta_policy
+
+
 def resolve_kernel(kernel_arg, policy_arg, lockdep=False, build=build_kernel):
     """(image, the policy whose model the guest is held to, environment.lab_kernel).
 
@@ -107,10 +116,11 @@ def resolve_kernel(kernel_arg, policy_arg, lockdep=False, build=build_kernel):
     if kernel_arg:
         image = find_kernel(kernel_arg)
         meta = read_meta(image)
-        if meta and policy_arg and policy_arg != meta["policy"]:
-            raise LabError(f"--kernel {kernel_arg} runs policy {meta['policy']} (its meta.json), "
+        runs = model_policy(meta["policy"]) if meta else None
+        if meta and policy_arg and policy_arg != runs:
+            raise LabError(f"--kernel {kernel_arg} runs policy {runs} (its meta.json), "
                            f"not --policy {policy_arg}")
-        policy = meta["policy"] if meta else (policy_arg or "mainline")
+        policy = runs if meta else (policy_arg or "mainline")
     elif policy_arg:
         image = build(policy_arg, lockdep)
         meta = read_meta(image)
@@ -122,6 +132,9 @@ def resolve_kernel(kernel_arg, policy_arg, lockdep=False, build=build_kernel):
     info = {"image": str(image), "policy": policy}
     if not meta:
         info["note"] = "no meta.json beside the image: the policy is --policy's (default mainline)"
+    elif meta["policy"] == GATED:
+        info.update(kernel=GATED, features=meta.get("features"),
+                    note=f"gated kernel, every sched feature off at boot: {GATED_MODEL}'s model")
     for k in ("source_version", "source_package", "patch_sha256", "config_sha256", "lockdep",
               "build_seconds"):
         if meta and k in meta:
