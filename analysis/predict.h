@@ -62,10 +62,19 @@ struct SteadyOptions {
   // time, docs/policy-model.md#switching-out): a wake that finds it still switching out
   // (p->on_cpu) is queued on its CPU with no selection, so the pair can stay where it started,
   // and a stacked pair that the load balancer pulls apart can stay apart (more alternatives).
-  bool slow_switch_out = false;
+  bool slow_switch_out = false;  // see slow_switch_out_applies()
   // The has_idle_cores hint of every wake (default: exact); see try_disturbances.
   std::optional<bool> has_idle_cores;
 };
+
+// A case's work before each answer after which every wake reaches a wakee that switched out long
+// ago, even under TCG: there the wakes that found the wakee still switching out came 11-42 us
+// after its switch-out (5th-95th percentile), those that moved it 89 us or more
+// (docs/policy-model.md#switching-out).
+inline constexpr long long kSwitchOutWorkNs = 200'000;
+// Whether a case gets the slow switch-out alternatives: an emulated set, and each side's work_ns
+// shorter than kSwitchOutWorkNs (a wake comes at least the partner's work after the wakee blocked).
+bool slow_switch_out_applies(bool emulated, long long work_ns);
 
 // Why the pair can settle in another steady state instead (docs/policy-model.md#steady-state):
 // data, worded only by cause_text(). Whether and when it happens in a run is timing the model

@@ -198,7 +198,10 @@ SteadyOptions options_for(const CasePrediction& e, bool emulated) {
   SteadyOptions opt;
   opt.sync = e.wake_flags == "sync";
   opt.current_cpu = e.wake_flags == "current-cpu";
-  opt.slow_switch_out = emulated;
+  const nlohmann::json work = e.params.is_object() ? e.params.value("work_ns", nlohmann::json())
+                                                  : nlohmann::json();
+  opt.slow_switch_out =
+      slow_switch_out_applies(emulated, work.is_number_integer() ? work.get<long long>() : 0);
   opt.allowed = e.allowed;
   opt.busy = e.busy;
   if (e.start.first >= 0) std::tie(opt.start_a, opt.start_b) = e.start;

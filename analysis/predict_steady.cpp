@@ -164,6 +164,10 @@ void add_alternatives(const SchedTopology& sched, const SteadyOptions& opt,
 
 }  // namespace
 
+bool slow_switch_out_applies(bool emulated, long long work_ns) {
+  return emulated && work_ns < kSwitchOutWorkNs;
+}
+
 SteadyResult simulate_steady_state(const SchedTopology& sched, const SteadyOptions& opt,
                                    const WakeupPolicy& policy) {
   auto [def_a, def_b] = default_start_pair(sched, opt.allowed);

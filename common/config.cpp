@@ -82,7 +82,7 @@ Config parse_config(const std::string& text, const std::string& path) {
   if (!j.is_object()) fail(path, "", "expected a JSON object at the top level");
   for (const auto& [key, v] : j.items())
     if (key != "schema_version" && key != "name" && key != "defaults" && key != "cases" &&
-        key != "description" && key != "claims")
+        key != "description" && key != "claims" && key != "search")
       fail(path, key, "unknown key");
   if (!j.contains("schema_version")) fail(path, "schema_version", "missing");
   if (!j["schema_version"].is_number_integer() ||
@@ -99,6 +99,9 @@ Config parse_config(const std::string& text, const std::string& path) {
     fail(path, "description", "expected a string");
   if (j.contains("description"))
     safe(path, "description", j["description"].get<std::string>(), check_text);
+  // `wakebench search`'s record of how the cases were found (docs/policy-model.md#search): read
+  // by the lab, embedded in the result set with the rest of the document.
+  if (j.contains("search") && !j["search"].is_object()) fail(path, "search", "expected an object");
   if (j.contains("defaults")) {
     if (!j["defaults"].is_object()) fail(path, "defaults", "expected an object");
     read_run_keys(path, "defaults", j["defaults"], c.defaults, {});

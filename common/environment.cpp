@@ -468,7 +468,7 @@ json capture_environment(const EnvironmentOptions& opts) {
     env["schedstats"] = unavailable(why);
   }
 
-  env["wakebench"] = {{"version", WB_VERSION}, {"git_sha", WB_GIT_SHA}, {"compiler", WB_COMPILER}};
+  env["wakebench"] = wakebench_build();
   env["config_hash"] = "sha256:" + sha256_hex(opts.config_text);
   char host[256] = {};
   env["hostname"] = gethostname(host, sizeof host - 1) == 0 ? json(std::string(host))
@@ -636,6 +636,10 @@ std::vector<std::string> environment_warnings(const json& env) {
   warn_load(env, out);
   warn_sched(env, out);
   return out;
+}
+
+json wakebench_build() {
+  return {{"version", WB_VERSION}, {"git_sha", WB_GIT_SHA}, {"compiler", WB_COMPILER}};
 }
 
 }  // namespace wb

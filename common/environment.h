@@ -49,6 +49,9 @@ struct HypervisorEvidence {
 // {"detected": bool, "vendor": "KVM" | ... | null, "evidence": ["...", ...]}
 nlohmann::json detect_hypervisor(const HypervisorEvidence& ev);
 
+// {"version", "git_sha", "compiler"} of this wakebench build (environment.wakebench).
+nlohmann::json wakebench_build();
+
 // SHA-256 of `data` as 64 lowercase hex digits (FIPS 180-4).
 std::string sha256_hex(std::string_view data);
 

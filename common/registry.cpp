@@ -52,6 +52,13 @@ std::vector<std::string> ids_of(const std::vector<Entry>& entries) {
 }  // namespace
 
 std::vector<std::string> Registry::policy_ids() const { return ids_of(policies); }
+
+std::vector<std::string> Registry::kernel_policy_ids() const {
+  std::vector<std::string> out;
+  for (const PolicyEntry& p : policies)
+    if (!p.kernel) out.push_back(p.id);
+  return out;
+}
 std::vector<std::string> Registry::mechanism_ids() const { return ids_of(mechanisms); }
 
 const MechanismEntry* Registry::find_mechanism(std::string_view id) const {
@@ -71,8 +78,12 @@ Registry parse_registry(std::string_view text) {
   if (doc.is_discarded()) throw std::invalid_argument("registry: invalid JSON");
   Registry r;
   const json& policies = list_at(doc, "policies");
-  for (size_t i = 0; i < policies.size(); ++i)
-    r.policies.push_back({string_at(policies[i], "id", "policies[" + std::to_string(i) + "]")});
+  for (size_t i = 0; i < policies.size(); ++i) {
+    const std::string where = "policies[" + std::to_string(i) + "]";
+    PolicyEntry e{string_at(policies[i], "id", where), std::nullopt};
+    if (policies[i].contains("kernel")) e.kernel = string_at(policies[i], "kernel", where);
+    r.policies.push_back(std::move(e));
+  }
   const json& mechanisms = list_at(doc, "mechanisms");
   for (size_t i = 0; i < mechanisms.size(); ++i)
     r.mechanisms.push_back(mechanism_of(mechanisms[i], "mechanisms[" + std::to_string(i) + "]"));

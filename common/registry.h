@@ -14,6 +14,9 @@ namespace wb {
 
 struct PolicyEntry {
   std::string id;  // "mainline", "sync-pair", ...: analysis/policies.cpp models each
+  // The policy whose kernel runs it when it has no kernel of its own ("mainline" for
+  // current-cpu); nullopt: a lab kernel of its own.
+  std::optional<std::string> kernel;
 };
 
 struct MechanismEntry {
@@ -29,6 +32,7 @@ struct Registry {
   std::vector<PolicyEntry> policies;       // in the order every table uses
   std::vector<MechanismEntry> mechanisms;  // in the order of result sets and tables
   std::vector<std::string> policy_ids() const;
+  std::vector<std::string> kernel_policy_ids() const;  // those with a lab kernel of their own
   std::vector<std::string> mechanism_ids() const;
   const MechanismEntry* find_mechanism(std::string_view id) const;  // nullptr if not listed
   // Throws std::logic_error when `id` is not listed (a mechanism implemented but not registered).

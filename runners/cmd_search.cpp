@@ -1,0 +1,198 @@
+// `wakebench search`: kernel-placed cases that tell the policies apart on a topology (an hwloc XML,
+// a lab preset's XML in configs/lab/topologies/, or the live machine), written as a `wakebench
+// run` config with the search's record (docs/policy-model.md#search).
+#include <iostream>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "analysis/predict.h"
+#include "analysis/predict_results.h"
+#include "analysis/search.h"
+#include "common/config.h"
+#include "common/cpulist.h"
+#include "common/environment.h"
+#include "common/input.h"
+#include "common/kernel_files.h"
+#include "common/output_file.h"
+#include "common/registry.h"
+#include "common/text.h"
+#include "runners/commands.h"
+
+namespace wb {
+
+namespace {
+
+using json = nlohmann::json;
+
+struct SearchArgs {
+  std::string topology, llc_level, policies, mechanism = "pipe", out;
+  bool emulated = false;
+  long long work_ns = 0;
+  int per_pair = 2, per_policy = 6, max_cases = 24;
+};
+
+SchedTopology load_topology(const SearchArgs& a) {
+  std::optional<LlcSource> llc;
+  if (!a.llc_level.empty()) {
+    try {
+      llc = parse_llc_level(a.llc_level);
+    } catch (const std::exception& e) {
+      throw std::invalid_argument(std::string("search --llc-level: ") + e.what());
+    }
+  }
+  if (!a.topology.empty())
+    return SchedTopology(Topology::from_xml(a.topology), llc.value_or(LlcSource::kAuto));
+  if (!llc) llc = live_llc_source();
+  return SchedTopology(Topology::from_system(), llc.value_or(LlcSource::kAuto));
+}
+
+SearchOptions options_of(const SearchArgs& a) {
+  const MechanismEntry* m = registry().find_mechanism(a.mechanism);
+  if (!m)
+    throw std::invalid_argument("search --mechanism: unknown mechanism \"" + a.mechanism +
+                                "\" (known: " + join(registry().mechanism_ids(), ", ") + ")");
+  if (m->no_kernel_wakeup)
+    throw std::invalid_argument("search --mechanism " + a.mechanism + ": its tasks never block (" +
+                                *m->no_kernel_wakeup + "): no wakeup placement to tell apart");
+  SearchOptions o;
+  o.policies = registry().kernel_policy_ids();
+  if (!a.policies.empty()) {
+    o.policies.clear();
+    for (std::string_view id : ktext::split(a.policies, ',')) o.policies.emplace_back(id);
+  }
+  o.sync = m->wake_flags == WakeFlags::kSync;
+  o.current_cpu = m->wake_flags == WakeFlags::kCurrentCpu;
+  o.emulated = a.emulated;
+  o.work_ns = a.work_ns;
+  o.per_pair = a.per_pair;
+  o.per_policy = a.per_policy;
+  o.max_cases = a.max_cases;
+  return o;
+}
+
+json entry_of(const FoundCase& f, const SchedTopology& sched, const std::string& mechanism,
+             long long work_ns) {
+  const SearchCandidate& c = f.candidate;
+  json params = {{"start", {std::to_string(c.start_a) + "," + std::to_string(c.start_b)}}};
+  if (!c.busy.empty()) params["background"] = {format_cpu_list(c.busy)};
+  if (work_ns > 0) params["work_ns"] = {work_ns};
+  const bool all = c.allowed == sched.cpus();
+  return {{"mechanisms", {mechanism}},
+          {"modes", {"threads"}},
+          {"placements", {all ? std::string("kernel") : "kernel:" + format_cpu_list(c.allowed)}},
+          {"params", params}};
+}
+
+json record_of(const FoundCase& f, const std::string& name, const std::vector<std::string>& ids) {
+  json steady = json::object(), pairs = json::array();
+  for (const SteadyResult& s : f.steady)
+    steady[s.policy] = {{"classes", classes_json(s.classes)}, {"cpus", s.cpus}};
+  for (const auto& [i, j] : f.pairs) pairs.push_back({ids[i], ids[j]});
+  return {{"case", name}, {"steady", steady}, {"discriminates", pairs}};
+}
+
+json pair_json(const PairReport& p) {
+  return {{"policies", {p.a, p.b}},
+          {"chosen", p.chosen},
+          {"candidates", p.candidates},
+          {"best_tv", p.best_tv},
+          {"blocked_by", p.blocked_by}};
+}
+
+// The config: one entry per chosen case, the search's record under `search`. Expanded once on the
+// topology, which checks it and gives each case the name `run` will give it.
+std::string config_text(const SearchResult& r, const SearchOptions& opt, const SearchArgs& a,
+                        const SchedTopology& sched) {
+  json cfg = {{"schema_version", kConfigSchemaVersion},
+              {"name", "search-" + safe_file_name(sched.topology().source())},
+              {"description", "Kernel-placed cases `wakebench search` chose on " +
+                                  sched.topology().source() +
+                                  " to tell the policies apart; `search` holds each policy's "
+                                  "predicted steady state and the pairs each case discriminates."},
+              {"defaults", {{"round_trips", 2000}, {"warmup", 200}, {"repetitions", 3},
+                            {"timeout_s", 180}}},
+              {"cases", json::array()}};
+  for (const FoundCase& f : r.chosen) cfg["cases"].push_back(entry_of(f, sched, a.mechanism, a.work_ns));
+  const Config parsed = parse_config(cfg.dump(), "search output");
+  const std::vector<CaseSpec> cases =
+      expand_cases(parsed, sched.topology(), registry().mechanism_ids());
+  json rec = json::array(), pairs = json::array();
+  for (std::size_t k = 0; k < r.chosen.size(); ++k)
+    rec.push_back(record_of(r.chosen[k], cases[k].name, r.policies));
+  for (const PairReport& p : r.pairs) pairs.push_back(pair_json(p));
+  cfg["search"] = {{"topology", sched.topology().source()},
+                   {"topology_file", a.topology.empty() ? json(nullptr) : json(a.topology)},
+                   {"topology_sha256", a.topology.empty()
+                                           ? json(nullptr)
+                                           : json(sha256_hex(read_input_file("topology",
+                                                                             a.topology)))},
+                   {"emulated", opt.emulated},
+                   {"work_ns", opt.work_ns},
+                   {"slow_switch_out", slow_switch_out_applies(opt.emulated, opt.work_ns)},
+                   {"mechanism", a.mechanism},
+                   {"policies", r.policies},
+                   {"rules", {{"tv", kDiscriminateTv}, {"match_distance", kMatchDistance}}},
+                   {"model", wakebench_build()},
+                   {"candidates", r.candidates},
+                   {"pairs", pairs},
+                   {"cases", rec}};
+  return cfg.dump(2) + "\n";
+}
+
+void run_search(const SearchArgs& a) {
+  if (a.per_pair < 1 || a.per_policy < 0 || a.max_cases < 1)
+    throw std::invalid_argument("search: --per-pair and --max-cases must be >= 1, --per-policy >= 0");
+  const SchedTopology sched = load_topology(a);
+  SearchOptions opt = options_of(a);
+  if (!a.out.empty()) check_output_writable("search --out", a.out);
+  const SearchResult r = search(sched, opt);
+  std::cout << "search on " << sched.topology().source() << ": " << render_search_text(r, opt);
+  if (r.chosen.empty()) {
+    std::cout << "no case discriminates any pair: no config written\n";
+    throw ExitCode{1};
+  }
+  if (a.out.empty()) {
+    std::cout << "give --out FILE to write these cases as a `wakebench run` config\n";
+    return;
+  }
+  write_file_atomic(a.out, config_text(r, opt, a, sched));
+  std::cout << a.out << "\n";
+}
+
+void add_search_command(CLI::App& app) {
+  auto a = std::make_shared<SearchArgs>();
+  auto* cmd = app.add_subcommand(
+      "search",
+      "Kernel-placed cases on which the policies' models disagree (start CPUs, cpuset, busy CPUs), "
+      "written as a `wakebench run` config (docs/policy-model.md#search)");
+  cmd->add_option("--topology", a->topology,
+                  "hwloc XML file, e.g. configs/lab/topologies/<preset>.xml (default: the live "
+                  "machine)");
+  cmd->add_option("--llc-level", a->llc_level, "L3 or L2: which cache is the scheduler's LLC");
+  cmd->add_flag("--emulated", a->emulated,
+                "the cases run in a qemu TCG guest (the lab): its emulation-only alternatives "
+                "apply, as predict applies them to an emulated result set");
+  cmd->add_option("--work-ns", a->work_ns,
+                  "each side's work before it answers (the work_ns knob, 0-100000000); from " +
+                      std::to_string(kSwitchOutWorkNs / 1000) +
+                      " us on, the emulated switch-out alternatives no longer apply")
+      ->check(CLI::Range(0LL, 100'000'000LL));
+  cmd->add_option("--policies", a->policies,
+                  "comma-separated policies to tell apart (default: those with a lab kernel: " +
+                      join(registry().kernel_policy_ids(), ",") + ")");
+  cmd->add_option("--mechanism", a->mechanism,
+                  "the mechanism the cases run (its wake flags decide the model; default pipe)");
+  cmd->add_option("--per-pair", a->per_pair, "cases wanted per pair of policies (default 2)");
+  cmd->add_option("--per-policy", a->per_policy,
+                  "cases wanted per policy, each telling it from another (default 6)");
+  cmd->add_option("--max-cases", a->max_cases, "at most this many cases (default 24)");
+  cmd->add_option("--out", a->out, "write the config here");
+  cmd->callback([a] { run_search(*a); });
+}
+
+}  // namespace
+
+static CommandRegistrar reg("search", add_search_command);
+
+}  // namespace wb
