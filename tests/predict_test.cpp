@@ -696,6 +696,38 @@ TEST(Results, OtherSchemaRefusedInOneLine) {
   EXPECT_THROW(predict_for_results(rs), std::invalid_argument);
 }
 
+// Which policy pairs each case discriminates (analysis/discriminate.h), under the set's options:
+// on box C, from siblings 0,1, the stacking policies against the others; in an emulated set the
+// slow switch-out alternatives (the pair held at its start, pulled apart by the balancer) admit
+// every one of those placements, so nothing is discriminated, unless the case's work keeps every
+// wake clear of a switch-out.
+TEST(Results, DiscriminatedPairsFollowTheSetsOptions) {
+  json rs = fixture_results(kBoxC);
+  auto pipe = [](const json& p) {
+    for (const json& e : p["mechanisms"])
+      if (e["case"] == "pipe/threads/kernel") return e;
+    return json();
+  };
+  const json native = pipe(predict_json(rs));
+  json expected = json::array();
+  for (const char* p : {"mainline", "sync-pair", "sync-core", "sync-core-v2"})
+    for (const char* q : {"sync-2017", "current-cpu"}) expected.push_back(json::array({p, q}));
+  EXPECT_EQ(native["discriminates"], expected);
+  EXPECT_FALSE(native.contains("discriminates_native"));
+  rs["environment"]["emulated"] = true;
+  const json emulated = pipe(predict_json(rs));
+  EXPECT_EQ(emulated["discriminates"], json::array());
+  EXPECT_EQ(emulated["discriminates_native"], expected);
+  for (auto& c : rs["cases"])
+    if (c["name"] == "pipe/threads/kernel") c["params"]["work_ns"] = kSwitchOutWorkNs;
+  const json worked = pipe(predict_json(rs));
+  EXPECT_EQ(worked["discriminates"], expected);
+  EXPECT_FALSE(worked.contains("discriminates_native"));
+  EXPECT_TRUE(slow_switch_out_applies(true, kSwitchOutWorkNs - 1));
+  EXPECT_FALSE(slow_switch_out_applies(true, kSwitchOutWorkNs));
+  EXPECT_FALSE(slow_switch_out_applies(false, 0));
+}
+
 // ---- verdicts that can fail: a 2-CPU box like the one CI runs on ---------------------------
 
 const std::string kKvm2 = kPredict + "/kvm-epyc-2vcpu-nosmt.xml";

@@ -14,7 +14,8 @@ def distance(strict, best=None, share=0.0, alternative=None):
 def entry(mech, flags, policies, observed, start=(0, 1), placement="kernel"):
     """A predictions entry; `policies` maps each id to (classes, its distance, its verdict)."""
     hist = {c: int(f * 1000) for c, f in observed.items()}
-    return {"mechanism": mech, "mode": "threads", "placement": placement, "wake_flags": flags,
+    return {"case": f"{mech}/threads/{placement}", "mechanism": mech, "mode": "threads",
+            "placement": placement, "wake_flags": flags,
             "start": list(start), "allowed": "all",
             "policies": {p: {"classes": c, "cpus": [0, 1], "settled": True, "distance": d,
                              "verdict": v, "coverage": 0.25}
@@ -110,3 +111,18 @@ def test_mix_text_lists_every_weighted_alternative():
     assert mix_text(u) == "27% of llc 100%, 15% of cross-llc 100%"
     assert mix_text(dict(u, best_alternative=None)) == "the steady state alone"
     assert mix_text(dict(u, best_weights=[0.001, 0.002])).startswith("the steady state alone")
+
+
+def test_cases_of_one_placement_keep_their_own_names():
+    """Cases that differ only in their start CPUs or knobs (a search's) share mechanism, mode and
+    placement: each row is its own case, found by predict's `case` name."""
+    a = entry("pipe", "sync", {"mainline": ({"llc": 1.0}, distance(0.0), "MATCH")}, {"llc": 1.0})
+    b = entry("pipe", "sync", {"mainline": ({"llc": 1.0}, distance(1.0), "MISS")},
+              {"same-cpu": 1.0})
+    a["case"], b["case"] = "pipe/threads/kernel/start=0,2", "pipe/threads/kernel/start=2,0"
+    res = {"cases": [{"name": e["case"], "mechanism": "pipe", "mode": "threads",
+                      "placement": "kernel", "status": "ok", "repetitions": [{}],
+                      "observed": {"cpus": {}}} for e in (a, b)]}
+    rows = compute_agreement(res, {"mechanisms": [a, b]}, "mainline")["cases"]
+    assert [(r["name"], r["verdict"]) for r in rows] == [
+        ("pipe/threads/kernel/start=0,2", "MATCH"), ("pipe/threads/kernel/start=2,0", "MISS")]

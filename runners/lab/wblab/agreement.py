@@ -124,14 +124,15 @@ def compute_agreement(results, pred, policy="mainline"):
     distribution (1 - the total-variation distance), the agreement with its range (1 - the distance
     to the closest mix of the steady state and its alternatives) and the range's coverage; per
     mechanism the round-trip-weighted strict agreement and how many cases got each word."""
-    by_name = {(c.get("mechanism"), c.get("mode"), c.get("placement")): c
-               for c in results.get("cases", [])}
+    # predict's entry names its kernel case (`case`); mechanism, mode and placement do not tell
+    # apart the cases of one placement with other start CPUs or knobs.
+    by_name = {c.get("name"): c for c in results.get("cases", [])}
     cases, per_mech, not_compared = [], {}, []
     for e in pred.get("mechanisms", []):
         model = (e.get("policies") or {}).get(policy)
         measured = e.get("measured") or {}
         obs = measured.get("classes") or {}
-        case = by_name.get((e["mechanism"], e["mode"], e["placement"])) or {}
+        case = by_name.get(e.get("case")) or {}
         why_not = None
         if e["mechanism"] in NO_WAKEUP:
             why_not = NO_WAKEUP[e["mechanism"]]
