@@ -47,6 +47,24 @@ def test_a_tie_is_a_miss():
     assert nearest_label([group("a", 0.3), group("b", 0.3)]) == "tie"
 
 
+def test_groups_with_one_steady_state_rank_as_one():
+    """mainline and sync-core on one steady state (apart only by their alternatives) always tie
+    on the strict distance: taken as one group, the running mainline is a hit against sync-2017;
+    placements nearer sync-2017 are still a miss."""
+    def g(name, strict, classes):
+        return dict(group(name, strict), classes=classes)
+    split, stacked = {"llc": 1.0}, {"same-cpu": 1.0}
+    pairs = [["mainline", "sync-2017"], ["sync-core", "sync-2017"]]
+    e = entry([g("mainline", 0.05, split), g("sync-core", 0.05, split),
+               g("sync-2017", 0.95, stacked)], pairs)
+    assert judge(e, "mainline")["kind"] == "hit"
+    assert judge(e, "sync-core")["kind"] == "hit"
+    e = entry([g("sync-2017", 0.1, stacked), g("mainline", 0.9, split),
+               g("sync-core", 0.9, split)], pairs)
+    row = judge(e, "mainline")
+    assert (row["kind"], row["nearest"]) == ("miss", "sync-2017")
+
+
 def test_controls_other_pairs_and_no_prediction_are_set_apart():
     assert judge(entry([group("sync-pair", 0.0)], pairs=[]), "sync-pair")["kind"] == "control"
     other = entry([group("sync-2017", 0.0), group("current-cpu", 0.9)],

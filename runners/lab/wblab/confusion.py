@@ -1,7 +1,8 @@
 """The kernel named from its placements (issue 23 item 5): per case that discriminates the running
 kernel's policy from another lab kernel's, the policy groups of `wakebench predict --results`
-ranked by strict distance; a hit is strictly nearer, by at least MARGIN, to the running kernel's
-group than to every other group (ties are misses). Controls (cases that discriminate nothing) and
+ranked by strict distance (groups with one steady state taken as one: by_steady); a hit is
+strictly nearer, by at least MARGIN, to the running kernel's group than to every other group (ties
+are misses). Controls (cases that discriminate nothing) and
 NO-PREDICTION cells are reported apart. Pure functions: the model's figures (`groups`,
 `discriminates`) are wakebench's own, never recomputed here."""
 import textwrap
@@ -30,6 +31,22 @@ def ranked(groups):
     """The groups with a strict distance, nearest first."""
     have = [g for g in groups or [] if (g.get("distance") or {}).get("strict") is not None]
     return sorted(have, key=lambda g: g["distance"]["strict"])
+
+
+def by_steady(groups):
+    """Ranked groups with the same steady state made one: predict's groups also part policies
+    whose alternatives differ, but the strict distance reads the steady state alone, so two such
+    groups always tie and no placement could tell them apart."""
+    out = []
+    for g in groups:
+        same = next((m for m in out if g.get("classes") is not None
+                     and m.get("classes") == g.get("classes")), None)
+        if same is None:
+            out.append(dict(g, policies=list(g.get("policies", []))))
+        else:
+            same["policies"] += g.get("policies", [])
+            same["name"] = "/".join(same["policies"])
+    return out
 
 
 def label(group, lab=KERNEL_POLICIES):
@@ -71,6 +88,8 @@ def judge(entry, policy, lab=KERNEL_POLICIES, margin=MARGIN):
         return dict(row, kind="unknown", why=f"no ranked group holds {policy}")
     if own.get("verdict") == "NO-PREDICTION":
         return dict(row, kind="no-prediction")
+    groups = by_steady(groups)
+    own = next(g for g in groups if policy in g["policies"])
     d = own["distance"]["strict"]
     others = [g for g in groups if g is not own]
     row.update(own=d, others={g["name"]: g["distance"]["strict"] for g in others})
