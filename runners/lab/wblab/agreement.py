@@ -170,7 +170,7 @@ def compute_agreement(results, pred, policy="mainline"):
     for m in per_mech.values():
         w = m.pop("weighted")
         m["agreement"] = round(w / m["round_trips"], 3) if m["round_trips"] else None
-    return {"policy": policy, "emulated": True,
+    return {"policy": policy, "emulated": bool(pred.get("emulated")),
             "metric": f"the predictor's verdict for {policy}; agreement = 1 - total variation "
                       f"distance between the {policy} model's steady state and the observed class "
                       "distribution, weighted by observed round trips",
@@ -268,9 +268,12 @@ def agreement(wakebench, results_path, out, policy="mainline"):
     if pred is None:
         print(f"\nagreement report: not produced: `wakebench predict --results` failed: {msg}")
         return {"unavailable": f"wakebench predict --results: {msg}"}
-    # pinned_rtt_ns / predicted_rtt_ns in the predictions are the guest's emulated medians.
-    saved = dict(pred, emulated=True, note="rtt figures are the guest's EMULATED (qemu TCG) "
-                 "timings; only the placements are the guest kernel's own")
+    # pinned_rtt_ns / predicted_rtt_ns in the predictions are the guest's medians: emulated under
+    # TCG (predict reads environment.emulated, which the lab sets by accelerator).
+    note = ("rtt figures are the guest's EMULATED (qemu TCG) timings; only the placements are "
+            "the guest kernel's own") if pred.get("emulated") else \
+        "rtt figures are a KVM guest's timings: a virtual machine's, not the host's"
+    saved = dict(pred, note=note)
     write_atomic(out / "predict.json", json.dumps(saved, indent=1) + "\n")
     results = json.loads(results_path.read_text())
     report = compute_agreement(results, pred, policy)

@@ -340,6 +340,9 @@ def parser():
     ap.add_argument("--doc", help="also put the table between the matrix markers of this file "
                                   "(docs/lab-validation.md)")
     ap.add_argument("--wakebench", help="wakebench binary (as for one guest)")
+    ap.add_argument("--accel", choices=("tcg", "kvm"), default="tcg",
+                    help="qemu accelerator of every guest (default tcg; kvm where it works: no "
+                         "emulation-only alternatives, see the README)")
     ap.add_argument("--timeout", type=int, default=1800,
                     help="per guest, s (default 1800; the gated guest, which runs every case "
                          "once per setting, gets it times the settings)")
@@ -398,6 +401,8 @@ def columns(kernels):
 def main(argv):
     args = parser().parse_args(argv)
     presets, kernels, images, aa, configs = checked(args)
+    if args.accel == "kvm" and not args.no_run:
+        qemu.check_kvm()  # one line before any guest, not one failure per guest
     run_args = [f"--benchmark_filter={RUN_FILTER}", f"--benchmark_repetitions={args.repetitions}"]
     if not args.no_trace:
         run_args.append("--trace-wakeups")
@@ -458,7 +463,8 @@ def run_cell(args, preset, kernel, images, wakebench, config, guest, run_args):
     gated = kernel == GATED
     plan = GuestPlan(name, smp, numa, cpu, image, pol, info, wakebench, config, guest,
                      timeout=args.timeout * (len(settings()) if gated else 1),
-                     run_args=run_args + (ab_args() if gated else []), predict=not gated)
+                     run_args=run_args + (ab_args() if gated else []), predict=not gated,
+                     accel=args.accel)
     run_guest(plan)
     return None
 
