@@ -144,7 +144,6 @@ std::vector<std::string> cpuset_classes(const SchedTopology& sched,
   return out;
 }
 
-
 MeasuredPlacement measured_of(const CaseView& kc) {
   MeasuredPlacement m{
       std::string(status_id(kc.status)), kc.rtt.get("median"), {}, {}, nullptr, nullptr};
@@ -198,8 +197,8 @@ SteadyOptions options_for(const CasePrediction& e, bool emulated) {
   SteadyOptions opt;
   opt.sync = e.wake_flags == "sync";
   opt.current_cpu = e.wake_flags == "current-cpu";
-  const nlohmann::json work = e.params.is_object() ? e.params.value("work_ns", nlohmann::json())
-                                                  : nlohmann::json();
+  const nlohmann::json work =
+      e.params.is_object() ? e.params.value("work_ns", nlohmann::json()) : nlohmann::json();
   opt.slow_switch_out =
       slow_switch_out_applies(emulated, work.is_number_integer() ? work.get<long long>() : 0);
   opt.allowed = e.allowed;

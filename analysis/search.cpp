@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <set>
 #include <sstream>
-#include <tuple>
 #include <stdexcept>
+#include <tuple>
 
 #include "analysis/predict_results.h"
 #include "common/cpulist.h"
@@ -26,7 +26,9 @@ std::vector<std::vector<int>> cpusets(const SchedTopology& sched) {
   return out;
 }
 
-bool contains(const std::vector<int>& v, int x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+bool contains(const std::vector<int>& v, int x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
 
 // None, each CPU of the cpuset but the waker's, each whole core of the cpuset without the waker.
 std::vector<std::vector<int>> busy_sets(const SchedTopology& sched, const std::vector<int>& allowed,
@@ -231,7 +233,10 @@ std::string pair_line(const PairReport& p) {
 std::string render_search_text(const SearchResult& r, const SearchOptions& opt) {
   std::ostringstream os;
   os << r.chosen.size() << " cases chosen of " << r.candidates << " candidates ("
-     << (opt.current_cpu ? "current-cpu" : opt.sync ? "sync" : "no-sync") << " wakes"
+     << (opt.current_cpu ? "current-cpu"
+         : opt.sync      ? "sync"
+                         : "no-sync")
+     << " wakes"
      << (slow_switch_out_applies(opt.emulated, opt.work_ns)
              ? ", with the emulated (TCG) switch-out alternatives"
              : "")

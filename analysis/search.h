@@ -36,7 +36,7 @@ struct SearchCandidate {
 
 struct FoundCase {
   SearchCandidate candidate;
-  std::vector<SteadyResult> steady;                      // one per SearchOptions::policies
+  std::vector<SteadyResult> steady;                        // one per SearchOptions::policies
   std::vector<std::pair<std::size_t, std::size_t>> pairs;  // discriminated (indexes into steady)
   double margin = 0;  // the least Separation::margin() of its pairs
 };

@@ -168,6 +168,11 @@ void WakeupTraceSummary::add(const WakeupTraceSummary& o) {
   unmatched += o.unmatched;
   lost += o.lost;
   events += o.events;
+  for (TracedMove m : o.first_moves) {
+    if (first_moves.size() >= kFirstMovesMax) break;
+    m.run += traced_runs;
+    first_moves.push_back(m);
+  }
   traced_runs += o.traced_runs;
 }
 
@@ -303,6 +308,8 @@ WakeupTraceSummary attribute_wakeups(std::string_view text, const WakeupTraceOpt
       if (target != w.prev) {
         ++sum.moved;
         ++sum.moved_by_class[cls];
+        if (sum.first_moves.size() < kFirstMovesPerRun)
+          sum.first_moves.push_back({0, sum.wakeups - 1, w.waker_cpu, w.prev, target, path});
       }
       if (target == w.waker_cpu) {
         ++sum.stacked_wakes;
@@ -319,6 +326,22 @@ WakeupTraceSummary attribute_wakeups(std::string_view text, const WakeupTraceOpt
   for (const auto& [p, w] : pending) sum.unmatched += w.counted;
   return sum;
 }
+
+namespace {
+
+nlohmann::ordered_json first_moves_json(const std::vector<TracedMove>& moves) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const TracedMove& m : moves)
+    out.push_back({{"run", m.run},
+                   {"wake", m.wake},
+                   {"waker_cpu", m.waker_cpu},
+                   {"from", m.prev_cpu},
+                   {"to", m.target_cpu},
+                   {"path", m.path}});
+  return out;
+}
+
+}  // namespace
 
 nlohmann::ordered_json trace_json(const WakeupTraceSummary& s,
                                   const std::vector<std::string>& classes) {
@@ -370,7 +393,8 @@ nlohmann::ordered_json trace_json(const WakeupTraceSummary& s,
           {"unmatched", s.unmatched},
           {"dropped", s.lost},
           {"events", s.events},
-          {"runs", s.traced_runs}};
+          {"runs", s.traced_runs},
+          {"first_moves", first_moves_json(s.first_moves)}};
 }
 
 std::vector<std::pair<std::string, std::string>> event_filters(const std::string& comm) {

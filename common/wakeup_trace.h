@@ -63,6 +63,17 @@ struct TracedWakeup {
   std::string path, cls;
 };
 
+// A wakeup that moved its wakee (target != prev): the first few of each traced run are kept, so a
+// placement the model did not predict shows where it began.
+struct TracedMove {
+  int64_t run = 0;   // the traced run (repetition) it came in, from 0
+  int64_t wake = 0;  // its index among the run's matched wakeups, from 0
+  int waker_cpu = -1, prev_cpu = -1, target_cpu = -1;
+  std::string path;
+  bool operator==(const TracedMove&) const = default;
+};
+inline constexpr std::size_t kFirstMovesPerRun = 4, kFirstMovesMax = 24;
+
 struct WakeupTraceSummary {
   int64_t wakeups = 0;                   // matched wakeups of a case task by a case task
   std::map<std::string, int64_t> paths;  // path -> count (every path present, 0 included)
@@ -92,8 +103,11 @@ struct WakeupTraceSummary {
   int64_t events = 0;       // event lines read
   int64_t traced_runs = 0;  // run_case calls traced (repetitions, estimate calls included)
   std::vector<TracedWakeup> list;  // filled only when asked (keep_list)
+  // The first kFirstMovesPerRun moves of each run, runs in order, at most kFirstMovesMax.
+  std::vector<TracedMove> first_moves;
 
-  void add(const WakeupTraceSummary& o);  // sums counts (list not merged)
+  // Sums counts (list not merged); o's first moves follow, renumbered after this one's runs.
+  void add(const WakeupTraceSummary& o);
 };
 
 // Parses the text of a tracefs `trace` file (the kernel's default output format) and attributes
@@ -111,7 +125,8 @@ std::vector<std::pair<std::string, std::string>> event_filters(const std::string
 //  "moved_by_class": {class: n}, "foreign": {"wakeups", "moved"},
 //  "since_switch_out_us": {"kept"|"moved": {"n", "p5", "p50", "p95"}},
 //  "stacked": {"wakes", "waker_preempted"}, "remote_delivery",
-//  "migrations": {"at_wakeup", "other"}, "unmatched", "dropped", "events", "runs"}. `classes`
+//  "migrations": {"at_wakeup", "other"}, "unmatched", "dropped", "events", "runs",
+//  "first_moves": [{"run", "wake", "waker_cpu", "from", "to", "path"}]}. `classes`
 //  orders every class map (the placement classes in their order).
 nlohmann::ordered_json trace_json(const WakeupTraceSummary& s,
                                   const std::vector<std::string>& classes);

@@ -72,7 +72,7 @@ SearchOptions options_of(const SearchArgs& a) {
 }
 
 json entry_of(const FoundCase& f, const SchedTopology& sched, const std::string& mechanism,
-             long long work_ns) {
+              long long work_ns) {
   const SearchCandidate& c = f.candidate;
   json params = {{"start", {std::to_string(c.start_a) + "," + std::to_string(c.start_b)}}};
   if (!c.busy.empty()) params["background"] = {format_cpu_list(c.busy)};
@@ -110,10 +110,11 @@ std::string config_text(const SearchResult& r, const SearchOptions& opt, const S
                                   sched.topology().source() +
                                   " to tell the policies apart; `search` holds each policy's "
                                   "predicted steady state and the pairs each case discriminates."},
-              {"defaults", {{"round_trips", 2000}, {"warmup", 200}, {"repetitions", 3},
-                            {"timeout_s", 180}}},
+              {"defaults",
+               {{"round_trips", 2000}, {"warmup", 200}, {"repetitions", 3}, {"timeout_s", 180}}},
               {"cases", json::array()}};
-  for (const FoundCase& f : r.chosen) cfg["cases"].push_back(entry_of(f, sched, a.mechanism, a.work_ns));
+  for (const FoundCase& f : r.chosen)
+    cfg["cases"].push_back(entry_of(f, sched, a.mechanism, a.work_ns));
   const Config parsed = parse_config(cfg.dump(), "search output");
   const std::vector<CaseSpec> cases =
       expand_cases(parsed, sched.topology(), registry().mechanism_ids());
@@ -123,10 +124,9 @@ std::string config_text(const SearchResult& r, const SearchOptions& opt, const S
   for (const PairReport& p : r.pairs) pairs.push_back(pair_json(p));
   cfg["search"] = {{"topology", sched.topology().source()},
                    {"topology_file", a.topology.empty() ? json(nullptr) : json(a.topology)},
-                   {"topology_sha256", a.topology.empty()
-                                           ? json(nullptr)
-                                           : json(sha256_hex(read_input_file("topology",
-                                                                             a.topology)))},
+                   {"topology_sha256",
+                    a.topology.empty() ? json(nullptr)
+                                       : json(sha256_hex(read_input_file("topology", a.topology)))},
                    {"emulated", opt.emulated},
                    {"work_ns", opt.work_ns},
                    {"slow_switch_out", slow_switch_out_applies(opt.emulated, opt.work_ns)},
@@ -142,7 +142,8 @@ std::string config_text(const SearchResult& r, const SearchOptions& opt, const S
 
 void run_search(const SearchArgs& a) {
   if (a.per_pair < 1 || a.per_policy < 0 || a.max_cases < 1)
-    throw std::invalid_argument("search: --per-pair and --max-cases must be >= 1, --per-policy >= 0");
+    throw std::invalid_argument(
+        "search: --per-pair and --max-cases must be >= 1, --per-policy >= 0");
   const SchedTopology sched = load_topology(a);
   SearchOptions opt = options_of(a);
   if (!a.out.empty()) check_output_writable("search --out", a.out);

@@ -1,6 +1,8 @@
 // The discrimination rule and `wakebench search` (analysis/discriminate.h, analysis/search.h,
 // runners/cmd_search.cpp): cases the rule admits, cases it must refuse although the steady states
 // differ, and the config the command writes.
+#include "analysis/search.h"
+
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -14,7 +16,6 @@
 
 #include "analysis/discriminate.h"
 #include "analysis/predict_results.h"
-#include "analysis/search.h"
 #include "common/config.h"
 #include "common/registry.h"
 #include "tests/support.h"
@@ -70,8 +71,8 @@ TEST(Discriminate, FarApartButWithinARangeIsRefusedWithTheCause) {
 // balancer: the case that discriminated natively does not.
 TEST(Discriminate, EmulatedAlternativesBlockTheNativeCase) {
   const SchedTopology t = smt2_3core();
-  const Separation s = separation(steady(t, "mainline", 0, 1, {}, true),
-                                  steady(t, "sync-2017", 0, 1, {}, true));
+  const Separation s =
+      separation(steady(t, "mainline", 0, 1, {}, true), steady(t, "sync-2017", 0, 1, {}, true));
   EXPECT_DOUBLE_EQ(s.tv, 1.0);
   EXPECT_FALSE(s.discriminates());
   EXPECT_FALSE(s.blocking.empty());
@@ -166,12 +167,12 @@ Cli run_cli(const std::string& args) {
 TEST(SearchCli, WritesARunConfigWithItsRecord) {
   const std::string dir = test::fresh_test_dir("search_cli").string();
   const std::string out = dir + "/cases.json";
-  const Cli r = run_cli("--topology " + kLab + "smt2-3core.xml --emulated --work-ns 200000 --out " +
-                        out);
+  const Cli r =
+      run_cli("--topology " + kLab + "smt2-3core.xml --emulated --work-ns 200000 --out " + out);
   ASSERT_EQ(r.status, 0) << r.out;
   const Config c = load_config(out);
-  const auto cases = expand_cases(c, Topology::from_xml(kLab + "smt2-3core.xml"),
-                                  registry().mechanism_ids());
+  const auto cases =
+      expand_cases(c, Topology::from_xml(kLab + "smt2-3core.xml"), registry().mechanism_ids());
   const json& rec = c.json["search"];
   ASSERT_EQ(rec["cases"].size(), cases.size());
   for (size_t k = 0; k < cases.size(); ++k) {
@@ -191,15 +192,16 @@ TEST(SearchCli, BadInputIsOneLineAndWritesNothing) {
   const std::string dir = test::fresh_test_dir("search_cli").string();
   const std::string out = dir + "/cases.json";
   const std::string topo = "--topology " + kLab + "smt2-3core.xml ";
-  for (const std::string& args : {topo + "--mechanism spin", topo + "--mechanism nope",
-                                  topo + "--policies mainline", std::string("--topology /nope.xml"),
-                                  topo + "--work-ns -1"}) {
+  for (const std::string& args :
+       {topo + "--mechanism spin", topo + "--mechanism nope", topo + "--policies mainline",
+        std::string("--topology /nope.xml"), topo + "--work-ns -1"}) {
     const Cli r = run_cli(args + " --out " + out);
     EXPECT_EQ(r.status, 2) << args << ": " << r.out;
     EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << args << ": " << r.out;
   }
   // Nothing discriminates on 2llc: exit 1, no file.
-  const Cli none = run_cli("--topology " + kLab + "2llc.xml --emulated --work-ns 200000 --out " + out);
+  const Cli none =
+      run_cli("--topology " + kLab + "2llc.xml --emulated --work-ns 200000 --out " + out);
   EXPECT_EQ(none.status, 1) << none.out;
   EXPECT_NE(none.out.find("no case discriminates any pair"), std::string::npos) << none.out;
   EXPECT_FALSE(std::filesystem::exists(out));

@@ -87,6 +87,30 @@ TEST(WakeupTrace, SelectionPaths) {
   EXPECT_EQ(m.cls, "same-cpu");
   EXPECT_EQ(s.list[2].wakeup_cpu, 1);  // delivered by IPI on the idle prev CPU
   EXPECT_EQ(s.list[2].path, kPathSelection);
+  // The one move, the run's second wakeup: where the placement left the wakee's CPU.
+  EXPECT_EQ(s.first_moves, (std::vector<TracedMove>{{0, 1, 0, 1, 0, kPathSelection}}));
+}
+
+// Each run keeps its first kFirstMovesPerRun moves; summed runs are renumbered in order and the
+// whole list stops at kFirstMovesMax.
+TEST(WakeupTrace, FirstMovesPerRunAndInOrder) {
+  WakeupTraceSummary sum, run;
+  run.traced_runs = 1;
+  for (int i = 0; i < 6; ++i) run.first_moves.push_back({0, i, 0, 1, 2, kPathSelection});
+  run.first_moves.resize(kFirstMovesPerRun);
+  for (int r = 0; r < 8; ++r) sum.add(run);
+  ASSERT_EQ(sum.first_moves.size(), kFirstMovesMax);
+  EXPECT_EQ(sum.first_moves[kFirstMovesPerRun].run, 1);
+  EXPECT_EQ(sum.first_moves[kFirstMovesPerRun].wake, 0);
+  EXPECT_EQ(sum.first_moves.back().run,
+            static_cast<int64_t>(kFirstMovesMax / kFirstMovesPerRun - 1));
+  const auto j = trace_json(sum, {"llc"});
+  EXPECT_EQ(j["first_moves"][0], nlohmann::ordered_json({{"run", 0},
+                                                         {"wake", 0},
+                                                         {"waker_cpu", 0},
+                                                         {"from", 1},
+                                                         {"to", 2},
+                                                         {"path", "selection"}}));
 }
 
 TEST(WakeupTrace, StillQueuedIsTtwuRunnable) {

@@ -152,3 +152,13 @@ def test_render_shows_each_miss_with_its_trace_or_as_unexplained():
     assert "  - unexplained: the case has no wakeup trace" in text
     assert "- smt2 / b: discriminates mainline/sync-2017; natively nothing" in text
     assert all(len(line) <= 100 for line in text.splitlines() if not line.startswith("|"))
+
+
+def test_a_miss_names_the_first_wakes_that_left_the_predicted_cpus():
+    from wblab.confusion import first_moves_text
+    moves = [{"run": 0, "wake": 3, "waker_cpu": 0, "from": 2, "to": 1, "path": "selection"},
+             {"run": 1, "wake": 0, "waker_cpu": 0, "from": 1, "to": 4, "path": "selection"}]
+    assert first_moves_text(moves, [0, 1]) == \
+        "; first wakes off them: run 1 wake 0 1->4 (selection)"
+    assert first_moves_text(moves, [0, 1, 4]) == "; no traced move left the predicted CPUs"
+    assert first_moves_text(None, [0, 1]) == ""

@@ -124,7 +124,21 @@ def miss_trace(entry, case, policy):
     if model_cpus is not None:
         text += f"; round trips off the predicted CPUs {model_cpus}: " + (
             ", ".join(f"{s} {n}" for s, n in off.items()) if off else "none")
+        text += first_moves_text(trace.get("first_moves"), model_cpus)
     return text
+
+
+def first_moves_text(moves, model_cpus, shown=4):
+    """The first traced wakes that took the wakee off the predicted CPUs ("" when the trace has no
+    `first_moves`, a wakebench before them)."""
+    if moves is None:
+        return ""
+    off = [m for m in moves if m.get("to") not in set(model_cpus)]
+    if not off:
+        return "; no traced move left the predicted CPUs"
+    return "; first wakes off them: " + ", ".join(
+        f"run {m['run']} wake {m['wake']} {m['from']}->{m['to']} ({m['path']})"
+        for m in off[:shown])
 
 
 def cell_confusion(pred, results, policy, lab=KERNEL_POLICIES):
