@@ -63,6 +63,11 @@ std::vector<SteadyResult> steady_states(const SchedTopology& sched, const Search
   return out;
 }
 
+// The index of the pair (i, j), i < j, of n policies in empty_reports()' order.
+std::size_t pair_index(std::size_t i, std::size_t j, std::size_t n) {
+  return i * n - i * (i + 1) / 2 + (j - i - 1);
+}
+
 // The pair reports, filled from every candidate's separations.
 std::vector<PairReport> empty_reports(const std::vector<std::string>& policies) {
   std::vector<PairReport> out;
@@ -99,7 +104,7 @@ int gain(const FoundCase& f, const std::vector<int>& pair_need, const std::vecto
   int g = 0;
   std::vector<bool> seen(policy_need.size(), false);
   for (const auto& [i, j] : f.pairs) {
-    const std::size_t k = i * n - i * (i + 1) / 2 + (j - i - 1);  // index of (i, j) in the reports
+    const std::size_t k = pair_index(i, j, n);
     if (pair_need[k] > 0) ++g;
     for (std::size_t p : {i, j})
       if (!seen[p] && policy_need[p] > 0) ++g, seen[p] = true;
@@ -147,10 +152,12 @@ std::vector<FoundCase> choose(std::vector<FoundCase> found, const SearchOptions&
         best = it;
     }
     if (best == found.end()) break;
+    std::set<std::size_t> told;  // each policy once per case, however many of its pairs
     for (const auto& [i, j] : best->pairs) {
-      --pair_need[i * n - i * (i + 1) / 2 + (j - i - 1)];
-      --policy_need[i], --policy_need[j];
+      --pair_need[pair_index(i, j, n)];
+      told.insert({i, j});
     }
+    for (std::size_t p : told) --policy_need[p];
     signatures.insert(signature(*best));
     chosen.push_back(std::move(*best));
     found.erase(best);
@@ -197,7 +204,7 @@ SearchResult search(const SchedTopology& sched, const SearchOptions& given) {
   r.chosen = choose(std::move(found), opt);
   for (const FoundCase& f : r.chosen)
     for (const auto& [i, j] : f.pairs)
-      ++r.pairs[i * opt.policies.size() - i * (i + 1) / 2 + (j - i - 1)].chosen;
+      ++r.pairs[pair_index(i, j, opt.policies.size())].chosen;
   return r;
 }
 
