@@ -203,8 +203,7 @@ SearchResult search(const SchedTopology& sched, const SearchOptions& given) {
   }
   r.chosen = choose(std::move(found), opt);
   for (const FoundCase& f : r.chosen)
-    for (const auto& [i, j] : f.pairs)
-      ++r.pairs[pair_index(i, j, opt.policies.size())].chosen;
+    for (const auto& [i, j] : f.pairs) ++r.pairs[pair_index(i, j, opt.policies.size())].chosen;
   return r;
 }
 

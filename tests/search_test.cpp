@@ -133,18 +133,19 @@ TEST(Search, ChosenCasesDiscriminateAndThePairsSayWhyNot) {
   for (std::string line; std::getline(in, line);) EXPECT_LE(line.size(), 100u) << line;
 }
 
-// Without SMT sync-pair stacks the pair where mainline splits it; a case tells mainline from both
-// sync-pair and sync-2017, and counts once toward mainline's quota, not once per pair.
+// Without SMT the stacking policies (sync-pair, sync-2017) part from the splitting ones (mainline,
+// sync-core, sync-core-v2): each case tells every policy from two others, and counts once toward
+// each one's quota, not once per pair.
 TEST(Search, EachCaseCountsOncePerPolicy) {
   const SchedTopology t(Topology::from_xml(std::string(WB_FIXTURES_DIR) +
                                            "/topologies/model/box-dn-2s-8c-nosmt-slit21.xml"));
   SearchOptions o;
-  o.policies = {"mainline", "sync-pair", "sync-2017"};
+  o.policies = registry().kernel_policy_ids();
   o.per_pair = 1;
   o.per_policy = 5;
   const SearchResult r = search(t, o);
   EXPECT_EQ(r.chosen.size(), 5u);
-  for (const FoundCase& f : r.chosen) EXPECT_EQ(f.pairs.size(), 2u);  // mainline vs each
+  for (const FoundCase& f : r.chosen) EXPECT_EQ(f.pairs.size(), 6u);
 }
 
 TEST(Search, QuotasAndBadPolicies) {
