@@ -39,6 +39,15 @@ PRESETS = {
         "smp": "6,sockets=1,cores=3,threads=2",
         "numa": [],
     },
+    # Four cores without SMT in one LLC: sync-pair's premise (no SMT active), with idle cores
+    # beside the pair; `wakebench search` finds no case telling sync-pair from mainline on 2llc
+    # (its LLCs of two cores), and 12 here.
+    "4core": {
+        "doc": "1 socket, 4 cores (no SMT), one LLC, one node",
+        "cpu": "Skylake-Server",
+        "smp": "4,sockets=1,cores=4,threads=1",
+        "numa": [],
+    },
     # Two LLCs in one node: qemu's x86 L3 is per die, so two dies in one socket and no -numa.
     "2llc": {
         "doc": "1 socket, 2 dies x 2 cores (no SMT), one LLC per die, one node",
