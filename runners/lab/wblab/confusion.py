@@ -112,7 +112,8 @@ def off_cpus(case_cpus, model_cpus):
 def miss_trace(entry, case, policy):
     """What a miss shows of its wakeups: the trace's path counts, where the moved wakes went and
     the round trips spent off the predicted CPUs; None without a trace."""
-    trace = (entry.get("measured") or {}).get("trace") or {}
+    # The result set's own trace: predict's `measured.trace` keeps only the paths and classes.
+    trace = (case or {}).get("trace") or (entry.get("measured") or {}).get("trace") or {}
     if not isinstance(trace.get("paths"), dict):
         return None
     text = "paths " + ", ".join(f"{p} {n}" for p, n in trace["paths"].items())
