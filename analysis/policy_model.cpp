@@ -101,6 +101,23 @@ std::optional<LlcSource> llc_source_from_domains(
   return found;
 }
 
+SchedTopology load_sched_topology(const std::string& command, const std::string& xml,
+                                  const std::string& llc_level,
+                                  std::optional<LlcSource> fallback) {
+  std::optional<LlcSource> llc = fallback;
+  if (!llc_level.empty()) {
+    try {
+      llc = parse_llc_level(llc_level);
+    } catch (const std::exception& e) {
+      throw std::invalid_argument(command + " --llc-level: " + e.what());
+    }
+  }
+  if (!xml.empty()) return SchedTopology(Topology::from_xml(xml), llc.value_or(LlcSource::kAuto));
+  // The live machine: the scheduler's own LLC from debugfs if readable (docs/policy-model.md#llc).
+  if (!llc) llc = live_llc_source();
+  return SchedTopology(Topology::from_system(), llc.value_or(LlcSource::kAuto));
+}
+
 std::optional<LlcSource> live_llc_source(const std::string& root) {
   namespace fs = std::filesystem;
   std::error_code ec;

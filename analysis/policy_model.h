@@ -99,6 +99,13 @@ class SchedTopology {
   std::string reclaim_reason_;
 };
 
+// The topology a command reasons about, with its `--llc-level` text ("" when not given): the hwloc
+// XML `xml`, else the live machine, whose LLC the live sched domains name when no level is given.
+// Throws std::invalid_argument("<command> --llc-level: ...") for a bad level.
+SchedTopology load_sched_topology(const std::string& command, const std::string& xml,
+                                  const std::string& llc_level,
+                                  std::optional<LlcSource> fallback = std::nullopt);
+
 // One wakeup snapshot (docs/policy-model.md section 1.2; the scenario fields of section 12).
 struct WakeInput {
   int waker = -1;                 // waker CPU

@@ -31,21 +31,7 @@ std::vector<int> cpu_list_arg(const std::string& flag, const std::string& text) 
 }
 
 SchedTopology load_sched(const PredictArgs& a, std::optional<LlcSource> scenario_llc) {
-  std::optional<LlcSource> llc;
-  if (!a.llc_level.empty()) {
-    try {
-      llc = parse_llc_level(a.llc_level);
-    } catch (const std::exception& e) {
-      throw std::invalid_argument(std::string("predict --llc-level: ") + e.what());
-    }
-  } else if (scenario_llc) {
-    llc = scenario_llc;
-  }
-  if (!a.topology.empty())
-    return SchedTopology(Topology::from_xml(a.topology), llc.value_or(LlcSource::kAuto));
-  // The live machine: the scheduler's own LLC from debugfs if readable (docs/policy-model.md#llc).
-  if (!llc) llc = live_llc_source();
-  return SchedTopology(Topology::from_system(), llc.value_or(LlcSource::kAuto));
+  return load_sched_topology("predict", a.topology, a.llc_level, scenario_llc);
 }
 
 void run_predict(const PredictArgs& a) {

@@ -32,20 +32,6 @@ struct SearchArgs {
   int per_pair = 2, per_policy = 6, max_cases = 24;
 };
 
-SchedTopology load_topology(const SearchArgs& a) {
-  std::optional<LlcSource> llc;
-  if (!a.llc_level.empty()) {
-    try {
-      llc = parse_llc_level(a.llc_level);
-    } catch (const std::exception& e) {
-      throw std::invalid_argument(std::string("search --llc-level: ") + e.what());
-    }
-  }
-  if (!a.topology.empty())
-    return SchedTopology(Topology::from_xml(a.topology), llc.value_or(LlcSource::kAuto));
-  if (!llc) llc = live_llc_source();
-  return SchedTopology(Topology::from_system(), llc.value_or(LlcSource::kAuto));
-}
 
 SearchOptions options_of(const SearchArgs& a) {
   const MechanismEntry* m = registry().find_mechanism(a.mechanism);
@@ -144,7 +130,7 @@ void run_search(const SearchArgs& a) {
   if (a.per_pair < 1 || a.per_policy < 0 || a.max_cases < 1)
     throw std::invalid_argument(
         "search: --per-pair and --max-cases must be >= 1, --per-policy >= 0");
-  const SchedTopology sched = load_topology(a);
+  const SchedTopology sched = load_sched_topology("search", a.topology, a.llc_level);
   SearchOptions opt = options_of(a);
   if (!a.out.empty()) check_output_writable("search --out", a.out);
   const SearchResult r = search(sched, opt);
