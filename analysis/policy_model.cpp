@@ -102,8 +102,7 @@ std::optional<LlcSource> llc_source_from_domains(
 }
 
 SchedTopology load_sched_topology(const std::string& command, const std::string& xml,
-                                  const std::string& llc_level,
-                                  std::optional<LlcSource> fallback) {
+                                  const std::string& llc_level, std::optional<LlcSource> fallback) {
   std::optional<LlcSource> llc = fallback;
   if (!llc_level.empty()) {
     try {

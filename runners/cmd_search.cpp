@@ -32,7 +32,6 @@ struct SearchArgs {
   int per_pair = 2, per_policy = 6, max_cases = 24;
 };
 
-
 SearchOptions options_of(const SearchArgs& a) {
   const MechanismEntry* m = registry().find_mechanism(a.mechanism);
   if (!m)
