@@ -266,7 +266,7 @@ TEST_F(BadInput, RunOutputOnAReadOnlyOrFullFilesystem) {
 }
 
 TEST_F(BadInput, TopologyFiles) {
-  for (const char* command : {"topology --topology", "predict --topology"}) {
+  for (const char* command : {"topology --topology", "predict --topology", "search --topology"}) {
     const std::string cmd = command;
     const std::vector<Bad> rows = {
         {"missing", cmd + " {dir}/missing.xml",
@@ -278,6 +278,25 @@ TEST_F(BadInput, TopologyFiles) {
     };
     for (const Bad& b : rows) check(b, dir_ / "none");
   }
+}
+
+TEST_F(BadInput, SearchOptions) {
+  const std::string box =
+      "search --topology " +
+      (wb::test::topologies_dir() / "model/box-c-8c-smt2-stride8-1llc.xml").string() +
+      " --out {dir}/cases.json";
+  const std::vector<Bad> rows = {
+      {"unknown mechanism", box + " --mechanism pipes",
+       "search --mechanism: unknown mechanism \"pipes\" (known: pipe,"},
+      {"a mechanism that never blocks", box + " --mechanism spin",
+       "search --mechanism spin: its tasks never block (busy-poll)"},
+      {"unknown policy", box + " --policies mainline,sync-paer", "unknown policy \"sync-paer\""},
+      {"one policy", box + " --policies mainline",
+       "search: give at least two policies to tell apart"},
+      {"bad --llc-level", box + " --llc-level L4", "search --llc-level:"},
+  };
+  for (const Bad& b : rows) check(b, dir_ / "none");
+  EXPECT_FALSE(fs::exists(dir_ / "cases.json"));
 }
 
 TEST_F(BadInput, PredictScenariosAndOptions) {
