@@ -95,6 +95,13 @@ FoundCase evaluate(const SchedTopology& sched, const SearchOptions& opt, SearchC
         for (const std::string& cause : s.blocking) ++r.blocked_by[cause];
       }
     }
+  std::set<std::string> states;
+  for (const SteadyResult& r : f.steady) {
+    const std::string one = classes_json(r.classes).dump();
+    f.signature += one + ";";
+    states.insert(one);
+  }
+  f.distinct = states.size();
   return f;
 }
 
@@ -112,25 +119,11 @@ int gain(const FoundCase& f, const std::vector<int>& pair_need, const std::vecto
   return g;
 }
 
-// Each policy's steady classes: equal for cases that tell the policies apart the same way.
-std::string signature(const FoundCase& f) {
-  std::string out;
-  for (const SteadyResult& r : f.steady) out += classes_json(r.classes).dump() + ";";
-  return out;
-}
-
-// How many different steady states the policies have on the case.
-std::size_t distinct_states(const FoundCase& f) {
-  std::set<std::string> seen;
-  for (const SteadyResult& r : f.steady) seen.insert(classes_json(r.classes).dump());
-  return seen.size();
-}
-
 // What makes one case better than another, most important first: what it adds to the quotas, a
 // way of telling the policies apart not chosen yet, more different steady states, fewer busy CPUs,
 // a wider cpuset, a larger margin. Compared as a tuple; the first found wins ties.
 auto rank(const FoundCase& f, int gain, const std::set<std::string>& chosen) {
-  return std::tuple(gain, chosen.count(signature(f)) == 0, distinct_states(f),
+  return std::tuple(gain, chosen.count(f.signature) == 0, f.distinct,
                     -static_cast<int>(f.candidate.busy.size()), f.candidate.allowed.size(),
                     f.margin);
 }
@@ -144,12 +137,12 @@ std::vector<FoundCase> choose(std::vector<FoundCase> found, const SearchOptions&
   std::set<std::string> signatures;
   while (static_cast<int>(chosen.size()) < opt.max_cases) {
     auto best = found.end();
+    decltype(rank(*best, 0, signatures)) best_rank;
     for (auto it = found.begin(); it != found.end(); ++it) {
       const int g = gain(*it, pair_need, policy_need, n);
-      if (g > 0 && (best == found.end() ||
-                    rank(*it, g, signatures) >
-                        rank(*best, gain(*best, pair_need, policy_need, n), signatures)))
-        best = it;
+      if (g == 0) continue;
+      const auto r = rank(*it, g, signatures);
+      if (best == found.end() || r > best_rank) best = it, best_rank = r;
     }
     if (best == found.end()) break;
     std::set<std::size_t> told;  // each policy once per case, however many of its pairs
@@ -158,7 +151,7 @@ std::vector<FoundCase> choose(std::vector<FoundCase> found, const SearchOptions&
       told.insert({i, j});
     }
     for (std::size_t p : told) --policy_need[p];
-    signatures.insert(signature(*best));
+    signatures.insert(best->signature);
     chosen.push_back(std::move(*best));
     found.erase(best);
   }

@@ -39,6 +39,10 @@ struct FoundCase {
   std::vector<SteadyResult> steady;                        // one per SearchOptions::policies
   std::vector<std::pair<std::size_t, std::size_t>> pairs;  // discriminated (indexes into steady)
   double margin = 0;  // the least Separation::margin() of its pairs
+  // Each policy's steady classes, joined: equal for cases that tell the policies apart the same
+  // way; and how many different steady states the policies have on it.
+  std::string signature;
+  std::size_t distinct = 0;
 };
 
 struct PairReport {
