@@ -37,8 +37,19 @@ from wblab.registry import ALIASES, FEATURES, KERNELS as POLICIES
 
 HERE = Path(__file__).resolve().parent
 PATCHES = HERE / "patches"
-FRAGMENTS = {False: [HERE / "kernel.config"],
-             True: [HERE / "kernel.config", HERE / "kernel-lockdep.config"]}
+# The guest architectures: the kernel's ARCH, Debian's cross compiler, the image make builds and
+# where it lands. The fragments are kernel.config (every guest), kernel-<arch>.config (its
+# boot devices and firmware tables) and, for --lockdep, kernel-lockdep.config.
+ARCHES = {
+    "x86_64": {"karch": "x86_64", "triplet": "x86_64-linux-gnu", "target": "bzImage",
+               "image": "arch/x86/boot/bzImage"},
+    "arm64": {"karch": "arm64", "triplet": "aarch64-linux-gnu", "target": "Image",
+              "image": "arch/arm64/boot/Image"},
+    # powernv's skiboot loads the ELF vmlinux (qemu -kernel) and hands it the device tree.
+    "ppc64le": {"karch": "powerpc", "triplet": "powerpc64le-linux-gnu", "target": "vmlinux",
+                "image": "vmlinux"},
+}
+HOST_ARCH = {"x86_64": "x86_64", "aarch64": "arm64", "ppc64le": "ppc64le"}
 PACKAGE = "linux-source-6.12"
 TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")
 TOP = "linux-source-6.12"
@@ -245,11 +256,24 @@ def patch_problems(output, returncode):
     return bad
 
 
-def image_dir(cache, version, policy, lockdep, patch_sha, config_sha):
-    """<version>-<policy>[-lockdep]-<patch or series sha, 12|nopatch>-<config sha, 12>"""
-    name = f"{version}-{policy}{'-lockdep' if lockdep else ''}-" \
+def fragments(arch, lockdep):
+    """The config fragments of a guest kernel for `arch`, in merge order."""
+    if arch not in ARCHES:
+        raise BuildError(f"unknown architecture '{arch}' (known: {', '.join(ARCHES)})")
+    return [HERE / "kernel.config", HERE / f"kernel-{arch}.config"] + \
+        ([HERE / "kernel-lockdep.config"] if lockdep else [])
+
+
+def image_dir(cache, version, arch, policy, lockdep, patch_sha, config_sha):
+    """<version>-<arch>-<policy>[-lockdep]-<patch or series sha, 12|nopatch>-<config sha, 12>"""
+    name = f"{version}-{arch}-{policy}{'-lockdep' if lockdep else ''}-" \
            f"{patch_sha[:12] if patch_sha else 'nopatch'}-{config_sha[:12]}"
     return Path(cache) / name
+
+
+def build_dir_name(arch, lockdep):
+    """x86_64 keeps the build directories it always had (build/, build-lockdep/)."""
+    return "build" + ("" if arch == "x86_64" else f"-{arch}") + ("-lockdep" if lockdep else "")
 
 
 def sha256(data):
@@ -382,21 +406,22 @@ def check_patches():
         raise BuildError(f"patches with no policy: {', '.join(sorted(extra))}")
 
 
-def make_env():
-    """Cross-compiles for the x86_64 guest on other hosts (gcc-x86-64-linux-gnu)."""
-    env = dict(os.environ, ARCH="x86_64")
-    if platform.machine() != "x86_64":
-        env["CROSS_COMPILE"] = "x86_64-linux-gnu-"
+def make_env(arch="x86_64"):
+    """make's ARCH for the guest, and Debian's cross compiler when the host is another one."""
+    a = ARCHES[arch]
+    env = dict(os.environ, ARCH=a["karch"])
+    if HOST_ARCH.get(platform.machine()) != arch:
+        env["CROSS_COMPILE"] = a["triplet"] + "-"
     return env
 
 
-def configure(src, build, fragments, config_sha):
+def configure(src, build, fragments, config_sha, arch):
     """tinyconfig + the fragments, then fail if any asked-for option did not survive."""
     stamp = build / ".wb-config-sha256"
     dotconfig = build / ".config"
     if not (stamp.exists() and stamp.read_text() == config_sha and dotconfig.exists()):
         build.mkdir(parents=True, exist_ok=True)
-        run = dict(cwd=src, env=make_env(), check=True, stdout=subprocess.DEVNULL)
+        run = dict(cwd=src, env=make_env(arch), check=True, stdout=subprocess.DEVNULL)
         subprocess.run(["make", f"O={build}", "tinyconfig"], **run)
         subprocess.run(["scripts/kconfig/merge_config.sh", "-m", "-O", str(build),
                         str(dotconfig)] + [str(f) for f in fragments], **run)
@@ -420,12 +445,12 @@ def prepare_source(tree, policy, patches):
         check_features(tree / "src")
 
 
-def run_make(src, bdir, jobs, nice, args, logname="build.log"):
+def run_make(src, bdir, jobs, nice, args, logname="build.log", arch="x86_64"):
     """make O=bdir -jN args, niced, its output in bdir/logname; returns that log's text."""
     logfile = bdir / logname
     with open(logfile, "w") as f:
         rc = subprocess.run(["nice", "-n", str(nice), "make", f"O={bdir}", f"-j{jobs}"] + args,
-                            cwd=src, env=make_env(), stdout=f, stderr=subprocess.STDOUT)
+                            cwd=src, env=make_env(arch), stdout=f, stderr=subprocess.STDOUT)
     text = logfile.read_text(errors="replace")
     if rc.returncode:
         raise BuildFailed(f"make failed ({rc.returncode}), end of {logfile}:\n"
@@ -547,46 +572,47 @@ def compare_gated(nice):
     return 0
 
 
-def build(policy, lockdep, jobs, nice):
+def build(policy, lockdep, jobs, nice, arch="x86_64"):
     debian = source_package()
     version = upstream_version(debian)
-    fragments = FRAGMENTS[lockdep]
-    config_sha = sha256(b"".join(f.read_bytes() for f in fragments))
+    frags = fragments(arch, lockdep)
+    config_sha = sha256(b"".join(f.read_bytes() for f in frags))
     patches = kernel_patches(policy)
     patch_sha = patches_sha(patches)
     cache = cache_dir()
-    out = image_dir(cache, version, policy, lockdep, patch_sha, config_sha)
+    out = image_dir(cache, version, arch, policy, lockdep, patch_sha, config_sha)
+    target = ARCHES[arch]["target"]
     if (out / "meta.json").exists():
-        return out / "bzImage"
+        return out / target
     cache.mkdir(parents=True, exist_ok=True)
     with open(cache / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one tree: one build at a time
         if (out / "meta.json").exists():
-            return out / "bzImage"
+            return out / target
         t0 = time.monotonic()
         tree = ensure_tree(cache, version)
         src = tree / "src"
         prepare_source(tree, policy, patches)
-        bdir = tree / ("build-lockdep" if lockdep else "build")
-        configure(src, bdir, fragments, config_sha)
-        log(f"building {version} {policy}{' (lockdep)' if lockdep else ''} with -j{jobs}, "
-            f"log {bdir / 'build.log'}")
-        run_make(src, bdir, jobs, nice, [f"LOCALVERSION=-{policy}", "bzImage"])
+        bdir = tree / build_dir_name(arch, lockdep)
+        configure(src, bdir, frags, config_sha, arch)
+        log(f"building {version} {arch} {policy}{' (lockdep)' if lockdep else ''} with "
+            f"-j{jobs}, log {bdir / 'build.log'}")
+        run_make(src, bdir, jobs, nice, [f"LOCALVERSION=-{policy}", target], arch=arch)
         seconds = round(time.monotonic() - t0, 1)
         tmp = out.with_name(f".{out.name}.tmp")
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir()
-        shutil.copyfile(bdir / "arch/x86/boot/bzImage", tmp / "bzImage")
+        shutil.copyfile(bdir / ARCHES[arch]["image"], tmp / target)
         shutil.copyfile(bdir / ".config", tmp / "config")
-        meta = {"policy": policy, "source_version": version, "source_package": debian,
-                "patch_sha256": patch_sha, "config_sha256": config_sha, "lockdep": lockdep,
-                "build_seconds": seconds}
+        meta = {"policy": policy, "arch": arch, "source_version": version,
+                "source_package": debian, "patch_sha256": patch_sha, "config_sha256": config_sha,
+                "lockdep": lockdep, "build_seconds": seconds}
         if policy == GATED:
             meta.update(patches=[p.name for p in patches], features=FEATURES)
         (tmp / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
         tmp.rename(out)
-        log(f"built in {seconds} s: {out / 'bzImage'}")
-        return out / "bzImage"
+        log(f"built in {seconds} s: {out / target}")
+        return out / target
 
 
 def main(argv=None):
@@ -594,6 +620,9 @@ def main(argv=None):
     ap.add_argument("--policy", help=policy_help())
     ap.add_argument("--lockdep", action="store_true",
                     help="PROVE_LOCKING/PROVE_RCU build (its own build directory and image)")
+    ap.add_argument("--arch", choices=list(ARCHES), default="x86_64",
+                    help="the guest's architecture (default x86_64; others cross-compile with "
+                         "Debian's gcc-<triplet>)")
     ap.add_argument("--jobs", type=int, default=2, help="make -j (default 2)")
     ap.add_argument("--nice", type=int, default=15,
                     help="niceness of the build (default 15: a shared box stays usable)")
@@ -612,6 +641,8 @@ def main(argv=None):
         if args.check_patches:
             check_patches()
             return 0
+        if args.arch != "x86_64" and (args.distro_config or args.compare_gated):
+            raise BuildError("--distro-config and --compare-gated are x86_64 only")
         if args.compare_gated:
             return compare_gated(args.nice)
         policy = chosen_kernel(args.policy, args.gated)
@@ -621,7 +652,7 @@ def main(argv=None):
             if args.lockdep:
                 raise BuildError("--distro-config uses Debian's config: no --lockdep")
             return distro_compile(policy, args.jobs, args.nice)
-        print(build(policy, args.lockdep, args.jobs, args.nice))
+        print(build(policy, args.lockdep, args.jobs, args.nice, args.arch))
         return 0
     except BuildError as e:
         print(f"build-kernel: {e}", file=sys.stderr)

@@ -54,13 +54,29 @@ def test_fragment_and_config_check():
 
 
 def test_repository_fragments_parse():
-    for lockdep in (False, True):
-        opts = {}
-        for f in kb.FRAGMENTS[lockdep]:
-            opts.update(kb.parse_fragment(f.read_text()))
-        assert opts["CONFIG_SCHED_SMT"] == "y" and opts["CONFIG_MODULES"] == "n"
-        assert opts["CONFIG_PARAVIRT_SPINLOCKS"] == "n"
-        assert ("CONFIG_PROVE_RCU" in opts) == lockdep
+    for arch in kb.ARCHES:
+        for lockdep in (False, True):
+            opts = {}
+            for f in kb.fragments(arch, lockdep):
+                opts.update(kb.parse_fragment(f.read_text()))
+            assert opts["CONFIG_SCHED_SMT"] == "y" and opts["CONFIG_MODULES"] == "n"
+            assert ("CONFIG_PARAVIRT_SPINLOCKS" in opts) == (arch == "x86_64")
+            assert ("CONFIG_PROVE_RCU" in opts) == lockdep
+    with pytest.raises(kb.BuildError, match="unknown architecture 'mips'"):
+        kb.fragments("mips", False)
+
+
+def test_cross_compiler_per_arch(monkeypatch):
+    monkeypatch.setattr(kb.platform, "machine", lambda: "x86_64")
+    assert "CROSS_COMPILE" not in kb.make_env("x86_64")
+    env = kb.make_env("arm64")
+    assert env["ARCH"] == "arm64" and env["CROSS_COMPILE"] == "aarch64-linux-gnu-"
+    assert kb.make_env("ppc64le")["ARCH"] == "powerpc"
+    monkeypatch.setattr(kb.platform, "machine", lambda: "aarch64")
+    assert "CROSS_COMPILE" not in kb.make_env("arm64")
+    assert kb.make_env("x86_64")["CROSS_COMPILE"] == "x86_64-linux-gnu-"
+    assert kb.build_dir_name("x86_64", True) == "build-lockdep"
+    assert kb.build_dir_name("arm64", False) == "build-arm64"
 
 
 def test_patch_problems():
@@ -74,10 +90,10 @@ def test_patch_problems():
 
 
 def test_image_dir():
-    d = kb.image_dir("/c", "6.12.117", "sync-pair", True, "ab" * 32, "cd" * 32)
-    assert d == Path("/c/6.12.117-sync-pair-lockdep-abababababab-cdcdcdcdcdcd")
-    assert kb.image_dir("/c", "6.12.117", "mainline", False, None, "cd" * 32).name == \
-        "6.12.117-mainline-nopatch-cdcdcdcdcdcd"
+    d = kb.image_dir("/c", "6.12.117", "x86_64", "sync-pair", True, "ab" * 32, "cd" * 32)
+    assert d == Path("/c/6.12.117-x86_64-sync-pair-lockdep-abababababab-cdcdcdcdcdcd")
+    assert kb.image_dir("/c", "6.12.117", "arm64", "mainline", False, None, "cd" * 32).name == \
+        "6.12.117-arm64-mainline-nopatch-cdcdcdcdcdcd"
 
 
 def write_patch(path, body, header="demo: a test patch\n\n"):
@@ -159,8 +175,8 @@ def test_gated_kernel_name_and_patches(tmp_path):
     assert kb.patches_sha([one]) == kb.sha256(one.read_bytes())
     with pytest.raises(kb.BuildError, match="no \\*.patch"):
         kb.series_files(tmp_path / "README")
-    d = kb.image_dir("/c", "6.12.117", "gated", False, "ef" * 32, "cd" * 32)
-    assert d.name == "6.12.117-gated-efefefefefef-cdcdcdcdcdcd"
+    d = kb.image_dir("/c", "6.12.117", "x86_64", "gated", False, "ef" * 32, "cd" * 32)
+    assert d.name == "6.12.117-x86_64-gated-efefefefefef-cdcdcdcdcdcd"
 
 
 def test_repository_series():
