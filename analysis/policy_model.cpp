@@ -59,7 +59,9 @@ LlcSource parse_llc_level(std::string_view text) {
   std::string u = upper(text);
   if (u == "L3") return LlcSource::kL3;
   if (u == "L2") return LlcSource::kL2;
-  throw std::invalid_argument("llc level \"" + std::string(text) + "\": expected L2 or L3");
+  if (u == "CLUSTER") return LlcSource::kCluster;
+  throw std::invalid_argument("llc level \"" + std::string(text) +
+                              "\": expected L2, L3 or cluster");
 }
 
 std::string_view llc_source_name(LlcSource s) {
@@ -171,6 +173,7 @@ SchedTopology::SchedTopology(Topology topo, LlcSource llc) : topo_(std::move(top
   auto llcs = span_of([](const Pu& p) { return p.llc; });
   auto nodes = span_of([](const Pu& p) { return p.numa; });
   auto packages = span_of([](const Pu& p) { return p.package; });
+  auto kernel_clusters = span_of([](const Pu& p) { return p.kernel_cluster; });
 
   for (const auto& [core, span] : cores) smt_active_ |= core >= 0 && span.size() >= 2;
 
@@ -185,6 +188,14 @@ SchedTopology::SchedTopology(Topology topo, LlcSource llc) : topo_(std::move(top
     switch (llc_) {
       case LlcSource::kAuto:
         llc_span = pu.llc >= 0 ? llcs.at(pu.llc) : smt;
+        // arm64 with no cache shared above the cluster (Ampere Altra): cpu_coregroup_mask() grows
+        // the LLC to the cluster (drivers/base/arch_topology.c), and MC spans it.
+        if (pu.kernel_cluster >= 0) {
+          const auto& kc = kernel_clusters.at(pu.kernel_cluster);
+          if (kc.size() > llc_span.size() &&
+              std::includes(kc.begin(), kc.end(), llc_span.begin(), llc_span.end()))
+            llc_span = kc;
+        }
         break;
       case LlcSource::kL3:
         if (pu.l3 < 0) {

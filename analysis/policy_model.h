@@ -25,7 +25,9 @@ enum class LlcSource {
   kCluster,  // debugfs says the highest SD_SHARE_LLC level is CLS (arm64 without a shared L3)
   kCore,     // debugfs says it is SMT (powerpc: LLC = one core)
 };
-// "L2" / "L3" (case-insensitive). Throws std::invalid_argument naming the value otherwise.
+// "L2" / "L3" / "cluster" (case-insensitive; cluster: the CLS span, as debugfs says of arm64
+// without a cache shared above the cluster). Throws std::invalid_argument naming the value
+// otherwise.
 LlcSource parse_llc_level(std::string_view text);
 std::string_view llc_source_name(LlcSource s);
 

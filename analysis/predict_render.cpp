@@ -376,6 +376,22 @@ std::vector<ClassShares> alternatives_of(const SteadyResult& r) {
   return out;
 }
 
+namespace {
+
+json domains_json(const std::map<int, std::vector<SchedDomain>>& domains) {
+  json out = json::array();
+  for (const auto& [cpu, levels] : domains)
+    for (size_t i = 0; i < levels.size(); ++i)
+      out.push_back({{"cpu", cpu},
+                     {"domain", i},
+                     {"name", levels[i].name},
+                     {"span", format_cpu_list(levels[i].span)},
+                     {"share_llc", levels[i].share_llc}});
+  return out;
+}
+
+}  // namespace
+
 json to_json(const ResultsPrediction& p) {
   json cases = json::array();
   for (const auto& e : p.cases) cases.push_back(case_json_of(e));
@@ -385,6 +401,7 @@ json to_json(const ResultsPrediction& p) {
           {"llc", std::string(llc_source_name(p.llc))},
           {"llc_from", p.llc_from},
           {"node_reclaim_distance", p.node_reclaim_distance},
+          {"domains", domains_json(p.domains)},
           {"emulated", p.emulated},
           {"model",
            "docs/policy-model.md#steady-state: steady state of an otherwise idle box but for the "

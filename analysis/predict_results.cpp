@@ -387,6 +387,7 @@ ResultsPrediction predict(const json& rs, const std::vector<CaseView>& views) {
   SchedTopology sched(Topology::from_xml_buffer(rs["topology"]["xml"].get<std::string>(), source),
                       llc);
   ResultsPrediction out{sched.topology().source(), llc, llc_from, sched.node_reclaim_distance()};
+  for (int cpu : sched.cpus()) out.domains[cpu] = sched.domains(cpu);
   // A guest under qemu TCG (environment.emulated, set by the lab) switches tasks out slowly next
   // to its partner's reaction (docs/policy-model.md#switching-out).
   out.emulated = rs.contains("environment") && rs["environment"].is_object() &&

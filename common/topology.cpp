@@ -176,7 +176,7 @@ Topology Topology::from_hwloc(hwloc_topology* t, std::string source) {
     if (o->cpuset != nullptr && !hwloc_bitmap_iszero(o->cpuset)) nodes.push_back(o);
 
   const size_t n = pu_objs.size();
-  std::vector<hwloc_obj_t> core(n), l2(n), l3(n), llc(n), cluster(n), package(n);
+  std::vector<hwloc_obj_t> core(n), l2(n), l3(n), llc(n), cluster(n), package(n), kernel_cluster(n);
   topo.pus_.resize(n);
   for (size_t i = 0; i < n; ++i) {
     hwloc_obj_t pu = pu_objs[i];
@@ -187,6 +187,8 @@ Topology Topology::from_hwloc(hwloc_topology* t, std::string source) {
     package[i] = hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_PACKAGE, pu);
     // The LLC is the PU's L3, else its L2 (docs/result-set.md; model boxes A' and B').
     llc[i] = l3[i] != nullptr ? l3[i] : l2[i];
+    for (hwloc_obj_t o = pu->parent; o != nullptr && kernel_cluster[i] == nullptr; o = o->parent)
+      if (o->type == HWLOC_OBJ_GROUP && is_cluster_object(o)) kernel_cluster[i] = o;
     // Cluster: the innermost cache or Cluster group strictly between the core and the LLC that
     // spans more than one core but not every core of the LLC (placement.h).
     if (core[i] != nullptr && llc[i] != nullptr) {
@@ -212,7 +214,8 @@ Topology Topology::from_hwloc(hwloc_topology* t, std::string source) {
   }
   const std::vector<int> core_ids = dense_ids(core), l2_ids = dense_ids(l2), l3_ids = dense_ids(l3),
                          llc_ids = dense_ids(llc), cluster_ids = dense_ids(cluster),
-                         package_ids = dense_ids(package);
+                         package_ids = dense_ids(package),
+                         kernel_cluster_ids = dense_ids(kernel_cluster);
   for (size_t i = 0; i < n; ++i) {
     Pu& p = topo.pus_[i];
     p.core = core_ids[i];
@@ -221,6 +224,7 @@ Topology Topology::from_hwloc(hwloc_topology* t, std::string source) {
     p.llc = llc_ids[i];
     p.cluster = cluster_ids[i];
     p.package = package_ids[i];
+    p.kernel_cluster = kernel_cluster_ids[i];
   }
 
   topo.counts_.pus = static_cast<int>(n);

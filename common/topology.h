@@ -24,6 +24,10 @@ struct Pu {
                      // placement.h), shared by >1 core; -1 if the PU has none
   int numa = -1;     // NUMA node OS index of the closest node with CPUs (-1 if none)
   int package = -1;  // Package object
+  // The hwloc "Cluster" group above the PU wherever it lies, also at or above the LLC: the
+  // kernel's cluster_cpus, which arm64's MC domain grows to when the LLC is smaller
+  // (analysis/policy_model.cpp); -1 if none.
+  int kernel_cluster = -1;
 };
 
 struct TopologyCounts {

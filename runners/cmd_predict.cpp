@@ -114,9 +114,10 @@ void add_predict_command(CLI::App& app) {
                   "a wakebench result set: predicted vs measured per mechanism and mode, the "
                   "policy group the kernel matches, each patch's premise (uses the embedded "
                   "topology)");
-  cmd->add_option("--llc-level", args->llc_level,
-                  "L3 or L2: which cache is the scheduler's LLC (overrides the XML rule and the "
-                  "scenario's llc_level)");
+  cmd->add_option(
+      "--llc-level", args->llc_level,
+      "L3, L2 or cluster: what the scheduler's LLC spans (overrides the XML rule and the "
+      "scenario's llc_level)");
   cmd->add_flag("--json", args->json, "print JSON instead of a table");
   cmd->add_flag("--steady", args->steady,
                 "steady state of a ping-pong pair (the default without --scenario/--results): "

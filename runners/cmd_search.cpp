@@ -155,7 +155,7 @@ void add_search_command(CLI::App& app) {
   cmd->add_option("--topology", a->topology,
                   "hwloc XML file, e.g. configs/lab/topologies/<preset>.xml (default: the live "
                   "machine)");
-  cmd->add_option("--llc-level", a->llc_level, "L3 or L2: which cache is the scheduler's LLC");
+  cmd->add_option("--llc-level", a->llc_level, "L3, L2 or cluster: what the scheduler's LLC spans");
   cmd->add_flag("--emulated", a->emulated,
                 "the cases run in a qemu TCG guest (the lab): its emulation-only alternatives "
                 "apply, as predict applies them to an emulated result set");

@@ -137,6 +137,26 @@ TEST(SchedTopology, LlcPerCoreDegeneratesMcIntoSmt) {
   EXPECT_FALSE(a2.smt_active());
 }
 
+// The arm64-altra lab guest (configs/lab/topologies): 2-core hwloc Cluster groups, a private L2
+// per core, no L3. Its 6.12 kernel built MC = the cluster and PKG (runners/lab/wblab/qemu.py
+// PRESETS): the per-core LLC grows to the cluster, and CLS, which may not span as much, is gone.
+TEST(SchedTopology, Arm64LlcPerCoreGrowsToTheCluster) {
+  const std::string xml = std::string(WB_SOURCE_DIR) + "/configs/lab/topologies/arm64-altra.xml";
+  const SchedTopology sched(Topology::from_xml(xml));
+  ASSERT_EQ(sched.domains(3).size(), 2u);
+  EXPECT_EQ(sched.domains(3)[0].name, "MC");
+  EXPECT_EQ(sched.domains(3)[0].span, (std::vector<int>{2, 3}));
+  EXPECT_EQ(sched.domains(3)[1].name, "PKG");
+  EXPECT_EQ(sched.llc_size(3), 2);
+  EXPECT_TRUE(sched.cpus_share_cache(2, 3));
+  EXPECT_FALSE(sched.cpus_share_cache(1, 2));
+  EXPECT_FALSE(sched.cluster_active());
+  // An explicit --llc-level L2 keeps the per-core L2: no MC, the pair shares no cache.
+  const SchedTopology l2(Topology::from_xml(xml), LlcSource::kL2);
+  EXPECT_EQ(l2.llc_size(3), 1);
+  EXPECT_EQ(l2.domains(3).front().name, "PKG");
+}
+
 TEST(SchedTopology, ReclaimDistanceFromTheXmlsOwnVendor) {
   SchedTopology amd(Topology::from_xml(
       kFixtures + "/topologies/amd-epyc7402-zen2-smt2-2pkg-nps4-8numa-16l3.xml"));
