@@ -1,9 +1,10 @@
 #!/bin/busybox sh
 # /init of the topology-lab guest (runners/lab/wakebench-lab builds the initramfs around it).
 #
-# Console (ttyS0) carries kernel messages and human-readable progress. Files go back to the host on
-# the second serial port (ttyS1), which carries nothing else: no console= points at it, so kernel
-# messages cannot interleave. Each file is base64 between unique markers with its size and sha256,
+# The console (ttyS0; ttyAMA0 on arm64) carries kernel messages and human-readable progress. Files
+# go back to the host on the transfer port $WBLAB_XFER (/lab/env: the second serial port ttyS1 on
+# x86_64, a virtio console hvc0 on arm64), which carries nothing else: no console= points at it,
+# so kernel messages cannot interleave. Each file is base64 between unique markers with its size and sha256,
 # and the host verifies both, so a truncated or garbled transfer is detected, never half-trusted.
 #   WBLAB-BEGIN <name> <bytes> <sha256>
 #   <base64 lines>
@@ -12,6 +13,7 @@
 #   WBLAB-DONE                    the guest finished its job (poweroff follows)
 /bin/busybox --install -s /bin
 export PATH=/usr/bin:/bin
+. /lab/env
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
@@ -21,13 +23,13 @@ mount -t tmpfs tmpfs /dev/shm
 mount -t tmpfs tmpfs /tmp
 # Sched-domain names (SMT/MC/DIE/NUMA) are only in debugfs (kernel/sched/debug.c).
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
-stty -F /dev/ttyS1 raw -echo 2>/dev/null
+stty -F "$WBLAB_XFER" raw -echo 2>/dev/null
 # tcp-loopback connects to 127.0.0.1: without an init system nothing brings `lo` up.
 ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
 OUT=/tmp/out
 mkdir -p "$OUT"
 
-xfer() { echo "$*" > /dev/ttyS1; }
+xfer() { echo "$*" > "$WBLAB_XFER"; }
 
 # ship FILE: send one file to the host.
 ship() {
@@ -35,7 +37,7 @@ ship() {
   name=$(basename "$1")
   size=$(wc -c < "$1")
   sum=$(sha256sum "$1" | cut -d' ' -f1)
-  { echo "WBLAB-BEGIN $name $size $sum"; base64 "$1"; echo "WBLAB-END $name"; } > /dev/ttyS1
+  { echo "WBLAB-BEGIN $name $size $sum"; base64 "$1"; echo "WBLAB-END $name"; } > "$WBLAB_XFER"
 }
 
 # step NAME CMD...: run one job step, report its exit code, ship what it wrote.

@@ -44,10 +44,20 @@ def test_kernel_without_meta_takes_the_named_model(tmp_path):
 def test_policy_asks_the_build_script(tmp_path):
     img = image(tmp_path, "sync-pair")
     asked = []
-    got, policy, _ = resolve_kernel(None, "sync-pair", build=lambda p, l: asked.append(p) or img)
-    assert (got, policy, asked) == (img, "sync-pair", ["sync-pair"])
+    got, policy, _ = resolve_kernel(None, "sync-pair",
+                                    build=lambda p, l, a: asked.append((p, a)) or img)
+    assert (got, policy, asked) == (img, "sync-pair", [("sync-pair", "x86_64")])
     with pytest.raises(LabError, match="meta.json says policy sync-pair, not mainline"):
-        resolve_kernel(None, "mainline", build=lambda p, l: img)
+        resolve_kernel(None, "mainline", build=lambda p, l, a: img)
+
+
+def test_kernel_of_another_architecture_is_refused(tmp_path):
+    img = image(tmp_path, "gated")
+    meta = json.loads((img.parent / "meta.json").read_text())
+    (img.parent / "meta.json").write_text(json.dumps(dict(meta, arch="arm64")))
+    assert resolve_kernel(str(img), None, arch="arm64")[2]["arch"] == "arm64"
+    with pytest.raises(LabError, match="is an arm64 kernel .* the guest is x86_64"):
+        resolve_kernel(str(img), None)
 
 
 def test_bad_meta_is_an_error(tmp_path):
@@ -73,8 +83,11 @@ def test_guest_job_sets_sched_features_before_the_run():
 
 
 def test_topology_args_names_free_form_custom():
-    assert topology_args("smt2")[:2] == ("smt2", "4,sockets=1,cores=2,threads=2")
-    assert topology_args("smt2", smp="8,sockets=1,cores=4,threads=2")[0] == "custom"
+    t = topology_args("smt2")
+    assert (t["name"], t["smp"], t["arch"]) == ("smt2", "4,sockets=1,cores=2,threads=2", "x86_64")
+    assert topology_args("smt2", smp="8,sockets=1,cores=4,threads=2")["name"] == "custom"
+    a = topology_args("arm64-altra")
+    assert (a["arch"], a["cpu_model"], a["caches"]) == ("arm64", "max", {2: "core"})
     with pytest.raises(LabError):
         topology_args(None)
 

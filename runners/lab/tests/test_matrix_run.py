@@ -238,7 +238,7 @@ def test_the_gated_guest_runs_the_five_settings_zipped(lab, monkeypatch):
             {"class": c} for c in ("same-cpu", "smt-sibling", "llc")]})
     monkeypatch.setattr(wblab.matrix, "run_guest", boot)
     monkeypatch.setattr(wblab.matrix, "resolve_kernel",
-                        lambda image, policy: ("/k/bzImage", "gated", {"policy": "gated"}))
+                        lambda image, policy, arch: ("/k/bzImage", "gated", {"policy": "gated"}))
     argv = ["--presets", "smt2", "--kernels", "gated", "--out", str(lab["out"] / "g"),
             "--wakebench", str(lab["wb"]), "--cases", str(lab["cases"]), "--timeout", "100"]
     assert main(argv) == 0

@@ -41,7 +41,7 @@ def test_bad_topology_is_refused_before_the_guest(smp, numa, message, no_guest, 
 
 def test_presets_are_valid_topologies():
     for preset in wblab.matrix.PRESETS:
-        assert topology_args(preset)[0] == preset
+        assert topology_args(preset)["name"] == preset
 
 
 def aa_dir(tmp_path, text):

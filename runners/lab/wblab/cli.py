@@ -9,8 +9,10 @@ from pathlib import Path
 from . import REPO, LabError
 from .guest import GuestPlan, default_out, run_guest
 from .initramfs import static_busybox
-from .kernel import KERNEL_POLICIES, find_kernel, find_wakebench, resolve_kernel
-from .qemu import ACCELERATORS, PRESETS, accel_args, check_kvm, expected_topology, qemu_binary
+from .kernel import KERNEL_POLICIES, cache_dir, find_guest_wakebench, find_kernel, \
+    find_wakebench, resolve_kernel
+from .qemu import ACCELERATORS, ARCHES, PRESETS, accel_args, check_kvm, expected_topology, \
+    preset_arch, qemu_binary
 
 
 def parser():
@@ -47,9 +49,14 @@ def parser():
     ap.add_argument("--sched-feature", action="append", default=[], metavar="NAME",
                     help="write NAME (e.g. NO_DELAY_DEQUEUE) to the guest's "
                          "/sys/kernel/debug/sched/features before the run (repeatable)")
-    ap.add_argument("--wakebench", help="wakebench binary to run in the guest "
-                                        "(default $WB_BINARY, else $WB_BUILD_DIR/wakebench, "
-                                        "else build/wakebench)")
+    ap.add_argument("--wakebench", help="wakebench binary of this host, which classifies and "
+                                        "predicts (and runs in an x86_64 guest; default "
+                                        "$WB_BINARY, else $WB_BUILD_DIR/wakebench, else "
+                                        "build/wakebench)")
+    ap.add_argument("--guest-wakebench",
+                    help="wakebench binary an arm64 guest runs (default "
+                         "build-cross-aarch64/wakebench, what runners/cross-build.sh aarch64 "
+                         "builds)")
     ap.add_argument("--config", help="suite for `wakebench run` in the guest "
                                      "(default configs/lab/<preset>.json)")
     ap.add_argument("--no-run", action="store_true",
@@ -72,16 +79,20 @@ def parser():
 
 
 def topology_args(preset, smp=None, numa=None, cpu=None):
-    """(name, smp, numa, cpu model) from a preset and free-form overrides."""
+    """The GuestPlan keywords of a topology (name, smp, numa, cpu_model, arch, caches, domains)
+    from a preset and free-form overrides (a free-form topology is an x86_64 one)."""
     p = PRESETS.get(preset, {}) if preset else {}
     smp = smp or p.get("smp")
     if not smp:
         raise LabError("give --preset NAME or --smp ARGS")
     numa = numa if numa is not None else p.get("numa", [])
-    expected_topology(smp, numa)  # LabError in one line now, not after the guest ran
-    name = preset if preset and not (smp != p.get("smp") or numa != p.get("numa", [])) \
-        else "custom"
-    return name, smp, numa, cpu or p.get("cpu", "Skylake-Server")
+    same = preset and smp == p.get("smp") and numa == p.get("numa", [])
+    arch = preset_arch(preset) if same else "x86_64"
+    caches = p.get("caches") if same else None
+    expected_topology(smp, numa, arch, caches)  # LabError in one line now, not after the guest
+    return {"name": preset if same else "custom", "smp": smp, "numa": numa, "arch": arch,
+            "cpu_model": cpu or p.get("cpu", "Skylake-Server"), "caches": caches,
+            "domains": p.get("domains") if same else None}
 
 
 def check_prerequisites(args):
@@ -89,13 +100,18 @@ def check_prerequisites(args):
     try:
         if args.accel == "kvm":
             check_kvm()
-        for tool, pkg in ((qemu_binary(), "qemu-system-x86"), ("cpio", "cpio"),
-                          ("ldd", "libc-bin")):
+        arch = preset_arch(args.preset)
+        tools = [(qemu_binary(arch), ARCHES[arch]["package"]), ("cpio", "cpio"),
+                 ("readelf", "binutils")]
+        if PRESETS.get(args.preset, {}).get("caches"):
+            tools.append(("dtc", "device-tree-compiler"))
+        for tool, pkg in tools:
             if not shutil.which(tool):
                 raise LabError(f"{tool} not installed (apt-get install {pkg})")
-        static_busybox()
+        static_busybox(arch, cache_dir())
         kernel = find_kernel(args.kernel)
         wakebench = find_wakebench(args.wakebench)
+        find_guest_wakebench(args.guest_wakebench, arch, wakebench)
     except LabError as e:
         print(f"wakebench-lab: missing prerequisite: {e}")
         return 3
@@ -110,21 +126,24 @@ def main_one(argv):
         return check_prerequisites(args)
     if args.accel == "kvm":
         check_kvm()
-    name, smp, numa, cpu_model = topology_args(args.preset, args.smp, args.numa, args.cpu)
+    topo = topology_args(args.preset, args.smp, args.numa, args.cpu)
+    name = topo["name"]
     config = Path(args.config) if args.config else None  # /lab/config.json, also for --guest-cmd
     if not args.no_run and not args.guest_cmd:
         config = config or REPO / f"configs/lab/{name}.json"
     if config and not config.is_file():
         raise LabError(f"config {config} not found (free-form topologies need --config)")
     wakebench = find_wakebench(args.wakebench)
-    kernel, policy, lab_kernel = resolve_kernel(args.kernel, args.policy, args.lockdep)
-    plan = GuestPlan(name, smp, numa, cpu_model, kernel, policy, lab_kernel, wakebench, config,
-                     Path(args.out) if args.out else default_out(name, policy), mem=args.mem,
-                     tcg_thread=args.tcg_thread or "single", accel=args.accel,
+    guest_wb = find_guest_wakebench(args.guest_wakebench, topo["arch"], wakebench)
+    kernel, policy, lab_kernel = resolve_kernel(args.kernel, args.policy, args.lockdep,
+                                                arch=topo["arch"])
+    plan = GuestPlan(kernel=kernel, policy=policy, lab_kernel=lab_kernel, wakebench=wakebench,
+                     config=config, out=Path(args.out) if args.out else default_out(name, policy),
+                     mem=args.mem, tcg_thread=args.tcg_thread or "single", accel=args.accel,
                      append=args.append, timeout=args.timeout,
                      guest_cmd=args.guest_cmd, no_run=args.no_run, run_args=args.run_args,
                      predict=not args.no_predict, verbose=args.verbose,
-                     sched_features=args.sched_feature)
+                     sched_features=args.sched_feature, guest_wakebench=guest_wb, **topo)
     _, problems = run_guest(plan)
     return 1 if problems else 0
 

@@ -11,9 +11,12 @@ from pathlib import Path
 from . import REPO, LabError, log, write_atomic
 from .agreement import agreement, run_json
 from .cpulist import format_cpu_list
+from .devicetree import guest_dtb
+from .domains import expected_domains, guest_levels, level_mismatches, model_mismatches
 from .initramfs import build_initramfs, guest_job
-from .qemu import accel_args, add_memory_backends, banner, emulated, expected_topology, \
-    qemu_binary, run_qemu, scan_transfer
+from .kernel import cache_dir
+from .qemu import ARCHES, accel_args, add_memory_backends, banner, emulated, expected_topology, \
+    qemu_binary, run_qemu, scan_transfer, xfer_args
 from .sysfs import check_sysfs, parse_sysfs
 
 
@@ -24,29 +27,51 @@ class GuestPlan:
     def __init__(self, name, smp, numa, cpu_model, kernel, policy, lab_kernel, wakebench, config,
                  out, mem=512, tcg_thread="single", append="", timeout=2400, guest_cmd=None,
                  no_run=False, run_args=(), predict=True, verbose=False, sched_features=(),
-                 accel="tcg"):
+                 accel="tcg", arch="x86_64", caches=None, domains=None, guest_wakebench=None):
         self.__dict__.update(locals())
         del self.__dict__["self"]
+        # The binary the guest runs; `wakebench` (the host's) classifies and predicts.
+        self.guest_wakebench = guest_wakebench or wakebench
+
+    def topology(self):
+        return expected_topology(self.smp, self.numa, self.arch, self.caches)
 
 
 def default_out(name, policy):
     return REPO / "results/lab" / f"{name}-{policy}-{datetime.datetime.now():%Y%m%d-%H%M%S}"
 
 
-def qemu_command(plan, initrd, console, xfer):
+def qemu_command(plan, initrd, console, xfer, dtb=None):
+    arch = ARCHES[plan.arch]
     objects, numa_full = add_memory_backends(plan.numa, plan.mem)
     tcg_thread = plan.tcg_thread if plan.accel == "tcg" else None
-    cmd = [qemu_binary(), *accel_args(plan.accel, tcg_thread), "-cpu", plan.cpu_model,
-           "-m", f"{plan.mem}M", "-smp", plan.smp]
+    cmd = [qemu_binary(plan.arch), *arch["machine"], *accel_args(plan.accel, tcg_thread),
+           "-cpu", plan.cpu_model, "-m", f"{plan.mem}M", "-smp", plan.smp]
     for o in objects:
         cmd += ["-object", o]
     for n in numa_full:
         cmd += ["-numa", n]
-    cmd += ["-kernel", str(plan.kernel), "-initrd", str(initrd),
-            "-append", f"console=ttyS0 panic=-1 quiet sched_verbose {plan.append}".strip(),
+    append = f"console={arch['console']} panic=-1 quiet sched_verbose {plan.append}".strip()
+    cmd += ["-kernel", str(plan.kernel), "-initrd", str(initrd), "-append", append,
             "-nodefaults", "-display", "none", "-monitor", "none", "-no-reboot",
-            "-serial", f"file:{console}", "-serial", f"file:{xfer}"]
-    return cmd
+            "-serial", f"file:{console}", *xfer_args(plan.arch, xfer)]
+    return cmd + (["-dtb", str(dtb)] if dtb else [])
+
+
+def dump_command(cmd, path):
+    """`cmd` (an arm64 virt guest's) writing its device tree to `path` instead of booting."""
+    i = cmd.index("-M") + 1
+    return cmd[:i] + [f"{cmd[i]},dumpdtb={path}"] + cmd[i + 1:]
+
+
+def cache_groups(topo):
+    """{level: [CPUs of one cache instance, ...]} from expected_topology's caches."""
+    groups = {}
+    for info in topo["cpus"].values():
+        for level, cpus in info.get("caches", {}).items():
+            if sorted(cpus) not in groups.setdefault(level, []):
+                groups[level].append(sorted(cpus))
+    return groups
 
 
 NOTES = {
@@ -124,11 +149,16 @@ def guest_classes(wakebench, results, out):
 
 
 def check_guest_sysfs(plan, got, summary, problems):
+    """The guest's sysfs dump against the requested topology and the preset's domains; returns
+    the parsed dump (None when none came back)."""
     if "sysfs.txt" not in got["files"]:
         problems.append("no sysfs dump came back")
-        return
+        return None
     sysfs = parse_sysfs(got["files"]["sysfs.txt"].decode())
-    mism = check_sysfs(expected_topology(plan.smp, plan.numa), sysfs)
+    mism = check_sysfs(plan.topology(), sysfs)
+    if plan.domains:
+        mism += level_mismatches(expected_domains(plan.topology(), plan.domains),
+                                 guest_levels(sysfs), "the preset's")
     summary["sysfs_check"] = {"ok": not mism, "mismatches": mism,
                               "guest_kernel": sysfs["meta"].get("kernel")}
     print(f"sysfs check ({plan.name}, guest kernel {sysfs['meta'].get('kernel')}): "
@@ -139,6 +169,23 @@ def check_guest_sysfs(plan, got, summary, problems):
         f"{d['name']}={format_cpu_list(d['span'])}" for d in sysfs["domains"].get(0, [])))
     if mism:
         problems.append(f"sysfs differs from the requested topology ({len(mism)} mismatches)")
+    return sysfs
+
+
+def check_model_domains(wakebench, sysfs, results_path, summary, problems):
+    """The guest kernel's domains against the predictor's reading of its result set."""
+    predict, msg = run_json([wakebench, "predict", "--results", results_path, "--json"])
+    if predict is None:
+        problems.append(f"domains not checked against the model: wakebench predict: {msg}")
+        return
+    mism = model_mismatches(sysfs, predict, json.loads(results_path.read_text()))
+    summary["model_domains_check"] = {"ok": not mism, "mismatches": mism}
+    print("sched domains vs the model's reading: "
+          + ("equal" if not mism else f"{len(mism)} difference(s)"))
+    for m in mism:
+        print(f"  DIFFERS {m}")
+    if mism:
+        problems.append(f"the guest's sched domains differ from the model's ({len(mism)})")
 
 
 def print_cases(results, rows, accel="tcg"):
@@ -165,15 +212,21 @@ def run_guest(plan):
     xfer, console = out / "transfer.log", out / "console.log"
     for p in (xfer, console):
         p.unlink(missing_ok=True)
-    cmd = qemu_command(plan, initrd, console, xfer)
+    dtb = out / "guest.dtb" if plan.caches else None
+    cmd = qemu_command(plan, initrd, console, xfer, dtb)
     if not shutil.which(cmd[0]):
-        raise LabError(f"{cmd[0]} not found: apt-get install qemu-system-x86")
+        raise LabError(f"{cmd[0]} not found: apt-get install {ARCHES[plan.arch]['package']}")
+
     # The guest's own deadline for `wakebench run` leaves time to ship the result set back.
     run_timeout = max(30, plan.timeout - 90)
     job = guest_job(plan.guest_cmd, None if plan.no_run else plan.run_args, run_timeout, plan.name,
                     plan.sched_features, plan.accel)
     with tempfile.TemporaryDirectory(prefix="wakebench-lab-") as stage:
-        build_initramfs(Path(stage), initrd, plan.wakebench, plan.config, job)
+        build_initramfs(Path(stage), initrd, plan.guest_wakebench, plan.config, job, plan.arch,
+                        cache_dir())
+    if dtb:  # qemu dumps its tree once it has loaded the kernel and the initramfs
+        guest_dtb(dump_command(cmd[:-2], out / "qemu.dtb"), out / "qemu.dtb",
+                  cache_groups(plan.topology()), dtb)
     log(f"{plan.name}: -cpu {plan.cpu_model} -smp {plan.smp} "
         + " ".join("-numa " + n for n in plan.numa))
     log(f"kernel {plan.kernel} (policy {plan.policy}); initramfs "
@@ -201,7 +254,7 @@ def run_guest(plan):
     for step, rc in got["exits"].items():
         if rc:
             problems.append(f"guest step '{step}' exited {rc} (see {step}.err / run.log)")
-    check_guest_sysfs(plan, got, summary, problems)
+    sysfs = check_guest_sysfs(plan, got, summary, problems)
 
     results_path = None
     if "results.json" in got["files"]:
@@ -226,6 +279,10 @@ def run_guest(plan):
 
     if results_path and plan.predict:
         summary["agreement"] = agreement(plan.wakebench, results_path, out, plan.policy)
+    # Any result set will do (the gated guest's come one per setting): the domains are the same.
+    first = results_path or next(iter(sorted(out.glob("results-ab*.json"))), None)
+    if sysfs and first:
+        check_model_domains(plan.wakebench, sysfs, first, summary, problems)
 
     summary["problems"] = problems
     write_atomic(out / "lab-summary.json", json.dumps(summary, indent=1, default=list) + "\n")

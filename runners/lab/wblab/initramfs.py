@@ -1,5 +1,8 @@
 """The guest's initramfs: static busybox, the wakebench binary and the libraries it loads, the
-suite, /init (guest-init.sh) and the job it sources."""
+suite, /init (guest-init.sh), its settings (/lab/env) and the job it sources. The guest's
+architecture may differ from the host's: the libraries are found from the binary's ELF headers
+(readelf, never by running it) in Debian's multiarch directories of that architecture, and a
+foreign busybox comes from Debian's busybox-static package of that architecture."""
 import os
 import re
 import shlex
@@ -8,31 +11,90 @@ import subprocess
 from pathlib import Path
 
 from . import HERE, LabError
-from .qemu import banner, emulated
+from .qemu import ARCHES, banner, emulated
 
-def shared_libraries(binary):
-    """Paths of the shared libraries `binary` loads, from ldd (the dynamic loader included)."""
-    out = subprocess.run(["ldd", str(binary)], capture_output=True, text=True)
+# e_machine of the ELF header (bytes 18-19, little-endian) per guest architecture.
+ELF_MACHINE = {"x86_64": 62, "arm64": 183}
+
+
+def elf_arch(path):
+    """The guest architecture an ELF file was built for, or None."""
+    head = Path(path).read_bytes()[:20]
+    if head[:4] != b"\x7fELF":
+        return None
+    machine = int.from_bytes(head[18:20], "little")
+    return next((a for a, m in ELF_MACHINE.items() if m == machine), None)
+
+
+def needed(binary):
+    """(PT_INTERP or None, DT_NEEDED names) of an ELF file, from readelf."""
+    out = subprocess.run(["readelf", "-ldW", str(binary)], capture_output=True, text=True)
     if out.returncode != 0:
-        raise LabError(f"ldd {binary}: {out.stderr.strip() or out.stdout.strip()}")
-    libs = []
-    for line in out.stdout.splitlines():
-        m = re.search(r"=>\s*(/\S+)", line) or re.match(r"\s*(/\S+)", line)
-        if m:
-            libs.append(m.group(1))
-        elif "not found" in line:
-            raise LabError(f"ldd {binary}: {line.strip()}")
+        raise LabError(f"readelf {binary}: {out.stderr.strip()}")
+    interp = re.search(r"\[Requesting program interpreter: (\S+)\]", out.stdout)
+    return (interp.group(1) if interp else None,
+            re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", out.stdout))
+
+
+def library_dirs(arch):
+    t = ARCHES[arch]["triplet"]
+    return [Path(d) for d in (f"/lib/{t}", f"/usr/lib/{t}", f"/usr/{t}/lib")]
+
+
+def shared_libraries(binary, arch):
+    """Paths of the shared libraries `binary` loads, the dynamic loader first, each found in the
+    multiarch directories of `arch` (transitively)."""
+    interp, names = needed(binary)
+    libs = [interp] if interp else []
+    seen, todo = set(), list(names)
+    while todo:
+        name = todo.pop(0)
+        if name in seen:
+            continue
+        seen.add(name)
+        path = next((d / name for d in library_dirs(arch) if (d / name).is_file()), None)
+        if path is None:
+            raise LabError(f"{binary}: {name} ({arch}) not found in "
+                           f"{', '.join(map(str, library_dirs(arch)))}")
+        libs.append(str(path))
+        todo += needed(path)[1]
+    if interp and not Path(interp).exists():
+        raise LabError(f"{binary}: its loader {interp} is not installed here (Debian's libc6 of "
+                       f"{arch}, e.g. through runners/cross-build.sh)")
     return libs
 
 
-def static_busybox():
-    bb = shutil.which("busybox") or "/bin/busybox"
-    if not Path(bb).is_file():
-        raise LabError("busybox not found: apt-get install busybox-static")
-    out = subprocess.run(["ldd", bb], capture_output=True, text=True)
-    if out.returncode == 0 and "=>" in out.stdout:
-        raise LabError(f"{bb} is dynamically linked: apt-get install busybox-static")
-    return Path(bb)
+def static_busybox(arch="x86_64", cache=None):
+    """The host's busybox-static for a guest of the host's architecture; for another, the
+    busybox of Debian's busybox-static package of that architecture, extracted once into `cache`
+    (apt-get download needs that dpkg architecture: runners/cross-build.sh adds it)."""
+    if elf_arch("/proc/self/exe") == arch:
+        bb = shutil.which("busybox") or "/bin/busybox"
+        if not Path(bb).is_file():
+            raise LabError("busybox not found: apt-get install busybox-static")
+        if needed(bb)[0]:
+            raise LabError(f"{bb} is dynamically linked: apt-get install busybox-static")
+        return Path(bb)
+    deb = ARCHES[arch]["deb"]
+    bb = Path(cache) / f"busybox-{deb}" / "bin/busybox"
+    if not bb.is_file():
+        where = bb.parents[1]
+        where.mkdir(parents=True, exist_ok=True)
+        got = subprocess.run(["apt-get", "download", f"busybox-static:{deb}"], cwd=where,
+                             capture_output=True, text=True)
+        debs = list(where.glob("busybox-static_*.deb"))
+        if got.returncode or not debs:
+            raise LabError(f"apt-get download busybox-static:{deb} failed (dpkg "
+                           f"--add-architecture {deb} && apt-get update): "
+                           f"{got.stderr.strip()[-200:]}")
+        subprocess.run(["dpkg", "-x", str(debs[0]), str(where / "x")], check=True)
+        bb.parent.mkdir(exist_ok=True)
+        (where / "x/bin/busybox").rename(bb)
+        shutil.rmtree(where / "x")
+        debs[0].unlink()
+    if elf_arch(bb) != arch:
+        raise LabError(f"{bb} is not an {arch} binary")
+    return bb
 
 
 def copy_into(root, src, dest=None):
@@ -42,22 +104,27 @@ def copy_into(root, src, dest=None):
     return dest
 
 
-def build_initramfs(stage, out, wakebench, config, job):
+def build_initramfs(stage, out, wakebench, config, job, arch="x86_64", cache=None):
     root = stage / "root"
     for d in ("bin", "dev", "proc", "sys", "tmp", "lab", "usr/bin"):
         (root / d).mkdir(parents=True, exist_ok=True)
-    copy_into(root, static_busybox(), "bin/busybox")
+    copy_into(root, static_busybox(arch, cache), "bin/busybox")
+    if elf_arch(wakebench) != arch:
+        raise LabError(f"{wakebench} is not an {arch} binary (an {arch} guest runs the {arch} "
+                       "build: runners/cross-build.sh, or --guest-wakebench)")
     wb = copy_into(root, wakebench, "usr/bin/wakebench")
     # Debug info would triple the initramfs, and the firmware loads it through fw_cfg at emulated
-    # speed: every MiB costs boot time under TCG.
-    if shutil.which("strip"):
-        subprocess.run(["strip", "--strip-debug", str(wb)], check=True)
-    for lib in shared_libraries(wakebench):
+    # speed: every MiB costs boot time under TCG. Debian's strip reads the host's ELF machine only:
+    # another architecture's binary needs its binutils-<triplet> (the cross compiler's).
+    strip = "strip" if elf_arch("/proc/self/exe") == arch else f"{ARCHES[arch]['triplet']}-strip"
+    if shutil.which(strip):
+        subprocess.run([strip, "--strip-debug", str(wb)], check=True)
+    for lib in shared_libraries(wakebench, arch):
+        # The loader keeps the path the binary's PT_INTERP names (a symlink on the host).
         copy_into(root, lib)
-        # Debian's ldd prints /lib64/ld-linux-x86-64.so.2 for the loader, a symlink into
-        # /lib/x86_64-linux-gnu: the copy keeps the path the binary's PT_INTERP names.
     if config:
         copy_into(root, config, "lab/config.json")
+    (root / "lab/env").write_text(f"WBLAB_XFER={ARCHES[arch]['xfer_dev']}\n")
     (root / "lab/job.sh").write_text(job)
     init = copy_into(root, HERE / "guest-init.sh", "init")
     init.chmod(0o755)

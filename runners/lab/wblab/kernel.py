@@ -71,12 +71,29 @@ def find_wakebench(arg):
 
 
 
-def build_kernel(policy, lockdep=False, script=BUILD_SCRIPT):
-    """The bzImage of `policy` from build-kernel.sh (which builds it unless cached)."""
+def find_guest_wakebench(arg, arch, host_wakebench):
+    """The wakebench a guest of `arch` runs: the host's for a guest of the host's architecture
+    (unless --guest-wakebench names another), else --guest-wakebench or the build directory of
+    runners/cross-build.sh (build-cross-<uname -m>)."""
+    from .initramfs import elf_arch
+    if not arg and elf_arch("/proc/self/exe") == arch:
+        return host_wakebench
+    machine = {"arm64": "aarch64"}.get(arch, arch)
+    path = Path(arg) if arg else REPO / f"build-cross-{machine}" / "wakebench"
+    if not path.is_file():
+        raise LabError(f"no {arch} wakebench at {path}: runners/cross-build.sh {machine} builds "
+                       "it (or pass --guest-wakebench PATH)")
+    if elf_arch(path) != arch:
+        raise LabError(f"{path} is not an {arch} binary")
+    return path.resolve()
+
+
+def build_kernel(policy, lockdep=False, arch="x86_64", script=BUILD_SCRIPT):
+    """The image of `policy` for `arch` from build-kernel.sh (which builds it unless cached)."""
     if not Path(script).is_file():
         raise LabError(f"{script} not found: --policy needs the kernel build script "
                        "(or boot an image with --kernel)")
-    cmd = [str(script), "--policy", policy] + (["--lockdep"] if lockdep else [])
+    cmd = [str(script), "--policy", policy, "--arch", arch] + (["--lockdep"] if lockdep else [])
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:
@@ -108,11 +125,12 @@ def model_policy(meta_policy):
     return GATED_MODEL if meta_policy == GATED else meta_policy
 
 
-def resolve_kernel(kernel_arg, policy_arg, lockdep=False, build=build_kernel):
+def resolve_kernel(kernel_arg, policy_arg, lockdep=False, build=build_kernel, arch="x86_64"):
     """(image, the policy whose model the guest is held to, environment.lab_kernel).
 
-    --policy alone builds (or finds) that policy's image. --kernel with a meta.json uses its policy
-    (a different --policy is an error); without one --policy names the model (default mainline)."""
+    --policy alone builds (or finds) that policy's image for `arch`. --kernel with a meta.json uses
+    its policy (a different --policy is an error); without one --policy names the model (default
+    mainline). A meta.json naming another architecture than the guest's is an error."""
     if kernel_arg:
         image = find_kernel(kernel_arg)
         meta = read_meta(image)
@@ -122,21 +140,24 @@ def resolve_kernel(kernel_arg, policy_arg, lockdep=False, build=build_kernel):
                            f"not --policy {policy_arg}")
         policy = runs if meta else (policy_arg or "mainline")
     elif policy_arg:
-        image = build(policy_arg, lockdep)
+        image = build(policy_arg, lockdep, arch)
         meta = read_meta(image)
         if meta and meta["policy"] != policy_arg:
             raise LabError(f"{image}: meta.json says policy {meta['policy']}, not {policy_arg}")
         policy = policy_arg
     else:
         image, meta, policy = find_kernel(None), None, "mainline"
+    built_for = meta.get("arch", "x86_64") if meta else None
+    if built_for and built_for != arch:
+        raise LabError(f"{image} is an {built_for} kernel (its meta.json), the guest is {arch}")
     info = {"image": str(image), "policy": policy}
     if not meta:
         info["note"] = "no meta.json beside the image: the policy is --policy's (default mainline)"
     elif meta["policy"] == GATED:
         info.update(kernel=GATED, features=meta.get("features"),
                     note=f"gated kernel, every sched feature off at boot: {GATED_MODEL}'s model")
-    for k in ("source_version", "source_package", "patch_sha256", "config_sha256", "lockdep",
-              "build_seconds"):
+    for k in ("arch", "source_version", "source_package", "patch_sha256", "config_sha256",
+              "lockdep", "build_seconds"):
         if meta and k in meta:
             info[k] = meta[k]
     return image, policy, info

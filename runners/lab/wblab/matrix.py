@@ -20,7 +20,7 @@ from .fidelity import GATED, ab_args, cell_name, fidelity, fidelity_lines, read_
     settings
 from .guest import GuestPlan, label_results, run_guest
 from . import qemu
-from .kernel import KERNEL_POLICIES, find_wakebench, resolve_kernel
+from .kernel import KERNEL_POLICIES, find_guest_wakebench, find_wakebench, resolve_kernel
 from .registry import BLOCKING_MECHANISMS
 
 PRESETS = tuple(qemu.PRESETS)  # every preset the lab has
@@ -314,8 +314,12 @@ def update_doc(doc, table):
 
 def parser():
     ap = argparse.ArgumentParser(prog="wakebench-lab matrix", description=__doc__)
-    ap.add_argument("--presets", default=",".join(PRESETS),
-                    help=f"comma-separated presets (default {','.join(PRESETS)})")
+    ap.add_argument("--arch", choices=list(qemu.ARCHES), default="x86_64",
+                    help="the guests' architecture: the default presets are its own (default "
+                         "x86_64)")
+    ap.add_argument("--presets",
+                    help="comma-separated presets (default: every preset of --arch; "
+                         f"{', '.join(PRESETS)})")
     ap.add_argument("--kernels", default=",".join(KERNEL_POLICIES),
                     help=f"comma-separated policies (default {','.join(KERNEL_POLICIES)}); each "
                          "kernel comes from build-kernel.sh (built unless cached); "
@@ -340,6 +344,7 @@ def parser():
     ap.add_argument("--doc", help="also put the table between the matrix markers of this file "
                                   "(docs/lab-validation.md)")
     ap.add_argument("--wakebench", help="wakebench binary (as for one guest)")
+    ap.add_argument("--guest-wakebench", help="wakebench binary of arm64 guests (as for one guest)")
     ap.add_argument("--accel", choices=("tcg", "kvm"), default="tcg",
                     help="qemu accelerator of every guest (default tcg; kvm where it works: no "
                          "emulation-only alternatives, see the README)")
@@ -359,7 +364,8 @@ def parser():
 def checked(args):
     """(presets, kernels, images, aa, configs) from the arguments, each checked before any guest
     runs (LabError in one line)."""
-    presets = [p for p in args.presets.split(",") if p]
+    presets = [p for p in args.presets.split(",") if p] if args.presets else \
+        [p for p in PRESETS if qemu.preset_arch(p) == args.arch]
     for p in presets:
         if p not in PRESETS:
             raise LabError(f"--presets: unknown preset {p} (one of {', '.join(PRESETS)})")
@@ -452,19 +458,22 @@ def ran(guest, kernel):
 def run_cell(args, preset, kernel, images, wakebench, config, guest, run_args):
     """Boots one guest (the gated kernel's with the --ab settings); the reason when its kernel
     cannot be had (its cells are left out, the others run), else None."""
+    topo = topology_args(preset)
     try:
-        image, pol, info = resolve_kernel(images.get(kernel), kernel)
+        image, pol, info = resolve_kernel(images.get(kernel), kernel, arch=topo["arch"])
         if pol != kernel:
             raise LabError(f"{image} runs policy {pol}, not {kernel}")
     except LabError as e:
         log(f"{preset} x {kernel}: no kernel: {e}")
         return f"no kernel: {e}"
-    name, smp, numa, cpu = topology_args(preset)
     gated = kernel == GATED
-    plan = GuestPlan(name, smp, numa, cpu, image, pol, info, wakebench, config, guest,
+    plan = GuestPlan(kernel=image, policy=pol, lab_kernel=info, wakebench=wakebench,
+                     config=config, out=guest,
                      timeout=args.timeout * (len(settings()) if gated else 1),
                      run_args=run_args + (ab_args() if gated else []), predict=not gated,
-                     accel=args.accel)
+                     accel=args.accel, **topo,
+                     guest_wakebench=find_guest_wakebench(args.guest_wakebench, topo["arch"],
+                                                          wakebench))
     run_guest(plan)
     return None
 

@@ -55,7 +55,79 @@ PRESETS = {
         "smp": "4,sockets=1,dies=2,cores=2,threads=1",
         "numa": [],
     },
+    # arm64 (qemu's virt machine, a device tree): the caches are the lab's (devicetree.py), each
+    # given as the CPUs one instance serves (core, cluster, socket); "domains" are the sched
+    # domains, bottom-up after degeneration, the guest kernel must build (domains.py).
+    # Kunpeng 920-like: clusters of 4 cores (a shared L2 here) inside one L3.
+    "arm64-cls4": {
+        "arch": "arm64",
+        "doc": "arm64, 1 socket, 2 clusters x 4 cores (no SMT), L2 per cluster, one L3",
+        "cpu": "max",
+        "smp": "8,sockets=1,clusters=2,cores=4,threads=1",
+        "numa": [],
+        "caches": {2: "cluster", 3: "socket"},
+        "domains": [("CLS", "cluster"), ("MC", "socket")],
+    },
+    # Ampere Altra-like: 2-core clusters, a private L2 per core and no shared L3 in the firmware's
+    # tables. drivers/base/arch_topology.c: cpu_coregroup_mask() extends the per-core LLC to the
+    # cluster ("no shared cpu-side LLC but with clusters"), and cpu_clustergroup_mask(), which may
+    # not span as much as the coregroup, falls back to the core: CLS degenerates and MC, an
+    # SD_SHARE_LLC level, spans the cluster.
+    "arm64-altra": {
+        "arch": "arm64",
+        "doc": "arm64, 1 socket, 4 clusters x 2 cores (no SMT), private L2, no L3",
+        "cpu": "max",
+        "smp": "8,sockets=1,clusters=4,cores=2,threads=1",
+        "numa": [],
+        "caches": {2: "core"},
+        "domains": [("MC", "cluster"), ("PKG", "socket")],
+    },
+    "arm64-smt2-cls": {
+        "arch": "arm64",
+        "doc": "arm64, 1 socket, 2 clusters x 2 cores x 2 threads, L2 per core, one L3",
+        "cpu": "max",
+        "smp": "8,sockets=1,clusters=2,cores=2,threads=2",
+        "numa": [],
+        "caches": {2: "core", 3: "socket"},
+        "domains": [("SMT", "core"), ("CLS", "cluster"), ("MC", "socket")],
+    },
+    "arm64-2numa": {
+        "arch": "arm64",
+        "doc": "arm64, 2 sockets x 2 clusters x 2 cores, L2 per cluster, L3 per socket, 2 nodes",
+        "cpu": "max",
+        "smp": "8,sockets=2,clusters=2,cores=2,threads=1",
+        "numa": ["node,nodeid=0", "node,nodeid=1",
+                 "cpu,node-id=0,socket-id=0", "cpu,node-id=1,socket-id=1"],
+        "caches": {2: "cluster", 3: "socket"},
+        "domains": [("CLS", "cluster"), ("MC", "socket"), ("NUMA", "all")],
+    },
 }
+
+# What differs between the guests' architectures: qemu and its machine, the level between socket
+# and core that -smp may name, the console, the port the results come back on (guest-init.sh's
+# WBLAB_XFER) and the Debian architecture of the guest's busybox and libraries.
+ARCHES = {
+    "x86_64": {"qemu": "qemu-system-x86_64", "package": "qemu-system-x86", "machine": [],
+               "middle": "dies", "console": "ttyS0", "xfer_dev": "/dev/ttyS1",
+               "deb": "amd64", "triplet": "x86_64-linux-gnu"},
+    # virt has one PL011: the results use a virtio console (hvc0), which no console= names.
+    "arm64": {"qemu": "qemu-system-aarch64", "package": "qemu-system-arm",
+              "machine": ["-M", "virt,gic-version=3"], "middle": "clusters",
+              "console": "ttyAMA0", "xfer_dev": "/dev/hvc0",
+              "deb": "arm64", "triplet": "aarch64-linux-gnu"},
+}
+
+
+def preset_arch(preset):
+    return PRESETS.get(preset, {}).get("arch", "x86_64")
+
+
+def xfer_args(arch, xfer):
+    """qemu arguments that put the guest's transfer port into the file `xfer`."""
+    if arch == "x86_64":
+        return ["-serial", f"file:{xfer}"]
+    return ["-device", "virtio-serial-device", "-chardev", f"file,id=wblabxfer,path={xfer}",
+            "-device", "virtconsole,chardev=wblabxfer"]
 
 
 
@@ -85,15 +157,19 @@ def count(text, where):
     return int(text)
 
 
-def parse_smp(smp):
+def parse_smp(smp, arch="x86_64"):
+    """-smp's counts; the level between socket and core is `dies` (x86_64) or `clusters` (arm64),
+    returned as "dies" either way."""
     head, kv = parse_kv(smp)
-    unknown = set(kv) - {"cpus", "sockets", "dies", "cores", "threads", "maxcpus"}
+    middle = ARCHES[arch]["middle"]
+    unknown = set(kv) - {"cpus", "sockets", middle, "cores", "threads", "maxcpus"}
     if unknown:
-        raise LabError(f"-smp '{smp}': the lab does not model {', '.join(sorted(unknown))}")
+        raise LabError(f"-smp '{smp}': the lab does not model {', '.join(sorted(unknown))}"
+                       f" on {arch}")
     one = {k: count(v[-1], f"-smp '{smp}' {k}") for k, v in kv.items()}
     if head is not None:
         one["cpus"] = count(head, f"-smp '{smp}'")
-    dies, threads = one.get("dies", 1), one.get("threads", 1)
+    dies, threads = one.get(middle, 1), one.get("threads", 1)
     sockets, cores = one.get("sockets"), one.get("cores")
     cpus = one.get("cpus")
     if cores is None and sockets is None:
@@ -111,11 +187,13 @@ def parse_smp(smp):
     return {"cpus": cpus, "sockets": sockets, "dies": dies, "cores": cores, "threads": threads}
 
 
-def expected_topology(smp, numa_args):
-    """CPU index -> socket/die/core ids as qemu's x86 CPU index -> APIC id mapping lays them out
-    (threads innermost: hw/i386/x86.c x86_topo_ids_from_idx), the thread siblings and L3 span
-    (per die, see PRESETS), and the NUMA node (qemu puts CPUs no -numa names on node 0)."""
-    t = parse_smp(smp)
+def expected_topology(smp, numa_args, arch="x86_64", caches=None):
+    """CPU index -> socket/die/core ids as qemu lays them out, threads innermost (x86: hw/i386/x86.c
+    x86_topo_ids_from_idx; arm64 virt: virt_possible_cpu_arch_ids, clusters where x86 has dies),
+    the thread siblings, the caches (x86: an L3 per die, see PRESETS; arm64: `caches`, {level:
+    "core" | "cluster" | "socket"}, and no L3 unless it names one) and the NUMA node (qemu puts
+    CPUs no -numa names on node 0)."""
+    t = parse_smp(smp, arch)
     cpus = {}
     for i in range(t["cpus"]):
         thread = i % t["threads"]
@@ -144,12 +222,18 @@ def expected_topology(smp, numa_args):
             for info in cpus.values():
                 if all(info.get(k) == v for k, v in sel.items()):
                     info["node"] = node
+    keys = {"core": ("socket", "die", "core"), "cluster": ("socket", "die"),
+            "socket": ("socket",)}
     for i, info in cpus.items():
-        info["siblings"] = {j for j, o in cpus.items()
-                            if (o["socket"], o["die"], o["core"]) ==
-                               (info["socket"], info["die"], info["core"])}
-        info["l3"] = {j for j, o in cpus.items() if (o["socket"], o["die"]) ==
-                      (info["socket"], info["die"])}
+        def sharing(scope):
+            return {j for j, o in cpus.items() if all(o[k] == info[k] for k in keys[scope])}
+        info["siblings"] = sharing("core")
+        if arch == "x86_64":
+            info["l3"] = sharing("cluster")
+        else:
+            info["cluster"] = sharing("cluster")
+            info["caches"] = {lvl: sharing(scope) for lvl, scope in (caches or {}).items()}
+            info["l3"] = info["caches"].get(3)
     nodes = {}
     for i, info in cpus.items():
         nodes.setdefault(info["node"], set()).add(i)
@@ -338,8 +422,8 @@ def check_kvm(device=None):
                        "(add it to group kvm, or use --accel tcg)")
 
 
-def qemu_binary():
-    """$WB_LAB_QEMU (a path or a name on PATH), else qemu-system-x86_64."""
-    return os.environ.get("WB_LAB_QEMU") or "qemu-system-x86_64"
+def qemu_binary(arch="x86_64"):
+    """$WB_LAB_QEMU (a path or a name on PATH), else the architecture's qemu-system-*."""
+    return os.environ.get("WB_LAB_QEMU") or ARCHES[arch]["qemu"]
 
 

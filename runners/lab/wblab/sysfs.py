@@ -26,9 +26,10 @@ def parse_sysfs(text):
     return {"cpus": cpus, "caches": caches, "nodes": nodes, "domains": domains, "meta": meta}
 
 
-def guest_l3(sysfs, cpu):
+def guest_cache(sysfs, cpu, level=3):
+    """The CPUs sharing `cpu`'s unified cache of `level`, or None."""
     for c in sysfs["caches"].get(cpu, []):
-        if c["level"] == 3 and c["type"] == "Unified":
+        if c["level"] == level and c["type"] == "Unified":
             return c["shared"]
     return None
 
@@ -54,11 +55,17 @@ def check_sysfs(expected, sysfs):
         if sib != e["siblings"]:
             mism.append(f"cpu{c} thread_siblings_list: expected {format_cpu_list(e['siblings'])}, "
                         f"guest {format_cpu_list(sib) or 'none'}")
-        l3 = guest_l3(sysfs, c)
-        if l3 != e["l3"]:
-            mism.append(f"cpu{c} cache index3 (L3) shared_cpu_list: expected "
-                        f"{format_cpu_list(e['l3'])}, guest "
-                        f"{format_cpu_list(l3) if l3 is not None else 'no L3'}")
+        for level, want in {3: e["l3"], **e.get("caches", {})}.items():
+            got = guest_cache(sysfs, c, level)
+            if got != want:
+                mism.append(f"cpu{c} L{level} shared_cpu_list: expected "
+                            f"{format_cpu_list(want) if want is not None else f'no L{level}'}, "
+                            f"guest {format_cpu_list(got) if got is not None else f'no L{level}'}")
+        if "cluster" in e:
+            got = parse_cpu_list(g.get("cluster_cpus_list", ""))
+            if got != e["cluster"]:
+                mism.append(f"cpu{c} cluster_cpus_list: expected {format_cpu_list(e['cluster'])}"
+                            f", guest {format_cpu_list(got) or 'none'}")
         n = guest_node(sysfs, c)
         if n != e["node"]:
             mism.append(f"cpu{c} NUMA node: expected node{e['node']}, guest node{n}")

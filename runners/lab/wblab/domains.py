@@ -1,0 +1,88 @@
+"""Sched domains three ways: the ones a preset states its guest must build, the ones the guest
+kernel built (guest-init.sh's dump: names from debugfs, spans from /proc/schedstat; flags from the
+result set's environment.sched_domains) and the ones `wakebench predict --results` built from the
+result set (predict.json's `domains`). Every difference is one line; the lab fails on any."""
+from .cpulist import format_cpu_list, parse_cpu_list
+
+# What a preset's ("NAME", scope) spans, as keys of qemu.expected_topology's CPU records.
+SCOPES = {"core": "siblings", "cluster": "cluster", "socket": None, "node": None, "all": None}
+
+
+def expected_domains(topo, spec):
+    """{cpu: [(name, span)]} for a preset's domain statement [(name, scope)], bottom-up;
+    scope is core, cluster, socket, node or all."""
+    cpus = topo["cpus"]
+    out = {}
+    for c, info in cpus.items():
+        levels = []
+        for name, scope in spec:
+            if scope == "all":
+                span = set(cpus)
+            elif scope in ("socket", "node"):
+                span = {j for j, o in cpus.items() if o[scope] == info[scope]}
+            else:
+                span = set(info[SCOPES[scope]])
+            levels.append((name, span))
+        out[c] = levels
+    return out
+
+
+def guest_levels(sysfs):
+    """{cpu: [(name, span)]} from the parsed sysfs dump, bottom-up."""
+    return {c: [(d["name"], d["span"]) for d in sorted(ds, key=lambda d: d["level"])]
+            for c, ds in sysfs["domains"].items()}
+
+
+def text(levels):
+    return " ".join(f"{n}={format_cpu_list(s)}" for n, s in levels) or "none"
+
+
+def level_mismatches(want, got, what):
+    """One line per CPU whose levels differ: `what` says whose levels `want` are."""
+    bad = []
+    for c in sorted(set(want) | set(got)):
+        w, g = want.get(c, []), got.get(c, [])
+        if [(n, set(s)) for n, s in w] != [(n, set(s)) for n, s in g]:
+            bad.append(f"cpu{c} sched domains: {what} {text(w)}, guest {text(g)}")
+    return bad
+
+
+def model_levels(predict):
+    """{cpu: [(name, span)]} and {cpu: name of the highest SD_SHARE_LLC level} from predict.json's
+    `domains` (the model names a NUMA level with its distance, "NUMA(20)"; debugfs says "NUMA")."""
+    levels, llc = {}, {}
+    for d in sorted(predict.get("domains", []), key=lambda d: (d["cpu"], d["domain"])):
+        name = d["name"].split("(")[0]
+        levels.setdefault(d["cpu"], []).append((name, parse_cpu_list(d["span"])))
+        if d.get("share_llc"):
+            llc[d["cpu"]] = d["name"]
+    return levels, llc
+
+
+def recorded_llc(results):
+    """{cpu: name of the highest level whose flags hold SD_SHARE_LLC, or None} for every CPU the
+    result set's environment.sched_domains records."""
+    llc = {}
+    doms = (results.get("environment") or {}).get("sched_domains")
+    for d in sorted(doms if isinstance(doms, list) else [], key=lambda d: d.get("domain", 0)):
+        llc.setdefault(d["cpu"], None)
+        if "SD_SHARE_LLC" in d.get("flags", []):
+            llc[d["cpu"]] = d.get("name")
+    return llc
+
+
+def model_mismatches(sysfs, predict, results):
+    """Every difference between the domains the guest kernel built and the predictor's reading of
+    its result set: levels and spans per CPU, and the level that shares the LLC."""
+    if not predict.get("domains"):
+        return ["predict.json has no domains (a wakebench before the model printed them)"]
+    levels, llc = model_levels(predict)
+    bad = level_mismatches(levels, guest_levels(sysfs), "the model's")
+    kernel_llc = recorded_llc(results)
+    if not kernel_llc:
+        bad.append("the result set records no sched domains: the LLC level is not checked")
+    for c in sorted(kernel_llc):
+        if llc.get(c) != kernel_llc[c]:
+            bad.append(f"cpu{c} LLC level (highest SD_SHARE_LLC): the model's "
+                       f"{llc.get(c) or 'none'}, guest {kernel_llc[c] or 'none'}")
+    return bad
