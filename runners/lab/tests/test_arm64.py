@@ -1,10 +1,14 @@
 """arm64 guests: the topology the presets ask of qemu's virt machine, the device tree's cache
 nodes, the sched domains each preset states, and the checks that hold the guest's domains against
 the preset's and the predictor's (each shown failing on a dump that must contradict it)."""
+import json
+import re
 import subprocess
+from pathlib import Path
 
 import pytest
 
+import wblab.guest
 from wblab import LabError
 from wblab.devicetree import cache_overlay, memory_nodes
 from wblab.domains import expected_domains, guest_levels, level_mismatches, model_mismatches
@@ -160,3 +164,30 @@ def test_elf_arch(tmp_path):
     assert elf_arch(arm) == "arm64"
     (tmp_path / "txt").write_text("#!/bin/sh\n")
     assert elf_arch(tmp_path / "txt") is None
+
+
+RECORDED = Path(__file__).parent / "fixtures/arm64-altra"
+
+
+def recorded_check(monkeypatch, tmp_path, edit=lambda text: text):
+    """check_model_domains on the arm64-altra guest's recorded dump (edited), its result set's
+    sched domains and the predictor's reading of that set, as the lab runs it."""
+    predict = json.loads((RECORDED / "predict-domains.json").read_text())
+    monkeypatch.setattr(wblab.guest, "run_json", lambda cmd: (predict, None))
+    results = tmp_path / "results.json"
+    results.write_text((RECORDED / "sched-domains.json").read_text())
+    sysfs = parse_sysfs(edit((RECORDED / "sysfs.txt").read_text()))
+    summary, problems = {}, []
+    wblab.guest.check_model_domains("wakebench", sysfs, results, summary, problems)
+    return summary["model_domains_check"]["mismatches"], problems
+
+
+def test_recorded_guest_domains_equal_the_model_and_a_removed_level_fails(monkeypatch, tmp_path):
+    assert recorded_check(monkeypatch, tmp_path) == ([], [])
+    # The same dump without its MC level (domain 0 of every CPU).
+    mism, problems = recorded_check(
+        monkeypatch, tmp_path,
+        lambda t: "\n".join(l for l in t.splitlines() if not re.match(r"domain \d+ 0 ", l)))
+    assert len(mism) == 8 and mism[0] == "cpu0 sched domains: the model's MC=0-1 PKG=0-7, " \
+                                         "guest PKG=0-7"
+    assert problems == ["the guest's sched domains differ from the model's (8)"]

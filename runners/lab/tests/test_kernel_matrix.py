@@ -192,6 +192,12 @@ def test_update_doc_replaces_between_markers(tmp_path):
     doc.write_text("intro\n<!-- matrix:begin -->\nold\n<!-- matrix:end -->\nafter\n")
     update_doc(doc, "new\n")
     assert doc.read_text() == "intro\n<!-- matrix:begin -->\nnew\n<!-- matrix:end -->\nafter\n"
+    with pytest.raises(LabError, match="no '<!-- matrix-arm64:begin -->'"):
+        update_doc(doc, "arm\n", "arm64")
+    doc.write_text(doc.read_text() + "<!-- matrix-arm64:begin -->\n<!-- matrix-arm64:end -->\n")
+    update_doc(doc, "arm\n", "arm64")
+    assert doc.read_text().endswith("<!-- matrix-arm64:begin -->\narm\n<!-- matrix-arm64:end -->\n")
+    assert "new" in doc.read_text()
     doc.write_text("no markers")
     with pytest.raises(LabError, match="markers"):
         update_doc(doc, "x")

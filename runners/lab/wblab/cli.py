@@ -69,7 +69,9 @@ def parser():
     # earlier costs nothing. The guest's own `run` gets the budget less 90 s to ship its results.
     ap.add_argument("--timeout", type=int, default=2400,
                     help="guest wall-clock budget in s (default 2400)")
-    ap.add_argument("--no-predict", action="store_true", help="skip `wakebench predict`")
+    ap.add_argument("--no-predict", action="store_true",
+                    help="skip `wakebench predict` (the agreement and the check of the guest's "
+                         "sched domains against the model's)")
     ap.add_argument("--check", action="store_true",
                     help="only check the prerequisites (qemu, kernel, busybox-static, cpio, "
                          "wakebench); exit 3 naming the first one missing")
@@ -142,8 +144,9 @@ def main_one(argv):
                      mem=args.mem, tcg_thread=args.tcg_thread or "single", accel=args.accel,
                      append=args.append, timeout=args.timeout,
                      guest_cmd=args.guest_cmd, no_run=args.no_run, run_args=args.run_args,
-                     predict=not args.no_predict, verbose=args.verbose,
-                     sched_features=args.sched_feature, guest_wakebench=guest_wb, **topo)
+                     predict=not args.no_predict, check_domains=not args.no_predict,
+                     verbose=args.verbose, sched_features=args.sched_feature,
+                     guest_wakebench=guest_wb, **topo)
     _, problems = run_guest(plan)
     return 1 if problems else 0
 

@@ -301,9 +301,11 @@ def kernel_line(policy, info):
         f"{k} {str(info[k])[:16] if k.endswith('sha256') else info[k]}" for k in keys if k in info)
 
 
-def update_doc(doc, table):
-    """Replaces the text between the matrix markers of `doc` with `table`."""
-    begin, end = "<!-- matrix:begin -->", "<!-- matrix:end -->"
+def update_doc(doc, table, arch="x86_64"):
+    """Replaces the text between the matrix markers of `doc` with `table`: each architecture has
+    its own block (matrix:begin / matrix:end for x86_64, matrix-<arch>:begin / ...:end)."""
+    tag = "matrix" if arch == "x86_64" else f"matrix-{arch}"
+    begin, end = f"<!-- {tag}:begin -->", f"<!-- {tag}:end -->"
     text = Path(doc).read_text()
     if begin not in text or end not in text:
         raise LabError(f"{doc}: no '{begin}' ... '{end}' markers to put the matrix between")
@@ -444,7 +446,7 @@ def main(argv):
     write_atomic(out / "matrix.json", json.dumps(matrix, indent=1) + "\n")
     write_atomic(out / "matrix.md", table)
     if args.doc:
-        update_doc(args.doc, table)
+        update_doc(args.doc, table, args.arch)
     print(table, end="")
     log(f"matrix in {out}/matrix.md")
     return 0
