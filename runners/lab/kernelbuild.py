@@ -33,23 +33,15 @@ from pathlib import Path
 # Policies with their patch (POLICIES; None: the unpatched source), and those another policy's
 # kernel runs (ALIASES: current-cpu needs no patch, 6.12's select_task_rq_fair() already returns
 # the waker's CPU for WF_CURRENT_CPU, KERNELS.md), from registry/registry.json.
-from wblab.registry import ALIASES, FEATURES, KERNELS as POLICIES
+from wblab.registry import ALIASES, ARCHITECTURES as ARCHES, FEATURES, KERNELS as POLICIES
 
 HERE = Path(__file__).resolve().parent
 PATCHES = HERE / "patches"
-# The guest architectures: the kernel's ARCH, Debian's cross compiler, the image make builds and
-# where it lands. The fragments are kernel.config (every guest), kernel-<arch>.config (its
-# boot devices and firmware tables) and, for --lockdep, kernel-lockdep.config.
-ARCHES = {
-    "x86_64": {"karch": "x86_64", "triplet": "x86_64-linux-gnu", "target": "bzImage",
-               "image": "arch/x86/boot/bzImage"},
-    "arm64": {"karch": "arm64", "triplet": "aarch64-linux-gnu", "target": "Image",
-              "image": "arch/arm64/boot/Image"},
-    # powernv's skiboot loads the ELF vmlinux (qemu -kernel) and hands it the device tree.
-    "ppc64le": {"karch": "powerpc", "triplet": "powerpc64le-linux-gnu", "target": "vmlinux",
-                "image": "vmlinux"},
-}
-HOST_ARCH = {"x86_64": "x86_64", "aarch64": "arm64", "ppc64le": "ppc64le"}
+# The guest architectures (registry.json: the kernel's ARCH, Debian's cross compiler, the image
+# make builds and where it lands). The fragments are kernel.config (every guest),
+# kernel-<arch>.config (its boot devices and firmware tables) and, for --lockdep,
+# kernel-lockdep.config.
+HOST_ARCH = {a["uname"]: a["id"] for a in ARCHES.values()}
 PACKAGE = "linux-source-6.12"
 TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")
 TOP = "linux-source-6.12"
@@ -409,7 +401,7 @@ def check_patches():
 def make_env(arch="x86_64"):
     """make's ARCH for the guest, and Debian's cross compiler when the host is another one."""
     a = ARCHES[arch]
-    env = dict(os.environ, ARCH=a["karch"])
+    env = dict(os.environ, ARCH=a["kernel_arch"])
     if HOST_ARCH.get(platform.machine()) != arch:
         env["CROSS_COMPILE"] = a["triplet"] + "-"
     return env
@@ -581,7 +573,7 @@ def build(policy, lockdep, jobs, nice, arch="x86_64"):
     patch_sha = patches_sha(patches)
     cache = cache_dir()
     out = image_dir(cache, version, arch, policy, lockdep, patch_sha, config_sha)
-    target = ARCHES[arch]["target"]
+    target = ARCHES[arch]["kernel_target"]
     if (out / "meta.json").exists():
         return out / target
     cache.mkdir(parents=True, exist_ok=True)
@@ -602,7 +594,7 @@ def build(policy, lockdep, jobs, nice, arch="x86_64"):
         tmp = out.with_name(f".{out.name}.tmp")
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir()
-        shutil.copyfile(bdir / ARCHES[arch]["image"], tmp / target)
+        shutil.copyfile(bdir / ARCHES[arch]["kernel_image"], tmp / target)
         shutil.copyfile(bdir / ".config", tmp / "config")
         meta = {"policy": policy, "arch": arch, "source_version": version,
                 "source_package": debian, "patch_sha256": patch_sha, "config_sha256": config_sha,

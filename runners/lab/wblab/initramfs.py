@@ -12,18 +12,17 @@ from pathlib import Path
 
 from . import HERE, LabError
 from .qemu import ARCHES, banner, emulated
-
-# e_machine of the ELF header (bytes 18-19, little-endian) per guest architecture.
-ELF_MACHINE = {"x86_64": 62, "arm64": 183}
-
+from .registry import ARCHITECTURES
 
 def elf_arch(path):
-    """The guest architecture an ELF file was built for, or None."""
-    head = Path(path).read_bytes()[:20]
+    """The architecture (registry.json) an ELF file was built for, from e_machine (bytes 18-19,
+    little-endian), or None."""
+    with open(path, "rb") as f:
+        head = f.read(20)
     if head[:4] != b"\x7fELF":
         return None
     machine = int.from_bytes(head[18:20], "little")
-    return next((a for a, m in ELF_MACHINE.items() if m == machine), None)
+    return next((a for a, r in ARCHITECTURES.items() if r["elf_machine"] == machine), None)
 
 
 def needed(binary):

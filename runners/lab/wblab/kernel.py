@@ -12,7 +12,8 @@ import subprocess
 from pathlib import Path
 
 from . import HERE, REPO, LabError
-from .registry import KERNELS
+from .initramfs import elf_arch
+from .registry import ARCHITECTURES, KERNELS
 
 # The policies build-kernel.sh builds (current-cpu needs no patch: 6.12's select_task_rq_fair
 # already returns the waker's CPU for WF_CURRENT_CPU, which futex-swap's seccomp handoff carries, so
@@ -75,10 +76,9 @@ def find_guest_wakebench(arg, arch, host_wakebench):
     """The wakebench a guest of `arch` runs: the host's for a guest of the host's architecture
     (unless --guest-wakebench names another), else --guest-wakebench or the build directory of
     runners/cross-build.sh (build-cross-<uname -m>)."""
-    from .initramfs import elf_arch
     if not arg and elf_arch("/proc/self/exe") == arch:
         return host_wakebench
-    machine = {"arm64": "aarch64"}.get(arch, arch)
+    machine = ARCHITECTURES[arch]["uname"]
     path = Path(arg) if arg else REPO / f"build-cross-{machine}" / "wakebench"
     if not path.is_file():
         raise LabError(f"no {arch} wakebench at {path}: runners/cross-build.sh {machine} builds "

@@ -12,6 +12,7 @@ import time
 
 from . import BANNER, LabError, log
 from .cpulist import parse_cpu_list
+from .registry import ARCHITECTURES
 
 # -cpu Skylake-Server: qemu 7.2 encodes SMT in CPUID leaf 0xB/0x1F and L3 sharing per die in leaf 4
 # (target/i386/cpu.c, cpu_x86_cpuid case 4: L3 shared by 1 << apicid_die_offset), so the guest
@@ -103,19 +104,20 @@ PRESETS = {
     },
 }
 
-# What differs between the guests' architectures: qemu and its machine, the level between socket
-# and core that -smp may name, the console, the port the results come back on (guest-init.sh's
-# WBLAB_XFER) and the Debian architecture of the guest's busybox and libraries.
+# How qemu runs a guest of each architecture the lab boots: qemu and its machine, the level
+# between socket and core that -smp may name, the console and the port the results come back on
+# (guest-init.sh's WBLAB_XFER); with the architecture's own facts from registry.json
+# (triplet, deb, elf_machine, ...).
 ARCHES = {
     "x86_64": {"qemu": "qemu-system-x86_64", "package": "qemu-system-x86", "machine": [],
-               "middle": "dies", "console": "ttyS0", "xfer_dev": "/dev/ttyS1",
-               "deb": "amd64", "triplet": "x86_64-linux-gnu"},
+               "middle": "dies", "console": "ttyS0", "xfer_dev": "/dev/ttyS1"},
     # virt has one PL011: the results use a virtio console (hvc0), which no console= names.
     "arm64": {"qemu": "qemu-system-aarch64", "package": "qemu-system-arm",
               "machine": ["-M", "virt,gic-version=3"], "middle": "clusters",
-              "console": "ttyAMA0", "xfer_dev": "/dev/hvc0",
-              "deb": "arm64", "triplet": "aarch64-linux-gnu"},
+              "console": "ttyAMA0", "xfer_dev": "/dev/hvc0"},
 }
+for _arch, _qemu in ARCHES.items():
+    _qemu.update(ARCHITECTURES[_arch])
 
 
 def preset_arch(preset):

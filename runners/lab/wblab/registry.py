@@ -1,4 +1,5 @@
-"""registry/registry.json (registry/README.md): the policies and mechanisms, listed once for the
+"""registry/registry.json (registry/README.md): the policies, mechanisms and guest architectures,
+listed once for the
 C++ (which compiles the file in) and for these tools, which read the file itself: building a guest
 kernel needs no built wakebench."""
 import json
@@ -19,3 +20,6 @@ NO_KERNEL_WAKEUP = {m["id"]: m["no_kernel_wakeup"] for m in REGISTRY["mechanisms
 # The others, in the registry's order.
 BLOCKING_MECHANISMS = tuple(m["id"] for m in REGISTRY["mechanisms"]
                             if m["id"] not in NO_KERNEL_WAKEUP)
+# The guest architectures, by id: uname, kernel_arch, triplet, deb, elf_machine, kernel_target,
+# kernel_image.
+ARCHITECTURES = {a["id"]: a for a in REGISTRY["architectures"]}
