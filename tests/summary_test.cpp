@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <string>
 
 #include "tests/support.h"
@@ -100,6 +102,20 @@ TEST(Summary, ClaimWithAPolicyShowsTheModelsPrediction) {
   EXPECT_NE(t.find("model for futex/threads/kernel: sync-pair "), std::string::npos) << t;
   EXPECT_NE(t.find("seed 000: no policy named"), std::string::npos) << t;
   EXPECT_EQ(t.find("model for", t.find("no policy named")), std::string::npos) << t;
+}
+
+// The golden summary (tests/golden/check.sh): the table of the report fixture, byte for byte.
+// WB_GOLDEN_UPDATE=1 rewrites the file instead.
+TEST(Summary, GoldenTableOfTheReportFixture) {
+  const json rs =
+      json::parse(wb::test::read_fixture(WB_FIXTURES_DIR "/results/report-sample.json"));
+  const std::string got = summary_table(rs);
+  const std::string path = std::string(WB_SOURCE_DIR) + "/tests/golden/summary.txt";
+  if (std::getenv("WB_GOLDEN_UPDATE") != nullptr) {
+    std::ofstream(path) << got;
+    GTEST_SKIP() << "wrote " << path;
+  }
+  EXPECT_EQ(got, wb::test::read_fixture(path)) << "run's summary table changed (" << path << ")";
 }
 
 }  // namespace

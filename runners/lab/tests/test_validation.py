@@ -1,4 +1,4 @@
-"""What the lab is given is checked before any guest boots (issue 25): -smp, -numa, matrix --aa,
+"""What the lab is given is checked before any guest boots: -smp, -numa, matrix --aa,
 --image and --presets each fail in one line (LabError, exit status 2) and no guest runs."""
 import json
 import tempfile

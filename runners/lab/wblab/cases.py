@@ -1,4 +1,4 @@
-"""The matrix's case files (issue 23 items 6-7): `--cases FILE` or `--cases PRESET=FILE` runs a
+"""The matrix's case files: `--cases FILE` or `--cases PRESET=FILE` runs a
 wakebench run config of anyone's choosing instead of configs/lab/<preset>.json, and the matrix
 records which file ran, its sha256, whether it is committed in git unchanged (and when), and the
 wakebench commit the guests ran, so a reader sees the cases were fixed before the guests ran."""

@@ -1,4 +1,4 @@
-"""The kernel named from its placements (issue 23 item 5): per case that discriminates the running
+"""The kernel named from its placements: per case that discriminates the running
 kernel's policy from another lab kernel's, the policy groups of `wakebench predict --results`
 ranked by strict distance (groups with one steady state taken as one: by_steady); a hit is
 strictly nearer, by at least MARGIN, to the running kernel's group than to every other group (ties

@@ -1,4 +1,4 @@
-"""The gated kernel (issue 23 item 4): one image carrying every policy behind its sched feature
+"""The gated kernel: one image carrying every policy behind its sched feature
 (registry FEATURES), run with zipped `--ab` specs so setting 0 has every feature off (mainline)
 and setting k turns exactly the k-th on. Each setting's result set must show, in every
 repetition's read-back, the intended feature state; its placements must match the per-patch
