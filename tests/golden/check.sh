@@ -18,10 +18,15 @@ trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
 mkdir out
 # The predict fixtures leave topology.xml empty (tests/fixtures/predict/README.md): filled here.
-jq --rawfile x "$fx/predict/kvm-epyc-2vcpu-nosmt.xml" '.topology.xml = $x' \
-  "$fx/predict/results-2cpu.json" >results-2cpu.json
-jq --rawfile x "$fx/topologies/model/box-c-8c-smt2-stride8-1llc.xml" '.topology.xml = $x' \
-  "$fx/predict/results-box-c.json" >results-box-c.json
+fill() {
+  python3 -c 'import json, sys
+rs = json.load(open(sys.argv[1]))
+rs["topology"]["xml"] = open(sys.argv[2]).read()
+json.dump(rs, open(sys.argv[3], "w"))' "$@"
+}
+fill "$fx/predict/results-2cpu.json" "$fx/predict/kvm-epyc-2vcpu-nosmt.xml" results-2cpu.json
+fill "$fx/predict/results-box-c.json" "$fx/topologies/model/box-c-8c-smt2-stride8-1llc.xml" \
+  results-box-c.json
 for r in results-2cpu results-box-c; do
   "$wb" predict --results $r.json >out/predict-$r.txt 2>&1
   "$wb" predict --results $r.json --json >out/predict-$r.json

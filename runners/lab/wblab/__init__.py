@@ -8,7 +8,12 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent.parent  # runners/lab
+# A checkout, or P/share/wakebench of an installed one (cmake --install: the same layout, with
+# wakebench in P/bin). An installed lab writes its results under the current directory.
 REPO = HERE.parent.parent
+CHECKOUT = (REPO / ".git").exists()
+RESULTS = (REPO if CHECKOUT else Path.cwd()) / "results"
+INSTALLED_WAKEBENCH = REPO.parent.parent / "bin" / "wakebench"
 BANNER = "EMULATED (TCG) timings: not comparable with any host measurement"
 
 

@@ -6,9 +6,10 @@ import signal
 import sys
 from pathlib import Path
 
-from . import REPO, LabError
+from . import HERE, REPO, LabError
 from .guest import GuestPlan, default_out, run_guest
 from .initramfs import static_busybox
+from .registry import FILE as REGISTRY_FILE
 from .kernel import KERNEL_POLICIES, cache_dir, find_guest_wakebench, find_kernel, \
     find_wakebench, resolve_kernel
 from .qemu import ACCELERATORS, ARCHES, PRESETS, accel_args, check_kvm, expected_topology, \
@@ -22,7 +23,8 @@ def parser():
                     "CPU topology and kernel, "
                     "and hold its placements against the model of the policy that kernel runs. "
                     "`wakebench-lab matrix --help`: every preset x kernel.",
-        epilog="Presets: " + "; ".join(f"{k}: {v['doc']}" for k, v in PRESETS.items()))
+        epilog="Presets: " + "; ".join(f"{k}: {v['doc']}" for k, v in PRESETS.items())
+        + ". " + files_line())
     ap.add_argument("--preset", choices=sorted(PRESETS))
     ap.add_argument("--smp", help="free-form qemu -smp (overrides the preset's)")
     ap.add_argument("--numa", action="append", default=None, metavar="ARG",
@@ -78,6 +80,16 @@ def parser():
     ap.add_argument("-v", "--verbose", action="store_true", help="stream the guest console")
     ap.add_argument("run_args", nargs="*", help="after --: extra `wakebench run` arguments")
     return ap
+
+
+def files_line():
+    """Where this lab's own files are (a checkout's, or an installed lab's under P/share)."""
+    patches = sorted((HERE / "patches").glob("*.patch"))
+    series = sorted((HERE / "patches" / "gated").glob("*.patch"))
+    configs = sorted((REPO / "configs" / "lab").glob("*.json"))
+    return (f"Files: kernel patches {HERE / 'patches'} ({len(patches)}, and {len(series)} in "
+            f"the gated series); suites {REPO / 'configs' / 'lab'} ({len(configs)}); registry "
+            f"{REGISTRY_FILE}.")
 
 
 def topology_args(preset, smp=None, numa=None, cpu=None):

@@ -8,7 +8,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from . import REPO, LabError, log, write_atomic
+from . import RESULTS, LabError, log, write_atomic
 from .agreement import agreement, run_json
 from .cpulist import format_cpu_list
 from .devicetree import guest_dtb
@@ -39,7 +39,7 @@ class GuestPlan:
 
 
 def default_out(name, policy):
-    return REPO / "results/lab" / f"{name}-{policy}-{datetime.datetime.now():%Y%m%d-%H%M%S}"
+    return RESULTS / "lab" / f"{name}-{policy}-{datetime.datetime.now():%Y%m%d-%H%M%S}"
 
 
 def qemu_command(plan, initrd, console, xfer, dtb=None):

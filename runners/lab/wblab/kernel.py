@@ -11,7 +11,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from . import HERE, REPO, LabError
+from . import CHECKOUT, HERE, INSTALLED_WAKEBENCH, REPO, LabError
 from .initramfs import elf_arch
 from .registry import ARCHITECTURES, KERNELS
 
@@ -52,7 +52,7 @@ def find_kernel(arg, what="--kernel "):
 
 def find_wakebench(arg):
     """--wakebench, else $WB_BINARY, else the build directory runners/bootstrap.sh and the README
-    use ($WB_BUILD_DIR, default build/ in this checkout)."""
+    use ($WB_BUILD_DIR, default build/ in this checkout), else an installed lab's P/bin."""
     build = Path(os.environ.get("WB_BUILD_DIR") or REPO / "build")
     if not build.is_absolute():
         build = Path.cwd() / build
@@ -60,8 +60,10 @@ def find_wakebench(arg):
         cands = [("--wakebench", arg)]
     elif os.environ.get("WB_BINARY"):
         cands = [("$WB_BINARY", os.environ["WB_BINARY"])]
-    else:
+    elif CHECKOUT or os.environ.get("WB_BUILD_DIR"):
         cands = [("the build directory", build / "wakebench")]
+    else:
+        cands = [("the installed wakebench", INSTALLED_WAKEBENCH)]
     for what, c in cands:
         if Path(c).is_file() and os.access(c, os.X_OK):
             return Path(c).resolve()

@@ -11,7 +11,7 @@ import json
 import types
 from pathlib import Path
 
-from . import REPO, LabError, log, write_atomic
+from . import REPO, RESULTS, LabError, log, write_atomic
 from . import confusion
 from .agreement import agreement, mix_text, pct_text
 from .cases import parse_cases, provenance, provenance_lines
@@ -416,7 +416,7 @@ def main(argv):
         run_args.append("--trace-wakeups")
     wakebench = find_wakebench(args.wakebench)
     out = Path(args.out) if args.out else (
-        REPO / "results/lab" / f"matrix-{datetime.datetime.now():%Y%m%d-%H%M%S}")
+        RESULTS / "lab" / f"matrix-{datetime.datetime.now():%Y%m%d-%H%M%S}")
     matrix = {"kernels": kernels, "columns": columns(kernels), "cells": {p: {} for p in presets},
               "kernel_meta": {}, "cases": {p: case_record(configs[p]) for p in presets}}
     # Kernel by kernel (each image is built or found once), every preset on each.
