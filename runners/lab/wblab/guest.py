@@ -204,11 +204,9 @@ def print_cases(results, rows, accel="tcg"):
               f"{'' if med is None else f'{med:.0f}'} {case.get('reason') or ''}")
 
 
-def run_guest(plan):
-    """Boots the guest, brings back what it wrote, checks it; writes lab-summary.json and returns
-    (summary, problems)."""
-    out = Path(plan.out)
-    out.mkdir(parents=True, exist_ok=True)
+def prepare_guest(plan, out):
+    """The qemu command and the files it boots (initramfs, and for arm64 the device tree);
+    returns (command, initramfs, transfer log, console log)."""
     initrd = out / "initramfs.cpio.gz"
     xfer, console = out / "transfer.log", out / "console.log"
     for p in (xfer, console):
@@ -217,7 +215,6 @@ def run_guest(plan):
     cmd = qemu_command(plan, initrd, console, xfer, dtb)
     if not shutil.which(cmd[0]):
         raise LabError(f"{cmd[0]} not found: apt-get install {ARCHES[plan.arch]['package']}")
-
     # The guest's own deadline for `wakebench run` leaves time to ship the result set back.
     run_timeout = max(30, plan.timeout - 90)
     job = guest_job(plan.guest_cmd, None if plan.no_run else plan.run_args, run_timeout, plan.name,
@@ -233,19 +230,11 @@ def run_guest(plan):
     log(f"kernel {plan.kernel} (policy {plan.policy}); initramfs "
         f"{initrd.stat().st_size // 1024} KiB; output {out}")
     log(banner(plan.accel))
-    boot_s, total_s, stopped = run_qemu(cmd, xfer, console, plan.timeout, plan.verbose)
-    initrd.unlink()
-    got = scan_transfer(xfer)
-    for n, data in got["files"].items():
-        if n != "results.json":
-            write_atomic(out / n, data)
+    return cmd, initrd, xfer, console
 
-    summary = {"name": plan.name, "emulated": emulated(plan.accel), "accel": plan.accel,
-               "qemu_command": cmd,
-               "kernel": str(plan.kernel), "lab_kernel": plan.lab_kernel, "policy": plan.policy,
-               "boot_s": boot_s, "total_s": round(total_s, 1), "stopped": stopped,
-               "guest_done": got["done"], "step_exit_codes": got["exits"],
-               "transfer_errors": got["errors"]}
+
+def transfer_problems(got, stopped):
+    """What went wrong between boot and the last step, from the transfer port's record."""
     problems = list(got["errors"])
     if not got["hello"]:
         problems.append("the guest never reached its /init (see console.log)")
@@ -255,36 +244,62 @@ def run_guest(plan):
     for step, rc in got["exits"].items():
         if rc:
             problems.append(f"guest step '{step}' exited {rc} (see {step}.err / run.log)")
-    sysfs = check_guest_sysfs(plan, got, summary, problems)
+    return problems
 
+
+def check_results(plan, results, cmd, out, summary, problems):
+    """The guest's result set labelled and saved, its pinned cases' CPUs classified by
+    wakebench's topology of the guest; returns its path."""
+    label_results(results, cmd, plan)
+    path = out / "results.json"
+    write_atomic(path, json.dumps(results, indent=1) + "\n")
+    topo = guest_classes(plan.wakebench, results, out)
+    summary["classes"] = [c["class"] for c in topo.get("classes", []) if c.get("available")]
+    print("classes available in the guest (wakebench topology on its hwloc XML): "
+          + ", ".join(summary["classes"]))
+    rows = pinned_checks(results, class_pairs(topo))
+    summary["pinned_check"] = rows
+    print_cases(results, rows, plan.accel)
+    for r in rows:
+        if r.get("agrees") is False:
+            problems.append(f"{r['name']}: ran on CPUs {r['cpus']}, which wakebench's "
+                            f"topology of the guest classifies as {r['class']}")
+    return path
+
+
+def run_guest(plan):
+    """Boots the guest, brings back what it wrote, checks it; writes lab-summary.json and returns
+    (summary, problems)."""
+    out = Path(plan.out)
+    out.mkdir(parents=True, exist_ok=True)
+    cmd, initrd, xfer, console = prepare_guest(plan, out)
+    boot_s, total_s, stopped = run_qemu(cmd, xfer, console, plan.timeout, plan.verbose)
+    initrd.unlink()
+    got = scan_transfer(xfer)
+    for n, data in got["files"].items():
+        if n != "results.json":
+            write_atomic(out / n, data)
+    summary = {"name": plan.name, "emulated": emulated(plan.accel), "accel": plan.accel,
+               "qemu_command": cmd,
+               "kernel": str(plan.kernel), "lab_kernel": plan.lab_kernel, "policy": plan.policy,
+               "boot_s": boot_s, "total_s": round(total_s, 1), "stopped": stopped,
+               "guest_done": got["done"], "step_exit_codes": got["exits"],
+               "transfer_errors": got["errors"]}
+    problems = transfer_problems(got, stopped)
+    sysfs = check_guest_sysfs(plan, got, summary, problems)
     results_path = None
     if "results.json" in got["files"]:
-        results = json.loads(got["files"]["results.json"])
-        label_results(results, cmd, plan)
-        results_path = out / "results.json"
-        write_atomic(results_path, json.dumps(results, indent=1) + "\n")
-        topo = guest_classes(plan.wakebench, results, out)
-        summary["classes"] = [c["class"] for c in topo.get("classes", []) if c.get("available")]
-        print("classes available in the guest (wakebench topology on its hwloc XML): "
-              + ", ".join(summary["classes"]))
-        rows = pinned_checks(results, class_pairs(topo))
-        summary["pinned_check"] = rows
-        print_cases(results, rows, plan.accel)
-        for r in rows:
-            if r.get("agrees") is False:
-                problems.append(f"{r['name']}: ran on CPUs {r['cpus']}, which wakebench's "
-                                f"topology of the guest classifies as {r['class']}")
+        results_path = check_results(plan, json.loads(got["files"]["results.json"]), cmd, out,
+                                     summary, problems)
     elif not plan.no_run and not plan.guest_cmd and not any(
             n.startswith("results-ab") for n in got["files"]):  # --ab: one set per setting
         problems.append("no result set came back")
-
     if results_path and plan.predict:
         summary["agreement"] = agreement(plan.wakebench, results_path, out, plan.policy)
     # Any result set will do (the gated guest's come one per setting): the domains are the same.
     first = results_path or next(iter(sorted(out.glob("results-ab*.json"))), None)
     if sysfs and first and plan.check_domains:
         check_model_domains(plan.wakebench, sysfs, first, summary, problems)
-
     summary["problems"] = problems
     write_atomic(out / "lab-summary.json", json.dumps(summary, indent=1, default=list) + "\n")
     log(f"boot {boot_s:.1f} s, whole guest {total_s:.1f} s" if boot_s else
