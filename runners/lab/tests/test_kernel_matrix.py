@@ -68,7 +68,8 @@ def test_bad_meta_is_an_error(tmp_path):
 
 
 def test_guest_job_runs_topology_then_run_or_custom():
-    job = guest_job(None, ["--benchmark_filter=x"], 100, "smt2")
+    job = guest_job(None, ["--benchmark_filter=x"], 100, "smt2", now=1764650000.7)
+    assert job.startswith("date -s @1764650000 > /dev/null\n")
     assert "wakebench topology --json" in job and "--benchmark_filter=x" in job
     assert "timeout 100 wakebench run" in job
     assert "wakebench run" not in guest_job(None, None, 100, "smt2")

@@ -8,6 +8,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 from . import HERE, LabError
@@ -139,15 +140,19 @@ def build_initramfs(stage, out, wakebench, config, job, arch="x86_64", cache=Non
     shutil.rmtree(root)
 
 
-def guest_job(guest_cmd, run_args, run_timeout, name, sched_features=(), accel="tcg"):
+def guest_job(guest_cmd, run_args, run_timeout, name, sched_features=(), accel="tcg", now=None):
     """/lab/job.sh, sourced by the guest's /init (its `step` helper ships what each step wrote):
-    `wakebench topology --json`, the `sched_features` written to debugfs (e.g. NO_DELAY_DEQUEUE;
-    the run's result set records the features it ran with), then `guest_cmd` if given, else
-    `wakebench run` with `run_args` (None: no run). `accel` (tcg, kvm) picks the labels."""
+    the clock set to the host's `now` (default: this moment), `wakebench topology --json`, the
+    `sched_features` written to debugfs (e.g. NO_DELAY_DEQUEUE; the run's result set records the
+    features it ran with), then `guest_cmd` if given, else `wakebench run` with `run_args` (None:
+    no run). `accel` (tcg, kvm) picks the labels."""
     # The hostname lands in the result set's environment and in `run`'s summary title.
     # "-emulated" (TCG) or "-kvm" puts the label into `run`'s own progress header and title.
     suffix = "emulated" if emulated(accel) else "kvm"
-    lines = [f"hostname wakebench-lab-{name}-{suffix}",
+    # A guest without an RTC driver (the arm64 virt kernel) starts in 1970: the result set's
+    # captured_at would then say nothing of when the guests ran (the matrix's cases record).
+    lines = [f"date -s @{int(time.time() if now is None else now)} > /dev/null",
+             f"hostname wakebench-lab-{name}-{suffix}",
              "step topology sh -c 'wakebench topology --json > /tmp/out/topology.json "
              "2> /tmp/out/topology.err'"]
     for f in sched_features:
