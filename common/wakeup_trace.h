@@ -13,8 +13,9 @@
 //   queued_remote  not migrated, target == prev, sched_wakeup emitted on a CPU other than the
 //                  waker's, and the wakee was still switching out (p->on_cpu) when woken: its
 //                  blocking switch-out came after the waking, or at most on_cpu_window_ns before
-//                  it (the wakelist IPI of section 2 item 2; a selection that picks an idle prev
-//                  CPU is delivered the same way, hence the timing condition);
+//                  it (the wakelist IPI, bypass 2 of docs/policy-model.md#bypasses; a selection
+//                  that picks an idle prev CPU is delivered the same way, hence the timing
+//                  condition);
 //   selection      everything else: select_task_rq ran (certain when the wakee migrated).
 // Limits of the events: an EEVDF delay-dequeued wakee (switched out with S but still on the
 // runqueue) is woken by ttwu_runnable yet counts as `selection` (no event tells it apart); the
