@@ -76,20 +76,6 @@ int cores_inside(hwloc_topology_t t, hwloc_obj_t o) {
   return hwloc_get_nbobjs_inside_cpuset_by_type(t, o->cpuset, HWLOC_OBJ_CORE);
 }
 
-// Dense ids for one kind of object: index in the list of distinct objects ordered by the lowest
-// PU OS index they hold. `objs[i]` is the object of pus[i] (nullptr = none).
-std::vector<int> dense_ids(const std::vector<hwloc_obj_t>& objs) {
-  std::vector<hwloc_obj_t> order;  // first appearance while walking PUs by OS index
-  std::vector<int> ids(objs.size(), -1);
-  for (size_t i = 0; i < objs.size(); ++i) {
-    if (objs[i] == nullptr) continue;
-    auto it = std::find(order.begin(), order.end(), objs[i]);
-    ids[i] = static_cast<int>(it - order.begin());
-    if (it == order.end()) order.push_back(objs[i]);
-  }
-  return ids;
-}
-
 int count_distinct(const std::vector<Pu>& pus, int Pu::*field) {
   std::set<int> s;
   for (const Pu& p : pus)
@@ -156,130 +142,197 @@ std::string basename_of(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-}  // namespace
-
-Topology Topology::from_hwloc(hwloc_topology* t, std::string source) {
-  Topology topo;
-  topo.source_ = std::move(source);
-
-  std::vector<hwloc_obj_t> pu_objs;
+// The PUs sorted by OS index. Throws when there is none.
+std::vector<hwloc_obj_t> pus_by_os_index(hwloc_topology_t t, const std::string& source) {
+  std::vector<hwloc_obj_t> pus;
   for (hwloc_obj_t o = nullptr; (o = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_PU, o)) != nullptr;)
-    pu_objs.push_back(o);
-  if (pu_objs.empty()) throw std::runtime_error("topology " + topo.source_ + ": no PUs");
-  std::sort(pu_objs.begin(), pu_objs.end(),
+    pus.push_back(o);
+  if (pus.empty()) throw std::runtime_error("topology " + source + ": no PUs");
+  std::sort(pus.begin(), pus.end(),
             [](hwloc_obj_t a, hwloc_obj_t b) { return a->os_index < b->os_index; });
+  return pus;
+}
 
-  // NUMA nodes with CPUs only: POWER9 exposes GPU memory as CPU-less nodes (P#252-255).
+// NUMA nodes with CPUs only: POWER9 exposes GPU memory as CPU-less nodes.
+std::vector<hwloc_obj_t> numa_nodes_with_cpus(hwloc_topology_t t) {
   std::vector<hwloc_obj_t> nodes;
   for (hwloc_obj_t o = nullptr;
        (o = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_NUMANODE, o)) != nullptr;)
     if (o->cpuset != nullptr && !hwloc_bitmap_iszero(o->cpuset)) nodes.push_back(o);
+  return nodes;
+}
 
-  const size_t n = pu_objs.size();
-  std::vector<hwloc_obj_t> core(n), l2(n), l3(n), llc(n), cluster(n), package(n), kernel_cluster(n);
-  topo.pus_.resize(n);
-  for (size_t i = 0; i < n; ++i) {
-    hwloc_obj_t pu = pu_objs[i];
-    topo.pus_[i].os = static_cast<int>(pu->os_index);
-    core[i] = hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_CORE, pu);
-    l2[i] = hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_L2CACHE, pu);
-    l3[i] = hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_L3CACHE, pu);
-    package[i] = hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_PACKAGE, pu);
-    // The LLC is the PU's L3, else its L2 (docs/result-set.md; model boxes A' and B').
-    llc[i] = l3[i] != nullptr ? l3[i] : l2[i];
-    for (hwloc_obj_t o = pu->parent; o != nullptr && kernel_cluster[i] == nullptr; o = o->parent)
-      if (o->type == HWLOC_OBJ_GROUP && is_cluster_object(o)) kernel_cluster[i] = o;
-    // Cluster: the innermost cache or Cluster group strictly between the core and the LLC that
-    // spans more than one core but not every core of the LLC (placement.h).
-    if (core[i] != nullptr && llc[i] != nullptr) {
-      const int llc_cores = cores_inside(t, llc[i]);
-      for (hwloc_obj_t o = core[i]->parent; o != nullptr && o != llc[i]; o = o->parent) {
-        if (!is_cluster_object(o)) continue;
-        const int c = cores_inside(t, o);
-        if (c > 1 && c < llc_cores) {
-          cluster[i] = o;
-          break;
-        }
-      }
-    }
-    // The closest node with CPUs: the smallest one holding the PU (with memory-side tiers such
-    // as HBM in flat mode several nodes hold it; their cpusets tie and the lowest id wins).
-    hwloc_obj_t best = nullptr;
-    for (hwloc_obj_t node : nodes) {
-      if (!hwloc_bitmap_isset(node->cpuset, pu->os_index)) continue;
-      if (best == nullptr || hwloc_bitmap_weight(node->cpuset) < hwloc_bitmap_weight(best->cpuset))
-        best = node;
-    }
-    topo.pus_[i].numa = best != nullptr ? static_cast<int>(best->os_index) : -1;
+// The closest node with CPUs: the smallest one holding the PU (with memory-side tiers such as
+// HBM in flat mode several nodes hold it; their cpusets tie and the lowest id wins). Its OS
+// index, -1 if none.
+int closest_numa_node(const std::vector<hwloc_obj_t>& nodes, hwloc_obj_t pu) {
+  hwloc_obj_t best = nullptr;
+  for (hwloc_obj_t node : nodes) {
+    if (!hwloc_bitmap_isset(node->cpuset, pu->os_index)) continue;
+    if (best == nullptr || hwloc_bitmap_weight(node->cpuset) < hwloc_bitmap_weight(best->cpuset))
+      best = node;
   }
-  const std::vector<int> core_ids = dense_ids(core), l2_ids = dense_ids(l2), l3_ids = dense_ids(l3),
-                         llc_ids = dense_ids(llc), cluster_ids = dense_ids(cluster),
-                         package_ids = dense_ids(package),
-                         kernel_cluster_ids = dense_ids(kernel_cluster);
-  for (size_t i = 0; i < n; ++i) {
-    Pu& p = topo.pus_[i];
-    p.core = core_ids[i];
-    p.l2 = l2_ids[i];
-    p.l3 = l3_ids[i];
-    p.llc = llc_ids[i];
-    p.cluster = cluster_ids[i];
-    p.package = package_ids[i];
-    p.kernel_cluster = kernel_cluster_ids[i];
+  return best != nullptr ? static_cast<int>(best->os_index) : -1;
+}
+
+// The innermost cache or Cluster group strictly between the core and the LLC that spans more
+// than one core but not every core of the LLC (docs/result-set.md#placement-classes); nullptr if
+// none.
+hwloc_obj_t cluster_between(hwloc_topology_t t, hwloc_obj_t core, hwloc_obj_t llc) {
+  if (core == nullptr || llc == nullptr) return nullptr;
+  const int llc_cores = cores_inside(t, llc);
+  for (hwloc_obj_t o = core->parent; o != nullptr && o != llc; o = o->parent) {
+    if (!is_cluster_object(o)) continue;
+    const int c = cores_inside(t, o);
+    if (c > 1 && c < llc_cores) return o;
   }
+  return nullptr;
+}
 
-  topo.counts_.pus = static_cast<int>(n);
-  topo.counts_.cores = count_distinct(topo.pus_, &Pu::core);
-  topo.counts_.l2_groups = count_distinct(topo.pus_, &Pu::l2);
-  topo.counts_.llcs = count_distinct(topo.pus_, &Pu::llc);
-  topo.counts_.numa_nodes = count_distinct(topo.pus_, &Pu::numa);
-  topo.counts_.packages = count_distinct(topo.pus_, &Pu::package);
-  topo.smt_ = smt_info(topo.pus_);
+// The hwloc "Cluster" group above the PU wherever it lies (Pu::kernel_cluster); nullptr if none.
+hwloc_obj_t kernel_cluster_above(hwloc_obj_t pu) {
+  for (hwloc_obj_t o = pu->parent; o != nullptr; o = o->parent)
+    if (o->type == HWLOC_OBJ_GROUP && is_cluster_object(o)) return o;
+  return nullptr;
+}
 
-  // NUMA latencies: hwloc 2 names the OS-provided matrix "NUMALatency"; matrices imported from
-  // hwloc 1.x XML (POWER9 files) carry no name, so any latency matrix over NUMA nodes is taken,
-  // the named one first.
+// The objects of one PU that its Pu fields number (nullptr = none).
+struct PuObjects {
+  hwloc_obj_t core, l2, l3, llc, cluster, package, kernel_cluster;
+};
+
+PuObjects objects_of(hwloc_topology_t t, hwloc_obj_t pu) {
+  PuObjects o{};
+  o.core = hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_CORE, pu);
+  o.l2 = hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_L2CACHE, pu);
+  o.l3 = hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_L3CACHE, pu);
+  o.package = hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_PACKAGE, pu);
+  // The LLC is the PU's L3, else its L2 (docs/policy-model.md#llc).
+  o.llc = o.l3 != nullptr ? o.l3 : o.l2;
+  o.cluster = cluster_between(t, o.core, o.llc);
+  o.kernel_cluster = kernel_cluster_above(pu);
+  return o;
+}
+
+// Dense ids for one kind of object: index in the list of distinct objects ordered by the lowest
+// PU OS index they hold. `objs[i]` is the object of pus[i]; -1 where it is nullptr.
+std::vector<int> dense_ids(const std::vector<PuObjects>& objs, hwloc_obj_t PuObjects::*kind) {
+  std::vector<hwloc_obj_t> order;  // first appearance while walking PUs by OS index
+  std::vector<int> ids(objs.size(), -1);
+  for (size_t i = 0; i < objs.size(); ++i) {
+    const hwloc_obj_t o = objs[i].*kind;
+    if (o == nullptr) continue;
+    auto it = std::find(order.begin(), order.end(), o);
+    ids[i] = static_cast<int>(it - order.begin());
+    if (it == order.end()) order.push_back(o);
+  }
+  return ids;
+}
+
+// Every PU, sorted by OS index, with the dense ids of its objects and its NUMA node.
+std::vector<Pu> read_pus(hwloc_topology_t t, const std::string& source) {
+  const std::vector<hwloc_obj_t> pu_objs = pus_by_os_index(t, source);
+  const std::vector<hwloc_obj_t> nodes = numa_nodes_with_cpus(t);
+  std::vector<PuObjects> objs;
+  for (hwloc_obj_t pu : pu_objs) objs.push_back(objects_of(t, pu));
+  const std::vector<int> core = dense_ids(objs, &PuObjects::core),
+                         l2 = dense_ids(objs, &PuObjects::l2), l3 = dense_ids(objs, &PuObjects::l3),
+                         llc = dense_ids(objs, &PuObjects::llc),
+                         cluster = dense_ids(objs, &PuObjects::cluster),
+                         package = dense_ids(objs, &PuObjects::package),
+                         kernel_cluster = dense_ids(objs, &PuObjects::kernel_cluster);
+  std::vector<Pu> pus(pu_objs.size());
+  for (size_t i = 0; i < pus.size(); ++i)
+    pus[i] = {.os = static_cast<int>(pu_objs[i]->os_index),
+              .core = core[i],
+              .l2 = l2[i],
+              .l3 = l3[i],
+              .llc = llc[i],
+              .cluster = cluster[i],
+              .numa = closest_numa_node(nodes, pu_objs[i]),
+              .package = package[i],
+              .kernel_cluster = kernel_cluster[i]};
+  return pus;
+}
+
+TopologyCounts counts_of(const std::vector<Pu>& pus) {
+  TopologyCounts c;
+  c.pus = static_cast<int>(pus.size());
+  c.cores = count_distinct(pus, &Pu::core);
+  c.l2_groups = count_distinct(pus, &Pu::l2);
+  c.llcs = count_distinct(pus, &Pu::llc);
+  c.numa_nodes = count_distinct(pus, &Pu::numa);
+  c.packages = count_distinct(pus, &Pu::package);
+  return c;
+}
+
+// NUMA latencies, node OS index -> node OS index -> distance; empty without a latency matrix.
+// hwloc 2 names the OS-provided matrix "NUMALatency"; matrices imported from hwloc 1.x XML (POWER9
+// files) carry no name, so any latency matrix over NUMA nodes is taken, the named one first.
+std::map<int, std::map<int, int>> numa_distances(hwloc_topology_t t) {
+  std::map<int, std::map<int, int>> out;
   unsigned nr = 0;
   hwloc_distances_get_by_type(t, HWLOC_OBJ_NUMANODE, &nr, nullptr,
                               HWLOC_DISTANCES_KIND_MEANS_LATENCY, 0);
-  if (nr > 0) {
-    std::vector<hwloc_distances_s*> dists(nr);
-    if (hwloc_distances_get_by_type(t, HWLOC_OBJ_NUMANODE, &nr, dists.data(),
-                                    HWLOC_DISTANCES_KIND_MEANS_LATENCY, 0) == 0) {
-      dists.resize(std::min<size_t>(nr, dists.size()));
-      hwloc_distances_s* chosen = dists.front();
-      for (hwloc_distances_s* d : dists) {
-        const char* name = hwloc_distances_get_name(t, d);
-        if (name != nullptr && std::strcmp(name, "NUMALatency") == 0) {
-          chosen = d;
-          break;
-        }
-      }
-      for (unsigned a = 0; a < chosen->nbobjs; ++a)
-        for (unsigned b = 0; b < chosen->nbobjs; ++b)
-          topo.numa_dist_[static_cast<int>(chosen->objs[a]->os_index)]
-                         [static_cast<int>(chosen->objs[b]->os_index)] =
-              static_cast<int>(chosen->values[a * chosen->nbobjs + b]);
-      for (hwloc_distances_s* d : dists) hwloc_distances_release(t, d);
+  if (nr == 0) return out;
+  std::vector<hwloc_distances_s*> dists(nr);
+  if (hwloc_distances_get_by_type(t, HWLOC_OBJ_NUMANODE, &nr, dists.data(),
+                                  HWLOC_DISTANCES_KIND_MEANS_LATENCY, 0) != 0)
+    return out;
+  dists.resize(std::min<size_t>(nr, dists.size()));
+  hwloc_distances_s* chosen = dists.front();
+  for (hwloc_distances_s* d : dists) {
+    const char* name = hwloc_distances_get_name(t, d);
+    if (name != nullptr && std::strcmp(name, "NUMALatency") == 0) {
+      chosen = d;
+      break;
     }
   }
+  for (unsigned a = 0; a < chosen->nbobjs; ++a)
+    for (unsigned b = 0; b < chosen->nbobjs; ++b)
+      out[static_cast<int>(chosen->objs[a]->os_index)]
+         [static_cast<int>(chosen->objs[b]->os_index)] =
+             static_cast<int>(chosen->values[a * chosen->nbobjs + b]);
+  for (hwloc_distances_s* d : dists) hwloc_distances_release(t, d);
+  return out;
+}
 
-  // Info attributes: the machine (root) first, then the packages (x86 puts CPUModel there).
+// Info attributes: the machine (root) first, then the packages (x86 puts CPUModel there); the
+// first value of a name wins.
+std::map<std::string, std::string> infos_of(hwloc_topology_t t) {
+  std::map<std::string, std::string> out;
   auto add_infos = [&](hwloc_obj_t o) {
-    for (unsigned i = 0; i < o->infos_count; ++i)
-      topo.info_.emplace(o->infos[i].name, o->infos[i].value);  // first value wins
+    for (unsigned i = 0; i < o->infos_count; ++i) out.emplace(o->infos[i].name, o->infos[i].value);
   };
   add_infos(hwloc_get_root_obj(t));
   for (hwloc_obj_t o = nullptr;
        (o = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_PACKAGE, o)) != nullptr;)
     add_infos(o);
+  return out;
+}
 
+std::string export_xml(hwloc_topology_t t, const std::string& source) {
   char* buffer = nullptr;
   int length = 0;
   if (hwloc_topology_export_xmlbuffer(t, &buffer, &length, 0) != 0)
-    throw std::runtime_error("topology " + topo.source_ +
+    throw std::runtime_error("topology " + source +
                              ": hwloc XML export failed: " + std::strerror(errno));
-  topo.xml_.assign(buffer, length > 0 ? static_cast<size_t>(length - 1) : 0);  // length counts '\0'
+  std::string xml(buffer, length > 0 ? static_cast<size_t>(length - 1) : 0);  // length counts '\0'
   hwloc_free_xmlbuffer(t, buffer);
+  return xml;
+}
+
+}  // namespace
+
+Topology Topology::from_hwloc(hwloc_topology* t, std::string source) {
+  Topology topo;
+  topo.source_ = std::move(source);
+  topo.pus_ = read_pus(t, topo.source_);
+  topo.counts_ = counts_of(topo.pus_);
+  topo.smt_ = smt_info(topo.pus_);
+  topo.numa_dist_ = numa_distances(t);
+  topo.info_ = infos_of(t);
+  topo.xml_ = export_xml(t, topo.source_);
   return topo;
 }
 

@@ -19,7 +19,7 @@ struct Pu {
   int core = -1;     // Core object
   int l2 = -1;       // L2 cache object above the PU (-1 if none)
   int l3 = -1;       // L3 cache object above the PU (-1 if none)
-  int llc = -1;      // last-level cache: the L3 if any, else the L2 (docs/result-set.md)
+  int llc = -1;      // last-level cache: the L3 if any, else the L2 (docs/policy-model.md#llc)
   int cluster = -1;  // a cache or hwloc "Cluster" group strictly between core and LLC (see
                      // placement.h), shared by >1 core; -1 if the PU has none
   int numa = -1;     // NUMA node OS index of the closest node with CPUs (-1 if none)

@@ -1,26 +1,15 @@
 #include "common/wakeup_trace.h"
 
-#include <dirent.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/mount.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
-#include <cstdio>
-#include <cstring>
-#include <fstream>
-#include <set>
-#include <sstream>
+#include <optional>
 #include <stdexcept>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <variant>
 
 #include "common/stats.h"
-#include "common/sys.h"
 #include "common/text.h"
 
 namespace wb {
@@ -130,20 +119,249 @@ std::optional<std::string> parse_line(std::string_view s, Line& out) {
   return "no timestamp";
 }
 
+// A line the attribution cannot read, saying why; attribute_wakeups adds which line it is.
+struct BadLine : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Calls `f` on every line of `text`, trimmed, but blank lines and '#' comments. A BadLine from `f`
+// becomes std::invalid_argument "trace line N: <why>: "<the line, cut at 100 characters>"".
+template <class F>
+void for_each_line(std::string_view text, F&& f) {
+  size_t line_no = 0;
+  for (size_t pos = 0; pos < text.size();) {
+    const size_t nl = text.find('\n', pos);
+    const std::string_view s = trim(text.substr(pos, nl == std::string_view::npos ? nl : nl - pos));
+    pos = nl == std::string_view::npos ? text.size() : nl + 1;
+    ++line_no;
+    if (s.empty() || s.front() == '#') continue;
+    try {
+      f(s);
+    } catch (const BadLine& e) {
+      throw std::invalid_argument("trace line " + std::to_string(line_no) + ": " + e.what() +
+                                  ": \"" + std::string(s.substr(0, 100)) +
+                                  (s.size() > 100 ? "...\"" : "\""));
+    }
+  }
+}
+
+// "CPU:N [LOST M EVENTS]": M, the events the kernel lost there; nullopt for any other line.
+std::optional<int64_t> lost_events(std::string_view s) {
+  if (s.rfind("CPU:", 0) != 0 || s.find("[LOST ") == std::string_view::npos) return std::nullopt;
+  const size_t a = s.find("[LOST ") + 6, b = s.find(' ', a);
+  int64_t n = 0;
+  if (b == std::string_view::npos || !to_int(s.substr(a, b - a), n)) throw BadLine("bad LOST line");
+  return n;
+}
+
+// ---- the events ------------------------------------------------------------------------------
+
+// The five events, their fields read. The running task and its CPU are the Line's.
+struct Fork {
+  int parent = 0, child = 0;
+};
+struct Waking {
+  int wakee = 0;
+  int prev_cpu = -1;  // its target_cpu field: task_cpu(p) before selection
+};
+struct Migrate {
+  int pid = 0;
+};
+struct Switch {
+  int prev = 0;
+  bool prev_runnable = false;  // switched out with state R/R+ (preempted), not blocking
+  int next = 0;
+};
+struct Wakeup {
+  int wakee = 0, target_cpu = -1;
+};
+using Event = std::variant<std::monostate, Fork, Waking, Migrate, Switch, Wakeup>;
+
+int need_int(std::string_view fields, std::string_view event, const char* key) {
+  const std::optional<int64_t> v = int_field(fields, key);
+  if (!v) throw BadLine(std::string(event) + ": no integer " + key + "=");
+  return static_cast<int>(*v);
+}
+
+Switch read_switch(std::string_view fields) {
+  const size_t arrow = fields.find(" ==> ");
+  if (arrow == std::string_view::npos) throw BadLine("sched_switch: no \" ==> \"");
+  const std::string_view left = fields.substr(0, arrow);
+  const std::string right = " " + std::string(fields.substr(arrow + 5));
+  const int prev = need_int(left, "sched_switch", "prev_pid");
+  const auto state = str_field(left, "prev_state");
+  if (!state || state->empty()) throw BadLine("sched_switch: no prev_state=");
+  return {prev, state->front() == 'R', need_int(right, "sched_switch", "next_pid")};
+}
+
+// The event of a line with its fields; monostate for the events the attribution does not use.
+Event read_event(const Line& l) {
+  const std::string_view ev = l.event, f = l.fields;
+  // The parent is the running task (a child_comm could hold " pid=" and fool the field).
+  if (ev == "sched_process_fork") return Fork{l.pid, need_int(f, ev, "child_pid")};
+  if (ev == "sched_waking") return Waking{need_int(f, ev, "pid"), need_int(f, ev, "target_cpu")};
+  if (ev == "sched_migrate_task") {
+    const int pid = need_int(f, ev, "pid");
+    need_int(f, ev, "dest_cpu");
+    return Migrate{pid};
+  }
+  if (ev == "sched_switch") return read_switch(f);
+  if (ev == "sched_wakeup") return Wakeup{need_int(f, ev, "pid"), need_int(f, ev, "target_cpu")};
+  return std::monostate{};
+}
+
+// ---- the attribution -------------------------------------------------------------------------
+
 enum class RunState { kUnknown, kRunning, kQueued, kBlocked };
 
 struct TaskState {
   RunState st = RunState::kUnknown;
   int64_t blocked_at = -1;  // last blocking switch-out
 };
+using TaskStates = std::unordered_map<int, TaskState>;  // case task -> what the trace last showed
 
+// A sched_waking of a case task waiting for its sched_wakeup: the wakee's state when woken, and
+// what came between.
 struct Pending {
   int waker = 0, waker_cpu = -1, prev = -1;
   int64_t ts = 0;
   RunState st = RunState::kUnknown;
   int64_t blocked_at = -1;
-  bool migrated = false, blocked_after = false, counted = false;
+  bool migrated = false, blocked_after = false;
+  bool counted = false;  // woken by another case task
 };
+using PendingWakes = std::unordered_map<int, Pending>;  // wakee -> its pending waking
+
+// The case tasks: the supervisor's descendants (sched_process_fork), the supervisor excluded.
+class CaseTasks {
+ public:
+  explicit CaseTasks(int supervisor) : supervisor_(supervisor), family_{supervisor} {}
+  void fork(int parent, int child) {
+    if (family_.count(parent)) family_.insert(child);
+  }
+  bool contains(int pid) const { return pid != supervisor_ && family_.count(pid) > 0; }
+
+ private:
+  int supervisor_;
+  std::unordered_set<int> family_;  // the supervisor and its descendants
+};
+
+// sched_waking of a case task: the wakee's state, kept until its sched_wakeup. A counted waking
+// still pending never got its sched_wakeup.
+void on_waking(const Line& l, const Waking& e, const CaseTasks& cases, const TaskStates& tasks,
+               PendingWakes& pending, WakeupTraceSummary& sum) {
+  if (!cases.contains(e.wakee)) return;
+  if (auto it = pending.find(e.wakee); it != pending.end() && it->second.counted) ++sum.unmatched;
+  const auto t = tasks.find(e.wakee);
+  const TaskState was = t == tasks.end() ? TaskState{} : t->second;
+  pending[e.wakee] = {.waker = l.pid,
+                      .waker_cpu = l.cpu,
+                      .prev = e.prev_cpu,
+                      .ts = l.ts_ns,
+                      .st = was.st,
+                      .blocked_at = was.blocked_at,
+                      .counted = cases.contains(l.pid) && l.pid != e.wakee};
+}
+
+// sched_migrate_task of a case task: inside a wakeup, or another (load balancing, affinity).
+void on_migrate(const Migrate& e, const CaseTasks& cases, PendingWakes& pending,
+                WakeupTraceSummary& sum) {
+  if (!cases.contains(e.pid)) return;
+  if (auto it = pending.find(e.pid); it != pending.end()) {
+    it->second.migrated = true;
+    ++sum.migrations_at_wakeup;
+  } else {
+    ++sum.migrations_other;
+  }
+}
+
+// sched_switch at ts_ns: the case task switched out is queued (preempted) or blocked, the one
+// switched in runs. A waker stacked with its wakee that is switched out runnable was preempted.
+void on_switch(int64_t ts_ns, const Switch& e, const CaseTasks& cases, TaskStates& tasks,
+               PendingWakes& pending, std::unordered_set<int>& stacked_wakers,
+               WakeupTraceSummary& sum) {
+  if (stacked_wakers.erase(e.prev) && e.prev_runnable) ++sum.stacked_waker_preempted;
+  if (cases.contains(e.prev)) {
+    TaskState& t = tasks[e.prev];
+    if (e.prev_runnable) {
+      t.st = RunState::kQueued;
+    } else {
+      t.st = RunState::kBlocked;
+      t.blocked_at = ts_ns;
+      if (auto it = pending.find(e.prev); it != pending.end()) it->second.blocked_after = true;
+    }
+  }
+  if (cases.contains(e.next)) tasks[e.next].st = RunState::kRunning;
+}
+
+// The path that placed a wakeup (the header's Attribution); `remote`: sched_wakeup emitted on a
+// CPU other than the waker's.
+const char* wakeup_path(const Pending& w, int target, bool remote, int64_t on_cpu_window_ns) {
+  const bool queued = w.st == RunState::kRunning || w.st == RunState::kQueued;
+  const bool switching_out = w.blocked_after || (w.st == RunState::kBlocked && w.blocked_at >= 0 &&
+                                                 w.ts - w.blocked_at <= on_cpu_window_ns);
+  if (!w.migrated && queued && !w.blocked_after) return kPathTtwuRunnable;
+  if (!w.migrated && target == w.prev && remote && switching_out) return kPathQueuedRemote;
+  return kPathSelection;
+}
+
+// The placement class of `target` seen from `waker_cpu`; "unknown" when class_of cannot tell.
+std::string placement_class(const WakeupTraceOptions& opt, int waker_cpu, int target) {
+  if (!opt.class_of) return "unknown";
+  try {
+    return opt.class_of(waker_cpu, target);
+  } catch (const std::exception&) {
+    return "unknown";
+  }
+}
+
+// Counts the wakeup of e.wakee by another case task (w), its sched_wakeup on wakeup_cpu.
+void count_wakeup(const Pending& w, const Wakeup& e, int wakeup_cpu, const WakeupTraceOptions& opt,
+                  bool keep_list, WakeupTraceSummary& sum) {
+  const int target = e.target_cpu;
+  const bool remote = wakeup_cpu != w.waker_cpu;
+  const std::string path = wakeup_path(w, target, remote, opt.on_cpu_window_ns);
+  const std::string cls = placement_class(opt, w.waker_cpu, target);
+  ++sum.wakeups;
+  ++sum.paths[path];
+  ++sum.classes_by_path[path][cls];
+  if (target != w.prev) {
+    ++sum.moved;
+    ++sum.moved_by_class[cls];
+    if (sum.first_moves.size() < kFirstMovesPerRun)
+      sum.first_moves.push_back({0, sum.wakeups - 1, w.waker_cpu, w.prev, target, path});
+  }
+  sum.stacked_wakes += target == w.waker_cpu;
+  if (w.st == RunState::kBlocked && w.blocked_at >= 0 && w.ts >= w.blocked_at)
+    (target != w.prev ? sum.since_switch_out_moved : sum.since_switch_out_kept)
+        .push_back(w.ts - w.blocked_at);
+  sum.remote_delivery += remote;
+  if (keep_list)
+    sum.list.push_back({w.waker, e.wakee, w.waker_cpu, w.prev, target, wakeup_cpu, path, cls});
+}
+
+// sched_wakeup of a case task: its pending waking is counted, as a wakeup by another case task
+// or by a foreign one (neither a case task nor the supervisor).
+void on_wakeup(const Line& l, const Wakeup& e, const WakeupTraceOptions& opt, bool keep_list,
+               const CaseTasks& cases, TaskStates& tasks, PendingWakes& pending,
+               std::unordered_set<int>& stacked_wakers, WakeupTraceSummary& sum) {
+  if (!cases.contains(e.wakee)) return;
+  const auto it = pending.find(e.wakee);
+  if (it == pending.end()) {
+    ++sum.unmatched;
+    return;
+  }
+  const Pending w = it->second;
+  pending.erase(it);
+  tasks[e.wakee].st = RunState::kQueued;
+  if (w.counted) {
+    count_wakeup(w, e, l.cpu, opt, keep_list, sum);
+    if (e.target_cpu == w.waker_cpu) stacked_wakers.insert(w.waker);
+  } else if (w.waker != opt.supervisor_pid && !cases.contains(w.waker)) {
+    ++sum.foreign_wakeups;
+    sum.foreign_moved += e.target_cpu != w.prev;
+  }
+}
 
 }  // namespace
 
@@ -180,149 +398,30 @@ WakeupTraceSummary attribute_wakeups(std::string_view text, const WakeupTraceOpt
                                      bool keep_list) {
   WakeupTraceSummary sum;
   for (const char* p : {kPathSelection, kPathTtwuRunnable, kPathQueuedRemote}) sum.paths[p] = 0;
-  std::unordered_set<int> family = {opt.supervisor_pid};
-  auto is_case = [&](int pid) { return pid != opt.supervisor_pid && family.count(pid) > 0; };
-  std::unordered_map<int, TaskState> tasks;
-  std::unordered_map<int, Pending> pending;
+  CaseTasks cases(opt.supervisor_pid);
+  TaskStates tasks;
+  PendingWakes pending;
   std::unordered_set<int> stacked_wakers;  // woke their partner onto their own CPU, not yet out
-
-  size_t line_no = 0;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    std::string_view raw = text.substr(pos, nl == std::string_view::npos ? nl : nl - pos);
-    pos = nl == std::string_view::npos ? text.size() : nl + 1;
-    ++line_no;
-    std::string_view s = trim(raw);
-    if (s.empty() || s.front() == '#') continue;
-    auto fail = [&](const std::string& why) {
-      std::string shown(s.substr(0, 100));
-      throw std::invalid_argument("trace line " + std::to_string(line_no) + ": " + why + ": \"" +
-                                  shown + (s.size() > 100 ? "...\"" : "\""));
-    };
-    if (s.rfind("CPU:", 0) == 0 && s.find("[LOST ") != std::string_view::npos) {
-      size_t a = s.find("[LOST ") + 6, b = s.find(' ', a);
-      int64_t n = 0;  // fail() throws
-      if (b == std::string_view::npos || !to_int(s.substr(a, b - a), n)) fail("bad LOST line");
-      sum.lost += n;
-      continue;
+  for_each_line(text, [&](std::string_view s) {
+    if (const std::optional<int64_t> lost = lost_events(s)) {
+      sum.lost += *lost;
+      return;
     }
     Line l;
-    if (auto why = parse_line(s, l)) fail(*why);
+    if (auto why = parse_line(s, l)) throw BadLine(*why);
     ++sum.events;
-    const std::string_view ev = l.event;
-    auto need = [&](std::optional<int64_t> v, const char* key) {
-      if (!v) fail(std::string(ev) + ": no integer " + key + "=");
-      return *v;
-    };
-    if (ev == "sched_process_fork") {
-      // The parent is the running task (a child_comm could hold " pid=" and fool the field).
-      const int parent = l.pid;
-      const int child = static_cast<int>(need(int_field(l.fields, "child_pid"), "child_pid"));
-      if (family.count(parent)) family.insert(child);
-    } else if (ev == "sched_waking") {
-      const int p = static_cast<int>(need(int_field(l.fields, "pid"), "pid"));
-      const int prev = static_cast<int>(need(int_field(l.fields, "target_cpu"), "target_cpu"));
-      if (!is_case(p)) continue;
-      if (auto it = pending.find(p); it != pending.end() && it->second.counted) ++sum.unmatched;
-      Pending w;
-      w.waker = l.pid;
-      w.waker_cpu = l.cpu;
-      w.prev = prev;
-      w.ts = l.ts_ns;
-      w.st = tasks[p].st;
-      w.blocked_at = tasks[p].blocked_at;
-      w.counted = is_case(l.pid) && l.pid != p;
-      pending[p] = w;
-    } else if (ev == "sched_migrate_task") {
-      const int p = static_cast<int>(need(int_field(l.fields, "pid"), "pid"));
-      need(int_field(l.fields, "dest_cpu"), "dest_cpu");
-      if (!is_case(p)) continue;
-      if (auto it = pending.find(p); it != pending.end()) {
-        it->second.migrated = true;
-        ++sum.migrations_at_wakeup;
-      } else {
-        ++sum.migrations_other;
-      }
-    } else if (ev == "sched_switch") {
-      const size_t arrow = l.fields.find(" ==> ");
-      if (arrow == std::string_view::npos) fail("sched_switch: no \" ==> \"");
-      const std::string_view left = l.fields.substr(0, arrow), right = l.fields.substr(arrow + 5);
-      const int prev = static_cast<int>(need(int_field(left, "prev_pid"), "prev_pid"));
-      const auto state = str_field(left, "prev_state");
-      if (!state || state->empty()) fail("sched_switch: no prev_state=");
-      const int next =
-          static_cast<int>(need(int_field(" " + std::string(right), "next_pid"), "next_pid"));
-      if (stacked_wakers.erase(prev) && state->front() == 'R') ++sum.stacked_waker_preempted;
-      if (is_case(prev)) {
-        TaskState& t = tasks[prev];
-        if (state->front() == 'R') {
-          t.st = RunState::kQueued;
-        } else {
-          t.st = RunState::kBlocked;
-          t.blocked_at = l.ts_ns;
-          if (auto it = pending.find(prev); it != pending.end()) it->second.blocked_after = true;
-        }
-      }
-      if (is_case(next)) tasks[next].st = RunState::kRunning;
-    } else if (ev == "sched_wakeup") {
-      const int p = static_cast<int>(need(int_field(l.fields, "pid"), "pid"));
-      const int target = static_cast<int>(need(int_field(l.fields, "target_cpu"), "target_cpu"));
-      if (!is_case(p)) continue;
-      auto it = pending.find(p);
-      if (it == pending.end()) {
-        ++sum.unmatched;
-        continue;
-      }
-      const Pending w = it->second;
-      pending.erase(it);
-      tasks[p].st = RunState::kQueued;
-      if (!w.counted) {
-        if (w.waker != opt.supervisor_pid && !is_case(w.waker)) {
-          ++sum.foreign_wakeups;
-          sum.foreign_moved += target != w.prev;
-        }
-        continue;
-      }
-      const bool queued = w.st == RunState::kRunning || w.st == RunState::kQueued;
-      const bool remote = l.cpu != w.waker_cpu;
-      const bool switching_out =
-          w.blocked_after || (w.st == RunState::kBlocked && w.blocked_at >= 0 &&
-                              w.ts - w.blocked_at <= opt.on_cpu_window_ns);
-      std::string path = kPathSelection;
-      if (!w.migrated && queued && !w.blocked_after)
-        path = kPathTtwuRunnable;
-      else if (!w.migrated && target == w.prev && remote && switching_out)
-        path = kPathQueuedRemote;
-      std::string cls = "unknown";
-      if (opt.class_of) {
-        try {
-          cls = opt.class_of(w.waker_cpu, target);
-        } catch (const std::exception&) {
-          cls = "unknown";
-        }
-      }
-      ++sum.wakeups;
-      ++sum.paths[path];
-      ++sum.classes_by_path[path][cls];
-      if (target != w.prev) {
-        ++sum.moved;
-        ++sum.moved_by_class[cls];
-        if (sum.first_moves.size() < kFirstMovesPerRun)
-          sum.first_moves.push_back({0, sum.wakeups - 1, w.waker_cpu, w.prev, target, path});
-      }
-      if (target == w.waker_cpu) {
-        ++sum.stacked_wakes;
-        stacked_wakers.insert(w.waker);
-      }
-      if (w.st == RunState::kBlocked && w.blocked_at >= 0 && w.ts >= w.blocked_at)
-        (target != w.prev ? sum.since_switch_out_moved : sum.since_switch_out_kept)
-            .push_back(w.ts - w.blocked_at);
-      sum.remote_delivery += remote;
-      if (keep_list)
-        sum.list.push_back({w.waker, p, w.waker_cpu, w.prev, target, l.cpu, path, cls});
-    }
-  }
+    const Event e = read_event(l);
+    if (const auto* forked = std::get_if<Fork>(&e))
+      cases.fork(forked->parent, forked->child);
+    else if (const auto* waking = std::get_if<Waking>(&e))
+      on_waking(l, *waking, cases, tasks, pending, sum);
+    else if (const auto* migrate = std::get_if<Migrate>(&e))
+      on_migrate(*migrate, cases, pending, sum);
+    else if (const auto* sw = std::get_if<Switch>(&e))
+      on_switch(l.ts_ns, *sw, cases, tasks, pending, stacked_wakers, sum);
+    else if (const auto* wakeup = std::get_if<Wakeup>(&e))
+      on_wakeup(l, *wakeup, opt, keep_list, cases, tasks, pending, stacked_wakers, sum);
+  });
   for (const auto& [p, w] : pending) sum.unmatched += w.counted;
   return sum;
 }
@@ -395,216 +494,6 @@ nlohmann::ordered_json trace_json(const WakeupTraceSummary& s,
           {"events", s.events},
           {"runs", s.traced_runs},
           {"first_moves", first_moves_json(s.first_moves)}};
-}
-
-std::vector<std::pair<std::string, std::string>> event_filters(const std::string& comm) {
-  if (comm.empty() || comm.find_first_of("\"\\") != std::string::npos)
-    throw std::runtime_error("--trace-wakeups: cannot filter on the comm \"" + comm + "\"");
-  const std::string is = " == \"" + comm + "\"";
-  return {{"sched_waking", "comm" + is},
-          {"sched_wakeup", "comm" + is},
-          {"sched_migrate_task", "comm" + is},
-          {"sched_switch", "prev_comm" + is + " || next_comm" + is},
-          {"sched_process_fork", "parent_comm" + is + " || child_comm" + is}};
-}
-
-// ---- the tracefs session ---------------------------------------------------------------------
-
-namespace {
-
-const char* kEvents[] = {"sched_waking", "sched_wakeup", "sched_switch", "sched_migrate_task",
-                         "sched_process_fork"};
-
-// This process's comm (what its threads and children inherit).
-std::string own_comm() {
-  std::ifstream in("/proc/thread-self/comm");
-  std::string c;
-  std::getline(in, c);
-  if (c.empty()) throw std::runtime_error("--trace-wakeups: cannot read /proc/thread-self/comm");
-  return c;
-}
-
-bool is_tracefs(const std::string& dir) {
-  struct stat st {};
-  return ::stat((dir + "/instances").c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
-         ::stat((dir + "/events/sched").c_str(), &st) == 0;
-}
-
-std::string errno_text(int e) { return errno_name(e) + " (" + std::strerror(e) + ")"; }
-
-std::string find_or_mount_tracefs() {
-  // A mounted tracefs, wherever it is.
-  std::ifstream mounts("/proc/self/mounts");
-  std::string dev, dir, type;
-  std::string rest;
-  std::string unusable;
-  while (mounts >> dev >> dir >> type && std::getline(mounts, rest)) {
-    if (type != "tracefs") continue;
-    if (is_tracefs(dir)) return dir;
-    if (unusable.empty()) {
-      struct stat st {};
-      const int e = ::stat((dir + "/instances").c_str(), &st) == 0 ? ENOENT : errno;
-      unusable = "--trace-wakeups: tracefs at " + dir + " is not usable: " +
-                 (e == ENOENT ? std::string("no instances/ or events/sched") : errno_text(e)) +
-                 (e == EACCES || e == EPERM ? "; needs root" : "");
-    }
-  }
-  if (!unusable.empty()) throw std::runtime_error(unusable);
-  const std::string root = "/sys/kernel/tracing";
-  if (is_tracefs(root)) return root;
-  struct stat st {};
-  if (::stat(root.c_str(), &st) != 0)
-    throw std::runtime_error("--trace-wakeups: no " + root + " (kernel without tracefs)");
-  if (::mount("nodev", root.c_str(), "tracefs", 0, nullptr) != 0) {
-    const int e = errno;
-    throw std::runtime_error("--trace-wakeups: tracefs is not mounted and mounting it at " + root +
-                             " failed: " + errno_text(e) + (e == EPERM ? "; needs root" : ""));
-  }
-  if (!is_tracefs(root))
-    throw std::runtime_error("--trace-wakeups: tracefs at " + root +
-                             " has no instances/ or events/sched (kernel without sched events)");
-  return root;
-}
-
-// Removes instances a killed wakebench left (wakebench-<pid> whose process is gone).
-void remove_stale_instances(const std::string& root) {
-  DIR* d = ::opendir((root + "/instances").c_str());
-  if (!d) return;
-  while (dirent* e = ::readdir(d)) {
-    std::string_view name = e->d_name;
-    if (name.rfind("wakebench-", 0) != 0) continue;
-    int64_t pid;
-    if (!to_int(name.substr(10), pid) || pid <= 0) continue;
-    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
-      ::rmdir((root + "/instances/" + std::string(name)).c_str());
-  }
-  ::closedir(d);
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path + ": " + errno_text(errno));
-  std::ostringstream o;
-  o << in.rdbuf();
-  return o.str();
-}
-
-}  // namespace
-
-void WakeupTraceSession::write(const std::string& file, const std::string& value) const {
-  const std::string path = dir_ + "/" + file;
-  Fd fd(::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC));
-  if (!fd) {
-    const int e = errno;
-    throw std::runtime_error("--trace-wakeups: cannot open " + path + ": " + errno_text(e));
-  }
-  if (::write(fd.get(), value.data(), value.size()) != static_cast<ssize_t>(value.size())) {
-    const int e = errno;
-    throw std::runtime_error("--trace-wakeups: cannot write \"" + value + "\" to " + path + ": " +
-                             errno_text(e));
-  }
-}
-
-WakeupTraceSession::WakeupTraceSession() {
-  root_ = find_or_mount_tracefs();
-  remove_stale_instances(root_);
-  dir_ = root_ + "/instances/wakebench-" + std::to_string(::getpid());
-  if (::mkdir(dir_.c_str(), 0700) != 0) {
-    int e = errno;
-    if (e == EEXIST && ::rmdir(dir_.c_str()) == 0 && ::mkdir(dir_.c_str(), 0700) == 0) {
-      e = 0;
-    }
-    if (e != 0)
-      throw std::runtime_error("--trace-wakeups: cannot create tracefs instance " + dir_ + ": " +
-                               errno_text(e) + (e == EACCES || e == EPERM ? "; needs root" : ""));
-  }
-  try {
-    write("tracing_on", "0");  // a new instance starts on
-    for (const char* ev : kEvents) {
-      struct stat st {};
-      if (::stat((dir_ + "/events/sched/" + ev + "/enable").c_str(), &st) != 0)
-        throw std::runtime_error(std::string("--trace-wakeups: kernel without the sched:") + ev +
-                                 " trace event");
-    }
-    try {
-      write("trace_clock", "mono");
-    } catch (const std::runtime_error&) {
-      write("trace_clock", "global");
-    }
-    write("options/overwrite", "0");
-    for (const auto& [ev, filter] : event_filters(own_comm()))
-      write("events/sched/" + ev + "/filter", filter);
-    for (const char* ev : kEvents) write(std::string("events/sched/") + ev + "/enable", "1");
-  } catch (...) {
-    ::rmdir(dir_.c_str());
-    throw;
-  }
-}
-
-WakeupTraceSession::~WakeupTraceSession() {
-  const std::string on = dir_ + "/tracing_on";
-  if (int fd = ::open(on.c_str(), O_WRONLY | O_CLOEXEC); fd >= 0) {
-    (void)!::write(fd, "0", 1);
-    ::close(fd);
-  }
-  // The kernel refuses while the instance is busy (EBUSY: a reader still has one of its files
-  // open, or an event probe is being torn down); a short retry covers the latter.
-  int err = 0;
-  for (int attempt = 0; attempt < 50; ++attempt) {
-    err = ::rmdir(dir_.c_str()) == 0 ? 0 : errno;
-    if (err != EBUSY) break;
-    ::usleep(20'000);
-  }
-  if (err != 0 && err != ENOENT)
-    std::fprintf(stderr, "wakebench: warning: could not remove tracefs instance %s: %s\n",
-                 dir_.c_str(), errno_text(err).c_str());
-}
-
-int64_t WakeupTraceSession::buffer_kb_for(int64_t round_trips, int cpus_traced) {
-  // About a dozen events per round trip (two wakings, two wakeups, switches, migrations) of 40
-  // to 70 bytes in the ring buffer: 1 KiB per round trip, plus room for setup and teardown. Any
-  // one CPU may carry them all (a stacked pair). Bounded to 256 MiB per CPU and 1 GiB over the
-  // traced CPUs; beyond that the newest events are dropped and counted.
-  const int64_t need = std::max<int64_t>(round_trips, 0) + 1024;
-  const int64_t cap = std::min<int64_t>(
-      256 * 1024, std::max<int64_t>(4096, 1024 * 1024 / std::max(cpus_traced, 1)));
-  return std::min(need, cap);
-}
-
-void WakeupTraceSession::start(const std::vector<int>& cpus, int64_t buffer_kb) {
-  write("tracing_on", "0");
-  write("trace", "");  // O_TRUNC clears the buffers
-  for (int c : cpus) {
-    if (sizes_[c] == buffer_kb) continue;
-    write("per_cpu/cpu" + std::to_string(c) + "/buffer_size_kb", std::to_string(buffer_kb));
-    sizes_[c] = buffer_kb;
-  }
-  write("tracing_on", "1");
-  on_ = true;
-}
-
-std::string WakeupTraceSession::stop(int64_t* lost) {
-  write("tracing_on", "0");
-  on_ = false;
-  std::string text = read_file(dir_ + "/trace");
-  int64_t n = 0;
-  DIR* d = ::opendir((dir_ + "/per_cpu").c_str());
-  if (d) {
-    while (dirent* e = ::readdir(d)) {
-      if (std::string_view(e->d_name).rfind("cpu", 0) != 0) continue;
-      std::istringstream st(read_file(dir_ + "/per_cpu/" + e->d_name + "/stats"));
-      for (std::string line; std::getline(st, line);) {
-        for (const char* key : {"overrun: ", "dropped events: "}) {
-          if (line.rfind(key, 0) != 0) continue;
-          int64_t v;
-          if (to_int(trim(std::string_view(line).substr(std::strlen(key))), v)) n += v;
-        }
-      }
-    }
-    ::closedir(d);
-  }
-  if (lost) *lost += n;
-  return text;
 }
 
 }  // namespace wb

@@ -1,19 +1,6 @@
 // `wakebench run --trace-wakeups`: which path of try_to_wake_up placed each wakeup of a kernel-
-// placement case (docs/policy-model.md#bypasses), from the kernel's sched trace events.
-//
-// Recording (WakeupTraceSession): a private tracefs instance, instances/wakebench-<pid>, with
-// sched_waking, sched_wakeup, sched_switch, sched_migrate_task and sched_process_fork enabled,
-// the "mono" trace clock (one clock for every CPU, so the merged `trace` file is in true order),
-// and each event filtered on the comm of the task it is about (event_filters(): the woken or
-// migrated task, either side of a switch, the parent or child of a fork), which the case's
-// threads and forked processes inherit from the supervisor. The filter is on the event's own
-// fields, not on the running task (set_event_pid would be): a migration the load balancer makes
-// from another CPU's softirq or stopper thread, or a wakeup from an interrupt, is recorded too.
-// The attribution keeps the supervisor's descendants among the tasks of that comm. The ring
-// buffer does not overwrite (options/overwrite 0): when it fills, the newest events are dropped
-// and counted (per_cpu/cpuN/stats), so the attributed wakeups are a contiguous prefix. The
-// instance is removed by the destructor (normal end, failure, or Ctrl-C, since the run unwinds);
-// instances left by a wakebench that was SIGKILLed are removed by the next session.
+// placement case (docs/policy-model.md#bypasses), from the kernel's sched trace events as
+// WakeupTraceSession (common/tracefs.h) records them.
 //
 // Attribution (attribute_wakeups, pure): every sched_waking of a case task whose waker (the
 // running task of that line) is another case task, matched with the wakee's next sched_wakeup.
@@ -26,8 +13,9 @@
 //   queued_remote  not migrated, target == prev, sched_wakeup emitted on a CPU other than the
 //                  waker's, and the wakee was still switching out (p->on_cpu) when woken: its
 //                  blocking switch-out came after the waking, or at most on_cpu_window_ns before
-//                  it (the wakelist IPI of section 2 item 2; a selection that picks an idle prev
-//                  CPU is delivered the same way, hence the timing condition);
+//                  it (the wakelist IPI, bypass 2 of docs/policy-model.md#bypasses; a selection
+//                  that picks an idle prev CPU is delivered the same way, hence the timing
+//                  condition);
 //   selection      everything else: select_task_rq ran (certain when the wakee migrated).
 // Limits of the events: an EEVDF delay-dequeued wakee (switched out with S but still on the
 // runqueue) is woken by ttwu_runnable yet counts as `selection` (no event tells it apart); the
@@ -42,6 +30,9 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+// The recording, for the callers that attribute what they record.
+#include "common/tracefs.h"
 
 namespace wb {
 
@@ -112,14 +103,10 @@ struct WakeupTraceSummary {
 
 // Parses the text of a tracefs `trace` file (the kernel's default output format) and attributes
 // every case-task wakeup. Lines starting with '#', "CPU:N [LOST M EVENTS]" and events other than
-// the five above are accepted; a line it cannot read throws std::invalid_argument
+// the five the recording enables are accepted; a line it cannot read throws std::invalid_argument
 // "trace line N: <why>".
 WakeupTraceSummary attribute_wakeups(std::string_view trace_text, const WakeupTraceOptions& opt,
                                      bool keep_list = false);
-
-// Per event, the tracefs filter that keeps the events about tasks named `comm` (see Recording
-// above). Throws std::runtime_error when `comm` holds a character a filter string cannot.
-std::vector<std::pair<std::string, std::string>> event_filters(const std::string& comm);
 
 // {"wakeups", "paths": {path: n}, "classes_by_path": {path: {class: n}}, "moved",
 //  "moved_by_class": {class: n}, "foreign": {"wakeups", "moved"},
@@ -130,35 +117,5 @@ std::vector<std::pair<std::string, std::string>> event_filters(const std::string
 //  orders every class map (the placement classes in their order).
 nlohmann::ordered_json trace_json(const WakeupTraceSummary& s,
                                   const std::vector<std::string>& classes);
-
-// A private tracefs instance for one `wakebench run`. The constructor checks everything the
-// recording needs and throws std::runtime_error with one line saying why it cannot (not root,
-// tracefs not mountable, an event missing, ...); it mounts tracefs at /sys/kernel/tracing when no
-// tracefs is mounted (left mounted).
-class WakeupTraceSession {
- public:
-  WakeupTraceSession();
-  ~WakeupTraceSession();
-  WakeupTraceSession(const WakeupTraceSession&) = delete;
-  WakeupTraceSession& operator=(const WakeupTraceSession&) = delete;
-
-  // Clears the buffer, gives each CPU of `cpus` `buffer_kb` KiB (the others a small buffer) and
-  // turns tracing on. The events of every task named like this process are recorded; the
-  // attribution picks the case's among them by its supervisor's pid.
-  void start(const std::vector<int>& cpus, int64_t buffer_kb);
-  // Turns tracing off; returns the trace text and adds the events the buffers dropped or
-  // overwrote to *lost.
-  std::string stop(int64_t* lost);
-  const std::string& instance_dir() const { return dir_; }
-
-  // KiB per CPU that one run of `events_per_run` round trips needs (bounded: see .cpp).
-  static int64_t buffer_kb_for(int64_t round_trips, int cpus_traced);
-
- private:
-  void write(const std::string& file, const std::string& value) const;
-  std::string root_, dir_;
-  bool on_ = false;
-  std::map<int, int64_t> sizes_;  // CPU -> KiB as last set
-};
 
 }  // namespace wb

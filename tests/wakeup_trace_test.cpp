@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/tracefs.h"
 #include "tests/support.h"
 
 namespace wb {
