@@ -52,7 +52,7 @@ nlohmann::json detect_hypervisor(const HypervisorEvidence& ev);
 // {"version", "git_sha", "compiler"} of this wakebench build (environment.wakebench).
 nlohmann::json wakebench_build();
 
-// SHA-256 of `data` as 64 lowercase hex digits (FIPS 180-4).
+// SHA-256 of `data` (FIPS 180-4) as 64 lowercase hex digits, computed by OpenSSL's libcrypto.
 std::string sha256_hex(std::string_view data);
 
 }  // namespace wb
