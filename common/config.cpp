@@ -215,93 +215,109 @@ struct Placement {
   std::string pair_suffix;  // "/pair1" when --pairs-per-class > 1
 };
 
+// The topology's pairs of class `cls` (choose_pairs lists every class).
+const ClassPairs& class_pairs(const std::string& path, const std::string& where,
+                              const std::vector<ClassPairs>& classes, PlacementClass cls) {
+  for (const auto& cp : classes)
+    if (cp.cls == cls) return cp;
+  fail(path, where, "internal: class missing from the topology's pairs");
+}
+
+// The CPU list `list` of a placement, each CPU usable here; `expected` names the placement's
+// forms for a list that does not parse.
+std::vector<int> usable_cpu_list(const std::string& path, const std::string& where,
+                                 const std::string& list, const Topology& topo,
+                                 const std::string& expected) {
+  std::vector<int> set;
+  try {
+    set = parse_cpu_list(list);
+  } catch (const std::invalid_argument& e) {
+    fail(path, where, std::string(e.what()) + " (expected " + expected + ")");
+  }
+  for (int c : set)
+    if (!topo.find(c))
+      fail(path, where,
+           "CPU " + std::to_string(c) + " is offline or not allowed for this process (usable: " +
+               format_cpu_list(topo.cpus()) + ")");
+  return set;
+}
+
+// A pinned class: one placement per pair of the class, or the class skipped with its reason.
+std::vector<Placement> class_placements(const std::string& text, const ClassPairs& cp,
+                                        int pairs_per_class) {
+  if (!cp.available) return {{text, text, false, {}, {}, "unavailable: " + cp.reason, ""}};
+  std::vector<Placement> out;
+  for (size_t i = 0; i < cp.pairs.size(); ++i)
+    out.push_back({text,
+                   text,
+                   false,
+                   {cp.pairs[i]},
+                   {},
+                   "",
+                   pairs_per_class > 1 ? "/pair" + std::to_string(i) : ""});
+  return out;
+}
+
+// kernel:<class> (the class's first pair is the cpuset and the start) or kernel:<cpu list> (the
+// list is the cpuset, its first two CPUs the start).
+Placement kernel_placement(const std::string& path, const std::string& where,
+                           const std::string& text, const Topology& topo,
+                           const std::vector<ClassPairs>& classes) {
+  const std::string arg = text.substr(7);
+  if (auto cls = parse_class(arg)) {
+    const ClassPairs& cp = class_pairs(path, where, classes, *cls);
+    const std::string name = "kernel-" + arg;
+    if (!cp.available) return {text, name, true, {}, {}, "unavailable: " + cp.reason, ""};
+    const CpuPair pr = cp.pairs.front();
+    std::vector<int> set = {pr.first, pr.second};
+    if (pr.first == pr.second) set.pop_back();
+    return {text, name, true, {pr}, set, "", ""};
+  }
+  const std::vector<int> set =
+      usable_cpu_list(path, where, arg, topo, "kernel, kernel:<class> or kernel:<cpu list>");
+  if (set.empty()) fail(path, where, "empty CPU list");
+  const int a = set.front(), b = set.size() > 1 ? set[1] : set.front();
+  return {text, "kernel-" + std::to_string(set.size()) + "cpus", true, {{a, b}}, set, "", ""};
+}
+
+// Every ordered (waker, wakee) pair of the CPUs (all of them, or matrix:<cpu list>), the diagonal
+// included: the kernel-wakeup version of a core-to-core latency map. Cells are named by their
+// CPUs.
+std::vector<Placement> matrix_placements(const std::string& path, const std::string& where,
+                                         const std::string& text, const Topology& topo) {
+  const std::vector<int> set = text == "matrix" ? topo.cpus()
+                                                : usable_cpu_list(path, where, text.substr(7), topo,
+                                                                  "matrix or matrix:<cpu list>");
+  std::vector<Placement> out;
+  for (int a : set)
+    for (int b : set) {
+      const std::string cell = std::to_string(a) + "-" + std::to_string(b);
+      out.push_back({"cpu:" + std::to_string(a) + "," + std::to_string(b),
+                     "matrix/" + cell,
+                     false,
+                     {{a, b}},
+                     {},
+                     "",
+                     ""});
+    }
+  return out;
+}
+
 // Resolves one placement string to one or more concrete placements.
 std::vector<Placement> resolve_placement(const std::string& path, const std::string& where,
                                          const std::string& text, const Topology& topo,
                                          const std::vector<ClassPairs>& classes,
                                          int pairs_per_class) {
-  auto class_pairs = [&](PlacementClass cls) -> const ClassPairs& {
-    for (const auto& cp : classes)
-      if (cp.cls == cls) return cp;
-    fail(path, where, "internal: class missing from the topology's pairs");
-  };
-  const std::vector<int> all = topo.cpus();
-  if (auto cls = parse_class(text)) {
-    const ClassPairs& cp = class_pairs(*cls);
-    if (!cp.available) return {{text, text, false, {}, {}, "unavailable: " + cp.reason, ""}};
-    std::vector<Placement> out;
-    for (size_t i = 0; i < cp.pairs.size(); ++i)
-      out.push_back({text,
-                     text,
-                     false,
-                     {cp.pairs[i]},
-                     {},
-                     "",
-                     pairs_per_class > 1 ? "/pair" + std::to_string(i) : ""});
-    return out;
-  }
+  if (auto cls = parse_class(text))
+    return class_placements(text, class_pairs(path, where, classes, *cls), pairs_per_class);
   if (text == "kernel") {
+    const std::vector<int> all = topo.cpus();
     const int a = all.front(), b = all.size() > 1 ? all[1] : all.front();
     return {{"kernel", "kernel", true, {{a, b}}, all, "", ""}};
   }
-  if (text.rfind("kernel:", 0) == 0) {
-    const std::string arg = text.substr(7);
-    if (auto cls = parse_class(arg)) {
-      const ClassPairs& cp = class_pairs(*cls);
-      const std::string name = "kernel-" + arg;
-      if (!cp.available) return {{text, name, true, {}, {}, "unavailable: " + cp.reason, ""}};
-      const CpuPair pr = cp.pairs.front();
-      std::vector<int> set = {pr.first, pr.second};
-      if (pr.first == pr.second) set.pop_back();
-      return {{text, name, true, {pr}, set, "", ""}};
-    }
-    std::vector<int> set;
-    try {
-      set = parse_cpu_list(arg);
-    } catch (const std::invalid_argument& e) {
-      fail(path, where,
-           std::string(e.what()) + " (expected kernel, kernel:<class> or kernel:<cpu list>)");
-    }
-    if (set.empty()) fail(path, where, "empty CPU list");
-    for (int c : set)
-      if (!topo.find(c))
-        fail(path, where,
-             "CPU " + std::to_string(c) + " is offline or not allowed for this process (usable: " +
-                 format_cpu_list(all) + ")");
-    const int a = set.front(), b = set.size() > 1 ? set[1] : set.front();
-    return {{text, "kernel-" + std::to_string(set.size()) + "cpus", true, {{a, b}}, set, "", ""}};
-  }
-  if (text == "matrix" || text.rfind("matrix:", 0) == 0) {
-    // Every ordered (waker, wakee) pair of the CPUs, the diagonal included: the kernel-wakeup
-    // version of a core-to-core latency map. Cells are named by their CPUs.
-    std::vector<int> set = all;
-    if (text != "matrix") {
-      try {
-        set = parse_cpu_list(text.substr(7));
-      } catch (const std::invalid_argument& e) {
-        fail(path, where, std::string(e.what()) + " (expected matrix or matrix:<cpu list>)");
-      }
-      for (int c : set)
-        if (!topo.find(c))
-          fail(path, where,
-               "CPU " + std::to_string(c) +
-                   " is offline or not allowed for this process (usable: " + format_cpu_list(all) +
-                   ")");
-    }
-    std::vector<Placement> out;
-    for (int a : set)
-      for (int b : set) {
-        const std::string cell = std::to_string(a) + "-" + std::to_string(b);
-        out.push_back({"cpu:" + std::to_string(a) + "," + std::to_string(b),
-                       "matrix/" + cell,
-                       false,
-                       {{a, b}},
-                       {},
-                       "",
-                       ""});
-      }
-    return out;
-  }
+  if (text.rfind("kernel:", 0) == 0) return {kernel_placement(path, where, text, topo, classes)};
+  if (text == "matrix" || text.rfind("matrix:", 0) == 0)
+    return matrix_placements(path, where, text, topo);
   fail(path, where,
        "unknown placement \"" + text +
            "\" (known: same-cpu, smt-sibling, cluster, llc, cross-llc, cross-numa, kernel, "

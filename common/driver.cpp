@@ -40,6 +40,9 @@ std::string format_seconds(double s) {
   return buf;
 }
 
+// A task process's wait status says it exited with status 0.
+bool exited_ok(int status) { return WIFEXITED(status) && WEXITSTATUS(status) == 0; }
+
 // Per task: written by the task, read by the supervisor after the task is gone (or on timeout).
 struct alignas(kHotAlign) TaskSlot {
   std::atomic<int64_t> progress;  // round trips done (warm-up included)
@@ -214,6 +217,9 @@ class PingPong final : public Workload {
 // Owns forked tasks: kills and reaps whatever is still running when it goes away.
 class Children {
  public:
+  Children() = default;
+  Children(Children&&) = default;  // the moved-from one is empty: nothing for it to kill
+  Children& operator=(Children&&) = delete;
   ~Children() {
     for (auto& c : kids_)
       if (!c.reaped) {
@@ -231,10 +237,36 @@ class Children {
     int status;
     bool reaped;
   };
-  std::vector<Kid>& kids() { return kids_; }
+  const std::vector<Kid>& kids() const { return kids_; }
   void kill_all() {
     for (auto& c : kids_)
       if (!c.reaped) kill(c.pid, SIGKILL);
+  }
+  // Waits up to `timeout_ms` for a task process to exit: the indexes (in kids()) of those not
+  // reaped yet whose pidfd became readable, i.e. that exited. Interrupted by a signal: none.
+  std::vector<size_t> poll_exited(int64_t timeout_ms) {
+    std::vector<pollfd> fds;
+    std::vector<size_t> idx;
+    for (size_t i = 0; i < kids_.size(); ++i)
+      if (!kids_[i].reaped) {
+        fds.push_back({kids_[i].pidfd.get(), POLLIN, 0});
+        idx.push_back(i);
+      }
+    const int rc =
+        poll(fds.data(), fds.size(), static_cast<int>(std::min<int64_t>(timeout_ms, 1 << 30)));
+    if (rc < 0 && errno != EINTR) throw std::system_error(errno, std::generic_category(), "poll");
+    size_t exited = 0;
+    for (size_t j = 0; rc > 0 && j < fds.size(); ++j)
+      if (fds[j].revents & POLLIN) idx[exited++] = idx[j];
+    idx.resize(exited);
+    return idx;
+  }
+  // Reaps task process `i`, which exited (poll_exited).
+  Kid& reap(size_t i) {
+    Kid& k = kids_[i];
+    waitpid(k.pid, &k.status, 0);
+    k.reaped = true;
+    return k;
   }
   // Stops waiting for the killed tasks that are still there (stuck in uninterruptible sleep): the
   // destructor does not block on them; they stay zombies of this process until it exits.
@@ -339,6 +371,10 @@ class CaseRun {
   }
   bool barrier() noexcept;
   pid_t spawn(const std::function<int()>& body);
+  Children start_tasks(const RunOptions& opts);
+  std::string supervise(Children& children, const RunOptions& opts);
+  std::string timeout_error(double timeout_s) const;
+  std::string task_error(const Children& children) const;
   RunOutcome collect();
 
   const CaseSpec& spec_;
@@ -497,6 +533,17 @@ pid_t CaseRun::spawn(const std::function<int()>& body) {
 RunOutcome CaseRun::run(const RunOptions& opts) {
   // Busy before any task exists, so the tasks start (and are timed) under the load.
   BusyTasks background(background_);
+  Children children = start_tasks(opts);
+  std::string error = supervise(children, opts);
+  background.stop();
+  if (error.empty()) error = task_error(children);
+  if (!error.empty()) return {false, error, {}, {}, background_};
+  return collect();
+}
+
+// Processes mode: one process per task group (its tasks as threads), entering the workload's
+// process first. Threads mode: one process for every task.
+Children CaseRun::start_tasks(const RunOptions& opts) {
   Children children;
   if (spec_.mode == Mode::kProcesses) {
     std::map<size_t, std::vector<size_t>> groups;
@@ -522,15 +569,22 @@ RunOutcome CaseRun::run(const RunOptions& opts) {
     children.add(spawn([this, &all, &opts] { return group_main(all, opts); }),
                  "threads case process");
   }
+  return children;
+}
 
+// Waits, in poll() on the task processes' pidfds, until every one is reaped: it kills them all
+// on an interrupt, on the timeout and once the failure grace is over (Deadlines), and leaves
+// behind those that do not die. Returns why the case failed as the supervisor saw it: interrupted,
+// timed out, tasks left behind, or else a task killed by a signal the supervisor did not send;
+// "" otherwise.
+std::string CaseRun::supervise(Children& children, const RunOptions& opts) {
   std::string error;
   // A task that a signal killed before the supervisor killed anything died from outside (e.g. a
   // SIGKILL): that is the case's reason, ahead of its partner's consequent EPIPE.
   std::string external_death;
   bool we_killed = false;
   Deadlines deadlines(now_ns(), static_cast<int64_t>(opts.timeout_s * 1e9));
-  auto& kids = children.kids();
-  size_t remaining = kids.size();
+  size_t remaining = children.kids().size();
   while (remaining > 0) {
     const int64_t now = now_ns();
     if (g_interrupted.load() && !we_killed) {
@@ -540,13 +594,7 @@ RunOutcome CaseRun::run(const RunOptions& opts) {
       deadlines.killed(now);
     }
     if (deadlines.kill_due(now)) {
-      if (deadlines.timed_out(now) && error.empty()) {
-        error = "timeout after " + format_seconds(opts.timeout_s) + " s:";
-        for (size_t t = 0; t < tasks_.size(); ++t)
-          error += " " + tasks_[t].name + " at round trip " +
-                   std::to_string(slots_[t].progress.load()) + "/" +
-                   std::to_string(workload_->task_round_trips(t));
-      }
+      if (deadlines.timed_out(now) && error.empty()) error = timeout_error(opts.timeout_s);
       we_killed = true;
       children.kill_all();
       deadlines.killed(now);
@@ -558,44 +606,36 @@ RunOutcome CaseRun::run(const RunOptions& opts) {
               " s of SIGKILL, left behind: " + stuck;
       break;
     }
-    std::vector<pollfd> fds;
-    std::vector<size_t> idx;
-    for (size_t i = 0; i < kids.size(); ++i)
-      if (!kids[i].reaped) {
-        fds.push_back({kids[i].pidfd.get(), POLLIN, 0});
-        idx.push_back(i);
-      }
     const int64_t wait_ms = std::max<int64_t>(1, (deadlines.next() - now_ns()) / 1'000'000 + 1);
-    const int rc =
-        poll(fds.data(), fds.size(), static_cast<int>(std::min<int64_t>(wait_ms, 1 << 30)));
-    if (rc < 0 && errno != EINTR) throw std::system_error(errno, std::generic_category(), "poll");
-    for (size_t j = 0; rc > 0 && j < fds.size(); ++j) {
-      if (!(fds[j].revents & POLLIN)) continue;
-      auto& k = kids[idx[j]];
-      waitpid(k.pid, &k.status, 0);
-      k.reaped = true;
+    for (size_t i : children.poll_exited(wait_ms)) {
+      const Children::Kid& k = children.reap(i);
       if (WIFSIGNALED(k.status) && !we_killed && external_death.empty())
         external_death = "partner exited: " + describe_wait_status(k.status) + " (" + k.who + ")";
       --remaining;
-      if (!(WIFEXITED(k.status) && WEXITSTATUS(k.status) == 0) && error.empty())
-        deadlines.task_failed(now_ns());
+      if (!exited_ok(k.status) && error.empty()) deadlines.task_failed(now_ns());
     }
   }
-  background.stop();
-  if (error.empty()) error = external_death;
-  if (error.empty()) {
-    for (size_t t = 0; t < tasks_.size() && error.empty(); ++t)
-      if (slots_[t].error[0]) error = slots_[t].error;
-  }
-  if (error.empty()) {
-    for (auto& k : kids)
-      if (!(WIFEXITED(k.status) && WEXITSTATUS(k.status) == 0)) {
-        error = "partner exited: " + describe_wait_status(k.status) + " (" + k.who + ")";
-        break;
-      }
-  }
-  if (!error.empty()) return {false, error, {}, {}, background_};
-  return collect();
+  return error.empty() ? external_death : error;
+}
+
+// "timeout after 60 s: waker at round trip 812/21000 wakee at round trip 812/21000".
+std::string CaseRun::timeout_error(double timeout_s) const {
+  std::string error = "timeout after " + format_seconds(timeout_s) + " s:";
+  for (size_t t = 0; t < tasks_.size(); ++t)
+    error += " " + tasks_[t].name + " at round trip " + std::to_string(slots_[t].progress.load()) +
+             "/" + std::to_string(workload_->task_round_trips(t));
+  return error;
+}
+
+// Once every task process is reaped: the first task's own error (TaskContext::fail), else the
+// first task process that did not exit 0; "" when all went well.
+std::string CaseRun::task_error(const Children& children) const {
+  for (size_t t = 0; t < tasks_.size(); ++t)
+    if (slots_[t].error[0]) return slots_[t].error;
+  for (const auto& k : children.kids())
+    if (!exited_ok(k.status))
+      return "partner exited: " + describe_wait_status(k.status) + " (" + k.who + ")";
+  return "";
 }
 
 RunOutcome CaseRun::collect() {

@@ -1,41 +1,28 @@
 #include "common/environment.h"
 
+#include <openssl/evp.h>
 #include <sys/utsname.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <array>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <ctime>
-#include <filesystem>
 #include <map>
-#include <thread>
+#include <stdexcept>
 #include <tuple>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
-
-#include "common/clock.h"
-#include "common/cpu_sysfs.h"
 #include "common/cpuinfo.h"
 #include "common/cpulist.h"
-#include "common/idle_latency.h"
+#include "common/environment_probe.h"
 #include "common/kernel_files.h"
-#include "common/sched_domains.h"
-#include "common/sched_features.h"
-#include "common/schedstat.h"
 #include "common/sys.h"
 #include "common/text.h"
 
 namespace wb {
 namespace {
 
-namespace fs = std::filesystem;
+using ktext::unavailable;
 using nlohmann::json;
 
 // Idle states with an exit latency above this count as deep: POLL is 0 us and C1 / WFI / haltpoll
@@ -45,35 +32,6 @@ constexpr uint64_t kShallowIdleLatencyUs = 2;
 constexpr double kBusyPct = 10.0;
 // Length of the /proc/stat sample that measures that load.
 constexpr int kLoadSampleMs = 100;
-
-json unavailable(const std::string& reason) { return json{{"unavailable", reason}}; }
-
-// The trimmed text of a file, or {"unavailable": reason}.
-json text_or_unavailable(const std::string& path) {
-  std::string why;
-  auto text = read_text_file(path, &why);
-  return text ? json(std::string(trim(*text))) : unavailable(why);
-}
-
-std::string read_or_empty(const std::string& path) {
-  std::string why;
-  auto text = read_text_file(path, &why);
-  return text ? std::string(trim(*text)) : std::string();
-}
-
-json int_or_unavailable(const std::string& path, const std::string& absent_reason) {
-  std::string why;
-  auto text = read_text_file(path, &why);
-  if (!text) {
-    std::error_code ec;
-    return unavailable(fs::exists(path, ec) ? why : absent_reason);
-  }
-  try {
-    return std::stoll(std::string(trim(*text)));
-  } catch (const std::exception&) {
-    return unavailable(path + ": not a number: \"" + std::string(trim(*text)) + "\"");
-  }
-}
 
 // Value of `key=` on the kernel command line, or null.
 json cmdline_param(const std::string& cmdline, const std::string& key) {
@@ -89,35 +47,25 @@ json cmdline_param(const std::string& cmdline, const std::string& key) {
   return nullptr;
 }
 
-std::string cpuid_hypervisor_vendor() {
-#if defined(__x86_64__) || defined(__i386__)
-  // CPUID leaf 0x40000000: the hypervisor's 12-byte signature in EBX, ECX, EDX (only meaningful
-  // when CPUID.1:ECX[31] is set; the caller checks the cpuinfo flag).
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  __cpuid(0x40000000, eax, ebx, ecx, edx);
-  char sig[13] = {};
-  std::memcpy(sig, &ebx, 4);
-  std::memcpy(sig + 4, &ecx, 4);
-  std::memcpy(sig + 8, &edx, 4);
-  std::string s(sig);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\0')) s.pop_back();
-  return s;
-#else
-  return "";
-#endif
+// The measured CPUs and their SMT siblings (smt.siblings), which share the core with the
+// benchmark: the CPUs whose load counts. Sorted, without duplicates.
+std::vector<int> load_cpus(const std::vector<int>& cpus, const json& smt) {
+  std::vector<int> out = cpus;
+  for (const auto& [cpu, sib] : smt.at("siblings").items()) {
+    if (sib.is_array()) {
+      for (int s : sib) out.push_back(s);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
-// busy percentage per CPU over a short sample of /proc/stat.
-json sample_cpu_load(const std::vector<int>& cpus) {
-  std::string why;
-  auto first = read_text_file("/proc/stat", &why);
-  if (!first) return unavailable(why);
-  std::this_thread::sleep_for(std::chrono::milliseconds(kLoadSampleMs));
-  auto second = read_text_file("/proc/stat", &why);
-  if (!second) return unavailable(why);
+// cpu_load {sample_ms, busy_pct {"<cpu>": percent}} of `cpus` between two reads of /proc/stat.
+json cpu_load(const std::string& first, const std::string& second, const std::vector<int>& cpus) {
   try {
-    auto a = parse_proc_stat_cpu_times(*first, "/proc/stat");
-    auto b = parse_proc_stat_cpu_times(*second, "/proc/stat");
+    auto a = parse_proc_stat_cpu_times(first, "/proc/stat");
+    auto b = parse_proc_stat_cpu_times(second, "/proc/stat");
     json busy = json::object();
     for (int cpu : cpus) {
       auto ia = a.find(cpu), ib = b.find(cpu);
@@ -133,126 +81,62 @@ json sample_cpu_load(const std::vector<int>& cpus) {
   }
 }
 
-json capture_kernel(const struct utsname& u) {
-  json cmdline = text_or_unavailable("/proc/cmdline");
-  return {{"release", u.release}, {"version", u.version}, {"cmdline", cmdline}};
+// The processor: cpu, smt, the load on the measured CPUs and their siblings (cpu_load), and the
+// hypervisor it runs under. `info` is /proc/cpuinfo as read, or nullopt and `why` not.
+json processor_items(const struct utsname& u, const std::optional<CpuInfo>& info,
+                     const std::string& why, const std::vector<int>& cpus) {
+  json items;
+  items["cpu"] = probe_cpu(u.machine, info, why);
+  items["smt"] = probe_smt(cpus);
+  std::string stat_why;
+  const auto stat = probe_proc_stat_twice(kLoadSampleMs, &stat_why);
+  items["cpu_load"] = stat ? cpu_load(stat->first, stat->second, load_cpus(cpus, items["smt"]))
+                           : unavailable(stat_why);
+  items["hypervisor"] =
+      info ? detect_hypervisor(probe_hypervisor_evidence(*info)) : unavailable(why);
+  return items;
 }
 
-json capture_cpu(const struct utsname& u, CpuInfo* info_out, json* info_error) {
-  json cpu = {{"arch", u.machine}};
-  std::string why;
-  auto read = read_cpuinfo(&why);
-  if (!read) {
-    cpu["vendor"] = cpu["model"] = cpu["microcode"] = unavailable(why);
-    *info_error = unavailable(why);
-    return cpu;
-  }
-  *info_out = *read;
-  const CpuInfo& info = *info_out;
-  cpu["vendor"] =
-      info.vendor.empty() ? unavailable("/proc/cpuinfo names no vendor") : json(info.vendor);
-  cpu["model"] = info.model;
-  if (info.microcode) {
-    cpu["microcode"] = *info.microcode;
-  } else {
-    std::error_code ec;
-    const std::string sysfs = "/sys/devices/system/cpu/cpu0/microcode/version";
-    cpu["microcode"] =
-        fs::exists(sysfs, ec)
-            ? text_or_unavailable(sysfs)
-            : unavailable(std::string("the kernel exposes no microcode revision on ") + u.machine);
-  }
-  if (!info.platform.empty()) cpu["platform"] = info.platform;
-  if (!info.machine.empty()) cpu["machine"] = info.machine;
-  return cpu;
+// Frequency and idle: cpufreq, cpuidle, idle_latency {requested_us, effective_us}.
+json power_items(const std::vector<int>& cpus, std::optional<int> idle_latency_us) {
+  json items;
+  items["cpufreq"] = probe_cpufreq(cpus);
+  items["cpuidle"] = probe_cpuidle(cpus);
+  items["idle_latency"] = {
+      {"requested_us", idle_latency_us ? json(*idle_latency_us) : json(nullptr)},
+      {"effective_us", probe_idle_latency_effective()}};
+  return items;
 }
 
-json capture_smt(const std::vector<int>& cpus) {
-  const std::string base = "/sys/devices/system/cpu/smt/";
-  json smt;
-  smt["control"] = text_or_unavailable(base + "control");
-  std::string why;
-  auto active = read_text_file(base + "active", &why);
-  smt["active"] = active ? json(trim(*active) == "1") : unavailable(why);
-  json siblings = json::object();
-  for (int cpu : cpus) {
-    const std::string path =
-        "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/thread_siblings_list";
-    auto text = read_text_file(path, &why);
-    try {
-      siblings[std::to_string(cpu)] = text ? json(parse_cpu_list(trim(*text))) : unavailable(why);
-    } catch (const std::exception& e) {
-      siblings[std::to_string(cpu)] = unavailable(path + ": " + e.what());
-    }
-  }
-  smt["siblings"] = siblings;
-  return smt;
+// isolcpus and nohz_full: the kernel's lists and what the command line asked for.
+json isolation_items(const std::string& cmdline) {
+  json items;
+  items["isolcpus"] = {{"list", probe_isolated_list()},
+                       {"cmdline", cmdline_param(cmdline, "isolcpus")}};
+  items["nohz_full"] = {{"list", probe_nohz_full_list()},
+                        {"cmdline", cmdline_param(cmdline, "nohz_full")}};
+  return items;
 }
 
-json capture_cpuidle(const std::vector<int>& cpus) {
-  const std::string base = "/sys/devices/system/cpu/cpuidle/";
-  json idle;
-  idle["driver"] = text_or_unavailable(base + "current_driver");
-  std::error_code ec;
-  // current_governor is writable and needs cpuidle_sysfs_switch on old kernels; the read-only file
-  // exists everywhere the framework does.
-  idle["governor"] = text_or_unavailable(base + (fs::exists(base + "current_governor", ec)
-                                                     ? "current_governor"
-                                                     : "current_governor_ro"));
-  json states = json::object();
-  for (int cpu : cpus) {
-    std::string why;
-    auto st = read_cpuidle_states(cpu, &why);
-    if (!st) {
-      states[std::to_string(cpu)] = unavailable(why);
-      continue;
-    }
-    json list = json::array();
-    for (const auto& s : *st) list.push_back(to_json(s));
-    states[std::to_string(cpu)] = list;
-  }
-  idle["states"] = states;
-  return idle;
+// The scheduler's settings. The preemption model matters for wakeup preemption.
+json scheduler_items(const std::vector<int>& cpus) {
+  json items;
+  items["sched_features"] = probe_sched_features();
+  items["sched_domains"] = probe_sched_domains(cpus);
+  items["preempt"] = probe_preempt();
+  items["sched_ext"] = probe_sched_ext();
+  items["numa_balancing"] = probe_numa_balancing();
+  items["schedstats"] = probe_schedstats();
+  return items;
 }
 
-json capture_sched_ext() {
-  // /sys/kernel/sched_ext/ (kernel/sched/ext.c): state, root/ops while a BPF scheduler is loaded.
-  const std::string base = "/sys/kernel/sched_ext";
-  std::error_code ec;
-  if (!fs::is_directory(base, ec)) {
-    return unavailable(base + " absent: kernel built without CONFIG_SCHED_CLASS_EXT");
-  }
-  json j;
-  j["state"] = text_or_unavailable(base + "/state");
-  std::string ops = read_or_empty(base + "/root/ops");
-  j["ops"] = ops.empty() ? json(nullptr) : json(ops);
-  return j;
-}
-
-json capture_hypervisor(const CpuInfo& info) {
-  HypervisorEvidence ev;
-  ev.sys_hypervisor_type = read_or_empty("/sys/hypervisor/type");
-  ev.cpuinfo_hypervisor_flag = info.hypervisor_flag;
-  if (info.hypervisor_flag) ev.cpuid_vendor = cpuid_hypervisor_vendor();
-  ev.dmi_sys_vendor = read_or_empty("/sys/class/dmi/id/sys_vendor");
-  ev.dmi_product_name = read_or_empty("/sys/class/dmi/id/product_name");
-  ev.ppc_platform = info.platform;
-  ev.ppc_machine = info.machine;
-  ev.device_tree_hypervisor = read_or_empty("/proc/device-tree/hypervisor/compatible");
-  return detect_hypervisor(ev);
-}
-
-json capture_idle_latency(const EnvironmentOptions& opts) {
-  json j;
-  j["requested_us"] = opts.idle_latency_us ? json(*opts.idle_latency_us) : json(nullptr);
-  std::string why;
-  auto limit = read_cpu_latency_limit_us(&why);
-  if (!limit) {
-    j["effective_us"] = unavailable(why);
-  } else {
-    j["effective_us"] = *limit >= kCpuLatencyNoLimitUs ? json(nullptr) : json(*limit);
-  }
-  return j;
+// Counting and timing: perf_event_paranoid, clocksource, timer.
+json measurement_items() {
+  json items;
+  items["perf_event_paranoid"] = probe_perf_event_paranoid();
+  items["clocksource"] = probe_clocksource();
+  items["timer"] = probe_timer();
+  return items;
 }
 
 }  // namespace
@@ -312,58 +196,18 @@ json detect_hypervisor(const HypervisorEvidence& ev) {
 }
 
 std::string sha256_hex(std::string_view data) {
-  // FIPS 180-4 section 6.2.
-  static constexpr std::array<uint32_t, 64> k = {
-      0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
-      0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
-      0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
-      0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
-      0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
-      0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
-      0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
-      0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-      0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
-      0xc67178f2};
-  std::array<uint32_t, 8> h = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                               0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-  std::string msg(data);
-  const uint64_t bits = static_cast<uint64_t>(data.size()) * 8;
-  msg.push_back(static_cast<char>(0x80));
-  while (msg.size() % 64 != 56) msg.push_back(0);
-  for (int i = 7; i >= 0; --i) msg.push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
-  auto rotr = [](uint32_t x, int n) { return (x >> n) | (x << (32 - n)); };
-  for (size_t block = 0; block < msg.size(); block += 64) {
-    std::array<uint32_t, 64> w{};
-    for (int t = 0; t < 16; ++t) {
-      const auto* p = reinterpret_cast<const unsigned char*>(msg.data() + block + 4 * t);
-      w[t] = (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
-    }
-    for (int t = 16; t < 64; ++t) {
-      uint32_t s0 = rotr(w[t - 15], 7) ^ rotr(w[t - 15], 18) ^ (w[t - 15] >> 3);
-      uint32_t s1 = rotr(w[t - 2], 17) ^ rotr(w[t - 2], 19) ^ (w[t - 2] >> 10);
-      w[t] = w[t - 16] + s0 + w[t - 7] + s1;
-    }
-    auto [a, b, c, d, e, f, g, hh] = h;
-    for (int t = 0; t < 64; ++t) {
-      uint32_t t1 =
-          hh + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + k[t] + w[t];
-      uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
-      hh = g;
-      g = f;
-      f = e;
-      e = d + t1;
-      d = c;
-      c = b;
-      b = a;
-      a = t1 + t2;
-    }
-    h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += hh;
-  }
+  // One-shot digest, EVP_Digest(3ossl): 0 when it fails (no memory, or no provider that offers
+  // SHA-256).
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr) != 1)
+    throw std::runtime_error("EVP_Digest(SHA-256) failed");
+  static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
-  char buf[9];
-  for (uint32_t v : h) {
-    std::snprintf(buf, sizeof buf, "%08x", v);
-    out += buf;
+  out.reserve(2 * len);
+  for (unsigned int i = 0; i < len; ++i) {
+    out += kHex[md[i] >> 4];
+    out += kHex[md[i] & 0xf];
   }
   return out;
 }
@@ -375,104 +219,17 @@ json capture_environment(const EnvironmentOptions& opts) {
   env["cpus"] = cpus;
   struct utsname u {};
   uname(&u);
-  env["kernel"] = capture_kernel(u);
-  const std::string cmdline = read_or_empty("/proc/cmdline");
-
-  CpuInfo info;
-  json info_error;
-  env["cpu"] = capture_cpu(u, &info, &info_error);
-  env["smt"] = capture_smt(cpus);
-
-  // Load on the measured CPUs and their SMT siblings, which share the core with the benchmark.
-  std::vector<int> load_cpus = cpus;
-  for (const auto& [cpu, sib] : env["smt"]["siblings"].items()) {
-    if (sib.is_array()) {
-      for (int s : sib) load_cpus.push_back(s);
-    }
-  }
-  std::sort(load_cpus.begin(), load_cpus.end());
-  load_cpus.erase(std::unique(load_cpus.begin(), load_cpus.end()), load_cpus.end());
-  env["cpu_load"] = sample_cpu_load(load_cpus);
-
-  json cpufreq = json::object();
-  for (int cpu : cpus) {
-    std::string why;
-    auto p = read_cpufreq_policy(cpu, &why);
-    cpufreq[std::to_string(cpu)] = p ? to_json(*p) : unavailable(why);
-  }
-  env["cpufreq"] = cpufreq;
-  env["cpuidle"] = capture_cpuidle(cpus);
-  env["idle_latency"] = capture_idle_latency(opts);
-
-  std::error_code ec;
+  env["kernel"] = probe_kernel(u);
   std::string why;
-  env["isolcpus"] = {{"list", text_or_unavailable("/sys/devices/system/cpu/isolated")},
-                     {"cmdline", cmdline_param(cmdline, "isolcpus")}};
-  const std::string nohz = "/sys/devices/system/cpu/nohz_full";
-  env["nohz_full"] = {
-      {"list", fs::exists(nohz, ec) ? text_or_unavailable(nohz)
-                                    : unavailable(nohz + " absent: kernel built without "
-                                                         "CONFIG_NO_HZ_FULL")},
-      {"cmdline", cmdline_param(cmdline, "nohz_full")}};
-
-  if (auto features = read_sched_features(&why)) {
-    json f = json::object();
-    for (const auto& feat : *features) f[feat.name] = feat.enabled;
-    env["sched_features"] = f;
-  } else {
-    env["sched_features"] = unavailable(why);
-  }
-  if (auto domains = read_sched_domains(cpus, &why)) {
-    json d = json::array();
-    for (const auto& e : *domains) d.push_back(to_json(e));
-    env["sched_domains"] = d;
-  } else {
-    env["sched_domains"] = unavailable(why);
-  }
-  // The preemption model matters for wakeup preemption; PREEMPT_DYNAMIC kernels show the current
-  // one in debugfs (kernel/sched/core.c sched_dynamic_show(): the active mode in parentheses).
-  if (auto preempt = read_debugfs_file("/sys/kernel/debug/sched/preempt", &why)) {
-    env["preempt"] = std::string(trim(*preempt));
-  } else {
-    env["preempt"] = unavailable(why);
-  }
-  env["sched_ext"] = capture_sched_ext();
-  env["numa_balancing"] =
-      int_or_unavailable("/proc/sys/kernel/numa_balancing",
-                         "/proc/sys/kernel/numa_balancing absent: kernel built without "
-                         "CONFIG_NUMA_BALANCING");
-  env["perf_event_paranoid"] = int_or_unavailable("/proc/sys/kernel/perf_event_paranoid",
-                                                  "/proc/sys/kernel/perf_event_paranoid absent: "
-                                                  "kernel built without perf events");
-  env["clocksource"] =
-      text_or_unavailable("/sys/devices/system/clocksource/clocksource0/current_clocksource");
-  {
-    // What the stamps of the timed loops cost: each round trip sample holds kStampsPerRoundTrip.
-    const StampClock& clock = stamp_clock();
-    const double read_ns = clock.overhead_ns();
-    env["timer"] = {{"source", clock.source},
-                    {"ns_per_tick", clock.ns_per_tick},
-                    {"read_ns", read_ns},
-                    {"reads_per_round_trip", kStampsPerRoundTrip},
-                    {"round_trip_ns", read_ns * kStampsPerRoundTrip}};
-  }
-  env["hypervisor"] = info_error.is_null() ? capture_hypervisor(info) : info_error;
-
-  if (auto snap = read_schedstat(&why)) {
-    env["schedstats"] = {
-        {"version", snap->version},
-        {"enabled", snap->schedstats_enabled ? json(*snap->schedstats_enabled)
-                                             : unavailable("/proc/sys/kernel/sched_schedstats "
-                                                           "unreadable")}};
-  } else {
-    env["schedstats"] = unavailable(why);
-  }
-
+  const std::optional<CpuInfo> info = read_cpuinfo(&why);
+  env.update(processor_items(u, info, why, cpus));
+  env.update(power_items(cpus, opts.idle_latency_us));
+  env.update(isolation_items(probe_cmdline()));
+  env.update(scheduler_items(cpus));
+  env.update(measurement_items());
   env["wakebench"] = wakebench_build();
   env["config_hash"] = "sha256:" + sha256_hex(opts.config_text);
-  char host[256] = {};
-  env["hostname"] = gethostname(host, sizeof host - 1) == 0 ? json(std::string(host))
-                                                            : unavailable("gethostname failed");
+  env["hostname"] = probe_hostname();
   return env;
 }
 

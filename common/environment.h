@@ -27,7 +27,8 @@ struct EnvironmentOptions {
 // cmdline}, nohz_full {list, cmdline}, sched_features {NAME: bool}, sched_domains [...], sched_ext
 // {state, ops}, numa_balancing, perf_event_paranoid, hypervisor {detected, vendor, evidence},
 // schedstats {available, enabled}, wakebench {version, git_sha, compiler},
-// config_hash ("sha256:<hex>"), hostname, cpus (the measured CPUs).
+// config_hash ("sha256:<hex>"), hostname, cpus (the measured CPUs). The reading of the system is
+// common/environment_probe.h's.
 nlohmann::json capture_environment(const EnvironmentOptions& opts);
 
 // One line per thing in `env` that makes wakeup timings noisy, each with its fix. Reads only the
@@ -52,7 +53,7 @@ nlohmann::json detect_hypervisor(const HypervisorEvidence& ev);
 // {"version", "git_sha", "compiler"} of this wakebench build (environment.wakebench).
 nlohmann::json wakebench_build();
 
-// SHA-256 of `data` as 64 lowercase hex digits (FIPS 180-4).
+// SHA-256 of `data` (FIPS 180-4) as 64 lowercase hex digits, computed by OpenSSL's libcrypto.
 std::string sha256_hex(std::string_view data);
 
 }  // namespace wb

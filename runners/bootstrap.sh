@@ -14,7 +14,7 @@ shift || true
 # Everything wakebench builds and tests with, from Debian 12 (bookworm).
 packages=(
   cmake g++ make pkg-config git
-  libhwloc-dev hwloc libpfm4-dev libboost-dev nlohmann-json3-dev
+  libhwloc-dev hwloc libpfm4-dev libboost-dev nlohmann-json3-dev libssl-dev
   libbenchmark-dev libgtest-dev libgmock-dev libcli11-dev
   linux-perf gnuplot-nox python3-pytest
 )

@@ -46,15 +46,15 @@ sudo=()
 host_packages=(cmake make pkg-config jq file "g++-$triplet" qemu-user-static libboost-dev
                nlohmann-json3-dev libcli11-dev)
 # Target packages (Multi-Arch: same, co-installable with the amd64 ones of the same version).
-target_packages=(libhwloc-dev libpfm4-dev libbenchmark-dev libgtest-dev libgmock-dev)
+target_packages=(libhwloc-dev libpfm4-dev libssl-dev libbenchmark-dev libgtest-dev libgmock-dev)
 # ppc64el: Multi-Arch: same packages must have the amd64 version, and the amd64 libc6-dev chain
 # (linux-libc-dev, libssl3 through libtirpc/krb5) comes from bookworm-security, whose ppc64el index
 # is unusable here. So for ppc64le the -dev packages and their libraries are not installed but
 # extracted (apt-get download + dpkg -x) into $build/sysroot; libc, libstdc++ and the dynamic
 # loader are the cross compiler's own (/usr/powerpc64le-linux-gnu).
 sysroot_packages=(libhwloc-dev libhwloc15 libnuma-dev libnuma1 libltdl-dev libltdl7 libudev1
-                  libpfm4-dev libpfm4 libbenchmark-dev libbenchmark1debian libgtest-dev
-                  libgmock-dev)
+                  libpfm4-dev libpfm4 libssl-dev libssl3 libbenchmark-dev libbenchmark1debian
+                  libgtest-dev libgmock-dev)
 sysroot=$build/sysroot
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
