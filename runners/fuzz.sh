@@ -22,7 +22,7 @@ build=${WB_BUILD_DIR:-$here/build-fuzz}
 src=$here/tests/fuzz
 
 packages=(clang-16 libclang-rt-16-dev cmake make pkg-config libhwloc-dev libboost-dev
-          nlohmann-json3-dev)
+          nlohmann-json3-dev libssl-dev)
 # shellcheck source=runners/install-packages.sh
 . "$here/runners/install-packages.sh"
 install_packages fuzz "${packages[@]}"
