@@ -1,4 +1,4 @@
-#include "runners/summary.h"
+#include "analysis/summary.h"
 
 #include <algorithm>
 #include <cstdio>
