@@ -1,37 +1,22 @@
 #include "analysis/report.h"
 
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
-#include <stdexcept>
 
 #include "analysis/predict_results.h"
 #include "common/blocked.h"
 #include "common/cpulist.h"
 #include "common/histogram.h"
-#include "common/output_file.h"
 #include "common/placement.h"
 #include "common/registry.h"
-#include "common/sys.h"
 #include "common/text.h"
-
-extern char** environ;
 
 namespace wb {
 namespace {
 
-namespace fs = std::filesystem;
 using nlohmann::json;
 
 // ---- reading cases ----------------------------------------------------------------------------
@@ -89,30 +74,6 @@ std::string dat_quote(const std::string& s) {
   return out + "\"";
 }
 
-class OutDir {
- public:
-  explicit OutDir(const std::string& dir) : dir_(dir) {
-    std::error_code ec;
-    fs::create_directories(dir_, ec);
-    if (ec) throw std::runtime_error("report: cannot create " + dir + ": " + ec.message());
-  }
-  // Atomic: a reader never sees half a file (common/output_file.h).
-  void write(const std::string& name, const std::string& text) {
-    try {
-      write_file_atomic((dir_ / name).string(), text);
-    } catch (const std::runtime_error& e) {
-      throw std::runtime_error(std::string("report: ") + e.what());
-    }
-    written_.push_back(name);
-  }
-  const fs::path& path() const { return dir_; }
-  const std::vector<std::string>& written() const { return written_; }
-
- private:
-  fs::path dir_;
-  std::vector<std::string> written_;
-};
-
 // Script preamble and trailer: PNG through pngcairo when this gnuplot has it (antialiased), else
 // libgd's png; then the same plot as SVG. Every script is self-contained and runs from its folder.
 std::string gp_begin(const std::string& stem, int width, int height) {
@@ -163,34 +124,56 @@ constexpr const char* kPalette =
     "set palette defined (0 '#2c7bb6', 0.25 '#abd9e9', 0.5 '#ffffbf', 0.75 '#fdae61', 1 "
     "'#d7191c')\n";
 
+// One plot: its data file and gnuplot script beside each other (stem.dat, stem.gp), listed in the
+// index.
 struct Plot {
-  std::string stem, title, description;
+  std::string stem, title, description, dat, gp;
 };
 
-struct Context {
-  const ResultSet& rs;
-  OutDir& out;
+// What one part of the report adds: its plots, the plots it could not draw (each with its reason)
+// and its markdown summary tables for index.md.
+struct Part {
   std::vector<Plot> plots;
   std::vector<std::string> skipped;
-  std::ostringstream tables;  // markdown summary tables for index.md
-
-  // One plot: its data file and gnuplot script beside each other, listed in the index.
-  void add_plot(const std::string& stem, const std::ostringstream& dat,
-                const std::ostringstream& gp, std::string title, std::string caption) {
-    out.write(stem + ".dat", dat.str());
-    out.write(stem + ".gp", gp.str());
-    plots.push_back({stem, std::move(title), std::move(caption)});
-  }
+  std::string tables;
 };
+
+Part not_drawn(std::string reason) { return Part{{}, {std::move(reason)}, ""}; }
 
 // ---- heat map: median RTT by placement x mechanism/mode -----------------------------------------
 
-void heatmap(Context& ctx) {
-  const std::vector<CaseView>& cases = ctx.rs.views;
+using Grid = std::map<std::pair<std::string, std::string>, std::string>;  // (row, column) -> text
+
+// The heat map's numbers as a markdown table: the median, else the case's status, else "-".
+std::string heatmap_table(const std::vector<std::string>& rows,
+                          const std::vector<std::string>& cols,
+                          const std::map<std::pair<std::string, std::string>, double>& value,
+                          const Grid& status) {
+  std::ostringstream t;
+  t << "\n### Median RTT (ns) by placement\n\n| mechanism/mode |";
+  for (const std::string& c : cols) t << " " << md_escape(c) << " |";
+  t << "\n|---|";
+  for (std::size_t i = 0; i < cols.size(); ++i) t << "--:|";
+  t << "\n";
+  for (const std::string& r : rows) {
+    t << "| " << md_escape(r) << " |";
+    for (const std::string& c : cols) {
+      auto v = value.find({r, c});
+      auto s = status.find({r, c});
+      t << " "
+        << (v != value.end() ? fmt("%.0f", v->second) : (s != status.end() ? s->second : "-"))
+        << " |";
+    }
+    t << "\n";
+  }
+  return t.str();
+}
+
+Part heatmap(const std::vector<CaseView>& cases) {
   const auto vary = varying_params(cases);
   std::vector<std::string> rows, cols;
-  std::map<std::string, int> rank;                                    // column -> placement rank
-  std::map<std::pair<std::string, std::string>, std::string> status;  // non-ok cells
+  std::map<std::string, int> rank;  // column -> placement rank
+  Grid status;                      // non-ok cells
   std::map<std::pair<std::string, std::string>, double> value;
   for (const CaseView& c : cases) {
     if (is_matrix(c)) continue;
@@ -203,10 +186,7 @@ void heatmap(Context& ctx) {
     else
       status[{row, col}] = status_id(c.status);
   }
-  if (value.empty()) {
-    ctx.skipped.push_back("heat map of median RTT: no ok case outside a matrix run");
-    return;
-  }
+  if (value.empty()) return not_drawn("heat map of median RTT: no ok case outside a matrix run");
   std::stable_sort(cols.begin(), cols.end(),
                    [&](const std::string& a, const std::string& b) { return rank[a] < rank[b]; });
 
@@ -242,27 +222,11 @@ void heatmap(Context& ctx) {
         "lc palette, \\\n"
      << "     '' using 1:2:(sprintf('%.0f', $3)) with labels\n"
      << gp_end("heatmap", width, height);
-  ctx.add_plot("heatmap", dat, gp, "Median RTT by placement class and mechanism",
-               "Each cell is the median round-trip time (ns) of one case; pinned classes "
-               "from the nearest (same-cpu) to the farthest, then kernel placement.");
-
-  ctx.tables << "\n### Median RTT (ns) by placement\n\n| mechanism/mode |";
-  for (const std::string& c : cols) ctx.tables << " " << md_escape(c) << " |";
-  ctx.tables << "\n|---|";
-  for (std::size_t i = 0; i < cols.size(); ++i) ctx.tables << "--:|";
-  ctx.tables << "\n";
-  for (const std::string& r : rows) {
-    ctx.tables << "| " << md_escape(r) << " |";
-    for (const std::string& c : cols) {
-      auto v = value.find({r, c});
-      auto s = status.find({r, c});
-      ctx.tables << " "
-                 << (v != value.end() ? fmt("%.0f", v->second)
-                                      : (s != status.end() ? s->second : "-"))
-                 << " |";
-    }
-    ctx.tables << "\n";
-  }
+  const Plot plot{"heatmap", "Median RTT by placement class and mechanism",
+                  "Each cell is the median round-trip time (ns) of one case; pinned classes from "
+                  "the nearest (same-cpu) to the farthest, then kernel placement.",
+                  dat.str(), gp.str()};
+  return Part{{plot}, {}, heatmap_table(rows, cols, value, status)};
 }
 
 // ---- RTT distributions per placement, from the histograms: CDF and histogram per mechanism ------
@@ -305,93 +269,146 @@ std::string histogram_block(const Histogram& h) {
   return b.str();
 }
 
-void distributions(Context& ctx) {
-  const std::vector<CaseView>& cases = ctx.rs.views;
-  const auto vary = varying_params(cases);
+// The mechanisms of the ok cases outside a matrix run, in the order of their first case.
+std::vector<std::string> distribution_mechanisms(const std::vector<CaseView>& cases) {
   std::vector<std::string> mechanisms;
   for (const CaseView& c : cases) {
     if (!c.ok() || is_matrix(c)) continue;
     if (std::find(mechanisms.begin(), mechanisms.end(), c.mechanism) == mechanisms.end())
       mechanisms.push_back(c.mechanism);
   }
-  if (mechanisms.empty()) {
-    ctx.skipped.push_back("RTT distributions: no ok case outside a matrix run");
-    return;
-  }
-  for (const std::string& mech : mechanisms) {
-    std::vector<const CaseView*> series;
-    for (const CaseView& c : cases)
-      if (c.ok() && !is_matrix(c) && c.mechanism == mech) series.push_back(&c);
-    std::stable_sort(series.begin(), series.end(), [](const CaseView* a, const CaseView* b) {
-      return std::make_pair(mode_id(a->mode), placement_rank(*a)) <
-             std::make_pair(mode_id(b->mode), placement_rank(*b));
-    });
-    std::ostringstream cdf_dat, hist_dat, cdf_plot, hist_plot;
-    const std::string cdf = "rtt-" + mech, hist = "hist-" + mech;
-    cdf_dat << "# " << mech << ": CDF of the round-trip time per case, from the repetitions' "
-            << "histograms\n# one block per case (gnuplot index); columns: rtt_ns nines, "
-            << "nines = -log10(1 - F)\n";
-    hist_dat << "# " << mech << ": share of round trips (%) per 1/" << kBinsPerOctave
-             << "-octave bin, from the repetitions' histograms\n"
-             << "# one block per case (gnuplot index); columns: bin_center_ns share_pct\n";
-    int index = 0;
-    double lo = INFINITY, hi = 0;  // the x range, for the tics
-    for (const CaseView* c : series) {
-      Histogram h;
-      for (const Histogram& r : c->rtt_hist) h.merge(r);
-      if (h.empty()) continue;
-      lo = std::min(lo, static_cast<double>(Histogram::lower_bound(h.buckets().begin()->first)));
-      hi = std::max(hi, static_cast<double>(Histogram::lower_bound(h.buckets().rbegin()->first)));
-      std::string title = std::string(mode_id(c->mode)) + "/" + c->placement;
-      const std::string label = row_label(*c, vary);
-      const auto sp = label.find(' ');
-      title += sp != std::string::npos ? label.substr(sp) : c->pair;
-      const std::string sep = index ? "\n\n" : "";
-      cdf_dat << sep << "# " << title << "\n" << cdf_block(h);
-      hist_dat << sep << "# " << title << "\n" << histogram_block(h);
-      cdf_plot << (index ? ", \\\n     " : "plot ") << gp_quote(cdf + ".dat") << " index " << index
-               << " using 1:2 with lines lw 2 title " << gp_quote(title);
-      hist_plot << (index ? ", \\\n     " : "plot ") << gp_quote(hist + ".dat") << " index "
-                << index << " using 1:2 with histeps lw 2 title " << gp_quote(title);
-      ++index;
-    }
-    if (index == 0) {
-      ctx.skipped.push_back("RTT distribution of " + mech +
-                            ": no case keeps histograms (a result set of schema 1)");
-      continue;
-    }
-    std::ostringstream gp;
-    gp << gp_begin(cdf, 1000, 600) << "set title "
-       << gp_quote(mech + ": CDF of the round-trip time per placement") << "\n"
-       << "set xlabel 'round-trip time (ns, log scale)'\n"
-       << "set ylabel 'share of round trips at or below (percentile, log scale of the tail)'\n"
-       << "set logscale x\nset grid\nset key outside right top\nset yrange [0:*]\n"
-       << log_tics("x", lo, hi)
-       << "set ytics ('0' 0, 'p50' 0.30103, 'p90' 1, 'p99' 2, 'p99.9' 3, 'p99.99' 4, "
-          "'p99.999' 5)\n"
-       << cdf_plot.str() << "\n"
-       << gp_end(cdf, 1000, 600);
-    ctx.add_plot(cdf, cdf_dat, gp, mech + ": RTT CDF per placement",
-                 "Cumulative distribution of every round trip of each " + mech +
-                     " case (all repetitions), from the log-linear histograms of the result set "
-                     "(buckets <= 0.8 % wide); the y axis spaces p50, p90, p99, p99.9 evenly.");
-    std::ostringstream hgp;
-    hgp << gp_begin(hist, 1000, 600) << "set title "
-        << gp_quote(mech + ": histogram of the round-trip time per placement") << "\n"
-        << "set xlabel 'round-trip time (ns, log scale)'\n"
-        << "set ylabel 'round trips per 1/" << kBinsPerOctave << "-octave bin (%)'\n"
-        << "set logscale x\nset grid\nset key outside right top\nset yrange [0:*]\n"
-        << log_tics("x", lo, hi) << hist_plot.str() << "\n"
-        << gp_end(hist, 1000, 600);
-    ctx.add_plot(hist, hist_dat, hgp, mech + ": RTT histogram per placement",
-                 "Share of the round trips of each " + mech + " case in bins 9 % wide (1/" +
-                     std::to_string(kBinsPerOctave) +
-                     " of a power of two), from the result set's histograms.");
-  }
+  return mechanisms;
 }
 
-// ---- predicted vs measured RTT per policy
-// --------------------------------------------------------
+// One case in a distribution plot: its title and the histogram of all its repetitions.
+struct Curve {
+  std::string title;
+  Histogram h;
+};
+
+// The curves of `mech`'s ok cases outside a matrix run, by mode then placement, titled
+// "processes/llc" and the varying params or the pair; a case that keeps no histogram has none.
+std::vector<Curve> distribution_curves(
+    const std::vector<CaseView>& cases, const std::string& mech,
+    const std::map<std::string, std::vector<std::string>>& vary) {
+  std::vector<const CaseView*> series;
+  for (const CaseView& c : cases)
+    if (c.ok() && !is_matrix(c) && c.mechanism == mech) series.push_back(&c);
+  std::stable_sort(series.begin(), series.end(), [](const CaseView* a, const CaseView* b) {
+    return std::make_pair(mode_id(a->mode), placement_rank(*a)) <
+           std::make_pair(mode_id(b->mode), placement_rank(*b));
+  });
+  std::vector<Curve> curves;
+  for (const CaseView* c : series) {
+    Histogram h;
+    for (const Histogram& r : c->rtt_hist) h.merge(r);
+    if (h.empty()) continue;
+    std::string title = std::string(mode_id(c->mode)) + "/" + c->placement;
+    const std::string label = row_label(*c, vary);
+    const auto sp = label.find(' ');
+    title += sp != std::string::npos ? label.substr(sp) : c->pair;
+    curves.push_back({std::move(title), std::move(h)});
+  }
+  return curves;
+}
+
+// The x range of the curves, for the tics: the lowest and the highest bucket's lower bound.
+std::pair<double, double> rtt_range(const std::vector<Curve>& curves) {
+  double lo = INFINITY, hi = 0;
+  for (const Curve& c : curves) {
+    lo = std::min(lo, static_cast<double>(Histogram::lower_bound(c.h.buckets().begin()->first)));
+    hi = std::max(hi, static_cast<double>(Histogram::lower_bound(c.h.buckets().rbegin()->first)));
+  }
+  return {lo, hi};
+}
+
+// A data file's blocks, one per curve under "# title", apart by two blank lines (gnuplot's index).
+std::string curve_blocks(const std::vector<Curve>& curves, std::string (*block)(const Histogram&)) {
+  std::string out;
+  for (std::size_t i = 0; i < curves.size(); ++i)
+    out += (i ? "\n\n# " : "# ") + curves[i].title + "\n" + block(curves[i].h);
+  return out;
+}
+
+// The plot command that draws every block of `dat` with `style`, titled by its curve.
+std::string curves_command(const std::string& dat, const std::vector<Curve>& curves,
+                           const char* style) {
+  std::ostringstream s;
+  for (std::size_t i = 0; i < curves.size(); ++i)
+    s << (i ? ", \\\n     " : "plot ") << gp_quote(dat) << " index " << i << " using 1:2 with "
+      << style << " lw 2 title " << gp_quote(curves[i].title);
+  return s.str();
+}
+
+Plot cdf_plot(const std::string& mech, const std::vector<Curve>& curves) {
+  const std::string stem = "rtt-" + mech;
+  std::ostringstream dat;
+  dat << "# " << mech << ": CDF of the round-trip time per case, from the repetitions' "
+      << "histograms\n# one block per case (gnuplot index); columns: rtt_ns nines, "
+      << "nines = -log10(1 - F)\n"
+      << curve_blocks(curves, cdf_block);
+  const auto [lo, hi] = rtt_range(curves);
+  std::ostringstream gp;
+  gp << gp_begin(stem, 1000, 600) << "set title "
+     << gp_quote(mech + ": CDF of the round-trip time per placement") << "\n"
+     << "set xlabel 'round-trip time (ns, log scale)'\n"
+     << "set ylabel 'share of round trips at or below (percentile, log scale of the tail)'\n"
+     << "set logscale x\nset grid\nset key outside right top\nset yrange [0:*]\n"
+     << log_tics("x", lo, hi)
+     << "set ytics ('0' 0, 'p50' 0.30103, 'p90' 1, 'p99' 2, 'p99.9' 3, 'p99.99' 4, "
+        "'p99.999' 5)\n"
+     << curves_command(stem + ".dat", curves, "lines") << "\n"
+     << gp_end(stem, 1000, 600);
+  return {stem, mech + ": RTT CDF per placement",
+          "Cumulative distribution of every round trip of each " + mech +
+              " case (all repetitions), from the log-linear histograms of the result set "
+              "(buckets <= 0.8 % wide); the y axis spaces p50, p90, p99, p99.9 evenly.",
+          dat.str(), gp.str()};
+}
+
+Plot histogram_plot(const std::string& mech, const std::vector<Curve>& curves) {
+  const std::string stem = "hist-" + mech;
+  std::ostringstream dat;
+  dat << "# " << mech << ": share of round trips (%) per 1/" << kBinsPerOctave
+      << "-octave bin, from the repetitions' histograms\n"
+      << "# one block per case (gnuplot index); columns: bin_center_ns share_pct\n"
+      << curve_blocks(curves, histogram_block);
+  const auto [lo, hi] = rtt_range(curves);
+  std::ostringstream gp;
+  gp << gp_begin(stem, 1000, 600) << "set title "
+     << gp_quote(mech + ": histogram of the round-trip time per placement") << "\n"
+     << "set xlabel 'round-trip time (ns, log scale)'\n"
+     << "set ylabel 'round trips per 1/" << kBinsPerOctave << "-octave bin (%)'\n"
+     << "set logscale x\nset grid\nset key outside right top\nset yrange [0:*]\n"
+     << log_tics("x", lo, hi) << curves_command(stem + ".dat", curves, "histeps") << "\n"
+     << gp_end(stem, 1000, 600);
+  return {stem, mech + ": RTT histogram per placement",
+          "Share of the round trips of each " + mech + " case in bins 9 % wide (1/" +
+              std::to_string(kBinsPerOctave) +
+              " of a power of two), from the result set's histograms.",
+          dat.str(), gp.str()};
+}
+
+// Per mechanism, the CDF and the histogram of each case's round trips.
+Part distributions(const std::vector<CaseView>& cases) {
+  const std::vector<std::string> mechanisms = distribution_mechanisms(cases);
+  if (mechanisms.empty()) return not_drawn("RTT distributions: no ok case outside a matrix run");
+  const auto vary = varying_params(cases);
+  Part part;
+  for (const std::string& mech : mechanisms) {
+    const std::vector<Curve> curves = distribution_curves(cases, mech, vary);
+    if (curves.empty()) {
+      part.skipped.push_back("RTT distribution of " + mech +
+                             ": no case keeps histograms (a result set of schema 1)");
+      continue;
+    }
+    part.plots.push_back(cdf_plot(mech, curves));
+    part.plots.push_back(histogram_plot(mech, curves));
+  }
+  return part;
+}
+
+// ---- predicted vs measured RTT per policy -------------------------------------------------------
 
 // The mainline-first order of docs/result-set.md#policies; others after, by name.
 std::vector<std::string> policy_order(const std::set<std::string>& present) {
@@ -419,46 +436,57 @@ std::string main_class(const json& classes) {
 
 // predictions.mechanisms[] as `wakebench predict --results` writes it: per mechanism, mode and
 // kernel placement, each policy's predicted class distribution and RTT (the distribution costed
-// with the pinned medians), and the measured kernel-placement RTT.
-void predictions(Context& ctx) {
-  const json& doc = ctx.rs.doc;
-  const json* entries = nullptr;
+// with the pinned medians), and the measured kernel-placement RTT. Null when absent or empty.
+const json* prediction_entries(const json& doc) {
   if (doc.contains("predictions") && doc["predictions"].is_object() &&
-      doc["predictions"].contains("mechanisms") && doc["predictions"]["mechanisms"].is_array())
-    entries = &doc["predictions"]["mechanisms"];
-  if (!entries || entries->empty()) {
-    ctx.skipped.push_back(
-        "predicted vs measured RTT per policy: the result set has no predictions "
-        "(`wakebench predict --results FILE --json` computes them)");
-    return;
-  }
+      doc["predictions"].contains("mechanisms") && doc["predictions"]["mechanisms"].is_array() &&
+      !doc["predictions"]["mechanisms"].empty())
+    return &doc["predictions"]["mechanisms"];
+  return nullptr;
+}
+
+// The policies some entry predicts, in policy_order.
+std::vector<std::string> predicted_policies(const json& entries) {
   std::set<std::string> present;
-  for (const json& e : *entries)
+  for (const json& e : entries)
     if (e.contains("policies") && e["policies"].is_object())
       for (const auto& [p, v] : e["policies"].items()) present.insert(p);
-  const std::vector<std::string> policies = policy_order(present);
-  struct Row {
-    std::string label;
-    std::vector<std::optional<double>> predicted;
-    std::vector<std::string> classes;
-    std::optional<double> measured;
-  };
-  std::vector<Row> rows;
-  for (const json& e : *entries) {
-    Row r;
+  return policy_order(present);
+}
+
+// A policy's placement in the table: its main class, "~" when the model calls it uncertain (the
+// marker is its steady state, its range is in `wakebench predict`: policies.<id>.uncertain), then
+// the predictor's word for the kernel's placements (docs/policy-model.md#verdicts); "-" when the
+// entry has no classes for it.
+std::string policy_placement(const json& pol) {
+  std::string cls = pol.is_object() && pol.contains("classes")
+                        ? main_class(pol["classes"]) + (pol.contains("uncertain") ? " ~" : "")
+                        : "-";
+  if (pol.is_object() && pol.contains("verdict") && pol["verdict"].is_string())
+    cls += ", " + pol["verdict"].get<std::string>();
+  return cls;
+}
+
+// One kernel-placed case: per policy (in the order given) its predicted RTT and placement, and
+// the measured RTT.
+struct PredictionRow {
+  std::string label;
+  std::vector<std::optional<double>> predicted;
+  std::vector<std::string> classes;
+  std::optional<double> measured;
+};
+
+// The entries' rows; an entry with neither a predicted nor a measured RTT has none.
+std::vector<PredictionRow> prediction_rows(const json& entries,
+                                           const std::vector<std::string>& policies) {
+  std::vector<PredictionRow> rows;
+  for (const json& e : entries) {
+    PredictionRow r;
     r.label = entry_label(e);
     for (const std::string& p : policies) {
       const json pol = e.contains("policies") ? e["policies"].value(p, json()) : json();
       r.predicted.push_back(pol.is_object() ? num(pol, "predicted_rtt_ns") : std::nullopt);
-      // "~": the model calls it uncertain; the marker is its steady state, its range is in
-      // `wakebench predict` (policies.<id>.uncertain).
-      std::string cls = pol.is_object() && pol.contains("classes")
-                            ? main_class(pol["classes"]) + (pol.contains("uncertain") ? " ~" : "")
-                            : "-";
-      // The predictor's word for the kernel's placements (docs/policy-model.md#verdicts).
-      if (pol.is_object() && pol.contains("verdict") && pol["verdict"].is_string())
-        cls += ", " + pol["verdict"].get<std::string>();
-      r.classes.push_back(cls);
+      r.classes.push_back(policy_placement(pol));
     }
     if (e.contains("measured") && e["measured"].is_object())
       r.measured = num(e["measured"], "rtt_ns");
@@ -466,12 +494,11 @@ void predictions(Context& ctx) {
     for (const auto& v : r.predicted) any = any || v.has_value();
     if (any) rows.push_back(std::move(r));
   }
-  if (rows.empty()) {
-    ctx.skipped.push_back(
-        "predicted vs measured RTT per policy: no prediction could be costed (no ok pinned case "
-        "of a predicted class) and no kernel case was measured");
-    return;
-  }
+  return rows;
+}
+
+std::string predictions_dat(const std::vector<std::string>& policies,
+                            const std::vector<PredictionRow>& rows) {
   std::ostringstream dat;
   dat << "# predicted RTT (ns) of each policy: its steady-state class distribution costed with "
          "the\n"
@@ -480,37 +507,49 @@ void predictions(Context& ctx) {
       << "row";
   for (const std::string& p : policies) dat << ' ' << dat_quote(p);
   dat << ' ' << dat_quote("measured: kernel placement") << "\n";
-  ctx.tables << "\n### Predicted vs measured RTT (ns)\n\nPredicted = each policy's steady-state "
-                "placement (class in brackets) costed with the median RTT measured pinned on that "
-                "class with the case's own knobs; measured = the case itself. ~: the model "
-                "calls the placement uncertain (other steady states are possible, each costed "
-                "differently: `wakebench predict --results`); the figure is its steady state. "
-                "After the class, the predictor's verdict on the kernel's placements (MATCH, "
-                "EXPLAINED, NO-PREDICTION, MISS: docs/policy-model.md#verdicts)."
-                "\n\n"
-                "| kernel-placed case |";
-  for (const std::string& p : policies) ctx.tables << " " << p << " |";
-  ctx.tables << " measured (kernel) |\n|---|";
-  for (std::size_t i = 0; i <= policies.size(); ++i) ctx.tables << "--:|";
-  ctx.tables << "\n";
-  for (const Row& r : rows) {
+  for (const PredictionRow& r : rows) {
     dat << dat_quote(r.label);
-    ctx.tables << "| " << md_escape(r.label) << " |";
-    for (std::size_t i = 0; i < policies.size(); ++i) {
-      dat << ' ' << (r.predicted[i] ? fmt("%.1f", *r.predicted[i]) : "NaN");
-      ctx.tables << " " << (r.predicted[i] ? fmt("%.0f", *r.predicted[i]) : "n/a") << " ("
-                 << md_escape(r.classes[i]) << ") |";
-    }
+    for (const auto& v : r.predicted) dat << ' ' << (v ? fmt("%.1f", *v) : "NaN");
     dat << ' ' << (r.measured ? fmt("%.1f", *r.measured) : "NaN") << "\n";
-    ctx.tables << " " << (r.measured ? fmt("%.0f", *r.measured) : "not measured") << " |\n";
   }
-  // A dot plot: one row per kernel-placed case, one marker per policy (offset a little so that
-  // equal predictions stay visible), the measured RTT as a black diamond. Its height grows with the
-  // rows, never its width, so it stays readable at the size it is rendered.
+  return dat.str();
+}
+
+std::string predictions_table(const std::vector<std::string>& policies,
+                              const std::vector<PredictionRow>& rows) {
+  std::ostringstream t;
+  t << "\n### Predicted vs measured RTT (ns)\n\nPredicted = each policy's steady-state "
+       "placement (class in brackets) costed with the median RTT measured pinned on that "
+       "class with the case's own knobs; measured = the case itself. ~: the model "
+       "calls the placement uncertain (other steady states are possible, each costed "
+       "differently: `wakebench predict --results`); the figure is its steady state. "
+       "After the class, the predictor's verdict on the kernel's placements (MATCH, "
+       "EXPLAINED, NO-PREDICTION, MISS: docs/policy-model.md#verdicts)."
+       "\n\n"
+       "| kernel-placed case |";
+  for (const std::string& p : policies) t << " " << p << " |";
+  t << " measured (kernel) |\n|---|";
+  for (std::size_t i = 0; i <= policies.size(); ++i) t << "--:|";
+  t << "\n";
+  for (const PredictionRow& r : rows) {
+    t << "| " << md_escape(r.label) << " |";
+    for (std::size_t i = 0; i < policies.size(); ++i)
+      t << " " << (r.predicted[i] ? fmt("%.0f", *r.predicted[i]) : "n/a") << " ("
+        << md_escape(r.classes[i]) << ") |";
+    t << " " << (r.measured ? fmt("%.0f", *r.measured) : "not measured") << " |\n";
+  }
+  return t.str();
+}
+
+// A dot plot: one row per kernel-placed case, one marker per policy (offset a little so that
+// equal predictions stay visible), the measured RTT as a black diamond. Its height grows with the
+// rows, never its width, so it stays readable at the size it is rendered.
+std::string predictions_gp(const std::vector<std::string>& policies,
+                           const std::vector<PredictionRow>& rows) {
   const int columns = static_cast<int>(policies.size()) + 1;
   const int n = static_cast<int>(rows.size());
   double lo = INFINITY, hi = 0;
-  for (const Row& r : rows) {
+  for (const PredictionRow& r : rows) {
     std::vector<std::optional<double>> all = r.predicted;
     all.push_back(r.measured);
     for (const auto& v : all)
@@ -534,59 +573,75 @@ void predictions(Context& ctx) {
      << "     'predicted.dat' using " << columns + 1
      << ":0 with points pt 13 ps 2.4 lc rgb 'black' title columnheader(" << columns + 1 << ")\n"
      << gp_end("predicted", 1100, height);
-  ctx.add_plot("predicted", dat, gp, "Predicted vs measured RTT per policy",
-               "For each kernel-placed case: one marker per policy at its predicted RTT (its "
-               "steady-state placement costed with the pinned medians); the black diamond is "
-               "the median RTT measured with kernel placement. Where the model calls a "
-               "placement uncertain (~ in the table below) the kernel may settle in another "
-               "steady state, so a diamond away from a policy's marker is not by itself a "
-               "miss: `wakebench predict --results` gives the range.");
+  return gp.str();
+}
+
+// Each policy's predicted RTT of the kernel-placed cases next to the measured one.
+Part predictions(const json& doc) {
+  const json* entries = prediction_entries(doc);
+  if (!entries)
+    return not_drawn(
+        "predicted vs measured RTT per policy: the result set has no predictions "
+        "(`wakebench predict --results FILE --json` computes them)");
+  const std::vector<std::string> policies = predicted_policies(*entries);
+  const std::vector<PredictionRow> rows = prediction_rows(*entries, policies);
+  if (rows.empty())
+    return not_drawn(
+        "predicted vs measured RTT per policy: no prediction could be costed (no ok pinned case "
+        "of a predicted class) and no kernel case was measured");
+  const Plot plot{"predicted", "Predicted vs measured RTT per policy",
+                  "For each kernel-placed case: one marker per policy at its predicted RTT (its "
+                  "steady-state placement costed with the pinned medians); the black diamond is "
+                  "the median RTT measured with kernel placement. Where the model calls a "
+                  "placement uncertain (~ in the table below) the kernel may settle in another "
+                  "steady state, so a diamond away from a policy's marker is not by itself a "
+                  "miss: `wakebench predict --results` gives the range.",
+                  predictions_dat(policies, rows), predictions_gp(policies, rows)};
+  return Part{{plot}, {}, predictions_table(policies, rows)};
 }
 
 // ---- observed placement of kernel cases ---------------------------------------------------------
 
-void observed(Context& ctx) {
+Part observed(const std::vector<CaseView>& cases) {
   std::vector<const CaseView*> kcases;
   std::vector<std::string> classes;
-  for (const CaseView& c : ctx.rs.views) {
+  for (const CaseView& c : cases) {
     if (!c.observed.recorded) continue;
     kcases.push_back(&c);
     for (const auto& [cls, n] : c.observed.histogram)
       if (std::find(classes.begin(), classes.end(), cls) == classes.end()) classes.push_back(cls);
   }
-  if (kcases.empty()) {
-    ctx.skipped.push_back(
+  if (kcases.empty())
+    return not_drawn(
         "observed placement histogram: no case with kernel placement recorded "
         "an \"observed\" histogram");
-    return;
-  }
   std::stable_sort(classes.begin(), classes.end(), [](const std::string& a, const std::string& b) {
     return class_rank(a) < class_rank(b);
   });
-  std::ostringstream dat;
+  std::ostringstream dat, tables;
   dat << "# share of round trips (%) by the wakee's CPU class relative to the waker's\ncase";
   for (const std::string& cls : classes) dat << ' ' << dat_quote(cls);
   dat << "\n";
-  ctx.tables << "\n### Observed placement (kernel cases)\n\n| case | round trips |";
-  for (const std::string& cls : classes) ctx.tables << " " << cls << " % |";
-  ctx.tables << " migrations waker | migrations wakee |\n|---|--:|";
-  for (std::size_t i = 0; i < classes.size() + 2; ++i) ctx.tables << "--:|";
-  ctx.tables << "\n";
+  tables << "\n### Observed placement (kernel cases)\n\n| case | round trips |";
+  for (const std::string& cls : classes) tables << " " << cls << " % |";
+  tables << " migrations waker | migrations wakee |\n|---|--:|";
+  for (std::size_t i = 0; i < classes.size() + 2; ++i) tables << "--:|";
+  tables << "\n";
   for (const CaseView* c : kcases) {
     std::map<std::string, double> h(c->observed.histogram.begin(), c->observed.histogram.end());
     double total = 0;
     for (const auto& [cls, n] : h) total += n;
     dat << dat_quote(c->name);
-    ctx.tables << "| " << md_escape(c->name) << " | " << fmt("%.0f", total) << " |";
+    tables << "| " << md_escape(c->name) << " | " << fmt("%.0f", total) << " |";
     for (const std::string& cls : classes) {
       const double pct = total > 0 ? 100.0 * h[cls] / total : 0;
       dat << ' ' << fmt("%.3f", pct);
-      ctx.tables << " " << fmt("%.1f", pct) << " |";
+      tables << " " << fmt("%.1f", pct) << " |";
     }
     dat << "\n";
     for (const auto& v : c->observed.migrations)
-      ctx.tables << " " << (v ? fmt("%.0f", *v) : "-") << " |";
-    ctx.tables << "\n";
+      tables << " " << (v ? fmt("%.0f", *v) : "-") << " |";
+    tables << "\n";
   }
   const int width = std::max(700, 260 + 90 * static_cast<int>(kcases.size()));
   std::ostringstream gp;
@@ -602,23 +657,24 @@ void observed(Context& ctx) {
      << "plot for [col=2:" << classes.size() + 1
      << "] 'observed.dat' using col:xtic(1) title columnheader(col)\n"
      << gp_end("observed", width, 520);
-  ctx.add_plot("observed", dat, gp, "Observed placement of kernel cases",
-               "For each case run unpinned: the share of round trips in which the wakee "
-               "ran on the waker's CPU, its SMT sibling, the same LLC, and so on.");
+  const Plot plot{"observed", "Observed placement of kernel cases",
+                  "For each case run unpinned: the share of round trips in which the wakee ran on "
+                  "the waker's CPU, its SMT sibling, the same LLC, and so on.",
+                  dat.str(), gp.str()};
+  return Part{{plot}, {}, tables.str()};
 }
 
 // ---- CPU x CPU matrix ---------------------------------------------------------------------------
 
-void matrices(Context& ctx) {
+Part matrices(const std::vector<CaseView>& cases) {
   std::map<std::string, std::vector<const CaseView*>> groups;  // mechanism/mode -> cells
-  for (const CaseView& c : ctx.rs.views)
+  for (const CaseView& c : cases)
     if (is_matrix(c) && c.cpus) groups[c.mech_mode()].push_back(&c);
-  if (groups.empty()) {
-    ctx.skipped.push_back(
+  if (groups.empty())
+    return not_drawn(
         "CPU x CPU heat map: not a matrix run (no \"<mechanism>/<mode>/matrix/"
         "<a>-<b>\" case)");
-    return;
-  }
+  Part part;
   for (const auto& [mm, cells] : groups) {
     std::string stem = "matrix-" + mm;
     std::replace(stem.begin(), stem.end(), '/', '-');
@@ -636,7 +692,7 @@ void matrices(Context& ctx) {
       ++points;
     }
     if (points == 0) {
-      ctx.skipped.push_back("CPU x CPU heat map of " + mm + ": no ok cell");
+      part.skipped.push_back("CPU x CPU heat map of " + mm + ": no ok cell");
       continue;
     }
     const int lo = *cpus.begin(), hi = *cpus.rbegin();
@@ -657,33 +713,35 @@ void matrices(Context& ctx) {
        << "noborder lc palette"
        << (n <= 16 ? ", \\\n     '' using 1:2:(sprintf('%.0f', $3)) with labels" : "") << "\n"
        << gp_end(stem, side + 160, side);
-    ctx.add_plot(stem, dat, gp, mm + ": CPU x CPU round-trip time",
-                 "Median round-trip time for every ordered (waker, wakee) CPU pair of the "
-                 "matrix run; blank cells were not measured or not ok.");
+    part.plots.push_back({stem, mm + ": CPU x CPU round-trip time",
+                          "Median round-trip time for every ordered (waker, wakee) CPU pair of the "
+                          "matrix run; blank cells were not measured or not ok.",
+                          dat.str(), gp.str()});
   }
+  return part;
 }
 
-// ---- summary of every case
-// ------------------------------------------------------------------------
+// ---- summary of every case ----------------------------------------------------------------------
 
-// The cases with marked repetitions (docs/result-set.md#blocked); nothing when none is marked.
-void marked_list(Context& ctx) {
+// The cases with marked repetitions (docs/result-set.md#blocked); "" when none is marked.
+std::string marked_list(const std::vector<CaseView>& cases) {
   std::string items;
-  for (const CaseView& c : ctx.rs.views)
+  for (const CaseView& c : cases)
     if (const std::string t = marked_text(c); !t.empty()) items += "- " + md_escape(t) + "\n";
-  if (items.empty()) return;
-  ctx.tables << "\n### Marked repetitions\n\n"
-             << items << "\nIn these a side blocked in its wait, or was preempted, in under "
-             << fmt("%.0f", 100 * kMinBlockedShare)
-             << "% of its round trips: they timed syscalls, not wakeups. The statistics above "
-                "include them; `compare` leaves them out of its tests.\n";
+  if (items.empty()) return "";
+  return "\n### Marked repetitions\n\n" + items +
+         "\nIn these a side blocked in its wait, or was "
+         "preempted, in under " +
+         fmt("%.0f", 100 * kMinBlockedShare) +
+         "% of its round trips: they timed syscalls, not wakeups. The statistics above include "
+         "them; `compare` leaves them out of its tests.\n";
 }
 
-void case_table(Context& ctx) {
-  ctx.tables
-      << "\n### Cases\n\n| case | status | cpus | median ns | p99 ns | p99.9 ns | "
-         "wakeup median ns | MdAPE % | repetitions |\n|---|---|---|--:|--:|--:|--:|--:|--:|\n";
-  for (const CaseView& c : ctx.rs.views) {
+Part case_table(const std::vector<CaseView>& cases) {
+  std::ostringstream t;
+  t << "\n### Cases\n\n| case | status | cpus | median ns | p99 ns | p99.9 ns | "
+       "wakeup median ns | MdAPE % | repetitions |\n|---|---|---|--:|--:|--:|--:|--:|--:|\n";
+  for (const CaseView& c : cases) {
     std::string cpus = "-";
     if (c.kind == PlacementKind::kKernel && !c.cpuset.empty())
       cpus = "cpuset " + format_cpu_list(c.cpuset);
@@ -692,113 +750,63 @@ void case_table(Context& ctx) {
     std::string status(status_id(c.status));
     if (!c.reason.empty()) status += ": " + c.reason;
     const auto mdape = c.rtt.get("mdape_pct");
-    ctx.tables << "| " << md_escape(c.name) << " | " << md_escape(status) << " | " << cpus << " | "
-               << ns_text(c.rtt.get("median")) << " | " << ns_text(c.rtt.get("p99")) << " | "
-               << ns_text(c.rtt.get("p999")) << " | " << ns_text(c.wakeup.get("median")) << " | "
-               << (mdape ? fmt("%.1f", *mdape) : "-") << " | " << c.repetitions.size() << " |\n";
+    t << "| " << md_escape(c.name) << " | " << md_escape(status) << " | " << cpus << " | "
+      << ns_text(c.rtt.get("median")) << " | " << ns_text(c.rtt.get("p99")) << " | "
+      << ns_text(c.rtt.get("p999")) << " | " << ns_text(c.wakeup.get("median")) << " | "
+      << (mdape ? fmt("%.1f", *mdape) : "-") << " | " << c.repetitions.size() << " |\n";
   }
-  marked_list(ctx);
+  return Part{{}, {}, t.str() + marked_list(cases)};
 }
 
-// ---- rendering ----------------------------------------------------------------------------------
+// ---- index.md -----------------------------------------------------------------------------------
 
-void run_gnuplot(const std::string& gnuplot, const fs::path& dir, const std::string& script) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  // Scripts name their files relative to their folder.
-  posix_spawn_file_actions_addchdir_np(&actions, dir.c_str());
-  std::string arg0 = gnuplot, arg1 = script;
-  char* argv[] = {arg0.data(), arg1.data(), nullptr};
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, gnuplot.c_str(), &actions, nullptr, argv, environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) {
-    throw std::runtime_error("report: cannot run " + gnuplot + ": " + std::strerror(rc));
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR)
-      throw std::runtime_error("report: waitpid on gnuplot: " + std::string(std::strerror(errno)));
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    throw std::runtime_error("report: gnuplot " + (dir / script).string() + " " +
-                             describe_wait_status(status));
-  }
-}
-
-}  // namespace
-
-std::optional<std::string> find_on_path(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  if (!path) return std::nullopt;
-  std::istringstream dirs(path);
-  for (std::string dir; std::getline(dirs, dir, ':');) {
-    if (dir.empty()) continue;
-    const fs::path candidate = fs::path(dir) / name;
-    if (::access(candidate.c_str(), X_OK) == 0 && fs::is_regular_file(candidate)) {
-      return candidate.string();
-    }
-  }
-  return std::nullopt;
-}
-
-ReportOutput write_report(const ResultSet& rs, const ReportOptions& options) {
-  OutDir out(options.out_dir);
-  Context ctx{rs, out, {}, {}, {}};
-  heatmap(ctx);
-  distributions(ctx);
-  predictions(ctx);
-  observed(ctx);
-  matrices(ctx);
-  case_table(ctx);
-
-  ReportOutput result;
-  if (!options.gnuplot.empty()) {
-    result.gnuplot = options.gnuplot;
-  } else if (auto g = find_on_path("gnuplot")) {
-    result.gnuplot = *g;
-  }
-  const std::string dir = out.path().string();
-  result.render_command = "cd " + dir + " && for f in *.gp; do gnuplot \"$f\"; done";
-
+std::string index_md(const ResultSet& rs, const std::vector<Part>& parts,
+                     const std::string& render_later) {
   std::ostringstream index;
   index << "# wakebench report: " << rs.path << "\n\n"
         << "Machine: " << machine_line(rs.machine) << "  \n"
         << "Result set: `" << rs.path << "`" << (rs.complete ? "" : " (incomplete run)") << ", "
         << rs.views.size() << " cases.\n\n";
-  if (result.gnuplot.empty()) {
+  if (!render_later.empty()) {
     index << "**Images not rendered**: gnuplot was not found on PATH. The data (`.dat`) and "
              "scripts (`.gp`) are here; render them with `"
-          << result.render_command << "` (Debian: `apt-get install gnuplot-nox`).\n\n";
+          << render_later << "` (Debian: `apt-get install gnuplot-nox`).\n\n";
   }
   index << "## Plots\n";
-  for (const Plot& p : ctx.plots) {
-    index << "\n### " << p.title << "\n\n"
-          << p.description << "\n\n"
-          << "![" << p.title << "](" << p.stem << ".png)\n\n"
-          << "[SVG](" << p.stem << ".svg) · [data](" << p.stem << ".dat) · [gnuplot script]("
-          << p.stem << ".gp)\n";
+  for (const Part& part : parts)
+    for (const Plot& p : part.plots)
+      index << "\n### " << p.title << "\n\n"
+            << p.description << "\n\n"
+            << "![" << p.title << "](" << p.stem << ".png)\n\n"
+            << "[SVG](" << p.stem << ".svg) · [data](" << p.stem << ".dat) · [gnuplot script]("
+            << p.stem << ".gp)\n";
+  std::string skipped, tables;
+  for (const Part& part : parts) {
+    for (const std::string& s : part.skipped) skipped += "- " + s + "\n";
+    tables += part.tables;
   }
-  if (!ctx.skipped.empty()) {
-    index << "\n## Not drawn\n\n";
-    for (const std::string& s : ctx.skipped) index << "- " << s << "\n";
-  }
-  index << "\n## Summary tables\n" << ctx.tables.str();
-  out.write("index.md", index.str());
+  if (!skipped.empty()) index << "\n## Not drawn\n\n" << skipped;
+  index << "\n## Summary tables\n" << tables;
+  return index.str();
+}
 
-  result.files = out.written();
-  for (const std::string& f : result.files) {
-    if (f.size() > 3 && f.compare(f.size() - 3, 3, ".gp") == 0) result.scripts.push_back(f);
-  }
-  result.skipped = ctx.skipped;
-  if (!result.gnuplot.empty()) {
-    for (const Plot& p : ctx.plots) {
-      run_gnuplot(result.gnuplot, out.path(), p.stem + ".gp");
-      result.images.push_back(p.stem + ".png");
-      result.images.push_back(p.stem + ".svg");
+}  // namespace
+
+ReportFiles report_files(const ResultSet& rs, const std::string& render_later) {
+  const std::vector<Part> parts = {heatmap(rs.views),   distributions(rs.views),
+                                   predictions(rs.doc), observed(rs.views),
+                                   matrices(rs.views),  case_table(rs.views)};
+  ReportFiles out;
+  for (const Part& part : parts) {
+    for (const Plot& p : part.plots) {
+      out.files.push_back({p.stem + ".dat", p.dat});
+      out.files.push_back({p.stem + ".gp", p.gp});
+      out.plots.push_back(p.stem);
     }
+    out.skipped.insert(out.skipped.end(), part.skipped.begin(), part.skipped.end());
   }
-  return result;
+  out.files.push_back({"index.md", index_md(rs, parts, render_later)});
+  return out;
 }
 
 }  // namespace wb

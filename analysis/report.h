@@ -33,4 +33,19 @@ ReportOutput write_report(const ResultSet& rs, const ReportOptions& options);
 // First executable `name` in the directories of $PATH, if any.
 std::optional<std::string> find_on_path(const std::string& name);
 
+// The report's files and their content, from the result set alone (analysis/report.cpp);
+// write_report (analysis/report_io.cpp) writes them and renders the plots.
+struct ReportFile {
+  std::string name;  // relative to the output folder
+  std::string text;
+};
+struct ReportFiles {
+  std::vector<ReportFile> files;     // in writing order: each plot's .dat and .gp, index.md last
+  std::vector<std::string> plots;    // their stems: stem.gp renders stem.png and stem.svg
+  std::vector<std::string> skipped;  // plots not drawn, each with its reason
+};
+// `render_later`: the command index.md gives for rendering the images, empty when write_report
+// renders them.
+ReportFiles report_files(const ResultSet& rs, const std::string& render_later);
+
 }  // namespace wb

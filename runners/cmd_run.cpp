@@ -19,6 +19,7 @@
 #include "analysis/predict_results.h"
 #include "analysis/resultset_io.h"
 #include "analysis/sequential.h"
+#include "analysis/summary.h"
 #include "benchmarks/registry.h"
 #include "common/config.h"
 #include "common/cpu_sysfs.h"
@@ -38,7 +39,6 @@
 #include "common/wakeup_trace.h"
 #include "runners/commands.h"
 #include "runners/gb_output.h"
-#include "runners/summary.h"
 
 namespace wb {
 namespace {

@@ -11,11 +11,11 @@
 #include "analysis/case_view.h"
 #include "analysis/report.h"
 #include "analysis/resultset_io.h"
+#include "analysis/summary.h"
 #include "benchmarks/registry.h"
 #include "common/registry.h"
 #include "common/result_set.h"
 #include "common/sys.h"
-#include "runners/summary.h"
 #include "tests/support.h"
 
 namespace wb {

@@ -1,6 +1,6 @@
 // The tables `wakebench run` prints, as functions of a result set: layout, notes, --show, and
 // matrix runs folded into one row.
-#include "runners/summary.h"
+#include "analysis/summary.h"
 
 #include <gtest/gtest.h>
 

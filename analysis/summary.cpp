@@ -1,4 +1,4 @@
-#include "runners/summary.h"
+#include "analysis/summary.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -91,81 +91,130 @@ std::string marked_block(const std::vector<CaseView>& cases) {
   return out.empty() ? "" : "\n" + marked_heading() + "\n" + out;
 }
 
-}  // namespace
+// A matrix run of more than kMatrixRows cells per column is one row: the range of the cells'
+// medians (the report draws the map).
+constexpr size_t kMatrixRows = 16;
 
-std::string summary_table(const nlohmann::json& rs, const std::string& show) {
-  const std::vector<CaseView> cases = parse_cases(rs.at("cases"));
-  std::vector<std::string> columns, rows;
-  std::map<std::string, int> rank;  // row -> placement_rank of its cases
-  std::map<std::pair<std::string, std::string>, std::string> cells;
-  std::vector<std::string> notes;
-  std::set<std::string> seen_notes;
-  // A matrix run of more than kMatrixRows cells per column is one row: the range of the cells'
-  // medians (the report draws the map).
-  constexpr size_t kMatrixRows = 16;
-  std::map<std::string, std::vector<double>> matrix;  // column -> medians of its ok cells
-  std::map<std::string, size_t> matrix_cells;
+// The columns (mechanism/mode) whose matrix run is one row, with their number of cells.
+std::map<std::string, size_t> large_matrices(const std::vector<CaseView>& cases) {
+  std::map<std::string, size_t> cells;
   for (const CaseView& c : cases)
-    if (c.kind == PlacementKind::kMatrix) ++matrix_cells[c.mech_mode()];
+    if (c.kind == PlacementKind::kMatrix) ++cells[c.mech_mode()];
+  std::erase_if(cells, [](const auto& column) { return column.second <= kMatrixRows; });
+  return cells;
+}
+
+bool in_large_matrix(const CaseView& c, const std::map<std::string, size_t>& large) {
+  return c.kind == PlacementKind::kMatrix && large.count(c.mech_mode()) > 0;
+}
+
+std::string matrix_row(size_t cells) { return "matrix (" + std::to_string(cells) + " cells)"; }
+
+// A case's row: its large matrix's, else the case name after mechanism/mode (placement plus knob
+// and pair suffixes).
+std::string summary_row(const CaseView& c, const std::map<std::string, size_t>& large) {
+  return in_large_matrix(c, large) ? matrix_row(large.at(c.mech_mode())) : c.row();
+}
+
+void add_unique(std::vector<std::string>& list, const std::string& s) {
+  if (std::find(list.begin(), list.end(), s) == list.end()) list.push_back(s);
+}
+
+// Columns in the order of their first case.
+std::vector<std::string> summary_columns(const std::vector<CaseView>& cases) {
+  std::vector<std::string> columns;
+  for (const CaseView& c : cases) add_unique(columns, c.mech_mode());
+  return columns;
+}
+
+// Rows by placement_rank (of their last case), rows of equal rank in the order of their first.
+std::vector<std::string> summary_rows(const std::vector<CaseView>& cases,
+                                      const std::map<std::string, size_t>& large) {
+  std::vector<std::string> rows;
+  std::map<std::string, int> rank;
   for (const CaseView& c : cases) {
-    const std::string col = c.mech_mode();
-    if (std::find(columns.begin(), columns.end(), col) == columns.end()) columns.push_back(col);
-    if (c.kind == PlacementKind::kMatrix && matrix_cells[col] > kMatrixRows) {
-      const std::string row = "matrix (" + std::to_string(matrix_cells[col]) + " cells)";
-      if (std::find(rows.begin(), rows.end(), row) == rows.end()) rows.push_back(row);
-      rank[row] = placement_rank(c);
-      auto& medians = matrix[col];
-      if (c.ok()) medians.push_back(*c.rtt.get("median"));
-      const auto [lo, hi] = std::minmax_element(medians.begin(), medians.end());
-      cells[{row, col}] = medians.empty() ? "FAILED" : us_figure(*lo) + " .. " + us_figure(*hi);
-      if (!c.ok()) {
-        const std::string why = c.name + ": " + std::string(status_id(c.status)) + ": " +
-                                nlohmann::json(c.reason).dump();
-        if (seen_notes.insert(why).second) notes.push_back("  " + why);
-      }
-      continue;
-    }
-    // Row: the case name after mechanism/mode (placement plus knob and pair suffixes).
-    const std::string row = c.row();
-    if (std::find(rows.begin(), rows.end(), row) == rows.end()) rows.push_back(row);
+    const std::string row = summary_row(c, large);
+    add_unique(rows, row);
     rank[row] = placement_rank(c);
-    std::string cell;
-    if (c.ok() && !show.empty()) {
-      const CounterView& k = c.counters;
-      if (k.recorded && k.unavailable.count(show)) {
-        cell = "n/a";
-        const std::string note = show + ": " + k.unavailable.at(show);
-        if (seen_notes.insert(note).second) notes.push_back("  " + note);
-      } else if (k.recorded) {
-        cell = fmt_count(k.side[0], show) + " / " + fmt_count(k.side[1], show);
-      } else {
-        cell = "n/a";
-      }
-    } else if (c.ok()) {
-      cell = us_figure(*c.rtt.get("median")) + " / " + us_figure(c.rtt.get("p99").value_or(0));
-    } else {
-      cell = c.status == CaseStatus::kSkipped ? "-" : "FAILED";
-      // An unavailable class is one note per row; anything else is a note per case.
-      const std::string note = c.status == CaseStatus::kFailed ? c.name + ": FAILED: " + c.reason
-                               : c.reason.rfind("unavailable", 0) == 0 ? row + ": " + c.reason
-                                                                       : c.name + ": " + c.reason;
-      if (seen_notes.insert(note).second) notes.push_back("  " + note);
-    }
-    cells[{row, col}] = cell;
   }
   std::stable_sort(rows.begin(), rows.end(),
                    [&](const std::string& a, const std::string& b) { return rank[a] < rank[b]; });
+  return rows;
+}
+
+// The cell of a case outside a large matrix: "median / p99" RTT, or with `show` that counter per
+// round trip, "waker / wakee"; "-" when skipped, "FAILED" when failed.
+std::string case_cell(const CaseView& c, const std::string& show) {
+  if (c.ok() && !show.empty()) {
+    const CounterView& k = c.counters;
+    if (!k.recorded || k.unavailable.count(show)) return "n/a";
+    return fmt_count(k.side[0], show) + " / " + fmt_count(k.side[1], show);
+  }
+  if (c.ok())
+    return us_figure(*c.rtt.get("median")) + " / " + us_figure(c.rtt.get("p99").value_or(0));
+  return c.status == CaseStatus::kSkipped ? "-" : "FAILED";
+}
+
+using Cells = std::map<std::pair<std::string, std::string>, std::string>;  // (row, column) -> text
+
+// Every cell; a large matrix's is the range of its ok cells' medians, "FAILED" when none is ok.
+Cells summary_cells(const std::vector<CaseView>& cases, const std::string& show,
+                    const std::map<std::string, size_t>& large) {
+  Cells cells;
+  std::map<std::string, std::vector<double>> medians;  // column -> its matrix's ok medians
+  for (const CaseView& c : cases) {
+    if (!in_large_matrix(c, large))
+      cells[{c.row(), c.mech_mode()}] = case_cell(c, show);
+    else if (c.ok())
+      medians[c.mech_mode()].push_back(*c.rtt.get("median"));
+  }
+  for (const auto& [column, count] : large) {
+    const std::vector<double>& m = medians[column];
+    const auto [lo, hi] = std::minmax_element(m.begin(), m.end());
+    cells[{matrix_row(count), column}] =
+        m.empty() ? "FAILED" : us_figure(*lo) + " .. " + us_figure(*hi);
+  }
+  return cells;
+}
+
+// Why a case has no figure, or no count of `show`; "" when it has them. An unavailable class is
+// one note per row, anything else a note per case; a large matrix's cell is a note per case.
+std::string case_note(const CaseView& c, const std::string& show,
+                      const std::map<std::string, size_t>& large) {
+  if (in_large_matrix(c, large))
+    return c.ok() ? ""
+                  : c.name + ": " + std::string(status_id(c.status)) + ": " +
+                        nlohmann::json(c.reason).dump();
+  if (c.ok()) {
+    const CounterView& k = c.counters;
+    if (show.empty() || !k.recorded || !k.unavailable.count(show)) return "";
+    return show + ": " + k.unavailable.at(show);
+  }
+  if (c.status == CaseStatus::kFailed) return c.name + ": FAILED: " + c.reason;
+  return (c.reason.rfind("unavailable", 0) == 0 ? c.row() : c.name) + ": " + c.reason;
+}
+
+// The cases' notes in case order, each once, indented.
+std::vector<std::string> summary_notes(const std::vector<CaseView>& cases, const std::string& show,
+                                       const std::map<std::string, size_t>& large) {
+  std::vector<std::string> notes;
+  std::set<std::string> seen;
+  for (const CaseView& c : cases)
+    if (const std::string note = case_note(c, show, large);
+        !note.empty() && seen.insert(note).second)
+      notes.push_back("  " + note);
+  return notes;
+}
+
+// The grid as tables of at most 100 columns, as many columns each as fit; a table leaves out the
+// rows with no cell in its columns.
+std::string summary_grid(const std::vector<std::string>& columns,
+                         const std::vector<std::string>& rows, const Cells& cells) {
   size_t row_w = 9;
   for (const auto& r : rows) row_w = std::max(row_w, r.size());
   const size_t cell_w = 19;
   const size_t per_table = std::max<size_t>(1, (100 - row_w - 2) / (cell_w + 1));
   std::ostringstream out;
-  if (show.empty())
-    out << "RTT median / p99 in microseconds (";
-  else
-    out << show << " per round trip, waker / wakee (";
-  out << rs.value("/environment/hostname"_json_pointer, nlohmann::json("this machine")).dump()
-      << ")\n";
   for (size_t first = 0; first < columns.size(); first += per_table) {
     const size_t last = std::min(columns.size(), first + per_table);
     out << "\n" << pad("placement", row_w) << " ";
@@ -183,9 +232,27 @@ std::string summary_table(const nlohmann::json& rs, const std::string& show) {
       out << "\n";
     }
   }
-  if (!matrix.empty())
+  return out.str();
+}
+
+}  // namespace
+
+std::string summary_table(const nlohmann::json& rs, const std::string& show) {
+  const std::vector<CaseView> cases = parse_cases(rs.at("cases"));
+  const std::map<std::string, size_t> large = large_matrices(cases);
+  std::ostringstream out;
+  if (show.empty())
+    out << "RTT median / p99 in microseconds (";
+  else
+    out << show << " per round trip, waker / wakee (";
+  out << rs.value("/environment/hostname"_json_pointer, nlohmann::json("this machine")).dump()
+      << ")\n"
+      << summary_grid(summary_columns(cases), summary_rows(cases, large),
+                      summary_cells(cases, show, large));
+  if (!large.empty())
     out << "matrix rows: lowest .. highest median RTT of the ok cells; `wakebench report` draws "
            "the CPU x CPU map\n";
+  const std::vector<std::string> notes = summary_notes(cases, show, large);
   if (!notes.empty()) {
     out << (show.empty() ? "\nnot measured:\n" : "\nnot measured / not counted:\n");
     for (const auto& n : notes) out << n << "\n";
