@@ -108,7 +108,7 @@ Config parse_config(const std::string& text, const std::string& path) {
   }
   if (j.contains("claims")) {
     // A seed experiment's claims, each printed after the summary beside this machine's measured
-    // counterparts (runners/summary.cpp claims_table).
+    // counterparts (analysis/summary.cpp claims_table).
     const auto& claims = j["claims"];
     if (!claims.is_array()) fail(path, "claims", "expected an array of objects");
     for (size_t i = 0; i < claims.size(); ++i) {
