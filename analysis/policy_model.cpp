@@ -1,12 +1,11 @@
 // The shared wakeup model: sched domains from a topology, and select_task_rq_fair /
 // wake_affine / select_idle_sibling with the policy hooks. Rules and line anchors:
 // docs/policy-model.md (each rule with its kernel/sched/fair.c, core.c, topology.c line in 6.12).
+// Nothing here reads the host: the live machine's debugfs and topology are analysis/sched_live.cpp.
 #include "analysis/policy_model.h"
 
 #include <algorithm>
 #include <cctype>
-#include <filesystem>
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -101,52 +100,6 @@ std::optional<LlcSource> llc_source_from_domains(
     }
   }
   return found;
-}
-
-SchedTopology load_sched_topology(const std::string& command, const std::string& xml,
-                                  const std::string& llc_level, std::optional<LlcSource> fallback) {
-  std::optional<LlcSource> llc = fallback;
-  if (!llc_level.empty()) {
-    try {
-      llc = parse_llc_level(llc_level);
-    } catch (const std::exception& e) {
-      throw std::invalid_argument(command + " --llc-level: " + e.what());
-    }
-  }
-  if (!xml.empty()) return SchedTopology(Topology::from_xml(xml), llc.value_or(LlcSource::kAuto));
-  // The live machine: the scheduler's own LLC from debugfs if readable (docs/policy-model.md#llc).
-  if (!llc) llc = live_llc_source();
-  return SchedTopology(Topology::from_system(), llc.value_or(LlcSource::kAuto));
-}
-
-std::optional<LlcSource> live_llc_source(const std::string& root) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::is_directory(root, ec)) return std::nullopt;
-  std::vector<int> cpus;
-  for (const auto& e : fs::directory_iterator(root, ec)) {
-    std::string n = e.path().filename().string();
-    if (n.rfind("cpu", 0) == 0 && n.size() > 3 &&
-        std::all_of(n.begin() + 3, n.end(), [](char c) { return std::isdigit(c); })) {
-      cpus.push_back(std::stoi(n.substr(3)));
-    }
-  }
-  if (ec || cpus.empty()) return std::nullopt;
-  std::sort(cpus.begin(), cpus.end());
-  std::vector<std::pair<std::string, std::string>> domains;
-  for (int d = 0;; ++d) {
-    fs::path dir =
-        fs::path(root) / ("cpu" + std::to_string(cpus.front())) / ("domain" + std::to_string(d));
-    if (!fs::is_directory(dir, ec)) break;
-    std::ifstream name_in(dir / "name"), flags_in(dir / "flags");
-    if (!name_in || !flags_in) return std::nullopt;
-    std::string name, flags;
-    std::getline(name_in, name);
-    std::getline(flags_in, flags);
-    domains.emplace_back(name, flags);
-  }
-  if (domains.empty()) return std::nullopt;
-  return llc_source_from_domains(domains);
 }
 
 // ---------------------------------------------------------------------------------------------
