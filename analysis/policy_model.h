@@ -84,6 +84,8 @@ class SchedTopology {
     int llc_id = -1;     // first CPU of sd_llc's span (the CPU itself when none)
     int share_id = -1;   // sd_share_id: first CPU of the cluster span, else llc_id
   };
+  // sd_llc, the cluster and the sharing ids of `cpu` from its kept levels.
+  static PerCpu summarize(int cpu, std::vector<int> smt, std::vector<SchedDomain> domains);
   const PerCpu& at(int cpu) const;
 
   Topology topo_;
