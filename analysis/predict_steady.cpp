@@ -9,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <tuple>
+#include <utility>
 
 #include "analysis/predict_results.h"
 #include "common/cpulist.h"
@@ -23,10 +24,31 @@ bool in_list(const std::vector<int>& list, int cpu) {
   return list.empty() || std::find(list.begin(), list.end(), cpu) != list.end();
 }
 
-// A pair's model state: whose turn, each task's CPU, recent_used_cpu, last_wakee (as "the
-// other task" or not) and wakee_flips. Equal states give equal futures, so the first repeat
+// The key of a pair's model state: whose turn, each task's CPU, recent_used_cpu, last_wakee (as
+// "the other task" or not) and wakee_flips. Equal states give equal futures, so the first repeat
 // closes the cycle.
 using State = std::tuple<int, int, int, int, int, bool, bool, int, int>;
+
+// A pair's model state between two wakes.
+struct PairState {
+  int turn = 0;  // the task that wakes the other next; A (task 0) wakes first
+  std::array<int, 2> cpu{};
+  std::array<int, 2> recent{};  // recent_used_cpu
+  std::array<bool, 2> last_wakee_is_other = {false, false};
+  std::array<int, 2> flips = {0, 0};
+
+  State key() const {
+    return {turn,
+            cpu[0],
+            cpu[1],
+            recent[0],
+            recent[1],
+            last_wakee_is_other[0],
+            last_wakee_is_other[1],
+            std::min(flips[0], 1 << 20),
+            std::min(flips[1], 1 << 20)};
+  }
+};
 
 struct Wake {
   PlacementClass cls;
@@ -74,6 +96,105 @@ std::pair<int, int> default_start_pair(const SchedTopology& sched,
 }
 
 namespace {
+
+// Throws std::invalid_argument when one of `cpus` (the `what` CPUs) is not in the topology.
+void check_in_topology(const SchedTopology& sched, const std::vector<int>& cpus,
+                       const std::string& what) {
+  for (int c : cpus) {
+    if (!sched.has_cpu(c)) {
+      throw std::invalid_argument(what + " CPU " + std::to_string(c) + " is not in topology " +
+                                  sched.topology().source());
+    }
+  }
+}
+
+// The wake from state `s`: its waker wakes the other task under the options' flags, hogs and
+// cpuset; a disturbed wake finds one more runnable task on the wakee's previous CPU.
+WakeInput next_wake(const PairState& s, const SteadyOptions& opt, bool disturbed) {
+  const int w = s.turn, e = 1 - s.turn;
+  WakeInput in;
+  in.waker = s.cpu[w];
+  in.prev = s.cpu[e];
+  in.sync = opt.sync;
+  in.current_cpu = opt.current_cpu;
+  in.reciprocal = s.last_wakee_is_other[e];
+  in.waker_last_wakee_is_wakee = s.last_wakee_is_other[w];
+  in.nr_running[s.cpu[w]] = 1;
+  for (int b : opt.busy) in.nr_running[b] += 1;
+  if (disturbed) in.nr_running[s.cpu[e]] += 1;
+  in.recent_used_cpu = s.recent[e];
+  in.has_idle_cores = opt.has_idle_cores;
+  in.allowed = opt.allowed;
+  in.waker_flips = s.flips[w];
+  in.wakee_flips = s.flips[e];
+  return in;
+}
+
+// The state after the wake from `s` decided `d`: the wakee on its CPU, and its turn to wake.
+PairState after_wake(PairState s, const WakeDecision& d) {
+  const int w = s.turn, e = 1 - s.turn;
+  s.cpu[e] = d.cpu;
+  s.recent[e] = d.wakee_recent_used_cpu;
+  s.flips[w] = d.waker_flips;
+  s.last_wakee_is_other[w] = true;
+  s.turn = e;
+  return s;
+}
+
+// Wakes the pair from `start` until its state repeats or opt.max_wakes: the result up to its
+// classes, cpus and alternatives, and the wakes that count (those after the disturbed wake, if
+// one is; res.transient_wakes and res.cycle_wakes index them).
+std::pair<SteadyResult, std::vector<Wake>> run_pair(const SchedTopology& sched,
+                                                    const SteadyOptions& opt,
+                                                    const WakeupPolicy& policy,
+                                                    const std::array<int, 2>& start) {
+  SteadyResult res;
+  res.policy = std::string(policy.id());
+  PairState s{.cpu = start, .recent = start};
+  std::map<State, int> seen;  // state -> index into `wakes` of the wake from it
+  std::vector<Wake> wakes;
+  for (int step = 0; step < opt.max_wakes; ++step) {
+    const int index = static_cast<int>(wakes.size());
+    auto [it, fresh] = seen.emplace(s.key(), index);
+    if (!fresh) {
+      res.settled = true;
+      res.transient_wakes = it->second;
+      res.cycle_wakes = index - it->second;
+      break;
+    }
+    const bool disturbed = step == opt.disturb_wake;
+    const WakeInput in = next_wake(s, opt, disturbed);
+    const WakeDecision d = predict_wakeup(sched, in, policy);
+    if (res.first_paths.size() < 4) res.first_paths.push_back(d.path);
+    wakes.push_back({classify(sched.topology(), in.waker, d.cpu), in.waker, in.prev, d.cpu});
+    if (disturbed && d.cpu == in.waker && in.prev != in.waker) res.disturbed_stacked_on = d.cpu;
+    s = after_wake(s, d);
+    if (disturbed) {  // only what follows the disturbed wake counts
+      seen.clear();
+      wakes.clear();
+    }
+  }
+  if (!res.settled) {
+    // No repeat within the budget: report the last half of the run as the tendency.
+    res.transient_wakes = static_cast<int>(wakes.size() / 2);
+    res.cycle_wakes = static_cast<int>(wakes.size()) - res.transient_wakes;
+  }
+  return {std::move(res), std::move(wakes)};
+}
+
+// The share of each placement class among the `count` wakes of the cycle from wakes[first], and
+// the CPUs the pair occupies in it.
+std::pair<std::map<PlacementClass, double>, std::vector<int>> cycle_placement(
+    const std::vector<Wake>& wakes, int first, int count) {
+  std::map<PlacementClass, double> classes;
+  std::set<int> cpus;
+  for (int i = first; i < first + count; ++i) {
+    classes[wakes[i].cls] += 1.0 / count;
+    cpus.insert(wakes[i].waker);
+    cpus.insert(wakes[i].cpu);
+  }
+  return {std::move(classes), std::vector<int>(cpus.begin(), cpus.end())};
+}
 
 // The other steady states the pair can settle in (SteadyResult::alternatives, docs/policy-model.md
 // section 10), each with its cause: after a disturbed wake of the settled cycle (`wakes`, from
@@ -171,93 +292,14 @@ bool slow_switch_out_applies(bool emulated, long long work_ns) {
 SteadyResult simulate_steady_state(const SchedTopology& sched, const SteadyOptions& opt,
                                    const WakeupPolicy& policy) {
   auto [def_a, def_b] = default_start_pair(sched, opt.allowed);
-  const int start[2] = {opt.start_a.value_or(def_a), opt.start_b.value_or(def_b)};
-  int cpu[2] = {start[0], start[1]};
-  for (int c : {cpu[0], cpu[1]}) {
-    if (!sched.has_cpu(c)) {
-      throw std::invalid_argument("start CPU " + std::to_string(c) + " is not in topology " +
-                                  sched.topology().source());
-    }
-  }
-  for (int c : opt.busy) {
-    if (!sched.has_cpu(c)) {
-      throw std::invalid_argument("busy CPU " + std::to_string(c) + " is not in topology " +
-                                  sched.topology().source());
-    }
-  }
-  int recent[2] = {cpu[0], cpu[1]};
-  bool last_wakee_is_other[2] = {false, false};
-  int flips[2] = {0, 0};
-  int turn = 0;  // A (task 0) wakes first
-
-  SteadyResult res;
-  res.policy = std::string(policy.id());
-  std::map<State, int> seen;
-  std::vector<Wake> wakes;
-  for (int step = 0; step < opt.max_wakes; ++step) {
-    State st{turn,
-             cpu[0],
-             cpu[1],
-             recent[0],
-             recent[1],
-             last_wakee_is_other[0],
-             last_wakee_is_other[1],
-             std::min(flips[0], 1 << 20),
-             std::min(flips[1], 1 << 20)};
-    // Indexes into `wakes` (which restarts after a disturbed wake).
-    const int index = static_cast<int>(wakes.size());
-    auto [it, fresh] = seen.emplace(st, index);
-    if (!fresh) {
-      res.settled = true;
-      res.transient_wakes = it->second;
-      res.cycle_wakes = index - it->second;
-      break;
-    }
-    int w = turn, e = 1 - turn;
-    WakeInput in;
-    in.waker = cpu[w];
-    in.prev = cpu[e];
-    in.sync = opt.sync;
-    in.current_cpu = opt.current_cpu;
-    in.reciprocal = last_wakee_is_other[e];
-    in.waker_last_wakee_is_wakee = last_wakee_is_other[w];
-    in.nr_running[cpu[w]] = 1;
-    for (int b : opt.busy) in.nr_running[b] += 1;
-    const bool disturbed = step == opt.disturb_wake;
-    if (disturbed) in.nr_running[cpu[e]] += 1;
-    in.recent_used_cpu = recent[e];
-    in.has_idle_cores = opt.has_idle_cores;
-    in.allowed = opt.allowed;
-    in.waker_flips = flips[w];
-    in.wakee_flips = flips[e];
-    WakeDecision d = predict_wakeup(sched, in, policy);
-    if (res.first_paths.size() < 4) res.first_paths.push_back(d.path);
-    wakes.push_back({classify(sched.topology(), cpu[w], d.cpu), cpu[w], cpu[e], d.cpu});
-    if (disturbed && d.cpu == cpu[w] && cpu[e] != cpu[w]) res.disturbed_stacked_on = d.cpu;
-    cpu[e] = d.cpu;
-    recent[e] = d.wakee_recent_used_cpu;
-    flips[w] = d.waker_flips;
-    last_wakee_is_other[w] = true;
-    turn = e;
-    if (disturbed) {  // only what follows the disturbed wake counts
-      seen.clear();
-      wakes.clear();
-    }
-  }
-  if (!res.settled) {
-    // No repeat within the budget: report the last half of the run as the tendency.
-    res.transient_wakes = static_cast<int>(wakes.size() / 2);
-    res.cycle_wakes = static_cast<int>(wakes.size()) - res.transient_wakes;
-  }
-  std::set<int> cpus;
-  for (int i = res.transient_wakes; i < res.transient_wakes + res.cycle_wakes; ++i) {
-    res.classes[wakes[i].cls] += 1.0 / res.cycle_wakes;
-    cpus.insert(wakes[i].waker);
-    cpus.insert(wakes[i].cpu);
-  }
-  res.cpus.assign(cpus.begin(), cpus.end());
-  if (opt.try_disturbances && res.settled) add_alternatives(sched, opt, policy, start, wakes, res);
-  return res;
+  const std::array<int, 2> start = {opt.start_a.value_or(def_a), opt.start_b.value_or(def_b)};
+  check_in_topology(sched, {start[0], start[1]}, "start");
+  check_in_topology(sched, opt.busy, "busy");
+  auto [res, wakes] = run_pair(sched, opt, policy, start);
+  std::tie(res.classes, res.cpus) = cycle_placement(wakes, res.transient_wakes, res.cycle_wakes);
+  if (opt.try_disturbances && res.settled)
+    add_alternatives(sched, opt, policy, start.data(), wakes, res);
+  return std::move(res);
 }
 
 std::vector<SteadyResult> simulate_steady_state(const SchedTopology& sched,
