@@ -196,91 +196,138 @@ std::pair<std::map<PlacementClass, double>, std::vector<int>> cycle_placement(
   return {std::move(classes), std::vector<int>(cpus.begin(), cpus.end())};
 }
 
-// The other steady states the pair can settle in (SteadyResult::alternatives, docs/policy-model.md
-// section 10), each with its cause: after a disturbed wake of the settled cycle (`wakes`, from
-// res.transient_wakes on), with a stale has_idle_cores hint, with a slow switch-out, and from the
-// reversed start.
-void add_alternatives(const SchedTopology& sched, const SteadyOptions& opt,
-                      const WakeupPolicy& policy, const int start[2],
-                      const std::vector<Wake>& wakes, SteadyResult& res) {
+// A disturbed wake at each wake of the settled cycle (`wakes`, from res.transient_wakes on):
+// where the pair settles after it, and where it stays stacked when the wake stacks it.
+std::vector<SteadyAlternative> after_disturbances(const SchedTopology& sched,
+                                                  const SteadyOptions& opt,
+                                                  const WakeupPolicy& policy,
+                                                  const std::vector<Wake>& wakes,
+                                                  const SteadyResult& res) {
   using K = AltCause::Kind;
-  auto keep = [&](const std::map<PlacementClass, double>& classes, const std::vector<int>& on,
-                  const AltCause& cause) {
-    auto same = [&](const SteadyAlternative& a) { return a.classes == classes; };
-    if (classes != res.classes &&
-        std::none_of(res.alternatives.begin(), res.alternatives.end(), same)) {
-      res.alternatives.push_back({cause, classes, on});
-    }
-  };
-  auto keep_result = [&](const SteadyResult& alt, const AltCause& cause) {
-    if (alt.settled) keep(alt.classes, alt.cpus, cause);
-  };
+  std::vector<SteadyAlternative> found;
   for (int k = 0; k < res.cycle_wakes; ++k) {
     SteadyOptions d = opt;
     d.disturb_wake = res.transient_wakes + k;
     d.try_disturbances = false;
     const Wake& at = wakes[res.transient_wakes + k];
     const SteadyResult after = simulate_steady_state(sched, d, policy);
-    keep_result(after, {.kind = K::kBusyPrev, .waker = at.waker, .busy = at.prev});
+    if (after.settled) {
+      found.push_back(
+          {{.kind = K::kBusyPrev, .waker = at.waker, .busy = at.prev}, after.classes, after.cpus});
+    }
     // A wake that stacks the pair can leave it stacked for good: the wakee preempts the waker
     // at every wake, so the waker never blocks and needs no wake, and the wakee, blocking while
     // the waker is still queued, stays on that runqueue (EEVDF's delayed dequeue) and is woken
     // there (ttwu_runnable, docs/policy-model.md#bypasses): no selection ever splits them again.
     if (after.disturbed_stacked_on) {
       const int on = *after.disturbed_stacked_on;
-      keep({{PlacementClass::kSameCpu, 1.0}}, {on},
-           {.kind = K::kBusyPrevStays, .waker = at.waker, .busy = at.prev, .to = on});
+      found.push_back({{.kind = K::kBusyPrevStays, .waker = at.waker, .busy = at.prev, .to = on},
+                       {{PlacementClass::kSameCpu, 1.0}},
+                       {on}});
     }
   }
-  if (sched.smt_active() && !opt.has_idle_cores) {
-    // The hint is set when a CPU goes idle with its whole core idle and cleared by a scan that
-    // found no idle core: stale, the scan takes an idle sibling where an idle core waits.
-    SteadyOptions h = opt;
-    h.has_idle_cores = false;
-    h.try_disturbances = false;
-    keep_result(simulate_steady_state(sched, h, policy), {.kind = K::kStaleIdleCores});
-  }
-  if (opt.slow_switch_out) {
-    // Every wake queued on the partner's own CPU (p->on_cpu): no selection ever moves it.
-    auto held = [&](int a, int b) {
-      return std::pair{
-          std::map<PlacementClass, double>{{classify(sched.topology(), a, b), 1.0}},
+  return found;
+}
+
+// With the LLC's has_idle_cores hint stale (false): it is set when a CPU goes idle with its whole
+// core idle and cleared by a scan that found no idle core; stale, the scan takes an idle sibling
+// where an idle core waits.
+std::vector<SteadyAlternative> with_stale_idle_cores(const SchedTopology& sched,
+                                                     const SteadyOptions& opt,
+                                                     const WakeupPolicy& policy) {
+  SteadyOptions h = opt;
+  h.has_idle_cores = false;
+  h.try_disturbances = false;
+  const SteadyResult stale = simulate_steady_state(sched, h, policy);
+  if (!stale.settled) return {};
+  return {{{.kind = AltCause::Kind::kStaleIdleCores}, stale.classes, stale.cpus}};
+}
+
+// With a slow switch-out (SteadyOptions::slow_switch_out) every wake is queued on the partner's
+// own CPU (p->on_cpu), so no selection ever moves the pair from CPUs `a` and `b`.
+SteadyAlternative held(const Topology& topo, int a, int b, const AltCause& cause) {
+  return {cause,
+          {{classify(topo, a, b), 1.0}},
           a == b ? std::vector<int>{a} : std::vector<int>{std::min(a, b), std::max(a, b)}};
-    };
+}
+
+// A pair stacked on one CPU (`cpus` of the steady state, or of an alternative `kept` so far) has
+// two runnable tasks there at every wake: the load balancer pulls one to an idle allowed CPU
+// (which domain's balance gets there first is timing), and with a slow switch-out the wakes then
+// keep it there (held()).
+std::vector<SteadyAlternative> balancer_pulls(const SchedTopology& sched,
+                                              const std::vector<int>& allowed,
+                                              const std::vector<int>& cpus,
+                                              const std::vector<SteadyAlternative>& kept) {
+  std::set<int> stacked;
+  if (cpus.size() == 1) stacked.insert(cpus.front());
+  for (const auto& a : kept)
+    if (a.cpus.size() == 1) stacked.insert(a.cpus.front());
+  std::vector<SteadyAlternative> found;
+  for (int from : stacked) {
+    for (int to : balance_targets(sched, from, allowed)) {
+      found.push_back(held(sched.topology(), from, to,
+                           {.kind = AltCause::Kind::kBalancerPull, .from = from, .to = to}));
+    }
+  }
+  return found;
+}
+
+// The other task wakes first: that start's steady state, and its own alternatives. Where the
+// reversed start settles on the steady state's classes on other CPUs (a pair stacked elsewhere),
+// what follows from there still counts.
+std::vector<SteadyAlternative> after_reversed_start(const SchedTopology& sched,
+                                                    const SteadyOptions& opt,
+                                                    const WakeupPolicy& policy,
+                                                    const std::array<int, 2>& start) {
+  SteadyOptions r = opt;
+  r.start_a = start[1];
+  r.start_b = start[0];
+  r.try_reverse = false;
+  const SteadyResult reversed = simulate_steady_state(sched, r, policy);
+  std::vector<SteadyAlternative> found;
+  if (reversed.settled) {
+    found.push_back({{.kind = AltCause::Kind::kReversedStart, .from = start[1], .to = start[0]},
+                     reversed.classes,
+                     reversed.cpus});
+  }
+  for (const auto& a : reversed.alternatives) {
+    AltCause then = a.cause;
+    then.after_reversed = std::pair{start[1], start[0]};
+    found.push_back({then, a.classes, a.cpus});
+  }
+  return found;
+}
+
+// The other steady states the pair can settle in (SteadyResult::alternatives,
+// docs/policy-model.md#steady-state), each with its cause: after a disturbed wake of the settled
+// cycle (`wakes`, from res.transient_wakes on), with a stale has_idle_cores hint, with a slow
+// switch-out, and from the reversed start. Each distribution of classes counts once, under the
+// first cause found, and never the steady state's own.
+std::vector<SteadyAlternative> alternatives(const SchedTopology& sched, const SteadyOptions& opt,
+                                            const WakeupPolicy& policy,
+                                            const std::array<int, 2>& start,
+                                            const std::vector<Wake>& wakes,
+                                            const SteadyResult& res) {
+  std::vector<SteadyAlternative> kept;
+  auto keep = [&](std::vector<SteadyAlternative> found) {
+    for (auto& a : found) {
+      auto same = [&](const SteadyAlternative& k) { return k.classes == a.classes; };
+      if (a.classes != res.classes && std::none_of(kept.begin(), kept.end(), same))
+        kept.push_back(std::move(a));
+    }
+  };
+  keep(after_disturbances(sched, opt, policy, wakes, res));
+  if (sched.smt_active() && !opt.has_idle_cores) keep(with_stale_idle_cores(sched, opt, policy));
+  if (opt.slow_switch_out) {
     if (start[0] != start[1]) {
-      auto [classes, on] = held(start[0], start[1]);
-      keep(classes, on, {.kind = K::kHeldAtStart, .from = start[0], .to = start[1]});
+      keep({held(sched.topology(), start[0], start[1],
+                 {.kind = AltCause::Kind::kHeldAtStart, .from = start[0], .to = start[1]})});
     }
-    // A pair stacked on one CPU has two runnable tasks there at every wake: the load balancer
-    // pulls one to an idle allowed CPU (which domain's balance gets there first is timing), and
-    // the wakes then keep it there as above.
-    std::set<int> stacked;
-    if (res.cpus.size() == 1) stacked.insert(res.cpus.front());
-    for (const auto& a : res.alternatives)
-      if (a.cpus.size() == 1) stacked.insert(a.cpus.front());
-    for (int from : stacked) {
-      for (int to : balance_targets(sched, from, opt.allowed)) {
-        auto [classes, on] = held(from, to);
-        keep(classes, on, {.kind = K::kBalancerPull, .from = from, .to = to});
-      }
-    }
+    keep(balancer_pulls(sched, opt.allowed, res.cpus, kept));
   }
-  if (opt.try_reverse) {
-    // The other task wakes first: that start's steady state, and its own alternatives.
-    SteadyOptions r = opt;
-    r.start_a = start[1];
-    r.start_b = start[0];
-    r.try_reverse = false;
-    const SteadyResult reversed = simulate_steady_state(sched, r, policy);
-    keep_result(reversed, {.kind = K::kReversedStart, .from = start[1], .to = start[0]});
-    // Where the reversed start settles on the steady state's classes on other CPUs (a pair
-    // stacked elsewhere), what follows from there still counts.
-    for (const auto& a : reversed.alternatives) {
-      AltCause then = a.cause;
-      then.after_reversed = std::pair{start[1], start[0]};
-      keep(a.classes, a.cpus, then);
-    }
-  }
+  if (opt.try_reverse) keep(after_reversed_start(sched, opt, policy, start));
+  return kept;
 }
 
 }  // namespace
@@ -298,7 +345,7 @@ SteadyResult simulate_steady_state(const SchedTopology& sched, const SteadyOptio
   auto [res, wakes] = run_pair(sched, opt, policy, start);
   std::tie(res.classes, res.cpus) = cycle_placement(wakes, res.transient_wakes, res.cycle_wakes);
   if (opt.try_disturbances && res.settled)
-    add_alternatives(sched, opt, policy, start.data(), wakes, res);
+    res.alternatives = alternatives(sched, opt, policy, start, wakes, res);
   return std::move(res);
 }
 
