@@ -1,15 +1,15 @@
 // The shared wakeup model: sched domains from a topology, and select_task_rq_fair /
 // wake_affine / select_idle_sibling with the policy hooks. Rules and line anchors:
 // docs/policy-model.md (each rule with its kernel/sched/fair.c, core.c, topology.c line in 6.12).
+// Nothing here reads the host: the live machine's debugfs and topology are analysis/sched_live.cpp.
 #include "analysis/policy_model.h"
 
 #include <algorithm>
 #include <cctype>
-#include <filesystem>
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 #include "common/text.h"
 
@@ -103,171 +103,173 @@ std::optional<LlcSource> llc_source_from_domains(
   return found;
 }
 
-SchedTopology load_sched_topology(const std::string& command, const std::string& xml,
-                                  const std::string& llc_level, std::optional<LlcSource> fallback) {
-  std::optional<LlcSource> llc = fallback;
-  if (!llc_level.empty()) {
-    try {
-      llc = parse_llc_level(llc_level);
-    } catch (const std::exception& e) {
-      throw std::invalid_argument(command + " --llc-level: " + e.what());
-    }
-  }
-  if (!xml.empty()) return SchedTopology(Topology::from_xml(xml), llc.value_or(LlcSource::kAuto));
-  // The live machine: the scheduler's own LLC from debugfs if readable (docs/policy-model.md#llc).
-  if (!llc) llc = live_llc_source();
-  return SchedTopology(Topology::from_system(), llc.value_or(LlcSource::kAuto));
-}
-
-std::optional<LlcSource> live_llc_source(const std::string& root) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::is_directory(root, ec)) return std::nullopt;
-  std::vector<int> cpus;
-  for (const auto& e : fs::directory_iterator(root, ec)) {
-    std::string n = e.path().filename().string();
-    if (n.rfind("cpu", 0) == 0 && n.size() > 3 &&
-        std::all_of(n.begin() + 3, n.end(), [](char c) { return std::isdigit(c); })) {
-      cpus.push_back(std::stoi(n.substr(3)));
-    }
-  }
-  if (ec || cpus.empty()) return std::nullopt;
-  std::sort(cpus.begin(), cpus.end());
-  std::vector<std::pair<std::string, std::string>> domains;
-  for (int d = 0;; ++d) {
-    fs::path dir =
-        fs::path(root) / ("cpu" + std::to_string(cpus.front())) / ("domain" + std::to_string(d));
-    if (!fs::is_directory(dir, ec)) break;
-    std::ifstream name_in(dir / "name"), flags_in(dir / "flags");
-    if (!name_in || !flags_in) return std::nullopt;
-    std::string name, flags;
-    std::getline(name_in, name);
-    std::getline(flags_in, flags);
-    domains.emplace_back(name, flags);
-  }
-  if (domains.empty()) return std::nullopt;
-  return llc_source_from_domains(domains);
-}
-
 // ---------------------------------------------------------------------------------------------
 // SchedTopology: per-CPU levels SMT -> CLS -> MC -> PKG -> NUMA(d)..., each widened to include
-// its child (build_sched_domain: "the CHILD domain spans more than the parent") and dropped when
-// it spans no more than the kept child or a single CPU (sd_degenerate / sd_parent_degenerate).
+// its child and dropped when it degenerates (docs/policy-model.md#sched-domains).
+
+namespace {
+
+// The PUs under each object of one kind, by the object's id: sorted OS indexes.
+using Spans = std::map<int, std::vector<int>>;
+
+// The spans of every object kind the levels are built from, computed once per topology.
+struct ObjectSpans {
+  Spans cores, clusters, l2s, l3s, llcs, nodes, packages, kernel_clusters;
+};
+
+ObjectSpans object_spans(const std::vector<Pu>& pus) {
+  auto by = [&](int Pu::*id) {
+    Spans spans;
+    for (const auto& pu : pus) spans[pu.*id].push_back(pu.os);
+    return spans;
+  };
+  return {by(&Pu::core), by(&Pu::cluster), by(&Pu::l2),      by(&Pu::l3),
+          by(&Pu::llc),  by(&Pu::numa),    by(&Pu::package), by(&Pu::kernel_cluster)};
+}
+
+// The span of object `id`, or the PU alone when it has no such object (id < 0).
+std::vector<int> span_or_self(const Spans& spans, int id, int os) {
+  return id < 0 ? std::vector<int>{os} : spans.at(id);
+}
+
+// LlcSource::kAuto: the PU's L3, else its L2, else its core `smt`.
+std::vector<int> auto_llc_span(const Pu& pu, const ObjectSpans& spans,
+                               const std::vector<int>& smt) {
+  std::vector<int> span = pu.llc >= 0 ? spans.llcs.at(pu.llc) : smt;
+  // arm64 with no cache shared above the cluster (Ampere Altra): cpu_coregroup_mask() grows the
+  // LLC to the cluster (drivers/base/arch_topology.c), and MC spans it.
+  if (pu.kernel_cluster >= 0) {
+    const auto& kc = spans.kernel_clusters.at(pu.kernel_cluster);
+    if (kc.size() > span.size() && std::includes(kc.begin(), kc.end(), span.begin(), span.end()))
+      return kc;
+  }
+  return span;
+}
+
+// The span of the PU's MC level: the cache `llc` names (docs/policy-model.md#llc); `smt` is the
+// PU's core. Throws std::invalid_argument naming `source` when the PU lacks the L3 or L2 asked for.
+std::vector<int> llc_span_of(const Pu& pu, LlcSource llc, const ObjectSpans& spans,
+                             const std::vector<int>& smt, const std::string& source) {
+  switch (llc) {
+    case LlcSource::kAuto:
+      return auto_llc_span(pu, spans, smt);
+    case LlcSource::kL3:
+      if (pu.l3 < 0) {
+        throw std::invalid_argument("llc level L3: CPU " + std::to_string(pu.os) +
+                                    " has no L3 cache in " + source);
+      }
+      return spans.l3s.at(pu.l3);
+    case LlcSource::kL2:
+      if (pu.l2 < 0) {
+        throw std::invalid_argument("llc level L2: CPU " + std::to_string(pu.os) +
+                                    " has no L2 cache in " + source);
+      }
+      return spans.l2s.at(pu.l2);
+    case LlcSource::kCluster:
+      return pu.cluster >= 0 ? spans.clusters.at(pu.cluster)
+                             : span_or_self(spans.l2s, pu.l2, pu.os);
+    case LlcSource::kCore:
+      return smt;
+  }
+  return {};
+}
+
+// One NUMA(d) level per distinct distance d from `cpu` above the local one, each spanning the
+// CPUs within d; sd_init: the levels beyond node_reclaim_distance lose SD_WAKE_AFFINE.
+std::vector<SchedDomain> numa_levels(const Topology& topo, const std::vector<int>& cpus, int cpu,
+                                     int reclaim_distance) {
+  std::set<int> distances;
+  for (int c : cpus) distances.insert(topo.numa_distance(cpu, c));
+  const int local = topo.numa_distance(cpu, cpu);
+  std::vector<SchedDomain> levels;
+  for (int d : distances) {
+    if (d <= local) continue;
+    std::vector<int> span;
+    for (int c : cpus) {
+      if (topo.numa_distance(cpu, c) <= d) span.push_back(c);
+    }
+    levels.push_back(
+        {"NUMA(" + std::to_string(d) + ")", span, false, false, d <= reclaim_distance, 117});
+  }
+  return levels;
+}
+
+// The PU's levels of the default topology table up to its NUMA node, bottom up, before
+// degeneration: SMT (its core `smt`), CLS, MC (`llc_span`), PKG; numa_levels() follow.
+std::vector<SchedDomain> levels_within_node(const Pu& pu, const ObjectSpans& spans,
+                                            const std::vector<int>& smt,
+                                            const std::vector<int>& llc_span) {
+  std::vector<SchedDomain> levels;
+  levels.push_back({"SMT", smt, true, false, true, 110});
+  // CLS only where the cluster lies strictly inside the chosen LLC: a cluster at or above it is
+  // not a scheduler cluster under that LLC.
+  if (pu.cluster >= 0) {
+    const auto& cls = spans.clusters.at(pu.cluster);
+    if (cls.size() < llc_span.size() &&
+        std::includes(llc_span.begin(), llc_span.end(), cls.begin(), cls.end())) {
+      levels.push_back({"CLS", cls, true, true, true, 117});
+    }
+  }
+  levels.push_back({"MC", llc_span, true, false, true, 117});
+  // The PKG domain spans the PU's NUMA node (docs/policy-model.md#sched-domains); no node: the
+  // package.
+  levels.push_back(
+      {"PKG",
+       pu.numa >= 0 ? spans.nodes.at(pu.numa) : span_or_self(spans.packages, pu.package, pu.os),
+       false, false, true, 117});
+  return levels;
+}
+
+// build_sched_domain widens each level to include its child ("the CHILD domain spans more than
+// the parent"); sd_parent_degenerate drops a level that spans no more than the kept child,
+// sd_degenerate one that spans a single CPU.
+std::vector<SchedDomain> degenerate(std::vector<SchedDomain> levels) {
+  std::vector<SchedDomain> kept;
+  for (auto& level : levels) {
+    if (!kept.empty()) {
+      const auto& child = kept.back().span;
+      std::vector<int> merged;
+      std::set_union(level.span.begin(), level.span.end(), child.begin(), child.end(),
+                     std::back_inserter(merged));
+      level.span = std::move(merged);
+      if (level.span == child) continue;  // sd_parent_degenerate
+    }
+    if (level.span.size() <= 1) continue;  // sd_degenerate
+    kept.push_back(std::move(level));
+  }
+  return kept;
+}
+
+}  // namespace
+
+// What the hooks ask of one CPU, from its kept levels: sd_llc, the cluster span, the ids
+// cpus_share_cache and cpus_share_resources compare (docs/policy-model.md#sched-domains).
+SchedTopology::PerCpu SchedTopology::summarize(int cpu, std::vector<int> smt,
+                                               std::vector<SchedDomain> domains) {
+  PerCpu pc;
+  pc.smt = std::move(smt);
+  pc.domains = std::move(domains);
+  for (size_t i = 0; i < pc.domains.size(); ++i) {
+    if (pc.domains[i].share_llc) pc.llc_index = static_cast<int>(i);
+    if (pc.domains[i].cluster) pc.cluster = pc.domains[i].span;
+  }
+  pc.llc_id = pc.llc_index >= 0 ? pc.domains[pc.llc_index].span.front() : cpu;
+  pc.share_id = pc.cluster.empty() ? pc.llc_id : pc.cluster.front();
+  return pc;
+}
 
 SchedTopology::SchedTopology(Topology topo, LlcSource llc) : topo_(std::move(topo)), llc_(llc) {
   cpus_ = topo_.cpus();
-  auto [dist, reason] = reclaim_distance_of(topo_);
-  reclaim_distance_ = dist;
-  reclaim_reason_ = reason;
-
-  const auto& pus = topo_.pus();
-  auto span_of = [&](auto key) {
-    std::map<int, std::vector<int>> groups;
-    for (const auto& pu : pus) groups[key(pu)].push_back(pu.os);
-    return groups;
-  };
-  auto cores = span_of([](const Pu& p) { return p.core; });
-  auto clusters = span_of([](const Pu& p) { return p.cluster; });
-  auto l2s = span_of([](const Pu& p) { return p.l2; });
-  auto l3s = span_of([](const Pu& p) { return p.l3; });
-  auto llcs = span_of([](const Pu& p) { return p.llc; });
-  auto nodes = span_of([](const Pu& p) { return p.numa; });
-  auto packages = span_of([](const Pu& p) { return p.package; });
-  auto kernel_clusters = span_of([](const Pu& p) { return p.kernel_cluster; });
-
-  for (const auto& [core, span] : cores) smt_active_ |= core >= 0 && span.size() >= 2;
-
-  for (const auto& pu : pus) {
-    std::vector<int> self{pu.os};
-    auto group = [&](const std::map<int, std::vector<int>>& g, int id) -> std::vector<int> {
-      return id < 0 ? self : g.at(id);
-    };
-    std::vector<int> smt = group(cores, pu.core);
-
-    std::vector<int> llc_span;
-    switch (llc_) {
-      case LlcSource::kAuto:
-        llc_span = pu.llc >= 0 ? llcs.at(pu.llc) : smt;
-        // arm64 with no cache shared above the cluster (Ampere Altra): cpu_coregroup_mask() grows
-        // the LLC to the cluster (drivers/base/arch_topology.c), and MC spans it.
-        if (pu.kernel_cluster >= 0) {
-          const auto& kc = kernel_clusters.at(pu.kernel_cluster);
-          if (kc.size() > llc_span.size() &&
-              std::includes(kc.begin(), kc.end(), llc_span.begin(), llc_span.end()))
-            llc_span = kc;
-        }
-        break;
-      case LlcSource::kL3:
-        if (pu.l3 < 0) {
-          throw std::invalid_argument("llc level L3: CPU " + std::to_string(pu.os) +
-                                      " has no L3 cache in " + topo_.source());
-        }
-        llc_span = l3s.at(pu.l3);
-        break;
-      case LlcSource::kL2:
-        if (pu.l2 < 0) {
-          throw std::invalid_argument("llc level L2: CPU " + std::to_string(pu.os) +
-                                      " has no L2 cache in " + topo_.source());
-        }
-        llc_span = l2s.at(pu.l2);
-        break;
-      case LlcSource::kCluster:
-        llc_span = pu.cluster >= 0 ? clusters.at(pu.cluster) : group(l2s, pu.l2);
-        break;
-      case LlcSource::kCore:
-        llc_span = smt;
-        break;
-    }
-
-    std::vector<SchedDomain> raw;
-    raw.push_back({"SMT", smt, true, false, true, 110});
-    // CLS only where the cluster lies strictly inside the chosen LLC: a cluster at or above it
-    // is not a scheduler cluster under that LLC.
-    if (pu.cluster >= 0) {
-      const auto& cls = clusters.at(pu.cluster);
-      if (cls.size() < llc_span.size() &&
-          std::includes(llc_span.begin(), llc_span.end(), cls.begin(), cls.end())) {
-        raw.push_back({"CLS", cls, true, true, true, 117});
-      }
-    }
-    raw.push_back({"MC", llc_span, true, false, true, 117});
-    // The PKG domain spans the PU's NUMA node (section 1.1); no node: the package.
-    raw.push_back({"PKG", pu.numa >= 0 ? nodes.at(pu.numa) : group(packages, pu.package), false,
-                   false, true, 117});
-    std::set<int> distances;
-    for (int c : cpus_) distances.insert(topo_.numa_distance(pu.os, c));
-    int local = topo_.numa_distance(pu.os, pu.os);
-    for (int d : distances) {
-      if (d <= local) continue;
-      std::vector<int> span;
-      for (int c : cpus_) {
-        if (topo_.numa_distance(pu.os, c) <= d) span.push_back(c);
-      }
-      // sd_init: NUMA levels beyond node_reclaim_distance lose SD_WAKE_AFFINE.
-      raw.push_back(
-          {"NUMA(" + std::to_string(d) + ")", span, false, false, d <= reclaim_distance_, 117});
-    }
-
-    PerCpu pc;
-    pc.smt = smt;
-    for (auto& level : raw) {
-      if (!pc.domains.empty()) {
-        const auto& child = pc.domains.back().span;
-        std::vector<int> merged;
-        std::set_union(level.span.begin(), level.span.end(), child.begin(), child.end(),
-                       std::back_inserter(merged));
-        level.span = std::move(merged);
-        if (level.span == child) continue;  // sd_parent_degenerate
-      }
-      if (level.span.size() <= 1) continue;  // sd_degenerate
-      pc.domains.push_back(std::move(level));
-    }
-    for (size_t i = 0; i < pc.domains.size(); ++i) {
-      if (pc.domains[i].share_llc) pc.llc_index = static_cast<int>(i);
-      if (pc.domains[i].cluster) pc.cluster = pc.domains[i].span;
-    }
-    pc.llc_id = pc.llc_index >= 0 ? pc.domains[pc.llc_index].span.front() : pu.os;
-    pc.share_id = pc.cluster.empty() ? pc.llc_id : pc.cluster.front();
+  std::tie(reclaim_distance_, reclaim_reason_) = reclaim_distance_of(topo_);
+  const ObjectSpans spans = object_spans(topo_.pus());
+  for (const auto& [core, span] : spans.cores) smt_active_ |= core >= 0 && span.size() >= 2;
+  for (const auto& pu : topo_.pus()) {
+    std::vector<int> smt = span_or_self(spans.cores, pu.core, pu.os);
+    const std::vector<int> llc_span = llc_span_of(pu, llc_, spans, smt, topo_.source());
+    std::vector<SchedDomain> levels = levels_within_node(pu, spans, smt, llc_span);
+    for (auto& level : numa_levels(topo_, cpus_, pu.os, reclaim_distance_))
+      levels.push_back(std::move(level));
+    PerCpu pc = summarize(pu.os, std::move(smt), degenerate(std::move(levels)));
     cluster_active_ |= !pc.cluster.empty();
     per_cpu_.emplace(pu.os, std::move(pc));
   }

@@ -37,11 +37,6 @@ std::string_view llc_source_name(LlcSource s);
 // CLS -> kCluster, MC/CACHE -> kAuto; nullopt when no level shares the LLC or a name is unknown.
 std::optional<LlcSource> llc_source_from_domains(
     const std::vector<std::pair<std::string, std::string>>& domains);
-// The same, read from the live debugfs tree of the lowest online CPU; nullopt when unreadable
-// (debugfs not mounted, not root) so the caller falls back to the section-12 rules.
-std::optional<LlcSource> live_llc_source(
-    const std::string& root = "/sys/kernel/debug/sched/domains");
-
 // One sched domain level of one CPU after degeneration (kernel/sched/topology.c sd_init,
 // sd_degenerate, sd_parent_degenerate, build_sched_domain).
 struct SchedDomain {
@@ -89,6 +84,8 @@ class SchedTopology {
     int llc_id = -1;     // first CPU of sd_llc's span (the CPU itself when none)
     int share_id = -1;   // sd_share_id: first CPU of the cluster span, else llc_id
   };
+  // sd_llc, the cluster and the sharing ids of `cpu` from its kept levels.
+  static PerCpu summarize(int cpu, std::vector<int> smt, std::vector<SchedDomain> domains);
   const PerCpu& at(int cpu) const;
 
   Topology topo_;
@@ -101,12 +98,21 @@ class SchedTopology {
   std::string reclaim_reason_;
 };
 
+// ---- reading the host (analysis/sched_live.cpp) ---------------------------------------------
+
+// llc_source_from_domains() of the live debugfs tree of the lowest online CPU; nullopt when
+// unreadable (debugfs not mounted, not root) so the caller falls back to the section-12 rules.
+std::optional<LlcSource> live_llc_source(
+    const std::string& root = "/sys/kernel/debug/sched/domains");
+
 // The topology a command reasons about, with its `--llc-level` text ("" when not given): the hwloc
 // XML `xml`, else the live machine, whose LLC the live sched domains name when no level is given.
 // Throws std::invalid_argument("<command> --llc-level: ...") for a bad level.
 SchedTopology load_sched_topology(const std::string& command, const std::string& xml,
                                   const std::string& llc_level,
                                   std::optional<LlcSource> fallback = std::nullopt);
+
+// ---- one wakeup -----------------------------------------------------------------------------
 
 // One wakeup snapshot (docs/policy-model.md section 1.2; the scenario fields of section 12).
 struct WakeInput {

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <tuple>
+#include <utility>
 
 #include "analysis/predict_results.h"
 #include "common/cpulist.h"
@@ -23,10 +24,31 @@ bool in_list(const std::vector<int>& list, int cpu) {
   return list.empty() || std::find(list.begin(), list.end(), cpu) != list.end();
 }
 
-// A pair's model state: whose turn, each task's CPU, recent_used_cpu, last_wakee (as "the
-// other task" or not) and wakee_flips. Equal states give equal futures, so the first repeat
+// The key of a pair's model state: whose turn, each task's CPU, recent_used_cpu, last_wakee (as
+// "the other task" or not) and wakee_flips. Equal states give equal futures, so the first repeat
 // closes the cycle.
 using State = std::tuple<int, int, int, int, int, bool, bool, int, int>;
+
+// A pair's model state between two wakes.
+struct PairState {
+  int turn = 0;  // the task that wakes the other next; A (task 0) wakes first
+  std::array<int, 2> cpu{};
+  std::array<int, 2> recent{};  // recent_used_cpu
+  std::array<bool, 2> last_wakee_is_other = {false, false};
+  std::array<int, 2> flips = {0, 0};
+
+  State key() const {
+    return {turn,
+            cpu[0],
+            cpu[1],
+            recent[0],
+            recent[1],
+            last_wakee_is_other[0],
+            last_wakee_is_other[1],
+            std::min(flips[0], 1 << 20),
+            std::min(flips[1], 1 << 20)};
+  }
+};
 
 struct Wake {
   PlacementClass cls;
@@ -75,91 +97,237 @@ std::pair<int, int> default_start_pair(const SchedTopology& sched,
 
 namespace {
 
-// The other steady states the pair can settle in (SteadyResult::alternatives, docs/policy-model.md
-// section 10), each with its cause: after a disturbed wake of the settled cycle (`wakes`, from
-// res.transient_wakes on), with a stale has_idle_cores hint, with a slow switch-out, and from the
-// reversed start.
-void add_alternatives(const SchedTopology& sched, const SteadyOptions& opt,
-                      const WakeupPolicy& policy, const int start[2],
-                      const std::vector<Wake>& wakes, SteadyResult& res) {
-  using K = AltCause::Kind;
-  auto keep = [&](const std::map<PlacementClass, double>& classes, const std::vector<int>& on,
-                  const AltCause& cause) {
-    auto same = [&](const SteadyAlternative& a) { return a.classes == classes; };
-    if (classes != res.classes &&
-        std::none_of(res.alternatives.begin(), res.alternatives.end(), same)) {
-      res.alternatives.push_back({cause, classes, on});
+// Throws std::invalid_argument when one of `cpus` (the `what` CPUs) is not in the topology.
+void check_in_topology(const SchedTopology& sched, const std::vector<int>& cpus,
+                       const std::string& what) {
+  for (int c : cpus) {
+    if (!sched.has_cpu(c)) {
+      throw std::invalid_argument(what + " CPU " + std::to_string(c) + " is not in topology " +
+                                  sched.topology().source());
     }
-  };
-  auto keep_result = [&](const SteadyResult& alt, const AltCause& cause) {
-    if (alt.settled) keep(alt.classes, alt.cpus, cause);
-  };
+  }
+}
+
+// The wake from state `s`: its waker wakes the other task under the options' flags, hogs and
+// cpuset; a disturbed wake finds one more runnable task on the wakee's previous CPU.
+WakeInput next_wake(const PairState& s, const SteadyOptions& opt, bool disturbed) {
+  const int w = s.turn, e = 1 - s.turn;
+  WakeInput in;
+  in.waker = s.cpu[w];
+  in.prev = s.cpu[e];
+  in.sync = opt.sync;
+  in.current_cpu = opt.current_cpu;
+  in.reciprocal = s.last_wakee_is_other[e];
+  in.waker_last_wakee_is_wakee = s.last_wakee_is_other[w];
+  in.nr_running[s.cpu[w]] = 1;
+  for (int b : opt.busy) in.nr_running[b] += 1;
+  if (disturbed) in.nr_running[s.cpu[e]] += 1;
+  in.recent_used_cpu = s.recent[e];
+  in.has_idle_cores = opt.has_idle_cores;
+  in.allowed = opt.allowed;
+  in.waker_flips = s.flips[w];
+  in.wakee_flips = s.flips[e];
+  return in;
+}
+
+// The state after the wake from `s` decided `d`: the wakee on its CPU, and its turn to wake.
+PairState after_wake(PairState s, const WakeDecision& d) {
+  const int w = s.turn, e = 1 - s.turn;
+  s.cpu[e] = d.cpu;
+  s.recent[e] = d.wakee_recent_used_cpu;
+  s.flips[w] = d.waker_flips;
+  s.last_wakee_is_other[w] = true;
+  s.turn = e;
+  return s;
+}
+
+// Wakes the pair from `start` until its state repeats or opt.max_wakes: the result up to its
+// classes, cpus and alternatives, and the wakes that count (those after the disturbed wake, if
+// one is; res.transient_wakes and res.cycle_wakes index them).
+std::pair<SteadyResult, std::vector<Wake>> run_pair(const SchedTopology& sched,
+                                                    const SteadyOptions& opt,
+                                                    const WakeupPolicy& policy,
+                                                    const std::array<int, 2>& start) {
+  SteadyResult res;
+  res.policy = std::string(policy.id());
+  PairState s{.cpu = start, .recent = start};
+  std::map<State, int> seen;  // state -> index into `wakes` of the wake from it
+  std::vector<Wake> wakes;
+  for (int step = 0; step < opt.max_wakes; ++step) {
+    const int index = static_cast<int>(wakes.size());
+    auto [it, fresh] = seen.emplace(s.key(), index);
+    if (!fresh) {
+      res.settled = true;
+      res.transient_wakes = it->second;
+      res.cycle_wakes = index - it->second;
+      break;
+    }
+    const bool disturbed = step == opt.disturb_wake;
+    const WakeInput in = next_wake(s, opt, disturbed);
+    const WakeDecision d = predict_wakeup(sched, in, policy);
+    if (res.first_paths.size() < 4) res.first_paths.push_back(d.path);
+    wakes.push_back({classify(sched.topology(), in.waker, d.cpu), in.waker, in.prev, d.cpu});
+    if (disturbed && d.cpu == in.waker && in.prev != in.waker) res.disturbed_stacked_on = d.cpu;
+    s = after_wake(s, d);
+    if (disturbed) {  // only what follows the disturbed wake counts
+      seen.clear();
+      wakes.clear();
+    }
+  }
+  if (!res.settled) {
+    // No repeat within the budget: report the last half of the run as the tendency.
+    res.transient_wakes = static_cast<int>(wakes.size() / 2);
+    res.cycle_wakes = static_cast<int>(wakes.size()) - res.transient_wakes;
+  }
+  return {std::move(res), std::move(wakes)};
+}
+
+// The share of each placement class among the `count` wakes of the cycle from wakes[first], and
+// the CPUs the pair occupies in it.
+std::pair<std::map<PlacementClass, double>, std::vector<int>> cycle_placement(
+    const std::vector<Wake>& wakes, int first, int count) {
+  std::map<PlacementClass, double> classes;
+  std::set<int> cpus;
+  for (int i = first; i < first + count; ++i) {
+    classes[wakes[i].cls] += 1.0 / count;
+    cpus.insert(wakes[i].waker);
+    cpus.insert(wakes[i].cpu);
+  }
+  return {std::move(classes), std::vector<int>(cpus.begin(), cpus.end())};
+}
+
+// A disturbed wake at each wake of the settled cycle (`wakes`, from res.transient_wakes on):
+// where the pair settles after it, and where it stays stacked when the wake stacks it.
+std::vector<SteadyAlternative> after_disturbances(const SchedTopology& sched,
+                                                  const SteadyOptions& opt,
+                                                  const WakeupPolicy& policy,
+                                                  const std::vector<Wake>& wakes,
+                                                  const SteadyResult& res) {
+  using K = AltCause::Kind;
+  std::vector<SteadyAlternative> found;
   for (int k = 0; k < res.cycle_wakes; ++k) {
     SteadyOptions d = opt;
     d.disturb_wake = res.transient_wakes + k;
     d.try_disturbances = false;
     const Wake& at = wakes[res.transient_wakes + k];
     const SteadyResult after = simulate_steady_state(sched, d, policy);
-    keep_result(after, {.kind = K::kBusyPrev, .waker = at.waker, .busy = at.prev});
+    if (after.settled) {
+      found.push_back(
+          {{.kind = K::kBusyPrev, .waker = at.waker, .busy = at.prev}, after.classes, after.cpus});
+    }
     // A wake that stacks the pair can leave it stacked for good: the wakee preempts the waker
     // at every wake, so the waker never blocks and needs no wake, and the wakee, blocking while
     // the waker is still queued, stays on that runqueue (EEVDF's delayed dequeue) and is woken
     // there (ttwu_runnable, docs/policy-model.md#bypasses): no selection ever splits them again.
     if (after.disturbed_stacked_on) {
       const int on = *after.disturbed_stacked_on;
-      keep({{PlacementClass::kSameCpu, 1.0}}, {on},
-           {.kind = K::kBusyPrevStays, .waker = at.waker, .busy = at.prev, .to = on});
+      found.push_back({{.kind = K::kBusyPrevStays, .waker = at.waker, .busy = at.prev, .to = on},
+                       {{PlacementClass::kSameCpu, 1.0}},
+                       {on}});
     }
   }
-  if (sched.smt_active() && !opt.has_idle_cores) {
-    // The hint is set when a CPU goes idle with its whole core idle and cleared by a scan that
-    // found no idle core: stale, the scan takes an idle sibling where an idle core waits.
-    SteadyOptions h = opt;
-    h.has_idle_cores = false;
-    h.try_disturbances = false;
-    keep_result(simulate_steady_state(sched, h, policy), {.kind = K::kStaleIdleCores});
-  }
-  if (opt.slow_switch_out) {
-    // Every wake queued on the partner's own CPU (p->on_cpu): no selection ever moves it.
-    auto held = [&](int a, int b) {
-      return std::pair{
-          std::map<PlacementClass, double>{{classify(sched.topology(), a, b), 1.0}},
+  return found;
+}
+
+// With the LLC's has_idle_cores hint stale (false): it is set when a CPU goes idle with its whole
+// core idle and cleared by a scan that found no idle core; stale, the scan takes an idle sibling
+// where an idle core waits.
+std::vector<SteadyAlternative> with_stale_idle_cores(const SchedTopology& sched,
+                                                     const SteadyOptions& opt,
+                                                     const WakeupPolicy& policy) {
+  SteadyOptions h = opt;
+  h.has_idle_cores = false;
+  h.try_disturbances = false;
+  const SteadyResult stale = simulate_steady_state(sched, h, policy);
+  if (!stale.settled) return {};
+  return {{{.kind = AltCause::Kind::kStaleIdleCores}, stale.classes, stale.cpus}};
+}
+
+// With a slow switch-out (SteadyOptions::slow_switch_out) every wake is queued on the partner's
+// own CPU (p->on_cpu), so no selection ever moves the pair from CPUs `a` and `b`.
+SteadyAlternative held(const Topology& topo, int a, int b, const AltCause& cause) {
+  return {cause,
+          {{classify(topo, a, b), 1.0}},
           a == b ? std::vector<int>{a} : std::vector<int>{std::min(a, b), std::max(a, b)}};
-    };
+}
+
+// A pair stacked on one CPU (`cpus` of the steady state, or of an alternative `kept` so far) has
+// two runnable tasks there at every wake: the load balancer pulls one to an idle allowed CPU
+// (which domain's balance gets there first is timing), and with a slow switch-out the wakes then
+// keep it there (held()).
+std::vector<SteadyAlternative> balancer_pulls(const SchedTopology& sched,
+                                              const std::vector<int>& allowed,
+                                              const std::vector<int>& cpus,
+                                              const std::vector<SteadyAlternative>& kept) {
+  std::set<int> stacked;
+  if (cpus.size() == 1) stacked.insert(cpus.front());
+  for (const auto& a : kept)
+    if (a.cpus.size() == 1) stacked.insert(a.cpus.front());
+  std::vector<SteadyAlternative> found;
+  for (int from : stacked) {
+    for (int to : balance_targets(sched, from, allowed)) {
+      found.push_back(held(sched.topology(), from, to,
+                           {.kind = AltCause::Kind::kBalancerPull, .from = from, .to = to}));
+    }
+  }
+  return found;
+}
+
+// The other task wakes first: that start's steady state, and its own alternatives. Where the
+// reversed start settles on the steady state's classes on other CPUs (a pair stacked elsewhere),
+// what follows from there still counts.
+std::vector<SteadyAlternative> after_reversed_start(const SchedTopology& sched,
+                                                    const SteadyOptions& opt,
+                                                    const WakeupPolicy& policy,
+                                                    const std::array<int, 2>& start) {
+  SteadyOptions r = opt;
+  r.start_a = start[1];
+  r.start_b = start[0];
+  r.try_reverse = false;
+  const SteadyResult reversed = simulate_steady_state(sched, r, policy);
+  std::vector<SteadyAlternative> found;
+  if (reversed.settled) {
+    found.push_back({{.kind = AltCause::Kind::kReversedStart, .from = start[1], .to = start[0]},
+                     reversed.classes,
+                     reversed.cpus});
+  }
+  for (const auto& a : reversed.alternatives) {
+    AltCause then = a.cause;
+    then.after_reversed = std::pair{start[1], start[0]};
+    found.push_back({then, a.classes, a.cpus});
+  }
+  return found;
+}
+
+// The other steady states the pair can settle in (SteadyResult::alternatives,
+// docs/policy-model.md#steady-state), each with its cause: after a disturbed wake of the settled
+// cycle (`wakes`, from res.transient_wakes on), with a stale has_idle_cores hint, with a slow
+// switch-out, and from the reversed start. Each distribution of classes counts once, under the
+// first cause found, and never the steady state's own.
+std::vector<SteadyAlternative> alternatives(const SchedTopology& sched, const SteadyOptions& opt,
+                                            const WakeupPolicy& policy,
+                                            const std::array<int, 2>& start,
+                                            const std::vector<Wake>& wakes,
+                                            const SteadyResult& res) {
+  std::vector<SteadyAlternative> kept;
+  auto keep = [&](std::vector<SteadyAlternative> found) {
+    for (auto& a : found) {
+      auto same = [&](const SteadyAlternative& k) { return k.classes == a.classes; };
+      if (a.classes != res.classes && std::none_of(kept.begin(), kept.end(), same))
+        kept.push_back(std::move(a));
+    }
+  };
+  keep(after_disturbances(sched, opt, policy, wakes, res));
+  if (sched.smt_active() && !opt.has_idle_cores) keep(with_stale_idle_cores(sched, opt, policy));
+  if (opt.slow_switch_out) {
     if (start[0] != start[1]) {
-      auto [classes, on] = held(start[0], start[1]);
-      keep(classes, on, {.kind = K::kHeldAtStart, .from = start[0], .to = start[1]});
+      keep({held(sched.topology(), start[0], start[1],
+                 {.kind = AltCause::Kind::kHeldAtStart, .from = start[0], .to = start[1]})});
     }
-    // A pair stacked on one CPU has two runnable tasks there at every wake: the load balancer
-    // pulls one to an idle allowed CPU (which domain's balance gets there first is timing), and
-    // the wakes then keep it there as above.
-    std::set<int> stacked;
-    if (res.cpus.size() == 1) stacked.insert(res.cpus.front());
-    for (const auto& a : res.alternatives)
-      if (a.cpus.size() == 1) stacked.insert(a.cpus.front());
-    for (int from : stacked) {
-      for (int to : balance_targets(sched, from, opt.allowed)) {
-        auto [classes, on] = held(from, to);
-        keep(classes, on, {.kind = K::kBalancerPull, .from = from, .to = to});
-      }
-    }
+    keep(balancer_pulls(sched, opt.allowed, res.cpus, kept));
   }
-  if (opt.try_reverse) {
-    // The other task wakes first: that start's steady state, and its own alternatives.
-    SteadyOptions r = opt;
-    r.start_a = start[1];
-    r.start_b = start[0];
-    r.try_reverse = false;
-    const SteadyResult reversed = simulate_steady_state(sched, r, policy);
-    keep_result(reversed, {.kind = K::kReversedStart, .from = start[1], .to = start[0]});
-    // Where the reversed start settles on the steady state's classes on other CPUs (a pair
-    // stacked elsewhere), what follows from there still counts.
-    for (const auto& a : reversed.alternatives) {
-      AltCause then = a.cause;
-      then.after_reversed = std::pair{start[1], start[0]};
-      keep(a.classes, a.cpus, then);
-    }
-  }
+  if (opt.try_reverse) keep(after_reversed_start(sched, opt, policy, start));
+  return kept;
 }
 
 }  // namespace
@@ -171,93 +339,14 @@ bool slow_switch_out_applies(bool emulated, long long work_ns) {
 SteadyResult simulate_steady_state(const SchedTopology& sched, const SteadyOptions& opt,
                                    const WakeupPolicy& policy) {
   auto [def_a, def_b] = default_start_pair(sched, opt.allowed);
-  const int start[2] = {opt.start_a.value_or(def_a), opt.start_b.value_or(def_b)};
-  int cpu[2] = {start[0], start[1]};
-  for (int c : {cpu[0], cpu[1]}) {
-    if (!sched.has_cpu(c)) {
-      throw std::invalid_argument("start CPU " + std::to_string(c) + " is not in topology " +
-                                  sched.topology().source());
-    }
-  }
-  for (int c : opt.busy) {
-    if (!sched.has_cpu(c)) {
-      throw std::invalid_argument("busy CPU " + std::to_string(c) + " is not in topology " +
-                                  sched.topology().source());
-    }
-  }
-  int recent[2] = {cpu[0], cpu[1]};
-  bool last_wakee_is_other[2] = {false, false};
-  int flips[2] = {0, 0};
-  int turn = 0;  // A (task 0) wakes first
-
-  SteadyResult res;
-  res.policy = std::string(policy.id());
-  std::map<State, int> seen;
-  std::vector<Wake> wakes;
-  for (int step = 0; step < opt.max_wakes; ++step) {
-    State st{turn,
-             cpu[0],
-             cpu[1],
-             recent[0],
-             recent[1],
-             last_wakee_is_other[0],
-             last_wakee_is_other[1],
-             std::min(flips[0], 1 << 20),
-             std::min(flips[1], 1 << 20)};
-    // Indexes into `wakes` (which restarts after a disturbed wake).
-    const int index = static_cast<int>(wakes.size());
-    auto [it, fresh] = seen.emplace(st, index);
-    if (!fresh) {
-      res.settled = true;
-      res.transient_wakes = it->second;
-      res.cycle_wakes = index - it->second;
-      break;
-    }
-    int w = turn, e = 1 - turn;
-    WakeInput in;
-    in.waker = cpu[w];
-    in.prev = cpu[e];
-    in.sync = opt.sync;
-    in.current_cpu = opt.current_cpu;
-    in.reciprocal = last_wakee_is_other[e];
-    in.waker_last_wakee_is_wakee = last_wakee_is_other[w];
-    in.nr_running[cpu[w]] = 1;
-    for (int b : opt.busy) in.nr_running[b] += 1;
-    const bool disturbed = step == opt.disturb_wake;
-    if (disturbed) in.nr_running[cpu[e]] += 1;
-    in.recent_used_cpu = recent[e];
-    in.has_idle_cores = opt.has_idle_cores;
-    in.allowed = opt.allowed;
-    in.waker_flips = flips[w];
-    in.wakee_flips = flips[e];
-    WakeDecision d = predict_wakeup(sched, in, policy);
-    if (res.first_paths.size() < 4) res.first_paths.push_back(d.path);
-    wakes.push_back({classify(sched.topology(), cpu[w], d.cpu), cpu[w], cpu[e], d.cpu});
-    if (disturbed && d.cpu == cpu[w] && cpu[e] != cpu[w]) res.disturbed_stacked_on = d.cpu;
-    cpu[e] = d.cpu;
-    recent[e] = d.wakee_recent_used_cpu;
-    flips[w] = d.waker_flips;
-    last_wakee_is_other[w] = true;
-    turn = e;
-    if (disturbed) {  // only what follows the disturbed wake counts
-      seen.clear();
-      wakes.clear();
-    }
-  }
-  if (!res.settled) {
-    // No repeat within the budget: report the last half of the run as the tendency.
-    res.transient_wakes = static_cast<int>(wakes.size() / 2);
-    res.cycle_wakes = static_cast<int>(wakes.size()) - res.transient_wakes;
-  }
-  std::set<int> cpus;
-  for (int i = res.transient_wakes; i < res.transient_wakes + res.cycle_wakes; ++i) {
-    res.classes[wakes[i].cls] += 1.0 / res.cycle_wakes;
-    cpus.insert(wakes[i].waker);
-    cpus.insert(wakes[i].cpu);
-  }
-  res.cpus.assign(cpus.begin(), cpus.end());
-  if (opt.try_disturbances && res.settled) add_alternatives(sched, opt, policy, start, wakes, res);
-  return res;
+  const std::array<int, 2> start = {opt.start_a.value_or(def_a), opt.start_b.value_or(def_b)};
+  check_in_topology(sched, {start[0], start[1]}, "start");
+  check_in_topology(sched, opt.busy, "busy");
+  auto [res, wakes] = run_pair(sched, opt, policy, start);
+  std::tie(res.classes, res.cpus) = cycle_placement(wakes, res.transient_wakes, res.cycle_wakes);
+  if (opt.try_disturbances && res.settled)
+    res.alternatives = alternatives(sched, opt, policy, start, wakes, res);
+  return std::move(res);
 }
 
 std::vector<SteadyResult> simulate_steady_state(const SchedTopology& sched,
