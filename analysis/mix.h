@@ -1,5 +1,5 @@
 // How far an observed placement-class distribution is from a prediction, and from an uncertain
-// prediction's range (docs/policy-model.md section 11): the total-variation distance to the
+// prediction's range (docs/policy-model.md#results): the total-variation distance to the
 // undisturbed steady state ("strict"), and the minimum over every mix of that steady state and its
 // alternatives (the pair in one until a disturbed wake moves it to another, at a time the model
 // cannot know).

@@ -27,7 +27,7 @@ bool contains(const std::vector<int>& sorted, int cpu) {
   return std::binary_search(sorted.begin(), sorted.end(), cpu);
 }
 
-// node_reclaim_distance from the topology's own info (section 1.1): 32 on AMD Zen
+// node_reclaim_distance from the topology's own info (policy-model.md#sched-domains): 32 on AMD Zen
 // (arch/x86/kernel/cpu/amd.c init_amd_zen_common), 10 on powerpc
 // (arch/powerpc/include/asm/topology.h), else RECLAIM_DISTANCE 30.
 std::pair<int, std::string> reclaim_distance_of(const Topology& topo) {
@@ -413,7 +413,7 @@ class Selector {
   void note(std::string s) { steps_.push_back(std::move(s)); }
   static std::string n(int cpu) { return std::to_string(cpu); }
 
-  // kernel/sched/core.c try_to_wake_up() -> select_task_rq() (section 2).
+  // kernel/sched/core.c try_to_wake_up() -> select_task_rq() (policy-model.md#bypasses).
   int try_to_wake_up() {
     if (in_.wakee_queued) {
       note("ttwu_runnable: wakee still queued on prev -> " + n(in_.prev));
@@ -446,7 +446,8 @@ class Selector {
     return fallback;
   }
 
-  // select_task_rq_fair() (section 3.1) with the policy hooks at the patches' places.
+  // select_task_rq_fair() (policy-model.md#select-task-rq-fair) with the policy hooks at the
+  // patches' places.
   int select_task_rq_fair() {
     const int cpu = in_.waker;
     const int prev = in_.prev;
@@ -546,7 +547,7 @@ class Selector {
 
   bool usable(int c) const { return sched_.has_cpu(c); }
 
-  // select_idle_sibling() (section 3.4).
+  // select_idle_sibling() (policy-model.md#select-idle-sibling).
   int select_idle_sibling(int prev, int target, bool sync_gate) {
     const int cpu = in_.waker;
     if (ctx_.idle(target)) {
@@ -688,7 +689,8 @@ class Selector {
     return std::nullopt;
   }
 
-  // select_idle_cpu() (section 3.6), with the cluster pre-pass and the SIS_UTIL budget.
+  // select_idle_cpu() (policy-model.md#select-idle-cpu), with the cluster pre-pass and the SIS_UTIL
+  // budget.
   std::optional<int> select_idle_cpu(const SchedDomain& sd, bool has_idle_core, int target,
                                      int sync_cpu) {
     std::vector<char> cpus(static_cast<size_t>(sched_.max_cpu() + 1), 0);

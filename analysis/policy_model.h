@@ -1,8 +1,9 @@
 // The shared model of the kernel's fair-class wakeup CPU selection (select_task_rq_fair,
 // wake_affine, select_idle_sibling; docs/policy-model.md sections 1-3, 7 and 12) and the interface
-// through which each wakeup policy (mainline and the five proposed deltas of section 6) plugs into
-// it. Deterministic: one wakeup snapshot in, {cpu, path} out. CPU ids are OS indexes throughout,
-// because the idle scans walk CPU ids in increasing order from target+1 (section 1).
+// through which each wakeup policy (mainline and the five proposed deltas of
+// policy-model.md#policies) plugs into it. Deterministic: one wakeup snapshot in, {cpu, path} out.
+// CPU ids are OS indexes throughout, because the idle scans walk CPU ids in increasing order from
+// target+1 (policy-model.md#inputs).
 #pragma once
 
 #include <map>
@@ -19,9 +20,9 @@ namespace wb {
 
 // Which hwloc object the scheduler's LLC (the span of sd_llc) is built from.
 enum class LlcSource {
-  kAuto,     // the PU's L3, else its L2 (docs/policy-model.md section 5)
+  kAuto,     // the PU's L3, else its L2 (docs/policy-model.md#llc)
   kL3,       // --llc-level L3
-  kL2,       // --llc-level L2 (the Altra/POWER caveats of section 5)
+  kL2,       // --llc-level L2 (the Altra/POWER caveats of policy-model.md#llc)
   kCluster,  // debugfs says the highest SD_SHARE_LLC level is CLS (arm64 without a shared L3)
   kCore,     // debugfs says it is SMT (powerpc: LLC = one core)
 };
@@ -114,7 +115,7 @@ SchedTopology load_sched_topology(const std::string& command, const std::string&
 
 // ---- one wakeup -----------------------------------------------------------------------------
 
-// One wakeup snapshot (docs/policy-model.md section 1.2; the scenario fields of section 12).
+// One wakeup snapshot (docs/policy-model.md#snapshot; its scenario fields: #scenario).
 struct WakeInput {
   int waker = -1;                 // waker CPU
   int prev = -1;                  // wakee's previous CPU (p->wake_cpu)
@@ -128,14 +129,14 @@ struct WakeInput {
   int waker_flips = 0;            // current->wakee_flips (decayed, before record_wakee)
   int wakee_flips = 0;            // p->wakee_flips
   // current->last_wakee == p before this wake. A strict ping-pong pair wakes only each other, so
-  // the scenario form ties it to `reciprocal` (section 7 item 5 applies the record_wakee
-  // increment).
+  // the scenario form ties it to `reciprocal` (policy-model.md#simplifications item 5 applies the
+  // record_wakee increment).
   bool waker_last_wakee_is_wakee = true;
   std::optional<bool> has_idle_cores;  // override of the hint of target's LLC (default: exact)
   std::optional<int> nr_idle_scan;     // override of the SIS_UTIL budget of target's LLC
   bool waker_kthread = false;          // per-CPU kthread waker (SIS rule 3)
   bool in_task = true;                 // task context (false: softirq / irq)
-  bool wakee_queued = false;           // p->on_rq: ttwu_runnable(), no selection (section 2)
+  bool wakee_queued = false;  // p->on_rq: ttwu_runnable(), no selection (policy-model.md#bypasses)
 };
 
 // What the model derives from a WakeInput before any policy runs; the hooks read it.
@@ -151,9 +152,10 @@ class WakeContext {
   bool reciprocal() const { return in_.reciprocal; }
   int nr_running(int cpu) const;
   int nr_delayed(int cpu) const;
-  // available_idle_cpu(): nothing runnable (section 7 item 7).
+  // available_idle_cpu(): nothing runnable (policy-model.md#simplifications item 7).
   bool idle(int cpu) const { return nr_running(cpu) == 0; }
-  // nr_running - cfs_h_nr_delayed == 1: only the waker is runnable there (section 6).
+  // nr_running - cfs_h_nr_delayed == 1: only the waker is runnable there
+  // (policy-model.md#policies).
   bool alone(int cpu) const { return nr_running(cpu) - nr_delayed(cpu) == 1; }
   bool allowed(int cpu) const;
   int nr_allowed() const;
@@ -215,8 +217,9 @@ struct WakeDecision {
 WakeDecision predict_wakeup(const SchedTopology& sched, const WakeInput& in,
                             const WakeupPolicy& policy);
 
-// SIS_UTIL's nr_idle_scan of the LLC of `cpu` from the default utilisation of section 7 item 3
-// (waker 512, every other runnable task 1024, each CPU capped at 1024).
+// SIS_UTIL's nr_idle_scan of the LLC of `cpu` from the default utilisation of
+// policy-model.md#simplifications item 3 (waker 512, every other runnable task 1024, each CPU
+// capped at 1024).
 int default_nr_idle_scan(const SchedTopology& sched, const WakeInput& in, int cpu);
 // has_idle_cores computed exactly: some core inside the LLC of `cpu` has all its PUs idle.
 bool exact_has_idle_cores(const SchedTopology& sched, const WakeInput& in, int cpu);

@@ -22,8 +22,8 @@ struct Scenario {
   nlohmann::json given;                // the object as read (echoed in the answer)
 };
 
-// Parses a scenario object (section 12 fields, types and defaults). `where` names the source in
-// errors. Throws std::invalid_argument with one line naming `where` and the field, e.g.
+// Parses a scenario object (policy-model.md#scenario fields, types and defaults). `where` names the
+// source in errors. Throws std::invalid_argument with one line naming `where` and the field, e.g.
 // "scenario s.json: unknown field \"foo\"", "scenario s.json: missing required field \"waker\"".
 Scenario parse_scenario(const nlohmann::json& j, const std::string& where);
 // Reads and parses a scenario file (errors name the file).
@@ -32,7 +32,7 @@ Scenario load_scenario(const std::string& path);
 // delayed keys, allowed). Throws std::invalid_argument naming `where` and the field.
 void validate_scenario(const Scenario& s, const SchedTopology& sched, const std::string& where);
 
-// {"scenario": <given>, "policies": {id: {"cpu", "class", "path"}}} (see section 12). The
+// {"scenario": <given>, "policies": {id: {"cpu", "class", "path"}}} (policy-model.md#scenario). The
 // class is relative to the waker CPU. Validates first.
 nlohmann::json predict_scenario(const SchedTopology& sched, const Scenario& s,
                                 const std::string& where);

@@ -1,4 +1,4 @@
-// `wakebench predict --scenario`: one wakeup under every policy (docs/policy-model.md section 12).
+// `wakebench predict --scenario`: one wakeup under every policy (docs/policy-model.md#scenario).
 #include <iomanip>
 #include <set>
 #include <sstream>
@@ -85,7 +85,8 @@ Scenario parse_scenario(const json& j, const std::string& where) {
   if (j.contains("current_cpu")) w.current_cpu = get_bool(j["current_cpu"], "current_cpu", where);
   if (j.contains("reciprocal")) w.reciprocal = get_bool(j["reciprocal"], "reciprocal", where);
   // A strict pair wakes only each other: the waker's last wakee is this wakee exactly when the
-  // wakee's last wakee is the waker (section 7 item 5 applies record_wakee on top).
+  // wakee's last wakee is the waker (policy-model.md#simplifications item 5 applies record_wakee on
+  // top).
   w.waker_last_wakee_is_wakee = w.reciprocal;
   if (j.contains("nr_running")) {
     w.nr_running = get_cpu_counts(j["nr_running"], "nr_running", where);

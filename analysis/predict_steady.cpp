@@ -1,4 +1,4 @@
-// Steady state (docs/policy-model.md section 10): iterate the model over alternating wakes
+// Steady state (docs/policy-model.md#steady-state): iterate the model over alternating wakes
 // of a pair until its state repeats, and report the placement classes of the repeating cycle.
 #include <algorithm>
 #include <array>

@@ -105,7 +105,7 @@ void add_predict_command(CLI::App& app) {
                   "hwloc XML file (default: the live machine; its LLC from "
                   "/sys/kernel/debug/sched/domains when readable)");
   cmd->add_option("--scenario", args->scenario,
-                  "one wakeup as JSON (docs/policy-model.md section 12: waker, prev, sync, "
+                  "one wakeup as JSON (docs/policy-model.md#scenario: waker, prev, sync, "
                   "current_cpu, "
                   "reciprocal, nr_running, delayed, recent_used_cpu, allowed, waker_flips, "
                   "wakee_flips, has_idle_cores, nr_idle_scan, waker_kthread, in_task, "
