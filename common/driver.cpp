@@ -513,8 +513,8 @@ int CaseRun::group_main(const std::vector<size_t>& group, const RunOptions& opts
 // wakebench's SIGINT/SIGTERM handlers: a Ctrl-C kills it, the supervisor reaps it. It ignores
 // SIGPIPE: a write to a pipe whose reader died fails with EPIPE, which the task reports, instead of
 // killing the writer, whose signal death the supervisor could reap first and take for the case's
-// reason in place of the partner's (a SIGKILLed wakee showed up as "killed by signal 13 (SIGPIPE)
-// (waker)" when the box was loaded).
+// reason in place of the partner's (a SIGKILLed wakee would show up as "killed by signal 13
+// (SIGPIPE) (waker)").
 pid_t CaseRun::spawn(const std::function<int()>& body) {
   const pid_t parent = getpid();
   const pid_t pid = fork();

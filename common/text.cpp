@@ -1,6 +1,7 @@
 #include "common/text.h"
 
 #include <cctype>
+#include <charconv>
 #include <cstdio>
 
 namespace wb {
@@ -14,6 +15,15 @@ std::string fmt(const char* format, double v) {
 std::string us_figure(double ns) {
   const double us = ns / 1000.0;
   return fmt(us < 10 ? "%.2f" : us < 100 ? "%.1f" : "%.0f", us);
+}
+
+bool parse_int(std::string_view s, int64_t& v) {
+  int64_t out = 0;
+  if (s.empty()) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  if (ec != std::errc() || p != s.data() + s.size()) return false;
+  v = out;
+  return true;
 }
 
 std::string_view trim(std::string_view s) {

@@ -1,6 +1,7 @@
 // Text helpers shared by every part of wakebench (pure: no I/O).
 #pragma once
 
+#include <cstdint>
 #include <ctime>
 #include <string>
 #include <string_view>
@@ -12,6 +13,9 @@ namespace wb {
 std::string fmt(const char* format, double v);
 // A time in ns as microseconds with three significant figures where it can: 6.22, 33.4, 148.
 std::string us_figure(double ns);
+// The whole of `s` as a decimal integer into `v`; false (v untouched) when `s` is empty or holds
+// anything else.
+bool parse_int(std::string_view s, int64_t& v);
 // `s` without leading and trailing whitespace or NULs (some kernel files end in one).
 std::string_view trim(std::string_view s);
 // "a, b, c" for join({"a", "b", "c"}, ", ").

@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -34,12 +33,6 @@ std::vector<std::pair<std::string, std::string>> event_filters(const std::string
 }
 
 namespace {
-
-bool to_int(std::string_view s, int64_t& v) {
-  if (s.empty()) return false;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  return ec == std::errc() && p == s.data() + s.size();
-}
 
 const char* kEvents[] = {"sched_waking", "sched_wakeup", "sched_switch", "sched_migrate_task",
                          "sched_process_fork"};
@@ -103,7 +96,7 @@ void remove_stale_instances(const std::string& root) {
     std::string_view name = e->d_name;
     if (name.rfind("wakebench-", 0) != 0) continue;
     int64_t pid;
-    if (!to_int(name.substr(10), pid) || pid <= 0) continue;
+    if (!parse_int(name.substr(10), pid) || pid <= 0) continue;
     if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
       ::rmdir((root + "/instances/" + std::string(name)).c_str());
   }
@@ -226,7 +219,7 @@ std::string WakeupTraceSession::stop(int64_t* lost) {
         for (const char* key : {"overrun: ", "dropped events: "}) {
           if (line.rfind(key, 0) != 0) continue;
           int64_t v;
-          if (to_int(trim(std::string_view(line).substr(std::strlen(key))), v)) n += v;
+          if (parse_int(trim(std::string_view(line).substr(std::strlen(key))), v)) n += v;
         }
       }
     }

@@ -1,7 +1,6 @@
 #include "common/wakeup_trace.h"
 
 #include <algorithm>
-#include <charconv>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -18,12 +17,6 @@ namespace {
 
 // ---- parsing ---------------------------------------------------------------------------------
 
-bool to_int(std::string_view s, int64_t& v) {
-  if (s.empty()) return false;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  return ec == std::errc() && p == s.data() + s.size();
-}
-
 // The integer value of " key=" (searched from the right, so a comm holding spaces cannot shift
 // it) up to the next space. nullopt when absent or not a number.
 std::optional<int64_t> int_field(std::string_view fields, std::string_view key) {
@@ -38,7 +31,7 @@ std::optional<int64_t> int_field(std::string_view fields, std::string_view key) 
   }
   size_t end = fields.find(' ', start);
   int64_t v;
-  if (!to_int(fields.substr(start, end == std::string_view::npos ? end : end - start), v))
+  if (!parse_int(fields.substr(start, end == std::string_view::npos ? end : end - start), v))
     return std::nullopt;
   return v;
 }
@@ -80,10 +73,11 @@ std::optional<std::string> parse_line(std::string_view s, Line& out) {
   }
   size_t dash = task.rfind('-');
   int64_t v;
-  if (dash == std::string_view::npos || !to_int(task.substr(dash + 1), v)) return "no <comm>-<pid>";
+  if (dash == std::string_view::npos || !parse_int(task.substr(dash + 1), v))
+    return "no <comm>-<pid>";
   out.pid = static_cast<int>(v);
   size_t rb = s.find(']', lb);
-  if (!to_int(s.substr(lb + 2, rb - lb - 2), v)) return "bad CPU";
+  if (!parse_int(s.substr(lb + 2, rb - lb - 2), v)) return "bad CPU";
   out.cpu = static_cast<int>(v);
   std::string_view rest = trim(s.substr(rb + 1));
   // Optional irq-info flags, then the timestamp "sec.usec:".
@@ -95,7 +89,7 @@ std::optional<std::string> parse_line(std::string_view s, Line& out) {
       size_t dot = tok.find('.');
       int64_t sec, usec;
       std::string_view frac = tok.substr(dot + 1);
-      if (!to_int(tok.substr(0, dot), sec) || !to_int(frac, usec) || frac.size() > 9)
+      if (!parse_int(tok.substr(0, dot), sec) || !parse_int(frac, usec) || frac.size() > 9)
         return "bad timestamp";
       for (size_t d = frac.size(); d < 9; ++d) usec *= 10;
       out.ts_ns = sec * 1'000'000'000 + usec;
@@ -150,7 +144,8 @@ std::optional<int64_t> lost_events(std::string_view s) {
   if (s.rfind("CPU:", 0) != 0 || s.find("[LOST ") == std::string_view::npos) return std::nullopt;
   const size_t a = s.find("[LOST ") + 6, b = s.find(' ', a);
   int64_t n = 0;
-  if (b == std::string_view::npos || !to_int(s.substr(a, b - a), n)) throw BadLine("bad LOST line");
+  if (b == std::string_view::npos || !parse_int(s.substr(a, b - a), n))
+    throw BadLine("bad LOST line");
   return n;
 }
 

@@ -31,9 +31,6 @@
 #include <string_view>
 #include <vector>
 
-// The recording, for the callers that attribute what they record.
-#include "common/tracefs.h"
-
 namespace wb {
 
 inline constexpr const char* kPathSelection = "selection";

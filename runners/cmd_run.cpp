@@ -36,6 +36,7 @@
 #include "common/stats.h"
 #include "common/sys.h"
 #include "common/text.h"
+#include "common/tracefs.h"
 #include "common/wakeup_trace.h"
 #include "runners/commands.h"
 #include "runners/gb_output.h"
