@@ -20,7 +20,6 @@ import fcntl
 import hashlib
 import json
 import os
-import platform
 import re
 import shlex
 import shutil
@@ -33,7 +32,8 @@ from pathlib import Path
 # Policies with their patch (POLICIES; None: the unpatched source), and those another policy's
 # kernel runs (ALIASES: current-cpu needs no patch, 6.12's select_task_rq_fair() already returns
 # the waker's CPU for WF_CURRENT_CPU, KERNELS.md), from registry/registry.json.
-from wblab.registry import ALIASES, ARCHITECTURES as ARCHES, FEATURES, KERNELS as POLICIES
+from wblab.registry import ALIASES, ARCHITECTURES as ARCHES, FEATURES, KERNELS as POLICIES, \
+    host_arch
 
 HERE = Path(__file__).resolve().parent
 PATCHES = HERE / "patches"
@@ -41,7 +41,6 @@ PATCHES = HERE / "patches"
 # make builds and where it lands). The fragments are kernel.config (every guest),
 # kernel-<arch>.config (its boot devices and firmware tables) and, for --lockdep,
 # kernel-lockdep.config.
-HOST_ARCH = {a["uname"]: a["id"] for a in ARCHES.values()}
 PACKAGE = "linux-source-6.12"
 TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")
 TOP = "linux-source-6.12"
@@ -402,7 +401,7 @@ def make_env(arch="x86_64"):
     """make's ARCH for the guest, and Debian's cross compiler when the host is another one."""
     a = ARCHES[arch]
     env = dict(os.environ, ARCH=a["kernel_arch"])
-    if HOST_ARCH.get(platform.machine()) != arch:
+    if host_arch() != arch:
         env["CROSS_COMPILE"] = a["triplet"] + "-"
     return env
 

@@ -1,5 +1,6 @@
 """runners/lab/kernelbuild.py: policies, versions, config checks, exact patch application, cache
 paths. Needs only python3-pytest and `patch` (no kernel source)."""
+import platform
 import subprocess
 import sys
 from pathlib import Path
@@ -67,12 +68,12 @@ def test_repository_fragments_parse():
 
 
 def test_cross_compiler_per_arch(monkeypatch):
-    monkeypatch.setattr(kb.platform, "machine", lambda: "x86_64")
+    monkeypatch.setattr(platform, "machine", lambda: "x86_64")
     assert "CROSS_COMPILE" not in kb.make_env("x86_64")
     env = kb.make_env("arm64")
     assert env["ARCH"] == "arm64" and env["CROSS_COMPILE"] == "aarch64-linux-gnu-"
     assert kb.make_env("ppc64le")["ARCH"] == "powerpc"
-    monkeypatch.setattr(kb.platform, "machine", lambda: "aarch64")
+    monkeypatch.setattr(platform, "machine", lambda: "aarch64")
     assert "CROSS_COMPILE" not in kb.make_env("arm64")
     assert kb.make_env("x86_64")["CROSS_COMPILE"] == "x86_64-linux-gnu-"
     assert kb.build_dir_name("x86_64", True) == "build-lockdep"

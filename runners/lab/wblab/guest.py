@@ -173,9 +173,12 @@ def check_guest_sysfs(plan, got, summary, problems):
     return sysfs
 
 
-def check_model_domains(wakebench, sysfs, results_path, summary, problems):
-    """The guest kernel's domains against the predictor's reading of its result set."""
-    predict, msg = run_json([wakebench, "predict", "--results", results_path, "--json"])
+def check_model_domains(wakebench, sysfs, results_path, summary, problems, predict=None):
+    """The guest kernel's domains against the predictor's reading of its result set (`predict`:
+    that reading when the agreement already ran it, else `wakebench predict` runs now)."""
+    msg = None
+    if predict is None:
+        predict, msg = run_json([wakebench, "predict", "--results", results_path, "--json"])
     if predict is None:
         problems.append(f"domains not checked against the model: wakebench predict: {msg}")
         return
@@ -299,7 +302,10 @@ def run_guest(plan):
     # Any result set will do (the gated guest's come one per setting): the domains are the same.
     first = results_path or next(iter(sorted(out.glob("results-ab*.json"))), None)
     if sysfs and first and plan.check_domains:
-        check_model_domains(plan.wakebench, sysfs, first, summary, problems)
+        # agreement() saved its reading of results.json in predict.json when it ran and succeeded.
+        fresh = "unavailable" not in summary.get("agreement", {"unavailable": True})
+        reading = json.loads((out / "predict.json").read_text()) if fresh else None
+        check_model_domains(plan.wakebench, sysfs, first, summary, problems, reading)
     summary["problems"] = problems
     write_atomic(out / "lab-summary.json", json.dumps(summary, indent=1, default=list) + "\n")
     log(f"boot {boot_s:.1f} s, whole guest {total_s:.1f} s" if boot_s else

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from . import HERE, LabError
 from .qemu import ARCHES, banner, emulated
-from .registry import ARCHITECTURES
+from .registry import ARCHITECTURES, host_arch
 
 def elf_arch(path):
     """The architecture (registry.json) an ELF file was built for, from e_machine (bytes 18-19,
@@ -68,7 +68,7 @@ def static_busybox(arch="x86_64", cache=None):
     """The host's busybox-static for a guest of the host's architecture; for another, the
     busybox of Debian's busybox-static package of that architecture, extracted once into `cache`
     (apt-get download needs that dpkg architecture: runners/cross-build.sh adds it)."""
-    if elf_arch("/proc/self/exe") == arch:
+    if host_arch() == arch:
         bb = shutil.which("busybox") or "/bin/busybox"
         if not Path(bb).is_file():
             raise LabError("busybox not found: apt-get install busybox-static")
@@ -116,7 +116,7 @@ def build_initramfs(stage, out, wakebench, config, job, arch="x86_64", cache=Non
     # Debug info would triple the initramfs, and the firmware loads it through fw_cfg at emulated
     # speed: every MiB costs boot time under TCG. Debian's strip reads the host's ELF machine only:
     # another architecture's binary needs its binutils-<triplet> (the cross compiler's).
-    strip = "strip" if elf_arch("/proc/self/exe") == arch else f"{ARCHES[arch]['triplet']}-strip"
+    strip = "strip" if host_arch() == arch else f"{ARCHES[arch]['triplet']}-strip"
     if shutil.which(strip):
         subprocess.run([strip, "--strip-debug", str(wb)], check=True)
     for lib in shared_libraries(wakebench, arch):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from . import CHECKOUT, HERE, INSTALLED_WAKEBENCH, REPO, LabError
 from .initramfs import elf_arch
-from .registry import ARCHITECTURES, KERNELS
+from .registry import ARCHITECTURES, KERNELS, host_arch
 
 # The policies build-kernel.sh builds (current-cpu needs no patch: 6.12's select_task_rq_fair
 # already returns the waker's CPU for WF_CURRENT_CPU, which futex-swap's seccomp handoff carries, so
@@ -78,7 +78,7 @@ def find_guest_wakebench(arg, arch, host_wakebench):
     """The wakebench a guest of `arch` runs: the host's for a guest of the host's architecture
     (unless --guest-wakebench names another), else --guest-wakebench or the build directory of
     runners/cross-build.sh (build-cross-<uname -m>)."""
-    if not arg and elf_arch("/proc/self/exe") == arch:
+    if not arg and host_arch() == arch:
         return host_wakebench
     machine = ARCHITECTURES[arch]["uname"]
     path = Path(arg) if arg else REPO / f"build-cross-{machine}" / "wakebench"

@@ -3,6 +3,7 @@ listed once for the
 C++ (which compiles the file in) and for these tools, which read the file itself: building a guest
 kernel needs no built wakebench."""
 import json
+import platform
 
 from . import REPO
 
@@ -23,3 +24,8 @@ BLOCKING_MECHANISMS = tuple(m["id"] for m in REGISTRY["mechanisms"]
 # The guest architectures, by id: uname, kernel_arch, triplet, deb, elf_machine, kernel_target,
 # kernel_image.
 ARCHITECTURES = {a["id"]: a for a in REGISTRY["architectures"]}
+
+
+def host_arch():
+    """This machine's architecture id (None for one the lab has no entry for)."""
+    return next((a for a, r in ARCHITECTURES.items() if r["uname"] == platform.machine()), None)
