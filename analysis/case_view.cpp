@@ -7,9 +7,9 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "common/blocked.h"
-#include "common/cpulist.h"
-#include "common/text.h"
+#include "common/measure/blocked.h"
+#include "common/util/cpulist.h"
+#include "common/util/text.h"
 
 namespace wb {
 
@@ -62,7 +62,7 @@ void check_positive(const std::string& what, const std::optional<double>& v) {
                                 ", not a positive number");
 }
 
-// Every name of one case, and its free text (common/case_view.h: is_safe_name).
+// Every name of one case, and its free text (common/util/input.h: is_safe_name).
 void check_names(const json& j) {
   check_name("mechanism", j["mechanism"]);
   check_name("placement", j["placement"]);

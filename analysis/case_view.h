@@ -1,5 +1,5 @@
 // A typed view of a result set's cases (README "Result sets"): each case object, as
-// common/result_set.cpp's case_json writes it, parsed once into the facts the analysis reads
+// common/schema/result_set.cpp's case_json writes it, parsed once into the facts the analysis reads
 // (summary, compare, report, predict). Nothing downstream re-derives a case's placement kind,
 // class, cpuset, params or statistics from strings; they ask the view.
 #pragma once
@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "common/case.h"
-#include "common/histogram.h"
-#include "common/input.h"  // check_name, check_text
-#include "common/placement.h"
-#include "common/topology.h"
+#include "common/measure/histogram.h"
+#include "common/schema/case.h"
+#include "common/schema/placement.h"
+#include "common/system/topology.h"
+#include "common/util/input.h"  // check_name, check_text
 
 namespace wb {
 

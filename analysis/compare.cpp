@@ -9,7 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "common/text.h"
+#include "common/util/text.h"
 
 namespace wb {
 namespace {

@@ -3,7 +3,7 @@
 #include <sstream>
 
 #include "analysis/compare.h"
-#include "common/text.h"
+#include "common/util/text.h"
 
 // Renders a Comparison as text, markdown, CSV and JSON.
 namespace wb {

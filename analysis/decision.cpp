@@ -9,7 +9,7 @@
 
 #include "analysis/inference.h"
 #include "analysis/mann_whitney.h"
-#include "common/text.h"
+#include "common/util/text.h"
 
 namespace wb {
 namespace {

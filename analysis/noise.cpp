@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 #include "analysis/compare.h"
-#include "common/input.h"
+#include "common/util/input.h"
 
 namespace wb {
 

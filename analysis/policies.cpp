@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 #include "analysis/policy_model.h"
-#include "common/registry.h"
+#include "common/schema/registry.h"
 
 namespace wb {
 

@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "common/text.h"
+#include "common/util/text.h"
 
 namespace wb {
 

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/topology.h"
+#include "common/system/topology.h"
 
 namespace wb {
 

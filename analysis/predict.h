@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "analysis/policy_model.h"
-#include "common/placement.h"
+#include "common/schema/placement.h"
 
 namespace wb {
 

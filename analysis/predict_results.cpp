@@ -11,8 +11,8 @@
 
 #include "analysis/discriminate.h"
 #include "analysis/resultset_io.h"
-#include "common/cpulist.h"
-#include "common/registry.h"
+#include "common/schema/registry.h"
+#include "common/util/cpulist.h"
 
 namespace wb {
 

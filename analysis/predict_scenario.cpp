@@ -5,8 +5,8 @@
 #include <stdexcept>
 
 #include "analysis/predict.h"
-#include "common/cpulist.h"
-#include "common/input.h"
+#include "common/util/cpulist.h"
+#include "common/util/input.h"
 
 namespace wb {
 

@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "analysis/predict_results.h"
-#include "common/cpulist.h"
+#include "common/util/cpulist.h"
 
 namespace wb {
 

@@ -7,12 +7,12 @@
 #include <sstream>
 
 #include "analysis/predict_results.h"
-#include "common/blocked.h"
-#include "common/cpulist.h"
-#include "common/histogram.h"
-#include "common/placement.h"
-#include "common/registry.h"
-#include "common/text.h"
+#include "common/measure/blocked.h"
+#include "common/measure/histogram.h"
+#include "common/schema/placement.h"
+#include "common/schema/registry.h"
+#include "common/util/cpulist.h"
+#include "common/util/text.h"
 
 namespace wb {
 namespace {

@@ -12,8 +12,8 @@
 #include <stdexcept>
 
 #include "analysis/report.h"
-#include "common/output_file.h"
-#include "common/sys.h"
+#include "common/util/output_file.h"
+#include "common/util/sys.h"
 
 extern char** environ;
 
@@ -28,7 +28,7 @@ void create_out_dir(const std::string& dir) {
   if (ec) throw std::runtime_error("report: cannot create " + dir + ": " + ec.message());
 }
 
-// Atomic: a reader never sees half a file (common/output_file.h).
+// Atomic: a reader never sees half a file (common/util/output_file.h).
 void write_in(const std::string& dir, const ReportFile& file) {
   try {
     write_file_atomic((fs::path(dir) / file.name).string(), file.text);

@@ -5,7 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "common/input.h"
+#include "common/util/input.h"
 
 namespace wb {
 namespace {

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "analysis/case_view.h"
-#include "common/result_set.h"  // kResultSchema, kResultSchemaVersion
-#include "common/topology.h"
+#include "common/schema/result_set.h"  // kResultSchema, kResultSchemaVersion
+#include "common/system/topology.h"
 
 namespace wb {
 

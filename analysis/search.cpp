@@ -7,8 +7,8 @@
 #include <tuple>
 
 #include "analysis/predict_results.h"
-#include "common/cpulist.h"
-#include "common/text.h"
+#include "common/util/cpulist.h"
+#include "common/util/text.h"
 
 namespace wb {
 

@@ -9,8 +9,8 @@
 
 #include "analysis/case_view.h"
 #include "analysis/predict_results.h"
-#include "common/placement.h"
-#include "common/text.h"
+#include "common/schema/placement.h"
+#include "common/util/text.h"
 
 namespace wb {
 

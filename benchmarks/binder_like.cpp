@@ -14,9 +14,9 @@
 
 #include "benchmarks/fd_io.h"
 #include "benchmarks/registry.h"
-#include "common/clock.h"
-#include "common/shm.h"
-#include "common/sys.h"
+#include "common/measure/clock.h"
+#include "common/measure/shm.h"
+#include "common/util/sys.h"
 
 namespace wb {
 

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "benchmarks/shared_state.h"
-#include "common/driver.h"
-#include "common/sys.h"
+#include "common/measure/driver.h"
+#include "common/util/sys.h"
 
 namespace wb {
 

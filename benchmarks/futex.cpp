@@ -7,7 +7,7 @@
 
 #include "benchmarks/registry.h"
 #include "benchmarks/shared_state.h"
-#include "common/sys.h"
+#include "common/util/sys.h"
 
 namespace wb {
 

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <map>
 
-#include "common/registry.h"
+#include "common/schema/registry.h"
 
 namespace wb {
 

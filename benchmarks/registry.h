@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/driver.h"
+#include "common/measure/driver.h"
 
 namespace wb {
 

@@ -9,8 +9,8 @@
 #include <memory>
 #include <new>
 
-#include "common/driver.h"
-#include "common/shm.h"
+#include "common/measure/driver.h"
+#include "common/measure/shm.h"
 
 namespace wb {
 

@@ -10,7 +10,7 @@
 
 #include "benchmarks/fd_link.h"
 #include "benchmarks/registry.h"
-#include "common/sys.h"
+#include "common/util/sys.h"
 
 namespace wb {
 

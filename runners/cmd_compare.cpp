@@ -9,8 +9,7 @@
 #include "analysis/compare.h"
 #include "analysis/noise.h"
 #include "analysis/resultset_io.h"
-#include "common/output_file.h"
-#include "common/result_set.h"
+#include "common/util/output_file.h"
 #include "runners/commands.h"
 
 namespace wb {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "common/perf.h"
+#include "common/measure/perf.h"
 #include "runners/commands.h"
 
 namespace wb {

@@ -8,9 +8,9 @@
 
 #include "analysis/predict.h"
 #include "analysis/predict_results.h"
-#include "common/cpulist.h"
-#include "common/registry.h"
-#include "common/text.h"
+#include "common/schema/registry.h"
+#include "common/util/cpulist.h"
+#include "common/util/text.h"
 #include "runners/commands.h"
 
 namespace wb {

@@ -21,23 +21,24 @@
 #include "analysis/sequential.h"
 #include "analysis/summary.h"
 #include "benchmarks/registry.h"
-#include "common/config.h"
-#include "common/cpu_sysfs.h"
-#include "common/environment.h"
-#include "common/idle_latency.h"
-#include "common/output_file.h"
-#include "common/perf.h"
-#include "common/placement.h"
-#include "common/registry.h"
-#include "common/result_set.h"
-#include "common/run_order.h"
-#include "common/schedstat.h"
-#include "common/settings.h"
-#include "common/stats.h"
-#include "common/sys.h"
-#include "common/text.h"
-#include "common/tracefs.h"
-#include "common/wakeup_trace.h"
+#include "common/measure/perf.h"
+#include "common/measure/stats.h"
+#include "common/schema/config.h"
+#include "common/schema/environment.h"
+#include "common/schema/placement.h"
+#include "common/schema/registry.h"
+#include "common/schema/result_set.h"
+#include "common/schema/run_order.h"
+#include "common/schema/wakeup_trace.h"
+#include "common/system/cpu_sysfs.h"
+#include "common/system/environment_capture.h"
+#include "common/system/idle_latency.h"
+#include "common/system/schedstat.h"
+#include "common/system/settings.h"
+#include "common/system/tracefs.h"
+#include "common/util/output_file.h"
+#include "common/util/sys.h"
+#include "common/util/text.h"
 #include "runners/commands.h"
 #include "runners/gb_output.h"
 
@@ -59,12 +60,12 @@ struct RunArgs {
   std::optional<int64_t> round_trips;  // --round-trips: overrides the config
   std::optional<uint64_t> seed;        // --seed: the interleaved order's seed
   std::string noise;                   // --noise: an A/A noise file the result set keeps
-  std::vector<std::string> ab;         // --ab SPEC...: settings to switch (common/settings.h)
-  std::string ab_root;                 // --ab-root: the root of the --ab files (tests)
-  std::string until_decided;           // --until-decided BASE.json
-  std::size_t looks = 10;              // --looks: the most looks --until-decided takes
-  double budget_s = 300;               // --budget: seconds --until-decided may measure
-  std::vector<std::string> extras;     // anything else: refused with a reason
+  std::vector<std::string> ab;      // --ab SPEC...: settings to switch (common/system/settings.h)
+  std::string ab_root;              // --ab-root: the root of the --ab files (tests)
+  std::string until_decided;        // --until-decided BASE.json
+  std::size_t looks = 10;           // --looks: the most looks --until-decided takes
+  double budget_s = 300;            // --budget: seconds --until-decided may measure
+  std::vector<std::string> extras;  // anything else: refused with a reason
 };
 
 // One case while the run goes.

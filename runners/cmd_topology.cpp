@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "common/cpulist.h"
-#include "common/placement.h"
-#include "common/topology.h"
+#include "common/schema/placement.h"
+#include "common/system/topology.h"
+#include "common/util/cpulist.h"
 #include "runners/commands.h"
 
 namespace wb {

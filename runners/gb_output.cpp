@@ -4,7 +4,7 @@
 
 #include <ctime>
 
-#include "common/stats.h"
+#include "common/measure/stats.h"
 
 namespace wb {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "common/result_set.h"
+#include "common/schema/result_set.h"
 
 namespace wb {
 

@@ -17,7 +17,7 @@
 #include <thread>
 
 #include "analysis/resultset_io.h"
-#include "common/sched_features.h"
+#include "common/system/sched_features.h"
 #include "tests/support.h"
 
 namespace {

@@ -1,11 +1,11 @@
 // The A/B view of a result set (analysis/case_view.h: AbView, CaseView::ab_round) reads back what
-// common/result_set.cpp writes under --ab, and refuses bad values in one line.
+// common/schema/result_set.cpp writes under --ab, and refuses bad values in one line.
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "analysis/case_view.h"
-#include "common/result_set.h"
+#include "common/schema/result_set.h"
 #include "tests/support.h"
 
 namespace wb {

@@ -1,7 +1,7 @@
-// Whether a repetition timed wakeups (common/blocked.h, docs/result-set.md#blocked): the marking
-// rule, the driver's count of the waits that blocked in real runs (structure and bounds, never
-// times), and what case_json, the run's summary and the report make of them.
-#include "common/blocked.h"
+// Whether a repetition timed wakeups (common/measure/blocked.h, docs/result-set.md#blocked): the
+// marking rule, the driver's count of the waits that blocked in real runs (structure and bounds,
+// never times), and what case_json, the run's summary and the report make of them.
+#include "common/measure/blocked.h"
 
 #include <gtest/gtest.h>
 
@@ -13,9 +13,9 @@
 #include "analysis/resultset_io.h"
 #include "analysis/summary.h"
 #include "benchmarks/registry.h"
-#include "common/registry.h"
-#include "common/result_set.h"
-#include "common/sys.h"
+#include "common/schema/registry.h"
+#include "common/schema/result_set.h"
+#include "common/util/sys.h"
 #include "tests/support.h"
 
 namespace wb {

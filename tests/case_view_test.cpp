@@ -1,4 +1,4 @@
-// The typed view of a case (analysis/case_view.h) reads back what common/result_set.cpp's
+// The typed view of a case (analysis/case_view.h) reads back what common/schema/result_set.cpp's
 // case_json writes: placement kind, class, cpuset, params (per-side knobs, W x S), statistics.
 #include "analysis/case_view.h"
 
@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "common/result_set.h"
+#include "common/schema/result_set.h"
 #include "tests/support.h"
 
 namespace wb {

@@ -18,9 +18,9 @@
 #include <thread>
 #include <vector>
 
-#include "common/result_set.h"
-#include "common/run_order.h"
-#include "common/sys.h"
+#include "common/schema/result_set.h"
+#include "common/schema/run_order.h"
+#include "common/util/sys.h"
 #include "tests/support.h"
 
 namespace {
@@ -140,7 +140,7 @@ TEST_F(RunCli, WritesAResultSetOfTheContractShape) {
   }
   // Google Benchmark's shape: one entry per repetition of each case that ran, each as long as the
   // case says, in the order they ran: the repetitions of the cases interleaved, round by round, in
-  // the order the recorded seed gives (common/run_order.h).
+  // the order the recorded seed gives (common/schema/run_order.h).
   std::vector<int> repetitions;
   for (const auto& c : rs["cases"]) {
     EXPECT_NE(c["status"], "failed") << c["name"] << ": " << c["reason"];

@@ -1,4 +1,4 @@
-#include "common/config.h"
+#include "common/schema/config.h"
 
 #include <gtest/gtest.h>
 

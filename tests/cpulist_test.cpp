@@ -1,4 +1,4 @@
-#include "common/cpulist.h"
+#include "common/util/cpulist.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The shared driver through the pipe mechanism, in both modes, on this machine: structure and
 // invariants only (sample counts, pinning, failure reporting), never absolute times.
-#include "common/driver.h"
+#include "common/measure/driver.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -13,8 +13,8 @@
 #include <thread>
 
 #include "benchmarks/registry.h"
-#include "common/clock.h"
-#include "common/sys.h"
+#include "common/measure/clock.h"
+#include "common/util/sys.h"
 #include "tests/support.h"
 
 namespace wb {

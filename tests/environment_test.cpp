@@ -1,7 +1,7 @@
 // Environment capture (live, structure only), warnings derived from fabricated environments built
 // from real machines' fixture trees (tests/fixtures/sysroot-*), hypervisor detection, the config
 // hash, and the idle latency guard.
-#include "common/environment.h"
+#include "common/schema/environment.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -12,9 +12,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "common/cpu_sysfs.h"
-#include "common/cpuinfo.h"
-#include "common/idle_latency.h"
+#include "common/system/cpu_sysfs.h"
+#include "common/system/cpuinfo.h"
+#include "common/system/environment_capture.h"
+#include "common/system/idle_latency.h"
 #include "tests/support.h"
 
 namespace wb {

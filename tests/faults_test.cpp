@@ -29,7 +29,7 @@
 #include <thread>
 #include <vector>
 
-#include "common/run_order.h"
+#include "common/schema/run_order.h"
 #include "tests/support.h"
 
 namespace {
@@ -142,8 +142,8 @@ class Faults : public ::testing::TestWithParam<bool> {
         {"mechanisms": ["pipe"], "modes": ["MODE"], "placements": ["same-cpu"],
          "round_trips": 50000000, "params": {"payload": [64]}}]})",
                  {{"TIMEOUT_A", std::to_string(timeout_a)}});
-    // `run` interleaves the repetitions in a shuffled order (common/run_order.h): a seed that runs
-    // A, B and C in that order.
+    // `run` interleaves the repetitions in a shuffled order (common/schema/run_order.h): a seed
+    // that runs A, B and C in that order.
     uint64_t seed = 0;
     while (wb::interleaved_order({3, 1, 1}, seed) != std::vector<size_t>{0, 1, 2, 0, 0}) ++seed;
     seed_arg_ = "--seed=" + std::to_string(seed);

@@ -1,4 +1,4 @@
-#include "common/histogram.h"
+#include "common/measure/histogram.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "common/stats.h"
+#include "common/measure/stats.h"
 
 namespace wb {
 namespace {
@@ -35,8 +35,9 @@ TEST(Histogram, BucketsAreExactBelow256AndAtMostOnePart128Wide) {
   EXPECT_LT(Histogram::index_of(10'000'000'000), 3600);
 }
 
-// Percentiles from the histogram against the exact ones of the raw samples (common/stats.h), on a
-// skewed latency-like sample: within half a bucket, i.e. 1/256 of the value.
+// Percentiles from the histogram against the exact ones of the raw samples
+// (common/measure/stats.h), on a skewed latency-like sample: within half a bucket, i.e. 1/256 of
+// the value.
 TEST(Histogram, PercentilesWithinTheBucketErrorOfTheExactOnes) {
   std::mt19937_64 rng(42);
   std::lognormal_distribution<double> body(std::log(40000.0), 0.3);

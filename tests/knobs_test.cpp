@@ -1,7 +1,7 @@
-// The knobs (README.md#mechanisms, "Knobs"): parsing and naming (common/case.h), background CPU
-// choice on synthetic topologies, busy tasks, the calibrated work loop, sched refusal, and what
+// The knobs (README.md#mechanisms, "Knobs"): parsing and naming (common/schema/case.h), background
+// CPU choice on synthetic topologies, busy tasks, the calibrated work loop, sched refusal, and what
 // each knob visibly changes when a case runs on this machine.
-#include "common/knobs.h"
+#include "common/measure/knobs.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -15,11 +15,11 @@
 #include <vector>
 
 #include "benchmarks/registry.h"
-#include "common/clock.h"
-#include "common/driver.h"
-#include "common/result_set.h"
-#include "common/stats.h"
-#include "common/sys.h"
+#include "common/measure/clock.h"
+#include "common/measure/driver.h"
+#include "common/measure/stats.h"
+#include "common/schema/result_set.h"
+#include "common/util/sys.h"
 #include "tests/support.h"
 
 namespace wb {

@@ -19,7 +19,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "common/cpulist.h"
+#include "common/util/cpulist.h"
 
 namespace wb {
 namespace {

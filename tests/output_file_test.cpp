@@ -1,6 +1,6 @@
-// Output files (common/output_file.h, issue 25): one atomic write for every command, default names
-// that never collide, and a result that cannot go where it was asked goes somewhere else.
-#include "common/output_file.h"
+// Output files (common/util/output_file.h, issue 25): one atomic write for every command, default
+// names that never collide, and a result that cannot go where it was asked goes somewhere else.
+#include "common/util/output_file.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "common/perf.h"
+#include "common/measure/perf.h"
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-#include "common/sys.h"
+#include "common/util/sys.h"
 #include "tests/support.h"
 
 namespace wb {

@@ -1,6 +1,6 @@
 // Placement classes and pair choice on the fixture topologies, synthetic ones and the live machine,
 // plus `wakebench topology` end to end.
-#include "common/placement.h"
+#include "common/schema/placement.h"
 
 #include <gtest/gtest.h>
 #include <sched.h>

@@ -13,9 +13,9 @@
 
 #include "analysis/policy_model.h"
 #include "analysis/predict.h"
-#include "common/case.h"
-#include "common/registry.h"
-#include "common/topology.h"
+#include "common/schema/case.h"
+#include "common/schema/registry.h"
+#include "common/system/topology.h"
 
 namespace wb {
 namespace {

@@ -18,8 +18,8 @@
 #include <string>
 
 #include "analysis/predict_results.h"
-#include "common/result_set.h"
-#include "common/topology.h"
+#include "common/schema/result_set.h"
+#include "common/system/topology.h"
 
 namespace wb {
 namespace {

@@ -1,5 +1,5 @@
-// The readers of the kernel's files (common/kernel_files.h and the subjects it lists): the file
-// parsers on real-machine captures (tests/fixtures/captures) and format-derived files
+// The readers of the kernel's files (common/system/kernel_files.h and the subjects it lists): the
+// file parsers on real-machine captures (tests/fixtures/captures) and format-derived files
 // (tests/fixtures/procfs), and the live readers on fixture trees made from those captures
 // (tests/fixtures/sysroot-*), read exactly as they read /.
 #include <gtest/gtest.h>
@@ -10,12 +10,12 @@
 #include <stdexcept>
 #include <string>
 
-#include "common/cpu_sysfs.h"
-#include "common/cpuinfo.h"
-#include "common/kernel_files.h"
-#include "common/sched_domains.h"
-#include "common/sched_features.h"
-#include "common/schedstat.h"
+#include "common/system/cpu_sysfs.h"
+#include "common/system/cpuinfo.h"
+#include "common/system/kernel_files.h"
+#include "common/system/sched_domains.h"
+#include "common/system/sched_features.h"
+#include "common/system/schedstat.h"
 #include "tests/support.h"
 
 namespace wb {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "common/registry.h"
+#include "common/schema/registry.h"
 
 namespace wb {
 namespace {

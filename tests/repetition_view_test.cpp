@@ -6,7 +6,7 @@
 
 #include "analysis/case_view.h"
 #include "analysis/resultset_io.h"
-#include "common/result_set.h"
+#include "common/schema/result_set.h"
 #include "tests/support.h"
 
 namespace wb {

@@ -1,9 +1,9 @@
-#include "common/result_set.h"
+#include "common/schema/result_set.h"
 
 #include <gtest/gtest.h>
 
-#include "common/histogram.h"
-#include "common/knobs.h"
+#include "common/measure/histogram.h"
+#include "common/measure/knobs.h"
 #include "tests/support.h"
 
 namespace wb {

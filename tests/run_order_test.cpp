@@ -1,5 +1,5 @@
-// The interleaved order of `wakebench run` (common/run_order.h).
-#include "common/run_order.h"
+// The interleaved order of `wakebench run` (common/schema/run_order.h).
+#include "common/schema/run_order.h"
 
 #include <gtest/gtest.h>
 

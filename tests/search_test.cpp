@@ -16,8 +16,8 @@
 
 #include "analysis/discriminate.h"
 #include "analysis/predict_results.h"
-#include "common/config.h"
-#include "common/registry.h"
+#include "common/schema/config.h"
+#include "common/schema/registry.h"
 #include "tests/support.h"
 
 namespace wb {

@@ -1,6 +1,6 @@
-// `wakebench run --ab` (common/settings.h): SPEC parsing, the A/B schedule, and the guard's I/O
-// against a fake root tree (a temp dir with sys/kernel/debug and proc/sys/kernel files).
-#include "common/settings.h"
+// `wakebench run --ab` (common/system/settings.h): SPEC parsing, the A/B schedule, and the guard's
+// I/O against a fake root tree (a temp dir with sys/kernel/debug and proc/sys/kernel files).
+#include "common/system/settings.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -11,8 +11,8 @@
 #include <set>
 #include <stdexcept>
 
-#include "common/run_order.h"
-#include "common/sched_features.h"
+#include "common/schema/run_order.h"
+#include "common/system/sched_features.h"
 #include "tests/support.h"
 
 namespace {

@@ -1,4 +1,4 @@
-#include "common/stats.h"
+#include "common/measure/stats.h"
 
 #include <gtest/gtest.h>
 

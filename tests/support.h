@@ -16,7 +16,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "common/topology.h"
+#include "common/system/topology.h"
 
 namespace wb::test {
 

@@ -1,6 +1,6 @@
 // Topology facts on the real-machine hwloc XMLs of tests/fixtures/topologies (its README lists what
 // each must yield), on hwloc synthetic topologies and on the live machine.
-#include "common/topology.h"
+#include "common/system/topology.h"
 
 #include <gtest/gtest.h>
 #include <sched.h>
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "common/cpulist.h"
+#include "common/util/cpulist.h"
 #include "tests/support.h"
 
 namespace wb {

@@ -1,6 +1,6 @@
 // --trace-wakeups: the attribution of wakeup paths on fixture traces (tests/fixtures/trace), and
 // end to end on this machine when tracefs is usable (root).
-#include "common/wakeup_trace.h"
+#include "common/schema/wakeup_trace.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -15,7 +15,7 @@
 #include <sstream>
 #include <thread>
 
-#include "common/tracefs.h"
+#include "common/system/tracefs.h"
 #include "tests/support.h"
 
 namespace wb {

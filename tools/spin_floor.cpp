@@ -26,7 +26,7 @@
 #include <immintrin.h>
 #endif
 
-#include "common/clock.h"
+#include "common/measure/clock.h"
 
 namespace {
 

@@ -7,9 +7,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "common/config.h"
-#include "common/registry.h"
-#include "common/topology.h"
+#include "common/schema/config.h"
+#include "common/schema/registry.h"
+#include "common/system/topology.h"
 #include "fuzz_check.h"
 
 namespace {

@@ -1,4 +1,4 @@
-// libFuzzer target: the kernel-format CPU list parser (common/cpulist.h). Besides sanitizer
+// libFuzzer target: the kernel-format CPU list parser (common/util/cpulist.h). Besides sanitizer
 // reports, a finding is: an exception other than std::invalid_argument, an error message that is
 // not one line naming the list, an unsorted or duplicate result, or a list that does not survive
 // format_cpu_list -> parse_cpu_list unchanged.
@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "common/cpulist.h"
+#include "common/util/cpulist.h"
 #include "fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

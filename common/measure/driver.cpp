@@ -1,0 +1,710 @@
+#include "common/measure/driver.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <stdexcept>
+#include <system_error>
+#include <thread>
+
+#include "common/measure/clock.h"
+#include "common/measure/knobs.h"
+#include "common/measure/shm.h"
+#include "common/util/cpulist.h"
+#include "common/util/sys.h"
+
+namespace wb {
+
+std::atomic<bool> g_interrupted{false};
+
+std::string_view role_id(Role r) { return r == Role::kWaker ? "waker" : "wakee"; }
+
+namespace {
+
+// "0.5", "60": seconds as given, not rounded down to a whole second.
+std::string format_seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", s);
+  return buf;
+}
+
+// A task process's wait status says it exited with status 0.
+bool exited_ok(int status) { return WIFEXITED(status) && WEXITSTATUS(status) == 0; }
+
+// Per task: written by the task, read by the supervisor after the task is gone (or on timeout).
+struct alignas(kHotAlign) TaskSlot {
+  std::atomic<int64_t> progress;  // round trips done (warm-up included)
+  char error[1024];
+  // Its context switches while it counted (stop_counting), voluntary and involuntary; -1: none.
+  int64_t blocked = -1, preempted = -1;
+};
+
+struct alignas(kHotAlign) Control {
+  std::atomic<uint32_t> arrived;  // barrier: tasks that finished setup
+  std::atomic<uint32_t> abort;    // a task failed: everyone leaves
+};
+
+#ifdef MADV_POPULATE_WRITE
+constexpr int kPopulateWrite = MADV_POPULATE_WRITE;
+#else
+constexpr int kPopulateWrite = 23;  // Linux 5.14 uapi; older glibc headers lack it
+#endif
+
+// The calling thread's context switches so far, or nullopt when they cannot be read.
+// docs/result-set.md#blocked
+std::optional<Switches> thread_switches() noexcept {
+  rusage ru{};
+  if (getrusage(RUSAGE_THREAD, &ru) != 0) return std::nullopt;
+  return Switches{ru.ru_nvcsw, ru.ru_nivcsw};
+}
+
+std::string hot_loop_error(int64_t round_trip, int err) {
+  return "round trip " + std::to_string(round_trip) + ": " + errno_name(err) + " (" +
+         std::strerror(err) + ")";
+}
+
+// Kernel placement's defined start: the wakee of each pair publishes its thread id, and the
+// waker's first hand-off waits (yielding, bounded) until /proc says the wakee sleeps in its wait.
+// Otherwise the wakee may still be on its way to the wait when the waker writes, the waker blocks
+// first, and the first real wakeup goes wakee -> waker: a start that differs run by run.
+struct alignas(kHotAlign) StartGate {
+  std::atomic<int32_t> wakee_tid;
+};
+
+void wait_until_sleeping(const StartGate& gate) noexcept {
+  const int64_t deadline = now_ns() + 200'000'000;  // then start anyway: the start is a hint
+  for (;;) {
+    const int32_t tid = gate.wakee_tid.load(std::memory_order_acquire);
+    const char state = tid > 0 ? task_state(tid) : '\0';
+    if (state == 'S' || state == 'D' || now_ns() > deadline) return;
+    sched_yield();  // the wakee may share this CPU
+  }
+}
+
+// The driver's own workload: one waker and one wakee per concurrent pair over the pair's Link.
+// Tasks 2p (waker) and 2p+1 (wakee) serve pair p and its stream p; each task is its own group.
+class PingPong final : public Workload {
+ public:
+  PingPong(const LinkMechanism& mech, const CaseSpec& spec, const std::vector<CpuPair>& pairs)
+      : pairs_(pairs),
+        warmup_(spec.warmup),
+        total_(spec.warmup + spec.round_trips),
+        gated_(spec.kernel && mech.blocks()) {
+    Layout layout;
+    std::vector<size_t> offsets;
+    for (size_t p = 0; p < pairs.size(); ++p)
+      offsets.push_back(layout.add(mech.shared_bytes(spec)));
+    const size_t gates = layout.add(pairs.size() * sizeof(StartGate));
+    region_ = std::make_unique<SharedRegion>(layout.size());
+    gates_ = region_->at<StartGate>(gates);
+    for (size_t off : offsets) links_.push_back(mech.make_link(spec, region_->at<void>(off)));
+  }
+
+  std::vector<TaskSpec> tasks() const override {
+    std::vector<TaskSpec> out;
+    for (size_t p = 0; p < pairs_.size(); ++p)
+      for (Role r : {Role::kWaker, Role::kWakee}) {
+        std::string name(role_id(r));
+        if (pairs_.size() > 1) name += std::to_string(p);
+        out.push_back({name, r, p, p, out.size()});
+      }
+    return out;
+  }
+  size_t streams() const override { return pairs_.size(); }
+  int64_t task_round_trips(size_t) const override { return total_; }
+  CpuPair stream_cpus(size_t s) const override { return pairs_[s]; }
+  // The tasks hold their own copies; ours would keep pipes from reporting EOF.
+  void release() override { links_.clear(); }
+  void attach(size_t t) override {
+    links_[t / 2]->attach(role(t));
+    if (role(t) == Role::kWakee)
+      gates_[t / 2].wakee_tid.store(static_cast<int32_t>(gettid()), std::memory_order_release);
+  }
+
+  int run(size_t t, TaskContext& ctx) noexcept override {
+    return role(t) == Role::kWaker ? run_waker(t / 2, ctx) : run_wakee(t / 2, ctx);
+  }
+
+ private:
+  static Role role(size_t t) { return t % 2 == 0 ? Role::kWaker : Role::kWakee; }
+
+  // Each round trip: [work], send, wait. The round trip starts before the work (so the RTT holds
+  // both sides' work); the hand-off time for wakeup_ns is taken after it. A round trip starts
+  // where the previous one ended, so one stamp per round trip, and the samples add up to the span.
+  int run_waker(size_t p, TaskContext& ctx) noexcept {
+    Link& link = *links_[p];
+    StreamArea& a = ctx.stream(p);
+    const bool work = ctx.has_work();
+    if (gated_) wait_until_sleeping(gates_[p]);
+    int64_t t1 = stamp();
+    for (int64_t i = 0; i < total_; ++i) {
+      const int64_t k = i - warmup_;
+      if (k == 0) {
+        ctx.start_counting();
+        t1 = stamp();  // after the counters' syscall
+      }
+      const int cpu = sched_getcpu();
+      const int64_t t0 = t1;
+      int64_t sent = t0;
+      if (work) {
+        ctx.work(p);
+        sent = stamp();
+      }
+      int rc = link.send(Role::kWaker);
+      if (rc == 0) rc = link.wait(Role::kWaker);
+      t1 = stamp();
+      if (rc != 0) {
+        ctx.fail(hot_loop_error(i, rc));
+        return 1;
+      }
+      if (k >= 0) a.record_round_trip(k, t0, sent, t1, cpu);
+      ctx.progress(i + 1);
+    }
+    ctx.stop_counting();
+    a.span[1] = t1;
+    return 0;
+  }
+
+  // Each round trip: wait, [work], send. Only the wake stamp sits between the wait and the answer:
+  // the CPU and the stores come after it, out of the waker's round trip.
+  int run_wakee(size_t p, TaskContext& ctx) noexcept {
+    Link& link = *links_[p];
+    StreamArea& a = ctx.stream(p);
+    const bool work = ctx.has_work();
+    for (int64_t i = 0; i < total_; ++i) {
+      const int64_t k = i - warmup_;
+      if (k == 0) ctx.start_counting();
+      int rc = link.wait(Role::kWakee);
+      const int64_t woke = stamp();
+      if (rc == 0) {
+        if (work) ctx.work(p);
+        rc = link.send(Role::kWakee);
+      }
+      if (rc != 0) {
+        ctx.fail(hot_loop_error(i, rc));
+        return 1;
+      }
+      if (k >= 0) {
+        a.wake_ts[k] = woke;
+        a.wakee_cpu[k] = sched_getcpu();
+      }
+      ctx.progress(i + 1);
+    }
+    ctx.stop_counting();
+    return 0;
+  }
+
+  std::vector<CpuPair> pairs_;
+  int64_t warmup_, total_;
+  bool gated_;                            // kernel placement of a sleeping mechanism: see StartGate
+  std::unique_ptr<SharedRegion> region_;  // the links' shared memory; outlives them
+  StartGate* gates_ = nullptr;            // one per pair, in region_
+  std::vector<std::unique_ptr<Link>> links_;
+};
+
+// Owns forked tasks: kills and reaps whatever is still running when it goes away.
+class Children {
+ public:
+  Children() = default;
+  Children(Children&&) = default;  // the moved-from one is empty: nothing for it to kill
+  Children& operator=(Children&&) = delete;
+  ~Children() {
+    for (auto& c : kids_)
+      if (!c.reaped) {
+        kill(c.pid, SIGKILL);
+        waitpid(c.pid, nullptr, 0);
+      }
+  }
+  void add(pid_t pid, std::string who) {
+    kids_.push_back({pid, pidfd_open(pid), std::move(who), 0, false});
+  }
+  struct Kid {
+    pid_t pid;
+    Fd pidfd;
+    std::string who;
+    int status;
+    bool reaped;
+  };
+  const std::vector<Kid>& kids() const { return kids_; }
+  void kill_all() {
+    for (auto& c : kids_)
+      if (!c.reaped) kill(c.pid, SIGKILL);
+  }
+  // Waits up to `timeout_ms` for a task process to exit: the indexes (in kids()) of those not
+  // reaped yet whose pidfd became readable, i.e. that exited. Interrupted by a signal: none.
+  std::vector<size_t> poll_exited(int64_t timeout_ms) {
+    std::vector<pollfd> fds;
+    std::vector<size_t> idx;
+    for (size_t i = 0; i < kids_.size(); ++i)
+      if (!kids_[i].reaped) {
+        fds.push_back({kids_[i].pidfd.get(), POLLIN, 0});
+        idx.push_back(i);
+      }
+    const int rc =
+        poll(fds.data(), fds.size(), static_cast<int>(std::min<int64_t>(timeout_ms, 1 << 30)));
+    if (rc < 0 && errno != EINTR) throw std::system_error(errno, std::generic_category(), "poll");
+    size_t exited = 0;
+    for (size_t j = 0; rc > 0 && j < fds.size(); ++j)
+      if (fds[j].revents & POLLIN) idx[exited++] = idx[j];
+    idx.resize(exited);
+    return idx;
+  }
+  // Reaps task process `i`, which exited (poll_exited).
+  Kid& reap(size_t i) {
+    Kid& k = kids_[i];
+    waitpid(k.pid, &k.status, 0);
+    k.reaped = true;
+    return k;
+  }
+  // Stops waiting for the killed tasks that are still there (stuck in uninterruptible sleep): the
+  // destructor does not block on them; they stay zombies of this process until it exits.
+  std::string abandon() {
+    std::string who;
+    for (auto& c : kids_)
+      if (!c.reaped) {
+        const char state = task_state(c.pid);
+        who += (who.empty() ? "" : ", ") + c.who + " (pid " + std::to_string(c.pid) + ", state " +
+               std::string(1, state ? state : '?') + ")";
+        c.reaped = true;
+      }
+    return who;
+  }
+
+ private:
+  std::vector<Kid> kids_;
+};
+
+}  // namespace
+
+std::unique_ptr<Workload> LinkMechanism::make_workload(const CaseSpec& spec,
+                                                       const std::vector<CpuPair>& pairs) const {
+  return std::make_unique<PingPong>(*this, spec, pairs);
+}
+
+std::optional<std::string> Mechanism::skip_reason(const CaseSpec& spec,
+                                                  const Topology& topo) const {
+  if (auto why = knob_skip_reason(spec, topo, client_service())) return why;
+  return mechanism_skip_reason(spec);
+}
+
+CaseCounters sum_counters(const std::vector<std::vector<PairSamples>>& repetitions) {
+  CaseCounters c;
+  for (const auto& rep : repetitions)
+    for (const auto& s : rep) {
+      c.round_trips += static_cast<int64_t>(s.rtt_ns.size());
+      for (int side = 0; side < 2; ++side)
+        for (const auto& [event, v] : s.counters[side]) c.totals[side][event] += v;
+      c.unavailable.insert(s.unavailable.begin(), s.unavailable.end());
+    }
+  return c;
+}
+
+class CaseRun {
+ public:
+  CaseRun(const CaseSpec& spec, const Mechanism& mech, const Topology& topo)
+      : spec_(spec), pairs_(concurrent_pairs(spec)), n_(spec.round_trips), sleeps_(mech.blocks()) {
+    if (pairs_.empty()) throw std::invalid_argument(spec.name + ": no CPU pair to run on");
+    if (spec.params.background != "none") {
+      std::string why;
+      background_ = background_cpus(spec, topo, &why);
+      if (!why.empty()) throw std::invalid_argument(why);
+    }
+    stamp_clock();  // calibrated here, once, before any task stamps
+    iterations_ = busy_loop_iterations(spec.params.work_ns);
+    workload_ = mech.make_workload(spec, pairs_);
+    tasks_ = workload_->tasks();
+    const size_t n_streams = workload_->streams();
+    Layout layout;
+    const size_t control_off = layout.add(sizeof(Control));
+    const size_t slots_off = layout.add(sizeof(TaskSlot) * tasks_.size());
+    const size_t blocks_off = layout.add(sizeof(CounterBlock) * tasks_.size());
+    struct Offsets {
+      size_t send, wake, rtt, wcpu, ecpu, span, lines;
+    };
+    std::vector<Offsets> offs;
+    const size_t n = static_cast<size_t>(n_);
+    const size_t lines = work_lines_bytes(spec.params.work_lines);  // the run-time line size
+    for (size_t s = 0; s < n_streams; ++s)
+      offs.push_back({layout.add(n * 8), layout.add(n * 8), layout.add(n * 8), layout.add(n * 4),
+                      layout.add(n * 4), layout.add(16), layout.add(lines)});
+    region_ = std::make_unique<SharedRegion>(layout.size());
+    ctl_ = new (region_->at<void>(control_off)) Control{};
+    slots_ = region_->at<TaskSlot>(slots_off);
+    for (size_t i = 0; i < tasks_.size(); ++i) new (&slots_[i]) TaskSlot{};
+    blocks_ = region_->at<CounterBlock>(blocks_off);  // zeroed: no counters
+    for (const auto& o : offs) {
+      // A sample no task wrote shows CPU -1 and fails the pinning check instead of passing as 0.
+      std::memset(region_->at<void>(o.wcpu), 0xff, n * 4);
+      std::memset(region_->at<void>(o.ecpu), 0xff, n * 4);
+      streams_.push_back({region_->at<int64_t>(o.send), region_->at<int64_t>(o.wake),
+                          region_->at<int64_t>(o.rtt), region_->at<int32_t>(o.wcpu),
+                          region_->at<int32_t>(o.ecpu), region_->at<int64_t>(o.span),
+                          region_->at<char>(o.lines)});
+    }
+  }
+
+  RunOutcome run(const RunOptions& opts);
+
+ private:
+  friend class TaskContext;
+
+  bool shared_futex() const { return spec_.mode == Mode::kProcesses; }
+  int task_main(size_t t, const RunOptions& opts) noexcept;
+  int group_main(const std::vector<size_t>& group, const RunOptions& opts) noexcept;
+  void fail(size_t t, const std::string& msg) noexcept {
+    std::snprintf(slots_[t].error, sizeof slots_[t].error, "%s: %s", tasks_[t].name.c_str(),
+                  msg.c_str());
+    ctl_->abort.store(1);
+    futex_wake(&ctl_->arrived, INT32_MAX, shared_futex());
+  }
+  bool barrier() noexcept;
+  pid_t spawn(const std::function<int()>& body);
+  Children start_tasks(const RunOptions& opts);
+  std::string supervise(Children& children, const RunOptions& opts);
+  std::string timeout_error(double timeout_s) const;
+  std::string task_error(const Children& children) const;
+  RunOutcome collect();
+
+  const CaseSpec& spec_;
+  const std::vector<CpuPair> pairs_;
+  const int64_t n_;
+  const bool sleeps_;  // Mechanism::blocks(): its waits sleep, so blocked waits are counted
+  std::vector<int> background_;
+  uint64_t iterations_ = 0;
+  std::unique_ptr<Workload> workload_;
+  std::vector<TaskSpec> tasks_;
+  std::unique_ptr<SharedRegion> region_;
+  Control* ctl_ = nullptr;
+  TaskSlot* slots_ = nullptr;
+  CounterBlock* blocks_ = nullptr;
+  std::vector<StreamArea> streams_;
+};
+
+void TaskContext::work(size_t s) const noexcept {
+  if (iterations_ > 0) {
+    volatile uint64_t sink = busy_loop(iterations_);
+    (void)sink;
+  }
+  touch_lines(streams_[s].lines, spec_.params.work_lines);
+}
+
+void TaskContext::start_counting() noexcept {
+  switches_at_start_ = thread_switches();  // before the counters, so they do not count it
+  if (counters_) counters_->enable();
+}
+
+void TaskContext::stop_counting() noexcept {
+  if (counters_) counters_->disable();
+  const std::optional<Switches> now = switches_at_start_ ? thread_switches() : std::nullopt;
+  if (!now) return;
+  run_->slots_[task_].blocked = now->voluntary - switches_at_start_->voluntary;
+  run_->slots_[task_].preempted = now->involuntary - switches_at_start_->involuntary;
+}
+
+void TaskContext::progress(int64_t done) noexcept {
+  run_->slots_[task_].progress.store(done, std::memory_order_relaxed);
+}
+
+void TaskContext::fail(const std::string& what) noexcept { run_->fail(task_, what); }
+
+bool CaseRun::barrier() noexcept {
+  const uint32_t n_tasks = static_cast<uint32_t>(tasks_.size());
+  uint32_t seen = ctl_->arrived.fetch_add(1) + 1;
+  if (seen == n_tasks) {
+    futex_wake(&ctl_->arrived, INT32_MAX, shared_futex());
+  } else {
+    while (seen < n_tasks && !ctl_->abort.load()) {
+      futex_wait(&ctl_->arrived, seen, shared_futex());
+      seen = ctl_->arrived.load();
+    }
+  }
+  return !ctl_->abort.load();
+}
+
+int CaseRun::task_main(size_t t, const RunOptions& opts) noexcept {
+  const TaskSpec& ts = tasks_[t];
+  const CpuPair pair = pairs_[ts.pair];
+  const int start_cpu = ts.side == Role::kWaker ? pair.first : pair.second;
+  const int side = static_cast<int>(ts.side);
+  TaskContext ctx(spec_, streams_.data(), iterations_);
+  ctx.run_ = this;
+  ctx.task_ = t;
+  std::optional<PerfCounters> counters;
+  try {
+    set_affinity({start_cpu});
+    const int got = sched_getcpu();
+    if (got != start_cpu)
+      throw std::runtime_error("pinning did not hold: pinned to CPU " + std::to_string(start_cpu) +
+                               ", running on CPU " + std::to_string(got));
+    // The sample arrays' pages, mapped now rather than faulted in one by one inside the timed
+    // round trips (a kernel without MADV_POPULATE_WRITE, before 5.14, faults them in as it goes).
+    madvise(region_->data(), region_->size(), kPopulateWrite);
+    const std::string refused = apply_sched(spec_.params.sched[side], spec_.params.nice[side]);
+    if (!refused.empty()) throw std::runtime_error("refused: " + refused);
+    // Opened after pinning, so that the counters count this task where it is measured.
+    if (!opts.events.empty()) {
+      counters.emplace(opts.events);
+      if (opts.require_events) require_events(counters->unavailable(), "");
+      ctx.counters_ = &*counters;
+    }
+    workload_->attach(t);
+  } catch (const std::exception& e) {
+    fail(t, e.what());
+    barrier();
+    return 1;
+  }
+  if (!barrier()) return 1;
+  if (spec_.kernel) {
+    // Kernel placement: start from the defined CPUs above, then let the scheduler place the task
+    // anywhere in the cpuset. sched_setaffinity does not move a task whose CPU stays allowed.
+    try {
+      set_affinity(spec_.cpuset);
+    } catch (const std::exception& e) {
+      fail(t, e.what());
+      return 1;
+    }
+  }
+  if (const int rc = workload_->run(t, ctx); rc != 0) return rc;
+  if (counters) {
+    try {
+      blocks_[t] = to_counter_block(counters->read(), counters->unavailable());
+    } catch (const std::exception& e) {
+      fail(t, e.what());
+      return 1;
+    }
+  }
+  return 0;
+}
+
+// The tasks of one group in the calling process: the only one on this thread, or one thread each.
+int CaseRun::group_main(const std::vector<size_t>& group, const RunOptions& opts) noexcept {
+  if (group.size() == 1) return task_main(group[0], opts);
+  std::vector<std::thread> threads;
+  for (size_t t : group) {
+    try {
+      threads.emplace_back([this, t, &opts] {
+        // A failed task ends its whole process: a partner may be blocked in a wait that nothing
+        // else would end.
+        if (task_main(t, opts) != 0) _exit(1);
+      });
+    } catch (const std::system_error& e) {  // e.g. EAGAIN under RLIMIT_NPROC
+      fail(t, std::string("cannot start its thread: ") + e.what());  // releases the started ones
+      for (auto& th : threads) th.join();
+      return 1;
+    }
+  }
+  for (auto& th : threads) th.join();
+  return 0;
+}
+
+// Forks a task process. The child dies with the supervisor (PR_SET_PDEATHSIG) and does not inherit
+// wakebench's SIGINT/SIGTERM handlers: a Ctrl-C kills it, the supervisor reaps it. It ignores
+// SIGPIPE: a write to a pipe whose reader died fails with EPIPE, which the task reports, instead of
+// killing the writer, whose signal death the supervisor could reap first and take for the case's
+// reason in place of the partner's (a SIGKILLed wakee would show up as "killed by signal 13
+// (SIGPIPE) (waker)").
+pid_t CaseRun::spawn(const std::function<int()>& body) {
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) throw std::system_error(errno, std::generic_category(), "fork");
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGPIPE, SIG_IGN);
+    _exit(body());
+  }
+  return pid;
+}
+
+RunOutcome CaseRun::run(const RunOptions& opts) {
+  // Busy before any task exists, so the tasks start (and are timed) under the load.
+  BusyTasks background(background_);
+  Children children = start_tasks(opts);
+  std::string error = supervise(children, opts);
+  background.stop();
+  if (error.empty()) error = task_error(children);
+  if (!error.empty()) return {false, error, {}, {}, background_};
+  return collect();
+}
+
+// Processes mode: one process per task group (its tasks as threads), entering the workload's
+// process first. Threads mode: one process for every task.
+Children CaseRun::start_tasks(const RunOptions& opts) {
+  Children children;
+  if (spec_.mode == Mode::kProcesses) {
+    std::map<size_t, std::vector<size_t>> groups;
+    for (size_t t = 0; t < tasks_.size(); ++t) groups[tasks_[t].group].push_back(t);
+    for (const auto& [g, members] : groups) {
+      std::string who;
+      for (size_t t : members) who += (who.empty() ? "" : ", ") + tasks_[t].name;
+      children.add(spawn([this, g = g, members = members, &opts] {
+                     try {
+                       workload_->enter_process(g);
+                     } catch (const std::exception& e) {
+                       fail(members.front(), e.what());
+                       return 1;
+                     }
+                     return group_main(members, opts);
+                   }),
+                   who);
+    }
+    workload_->release();
+  } else {
+    std::vector<size_t> all;
+    for (size_t t = 0; t < tasks_.size(); ++t) all.push_back(t);
+    children.add(spawn([this, &all, &opts] { return group_main(all, opts); }),
+                 "threads case process");
+  }
+  return children;
+}
+
+// Waits, in poll() on the task processes' pidfds, until every one is reaped: it kills them all
+// on an interrupt, on the timeout and once the failure grace is over (Deadlines), and leaves
+// behind those that do not die. Returns why the case failed as the supervisor saw it: interrupted,
+// timed out, tasks left behind, or else a task killed by a signal the supervisor did not send;
+// "" otherwise.
+std::string CaseRun::supervise(Children& children, const RunOptions& opts) {
+  std::string error;
+  // A task that a signal killed before the supervisor killed anything died from outside (e.g. a
+  // SIGKILL): that is the case's reason, ahead of its partner's consequent EPIPE.
+  std::string external_death;
+  bool we_killed = false;
+  Deadlines deadlines(now_ns(), static_cast<int64_t>(opts.timeout_s * 1e9));
+  size_t remaining = children.kids().size();
+  while (remaining > 0) {
+    const int64_t now = now_ns();
+    if (g_interrupted.load() && !we_killed) {
+      if (error.empty()) error = "interrupted";
+      we_killed = true;
+      children.kill_all();
+      deadlines.killed(now);
+    }
+    if (deadlines.kill_due(now)) {
+      if (deadlines.timed_out(now) && error.empty()) error = timeout_error(opts.timeout_s);
+      we_killed = true;
+      children.kill_all();
+      deadlines.killed(now);
+    }
+    if (deadlines.give_up(now)) {
+      const std::string stuck = children.abandon();
+      error = (error.empty() ? "" : error + "; ") + "did not exit within " +
+              std::to_string(Deadlines::kKillGraceNs / 1'000'000'000) +
+              " s of SIGKILL, left behind: " + stuck;
+      break;
+    }
+    const int64_t wait_ms = std::max<int64_t>(1, (deadlines.next() - now_ns()) / 1'000'000 + 1);
+    for (size_t i : children.poll_exited(wait_ms)) {
+      const Children::Kid& k = children.reap(i);
+      if (WIFSIGNALED(k.status) && !we_killed && external_death.empty())
+        external_death = "partner exited: " + describe_wait_status(k.status) + " (" + k.who + ")";
+      --remaining;
+      if (!exited_ok(k.status) && error.empty()) deadlines.task_failed(now_ns());
+    }
+  }
+  return error.empty() ? external_death : error;
+}
+
+// "timeout after 60 s: waker at round trip 812/21000 wakee at round trip 812/21000".
+std::string CaseRun::timeout_error(double timeout_s) const {
+  std::string error = "timeout after " + format_seconds(timeout_s) + " s:";
+  for (size_t t = 0; t < tasks_.size(); ++t)
+    error += " " + tasks_[t].name + " at round trip " + std::to_string(slots_[t].progress.load()) +
+             "/" + std::to_string(workload_->task_round_trips(t));
+  return error;
+}
+
+// Once every task process is reaped: the first task's own error (TaskContext::fail), else the
+// first task process that did not exit 0; "" when all went well.
+std::string CaseRun::task_error(const Children& children) const {
+  for (size_t t = 0; t < tasks_.size(); ++t)
+    if (slots_[t].error[0]) return slots_[t].error;
+  for (const auto& k : children.kids())
+    if (!exited_ok(k.status))
+      return "partner exited: " + describe_wait_status(k.status) + " (" + k.who + ")";
+  return "";
+}
+
+RunOutcome CaseRun::collect() {
+  RunOutcome out;
+  out.ok = true;
+  out.background_cpus = background_;
+  const size_t n = static_cast<size_t>(n_);
+  const StampClock& clock = stamp_clock();
+  for (size_t st = 0; st < streams_.size(); ++st) {
+    const StreamArea& a = streams_[st];
+    PairSamples s;
+    s.rtt_ns.resize(n);
+    s.wakeup_ns.resize(n);
+    for (size_t k = 0; k < n; ++k) {
+      s.rtt_ns[k] = std::llround(clock.ns(a.rtt[k]));
+      s.wakeup_ns[k] = std::llround(clock.ns(a.wake_ts[k] - a.send_ts[k]));
+    }
+    s.waker_cpu.assign(a.waker_cpu, a.waker_cpu + n);
+    s.wakee_cpu.assign(a.wakee_cpu, a.wakee_cpu + n);
+    s.begin_ns = clock.to_ns(a.span[0]);
+    s.end_ns = clock.to_ns(a.span[1]);
+    if (!spec_.kernel) {
+      // Pinning must hold for the whole run, not only at setup.
+      const CpuPair want = workload_->stream_cpus(st);
+      for (size_t k = 0; k < n; ++k) {
+        for (auto [cpu, expect, who] : {std::tuple{s.waker_cpu[k], want.first, "waker"},
+                                        std::tuple{s.wakee_cpu[k], want.second, "wakee"}})
+          if (cpu != expect)
+            return {false,
+                    std::string("pinning did not hold: ") + who + " ran on CPU " +
+                        std::to_string(cpu) + " (pinned to " + std::to_string(expect) +
+                        ") in round trip " + std::to_string(k),
+                    {},
+                    {},
+                    background_};
+      }
+    }
+    out.pairs.push_back(std::move(s));
+  }
+  for (size_t t = 0; t < tasks_.size(); ++t) {
+    const CounterResults r = from_counter_block(blocks_[t]);
+    PairSamples& s = out.pairs[tasks_[t].stream];
+    const int side = static_cast<int>(tasks_[t].side);
+    for (const CounterValue& v : r.values) s.counters[side][v.event] += v.value;
+    s.unavailable.insert(r.unavailable.begin(), r.unavailable.end());
+    if (sleeps_ && slots_[t].blocked >= 0) {
+      s.blocked[side] = s.blocked[side].value_or(0) + slots_[t].blocked;
+      s.preempted[side] = s.preempted[side].value_or(0) + slots_[t].preempted;
+    }
+  }
+  out.counters = sum_counters({out.pairs});
+  return out;
+}
+
+RunOutcome run_case(const CaseSpec& spec, const Mechanism& mech, const Topology& topo,
+                    const RunOptions& opts) {
+  // Building the case (its workload: sockets, listeners, shared memory) fails only this case,
+  // whatever the error, e.g. a refused connect() on a machine whose loopback is down.
+  std::optional<CaseRun> run;
+  try {
+    run.emplace(spec, mech, topo);
+  } catch (const std::exception& e) {
+    return {false, std::string("setup: ") + e.what(), {}, {}, {}};
+  }
+  try {
+    return run->run(opts);
+  } catch (const std::exception& e) {  // a fork, pidfd or memory shortage fails this case only
+    return {false, e.what(), {}, {}, {}};
+  }
+}
+
+}  // namespace wb

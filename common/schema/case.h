@@ -1,0 +1,110 @@
+// A case: one mechanism, in one mode, at one placement, with one set of knob values. Cases come
+// from a config (common/schema/config.h) and go to the driver (common/measure/driver.h); the result
+// set records them (common/schema/result_set.h). Data flows one way: config -> cases -> results.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/schema/placement.h"
+
+namespace wb {
+
+enum class Mode { kThreads, kProcesses };
+std::string_view mode_id(Mode m);  // "threads" | "processes"
+std::optional<Mode> parse_mode(std::string_view id);
+
+// The wake flags of a mechanism's wakeups in select_task_rq_fair (docs/policy-model.md#wake-flags);
+// each mechanism's are in registry/registry.json (common/schema/registry.h).
+enum class WakeFlags { kSync, kNone, kCurrentCpu };
+std::string_view wake_flags_id(WakeFlags f);  // "sync" | "none" | "current-cpu"
+std::optional<WakeFlags> parse_wake_flags(std::string_view id);
+
+// What became of a case (docs/result-set.md#statuses); a result set spells it status_id().
+enum class CaseStatus { kOk, kSkipped, kFailed };
+std::string_view status_id(CaseStatus s);  // "ok" | "skipped" | "failed"
+std::optional<CaseStatus> parse_status(std::string_view id);
+
+// One side's scheduling class (the `sched` knob): wakeup preemption and placement differ by class
+// (SCHED_BATCH and SCHED_IDLE tasks never preempt on wakeup, check_preempt_wakeup_fair; RT tasks
+// are placed by select_task_rq_rt, not select_task_rq_fair).
+struct SchedPolicy {
+  enum Kind { kOther, kBatch, kIdle, kFifo };
+  Kind kind = kOther;
+  int priority = 0;  // kFifo: 1..99
+  bool operator==(const SchedPolicy&) const = default;
+};
+// "other" | "batch" | "idle" | "fifo:<1..99>"; throws std::invalid_argument naming the value.
+SchedPolicy parse_sched_policy(std::string_view text);
+std::string sched_policy_id(const SchedPolicy& p);
+
+// Knob values of one case (README.md#mechanisms, "Knobs"). Defaults are the values a config may
+// omit; a knob at its default is left out of the case's name. Per-side knobs are indexed by Role
+// (0 waker, 1 wakee).
+struct Params {
+  int payload = 1;      // bytes the waker writes and the wakee reads each round trip
+  int64_t work_ns = 0;  // calibrated busy loop each side runs before it answers
+  int work_lines = 0;   // cache lines of the pair's shared buffer each side writes before it
+                        // answers (its cache footprint)
+  // Busy tasks relative to the measured pair: "none", "waker-sibling", "llc-others",
+  // "all-others", "prev-cpu", or an explicit CPU list ("2,5-7"). See knobs.h.
+  std::string background = "none";
+  // nullopt: inherited from wakebench (nothing is changed).
+  std::array<std::optional<SchedPolicy>, 2> sched;
+  std::array<std::optional<int>, 2> nice;  // -20..19
+  int pairs = 1;                           // K independent pairs at once (hackbench-style groups)
+  // binder-like's W client workers and S service threads; nullopt: not set by the config (1).
+  std::optional<int> w, s;
+  // Kernel placement only: the first waker's CPU and the CPU the wakee starts on, both in the
+  // cpuset (default: the cpuset's two lowest CPUs). A setup of the placement, not of the workload:
+  // same_workload() leaves it out.
+  std::optional<std::pair<int, int>> start;
+  bool operator==(const Params&) const = default;
+};
+
+// Applies one config key with a JSON value; throws std::invalid_argument naming the key for an
+// unknown key or a bad value. Keys and values:
+//   payload: 1..1048576          work_ns: 0..100000000        work_lines: 0..65536
+//   background: see Params       pairs: 1..256                w, s: 1..64
+//   start: "a,b" (two CPU ids; checked against the cpuset by expand_cases)
+//   sched: "fifo:10" (both sides) or {"waker": "fifo:10", "wakee": "other"}
+//   nice: -5 (both sides) or {"waker": -5, "wakee": 0}
+void set_param(Params& p, const std::string& key, const nlohmann::json& value);
+// Every knob, defaults included: {"payload", "work_ns", "work_lines", "background", "pairs",
+// "sched": {"waker", "wakee"} ("inherit" when unset), "nice": {"waker", "wakee"} (null when
+// unset)}, plus "w" and "s" when set, and "start": [a, b] when set.
+nlohmann::json to_json(const Params& p);
+// "/w2s4/payload=64/work=2000ns" style suffix of the knobs that differ from their defaults ("" when
+// none). w and s come first and together whenever either is set, as in
+// "binder-like/processes/llc/w2s4".
+std::string name_suffix(const Params& p);
+// `a` and `b` without their placement setup (`start`): the same work, wherever it starts.
+bool same_workload(Params a, Params b);
+
+struct CaseSpec {
+  std::string name;       // Google Benchmark name, no CPU ids: "pipe/processes/llc"
+  std::string mechanism;  // "pipe", ...
+  Mode mode = Mode::kThreads;
+  std::string placement;       // class id, or "kernel", "kernel:<cpu list>", "kernel:<class>"
+  bool kernel = false;         // kernel placement: tasks not pinned individually
+  std::vector<CpuPair> pairs;  // pinned: [waker, wakee] per concurrent pair; kernel: start CPUs
+  std::vector<int> cpuset;     // kernel placement: the CPUs both tasks may run on
+  Params params;
+  int64_t round_trips = 20000;
+  int64_t warmup = 1000;
+  int repetitions = 5;
+  double timeout_s = 60;    // per repetition, setup included (the watchdog)
+  std::string skip_reason;  // non-empty: the case is reported `skipped` with this reason
+};
+
+// The CPU pairs a case runs at once: max(params.pairs, pairs.size()) of them, cycling through
+// `pairs` (expand_cases already spreads K pairs over CPU-disjoint pairs of the class, and doubles
+// them up, swapped, on a machine with fewer). Empty if `pairs` is.
+std::vector<CpuPair> concurrent_pairs(const CaseSpec& spec);
+
+}  // namespace wb

@@ -1,0 +1,430 @@
+#include "common/schema/config.h"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+#include "common/schema/registry.h"
+#include "common/util/cpulist.h"
+#include "common/util/input.h"
+#include "common/util/text.h"
+
+namespace wb {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& path, const std::string& where, const std::string& what) {
+  throw std::runtime_error("config " + (path.empty() ? std::string("<text>") : path) + ": " +
+                           (where.empty() ? "" : where + ": ") + what);
+}
+
+// check_name or check_text (common/util/input.h) of a string of the config, as its one-line error.
+void safe(const std::string& path, const std::string& where, const std::string& value,
+          void (*check)(const std::string&, const std::string&)) {
+  try {
+    check("value", value);
+  } catch (const std::invalid_argument& e) {
+    fail(path, where, e.what());
+  }
+}
+
+std::vector<std::string> string_list(const std::string& path, const std::string& where,
+                                     const nlohmann::json& v) {
+  if (!v.is_array() || v.empty()) fail(path, where, "expected a non-empty array of strings");
+  std::vector<std::string> out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].is_string())
+      fail(path, where + "[" + std::to_string(i) + "]", "expected a string, got " + v[i].dump());
+    out.push_back(v[i].get<std::string>());
+  }
+  return out;
+}
+
+void read_run_keys(const std::string& path, const std::string& where, const nlohmann::json& obj,
+                   RunDefaults& run, const std::set<std::string>& other_keys) {
+  for (const auto& [key, v] : obj.items()) {
+    const std::string at = where.empty() ? key : where + "." + key;
+    auto positive_int = [&](int64_t max) {
+      if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > max)
+        fail(path, at, "expected an integer in [1, " + std::to_string(max) + "], got " + v.dump());
+      return v.get<int64_t>();
+    };
+    if (key == "round_trips") {
+      run.round_trips = positive_int(100'000'000);
+    } else if (key == "warmup") {
+      if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > 100'000'000)
+        fail(path, at, "expected an integer in [0, 100000000], got " + v.dump());
+      run.warmup = v.get<int64_t>();
+    } else if (key == "repetitions") {
+      run.repetitions = static_cast<int>(positive_int(1000));
+    } else if (key == "timeout_s") {
+      if (!v.is_number() || v.get<double>() <= 0 || v.get<double>() > 1e6)
+        fail(path, at, "expected a number of seconds in (0, 1000000], got " + v.dump());
+      run.timeout_s = v.get<double>();
+    } else if (!other_keys.count(key)) {
+      fail(path, at, "unknown key");
+    }
+  }
+}
+
+}  // namespace
+
+Config parse_config(const std::string& text, const std::string& path) {
+  Config c;
+  c.path = path;
+  c.text = text;
+  try {
+    c.json = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    fail(path, "", describe_json_error(e, text.size()));
+  }
+  const auto& j = c.json;
+  if (!j.is_object()) fail(path, "", "expected a JSON object at the top level");
+  for (const auto& [key, v] : j.items())
+    if (key != "schema_version" && key != "name" && key != "defaults" && key != "cases" &&
+        key != "description" && key != "claims" && key != "search")
+      fail(path, key, "unknown key");
+  if (!j.contains("schema_version")) fail(path, "schema_version", "missing");
+  if (!j["schema_version"].is_number_integer() ||
+      j["schema_version"].get<int64_t>() != kConfigSchemaVersion)  // 4294967297 is not 1
+    fail(path, "schema_version",
+         "unsupported value " + j["schema_version"].dump() + " (this wakebench reads " +
+             std::to_string(kConfigSchemaVersion) + ")");
+  if (j.contains("name")) {
+    if (!j["name"].is_string()) fail(path, "name", "expected a string");
+    c.name = j["name"].get<std::string>();
+    safe(path, "name", c.name, check_name);
+  }
+  if (j.contains("description") && !j["description"].is_string())
+    fail(path, "description", "expected a string");
+  if (j.contains("description"))
+    safe(path, "description", j["description"].get<std::string>(), check_text);
+  // `wakebench search`'s record of how the cases were found (docs/policy-model.md#search): read
+  // by the lab, embedded in the result set with the rest of the document.
+  if (j.contains("search") && !j["search"].is_object()) fail(path, "search", "expected an object");
+  if (j.contains("defaults")) {
+    if (!j["defaults"].is_object()) fail(path, "defaults", "expected an object");
+    read_run_keys(path, "defaults", j["defaults"], c.defaults, {});
+  }
+  if (j.contains("claims")) {
+    // A seed experiment's claims, each printed after the summary beside this machine's measured
+    // counterparts (analysis/summary.cpp claims_table).
+    const auto& claims = j["claims"];
+    if (!claims.is_array()) fail(path, "claims", "expected an array of objects");
+    for (size_t i = 0; i < claims.size(); ++i) {
+      const std::string at = "claims[" + std::to_string(i) + "]";
+      if (!claims[i].is_object()) fail(path, at, "expected an object");
+      for (const auto& [key, v] : claims[i].items()) {
+        if (key == "seed" || key == "text") {
+          if (!v.is_string()) fail(path, at + "." + key, "expected a string");
+          safe(path, at + "." + key, v.get<std::string>(), key == "seed" ? check_name : check_text);
+        } else if (key == "policy") {
+          // The patch the claim is about: `run` prints its prediction beside the claim.
+          const std::vector<std::string> ids = registry().policy_ids();
+          if (!v.is_string() ||
+              std::find(ids.begin(), ids.end(), v.get<std::string>()) == ids.end())
+            fail(path, at + ".policy",
+                 (v.is_string() ? "unknown policy " + v.dump() : std::string("expected a string")) +
+                     " (known: " + join(ids, ", ") + ")");
+        } else if (key == "cases") {
+          string_list(path, at + ".cases", v);
+          for (size_t k = 0; k < v.size(); ++k)
+            safe(path, at + ".cases[" + std::to_string(k) + "]", v[k].get<std::string>(),
+                 check_name);
+        } else if (key == "metric") {
+          if (!v.is_string() || (v != "median" && v != "mean" && v != "p99" && v != "tps"))
+            fail(path, at + ".metric", "expected one of median, mean, p99, tps");
+        } else {
+          fail(path, at + "." + key, "unknown key");
+        }
+      }
+      for (const char* key : {"seed", "text", "cases"})
+        if (!claims[i].contains(key)) fail(path, at + "." + key, "missing");
+    }
+  }
+  if (!j.contains("cases")) fail(path, "cases", "missing");
+  if (!j["cases"].is_array() || j["cases"].empty())
+    fail(path, "cases", "expected a non-empty array of objects");
+  for (size_t i = 0; i < j["cases"].size(); ++i) {
+    const auto& e = j["cases"][i];
+    ConfigEntry entry;
+    entry.where = "cases[" + std::to_string(i) + "]";
+    if (!e.is_object()) fail(path, entry.where, "expected an object");
+    entry.run = c.defaults;
+    read_run_keys(path, entry.where, e, entry.run, {"mechanisms", "modes", "placements", "params"});
+    for (const char* key : {"mechanisms", "modes", "placements"})
+      if (!e.contains(key)) fail(path, entry.where + "." + key, "missing");
+    entry.mechanisms = string_list(path, entry.where + ".mechanisms", e["mechanisms"]);
+    entry.modes = string_list(path, entry.where + ".modes", e["modes"]);
+    for (size_t m = 0; m < entry.modes.size(); ++m)
+      if (!parse_mode(entry.modes[m]))
+        fail(path, entry.where + ".modes[" + std::to_string(m) + "]",
+             "unknown mode \"" + entry.modes[m] + "\" (known: threads, processes)");
+    entry.placements = string_list(path, entry.where + ".placements", e["placements"]);
+    if (e.contains("params")) {
+      if (!e["params"].is_object()) fail(path, entry.where + ".params", "expected an object");
+      for (const auto& [key, values] : e["params"].items()) {
+        const std::string at = entry.where + ".params." + key;
+        if (!values.is_array() || values.empty())
+          fail(path, at, "expected a non-empty array of values");
+        Params probe;
+        for (const auto& v : values) {
+          try {
+            set_param(probe, key, v);
+          } catch (const std::invalid_argument& ex) {
+            fail(path, entry.where, ex.what());
+          }
+        }
+        entry.params.emplace_back(key, std::vector<nlohmann::json>(values.begin(), values.end()));
+      }
+    }
+    c.entries.push_back(std::move(entry));
+  }
+  return c;
+}
+
+Config load_config(const std::string& path) {
+  return parse_config(read_input_file("config", path), path);
+}
+
+namespace {
+
+// Every combination of the entry's knob values.
+std::vector<Params> param_product(const ConfigEntry& e) {
+  std::vector<Params> out{Params{}};
+  for (const auto& [key, values] : e.params) {
+    std::vector<Params> next;
+    for (const Params& base : out)
+      for (const auto& v : values) {
+        Params p = base;
+        set_param(p, key, v);
+        next.push_back(p);
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
+struct Placement {
+  std::string id;    // the case's `placement` field: a class id, "kernel", "kernel:..."
+  std::string name;  // in the case name: no CPU ids
+  bool kernel = false;
+  std::vector<CpuPair> pairs;
+  std::vector<int> cpuset;
+  std::string skip_reason;
+  std::string pair_suffix;  // "/pair1" when --pairs-per-class > 1
+};
+
+// The topology's pairs of class `cls` (choose_pairs lists every class).
+const ClassPairs& class_pairs(const std::string& path, const std::string& where,
+                              const std::vector<ClassPairs>& classes, PlacementClass cls) {
+  for (const auto& cp : classes)
+    if (cp.cls == cls) return cp;
+  fail(path, where, "internal: class missing from the topology's pairs");
+}
+
+// The CPU list `list` of a placement, each CPU usable here; `expected` names the placement's
+// forms for a list that does not parse.
+std::vector<int> usable_cpu_list(const std::string& path, const std::string& where,
+                                 const std::string& list, const Topology& topo,
+                                 const std::string& expected) {
+  std::vector<int> set;
+  try {
+    set = parse_cpu_list(list);
+  } catch (const std::invalid_argument& e) {
+    fail(path, where, std::string(e.what()) + " (expected " + expected + ")");
+  }
+  for (int c : set)
+    if (!topo.find(c))
+      fail(path, where,
+           "CPU " + std::to_string(c) + " is offline or not allowed for this process (usable: " +
+               format_cpu_list(topo.cpus()) + ")");
+  return set;
+}
+
+// A pinned class: one placement per pair of the class, or the class skipped with its reason.
+std::vector<Placement> class_placements(const std::string& text, const ClassPairs& cp,
+                                        int pairs_per_class) {
+  if (!cp.available) return {{text, text, false, {}, {}, "unavailable: " + cp.reason, ""}};
+  std::vector<Placement> out;
+  for (size_t i = 0; i < cp.pairs.size(); ++i)
+    out.push_back({text,
+                   text,
+                   false,
+                   {cp.pairs[i]},
+                   {},
+                   "",
+                   pairs_per_class > 1 ? "/pair" + std::to_string(i) : ""});
+  return out;
+}
+
+// kernel:<class> (the class's first pair is the cpuset and the start) or kernel:<cpu list> (the
+// list is the cpuset, its first two CPUs the start).
+Placement kernel_placement(const std::string& path, const std::string& where,
+                           const std::string& text, const Topology& topo,
+                           const std::vector<ClassPairs>& classes) {
+  const std::string arg = text.substr(7);
+  if (auto cls = parse_class(arg)) {
+    const ClassPairs& cp = class_pairs(path, where, classes, *cls);
+    const std::string name = "kernel-" + arg;
+    if (!cp.available) return {text, name, true, {}, {}, "unavailable: " + cp.reason, ""};
+    const CpuPair pr = cp.pairs.front();
+    std::vector<int> set = {pr.first, pr.second};
+    if (pr.first == pr.second) set.pop_back();
+    return {text, name, true, {pr}, set, "", ""};
+  }
+  const std::vector<int> set =
+      usable_cpu_list(path, where, arg, topo, "kernel, kernel:<class> or kernel:<cpu list>");
+  if (set.empty()) fail(path, where, "empty CPU list");
+  const int a = set.front(), b = set.size() > 1 ? set[1] : set.front();
+  return {text, "kernel-" + std::to_string(set.size()) + "cpus", true, {{a, b}}, set, "", ""};
+}
+
+// Every ordered (waker, wakee) pair of the CPUs (all of them, or matrix:<cpu list>), the diagonal
+// included: the kernel-wakeup version of a core-to-core latency map. Cells are named by their
+// CPUs.
+std::vector<Placement> matrix_placements(const std::string& path, const std::string& where,
+                                         const std::string& text, const Topology& topo) {
+  const std::vector<int> set = text == "matrix" ? topo.cpus()
+                                                : usable_cpu_list(path, where, text.substr(7), topo,
+                                                                  "matrix or matrix:<cpu list>");
+  std::vector<Placement> out;
+  for (int a : set)
+    for (int b : set) {
+      const std::string cell = std::to_string(a) + "-" + std::to_string(b);
+      out.push_back({"cpu:" + std::to_string(a) + "," + std::to_string(b),
+                     "matrix/" + cell,
+                     false,
+                     {{a, b}},
+                     {},
+                     "",
+                     ""});
+    }
+  return out;
+}
+
+// Resolves one placement string to one or more concrete placements.
+std::vector<Placement> resolve_placement(const std::string& path, const std::string& where,
+                                         const std::string& text, const Topology& topo,
+                                         const std::vector<ClassPairs>& classes,
+                                         int pairs_per_class) {
+  if (auto cls = parse_class(text))
+    return class_placements(text, class_pairs(path, where, classes, *cls), pairs_per_class);
+  if (text == "kernel") {
+    const std::vector<int> all = topo.cpus();
+    const int a = all.front(), b = all.size() > 1 ? all[1] : all.front();
+    return {{"kernel", "kernel", true, {{a, b}}, all, "", ""}};
+  }
+  if (text.rfind("kernel:", 0) == 0) return {kernel_placement(path, where, text, topo, classes)};
+  if (text == "matrix" || text.rfind("matrix:", 0) == 0)
+    return matrix_placements(path, where, text, topo);
+  fail(path, where,
+       "unknown placement \"" + text +
+           "\" (known: same-cpu, smt-sibling, cluster, llc, cross-llc, cross-numa, kernel, "
+           "kernel:<class>, kernel:<cpu list>, matrix, matrix:<cpu list>)");
+}
+
+// The K concurrent pairs of a case with the `pairs` knob, spread: for a pinned class, the class's
+// CPU-disjoint pairs (choose_pairs: different nodes, LLCs, cores first), starting with the
+// placement's own pair; when the machine has fewer than K disjoint pairs, the list repeats with
+// waker and wakee swapped on every other round, so each CPU carries as many wakers as wakees. For
+// kernel placement, the start CPUs of pair i are cpuset[2i], cpuset[2i+1], wrapping (swapped on
+// every other round).
+std::vector<CpuPair> spread_pairs(const Placement& pl, int k, const Topology& topo) {
+  if (k <= 1 || pl.pairs.empty()) return pl.pairs;
+  if (pl.kernel) {
+    std::vector<CpuPair> out;
+    const size_t n = pl.cpuset.size();
+    for (size_t i = 0; i < static_cast<size_t>(k); ++i) {
+      CpuPair p{pl.cpuset[(2 * i) % n], pl.cpuset[(2 * i + 1) % n]};
+      if ((2 * i / n) % 2 == 1) std::swap(p.first, p.second);
+      out.push_back(p);
+    }
+    return out;
+  }
+  const auto parsed = parse_class(pl.id);
+  if (!parsed) return pl.pairs;  // a matrix cell: its one CPU pair, K times
+  const PlacementClass cls = *parsed;
+  std::vector<CpuPair> disjoint;
+  for (const auto& cp : choose_pairs(topo, k))
+    if (cp.cls == cls) disjoint = cp.pairs;
+  std::erase(disjoint, pl.pairs.front());
+  disjoint.insert(disjoint.begin(), pl.pairs.front());
+  std::vector<CpuPair> out;
+  for (size_t i = 0; out.size() < static_cast<size_t>(k); ++i) {
+    CpuPair p = disjoint[i % disjoint.size()];
+    if ((i / disjoint.size()) % 2 == 1) std::swap(p.first, p.second);
+    out.push_back(p);
+  }
+  return out;
+}
+
+// The one pair a `start` knob gives a kernel placement: both CPUs in its cpuset, one pair.
+std::vector<CpuPair> start_pairs(const std::string& path, const std::string& where,
+                                 const Placement& pl, const Params& pr) {
+  const std::string at = where + ".params.start";
+  if (!pl.kernel)
+    fail(path, at,
+         "only for kernel placements (kernel, kernel:<class>, kernel:<cpu list>), not \"" + pl.id +
+             "\"");
+  if (pr.pairs > 1) fail(path, at, "names one pair's CPUs; it cannot be given with pairs > 1");
+  if (!pl.skip_reason.empty()) return pl.pairs;  // the class is unavailable: skipped anyway
+  for (int c : {pr.start->first, pr.start->second})
+    if (std::find(pl.cpuset.begin(), pl.cpuset.end(), c) == pl.cpuset.end())
+      fail(path, at,
+           "CPU " + std::to_string(c) + " is not in " + pl.id + "'s cpuset " +
+               format_cpu_list(pl.cpuset));
+  return {*pr.start};
+}
+
+}  // namespace
+
+std::vector<CaseSpec> expand_cases(const Config& config, const Topology& topo,
+                                   const std::vector<std::string>& known_mechanisms,
+                                   int pairs_per_class) {
+  const auto classes = choose_pairs(topo, pairs_per_class);
+  std::vector<CaseSpec> cases;
+  std::map<std::string, std::string> seen;  // name -> where
+  for (const auto& e : config.entries) {
+    for (size_t m = 0; m < e.mechanisms.size(); ++m)
+      if (std::find(known_mechanisms.begin(), known_mechanisms.end(), e.mechanisms[m]) ==
+          known_mechanisms.end())
+        fail(config.path, e.where + ".mechanisms[" + std::to_string(m) + "]",
+             "unknown mechanism \"" + e.mechanisms[m] +
+                 "\" (known: " + join(known_mechanisms, ", ") + ")");
+    std::vector<std::vector<Placement>> placements;
+    for (size_t p = 0; p < e.placements.size(); ++p)
+      placements.push_back(resolve_placement(config.path,
+                                             e.where + ".placements[" + std::to_string(p) + "]",
+                                             e.placements[p], topo, classes, pairs_per_class));
+    const auto params = param_product(e);
+    for (const auto& mech : e.mechanisms)
+      for (const auto& mode : e.modes)
+        for (const auto& group : placements)
+          for (const auto& pl : group)
+            for (const auto& pr : params) {
+              CaseSpec s;
+              s.mechanism = mech;
+              s.mode = *parse_mode(mode);
+              s.placement = pl.id;
+              s.kernel = pl.kernel;
+              s.pairs = pr.start ? start_pairs(config.path, e.where, pl, pr)
+                                 : spread_pairs(pl, pr.pairs, topo);
+              s.cpuset = pl.cpuset;
+              s.params = pr;
+              s.round_trips = e.run.round_trips;
+              s.warmup = e.run.warmup;
+              s.repetitions = e.run.repetitions;
+              s.timeout_s = e.run.timeout_s;
+              s.skip_reason = pl.skip_reason;
+              s.name = mech + "/" + mode + "/" + pl.name + name_suffix(pr) + pl.pair_suffix;
+              if (auto [it, fresh] = seen.emplace(s.name, e.where); !fresh)
+                fail(config.path, e.where,
+                     "duplicate case " + s.name + " (also from " + it->second + ")");
+              cases.push_back(std::move(s));
+            }
+  }
+  return cases;
+}
+
+}  // namespace wb

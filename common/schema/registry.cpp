@@ -1,0 +1,98 @@
+#include "common/schema/registry.h"
+
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+namespace wb {
+
+extern const std::string_view kRegistryJson;  // generated from registry/registry.json
+
+namespace {
+
+using nlohmann::json;
+
+std::string string_at(const json& entry, const char* key, const std::string& where) {
+  if (!entry.contains(key) || !entry[key].is_string())
+    throw std::invalid_argument(where + ": \"" + key + "\" is not a string");
+  return entry[key];
+}
+
+const json& list_at(const json& doc, const char* key) {
+  if (!doc.is_object() || !doc.contains(key) || !doc[key].is_array())
+    throw std::invalid_argument(std::string("registry: \"") + key + "\" is not a list");
+  return doc[key];
+}
+
+MechanismEntry mechanism_of(const json& j, const std::string& where) {
+  MechanismEntry m{string_at(j, "id", where)};
+  const std::string flags = string_at(j, "wake_flags", where);
+  const auto parsed = parse_wake_flags(flags);
+  if (!parsed) throw std::invalid_argument(where + ": unknown wake_flags \"" + flags + "\"");
+  m.wake_flags = *parsed;
+  if (j.contains("no_kernel_wakeup")) m.no_kernel_wakeup = string_at(j, "no_kernel_wakeup", where);
+  if (j.contains("futex_handoff")) {
+    if (!j["futex_handoff"].is_boolean())
+      throw std::invalid_argument(where + ": \"futex_handoff\" is not a boolean");
+    m.futex_handoff = j["futex_handoff"];
+  }
+  return m;
+}
+
+}  // namespace
+
+namespace {
+
+template <class Entry>
+std::vector<std::string> ids_of(const std::vector<Entry>& entries) {
+  std::vector<std::string> ids;
+  for (const Entry& e : entries) ids.push_back(e.id);
+  return ids;
+}
+
+}  // namespace
+
+std::vector<std::string> Registry::policy_ids() const { return ids_of(policies); }
+
+std::vector<std::string> Registry::kernel_policy_ids() const {
+  std::vector<std::string> out;
+  for (const PolicyEntry& p : policies)
+    if (!p.kernel) out.push_back(p.id);
+  return out;
+}
+std::vector<std::string> Registry::mechanism_ids() const { return ids_of(mechanisms); }
+
+const MechanismEntry* Registry::find_mechanism(std::string_view id) const {
+  for (const MechanismEntry& m : mechanisms)
+    if (m.id == id) return &m;
+  return nullptr;
+}
+
+const MechanismEntry& Registry::mechanism(std::string_view id) const {
+  if (const MechanismEntry* m = find_mechanism(id)) return *m;
+  throw std::logic_error("mechanism \"" + std::string(id) +
+                         "\" has no entry in registry/registry.json");
+}
+
+Registry parse_registry(std::string_view text) {
+  const json doc = json::parse(text.begin(), text.end(), nullptr, false);
+  if (doc.is_discarded()) throw std::invalid_argument("registry: invalid JSON");
+  Registry r;
+  const json& policies = list_at(doc, "policies");
+  for (size_t i = 0; i < policies.size(); ++i) {
+    const std::string where = "policies[" + std::to_string(i) + "]";
+    PolicyEntry e{string_at(policies[i], "id", where), std::nullopt};
+    if (policies[i].contains("kernel")) e.kernel = string_at(policies[i], "kernel", where);
+    r.policies.push_back(std::move(e));
+  }
+  const json& mechanisms = list_at(doc, "mechanisms");
+  for (size_t i = 0; i < mechanisms.size(); ++i)
+    r.mechanisms.push_back(mechanism_of(mechanisms[i], "mechanisms[" + std::to_string(i) + "]"));
+  return r;
+}
+
+const Registry& registry() {
+  static const Registry r = parse_registry(kRegistryJson);
+  return r;
+}
+
+}  // namespace wb

@@ -1,0 +1,47 @@
+// The policies and mechanisms wakebench knows, each listed once in registry/registry.json
+// (registry/README.md), which CMake compiles in (cmake/WbRegistry.cmake). The Python tools read
+// the same file.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/schema/case.h"
+
+namespace wb {
+
+struct PolicyEntry {
+  std::string id;  // "mainline", "sync-pair", ...: analysis/policies.cpp models each
+  // The policy whose kernel runs it when it has no kernel of its own ("mainline" for
+  // current-cpu); nullopt: a lab kernel of its own.
+  std::optional<std::string> kernel;
+};
+
+struct MechanismEntry {
+  std::string id;  // "pipe", ...: benchmarks/<mechanism>.cpp implements each
+  WakeFlags wake_flags = WakeFlags::kNone;
+  // Why its tasks never block ("busy-poll"): no kernel wakeup to model. nullopt: they block.
+  std::optional<std::string> no_kernel_wakeup;
+  // A FUTEX_WAKE-then-FUTEX_WAIT handoff, which the current-cpu policy's premise is about.
+  bool futex_handoff = false;
+};
+
+struct Registry {
+  std::vector<PolicyEntry> policies;       // in the order every table uses
+  std::vector<MechanismEntry> mechanisms;  // in the order of result sets and tables
+  std::vector<std::string> policy_ids() const;
+  std::vector<std::string> kernel_policy_ids() const;  // those with a lab kernel of their own
+  std::vector<std::string> mechanism_ids() const;
+  const MechanismEntry* find_mechanism(std::string_view id) const;  // nullptr if not listed
+  // Throws std::logic_error when `id` is not listed (a mechanism implemented but not registered).
+  const MechanismEntry& mechanism(std::string_view id) const;
+};
+
+// Parses a registry document; throws std::invalid_argument naming the bad entry.
+Registry parse_registry(std::string_view text);
+// The compiled-in registry/registry.json.
+const Registry& registry();
+
+}  // namespace wb

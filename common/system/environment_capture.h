@@ -1,0 +1,33 @@
+// The capture of a run's environment (docs/result-set.md#environment) from the running system:
+// every item that common/system/environment_probe.h reads, assembled under its key. Judging it
+// (the warnings) is common/schema/environment.h's.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace wb {
+
+struct EnvironmentOptions {
+  std::vector<int> cpus;    // measured CPUs (OS indexes); per-CPU items are captured for these
+  std::string config_text;  // the run's config, hashed into config_hash
+  // --idle-latency-us when given: recorded, and deep-idle warnings then skip the states that the
+  // IdleLatencyGuard holds the CPUs out of.
+  std::optional<int> idle_latency_us;
+};
+
+// Every item as JSON; an item that cannot be read is {"unavailable": "<reason>"}, never dropped.
+// Keys: kernel {release, version, cmdline}, cpu {arch, vendor, model, microcode}, smt {control,
+// active, siblings, sibling_busy_pct}, cpufreq {"<cpu>": {driver, governor, min_khz, max_khz,
+// ...}}, cpuidle {driver, governor, states {"<cpu>": [{index, name, desc, latency_us, residency_us,
+// disabled}]}}, idle_latency {requested_us, effective_us (null = no limit)}, isolcpus {list,
+// cmdline}, nohz_full {list, cmdline}, sched_features {NAME: bool}, sched_domains [...], sched_ext
+// {state, ops}, numa_balancing, perf_event_paranoid, hypervisor {detected, vendor, evidence},
+// schedstats {available, enabled}, wakebench {version, git_sha, compiler},
+// config_hash ("sha256:<hex>"), hostname, cpus (the measured CPUs). The reading of the system is
+// common/system/environment_probe.h's.
+nlohmann::json capture_environment(const EnvironmentOptions& opts);
+
+}  // namespace wb

@@ -1,0 +1,217 @@
+#include "common/system/schedstat.h"
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <stdexcept>
+#include <tuple>
+
+#include "common/system/kernel_files.h"
+#include "common/util/text.h"
+
+namespace wb {
+
+using namespace ktext;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+std::vector<int> parse_cpumask(std::string_view mask) {
+  auto groups = split(trim(mask), ',');
+  std::vector<int> cpus;
+  // Groups are printed most significant first; group i from the right holds CPUs 32i..32i+31.
+  for (size_t g = 0; g < groups.size(); ++g) {
+    std::string_view hex = groups[groups.size() - 1 - g];
+    if (hex.empty() || hex.size() > 8) {
+      throw std::invalid_argument("bad cpumask \"" + std::string(mask) +
+                                  "\": groups are 1-8 hex digits");
+    }
+    uint32_t v = 0;
+    auto [p, ec] = std::from_chars(hex.data(), hex.data() + hex.size(), v, 16);
+    if (ec != std::errc() || p != hex.data() + hex.size()) {
+      throw std::invalid_argument("bad cpumask \"" + std::string(mask) + "\": not hex");
+    }
+    for (int bit = 0; bit < 32; ++bit) {
+      if (v & (1u << bit)) cpus.push_back(static_cast<int>(g) * 32 + bit);
+    }
+  }
+  std::sort(cpus.begin(), cpus.end());
+  return cpus;
+}
+
+const SchedstatCpu* SchedstatSnapshot::find(int cpu) const {
+  for (const auto& c : cpus) {
+    if (c.cpu == cpu) return &c;
+  }
+  return nullptr;
+}
+
+SchedstatSnapshot parse_schedstat(std::string_view text, const std::string& path) {
+  // Token counts of a domain line (name + fields): v15/v16 "domainN mask" + 36 numbers, v17
+  // "domainN name mask" + 45 numbers (sched-stats.rst; show_schedstat()).
+  constexpr size_t kDomainTokensV15 = 2 + 36;
+  constexpr size_t kDomainTokensV17 = 3 + 45;
+  SchedstatSnapshot snap;
+  for_each_line(text, [&](std::string_view line, int n) {
+    auto tok = split_ws(line);
+    if (tok.empty()) return;
+    const std::string at = where(path, n);
+    auto num = [&](size_t i, std::string_view what) {
+      try {
+        return need_u64(tok[i], at, what);
+      } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(e.what());
+      }
+    };
+    if (tok[0] == "version") {
+      if (tok.size() != 2) fail(at, "expected \"version N\"");
+      uint64_t v = num(1, "version");
+      if (v < 15 || v > 17) {
+        fail(at, "schedstat version " + std::to_string(v) + " is not supported (15-17 are)");
+      }
+      snap.version = static_cast<int>(v);
+    } else if (tok[0] == "timestamp") {
+      if (tok.size() != 2) fail(at, "expected \"timestamp N\"");
+      snap.timestamp_jiffies = num(1, "timestamp");
+    } else if (auto cpu = indexed_name(tok[0], "cpu")) {
+      if (tok.size() != 10) {
+        fail(at, "cpu line has " + std::to_string(tok.size() - 1) + " fields, expected 9");
+      }
+      SchedstatCpu c;
+      c.cpu = *cpu;
+      c.yld_count = num(1, "yld_count");
+      // Field 2 is the legacy O(1) expired-queue count, always 0.
+      c.sched_count = num(3, "sched_count");
+      c.sched_goidle = num(4, "sched_goidle");
+      c.ttwu_count = num(5, "ttwu_count");
+      c.ttwu_local = num(6, "ttwu_local");
+      c.run_time_ns = num(7, "rq_cpu_time");
+      c.run_delay_ns = num(8, "run_delay");
+      c.pcount = num(9, "pcount");
+      snap.cpus.push_back(std::move(c));
+    } else if (auto dom = indexed_name(tok[0], "domain")) {
+      if (snap.cpus.empty()) fail(at, "domain line before any cpu line");
+      SchedstatDomain d;
+      d.index = *dom;
+      size_t mask_at = 1;
+      if (tok.size() == kDomainTokensV17 && snap.version != 15 && snap.version != 16) {
+        d.name = std::string(tok[1]);
+        mask_at = 2;
+      } else if (tok.size() != kDomainTokensV15 || snap.version == 17) {
+        fail(at, "domain line has " + std::to_string(tok.size() - 1) + " fields, expected " +
+                     (snap.version == 17  ? std::string("47 (version 17)")
+                      : snap.version != 0 ? std::string("37 (version 15/16)")
+                                          : std::string("37 (version 15/16) or 47 (17)")));
+      }
+      try {
+        d.span = parse_cpumask(tok[mask_at]);
+      } catch (const std::invalid_argument& e) {
+        fail(at, e.what());
+      }
+      // The last three fields are ttwu_wake_remote, ttwu_move_affine, ttwu_move_balance.
+      d.ttwu_wake_remote = num(tok.size() - 3, "ttwu_wake_remote");
+      d.ttwu_move_affine = num(tok.size() - 2, "ttwu_move_affine");
+      d.ttwu_move_balance = num(tok.size() - 1, "ttwu_move_balance");
+      for (size_t i = mask_at + 1; i < tok.size() - 3; ++i) num(i, "domain field");
+      snap.cpus.back().domains.push_back(std::move(d));
+    }
+    // Anything else (Android's "eas" lines) is not part of the mainline format: skipped.
+  });
+  if (snap.cpus.empty()) fail(path, "no cpu lines: not /proc/schedstat text");
+  return snap;
+}
+
+std::optional<SchedstatSnapshot> read_schedstat(std::string* why_not, const std::string& root) {
+  const std::string path = under_root(root, "/proc/schedstat");
+  std::error_code ec;
+  if (!fs::exists(path, ec)) {
+    *why_not = path + " absent: kernel built without CONFIG_SCHEDSTATS";
+    return std::nullopt;
+  }
+  auto text = read_text_file(path, why_not);
+  if (!text) return std::nullopt;
+  SchedstatSnapshot snap;
+  try {
+    snap = parse_schedstat(*text, path);
+  } catch (const std::exception& e) {
+    *why_not = e.what();
+    return std::nullopt;
+  }
+  std::string ignored;
+  if (auto on = read_u64_file(under_root(root, "/proc/sys/kernel/sched_schedstats"), &ignored)) {
+    snap.schedstats_enabled = *on != 0;
+  }
+  return snap;
+}
+
+json schedstat_delta(const SchedstatSnapshot& before, const SchedstatSnapshot& after,
+                     const std::vector<int>& cpus) {
+  json out = {{"source", "/proc/schedstat"}, {"version", after.version}};
+  if (before.timestamp_jiffies && after.timestamp_jiffies) {
+    out["jiffies"] = *after.timestamp_jiffies - *before.timestamp_jiffies;
+  }
+  const bool off = before.schedstats_enabled == false || after.schedstats_enabled == false;
+  out["schedstats_enabled"] = off ? json(false)
+                              : (before.schedstats_enabled && after.schedstats_enabled)
+                                  ? json(true)
+                                  : json(nullptr);
+  const std::string off_reason =
+      "kernel.sched_schedstats=0, the kernel does not count this (sysctl -w "
+      "kernel.sched_schedstats=1)";
+  auto diff = [](uint64_t b, uint64_t a) -> json {
+    if (a < b) return unavailable("counter went backwards between snapshots");
+    return a - b;
+  };
+  // Fields 7-9 come from sched_info and count even with schedstats off (tests/fixtures/README.md).
+  json per_cpu = json::object();
+  json total = json::object();
+  for (int cpu : cpus) {
+    const SchedstatCpu* b = before.find(cpu);
+    const SchedstatCpu* a = after.find(cpu);
+    const std::string key = std::to_string(cpu);
+    if (!a || !b) {
+      per_cpu[key] = unavailable("cpu " + key + " not in /proc/schedstat");
+      continue;
+    }
+    json c;
+    auto counted = [&](const char* name, uint64_t bv, uint64_t av, bool needs_schedstats) {
+      c[name] = (needs_schedstats && off) ? unavailable(off_reason) : diff(bv, av);
+      if (c[name].is_number()) {
+        total[name] =
+            total.value(name, json(uint64_t{0})).get<uint64_t>() + c[name].get<uint64_t>();
+      }
+    };
+    counted("ttwu_count", b->ttwu_count, a->ttwu_count, true);
+    counted("ttwu_local", b->ttwu_local, a->ttwu_local, true);
+    counted("sched_count", b->sched_count, a->sched_count, true);
+    counted("sched_goidle", b->sched_goidle, a->sched_goidle, true);
+    counted("yld_count", b->yld_count, a->yld_count, true);
+    counted("run_time_ns", b->run_time_ns, a->run_time_ns, false);
+    counted("run_delay_ns", b->run_delay_ns, a->run_delay_ns, false);
+    counted("pcount", b->pcount, a->pcount, false);
+    if (a->domains.size() != b->domains.size()) {
+      c["domains"] = unavailable("sched domains were rebuilt between the snapshots");
+    } else {
+      json doms = json::array();
+      for (size_t i = 0; i < a->domains.size(); ++i) {
+        const auto& da = a->domains[i];
+        const auto& db = b->domains[i];
+        json d = {{"domain", da.index}, {"span", da.span}};
+        if (!da.name.empty()) d["name"] = da.name;
+        for (auto [name, bv, av] :
+             {std::tuple{"ttwu_wake_remote", db.ttwu_wake_remote, da.ttwu_wake_remote},
+              std::tuple{"ttwu_move_affine", db.ttwu_move_affine, da.ttwu_move_affine},
+              std::tuple{"ttwu_move_balance", db.ttwu_move_balance, da.ttwu_move_balance}}) {
+          d[name] = off ? unavailable(off_reason) : diff(bv, av);
+        }
+        doms.push_back(std::move(d));
+      }
+      c["domains"] = std::move(doms);
+    }
+    per_cpu[key] = std::move(c);
+  }
+  out["cpus"] = std::move(per_cpu);
+  out["total"] = std::move(total);
+  return out;
+}
+
+}  // namespace wb

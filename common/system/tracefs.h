@@ -1,0 +1,61 @@
+// `wakebench run --trace-wakeups`, the recording: the kernel's sched trace events whose text
+// attribute_wakeups (common/schema/wakeup_trace.h) reads.
+//
+// Recording (WakeupTraceSession): a private tracefs instance, instances/wakebench-<pid>, with
+// sched_waking, sched_wakeup, sched_switch, sched_migrate_task and sched_process_fork enabled,
+// the "mono" trace clock (one clock for every CPU, so the merged `trace` file is in true order),
+// and each event filtered on the comm of the task it is about (event_filters(): the woken or
+// migrated task, either side of a switch, the parent or child of a fork), which the case's
+// threads and forked processes inherit from the supervisor. The filter is on the event's own
+// fields, not on the running task (set_event_pid would be): a migration the load balancer makes
+// from another CPU's softirq or stopper thread, or a wakeup from an interrupt, is recorded too.
+// The attribution keeps the supervisor's descendants among the tasks of that comm. The ring
+// buffer does not overwrite (options/overwrite 0): when it fills, the newest events are dropped
+// and counted (per_cpu/cpuN/stats), so the attributed wakeups are a contiguous prefix. The
+// instance is removed by the destructor (normal end, failure, or Ctrl-C, since the run unwinds);
+// instances left by a wakebench that was SIGKILLed are removed by the next session.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace wb {
+
+// Per event, the tracefs filter that keeps the events about tasks named `comm` (see Recording
+// above). Throws std::runtime_error when `comm` holds a character a filter string cannot.
+std::vector<std::pair<std::string, std::string>> event_filters(const std::string& comm);
+
+// A private tracefs instance for one `wakebench run`. The constructor checks everything the
+// recording needs and throws std::runtime_error with one line saying why it cannot (not root,
+// tracefs not mountable, an event missing, ...); it mounts tracefs at /sys/kernel/tracing when no
+// tracefs is mounted (left mounted).
+class WakeupTraceSession {
+ public:
+  WakeupTraceSession();
+  ~WakeupTraceSession();
+  WakeupTraceSession(const WakeupTraceSession&) = delete;
+  WakeupTraceSession& operator=(const WakeupTraceSession&) = delete;
+
+  // Clears the buffer, gives each CPU of `cpus` `buffer_kb` KiB (the others a small buffer) and
+  // turns tracing on. The events of every task named like this process are recorded; the
+  // attribution picks the case's among them by its supervisor's pid.
+  void start(const std::vector<int>& cpus, int64_t buffer_kb);
+  // Turns tracing off; returns the trace text and adds the events the buffers dropped or
+  // overwrote to *lost.
+  std::string stop(int64_t* lost);
+  const std::string& instance_dir() const { return dir_; }
+
+  // KiB per CPU that one run of `round_trips` round trips needs (bounded: see .cpp).
+  static int64_t buffer_kb_for(int64_t round_trips, int cpus_traced);
+
+ private:
+  void write(const std::string& file, const std::string& value) const;
+  std::string root_, dir_;
+  bool on_ = false;
+  std::map<int, int64_t> sizes_;  // CPU -> KiB as last set
+};
+
+}  // namespace wb

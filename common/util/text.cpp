@@ -1,0 +1,62 @@
+#include "common/util/text.h"
+
+#include <cctype>
+#include <charconv>
+#include <cstdio>
+
+namespace wb {
+
+std::string fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+std::string us_figure(double ns) {
+  const double us = ns / 1000.0;
+  return fmt(us < 10 ? "%.2f" : us < 100 ? "%.1f" : "%.0f", us);
+}
+
+bool parse_int(std::string_view s, int64_t& v) {
+  int64_t out = 0;
+  if (s.empty()) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  if (ec != std::errc() || p != s.data() + s.size()) return false;
+  v = out;
+  return true;
+}
+
+std::string_view trim(std::string_view s) {
+  auto blank = [](char c) { return c == '\0' || std::isspace(static_cast<unsigned char>(c)); };
+  while (!s.empty() && blank(s.front())) s.remove_prefix(1);
+  while (!s.empty() && blank(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i) out += sep;
+    out += parts[i];
+  }
+  return out;
+}
+
+std::string md_escape(std::string_view s) {
+  std::string out;
+  for (char ch : s) {
+    if (ch == '|') out += '\\';
+    out += ch;
+  }
+  return out;
+}
+
+std::string format_utc(std::time_t t, const char* format) {
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof buf, format, &tm);
+  return buf;
+}
+
+}  // namespace wb
