@@ -665,7 +665,7 @@ RunOutcome CaseRun::collect() {
                                         std::tuple{s.wakee_cpu[k], want.second, "wakee"}})
           if (cpu != expect)
             return {false,
-                    std::string("pinning did not hold: ") + who + " ran on CPU " +
+                    "pinning did not hold: " + std::string(who) + " ran on CPU " +
                         std::to_string(cpu) + " (pinned to " + std::to_string(expect) +
                         ") in round trip " + std::to_string(k),
                     {},
