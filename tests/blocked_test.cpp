@@ -121,23 +121,38 @@ json run_and_write(const CaseSpec& spec) {
 class BlockedRuns : public ::testing::TestWithParam<Mode> {};
 
 // On two CPUs a pipe round trip blocks each side once in its read: about 1 per round trip. Counted
-// over the whole process (RUSAGE_SELF) in threads mode, each side would read about 2.
+// over the whole process (RUSAGE_SELF) in threads mode, each side would read about 2. On a VM a
+// side now and then reaches its read after the answer (its vCPU held up): about 1 run in 200 here
+// had a repetition with 0.78 of its reads blocking, rightly marked. So up to three runs are taken,
+// and one must be clean; a driver that counted blocking wrong (none, or the whole process's) fails
+// every one.
 TEST_P(BlockedRuns, APinnedPipeCaseSleepsInEveryRoundTrip) {
   const auto cpus = allowed_cpus();
   if (cpus.size() < 2) GTEST_SKIP() << "needs two CPUs";
-  const json c = run_and_write(pinned_case("pipe", GetParam(), {cpus[0], cpus[1]}));
-  ASSERT_EQ(c.value("repetitions", json()).size(), 2u) << c.dump();
-  for (const json& r : c["repetitions"]) {
-    for (const char* side : {"waker", "wakee"}) {
-      ASSERT_TRUE(r["blocked"][side].is_number()) << r["blocked"];
-      EXPECT_GE(r["blocked"][side].get<double>(), kMinBlockedShare) << side;
-      EXPECT_LE(r["blocked"][side].get<double>(), 1.5) << side;
-      ASSERT_TRUE(r["preempted"][side].is_number()) << r["preempted"];
+  // Emulated code between a side's write and its next read is slow enough that the answer is often
+  // there before the read: the repetition is marked, rightly, and this premise does not hold.
+  if (const std::string emu = test::user_mode_emulation(); !emu.empty())
+    GTEST_SKIP() << "under " << emu << ": a read often finds its answer already there";
+  json blocked = json::array();
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const json c = run_and_write(pinned_case("pipe", GetParam(), {cpus[0], cpus[1]}));
+    ASSERT_EQ(c.value("repetitions", json()).size(), 2u) << c.dump();
+    bool clean = c["marked_repetitions"] == 0;
+    for (const json& r : c["repetitions"]) {
+      for (const char* side : {"waker", "wakee"}) {
+        ASSERT_TRUE(r["blocked"][side].is_number()) << r["blocked"];
+        ASSERT_TRUE(r["preempted"][side].is_number()) << r["preempted"];
+        EXPECT_LE(r["blocked"][side].get<double>(), 1.5) << side;
+        clean = clean && r["blocked"][side].get<double>() >= kMinBlockedShare;
+      }
+      clean = clean && r["marked"] == false;
+      EXPECT_FALSE(r.contains("classes")) << "a pinned case has no class split";
+      blocked.push_back(r["blocked"]);
     }
-    EXPECT_EQ(r["marked"], false);
-    EXPECT_FALSE(r.contains("classes")) << "a pinned case has no class split";
+    if (clean) return;
   }
-  EXPECT_EQ(c["marked_repetitions"], 0);
+  ADD_FAILURE() << "no run of three had every side block in " << kMinBlockedShare
+                << " of its round trips: " << blocked.dump();
 }
 
 // On one CPU the tasks take turns: each side leaves the CPU once per round trip, by blocking in
