@@ -20,7 +20,7 @@ namespace {
 using ktext::unavailable;
 using nlohmann::json;
 
-// Length of the /proc/stat sample that measures that load.
+// Length of the /proc/stat sample that measures the load on the measured CPUs (cpu_load).
 constexpr int kLoadSampleMs = 100;
 
 // Value of `key=` on the kernel command line, or null.
