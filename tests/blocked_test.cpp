@@ -16,6 +16,7 @@
 #include "common/schema/registry.h"
 #include "common/schema/result_set.h"
 #include "common/util/sys.h"
+#include "common/util/text.h"
 #include "tests/support.h"
 
 namespace wb {
@@ -120,39 +121,60 @@ json run_and_write(const CaseSpec& spec) {
 
 class BlockedRuns : public ::testing::TestWithParam<Mode> {};
 
-// On two CPUs a pipe round trip blocks each side once in its read: about 1 per round trip. Counted
-// over the whole process (RUSAGE_SELF) in threads mode, each side would read about 2. On a VM a
-// side now and then reaches its read after the answer (its vCPU held up): about 1 run in 200 here
-// had a repetition with 0.78 of its reads blocking, rightly marked. So up to three runs are taken,
-// and one must be clean; a driver that counted blocking wrong (none, or the whole process's) fails
-// every one.
-TEST_P(BlockedRuns, APinnedPipeCaseSleepsInEveryRoundTrip) {
-  const auto cpus = allowed_cpus();
-  if (cpus.size() < 2) GTEST_SKIP() << "needs two CPUs";
-  // Emulated code between a side's write and its next read is slow enough that the answer is often
-  // there before the read: the repetition is marked, rightly, and this premise does not hold.
-  if (const std::string emu = test::user_mode_emulation(); !emu.empty())
-    GTEST_SKIP() << "under " << emu << ": a read often finds its answer already there";
+// Why the tasks' code may be too slow for each side to reach its wait before the answer comes, or
+// "": emulated code (qemu-user) and a sanitizer's checks; then 0.3-0.9 of the waits block, and the
+// repetitions are rightly marked. Measured: qemu-ppc64le 0.67-0.75, ASan beside other tests
+// (ctest -j2) 0.32-0.97.
+std::string slowed_code() {
+  if (std::string emu = test::user_mode_emulation(); !emu.empty()) return emu;
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  return "a sanitizer build";
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+  return "a sanitizer build";
+#endif
+#endif
+  return "";
+}
+
+// Runs `spec` up to three times. Every repetition must count each side's blocked waits as a
+// number in (0, 1.5] (the whole process's count, about 2 a side in threads mode, or none, fails
+// there). Then one run must be clean: each side blocked in kMinBlockedShare of its round trips and
+// nothing marked. On a VM a side now and then reaches its read after the answer (its vCPU held
+// up): about 1 run in 200 here had a repetition with 0.78 of its reads blocking. Where the code is
+// slowed (slowed_code) that second check is skipped with the reason.
+void expect_blocks_in_every_round_trip(const CaseSpec& spec) {
   json blocked = json::array();
   for (int attempt = 0; attempt < 3; ++attempt) {
-    const json c = run_and_write(pinned_case("pipe", GetParam(), {cpus[0], cpus[1]}));
+    const json c = run_and_write(spec);
     ASSERT_EQ(c.value("repetitions", json()).size(), 2u) << c.dump();
     bool clean = c["marked_repetitions"] == 0;
     for (const json& r : c["repetitions"]) {
       for (const char* side : {"waker", "wakee"}) {
         ASSERT_TRUE(r["blocked"][side].is_number()) << r["blocked"];
         ASSERT_TRUE(r["preempted"][side].is_number()) << r["preempted"];
-        EXPECT_LE(r["blocked"][side].get<double>(), 1.5) << side;
-        clean = clean && r["blocked"][side].get<double>() >= kMinBlockedShare;
+        const double share = r["blocked"][side].get<double>();
+        EXPECT_GT(share, 0.0) << side;
+        EXPECT_LE(share, 1.5) << side;
+        clean = clean && share >= kMinBlockedShare;
       }
       clean = clean && r["marked"] == false;
       EXPECT_FALSE(r.contains("classes")) << "a pinned case has no class split";
       blocked.push_back(r["blocked"]);
     }
+    if (const std::string why = slowed_code(); !why.empty())
+      GTEST_SKIP() << "under " << why << ": a side's wait often finds its answer already there";
     if (clean) return;
   }
-  ADD_FAILURE() << "no run of three had every side block in " << kMinBlockedShare
+  ADD_FAILURE() << "no run of three had every side block in " << fmt("%.2f", kMinBlockedShare)
                 << " of its round trips: " << blocked.dump();
+}
+
+// On two CPUs a pipe round trip blocks each side once in its read: about 1 per round trip.
+TEST_P(BlockedRuns, APinnedPipeCaseSleepsInEveryRoundTrip) {
+  const auto cpus = allowed_cpus();
+  if (cpus.size() < 2) GTEST_SKIP() << "needs two CPUs";
+  expect_blocks_in_every_round_trip(pinned_case("pipe", GetParam(), {cpus[0], cpus[1]}));
 }
 
 // On one CPU the tasks take turns: each side leaves the CPU once per round trip, by blocking in
@@ -178,14 +200,8 @@ TEST_P(BlockedRuns, OnOneCpuEachSideBlocksOrIsPreemptedInEveryRoundTrip) {
 // transaction each with one client and one service.
 TEST_P(BlockedRuns, BinderLikeCountsClientsAndServicesPerTransaction) {
   const auto cpus = allowed_cpus();
-  const json c = run_and_write(pinned_case("binder-like", GetParam(), {cpus.front(), cpus.back()}));
-  ASSERT_EQ(c.value("repetitions", json()).size(), 2u) << c.dump();
-  for (const json& r : c["repetitions"])
-    for (const char* side : {"waker", "wakee"}) {
-      ASSERT_TRUE(r["blocked"][side].is_number()) << r["blocked"];
-      EXPECT_GE(r["blocked"][side].get<double>(), kMinBlockedShare) << side;
-      EXPECT_LE(r["blocked"][side].get<double>(), 1.5) << side;
-    }
+  expect_blocks_in_every_round_trip(
+      pinned_case("binder-like", GetParam(), {cpus.front(), cpus.back()}));
 }
 
 TEST_P(BlockedRuns, SpinHasNoBlockedWaitsAndIsNeverMarked) {
