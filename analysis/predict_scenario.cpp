@@ -47,9 +47,12 @@ std::map<int, int> get_cpu_counts(const json& j, const char* field, const std::s
     if (used != key.size() || cpu < 0) {
       fail(where, std::string("field \"") + field + "\": key \"" + key + "\" is not a CPU id");
     }
-    if (!value.is_number_integer() || value.get<long long>() < 0) {
+    // An int each: a count past kMaxCount would wrap, and the idle-scan arithmetic overflow.
+    constexpr long long kMaxCount = 1000000;
+    if (!value.is_number_integer() || value.get<long long>() < 0 ||
+        value.get<long long>() > kMaxCount) {
       fail(where, std::string("field \"") + field + "\": CPU " + key +
-                      " needs a non-negative integer count");
+                      " needs an integer count from 0 to " + std::to_string(kMaxCount));
     }
     out[cpu] = static_cast<int>(value.get<long long>());
   }

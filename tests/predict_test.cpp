@@ -107,6 +107,10 @@ TEST(Scenario, ErrorsNameFileAndField) {
   expect_error(json{{"waker", 2}, {"prev", 5}, {"sync", 1}}, "\"sync\"");
   expect_error(json{{"waker", "2"}, {"prev", 5}}, "\"waker\"");
   expect_error(json{{"waker", 2}, {"prev", 5}, {"nr_running", {{"x", 1}}}}, "\"nr_running\"");
+  // Found by fuzz_scenario: 12147483648 wrapped to a negative int.
+  expect_error(json{{"waker", 2}, {"prev", 5}, {"nr_running", {{"5", 12147483648LL}}}},
+               "\"nr_running\": CPU 5 needs an integer count from 0 to 1000000");
+  expect_error(json{{"waker", 2}, {"prev", 5}, {"delayed", {{"5", -1}}}}, "\"delayed\"");
   expect_error(json{{"waker", 2}, {"prev", 5}, {"allowed", "3-x"}}, "\"allowed\"");
   expect_error(json{{"waker", 2}, {"prev", 5}, {"llc_level", "L4"}}, "\"llc_level\"");
   expect_error(json::array(), "object");
