@@ -1,5 +1,6 @@
 #include "common/util/input.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -38,21 +39,31 @@ std::string json_text(const std::string& s) {
   return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-bool is_safe_name(std::string_view s) {
-  if (s.empty() || s.size() > 200) return false;
+namespace {
+
+// Why `s` cannot be a name, or nullptr when it can.
+const char* name_fault(std::string_view s) {
+  if (s.empty() || s.size() > 200) return "is empty or longer than 200 characters";
   for (char ch : s)
     if (!std::isalnum(static_cast<unsigned char>(ch)) &&
         (ch == '\0' || !std::strchr("._:,=/+-", ch)))
-      return false;
-  return true;
+      return "has a character outside [A-Za-z0-9._:,=/+-]";
+  // Split at '/', no part may be empty, "." or "..": a name joined to a folder stays in it.
+  for (std::size_t from = 0, to; from <= s.size(); from = to + 1) {
+    to = std::min(s.find('/', from), s.size());
+    const std::string_view part = s.substr(from, to - from);
+    if (part.empty() || part == "." || part == "..")
+      return "has an empty, \".\" or \"..\" part between slashes";
+  }
+  return nullptr;
 }
 
+}  // namespace
+
+bool is_safe_name(std::string_view s) { return name_fault(s) == nullptr; }
+
 void check_name(const std::string& what, const std::string& s) {
-  if (!is_safe_name(s))
-    throw std::invalid_argument(what + " " + json_text(s) +
-                                (s.empty() || s.size() > 200
-                                     ? " is empty or longer than 200 characters"
-                                     : " has a character outside [A-Za-z0-9._:,=/+-]"));
+  if (const char* fault = name_fault(s)) throw std::invalid_argument(what + " " + json_text(s) + " " + fault);
 }
 
 void check_text(const std::string& what, const std::string& s) {
