@@ -448,7 +448,7 @@ std::string format_markdown(const Comparison& cmp) {
     out << "| " << md_escape(s.label) << " | " << md_escape(s.path) << " | "
         << md_escape(machine_line(s.machine)) << " | " << (s.complete ? "yes" : "no") << " |\n";
   }
-  out << "\n" << md_escape(verdict_legend(cmp.options)) << "\n";
+  out << "\n" << verdict_legend(cmp.options) << "\n";  // the program's own text
   std::vector<std::size_t> others;
   for (std::size_t s = 1; s < cmp.sets.size(); ++s) others.push_back(s);
   for (const auto& [mechanism, rows] : by_mechanism(cmp)) {
@@ -467,7 +467,7 @@ std::string format_markdown(const Comparison& cmp) {
   section("undecided", text_undecided(cmp));
   if (!cmp.why.empty())
     out << "\n### why kernel-placed cases changed\n\n"
-        << md_escape(why_legend(cmp.options)) << "\n\n```\n"
+        << why_legend(cmp.options) << "\n\n```\n"
         << why_body(cmp) << "```\n";
   section("cases not in every set", text_one_sided(cmp));
   if (!cmp.warnings.empty()) {

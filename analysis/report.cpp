@@ -1,6 +1,7 @@
 #include "analysis/report.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <set>
@@ -136,6 +137,24 @@ struct Part {
   std::vector<Plot> plots;
   std::vector<std::string> skipped;
   std::string tables;
+};
+
+// The stems of one part's plots. A stem is a file name the report makes, never a string from the
+// set: `prefix`, '-' and the name with '/' as '-' and every other character outside [A-Za-z0-9-]
+// as '_' (so no '/' and no '.'), then "-2", "-3", ... where two names come out alike.
+class Stems {
+ public:
+  std::string take(const std::string& prefix, const std::string& name) {
+    std::string base = prefix + "-" + name;
+    for (char& ch : base)
+      if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-') ch = ch == '/' ? '-' : '_';
+    std::string stem = base;
+    for (int n = 2; !taken_.insert(stem).second; ++n) stem = base + "-" + std::to_string(n);
+    return stem;
+  }
+
+ private:
+  std::set<std::string> taken_;
 };
 
 Part not_drawn(std::string reason) { return Part{{}, {std::move(reason)}, ""}; }
@@ -340,8 +359,7 @@ std::string curves_command(const std::string& dat, const std::vector<Curve>& cur
   return s.str();
 }
 
-Plot cdf_plot(const std::string& mech, const std::vector<Curve>& curves) {
-  const std::string stem = "rtt-" + mech;
+Plot cdf_plot(const std::string& stem, const std::string& mech, const std::vector<Curve>& curves) {
   std::ostringstream dat;
   dat << "# " << mech << ": CDF of the round-trip time per case, from the repetitions' "
       << "histograms\n# one block per case (gnuplot index); columns: rtt_ns nines, "
@@ -366,8 +384,8 @@ Plot cdf_plot(const std::string& mech, const std::vector<Curve>& curves) {
           dat.str(), gp.str()};
 }
 
-Plot histogram_plot(const std::string& mech, const std::vector<Curve>& curves) {
-  const std::string stem = "hist-" + mech;
+Plot histogram_plot(const std::string& stem, const std::string& mech,
+                    const std::vector<Curve>& curves) {
   std::ostringstream dat;
   dat << "# " << mech << ": share of round trips (%) per 1/" << kBinsPerOctave
       << "-octave bin, from the repetitions' histograms\n"
@@ -395,6 +413,7 @@ Part distributions(const std::vector<CaseView>& cases) {
   if (mechanisms.empty()) return not_drawn("RTT distributions: no ok case outside a matrix run");
   const auto vary = varying_params(cases);
   Part part;
+  Stems stems;
   for (const std::string& mech : mechanisms) {
     const std::vector<Curve> curves = distribution_curves(cases, mech, vary);
     if (curves.empty()) {
@@ -402,8 +421,8 @@ Part distributions(const std::vector<CaseView>& cases) {
                              ": no case keeps histograms (a result set of schema 1)");
       continue;
     }
-    part.plots.push_back(cdf_plot(mech, curves));
-    part.plots.push_back(histogram_plot(mech, curves));
+    part.plots.push_back(cdf_plot(stems.take("rtt", mech), mech, curves));
+    part.plots.push_back(histogram_plot(stems.take("hist", mech), mech, curves));
   }
   return part;
 }
@@ -675,9 +694,9 @@ Part matrices(const std::vector<CaseView>& cases) {
         "CPU x CPU heat map: not a matrix run (no \"<mechanism>/<mode>/matrix/"
         "<a>-<b>\" case)");
   Part part;
+  Stems stems;
   for (const auto& [mm, cells] : groups) {
-    std::string stem = "matrix-" + mm;
-    std::replace(stem.begin(), stem.end(), '/', '-');
+    const std::string stem = stems.take("matrix", mm);
     std::set<int> cpus;
     std::ostringstream dat;
     dat << "# " << mm << ": median round-trip time (ns) per ordered CPU pair\n"
@@ -763,9 +782,9 @@ Part case_table(const std::vector<CaseView>& cases) {
 std::string index_md(const ResultSet& rs, const std::vector<Part>& parts,
                      const std::string& render_later) {
   std::ostringstream index;
-  index << "# wakebench report: " << rs.path << "\n\n"
-        << "Machine: " << machine_line(rs.machine) << "  \n"
-        << "Result set: `" << rs.path << "`" << (rs.complete ? "" : " (incomplete run)") << ", "
+  index << "# wakebench report: " << md_escape(rs.path) << "\n\n"
+        << "Machine: " << md_escape(machine_line(rs.machine)) << "  \n"
+        << "Result set: " << md_escape(rs.path) << (rs.complete ? "" : " (incomplete run)") << ", "
         << rs.views.size() << " cases.\n\n";
   if (!render_later.empty()) {
     index << "**Images not rendered**: gnuplot was not found on PATH. The data (`.dat`) and "

@@ -12,9 +12,10 @@
 namespace wb {
 
 struct ReportOptions {
-  std::string out_dir;  // created if missing
+  std::string out_dir;  // created; an existing one must be empty unless `replace`
   // gnuplot executable; empty = search PATH. Not found: data and scripts only.
   std::string gnuplot;
+  bool replace = false;  // a non-empty out_dir is replaced whole
 };
 
 struct ReportOutput {
@@ -26,8 +27,10 @@ struct ReportOutput {
   std::string render_command;        // how to render later (when gnuplot was not found)
 };
 
-// Writes every file atomically (temporary + rename). Throws std::runtime_error naming the file on
-// a write error, and the script on a gnuplot failure.
+// All or nothing: builds the report in a new folder beside out_dir and renames it into place when
+// every file is written and every image rendered and whole; on an error or a SIGINT, SIGTERM or
+// SIGHUP (gnuplot then killed) it removes that folder and out_dir is as it was. Throws
+// std::runtime_error naming the folder or file, the script on a gnuplot failure, or the signal.
 ReportOutput write_report(const ResultSet& rs, const ReportOptions& options);
 
 // First executable `name` in the directories of $PATH, if any.

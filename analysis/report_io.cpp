@@ -1,10 +1,16 @@
-// write_report's I/O: the output folder, atomic writes of the files report_files computes, and
-// gnuplot (found on PATH, spawned once per script).
+// write_report's I/O: the output folder (built beside its place and renamed into it whole),
+// atomic writes of the files report_files computes, and gnuplot (found on PATH, spawned once per
+// script, in the staged folder that only this process has written).
+#include <fcntl.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -12,6 +18,7 @@
 #include <stdexcept>
 
 #include "analysis/report.h"
+#include "common/util/input.h"
 #include "common/util/output_file.h"
 #include "common/util/sys.h"
 
@@ -22,19 +29,116 @@ namespace {
 
 namespace fs = std::filesystem;
 
-void create_out_dir(const std::string& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw std::runtime_error("report: cannot create " + dir + ": " + ec.message());
+// ---- the folder, all or nothing -----------------------------------------------------------------
+
+[[noreturn]] void refuse(const fs::path& path, const std::string& why) {
+  throw std::runtime_error("report: " + path.string() + ": " + why);
 }
 
+// `out` may be absent, an empty folder, or (with `replace`) a folder; nothing else.
+void check_out_dir(const fs::path& out, bool replace) {
+  struct stat st {};
+  if (::lstat(out.c_str(), &st) != 0) {
+    if (errno != ENOENT) refuse(out, std::strerror(errno));
+    return;
+  }
+  if (!S_ISDIR(st.st_mode)) refuse(out, "is not a folder (refused)");
+  std::error_code ec;
+  if (!replace && !fs::is_empty(out, ec))
+    refuse(out, ec ? ec.message() : "is not empty (--replace replaces it whole)");
+}
+
+// A new folder beside `out` that the report is built in, renamed to `out` when it is complete
+// (publish) and removed, with everything in it, when it is not: `out` is never half written.
+class Staging {
+ public:
+  explicit Staging(const fs::path& out) : out_(out) {
+    const fs::path parent = out.has_parent_path() ? out.parent_path() : ".";
+    std::error_code ec;
+    fs::create_directories(parent, ec);
+    if (ec) refuse(parent, "cannot create it: " + ec.message());
+    for (int n = 0; path_.empty(); ++n) {
+      const fs::path p = parent / ("." + out.filename().string() + ".wakebench-" +
+                                   std::to_string(::getpid()) + "-" + std::to_string(n));
+      if (::mkdir(p.c_str(), 0777) == 0)
+        path_ = p;
+      else if (errno != EEXIST || n >= 1000)
+        refuse(p, std::string("cannot create it: ") + std::strerror(errno));
+    }
+  }
+  Staging(const Staging&) = delete;
+  Staging& operator=(const Staging&) = delete;
+  ~Staging() {
+    std::error_code ec;
+    if (!path_.empty()) fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+  // The staged folder becomes `out`: by rename when `out` is absent or empty, else by exchange
+  // (the old folder then removed).
+  void publish() {
+    if (::rename(path_.c_str(), out_.c_str()) == 0) return path_.clear();
+    if (errno != ENOTEMPTY && errno != EEXIST) refuse(out_, std::strerror(errno));
+    if (::renameat2(AT_FDCWD, path_.c_str(), AT_FDCWD, out_.c_str(), RENAME_EXCHANGE) != 0)
+      refuse(out_, std::string("cannot replace it: ") + std::strerror(errno));
+    // path_ now names the old folder: the destructor removes it.
+  }
+
+ private:
+  fs::path out_, path_;
+};
+
 // Atomic: a reader never sees half a file (common/util/output_file.h).
-void write_in(const std::string& dir, const ReportFile& file) {
+void write_in(const fs::path& dir, const ReportFile& file) {
   try {
-    write_file_atomic((fs::path(dir) / file.name).string(), file.text);
+    write_file_atomic((dir / file.name).string(), file.text);
   } catch (const std::runtime_error& e) {
     throw std::runtime_error(std::string("report: ") + e.what());
   }
+}
+
+// ---- signals and gnuplot ------------------------------------------------------------------------
+
+volatile std::sig_atomic_t g_signal = 0;
+extern "C" void on_signal(int sig) { g_signal = sig; }
+
+// While it lives, SIGINT, SIGTERM and SIGHUP are recorded instead of ending the process, so that
+// the report can stop gnuplot and remove what it staged (interrupted()).
+class SignalGuard {
+ public:
+  SignalGuard() {
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;  // no SA_RESTART: waitpid returns EINTR
+    sigemptyset(&sa.sa_mask);
+    g_signal = 0;
+    for (std::size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &sa, &old_[i]);
+  }
+  SignalGuard(const SignalGuard&) = delete;
+  SignalGuard& operator=(const SignalGuard&) = delete;
+  ~SignalGuard() {
+    for (std::size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &old_[i], nullptr);
+  }
+  static void check() {
+    if (g_signal != 0)
+      throw std::runtime_error(std::string("report: interrupted by ") + sigabbrev_np(g_signal) +
+                               ": nothing written");
+  }
+
+ private:
+  static constexpr std::array<int, 3> kSignals{SIGINT, SIGTERM, SIGHUP};
+  std::array<struct sigaction, 3> old_{};
+};
+
+// Waits for gnuplot; on a signal to this process, stops it first (then SignalGuard::check throws).
+int wait_gnuplot(pid_t pid) {
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR)
+      throw std::runtime_error("report: waitpid on gnuplot: " + std::string(std::strerror(errno)));
+    if (g_signal != 0) ::kill(pid, SIGKILL);
+  }
+  SignalGuard::check();
+  return status;
 }
 
 void run_gnuplot(const std::string& gnuplot, const fs::path& dir, const std::string& script) {
@@ -50,15 +154,23 @@ void run_gnuplot(const std::string& gnuplot, const fs::path& dir, const std::str
   if (rc != 0) {
     throw std::runtime_error("report: cannot run " + gnuplot + ": " + std::strerror(rc));
   }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR)
-      throw std::runtime_error("report: waitpid on gnuplot: " + std::string(std::strerror(errno)));
-  }
+  const int status = wait_gnuplot(pid);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    throw std::runtime_error("report: gnuplot " + (dir / script).string() + " " +
-                             describe_wait_status(status));
+    throw std::runtime_error("report: gnuplot " + script + " " + describe_wait_status(status));
   }
+}
+
+// gnuplot exits 0 when a full filesystem cut its output short: each image must be a regular file
+// that ends as its format ends (PNG's IEND chunk, SVG's closing tag).
+void check_image(const fs::path& dir, const std::string& name) {
+  const fs::path path = dir / name;
+  const std::string text = read_input_file("report: image", path.string());
+  const bool png = path.extension() == ".png";
+  const std::string_view end = png ? std::string_view("IEND\xae\x42\x60\x82", 8) : "</svg>";
+  const std::size_t tail = std::min<std::size_t>(text.size(), 64);
+  if (text.substr(text.size() - tail).find(end) == std::string::npos)
+    throw std::runtime_error("report: gnuplot's " + name + " is " +
+                             (text.empty() ? "empty" : "cut short") + " (a full filesystem?)");
 }
 
 }  // namespace
@@ -78,25 +190,31 @@ std::optional<std::string> find_on_path(const std::string& name) {
 }
 
 ReportOutput write_report(const ResultSet& rs, const ReportOptions& options) {
-  create_out_dir(options.out_dir);
+  check_out_dir(options.out_dir, options.replace);
   ReportOutput result;
   result.gnuplot =
       !options.gnuplot.empty() ? options.gnuplot : find_on_path("gnuplot").value_or("");
   result.render_command = "cd " + options.out_dir + " && for f in *.gp; do gnuplot \"$f\"; done";
   const ReportFiles report = report_files(rs, result.gnuplot.empty() ? result.render_command : "");
+  const SignalGuard signals;
+  Staging staging(options.out_dir);
   for (const ReportFile& f : report.files) {
-    write_in(options.out_dir, f);
+    write_in(staging.path(), f);
     result.files.push_back(f.name);
+    SignalGuard::check();
   }
   for (const std::string& stem : report.plots) result.scripts.push_back(stem + ".gp");
   result.skipped = report.skipped;
   if (!result.gnuplot.empty()) {
     for (const std::string& stem : report.plots) {
-      run_gnuplot(result.gnuplot, options.out_dir, stem + ".gp");
-      result.images.push_back(stem + ".png");
-      result.images.push_back(stem + ".svg");
+      run_gnuplot(result.gnuplot, staging.path(), stem + ".gp");
+      for (const char* ext : {".png", ".svg"}) {
+        check_image(staging.path(), stem + ext);
+        result.images.push_back(stem + ext);
+      }
     }
   }
+  staging.publish();
   return result;
 }
 

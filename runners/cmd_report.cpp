@@ -13,6 +13,7 @@ namespace {
 void add_report_command(CLI::App& app) {
   struct Args {
     std::string results, out;
+    bool replace = false;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand(
@@ -20,10 +21,12 @@ void add_report_command(CLI::App& app) {
       "Plots (gnuplot PNG + SVG, with their data and scripts) and summary tables of a result set, "
       "linked from DIR/index.md");
   cmd->add_option("results", args->results, "RESULTS.json")->required();
-  cmd->add_option("--out", args->out, "output folder (created if missing)")->required();
+  cmd->add_option("--out", args->out, "output folder: new or empty (built beside it, then renamed)")
+      ->required();
+  cmd->add_flag("--replace", args->replace, "replace a non-empty --out folder whole");
   cmd->callback([args] {
     const ResultSet rs = load_result_set(args->results);
-    const ReportOutput r = write_report(rs, ReportOptions{args->out, ""});
+    const ReportOutput r = write_report(rs, ReportOptions{args->out, "", args->replace});
     for (const std::string& s : r.skipped)
       std::fprintf(stderr, "wakebench: not drawn: %s\n", s.c_str());
     if (r.gnuplot.empty()) {

@@ -7,10 +7,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -18,6 +22,7 @@
 #include <vector>
 
 #include "analysis/resultset_io.h"
+#include "common/util/input.h"
 #include "tests/support.h"
 
 namespace wb {
@@ -57,6 +62,14 @@ class NoGnuplotOnPath {
   std::string saved_;
 };
 
+// A folder write_report staged for `out` and left beside it ("" when none).
+std::string staged_left(const fs::path& out) {
+  const std::string prefix = "." + out.filename().string() + ".wakebench-";
+  for (const auto& entry : fs::directory_iterator(out.parent_path()))
+    if (entry.path().filename().string().rfind(prefix, 0) == 0) return entry.path().string();
+  return "";
+}
+
 const std::vector<std::string> kSampleStems = {
     "heatmap",    "rtt-pipe",  "hist-pipe", "rtt-futex",
     "hist-futex", "predicted", "observed",  "matrix-pipe-processes"};
@@ -64,8 +77,10 @@ const std::vector<std::string> kSampleStems = {
 TEST_F(ReportDir, WritesDataScriptsAndIndex) {
   const ResultSet rs = load_result_set(fixture("report-sample.json"));
   ReportOptions options{dir_.string(), "/nonexistent/gnuplot-not-run"};
-  // A gnuplot that cannot be spawned must fail loudly, naming it, after the data is written.
+  // A gnuplot that cannot be spawned must fail loudly, naming it, and leave nothing behind.
   EXPECT_THROW(write_report(rs, options), std::runtime_error);
+  EXPECT_FALSE(fs::exists(dir_));
+  EXPECT_EQ(staged_left(dir_), "");
   options.gnuplot = "";
   const ReportOutput out = [&] {
     NoGnuplotOnPath no_gnuplot;  // data and scripts only
@@ -146,7 +161,9 @@ TEST_F(ReportDir, DataFilesHoldTheResultSetsNumbers) {
     std::istringstream f(l);
     double x, nines;
     f >> x >> nines;
-    if (!in_block) EXPECT_EQ(nines, 0) << l;  // each block starts at 0
+    if (!in_block) {
+      EXPECT_EQ(nines, 0) << l;  // each block starts at 0
+    }
     blocks += !in_block;
     in_block = true;
     last_nines = nines;
@@ -228,9 +245,11 @@ TEST_F(ReportDir, SkipsWhatTheResultSetLacksAndSaysSo) {
   }();
   // A result set of schema 1 keeps no histograms: no distribution is drawn, each says why.
   ASSERT_GE(out.skipped.size(), 3u);
-  for (const std::string& why : out.skipped)
-    if (why.rfind("RTT distribution of ", 0) == 0)
+  for (const std::string& why : out.skipped) {
+    if (why.rfind("RTT distribution of ", 0) == 0) {
       EXPECT_NE(why.find("no case keeps histograms (a result set of schema 1)"), std::string::npos);
+    }
+  }
   EXPECT_NE(out.skipped[out.skipped.size() - 2].find("no predictions"), std::string::npos);
   EXPECT_NE(out.skipped.back().find("not a matrix run"), std::string::npos);
   EXPECT_FALSE(fs::exists(dir_ / "rtt-pipe.gp"));
@@ -434,6 +453,246 @@ TEST_F(ReportDir, NoStringOfAResultSetRunsACommand) {
     EXPECT_EQ(out.images.empty(), !gnuplot);
     EXPECT_FALSE(fs::exists(dir_ / canary));
   }
+}
+
+// ---- no name becomes a path (issue 33, item 0)
+// ---------------------------------------------------
+
+// Every regular file and symlink below `root` outside `skip`, with its content or target.
+std::map<std::string, std::string> tree_state(const fs::path& root, const fs::path& skip) {
+  std::map<std::string, std::string> out;
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator();
+       ++it) {
+    if (it->path() == skip) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    const std::string rel = it->path().lexically_relative(root).string();
+    if (it->is_symlink())
+      out[rel] = "-> " + fs::read_symlink(it->path()).string();
+    else if (it->is_regular_file())
+      out[rel] = slurp(it->path());
+    else
+      out[rel] = "(folder)";
+  }
+  return out;
+}
+
+// Names that would climb out of the report's folder, reach a victim by an absolute path, or land
+// on a symlink planted outside it, if any became a path.
+std::vector<std::string> escaping_names(const fs::path& outside) {
+  return {"../../outside/victim",
+          "../outside/link",
+          outside.string() + "/victim",
+          "..",
+          "a/../../../victim",
+          "./../outside/victim/",
+          "/etc/passwd",
+          "victim"};  // the last a valid name, as in a set
+}
+
+// The sample set, parsed, then every string of its cases' views, its machine, its path and every
+// string of its document (predictions included) set to `name`: past the reader, which refuses
+// these names.
+ResultSet hostile_set(const std::string& name) {
+  ResultSet rs = parse_result_set(small_sample().dump(), name);
+  for (CaseView& c : rs.views) {
+    c.name = c.mechanism = c.placement = c.reason = name;
+    c.suffix = c.pair = "/" + name;
+    c.params_json["name"] = name;
+  }
+  rs.machine.hostname = rs.machine.cpu_model = rs.machine.topology_source = name;
+  std::vector<Place> places;
+  string_places(rs.doc, json::json_pointer(), false, places);
+  for (const Place& place : places)
+    if (place.key.empty()) place.put(rs.doc, name);
+  return rs;
+}
+
+// The report of a set whose every string is a path that leaves its folder (".." parts, absolute,
+// through a symlink planted there): nothing outside the report's folder changes, with gnuplot and
+// without, and the folder holds only regular files of the report's own naming.
+TEST_F(ReportDir, NoStringOfAResultSetBecomesAPath) {
+  const fs::path outside = dir_ / "outside", out = dir_ / "a" / "b" / "report";
+  fs::create_directories(outside);
+  fs::create_directories(out.parent_path());
+  for (const char* ext : {".dat", ".gp", ".png", ".svg", ".md"})
+    std::ofstream(outside / (std::string("victim") + ext)) << "victim\n";
+  std::ofstream(outside / "target") << "target\n";
+  for (const char* ext : {".dat", ".gp", ".png", ".svg"})
+    fs::create_symlink(outside / "target", outside / (std::string("link") + ext));
+  const auto gnuplot = find_on_path("gnuplot");
+  const auto before = tree_state(dir_, out);
+  for (const std::string& name : escaping_names(outside)) {
+    SCOPED_TRACE(name);
+    if (name != "victim") {
+      EXPECT_THROW(check_name("name", name), std::invalid_argument);
+    }
+    for (const std::string& plotter :
+         {std::string("/nonexistent-wb-path/gnuplot"), gnuplot.value_or("")}) {
+      fs::remove_all(out);
+      ReportOutput r;
+      {
+        NoGnuplotOnPath no_gnuplot;
+        r = write_report(hostile_set(name),
+                         {out.string(), plotter.rfind("/nonexistent", 0) == 0 ? "" : plotter});
+      }
+      EXPECT_EQ(tree_state(dir_, out), before);
+      for (const auto& entry : fs::directory_iterator(out)) {
+        EXPECT_TRUE(entry.is_regular_file() && !entry.is_symlink()) << entry.path();
+        const std::string file = entry.path().filename().string();
+        EXPECT_EQ(file.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
+                                         "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-."),
+                  std::string::npos)
+            << file;
+      }
+      EXPECT_EQ(r.images.empty(), plotter.empty() || plotter.rfind("/nonexistent", 0) == 0);
+    }
+  }
+}
+
+// Two mechanisms whose names map to one stem get a plot each.
+TEST_F(ReportDir, NamesThatLookAlikeGetAPlotEach) {
+  ResultSet rs = parse_result_set(small_sample().dump(), "alike.json");
+  for (CaseView& c : rs.views) c.mechanism = c.mechanism == "pipe" ? "pi:pe" : "pi.pe";
+  const ReportOutput out = [&] {
+    NoGnuplotOnPath no_gnuplot;
+    return write_report(rs, ReportOptions{dir_.string(), ""});
+  }();
+  for (const char* script : {"rtt-pi_pe.gp", "rtt-pi_pe-2.gp", "hist-pi_pe.gp", "hist-pi_pe-2.gp"})
+    EXPECT_NE(std::find(out.scripts.begin(), out.scripts.end(), script), out.scripts.end())
+        << script;
+}
+
+// ---- all or nothing (issue 33, item 6)
+// -----------------------------------------------------------
+
+// `wakebench report RESULTS --out OUT [extra]` with PATH=`path` (a fake gnuplot's folder first):
+// its wait status and stderr. `meanwhile` runs with the child's pid before it is waited for.
+struct Ran {
+  int status = -1;
+  std::string err;
+};
+Ran run_report(const fs::path& out, const std::vector<std::string>& extra, const std::string& path,
+               const std::function<void(pid_t)>& meanwhile = {}) {
+  const fs::path err = out.string() + ".stderr";
+  std::vector<std::string> args = {WB_BINARY, "report", fixture("report-sample.json"), "--out",
+                                   out.string()};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::freopen(err.c_str(), "w", stderr);
+    std::freopen("/dev/null", "w", stdout);
+    ::setenv("PATH", path.c_str(), 1);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  if (meanwhile) meanwhile(pid);
+  Ran r;
+  ::waitpid(pid, &r.status, 0);
+  r.err = slurp(err);
+  fs::remove(err);
+  return r;
+}
+
+// A folder holding an executable `gnuplot` that runs `body` (sh; $1 is the script, $b its stem).
+fs::path fake_gnuplot(const fs::path& dir, const std::string& body) {
+  fs::create_directories(dir);
+  std::ofstream(dir / "gnuplot") << "#!/bin/sh\nb=${1%.gp}\n" << body << "\n";
+  fs::permissions(dir / "gnuplot", fs::perms::owner_all);
+  return dir;
+}
+
+int exit_code(const Ran& r) { return WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1; }
+
+// A non-empty --out is refused (a symlinked PNG in it is not written through); --replace swaps it
+// whole, the link removed and its target untouched.
+TEST_F(ReportDir, ANonEmptyFolderIsRefusedOrReplacedWhole) {
+  const fs::path out = dir_ / "report", target = dir_ / "target";
+  fs::create_directories(out);
+  std::ofstream(target) << "target\n";
+  fs::create_symlink(target, out / "heatmap.png");
+  std::ofstream(out / "index.md") << "mine\n";
+  const std::string no_gnuplot = "/nonexistent-wb-path";
+  const Ran refused = run_report(out, {}, no_gnuplot);
+  EXPECT_EQ(exit_code(refused), 2) << refused.err;
+  EXPECT_NE(refused.err.find("is not empty (--replace replaces it whole)"), std::string::npos)
+      << refused.err;
+  EXPECT_EQ(slurp(out / "index.md"), "mine\n");
+  const auto gnuplot = find_on_path("gnuplot");
+  const Ran replaced = run_report(out, {"--replace"},
+                                  gnuplot ? gnuplot->substr(0, gnuplot->rfind('/')) : no_gnuplot);
+  EXPECT_EQ(exit_code(replaced), 0) << replaced.err;
+  EXPECT_EQ(slurp(target), "target\n");
+  EXPECT_FALSE(fs::is_symlink(out / "heatmap.png"));
+  EXPECT_EQ(fs::exists(out / "heatmap.png"), gnuplot.has_value());
+  EXPECT_NE(slurp(out / "index.md"), "mine\n");
+  EXPECT_EQ(staged_left(out), "");
+}
+
+// gnuplot exiting 0 with an empty or cut image (a full filesystem): the report fails, exit 2,
+// and leaves nothing.
+TEST_F(ReportDir, AnImageCutShortFailsTheReport) {
+  for (const std::string& body :
+       {std::string(": > \"$b.png\"; printf '<svg></svg>' > \"$b.svg\""),
+        std::string("printf '\\211PNG' > \"$b.png\"; printf '<svg>' > \"$b.svg\"")}) {
+    SCOPED_TRACE(body);
+    const fs::path bin = fake_gnuplot(dir_ / "bin", body), out = dir_ / "report";
+    const Ran r = run_report(out, {}, bin.string() + ":/usr/bin:/bin");
+    EXPECT_EQ(exit_code(r), 2) << r.err;
+    EXPECT_NE(r.err.find("heatmap.png is "), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(out));
+    EXPECT_EQ(staged_left(out), "");
+  }
+}
+
+// SIGINT, SIGTERM or SIGHUP to report while gnuplot runs: gnuplot is stopped, nothing is left.
+TEST_F(ReportDir, ASignalStopsGnuplotAndLeavesNothing) {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    SCOPED_TRACE(sig);
+    fs::remove_all(dir_);
+    const fs::path pidfile = dir_ / "gnuplot.pid";
+    const fs::path bin = fake_gnuplot(dir_ / "bin", "echo $$ > " + pidfile.string() + ".tmp; mv " +
+                                                        pidfile.string() + ".tmp " +
+                                                        pidfile.string() + "; exec sleep 60");
+    const fs::path out = dir_ / "report";
+    pid_t gnuplot = 0;
+    const Ran r = run_report(out, {}, bin.string() + ":/usr/bin:/bin", [&](pid_t report) {
+      for (int i = 0; i < 2000 && !fs::exists(pidfile); ++i) ::usleep(5000);
+      gnuplot = std::stoi(slurp(pidfile));
+      ::kill(report, sig);
+    });
+    EXPECT_EQ(exit_code(r), 2) << r.err;
+    EXPECT_NE(r.err.find("interrupted by " + std::string(sigabbrev_np(sig))), std::string::npos)
+        << r.err;
+    EXPECT_NE(gnuplot, 0);
+    EXPECT_TRUE(::kill(gnuplot, 0) != 0 && errno == ESRCH) << "gnuplot " << gnuplot << " alive";
+    EXPECT_FALSE(fs::exists(out));
+    EXPECT_EQ(staged_left(out), "");
+  }
+}
+
+// Markup in a set's free text (the CPU model, a reason) reaches index.md as text, not as HTML or
+// a link.
+TEST_F(ReportDir, MarkupInASetsTextIsEscaped) {
+  json doc = small_sample();
+  const std::string markup = "<script>alert(1)</script> [x](javascript:alert(1)) a|b `c`";
+  doc["environment"]["cpu"]["model"] = markup;
+  doc["cases"][1]["reason"] = markup;
+  {
+    NoGnuplotOnPath no_gnuplot;
+    write_report(parse_result_set(doc.dump(), "markup.json"), {dir_.string(), ""});
+  }
+  const std::string index = slurp(dir_ / "index.md");
+  EXPECT_EQ(index.find("<script"), std::string::npos) << index;
+  EXPECT_EQ(index.find("x](javascript"), std::string::npos) << index;
+  const std::string escaped =
+      "&lt;script&gt;alert(1)&lt;/script&gt; [x\\](javascript:alert(1)) a\\|b \\`c\\`";
+  EXPECT_NE(index.find("Machine: wb-vm; " + escaped), std::string::npos) << index;
+  EXPECT_NE(index.find(escaped + " |"), std::string::npos) << index;
 }
 
 }  // namespace

@@ -63,7 +63,8 @@ const char* name_fault(std::string_view s) {
 bool is_safe_name(std::string_view s) { return name_fault(s) == nullptr; }
 
 void check_name(const std::string& what, const std::string& s) {
-  if (const char* fault = name_fault(s)) throw std::invalid_argument(what + " " + json_text(s) + " " + fault);
+  if (const char* fault = name_fault(s))
+    throw std::invalid_argument(what + " " + json_text(s) + " " + fault);
 }
 
 void check_text(const std::string& what, const std::string& s) {

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <charconv>
 #include <cstdio>
+#include <cstring>
 
 namespace wb {
 
@@ -44,9 +45,19 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep) {
 
 std::string md_escape(std::string_view s) {
   std::string out;
-  for (char ch : s) {
-    if (ch == '|') out += '\\';
-    out += ch;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char ch = s[i];
+    if (ch == '<') {
+      out += "&lt;";
+    } else if (ch == '>') {
+      out += "&gt;";
+    } else if (ch == '&') {
+      out += "&amp;";
+    } else {
+      const bool link = ch == ']' && i + 1 < s.size() && s[i + 1] == '(';
+      if (link || (ch != '\0' && std::strchr("|\\`", ch))) out += '\\';
+      out += ch;
+    }
   }
   return out;
 }

@@ -20,7 +20,9 @@ bool parse_int(std::string_view s, int64_t& v);
 std::string_view trim(std::string_view s);
 // "a, b, c" for join({"a", "b", "c"}, ", ").
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
-// `s` as a markdown table cell: each '|' escaped.
+// Text from a result set or a user as markdown, also inside a table cell: '<', '>' and '&' as HTML
+// entities (no element, such as a <script>, reaches a renderer), and '|', '\\', '`' and the ']'
+// of "](" backslash-escaped (no cell break, code span or inline link).
 std::string md_escape(std::string_view s);
 // `t` in UTC through strftime's `format` ("%Y-%m-%dT%H:%M:%SZ").
 std::string format_utc(std::time_t t, const char* format);
