@@ -7,14 +7,17 @@
 #include <linux/perf_event.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "common/system/topology.h"
 
@@ -47,6 +50,21 @@ inline std::string read_fixture(const std::filesystem::path& p) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// The wakebench binary with `args`, its stdout and stderr in files of `dir`: its exit code (128 +
+// the signal when killed), stdout and stderr.
+struct Ran {
+  int code = -1;
+  std::string out, err;
+};
+inline Ran run_wakebench(const std::vector<std::string>& args, const std::filesystem::path& dir) {
+  std::string cmd = WB_BINARY;
+  for (const std::string& a : args) cmd += " '" + a + "'";  // test paths hold no quote
+  cmd += " >" + (dir / "wb.stdout").string() + " 2>" + (dir / "wb.stderr").string();
+  const int rc = std::system(cmd.c_str());
+  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc), slurp(dir / "wb.stdout"),
+          slurp(dir / "wb.stderr")};
 }
 
 // A file under tests/fixtures, by its path relative to it.

@@ -1,0 +1,66 @@
+// A set `run` writes is a set every reader takes (issue 33, item 5): one run holding a case of
+// every status (ok, skipped, failed) and placement kind (pinned, pinned class this machine lacks,
+// kernel, kernel on a class this machine lacks, matrix cell), then report, predict --results,
+// compare, noise and run --until-decided on it. Asserts statuses and exit codes, never times.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "tests/support.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using wb::test::Ran;
+using wb::test::run_wakebench;
+
+// pipe/threads on every placement kind, small counts; a processes case whose timeout it cannot
+// meet fails.
+constexpr const char* kConfig = R"({
+  "schema_version": 1, "name": "roundtrip",
+  "defaults": { "round_trips": 200, "warmup": 20, "repetitions": 3, "timeout_s": 30 },
+  "cases": [
+    { "mechanisms": ["pipe"], "modes": ["threads"],
+      "placements": ["same-cpu", "cross-numa", "kernel", "kernel:cross-numa", "matrix:0"] },
+    { "mechanisms": ["pipe"], "modes": ["processes"], "placements": ["same-cpu"],
+      "round_trips": 100000000, "timeout_s": 0.5 }
+  ]
+})";
+
+TEST(SetRoundTrip, EveryReaderTakesWhatRunWrites) {
+  const fs::path dir = wb::test::fresh_test_dir("wb-roundtrip");
+  std::ofstream(dir / "config.json") << kConfig;
+  const std::string set = (dir / "set.json").string(), set2 = (dir / "set2.json").string();
+  for (const std::string& out : {set, set2}) {
+    const Ran run = run_wakebench(
+        {"run", "--config", (dir / "config.json").string(), "--out", out}, dir);
+    ASSERT_TRUE(fs::exists(out)) << run.err;
+  }
+  const json doc = json::parse(wb::test::slurp(set));
+  std::set<std::string> statuses, placements;
+  for (const json& c : doc["cases"]) {
+    statuses.insert(c["status"].get<std::string>());
+    placements.insert(c["placement"].get<std::string>());
+  }
+  EXPECT_EQ(statuses, (std::set<std::string>{"ok", "skipped", "failed"}));
+  EXPECT_EQ(placements.size(), 5u);
+  for (const std::vector<std::string>& reader : std::vector<std::vector<std::string>>{
+           {"report", set, "--out", (dir / "report").string()},
+           {"predict", "--results", set},
+           {"compare", set, set2},
+           {"noise", set, set2, "--out", (dir / "noise.json").string()},
+           {"run", "--config", (dir / "config.json").string(), "--until-decided", set,
+            "--benchmark_filter=same-cpu", "--out", (dir / "again.json").string()}}) {
+    const Ran r = run_wakebench(reader, dir);
+    EXPECT_EQ(r.err.find("cpuset is not"), std::string::npos) << reader[0] << ": " << r.err;
+    EXPECT_TRUE(r.code == 0 || (reader[0] == "run" && r.code == 1)) << reader[0] << ": " << r.err;
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
