@@ -288,6 +288,31 @@ void test_cells(Comparison& cmp, bool paired,
   }
 }
 
+// A set that shares no case with the baseline compares nothing: refused in one line.
+void refuse_disjoint(const Comparison& cmp) {
+  for (std::size_t s = 1; s < cmp.sets.size(); ++s) {
+    const bool shared = std::any_of(cmp.rows.begin(), cmp.rows.end(), [&](const CompareRow& r) {
+      return r.cells[0].present && r.cells[s].present;
+    });
+    if (!shared)
+      throw std::runtime_error("compare: " + cmp.sets[s].path +
+                               " shares no case with the baseline " + cmp.sets[0].path +
+                               " (case names, params and placements differ)");
+  }
+}
+
+// A cell with a value on both sides that could not be tested: UNKNOWN, and why.
+Decision untested(const CompareCell& base, const CompareCell& c) {
+  const auto side = [](const CompareCell& x) {
+    return std::to_string(x.repetitions.size()) + " of " + std::to_string(x.repetitions_total) +
+           (x.marked ? " (" + std::to_string(x.marked) + " did not sleep)" : "");
+  };
+  Decision d;
+  d.why = "too few repetitions to test (at least 2 a side): base " + side(base) + ", this set " +
+          side(c);
+  return d;
+}
+
 // BH over the tested cases of one set against the base, then each cell's verdict.
 void decide_cells(Comparison& cmp, bool paired) {
   const CompareOptions& o = cmp.options;
@@ -309,6 +334,9 @@ void decide_cells(Comparison& cmp, bool paired) {
                        c.aa_floor_pct.value_or(0.0) / 100, o.base_fixed};
       c.decision = decide(in, o.rules(), o.look_level());
     }
+    if (kind_of(o.metric.id) == MetricKind::kCounter) continue;  // shown, never tested
+    for (CompareRow& row : cmp.rows)
+      if (CompareCell& c = row.cells[s]; c.ratio && !c.test) c.decision = untested(row.cells[0], c);
   }
 }
 
@@ -458,6 +486,7 @@ Comparison compare_result_sets(const std::vector<ResultSet>& sets, const Compare
   cmp.options = resolve_options(sets, given);
   label_sets(sets, cmp);
   collect_rows(sets, cmp);
+  refuse_disjoint(cmp);
   const bool paired = one_ab_run(sets);
   std::map<std::pair<std::size_t, std::size_t>, int> too_few;  // (n base, n other) -> cases
   test_cells(cmp, paired, too_few);

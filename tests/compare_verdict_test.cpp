@@ -112,6 +112,49 @@ TEST(CompareVerdict, ARepetitionThatDidNotSleepIsLeftOutAndCounted) {
   EXPECT_NE(notes.find("0 of 12 in a, 4 of 12 in b"), std::string::npos) << notes;
 }
 
+// 14 of 15 repetitions of one side did not sleep (seed 003's binder-like llc/w2s2 shape): the case
+// still gets a verdict, UNKNOWN, and the reason names both sides' counts.
+TEST(CompareVerdict, TooFewRepetitionsLeftIsUnknownWithTheReason) {
+  std::mt19937_64 rng(5);
+  std::vector<Rep> a = around(rng, 15, 30000, 0.03), b = around(rng, 15, 30000, 0.03);
+  for (int i = 1; i < 15; ++i) b[i].marked = true;
+  const Comparison cmp = compare_result_sets(
+      {set_of({case_doc("llc", a)}, "a.json"), set_of({case_doc("llc", b)}, "b.json")}, {});
+  const CompareCell& c = cmp.rows[0].cells[1];
+  ASSERT_TRUE(c.decision);
+  EXPECT_EQ(c.decision->verdict, CompareVerdict::kUnknown);
+  EXPECT_EQ(c.decision->why,
+            "too few repetitions to test (at least 2 a side): base 15 of 15, this set 1 of 15 (14 "
+            "did not sleep)");
+  EXPECT_EQ(cmp.counts(1).at(CompareVerdict::kUnknown), 1);
+  // With two left it is tested as before: the reason is no longer this one.
+  b[1].marked = false;
+  const Comparison two = compare_result_sets(
+      {set_of({case_doc("llc", a)}, "a.json"), set_of({case_doc("llc", b)}, "b.json")}, {});
+  ASSERT_TRUE(two.rows[0].cells[1].decision);
+  EXPECT_EQ(two.rows[0].cells[1].decision->why.find("too few repetitions to test"),
+            std::string::npos);
+}
+
+// Sets that share no case compare nothing: refused in one line (--fail-on would otherwise pass).
+TEST(CompareVerdict, SetsThatShareNoCaseAreRefused) {
+  std::mt19937_64 rng(6);
+  const std::vector<Rep> a = around(rng, 5, 30000, 0.03);
+  try {
+    compare_result_sets(
+        {set_of({case_doc("llc", a)}, "a.json"), set_of({case_doc("same-cpu", a)}, "b.json")}, {});
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "compare: b.json shares no case with the baseline a.json (case names, params and "
+              "placements differ)");
+  }
+  EXPECT_NO_THROW(
+      compare_result_sets({set_of({case_doc("llc", a)}, "a.json"),
+                           set_of({case_doc("same-cpu", a), case_doc("llc", a)}, "b.json")},
+                          {}));
+}
+
 TEST(CompareVerdict, SetsOfOneAbRunPairByRound) {
   // Rounds that differ by 30 % between them and a 4 % change within each round: paired, the
   // change is DIFFERENT; the same values as two independent runs are not.
