@@ -1,7 +1,10 @@
 """--accel tcg|kvm: the qemu arguments, the labels on the result set and the guest job, and the
 one-line refusal without /dev/kvm (nothing here boots a guest)."""
+import signal
+
 import pytest
 
+import wblab.cli
 import wblab.qemu
 from wblab import BANNER, LabError
 from wblab.cli import main
@@ -88,8 +91,8 @@ def test_check_kvm_names_the_missing_device(tmp_path):
 def test_check_with_kvm_missing_is_one_line_exit_3(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(wblab.qemu, "KVM_DEVICE", str(tmp_path / "kvm"))
     assert main(["--check", "--accel", "kvm"]) == 3
-    out = capsys.readouterr().out.splitlines()
-    assert out == [f"wakebench-lab: missing prerequisite: --accel kvm: no {tmp_path}/kvm "
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"wakebench-lab: missing prerequisite: --accel kvm: no {tmp_path}/kvm "
                    "(KVM is off or absent here: use --accel tcg)"]
 
 
@@ -97,3 +100,15 @@ def test_kvm_with_tcg_thread_is_refused_before_anything(capsys):
     assert main(["--preset", "smt2", "--accel", "kvm", "--tcg-thread", "multi"]) == 2
     assert capsys.readouterr().err == \
         "wakebench-lab: --tcg-thread applies to --accel tcg only\n"
+
+
+def test_every_nonzero_exit_says_why(monkeypatch, capsys):
+    def interrupted(argv):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(wblab.cli, "main_one", interrupted)
+    assert main(["--preset", "smt2"]) == 130
+    assert capsys.readouterr().err == "wakebench-lab: interrupted (SIGINT)\n"
+    with pytest.raises(SystemExit) as stop:
+        wblab.cli.raise_on_signal(signal.SIGHUP, None)
+    assert stop.value.code == 128 + signal.SIGHUP
+    assert capsys.readouterr().err == "wakebench-lab: stopped by SIGHUP\n"

@@ -133,7 +133,8 @@ def test_the_model_reading_must_equal_the_guest_domains():
     assert model_mismatches(sysfs, predict_of(ALTRA, "MC"), results_of(ALTRA, "MC")) == []
     # A model that read the package as the LLC.
     bad = model_mismatches(sysfs, predict_of(ALTRA, "PKG"), results_of(ALTRA, "MC"))
-    assert bad[0] == "cpu0 LLC level (highest SD_SHARE_LLC): the model's PKG, guest MC"
+    assert bad[0] == ("cpu0 LLC level (highest SD_SHARE_LLC or SD_SHARE_PKG_RESOURCES): the "
+                      "model's PKG, guest MC")
     # A recorded dump with a level removed.
     short = model_mismatches(dump(lambda c: ALTRA(c)[1:]), predict_of(ALTRA, "MC"),
                              results_of(ALTRA, "MC"))
@@ -166,20 +167,38 @@ def test_elf_arch(tmp_path):
     assert elf_arch(tmp_path / "txt") is None
 
 
-RECORDED = Path(__file__).parent / "fixtures/arm64-altra"
+FIXTURES = Path(__file__).parent / "fixtures"
 
 
-def recorded_check(monkeypatch, tmp_path, edit=lambda text: text):
-    """check_model_domains on the arm64-altra guest's recorded dump (edited), its result set's
-    sched domains and the predictor's reading of that set, as the lab runs it."""
-    predict = json.loads((RECORDED / "predict-domains.json").read_text())
+def recorded_check(monkeypatch, tmp_path, edit=lambda text: text, guest="arm64-altra",
+                   edit_set=lambda doc: doc):
+    """check_model_domains on a guest's recorded dump (edited), its result set's sched domains
+    (edited) and the predictor's reading of that set, as the lab runs it."""
+    recorded = FIXTURES / guest
+    predict = json.loads((recorded / "predict-domains.json").read_text())
     monkeypatch.setattr(wblab.guest, "run_json", lambda cmd: (predict, None))
     results = tmp_path / "results.json"
-    results.write_text((RECORDED / "sched-domains.json").read_text())
-    sysfs = parse_sysfs(edit((RECORDED / "sysfs.txt").read_text()))
+    results.write_text(json.dumps(edit_set(json.loads((recorded / "sched-domains.json").read_text()))))
+    sysfs = parse_sysfs(edit((recorded / "sysfs.txt").read_text()))
     summary, problems = {}, []
     wblab.guest.check_model_domains("wakebench", sysfs, results, summary, problems)
     return summary["model_domains_check"]["mismatches"], problems
+
+
+def test_a_kernel_before_6_10_spells_the_llc_flag_sd_share_pkg_resources(monkeypatch, tmp_path):
+    """Debian 12's stock 6.1 kernel in the smt2 guest (recorded 2026-12-02): its LLC level carries
+    SD_SHARE_PKG_RESOURCES; without that flag on any level the check must fail."""
+    assert recorded_check(monkeypatch, tmp_path, guest="x86-smt2-debian-6.1") == ([], [])
+
+    def no_llc_flag(doc):
+        for d in doc["environment"]["sched_domains"]:
+            d["flags"] = [f for f in d["flags"] if f != "SD_SHARE_PKG_RESOURCES"]
+        return doc
+    mism, problems = recorded_check(monkeypatch, tmp_path, guest="x86-smt2-debian-6.1",
+                                    edit_set=no_llc_flag)
+    assert mism == ["cpu0 LLC level (highest SD_SHARE_LLC or SD_SHARE_PKG_RESOURCES): the "
+                    "model's MC, guest none"]
+    assert problems == ["the guest's sched domains differ from the model's (1)"]
 
 
 def test_recorded_guest_domains_equal_the_model_and_a_removed_level_fails(monkeypatch, tmp_path):

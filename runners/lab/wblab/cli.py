@@ -127,7 +127,7 @@ def check_prerequisites(args):
         wakebench = find_wakebench(args.wakebench)
         find_guest_wakebench(args.guest_wakebench, arch, wakebench)
     except LabError as e:
-        print(f"wakebench-lab: missing prerequisite: {e}")
+        print(f"wakebench-lab: missing prerequisite: {e}", file=sys.stderr)
         return 3
     print(f"wakebench-lab: ready (accel {args.accel}, kernel {kernel}, wakebench {wakebench})")
     return 0
@@ -164,6 +164,7 @@ def main_one(argv):
 
 
 def raise_on_signal(signum, _frame):
+    print(f"wakebench-lab: stopped by {signal.Signals(signum).name}", file=sys.stderr)
     raise SystemExit(128 + signum)
 
 
@@ -180,4 +181,5 @@ def main(argv=None):
         print(f"wakebench-lab: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        print("wakebench-lab: interrupted (SIGINT)", file=sys.stderr)
         return 130

@@ -4,6 +4,11 @@ result set's environment.sched_domains) and the ones `wakebench predict --result
 result set (predict.json's `domains`). Every difference is one line; the lab fails on any."""
 from .cpulist import format_cpu_list, parse_cpu_list
 
+# The flag of the level whose CPUs share the LLC: SD_SHARE_LLC since 6.10, SD_SHARE_PKG_RESOURCES
+# before (include/linux/sched/sd_flags.h), as common/system/sched_domains.cpp reads them.
+LLC_FLAGS = ("SD_SHARE_LLC", "SD_SHARE_PKG_RESOURCES")
+LLC_FLAGS_TEXT = " or ".join(LLC_FLAGS)
+
 # What a preset's ("NAME", scope) spans, as keys of qemu.expected_topology's CPU records.
 SCOPES = {"core": "siblings", "cluster": "cluster", "socket": None, "node": None, "all": None}
 
@@ -60,13 +65,13 @@ def model_levels(predict):
 
 
 def recorded_llc(results):
-    """{cpu: name of the highest level whose flags hold SD_SHARE_LLC, or None} for every CPU the
-    result set's environment.sched_domains records."""
+    """{cpu: name of the highest level whose flags hold an LLC_FLAGS flag, or None} for every CPU
+    the result set's environment.sched_domains records."""
     llc = {}
     doms = (results.get("environment") or {}).get("sched_domains")
     for d in sorted(doms if isinstance(doms, list) else [], key=lambda d: d.get("domain", 0)):
         llc.setdefault(d["cpu"], None)
-        if "SD_SHARE_LLC" in d.get("flags", []):
+        if any(f in LLC_FLAGS for f in d.get("flags", [])):
             llc[d["cpu"]] = d.get("name")
     return llc
 
@@ -83,6 +88,6 @@ def model_mismatches(sysfs, predict, results):
         bad.append("the result set records no sched domains: the LLC level is not checked")
     for c in sorted(kernel_llc):
         if llc.get(c) != kernel_llc[c]:
-            bad.append(f"cpu{c} LLC level (highest SD_SHARE_LLC): the model's "
+            bad.append(f"cpu{c} LLC level (highest {LLC_FLAGS_TEXT}): the model's "
                        f"{llc.get(c) or 'none'}, guest {kernel_llc[c] or 'none'}")
     return bad
