@@ -179,15 +179,24 @@ void add_wakeup_facts(nlohmann::ordered_json& r, const std::vector<PairSamples>&
   const SwitchShares s = switches_per_round_trip(rep);
   r["blocked"] = sides_json(s.blocked);
   r["preempted"] = sides_json(s.preempted);
-  r["marked"] = repetition_marked(s);
+  r["marked"] = repetition_marked(s, marking_exempt_side(spec.params));
   if (spec.kernel) r["classes"] = repetition_classes_json(rep, topo);
 }
 
 // The case's repetitions that repetition_marked() marks (docs/result-set.md#blocked).
 int64_t marked_repetitions(const CaseRecord& rec) {
   int64_t n = 0;
-  for (const auto& rep : rec.repetitions) n += repetition_marked(switches_per_round_trip(rep));
+  const auto exempt = marking_exempt_side(rec.spec.params);
+  for (const auto& rep : rec.repetitions)
+    n += repetition_marked(switches_per_round_trip(rep), exempt);
   return n;
+}
+
+// `marking_exempt`: {side: why} for the side the marking rule leaves out, else null.
+nlohmann::ordered_json marking_exempt_json(const Params& p) {
+  const auto exempt = marking_exempt_side(p);
+  if (!exempt) return nullptr;
+  return {{std::string(role_id(exempt->side)), exempt->why}};
 }
 
 }  // namespace
@@ -265,6 +274,7 @@ nlohmann::ordered_json case_json(const CaseRecord& rec, const Topology& topo) {
   j["wakeup_ns"] = to_json(compute_stats(std::span<const int64_t>(wake_all)));
   j["repetitions"] = reps;
   j["marked_repetitions"] = marked_repetitions(rec);
+  j["marking_exempt"] = marking_exempt_json(s.params);
   j["counters"] = counters_json(rec);
   j["observed"] = s.kernel ? observed_json(rec, topo) : nlohmann::ordered_json(nullptr);
   j["trace"] = rec.trace;
