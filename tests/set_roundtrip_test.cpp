@@ -37,8 +37,8 @@ TEST(SetRoundTrip, EveryReaderTakesWhatRunWrites) {
   std::ofstream(dir / "config.json") << kConfig;
   const std::string set = (dir / "set.json").string(), set2 = (dir / "set2.json").string();
   for (const std::string& out : {set, set2}) {
-    const Ran run = run_wakebench(
-        {"run", "--config", (dir / "config.json").string(), "--out", out}, dir);
+    const Ran run =
+        run_wakebench({"run", "--config", (dir / "config.json").string(), "--out", out}, dir);
     ASSERT_TRUE(fs::exists(out)) << run.err;
   }
   const json doc = json::parse(wb::test::slurp(set));
