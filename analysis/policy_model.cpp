@@ -392,6 +392,52 @@ bool exact_has_idle_cores(const SchedTopology& sched, const WakeInput& in, int c
 }
 
 // ---------------------------------------------------------------------------------------------
+// The rules (docs/policy-model.md#rules): ids named after the kernel's code.
+
+namespace {
+constexpr std::pair<DecisionRule, std::string_view> kRules[] = {
+    {DecisionRule::kTtwuRunnable, "ttwu_runnable"},
+    {DecisionRule::kOneAllowedCpu, "nr_cpus_allowed_1"},
+    {DecisionRule::kCurrentCpu, "wf_current_cpu"},
+    {DecisionRule::kBeforeDomainWalk, "hook_before_domain_walk"},
+    {DecisionRule::kAfterWakeAffine, "hook_after_wake_affine"},
+    {DecisionRule::kSisTarget, "sis_target"},
+    {DecisionRule::kSisPrev, "sis_prev"},
+    {DecisionRule::kSisKthread, "sis_kthread"},
+    {DecisionRule::kSisRecent, "sis_recent_used_cpu"},
+    {DecisionRule::kSisNoLlc, "sis_no_sd_llc"},
+    {DecisionRule::kSisSmt, "sis_select_idle_smt"},
+    {DecisionRule::kSisSyncCore, "hook_select_idle_sync_core"},
+    {DecisionRule::kSisIdleCpu, "sis_select_idle_cpu"},
+    {DecisionRule::kSisPrevAff, "sis_prev_aff"},
+    {DecisionRule::kSisRecentFallback, "sis_recent_fallback"},
+    {DecisionRule::kSisTargetFallback, "sis_target_fallback"},
+    {DecisionRule::kSelectFallbackRq, "select_fallback_rq"},
+};
+}  // namespace
+
+const std::vector<DecisionRule>& all_decision_rules() {
+  static const std::vector<DecisionRule> rules = [] {
+    std::vector<DecisionRule> v;
+    for (const auto& [rule, id] : kRules) v.push_back(rule);
+    return v;
+  }();
+  return rules;
+}
+
+std::string_view decision_rule_id(DecisionRule r) {
+  for (const auto& [rule, id] : kRules)
+    if (rule == r) return id;
+  return "?";
+}
+
+std::optional<DecisionRule> parse_decision_rule(std::string_view id) {
+  for (const auto& [rule, name] : kRules)
+    if (name == id) return rule;
+  return std::nullopt;
+}
+
+// ---------------------------------------------------------------------------------------------
 // One wakeup through the kernel path, with the policy's hooks.
 
 namespace {
@@ -406,26 +452,31 @@ class Selector {
 
   WakeDecision run() {
     int cpu = try_to_wake_up();
-    return {cpu, join(steps_, "; "), recent_after_, waker_flips_};
+    return {cpu, rule_, join(steps_, "; "), recent_after_, waker_flips_};
   }
 
  private:
   void note(std::string s) { steps_.push_back(std::move(s)); }
+  // The branch that returns `cpu` (a later one, select_fallback_rq, overrides it).
+  int chose(DecisionRule rule, int cpu) {
+    rule_ = rule;
+    return cpu;
+  }
   static std::string n(int cpu) { return std::to_string(cpu); }
 
   // kernel/sched/core.c try_to_wake_up() -> select_task_rq() (policy-model.md#bypasses).
   int try_to_wake_up() {
     if (in_.wakee_queued) {
       note("ttwu_runnable: wakee still queued on prev -> " + n(in_.prev));
-      return in_.prev;
+      return chose(DecisionRule::kTtwuRunnable, in_.prev);
     }
     if (ctx_.nr_allowed() == 1) {
       int only = ctx_.first_allowed();
       note("select_task_rq: nr_cpus_allowed == 1 -> " + n(only));
-      return only;
+      return chose(DecisionRule::kOneAllowedCpu, only);
     }
     int cpu = select_task_rq_fair();
-    if (!ctx_.allowed(cpu)) cpu = select_fallback_rq(cpu);
+    if (!ctx_.allowed(cpu)) cpu = chose(DecisionRule::kSelectFallbackRq, select_fallback_rq(cpu));
     return cpu;
   }
 
@@ -456,11 +507,11 @@ class Selector {
     if ((in_.current_cpu || policy_.wake_carries_current_cpu()) && ctx_.allowed(cpu)) {
       note(std::string(in_.current_cpu ? "WF_CURRENT_CPU" : "WF_CURRENT_CPU (handoff)") +
            " -> waker " + n(cpu));
-      return cpu;
+      return chose(DecisionRule::kCurrentCpu, cpu);
     }
     if (auto r = policy_.before_domain_walk(ctx_)) {
       note(std::string(policy_.id()) + ": sync, waker rq nr_running < 2 -> waker " + n(*r));
-      return *r;
+      return chose(DecisionRule::kBeforeDomainWalk, *r);
     }
     bool wide = wake_wide();
     bool want_affine = !wide && ctx_.allowed(cpu);
@@ -480,7 +531,7 @@ class Selector {
         if (auto r = policy_.after_wake_affine(ctx_, new_cpu)) {
           note(std::string(policy_.id()) + ": reciprocal sync, waker alone, no SMT -> waker " +
                n(*r));
-          return *r;
+          return chose(DecisionRule::kAfterWakeAffine, *r);
         }
         break;
       }
@@ -552,19 +603,19 @@ class Selector {
     const int cpu = in_.waker;
     if (ctx_.idle(target)) {
       note("SIS target " + n(target) + " idle");
-      return target;
+      return chose(DecisionRule::kSisTarget, target);
     }
     int prev_aff = -1;
     if (prev != target && sched_.cpus_share_cache(prev, target) && ctx_.idle(prev)) {
       if (!sched_.cluster_active() || sched_.cpus_share_resources(prev, target)) {
         note("SIS prev " + n(prev) + " idle, shares LLC");
-        return prev;
+        return chose(DecisionRule::kSisPrev, prev);
       }
       prev_aff = prev;
     }
     if (in_.waker_kthread && in_.in_task && prev == cpu && ctx_.nr_running(cpu) <= 1) {
       note("SIS per-CPU kthread waker, stack on prev " + n(prev));
-      return prev;
+      return chose(DecisionRule::kSisKthread, prev);
     }
     int recent = in_.recent_used_cpu;
     recent_after_ = prev;
@@ -572,7 +623,7 @@ class Selector {
         sched_.cpus_share_cache(recent, target) && ctx_.idle(recent) && ctx_.allowed(recent)) {
       if (!sched_.cluster_active() || sched_.cpus_share_resources(recent, target)) {
         note("SIS recent_used_cpu " + n(recent) + " idle");
-        return recent;
+        return chose(DecisionRule::kSisRecent, recent);
       }
     } else {
       recent = -1;
@@ -580,7 +631,7 @@ class Selector {
     const SchedDomain* sd = sched_.sd_llc(target);
     if (!sd) {
       note("SIS no LLC domain -> target " + n(target));
-      return target;
+      return chose(DecisionRule::kSisNoLlc, target);
     }
     bool has_idle_core = false;
     if (sched_.smt_active()) {
@@ -589,29 +640,30 @@ class Selector {
       if (!has_idle_core && sched_.cpus_share_cache(prev, target)) {
         if (auto i = select_idle_smt(*sd, prev)) {
           note("SIS select_idle_smt(prev " + n(prev) + ") -> " + n(*i));
-          return *i;
+          return chose(DecisionRule::kSisSmt, *i);
         }
       }
       if (sync_gate && policy_.sync_core_hook() == SyncCoreHook::kSiblingFirst) {
         if (auto i = select_idle_sync_core(*sd, target)) {
           note(std::string(policy_.id()) + ": select_idle_sync_core -> " + n(*i));
-          return *i;
+          return chose(DecisionRule::kSisSyncCore, *i);
         }
       }
     }
     int sync_cpu =
         (sync_gate && policy_.sync_core_hook() == SyncCoreHook::kIdleCoreScan) ? cpu : -1;
-    if (auto i = select_idle_cpu(*sd, has_idle_core, target, sync_cpu)) return *i;
+    if (auto i = select_idle_cpu(*sd, has_idle_core, target, sync_cpu))
+      return chose(DecisionRule::kSisIdleCpu, *i);
     if (prev_aff >= 0) {
       note("SIS fallback prev_aff " + n(prev_aff));
-      return prev_aff;
+      return chose(DecisionRule::kSisPrevAff, prev_aff);
     }
     if (recent >= 0) {
       note("SIS fallback recent_used_cpu " + n(recent));
-      return recent;
+      return chose(DecisionRule::kSisRecentFallback, recent);
     }
     note("SIS nothing idle -> target " + n(target));
-    return target;
+    return chose(DecisionRule::kSisTargetFallback, target);
   }
 
   std::optional<int> select_idle_smt(const SchedDomain& sd, int prev) const {
@@ -732,6 +784,7 @@ class Selector {
   const WakeInput& in_;
   const WakeupPolicy& policy_;
   std::vector<std::string> steps_;
+  DecisionRule rule_ = DecisionRule::kSisTargetFallback;
   int recent_after_ = -1;
   int waker_flips_ = 0;
 };

@@ -187,6 +187,7 @@ json predict_scenario(const SchedTopology& sched, const Scenario& s, const std::
     policies[std::string(p->id())] = {
         {"cpu", d.cpu},
         {"class", std::string(class_id(classify(sched.topology(), s.wake.waker, d.cpu)))},
+        {"rule", std::string(decision_rule_id(d.rule))},
         {"path", d.path}};
   }
   return {{"scenario", s.given}, {"policies", policies}};
