@@ -167,22 +167,6 @@ std::string presence_text(const Comparison& cmp, const CompareRow& r) {
   return "only in " + in + " (missing from " + out + ")";
 }
 
-// `text` as lines of at most kTextWidth, each starting with `indent`, broken at spaces.
-std::string wrap(const std::string& text, const std::string& indent) {
-  std::string out, line = indent;
-  std::istringstream words(text);
-  for (std::string w; words >> w;) {
-    if (line.size() > indent.size() && line.size() + 1 + w.size() > kTextWidth) {
-      out += line + "\n";
-      line = indent + "  ";
-    } else if (line.size() > indent.size()) {
-      line += ' ';
-    }
-    line += w;
-  }
-  return out + line + "\n";
-}
-
 std::string indent_lines(const std::string& text, const std::string& indent) {
   std::string out;
   std::istringstream lines(text);

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <sstream>
 
 namespace wb {
 
@@ -41,6 +42,21 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep) {
     out += parts[i];
   }
   return out;
+}
+
+std::string wrap(const std::string& text, const std::string& indent, std::size_t width) {
+  std::string out, line = indent;
+  std::istringstream words(text);
+  for (std::string w; words >> w;) {
+    if (line.size() > indent.size() && line.size() + 1 + w.size() > width) {
+      out += line + "\n";
+      line = indent + "  ";
+    } else if (line.size() > indent.size()) {
+      line += ' ';
+    }
+    line += w;
+  }
+  return out + line + "\n";
 }
 
 std::string md_escape(std::string_view s) {

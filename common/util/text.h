@@ -18,6 +18,9 @@ std::string us_figure(double ns);
 bool parse_int(std::string_view s, int64_t& v);
 // `s` without leading and trailing whitespace or NULs (some kernel files end in one).
 std::string_view trim(std::string_view s);
+// `text` as lines of at most `width` columns, each starting with `indent` (continuation lines
+// with two more spaces), broken at spaces; a final newline.
+std::string wrap(const std::string& text, const std::string& indent, std::size_t width = 100);
 // "a, b, c" for join({"a", "b", "c"}, ", ").
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
 // Text from a result set or a user as markdown, also inside a table cell: '<', '>' and '&' as HTML

@@ -1,0 +1,154 @@
+#include "analysis/replay.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <iomanip>
+#include <sstream>
+#include <stdexcept>
+
+#include "common/util/cpulist.h"
+#include "common/util/text.h"
+
+namespace wb {
+
+WakeInput wake_input_of(const DecisionRecord& d, const SchedTopology& sched) {
+  WakeInput in;
+  in.waker = d.waker_cpu;
+  in.prev = d.prev;
+  in.sync = (d.wake_flags & kWfSync) != 0;
+  in.current_cpu = (d.wake_flags & kWfCurrentCpu) != 0;
+  in.waker_flips = d.waker_flips;
+  in.wakee_flips = d.wakee_flips;
+  in.waker_last_wakee_is_wakee = d.last_wakee;
+  in.reciprocal = d.last_wakee;
+  in.recent_used_cpu = d.recent_used_cpu;
+  in.allowed = d.allowed;
+  in.has_idle_cores = d.has_idle_cores;
+  in.nr_idle_scan = d.nr_idle_scan;
+  for (int c : sched.cpus())
+    if (!std::binary_search(d.idle.begin(), d.idle.end(), c)) in.nr_running[c] = 1;
+  in.nr_running[d.waker_cpu] = d.waker_nr_running;
+  in.delayed[d.waker_cpu] = d.waker_delayed;
+  return in;
+}
+
+int64_t ReplayResult::total() const {
+  int64_t n = 0;
+  for (const auto& [rule, t] : by_rule) n += t.count;
+  return n;
+}
+
+int64_t ReplayResult::agreed() const {
+  int64_t n = 0;
+  for (const auto& [rule, t] : by_rule) n += t.agree;
+  return n;
+}
+
+std::vector<DecisionRule> ReplayResult::uncovered() const {
+  std::vector<DecisionRule> out;
+  for (DecisionRule r : all_decision_rules())
+    if (!by_rule.count(r)) out.push_back(r);
+  return out;
+}
+
+ReplayResult replay_decisions(const std::vector<DecisionRecord>& records,
+                              const SchedTopology& sched, const WakeupPolicy& policy) {
+  ReplayResult out;
+  out.policy = std::string(policy.id());
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const DecisionRecord& d = records[i];
+    const std::string at = "decision " + std::to_string(i + 1) + " (pid " + std::to_string(d.pid) + ")";
+    const auto rule = parse_decision_rule(d.rule);
+    if (!rule) throw std::invalid_argument(at + ": unknown rule \"" + d.rule + "\"");
+    WakeDecision model;
+    try {
+      model = predict_wakeup(sched, wake_input_of(d, sched), policy);
+    } catch (const std::exception& e) {
+      throw std::invalid_argument(at + ": " + e.what());
+    }
+    RuleTally& t = out.by_rule[*rule];
+    ++t.count;
+    if (model.cpu == d.cpu && model.rule == *rule)
+      ++t.agree;
+    else
+      out.disagreements.push_back({i, d, model});
+  }
+  return out;
+}
+
+namespace {
+
+std::string percent(int64_t part, int64_t whole) {
+  return whole ? fmt("%.2f%%", 100.0 * static_cast<double>(part) / static_cast<double>(whole))
+               : "-";
+}
+
+std::string rule_list(const std::vector<DecisionRule>& rules) {
+  std::vector<std::string> ids;
+  for (DecisionRule r : rules) ids.emplace_back(decision_rule_id(r));
+  return join(ids, ", ");
+}
+
+std::string inputs_text(const DecisionRecord& d) {
+  char flags[16];
+  std::snprintf(flags, sizeof flags, "0x%x", d.wake_flags);
+  return "waker " + std::to_string(d.waker_cpu) + " prev " + std::to_string(d.prev) + " flags " +
+         flags + " idle " + (d.idle.empty() ? "-" : format_cpu_list(d.idle)) + " recent " +
+         std::to_string(d.recent_used_cpu) + " has_idle_cores " +
+         std::to_string(d.has_idle_cores) + " nr_running " + std::to_string(d.waker_nr_running);
+}
+
+// One line of the table: the rule left-aligned, the counts right-aligned.
+std::string table_row(const std::string& rule, const std::string& count, const std::string& agree,
+                      const std::string& disagree) {
+  std::ostringstream l;
+  l << std::left << std::setw(28) << rule << std::right << std::setw(10) << count << std::setw(10)
+    << agree << std::setw(10) << disagree;
+  return l.str();
+}
+
+}  // namespace
+
+std::string render_replay_text(const ReplayResult& r, std::size_t first) {
+  std::ostringstream out;
+  const int64_t total = r.total(), agreed = r.agreed();
+  out << "replay under " << r.policy << ": " << agreed << " of " << total
+      << " decisions agree in CPU and rule (" << percent(agreed, total) << "), "
+      << total - agreed << " disagree\n\n";
+  out << table_row("kernel's rule", "count", "agree", "disagree") << "\n";
+  for (const auto& [rule, t] : r.by_rule)
+    out << table_row(std::string(decision_rule_id(rule)), std::to_string(t.count),
+                     std::to_string(t.agree), std::to_string(t.count - t.agree))
+        << "\n";
+  if (const auto none = r.uncovered(); !none.empty())
+    out << "\n" << wrap("uncovered (no decision was made by them; not agreement): " + rule_list(none), "");
+  const std::size_t shown = std::min(first, r.disagreements.size());
+  if (shown > 0) out << "\nfirst " << shown << " of " << r.disagreements.size() << " disagreements:\n";
+  for (std::size_t i = 0; i < shown; ++i) {
+    const ReplayDisagreement& x = r.disagreements[i];
+    out << "  #" << x.index + 1 << " pid " << x.record.pid << ": " << inputs_text(x.record) << "\n"
+        << "    kernel " << x.record.rule << " -> " << x.record.cpu << " (" << x.record.affine
+        << "); model " << decision_rule_id(x.model.rule) << " -> " << x.model.cpu << "\n";
+  }
+  return out.str();
+}
+
+nlohmann::ordered_json replay_json(const ReplayResult& r) {
+  nlohmann::ordered_json rules = nlohmann::ordered_json::object();
+  for (const auto& [rule, t] : r.by_rule)
+    rules[std::string(decision_rule_id(rule))] = {
+        {"count", t.count}, {"agree", t.agree}, {"disagree", t.count - t.agree}};
+  nlohmann::ordered_json dis = nlohmann::ordered_json::array();
+  for (const ReplayDisagreement& x : r.disagreements)
+    dis.push_back({{"index", x.index},
+                   {"pid", x.record.pid},
+                   {"kernel", {{"rule", x.record.rule}, {"cpu", x.record.cpu}}},
+                   {"model", {{"rule", decision_rule_id(x.model.rule)}, {"cpu", x.model.cpu},
+                              {"path", x.model.path}}}});
+  nlohmann::ordered_json uncovered = nlohmann::ordered_json::array();
+  for (DecisionRule u : r.uncovered()) uncovered.push_back(decision_rule_id(u));
+  return {{"policy", r.policy},    {"decisions", r.total()}, {"agree", r.agreed()},
+          {"rules", rules},        {"uncovered", uncovered}, {"disagreements", dis}};
+}
+
+}  // namespace wb

@@ -1,0 +1,51 @@
+// `wakebench replay`: every recorded wakeup decision (common/schema/wake_decision.h) fed, inputs
+// only, to one policy's model, and the model's CPU and rule held to the kernel's
+// (docs/policy-model.md#replay). Pure: records in, tallies out.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "analysis/policy_model.h"
+#include "common/schema/wake_decision.h"
+
+namespace wb {
+
+// The model's input for a recorded decision: its flags, flips, recent_used_cpu, has_idle_cores,
+// nr_idle_scan and allowed CPUs as read; every CPU of `idle` idle, the waker's CPU with the
+// recorded nr_running and delayed count, every other CPU running one task.
+WakeInput wake_input_of(const DecisionRecord& d, const SchedTopology& sched);
+
+struct ReplayDisagreement {
+  std::size_t index = 0;  // the record's position, from 0
+  DecisionRecord record;
+  WakeDecision model;
+};
+
+struct RuleTally {
+  int64_t count = 0, agree = 0;  // decisions the kernel made by the rule; those the model made too
+};
+
+struct ReplayResult {
+  std::string policy;
+  std::map<DecisionRule, RuleTally> by_rule;  // by the kernel's rule
+  std::vector<ReplayDisagreement> disagreements;
+  int64_t total() const;
+  int64_t agreed() const;
+  std::vector<DecisionRule> uncovered() const;  // rules no record was decided by
+};
+
+// Throws std::invalid_argument "decision N: unknown rule \"x\"" or the model's error (a CPU
+// outside the topology) naming the record.
+ReplayResult replay_decisions(const std::vector<DecisionRecord>& records,
+                              const SchedTopology& sched, const WakeupPolicy& policy);
+
+// The verdict line, the table by rule, the uncovered rules and the first `first` disagreements,
+// within 100 columns.
+std::string render_replay_text(const ReplayResult& r, std::size_t first);
+nlohmann::ordered_json replay_json(const ReplayResult& r);
+
+}  // namespace wb

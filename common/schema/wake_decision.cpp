@@ -1,0 +1,131 @@
+#include "common/schema/wake_decision.h"
+
+#include <charconv>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include "common/util/cpulist.h"
+#include "common/util/text.h"
+
+namespace wb {
+namespace {
+
+constexpr std::string_view kEvent = ": sched_wake_decision: ";
+
+using Fields = std::map<std::string, std::string, std::less<>>;
+
+// "key=value" tokens separated by spaces; a repeated or value-less token is refused.
+Fields split_fields(std::string_view fields) {
+  Fields out;
+  for (std::size_t pos = 0; pos < fields.size();) {
+    const std::size_t end = std::min(fields.find(' ', pos), fields.size());
+    const std::string_view tok = fields.substr(pos, end - pos);
+    pos = end + 1;
+    if (tok.empty()) continue;
+    const std::size_t eq = tok.find('=');
+    if (eq == std::string_view::npos || eq == 0)
+      throw std::invalid_argument("token \"" + std::string(tok) + "\" is not key=value");
+    if (!out.emplace(std::string(tok.substr(0, eq)), std::string(tok.substr(eq + 1))).second)
+      throw std::invalid_argument("field \"" + std::string(tok.substr(0, eq)) + "\" repeated");
+  }
+  return out;
+}
+
+class Reader {
+ public:
+  explicit Reader(Fields f) : f_(std::move(f)) {}
+  const std::string& text(const char* key) {
+    const auto it = f_.find(key);
+    if (it == f_.end()) throw std::invalid_argument("field \"" + std::string(key) + "\" missing");
+    used_.insert(key);
+    return it->second;
+  }
+  // Decimal, or hexadecimal after "0x" (wake_flags).
+  int64_t integer(const char* key, int64_t lo, int64_t hi) {
+    const std::string& v = text(key);
+    const bool hex = v.rfind("0x", 0) == 0;
+    const char *begin = v.data() + (hex ? 2 : 0), *end = v.data() + v.size();
+    int64_t n = 0;
+    const auto [stop, ec] = std::from_chars(begin, end, n, hex ? 16 : 10);
+    if (begin == end || ec != std::errc() || stop != end || n < lo || n > hi)
+      throw std::invalid_argument("field \"" + std::string(key) + "\" is \"" + v +
+                                  "\", not an integer in [" + std::to_string(lo) + ", " +
+                                  std::to_string(hi) + "]");
+    return n;
+  }
+  bool flag(const char* key) { return integer(key, 0, 1) == 1; }
+  int cpu(const char* key, int lo = 0) { return static_cast<int>(integer(key, lo, kMaxCpus - 1)); }
+  std::vector<int> cpus(const char* key) {
+    const std::string& v = text(key);
+    if (v.empty()) return {};
+    try {
+      return parse_cpu_list(v);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument("field \"" + std::string(key) + "\": " + e.what());
+    }
+  }
+  // Every field was read: an unknown one is a format this reader does not know.
+  void done() const {
+    for (const auto& [key, value] : f_)
+      if (!used_.count(key)) throw std::invalid_argument("unknown field \"" + key + "\"");
+  }
+
+ private:
+  Fields f_;
+  std::set<std::string, std::less<>> used_;
+};
+
+}  // namespace
+
+DecisionRecord parse_decision_fields(std::string_view fields) {
+  Reader r(split_fields(fields));
+  DecisionRecord d;
+  d.pid = static_cast<int>(r.integer("pid", 1, 1 << 30));
+  d.waker_cpu = r.cpu("waker_cpu");
+  d.prev = r.cpu("prev");
+  d.wake_flags = static_cast<unsigned>(r.integer("wake_flags", 0, 0xffff));
+  d.waker_flips = static_cast<int>(r.integer("waker_flips", 0, 1 << 30));
+  d.wakee_flips = static_cast<int>(r.integer("wakee_flips", 0, 1 << 30));
+  d.last_wakee = r.flag("last_wakee");
+  d.allowed = r.cpus("allowed");
+  d.nr_idle_scan = static_cast<int>(r.integer("nr_idle_scan", 0, kMaxCpus));
+  d.recent_used_cpu = r.cpu("recent_used_cpu", -1);
+  d.has_idle_cores = r.flag("has_idle_cores");
+  d.waker_nr_running = static_cast<int>(r.integer("waker_nr_running", 0, 1000000));
+  d.waker_delayed = static_cast<int>(r.integer("waker_delayed", 0, d.waker_nr_running));
+  d.idle = r.cpus("idle");
+  d.wake_wide = r.flag("wake_wide");
+  d.want_affine = r.flag("want_affine");
+  d.affine = r.text("affine");
+  if (d.affine != "none" && d.affine != "WA_IDLE" && d.affine != "WA_WEIGHT")
+    throw std::invalid_argument("field \"affine\" is \"" + d.affine +
+                                "\", not none, WA_IDLE or WA_WEIGHT");
+  d.rule = r.text("rule");
+  d.cpu = r.cpu("cpu");
+  r.done();
+  return d;
+}
+
+std::vector<DecisionRecord> parse_decisions(std::string_view text) {
+  std::vector<DecisionRecord> out;
+  std::size_t line_no = 0;
+  for (std::size_t pos = 0; pos < text.size();) {
+    const std::size_t nl = std::min(text.find('\n', pos), text.size());
+    const std::string_view line = trim(text.substr(pos, nl - pos));
+    pos = nl + 1;
+    ++line_no;
+    const std::size_t at = line.find(kEvent);
+    if (line.empty() || line.front() == '#' || at == std::string_view::npos) continue;
+    try {
+      out.push_back(parse_decision_fields(line.substr(at + kEvent.size())));
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument("line " + std::to_string(line_no) + ": " + e.what() + ": \"" +
+                                  std::string(line.substr(0, 100)) +
+                                  (line.size() > 100 ? "...\"" : "\""));
+    }
+  }
+  return out;
+}
+
+}  // namespace wb

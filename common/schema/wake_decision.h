@@ -1,0 +1,49 @@
+// One wakeup decision as a lab kernel records it (docs/policy-model.md#decision-records): the
+// inputs select_task_rq_fair() read and the rule and CPU it returned, one trace line each:
+//   <task>-<pid> [<cpu>] <flags> <sec>.<usec>: sched_wake_decision: pid=812 waker_cpu=1 prev=0
+//   wake_flags=0x18 waker_flips=0 wakee_flips=1 last_wakee=1 allowed=0-3 nr_idle_scan=4
+//   recent_used_cpu=0 has_idle_cores=1 waker_nr_running=1 waker_delayed=0 idle=0,2-3
+//   wake_wide=0 want_affine=1 affine=WA_IDLE rule=sis_prev cpu=0
+// (one line; wrapped here). `idle` lists the idle CPUs of the waker's and prev's LLCs as the
+// decision read them, `allowed` the wakee's cpus_ptr; `wake_wide`, `want_affine` and `affine`
+// (none, WA_IDLE, WA_WEIGHT) are what the kernel computed, kept for reading a disagreement: replay
+// gives the model the inputs only. Pure: parsing, no I/O.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace wb {
+
+// include/linux/sched.h's wake flags (6.12) that the selection reads.
+inline constexpr unsigned kWfSync = 0x10, kWfCurrentCpu = 0x40;
+
+struct DecisionRecord {
+  int pid = 0;  // the wakee
+  int waker_cpu = -1, prev = -1;
+  unsigned wake_flags = 0;
+  int waker_flips = 0, wakee_flips = 0;
+  bool last_wakee = false;  // the waker's last_wakee was this wakee before this wake
+  std::vector<int> allowed, idle;
+  int nr_idle_scan = 0;
+  int recent_used_cpu = -1;
+  bool has_idle_cores = false;
+  int waker_nr_running = 0, waker_delayed = 0;
+  // What the kernel computed and chose.
+  bool wake_wide = false, want_affine = false;
+  std::string affine;  // "none", "WA_IDLE", "WA_WEIGHT"
+  std::string rule;    // docs/policy-model.md#rules
+  int cpu = -1;
+};
+
+// The fields after "sched_wake_decision: ". Throws std::invalid_argument naming the field:
+// "field \"prev\" missing", "field \"idle\": invalid CPU list ...", "unknown field \"x\"".
+DecisionRecord parse_decision_fields(std::string_view fields);
+
+// Every sched_wake_decision line of a trace text, in order; other lines (other events, comments,
+// blank lines) are passed over. Throws std::invalid_argument "line N: <why>: \"<line>\"".
+std::vector<DecisionRecord> parse_decisions(std::string_view text);
+
+}  // namespace wb

@@ -1,0 +1,127 @@
+// Decision records (common/schema/wake_decision.h) and their replay (analysis/replay.h) on the
+// committed synthetic sample tests/fixtures/decisions/smt2-mainline.txt: every line parsed, every
+// decision agreed under mainline, an altered one reported, another policy's model disagreeing,
+// and malformed lines refused in one line naming the line and the field.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "analysis/replay.h"
+#include "common/schema/wake_decision.h"
+#include "tests/support.h"
+
+namespace wb {
+namespace {
+
+const std::string kSample = "decisions/smt2-mainline.txt";
+
+const SchedTopology& smt2() {
+  static const SchedTopology sched(
+      Topology::from_xml(std::string(WB_SOURCE_DIR) + "/configs/lab/topologies/smt2.xml"));
+  return sched;
+}
+
+std::vector<DecisionRecord> sample() {
+  return parse_decisions(test::read_fixture(test::fixture_path(kSample)));
+}
+
+TEST(DecisionRecords, EveryDecisionLineOfTheSampleParses) {
+  const std::vector<DecisionRecord> d = sample();
+  ASSERT_EQ(d.size(), 7u);  // its sched_switch line and comments are passed over
+  EXPECT_EQ(d[0].pid, 812);
+  EXPECT_EQ(d[0].waker_cpu, 0);
+  EXPECT_EQ(d[0].prev, 2);
+  EXPECT_EQ(d[0].wake_flags, 0x18u);
+  EXPECT_EQ(d[0].idle, (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(d[0].allowed, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(d[0].affine, "WA_IDLE");
+  EXPECT_EQ(d[0].rule, "sis_prev");
+  EXPECT_EQ(d[2].recent_used_cpu, 3);
+  EXPECT_EQ(d[3].recent_used_cpu, -1);
+  EXPECT_TRUE(d[6].idle.empty());
+}
+
+TEST(DecisionRecords, AMalformedLineIsRefusedNamingItAndTheField) {
+  const std::string good = test::read_fixture(test::fixture_path(kSample));
+  const auto error_of = [&](const std::string& from, const std::string& to) {
+    std::string text = good;
+    const auto at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+    try {
+      parse_decisions(text);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error_of("prev=2 ", "").rfind("line 5: field \"prev\" missing: \"pipe-812 [000]", 0), 0u);
+  EXPECT_NE(error_of("idle=1-3 ", "idle=1-x ").find("line 5: field \"idle\": invalid CPU list"),
+            std::string::npos);
+  EXPECT_NE(error_of("cpu=2\n", "cpu=2 extra=1\n").find("line 5: unknown field \"extra\""),
+            std::string::npos);
+  EXPECT_NE(error_of("affine=WA_IDLE", "affine=WA_BIAS").find("not none, WA_IDLE or WA_WEIGHT"),
+            std::string::npos);
+  EXPECT_NE(error_of("waker_cpu=0", "waker_cpu=99999").find("not an integer in [0, 8191]"),
+            std::string::npos);
+  EXPECT_EQ(error_of("pid=812 waker_cpu", "pid=812 pid=813 waker_cpu").find('\n'),
+            std::string::npos);
+}
+
+TEST(Replay, MainlinesModelAgreesWithEveryDecisionOfTheSample) {
+  const ReplayResult r = replay_decisions(sample(), smt2(), policy_by_id("mainline"));
+  EXPECT_EQ(r.total(), 7);
+  EXPECT_EQ(r.agreed(), 7);
+  EXPECT_TRUE(r.disagreements.empty());
+  EXPECT_EQ(r.by_rule.size(), 7u);
+  EXPECT_EQ(r.uncovered().size(), all_decision_rules().size() - 7);
+  const std::string text = render_replay_text(r, 10);
+  EXPECT_EQ(text.rfind("replay under mainline: 7 of 7 decisions agree in CPU and rule (100.00%)",
+                       0),
+            0u)
+      << text;
+  EXPECT_NE(text.find("uncovered (no decision was made by them; not agreement): ttwu_runnable"),
+            std::string::npos);
+}
+
+// One decision altered (the kernel's CPU, then its rule): replay reports exactly that one.
+TEST(Replay, AnAlteredDecisionIsReported) {
+  for (const auto& alter : {+[](DecisionRecord& d) { d.cpu = 1; },
+                            +[](DecisionRecord& d) { d.rule = "sis_target"; }}) {
+    std::vector<DecisionRecord> d = sample();
+    alter(d[2]);
+    const ReplayResult r = replay_decisions(d, smt2(), policy_by_id("mainline"));
+    EXPECT_EQ(r.agreed(), 6);
+    ASSERT_EQ(r.disagreements.size(), 1u);
+    EXPECT_EQ(r.disagreements[0].index, 2u);
+    EXPECT_EQ(decision_rule_id(r.disagreements[0].model.rule), "sis_recent_used_cpu");
+    const std::string text = render_replay_text(r, 10);
+    EXPECT_NE(text.find("first 1 of 1 disagreements:\n  #3 pid 812: waker 0 prev 0 flags 0x18"),
+              std::string::npos)
+        << text;
+    for (std::size_t at = 0, nl; (nl = text.find('\n', at)) != std::string::npos; at = nl + 1)
+      EXPECT_LE(nl - at, 100u) << text.substr(at, nl - at);
+  }
+}
+
+// Mainline's decisions replayed as another policy: its hooks decide the sync wakes otherwise.
+TEST(Replay, AnotherPolicysModelDisagreesWithMainlinesDecisions) {
+  const ReplayResult r = replay_decisions(sample(), smt2(), policy_by_id("sync-2017"));
+  EXPECT_LT(r.agreed(), r.total());
+  ASSERT_FALSE(r.disagreements.empty());
+  EXPECT_EQ(decision_rule_id(r.disagreements[0].model.rule), "hook_before_domain_walk");
+}
+
+TEST(Replay, AnUnknownRuleIsRefusedNamingTheDecision) {
+  std::vector<DecisionRecord> d = sample();
+  d[1].rule = "sis_somewhere";
+  try {
+    replay_decisions(d, smt2(), policy_by_id("mainline"));
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "decision 2 (pid 812): unknown rule \"sis_somewhere\"");
+  }
+}
+
+}  // namespace
+}  // namespace wb
