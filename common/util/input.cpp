@@ -1,27 +1,115 @@
 #include "common/util/input.h"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <optional>
 #include <stdexcept>
 
+#include "common/util/sys.h"
+
 namespace wb {
+namespace {
+
+[[noreturn]] void refuse(const std::string& where, const std::string& why) {
+  throw std::runtime_error(where + ": " + why);
+}
+
+// The limit in bytes: kDefaultMaxInputMiB, or WAKEBENCH_MAX_INPUT_MIB when set.
+std::size_t max_input_bytes() {
+  constexpr unsigned long kMaxMiB = 1ul << 20;  // 1 TiB
+  const char* env = std::getenv(kMaxInputEnv);
+  if (env == nullptr) return kDefaultMaxInputMiB << 20;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long mib = std::strtoul(env, &end, 10);
+  if (!std::isdigit(static_cast<unsigned char>(*env)) || *end != '\0' || errno != 0 || mib == 0 ||
+      mib > kMaxMiB)
+    throw std::runtime_error(std::string(kMaxInputEnv) + " " + json_text(env) +
+                             ": expected a whole number of MiB in [1, " + std::to_string(kMaxMiB) +
+                             "]");
+  return static_cast<std::size_t>(mib) << 20;
+}
+
+// "is larger than the input limit of 256 MiB (WAKEBENCH_MAX_INPUT_MIB raises it)".
+std::string over_limit(const std::string& is_larger) {
+  return is_larger + " than the input limit of " + std::to_string(max_input_bytes() >> 20) +
+         " MiB (" + kMaxInputEnv + " raises it)";
+}
+
+const char* kind_of(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "something else";
+}
+
+// Waits until `fd` (stdin left non-blocking by whoever started us) has data or its end.
+void wait_readable(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  while (poll(&p, 1, -1) < 0 && errno == EINTR) {
+  }
+}
+
+// Everything `fd` holds up to its end, refused past the limit (a file that grows, /proc, stdin).
+std::string read_all(int fd, std::size_t expected, const std::string& where) {
+  const std::size_t limit = max_input_bytes();
+  std::string text;
+  text.reserve(std::min(expected, limit));
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      const int err = errno;
+      if (err == EAGAIN)
+        wait_readable(fd);
+      else if (err != EINTR)
+        refuse(where, std::string("read error: ") + std::strerror(err));
+      continue;
+    }
+    if (n == 0) return text;
+    if (text.size() + static_cast<std::size_t>(n) > limit) refuse(where, over_limit("is larger"));
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+}
+
+// stdin, read once: a command that reads "-" again (search hashes its topology file) or is
+// given "-" twice gets the same document.
+std::string read_stdin(const std::string& where) {
+  static std::optional<std::string> text;
+  if (text) return *text;
+  struct stat st {};
+  if (fstat(STDIN_FILENO, &st) != 0) refuse(where, std::string("stdin: ") + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) refuse(where, "stdin is a directory");
+  text =
+      read_all(STDIN_FILENO, S_ISREG(st.st_mode) ? static_cast<std::size_t>(st.st_size) : 0, where);
+  return *text;
+}
+
+}  // namespace
 
 std::string read_input_file(const std::string& what, const std::string& path) {
   const std::string where = what + " " + path;
-  std::error_code ec;
-  // An ifstream opens a directory and reads nothing: say what it is instead of "empty".
-  if (std::filesystem::is_directory(path, ec)) throw std::runtime_error(where + ": is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(where + ": cannot open: " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw std::runtime_error(where + ": read error: " + std::strerror(errno));
-  return text.str();
+  if (path == "-") return read_stdin(where);
+  const Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+  if (!fd) refuse(where, std::string("cannot open: ") + std::strerror(errno));
+  struct stat st {};
+  if (fstat(fd.get(), &st) != 0) refuse(where, std::string("fstat: ") + std::strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    refuse(where, std::string("is ") + kind_of(st.st_mode) + ", not a regular file");
+  if (static_cast<std::size_t>(st.st_size) > max_input_bytes())
+    refuse(where, over_limit("is " + std::to_string(st.st_size) + " bytes, larger"));
+  return read_all(fd.get(), static_cast<std::size_t>(st.st_size), where);
 }
 
 std::string describe_json_error(const nlohmann::json::exception& e, size_t text_size) {
@@ -63,7 +151,8 @@ const char* name_fault(std::string_view s) {
 bool is_safe_name(std::string_view s) { return name_fault(s) == nullptr; }
 
 void check_name(const std::string& what, const std::string& s) {
-  if (const char* fault = name_fault(s)) throw std::invalid_argument(what + " " + json_text(s) + " " + fault);
+  if (const char* fault = name_fault(s))
+    throw std::invalid_argument(what + " " + json_text(s) + " " + fault);
 }
 
 void check_text(const std::string& what, const std::string& s) {

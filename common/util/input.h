@@ -1,7 +1,7 @@
-// Reading what a user hands wakebench: configs, scenarios, result sets, topology XML files. Every
-// parser of such a file reads it and reports a JSON syntax error here, so a missing file, a
-// directory, a truncated document or a number out of range reads the same whatever the command:
-// one line naming the file.
+// Reading what a user hands wakebench: configs, scenarios, result sets, noise files, topology XML
+// files. Every parser of such a file reads it here and reports a JSON syntax error here, so a
+// missing file, a directory, a device, a truncated document or a number out of range reads the
+// same whatever the command: one line naming the file.
 #pragma once
 
 #include <cstddef>
@@ -11,8 +11,18 @@
 
 namespace wb {
 
-// The whole file. Throws std::runtime_error "<what> <path>: cannot open: No such file or
-// directory" (or "is a directory", "read error: ...").
+// The most bytes an input may hold unless WAKEBENCH_MAX_INPUT_MIB (a whole number of MiB) says
+// otherwise: 256 MiB, several times the largest set this suite writes (a traced lab run: tens of
+// MB).
+inline constexpr std::size_t kDefaultMaxInputMiB = 256;
+inline constexpr const char* kMaxInputEnv = "WAKEBENCH_MAX_INPUT_MIB";
+
+// The whole file, or stdin when `path` is "-" (read once, the same text every time). Only a regular
+// file is opened (O_NONBLOCK, so a FIFO cannot block), checked with fstat before a byte is read;
+// stdin is read whatever it is. Both are read up to the size limit. Throws std::runtime_error
+// "<what> <path>: cannot open: No such file or directory" (or "is a FIFO, not a regular file", "is
+// 300000000 bytes, larger than the input limit of 256 MiB (WAKEBENCH_MAX_INPUT_MIB raises it)",
+// "read error: ...").
 std::string read_input_file(const std::string& what, const std::string& path);
 
 // One line for a document nlohmann::json::parse refused (a parse_error, or an out_of_range such
@@ -35,5 +45,4 @@ void check_name(const std::string& what, const std::string& s);
 // Free text (a reason, a verdict): no control character. Throws std::invalid_argument like
 // check_name.
 void check_text(const std::string& what, const std::string& s);
-
 }  // namespace wb
