@@ -80,6 +80,17 @@ void check_document_names(const nlohmann::json& doc) {
   }
 }
 
+// topology.xml, a document for hwloc only, nests no deeper than kMaxInputDepth.
+void check_topology_xml(const nlohmann::json& doc) {
+  const nlohmann::json::json_pointer xml("/topology/xml");
+  if (!doc.contains(xml) || !doc.at(xml).is_string()) return;
+  try {
+    check_xml_depth(doc.at(xml).get_ref<const std::string&>());
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("topology.xml: ") + e.what());
+  }
+}
+
 }  // namespace
 
 std::string format_counts(const MachineSummary& m) {
@@ -120,6 +131,7 @@ std::vector<CaseView> check_result_set(const nlohmann::json& doc) {
   std::vector<CaseView> views = parse_cases(doc["cases"]);
   parse_ab_view(doc);  // its one-line error, if any
   check_document_names(doc);
+  check_topology_xml(doc);
   return views;
 }
 
@@ -127,9 +139,9 @@ ResultSet parse_result_set(const std::string& text, const std::string& path) {
   ResultSet rs;
   rs.path = path;
   try {
-    rs.doc = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    fail(path, describe_json_error(e, text.size()));
+    rs.doc = parse_input_json(text);
+  } catch (const std::invalid_argument& e) {
+    fail(path, e.what());
   }
   try {
     rs.views = check_result_set(rs.doc);

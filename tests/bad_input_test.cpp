@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "common/util/input.h"  // kMaxInputDepth
 #include "tests/support.h"
 
 namespace {
@@ -407,6 +408,26 @@ TEST_F(BadInput, NoiseSets) {
   EXPECT_EQ(slurp(dir_ / "a.json"), before);
 }
 
+// An hwloc topology (hwloc's minimal XML parser needs the header lines) whose one PU sits under
+// `groups` nested Group objects: its elements nest groups + 2 deep.
+std::string nested_topology(int groups) {
+  const std::string sets =
+      R"( cpuset="0x1" complete_cpuset="0x1" nodeset="0x1" complete_nodeset="0x1")";
+  std::string xml =
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">\n"
+      "<topology version=\"2.0\">\n";
+  xml += R"(<object type="Machine" os_index="0")" + sets +
+         R"( allowed_cpuset="0x1" allowed_nodeset="0x1">)";
+  xml += R"(<object type="NUMANode" os_index="0")" + sets + R"( local_memory="1073741824"/>)";
+  for (int i = 0; i < groups; ++i) xml += R"(<object type="Group")" + sets + ">";
+  xml += R"(<object type="PU" os_index="0")" + sets + "/>";
+  for (int i = 0; i < groups; ++i) xml += "</object>";
+  return xml + "</object></topology>\n";
+}
+
+// A JSON array nested `depth` deep.
+std::string nested_array(int depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
 // Where each command reads a JSON document: how its one line names the input, and the command
 // line with {in} in its place. Outputs go to {dir}/never.json, which must stay absent.
 struct InputUse {
@@ -522,6 +543,33 @@ TEST_F(BadInputKinds, StdinIsAnInput) {
              (dir_ / "good.json").string(),
          "--benchmark_filter none: matches no case of -"},
         dir_ / "never.json");
+}
+
+// A JSON array 200,000 deep and an XML topology 20,000 deep, as every input and inside a result
+// set: refused before a recursive walk or hwloc sees them (the old code crashed with SIGSEGV in
+// noise, run --until-decided, topology, predict and search).
+TEST_F(BadInputKinds, NestedTooDeep) {
+  put("deep.json", nested_array(200000));
+  check_uses(json_uses(good_), "{dir}/deep.json",
+             "invalid JSON at byte 128: nested deeper than 128 levels");
+  put("deep.xml", nested_topology(20000));
+  check_uses(kXmlUses, "{dir}/deep.xml", "XML nested deeper than 128 levels at byte ");
+  // As deep as the limit allows: hwloc takes it (the limit is below where its recursion fails).
+  put("at-limit.xml", nested_topology(wb::kMaxInputDepth - 2));
+  const std::string at_limit = std::string(WB_BINARY) + " topology --topology " +
+                               (dir_ / "at-limit.xml").string() + " >" + (dir_ / "stdout").string();
+  EXPECT_EQ(std::system(at_limit.c_str()), 0);
+  EXPECT_NE(slurp(dir_ / "stdout").find("counts: 1 PUs"), std::string::npos);
+  const std::string base = slurp(good_);
+  put("deep-set.json",
+      "{\"deep\": " + nested_array(200000) + ", " + base.substr(base.find('{') + 1));
+  check_uses(result_set_uses(good_), "{dir}/deep-set.json",
+             "invalid JSON at byte 136: nested deeper than 128 levels");
+  nlohmann::json set = nlohmann::json::parse(base);
+  set["topology"]["xml"] = nested_topology(20000);
+  put("deep-xml-set.json", set.dump());
+  check_uses(result_set_uses(good_), "{dir}/deep-xml-set.json",
+             "topology.xml: XML nested deeper than 128 levels at byte ");
 }
 
 }  // namespace

@@ -112,6 +112,10 @@ std::string read_input_file(const std::string& what, const std::string& path) {
   return read_all(fd.get(), static_cast<std::size_t>(st.st_size), where);
 }
 
+namespace {
+
+// One line for a document nlohmann::json::parse refused (a parse_error, or an out_of_range such
+// as the number 1e999), without nlohmann's "[json.exception...]" prefix.
 std::string describe_json_error(const nlohmann::json::exception& e, size_t text_size) {
   std::string detail = e.what();
   if (const auto pos = detail.find("] "); pos != std::string::npos) detail.erase(0, pos + 2);
@@ -121,6 +125,85 @@ std::string describe_json_error(const nlohmann::json::exception& e, size_t text_
            (truncated ? " (end of file: truncated?)" : "") + ": " + detail;
   }
   return "invalid JSON: " + detail;
+}
+
+// Where the arrays and objects of `text` first nest deeper than kMaxInputDepth, else npos. Exact
+// for valid JSON; on invalid JSON the parser's error follows.
+std::size_t json_too_deep_at(std::string_view text) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (in_string) {
+      if (ch == '\\')
+        ++i;  // the escaped character
+      else if (ch == '"')
+        in_string = false;
+    } else if (ch == '"') {
+      in_string = true;
+    } else if (ch == '[' || ch == '{') {
+      if (++depth > kMaxInputDepth) return i;
+    } else if (ch == ']' || ch == '}') {
+      --depth;
+    }
+  }
+  return std::string_view::npos;
+}
+
+// The end of the tag that starts at `from` (its '>', quoted values skipped), else npos.
+std::size_t tag_end(std::string_view xml, std::size_t from) {
+  char quote = 0;
+  for (std::size_t i = from; i < xml.size(); ++i) {
+    const char ch = xml[i];
+    if (quote != 0) {
+      if (ch == quote) quote = 0;
+    } else if (ch == '"' || ch == '\'') {
+      quote = ch;
+    } else if (ch == '>') {
+      return i;
+    }
+  }
+  return std::string_view::npos;
+}
+
+}  // namespace
+
+nlohmann::json parse_input_json(const std::string& text) {
+  if (const std::size_t at = json_too_deep_at(text); at != std::string_view::npos)
+    throw std::invalid_argument("invalid JSON at byte " + std::to_string(at) +
+                                ": nested deeper than " + std::to_string(kMaxInputDepth) +
+                                " levels");
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(describe_json_error(e, text.size()));
+  }
+}
+
+void check_xml_depth(std::string_view xml) {
+  int depth = 0;
+  for (std::size_t at = xml.find('<'); at != std::string_view::npos; at = xml.find('<', at)) {
+    const std::string_view rest = xml.substr(at);
+    std::size_t end;
+    if (rest.substr(0, 4) == "<!--") {
+      end = xml.find("-->", at);
+    } else if (rest.substr(0, 9) == "<![CDATA[") {
+      end = xml.find("]]>", at);
+    } else {
+      end = tag_end(xml, at + 1);
+      const char kind = rest.size() > 1 ? rest[1] : '?';
+      if (kind == '/') {
+        --depth;
+      } else if (kind != '?' && kind != '!' &&
+                 (end == std::string_view::npos || xml[end - 1] != '/') &&
+                 ++depth > kMaxInputDepth) {
+        throw std::invalid_argument("XML nested deeper than " + std::to_string(kMaxInputDepth) +
+                                    " levels at byte " + std::to_string(at));
+      }
+    }
+    if (end == std::string_view::npos) return;  // unterminated: hwloc refuses it
+    at = end + 1;
+  }
 }
 
 std::string json_text(const std::string& s) {

@@ -1,7 +1,7 @@
 // Reading what a user hands wakebench: configs, scenarios, result sets, noise files, topology XML
 // files. Every parser of such a file reads it here and reports a JSON syntax error here, so a
-// missing file, a directory, a device, a truncated document or a number out of range reads the
-// same whatever the command: one line naming the file.
+// missing file, a directory, a device, a truncated document, a number out of range or a document
+// nested too deep reads the same whatever the command: one line naming the file.
 #pragma once
 
 #include <cstddef>
@@ -16,6 +16,10 @@ namespace wb {
 // MB).
 inline constexpr std::size_t kDefaultMaxInputMiB = 256;
 inline constexpr const char* kMaxInputEnv = "WAKEBENCH_MAX_INPUT_MIB";
+// The deepest nesting of a JSON document (arrays and objects) or an XML document (elements) a
+// command reads; wakebench's own files nest at most 10 deep. Deeper documents are refused before
+// any recursive code (hwloc, a JSON walk) sees them.
+inline constexpr int kMaxInputDepth = 128;
 
 // The whole file, or stdin when `path` is "-" (read once, the same text every time). Only a regular
 // file is opened (O_NONBLOCK, so a FIFO cannot block), checked with fstat before a byte is read;
@@ -25,10 +29,15 @@ inline constexpr const char* kMaxInputEnv = "WAKEBENCH_MAX_INPUT_MIB";
 // "read error: ...").
 std::string read_input_file(const std::string& what, const std::string& path);
 
-// One line for a document nlohmann::json::parse refused (a parse_error, or an out_of_range such
-// as the number 1e999), without nlohmann's "[json.exception...]" prefix:
-// "invalid JSON at byte 17 (end of file: truncated?): syntax error while parsing object key ...".
-std::string describe_json_error(const nlohmann::json::exception& e, size_t text_size);
+// The document in `text`, its nesting checked first. Throws std::invalid_argument with one line,
+// without nlohmann's "[json.exception...]" prefix: "invalid JSON at byte 17 (end of file:
+// truncated?): syntax error while parsing object key ...", "invalid JSON at byte 128: nested
+// deeper than 128 levels", "invalid JSON: number overflow parsing '1e999'".
+nlohmann::json parse_input_json(const std::string& text);
+
+// Throws std::invalid_argument "XML nested deeper than 128 levels at byte N" when the elements of
+// `xml` nest deeper than kMaxInputDepth (comments, declarations and quoted values skipped).
+void check_xml_depth(std::string_view xml);
 
 // `s` as a JSON string literal, invalid UTF-8 replaced: safe to print in a message.
 std::string json_text(const std::string& s);
