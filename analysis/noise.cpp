@@ -104,6 +104,7 @@ NoiseFloor load_noise(const std::string& path) {
   nlohmann::json doc;
   try {
     doc = parse_input_json(read_input_file("noise", path));
+    check_texts(doc);  // compare prints its hostname and sets
   } catch (const std::invalid_argument& e) {
     throw std::runtime_error("noise " + path + ": " + e.what());
   }

@@ -572,4 +572,37 @@ TEST_F(BadInputKinds, NestedTooDeep) {
              "topology.xml: XML nested deeper than 128 levels at byte ");
 }
 
+// Escape sequences and control characters in a set's free text, which compare and predict print
+// (the CPU model, the topology source, the kernel release, any other string), or in a noise file:
+// refused in one line naming the field, the text escaped.
+TEST_F(BadInputKinds, ControlCharactersInFreeText) {
+  const nlohmann::json base = nlohmann::json::parse(slurp(good_));
+  const std::vector<std::pair<std::string, std::string>> fields = {
+      {"/environment/cpu/model", "Neoverse\x1b[2J\x1b[31m"},
+      {"/topology/source", "xml:box\x1b]0;owned\x07"},
+      {"/environment/kernel/release", "6.1.0\r\n"},
+      {"/environment/cpu/vendor",
+       "ARM\xc2\x9b"
+       "31m"},  // C1 CSI
+      {"/context/executable", "wakebench\x7f"},
+  };
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    const auto& [pointer, text] = fields[i];
+    nlohmann::json set = base;
+    set[nlohmann::json::json_pointer(pointer)] = text;
+    const std::string name = "text" + std::to_string(i) + ".json";
+    put(name, set.dump());
+    std::string field = pointer.substr(1);
+    std::replace(field.begin(), field.end(), '/', '.');
+    check_uses(result_set_uses(good_), "{dir}/" + name, field + " ");
+    check({"escaped", "predict --results {dir}/" + name, "has a control character"}, dir_ / "none");
+    EXPECT_EQ(slurp(dir_ / "stderr").find_first_of("\x1b\x07\r\x7f"), std::string::npos);
+    EXPECT_EQ(slurp(dir_ / "stderr").find("\xc2\x9b"), std::string::npos);
+  }
+  put("noise-text.json", R"({"schema": "wakebench-noise", "schema_version": 1, "hostname": )"
+                         R"("altra-a\u001b[2J", "sets": [], "cases": {}})");
+  check_uses({{"noise", "compare " + good_ + " " + good_ + " --noise {in}"}},
+             "{dir}/noise-text.json", "hostname \"altra-a\\u001b[2J\" has a control character");
+}
+
 }  // namespace

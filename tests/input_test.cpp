@@ -1,6 +1,6 @@
 // The input rules of common/util/input.h at their edges: the nesting limit of JSON and XML (the
 // deepest accepted document, the first refused one, brackets in strings and markup in quotes or
-// comments that must not count).
+// comments that must not count), and what free text may hold.
 #include "common/util/input.h"
 
 #include <gtest/gtest.h>
@@ -55,6 +55,35 @@ TEST(InputDepth, XmlAtTheLimitPassesOneMoreIsRefused) {
   std::string flat;
   for (int i = 0; i < 1000; ++i) flat += "<o a='1'/>";
   EXPECT_EQ(message_of(check, flat + "<unterminated"), "");
+}
+
+TEST(InputText, ControlCharactersC0DelAndC1AreRefusedAndEscaped) {
+  const auto text = [](const std::string& s) { check_text("model", s); };
+  EXPECT_EQ(message_of(text, "Neoverse-N1 \xc2\xae"), "");  // U+00AE is text
+  EXPECT_EQ(message_of(text, "a\x1b[2Jb"), "model \"a\\u001b[2Jb\" has a control character");
+  EXPECT_EQ(message_of(text, "a\x7f"), "model \"a\\u007f\" has a control character");
+  EXPECT_EQ(message_of(text,
+                       "a\xc2\x9b"
+                       "31m"),
+            "model \"a\\u009b31m\" has a control character");
+  EXPECT_EQ(json_text("\xc2\x85\xc2\xa0"), "\"\\u0085\xc2\xa0\"");
+}
+
+TEST(InputText, EveryStringAndKeyNamedByItsPlace) {
+  const auto texts = [](const nlohmann::json& doc, std::vector<std::string> except = {}) {
+    try {
+      check_texts(doc, except);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const nlohmann::json doc = {{"env", {{"cpu", {{"model", "x"}}}, {"list", {"a", "b\n"}}}},
+                              {"xml", "<a>\n</a>"}};
+  EXPECT_EQ(texts(doc), "env.list[1] \"b\\n\" has a control character");
+  EXPECT_EQ(texts(doc, {"env.list"}), "xml \"<a>\\n</a>\" has a control character");
+  EXPECT_EQ(texts(doc, {"env.list", "xml"}), "");
+  EXPECT_EQ(texts({{"ok", {{"k\x1b", 1}}}}), "ok key \"k\\u001b\" has a control character");
 }
 
 }  // namespace

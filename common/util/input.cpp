@@ -206,11 +206,13 @@ void check_xml_depth(std::string_view xml) {
   }
 }
 
-std::string json_text(const std::string& s) {
-  return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
 namespace {
+
+// A C1 control character (U+0080 to U+009F, "\xC2\x80" to "\xC2\x9F" in UTF-8) at s[i].
+bool c1_at(std::string_view s, std::size_t i) {
+  return i + 1 < s.size() && s[i] == '\xC2' &&
+         (static_cast<unsigned char>(s[i + 1]) & 0xE0) == 0x80;
+}
 
 // Why `s` cannot be a name, or nullptr when it can.
 const char* name_fault(std::string_view s) {
@@ -231,6 +233,20 @@ const char* name_fault(std::string_view s) {
 
 }  // namespace
 
+std::string json_text(const std::string& s) {
+  // nlohmann escapes C0 characters; DEL and C1 characters are escaped here.
+  std::string out =
+      nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const bool c1 = c1_at(out, i);
+    if (!c1 && out[i] != 0x7f) continue;
+    char escape[8];
+    std::snprintf(escape, sizeof escape, "\\u%04x", static_cast<unsigned char>(out[i + c1]));
+    out.replace(i, 1 + c1, escape);
+  }
+  return out;
+}
+
 bool is_safe_name(std::string_view s) { return name_fault(s) == nullptr; }
 
 void check_name(const std::string& what, const std::string& s) {
@@ -239,9 +255,31 @@ void check_name(const std::string& what, const std::string& s) {
 }
 
 void check_text(const std::string& what, const std::string& s) {
-  for (char ch : s)
-    if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f)
+  for (std::size_t i = 0; i < s.size(); ++i)
+    if (static_cast<unsigned char>(s[i]) < 0x20 || s[i] == 0x7f || c1_at(s, i))
       throw std::invalid_argument(what + " " + json_text(s) + " has a control character");
+}
+
+namespace {
+
+void check_texts_at(const nlohmann::json& v, const std::string& at,
+                    const std::vector<std::string>& except) {
+  if (std::find(except.begin(), except.end(), at) != except.end()) return;
+  if (v.is_string()) check_text(at, v.get_ref<const std::string&>());
+  if (v.is_array())
+    for (std::size_t i = 0; i < v.size(); ++i)
+      check_texts_at(v[i], at + "[" + std::to_string(i) + "]", except);
+  if (!v.is_object()) return;
+  for (const auto& [key, value] : v.items()) {
+    check_text(at.empty() ? "key" : at + " key", key);
+    check_texts_at(value, at.empty() ? key : at + "." + key, except);
+  }
+}
+
+}  // namespace
+
+void check_texts(const nlohmann::json& doc, const std::vector<std::string>& except) {
+  check_texts_at(doc, "", except);  // recursion as deep as the document: kMaxInputDepth
 }
 
 }  // namespace wb

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace wb {
 
@@ -39,7 +40,8 @@ nlohmann::json parse_input_json(const std::string& text);
 // `xml` nest deeper than kMaxInputDepth (comments, declarations and quoted values skipped).
 void check_xml_depth(std::string_view xml);
 
-// `s` as a JSON string literal, invalid UTF-8 replaced: safe to print in a message.
+// `s` as a JSON string literal, invalid UTF-8 replaced, control characters (C0, DEL, C1) escaped:
+// safe to print in a message.
 std::string json_text(const std::string& s);
 
 // Names a result set or config holds (case names, mechanisms, placements, knob values, classes,
@@ -51,7 +53,11 @@ bool is_safe_name(std::string_view s);
 // Throws std::invalid_argument "<what> \"...\" has a character outside [A-Za-z0-9._:,=/+-]" (or
 // the other fault, the value JSON-escaped) unless is_safe_name(s).
 void check_name(const std::string& what, const std::string& s);
-// Free text (a reason, a verdict): no control character. Throws std::invalid_argument like
-// check_name.
+// Free text (a reason, a verdict, a CPU model): no control character (C0, DEL or C1, which
+// terminals take as escape sequences). Throws std::invalid_argument like check_name.
 void check_text(const std::string& what, const std::string& s);
+// check_text on every string and every key in `doc`, each named by its place ("environment.cpu.
+// model", "cases[2].reason"), except the places listed in `except`.
+void check_texts(const nlohmann::json& doc, const std::vector<std::string>& except = {});
+
 }  // namespace wb
