@@ -33,7 +33,7 @@ struct Bad {
   std::string what;    // the row's name in a failure
   std::string args;    // wakebench's arguments; {dir} is the row's scratch folder
   std::string expect;  // a part of the one line, with {dir} replaced too
-  std::string env;     // VAR=value set for the command, if any
+  std::string env;     // what `env` runs the binary with: VAR=value, or a wrapper command
 };
 
 const char* kGoodCase =
@@ -502,6 +502,21 @@ TEST_F(BadInputKinds, SizeLimitAndStdin) {
                "\": expected a whole number of MiB in [1, 1048576]",
            std::string("WAKEBENCH_MAX_INPUT_MIB=") + limit},
           dir_ / "none");
+}
+
+// Out of memory (a 20 MB array of ten million numbers under ulimit -v 400 MB): one line, exit 2.
+TEST_F(BadInputKinds, OutOfMemory) {
+  const std::string limited = "sh -c 'ulimit -v 400000; exec \"$0\" \"$@\"'";
+  const std::string probe =
+      "timeout -k 5 60 " + limited + " " + WB_BINARY + " events >/dev/null 2>&1";
+  if (std::system(probe.c_str()) != 0)  // a sanitizer reserves more address space than that
+    GTEST_SKIP() << "wakebench does not start under ulimit -v 400000";
+  std::string array = "[";
+  for (int i = 0; i < 10000000; ++i) array += "0,";
+  put("big-array.json", array + "0]");
+  check({"out of memory", "compare {dir}/big-array.json {dir}/big-array.json",
+         "wakebench: out of memory", limited},
+        dir_ / "none");
 }
 
 // "-" reads stdin, a pipe or a file, for every input kind; a command that reads it twice (compare
