@@ -45,15 +45,6 @@ std::string over_limit(const std::string& is_larger) {
          " MiB (" + kMaxInputEnv + " raises it)";
 }
 
-const char* kind_of(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "something else";
-}
-
 // Waits until `fd` (stdin left non-blocking by whoever started us) has data or its end.
 void wait_readable(int fd) {
   pollfd p{fd, POLLIN, 0};
@@ -106,7 +97,7 @@ std::string read_input_file(const std::string& what, const std::string& path) {
   struct stat st {};
   if (fstat(fd.get(), &st) != 0) refuse(where, std::string("fstat: ") + std::strerror(errno));
   if (!S_ISREG(st.st_mode))
-    refuse(where, std::string("is ") + kind_of(st.st_mode) + ", not a regular file");
+    refuse(where, std::string("is ") + file_kind(st.st_mode) + ", not a regular file");
   if (static_cast<std::size_t>(st.st_size) > max_input_bytes())
     refuse(where, over_limit("is " + std::to_string(st.st_size) + " bytes, larger"));
   return read_all(fd.get(), static_cast<std::size_t>(st.st_size), where);
