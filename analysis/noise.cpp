@@ -101,12 +101,12 @@ nlohmann::json noise_json(const NoiseFloor& n) {
 }
 
 NoiseFloor load_noise(const std::string& path) {
-  const std::string text = read_input_file("noise", path);
   nlohmann::json doc;
   try {
-    doc = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error("noise " + path + ": " + describe_json_error(e, text.size()));
+    doc = parse_input_json(read_input_file("noise", path));
+    check_texts(doc);  // compare prints its hostname and sets
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error("noise " + path + ": " + e.what());
   }
   NoiseFloor n = noise_from_json(doc, "noise " + path);
   n.path = path;

@@ -142,9 +142,9 @@ Scenario load_scenario(const std::string& path) {
   const std::string text = read_input_file("scenario", path);
   json j;
   try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {
-    throw std::invalid_argument("scenario " + path + ": " + describe_json_error(e, text.size()));
+    j = parse_input_json(text);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("scenario " + path + ": " + e.what());
   }
   return parse_scenario(j, path);
 }

@@ -51,8 +51,7 @@ MachineSummary summarize_machine(const nlohmann::json& doc) {
 }
 
 // The names outside cases[] that the commands use (is_safe_name): the host, and in predictions
-// every entry's case, mechanism, mode and placement and every key (policies, classes); the
-// predictions' other strings are free text.
+// every entry's case, mechanism, mode and placement and every key (policies, classes).
 void check_document_names(const nlohmann::json& doc) {
   for (const char* ptr : {"/environment/hostname", "/context/host_name"})
     if (const nlohmann::json::json_pointer p(ptr); doc.contains(p) && doc.at(p).is_string())
@@ -70,13 +69,22 @@ void check_document_names(const nlohmann::json& doc) {
         const std::string key = path.substr(from, to - from);
         if (key.find_first_not_of("0123456789") != std::string::npos) check_name(at + " key", key);
       }
-      if (!v.is_string()) continue;
       const std::string field = path.substr(path.rfind('/') + 1);
-      const bool name =
-          path.find('/', 1) == std::string::npos &&
-          (field == "case" || field == "mechanism" || field == "mode" || field == "placement");
-      (name ? check_name : check_text)(at + path, v.get<std::string>());
+      if (v.is_string() && path.find('/', 1) == std::string::npos &&
+          (field == "case" || field == "mechanism" || field == "mode" || field == "placement"))
+        check_name(at + path, v.get<std::string>());
     }
+  }
+}
+
+// topology.xml, a document for hwloc only, nests no deeper than kMaxInputDepth.
+void check_topology_xml(const nlohmann::json& doc) {
+  const nlohmann::json::json_pointer xml("/topology/xml");
+  if (!doc.contains(xml) || !doc.at(xml).is_string()) return;
+  try {
+    check_xml_depth(doc.at(xml).get_ref<const std::string&>());
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("topology.xml: ") + e.what());
   }
 }
 
@@ -120,6 +128,10 @@ std::vector<CaseView> check_result_set(const nlohmann::json& doc) {
   std::vector<CaseView> views = parse_cases(doc["cases"]);
   parse_ab_view(doc);  // its one-line error, if any
   check_document_names(doc);
+  // Every other string and key is free text (the CPU model, the kernel release, the topology
+  // source: compare and predict print them), topology.xml excepted: a document for hwloc.
+  check_texts(doc, {"topology.xml"});
+  check_topology_xml(doc);
   return views;
 }
 
@@ -127,9 +139,9 @@ ResultSet parse_result_set(const std::string& text, const std::string& path) {
   ResultSet rs;
   rs.path = path;
   try {
-    rs.doc = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    fail(path, describe_json_error(e, text.size()));
+    rs.doc = parse_input_json(text);
+  } catch (const std::invalid_argument& e) {
+    fail(path, e.what());
   }
   try {
     rs.views = check_result_set(rs.doc);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <new>
 
 #include "runners/commands.h"
 
@@ -34,6 +35,11 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const wb::ExitCode& e) {
     return e.code;
+  } catch (const std::bad_alloc&) {
+    // Inputs are bounded (WAKEBENCH_MAX_INPUT_MIB), but a raised limit or a small ulimit -v can
+    // still run out: one line, as for any error.
+    std::fputs("wakebench: out of memory (an input too large for this machine?)\n", stderr);
+    return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "wakebench: %s\n", e.what());
     return 2;

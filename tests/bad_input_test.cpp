@@ -1,7 +1,8 @@
 // Bad input, end to end (README.md#cli): every command handed a malformed, unknown or unreadable
 // input exits 2 with one line on stderr that starts "wakebench: " and says what is wrong and where
 // (the file, the key or field, the byte position), prints nothing on stdout, and writes no output
-// file (run's --out, report's --out folder). One table, one row per input.
+// file (run's --out, report's --out folder). One table, one row per input. Every row runs under
+// `timeout`, so an input that hangs a command fails its row.
 #include <gtest/gtest.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
@@ -20,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "common/util/input.h"  // kMaxInputDepth
 #include "tests/support.h"
 
 namespace {
@@ -31,6 +33,7 @@ struct Bad {
   std::string what;    // the row's name in a failure
   std::string args;    // wakebench's arguments; {dir} is the row's scratch folder
   std::string expect;  // a part of the one line, with {dir} replaced too
+  std::string env;     // what `env` runs the binary with: VAR=value, or a wrapper command
 };
 
 const char* kGoodCase =
@@ -134,8 +137,9 @@ class BadInput : public ::testing::Test {
   void check(const Bad& b, const fs::path& out) {
     SCOPED_TRACE(b.what + ": wakebench " + expand(b.args));
     fs::remove_all(out);
-    const std::string cmd = std::string(WB_BINARY) + " " + expand(b.args) + " >" +
-                            (dir_ / "stdout").string() + " 2>" + (dir_ / "stderr").string();
+    const std::string cmd = "timeout -k 5 60 env " + b.env + " " + WB_BINARY + " " +
+                            expand(b.args) + " >" + (dir_ / "stdout").string() + " 2>" +
+                            (dir_ / "stderr").string();
     const int rc = std::system(cmd.c_str());
     const std::string err = slurp(dir_ / "stderr");
     ASSERT_TRUE(WIFEXITED(rc)) << err;
@@ -402,6 +406,218 @@ TEST_F(BadInput, NoiseSets) {
          "--out {dir}/a.json is one of the A/A sets it reads"},
         dir_ / "none");
   EXPECT_EQ(slurp(dir_ / "a.json"), before);
+}
+
+// An hwloc topology (hwloc's minimal XML parser needs the header lines) whose one PU sits under
+// `groups` nested Group objects: its elements nest groups + 2 deep.
+std::string nested_topology(int groups) {
+  const std::string sets =
+      R"( cpuset="0x1" complete_cpuset="0x1" nodeset="0x1" complete_nodeset="0x1")";
+  std::string xml =
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">\n"
+      "<topology version=\"2.0\">\n";
+  xml += R"(<object type="Machine" os_index="0")" + sets +
+         R"( allowed_cpuset="0x1" allowed_nodeset="0x1">)";
+  xml += R"(<object type="NUMANode" os_index="0")" + sets + R"( local_memory="1073741824"/>)";
+  for (int i = 0; i < groups; ++i) xml += R"(<object type="Group")" + sets + ">";
+  xml += R"(<object type="PU" os_index="0")" + sets + "/>";
+  for (int i = 0; i < groups; ++i) xml += "</object>";
+  return xml + "</object></topology>\n";
+}
+
+// A JSON array nested `depth` deep.
+std::string nested_array(int depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
+// Where each command reads a JSON document: how its one line names the input, and the command
+// line with {in} in its place. Outputs go to {dir}/never.json, which must stay absent.
+struct InputUse {
+  std::string kind, args;
+};
+std::vector<InputUse> result_set_uses(const std::string& good) {
+  const std::string run = "run --config {dir}/good.json --out {dir}/never.json ";
+  return {{"results", "predict --results {in}"},
+          {"results", "compare {in} " + good},
+          {"results", "compare " + good + " {in}"},
+          {"results", "noise " + good + " {in} --out {dir}/never.json"},
+          {"results", "report {in} --out {dir}/never.json"},
+          {"results", run + "--until-decided {in}"}};
+}
+std::vector<InputUse> json_uses(const std::string& good) {
+  const std::string box = (wb::test::topologies_dir() / "model/box-a-80c-nosmt-1llc.xml").string();
+  std::vector<InputUse> uses = result_set_uses(good);
+  uses.push_back({"config", "run --config {in} --out {dir}/never.json"});
+  uses.push_back({"noise", "run --config {dir}/good.json --out {dir}/never.json --noise {in}"});
+  uses.push_back({"noise", "compare " + good + " " + good + " --noise {in}"});
+  uses.push_back({"scenario", "predict --topology " + box + " --scenario {in}"});
+  return uses;
+}
+const std::vector<InputUse> kXmlUses = {
+    {"topology", "topology --topology {in}"},
+    {"topology", "predict --topology {in}"},
+    {"topology", "search --topology {in} --out {dir}/never.json"}};
+
+class BadInputKinds : public BadInput {
+ protected:
+  const std::string good_ = fixture("base.json");
+  // Every use with `in` as its input, refused with "<kind> <in>: <expect>".
+  void check_uses(const std::vector<InputUse>& uses, const std::string& in,
+                  const std::string& expect, const std::string& env = "") {
+    for (const InputUse& u : uses) {
+      std::string args = u.args;
+      args.replace(args.find("{in}"), 4, in);
+      check({u.kind + " " + in, args, u.kind + " " + in + ": " + expect, env}, dir_ / "never.json");
+    }
+  }
+  std::vector<InputUse> all_uses() const {
+    std::vector<InputUse> uses = json_uses(good_);
+    uses.insert(uses.end(), kXmlUses.begin(), kXmlUses.end());
+    return uses;
+  }
+};
+
+// A device or a FIFO as any input: refused after open (O_NONBLOCK: a FIFO with no writer does not
+// block it) and before a byte is read. The old reader read /dev/zero until memory ran out and
+// waited on the FIFO for ever.
+TEST_F(BadInputKinds, NotRegularFiles) {
+  ASSERT_EQ(mkfifo((dir_ / "fifo").c_str(), 0600), 0);
+  check_uses(all_uses(), "/dev/zero", "is a character device, not a regular file");
+  check_uses(all_uses(), "{dir}/fifo", "is a FIFO, not a regular file");
+}
+
+// Past the size limit (WAKEBENCH_MAX_INPUT_MIB, 1 MiB here): a file by its size before it is read,
+// stdin when it has read past the limit; a limit that is not a number of MiB.
+TEST_F(BadInputKinds, SizeLimitAndStdin) {
+  put("big.json", std::string((1 << 20) + 1, ' '));
+  check_uses(all_uses(), "{dir}/big.json",
+             "is 1048577 bytes, larger than the input limit of 1 MiB (WAKEBENCH_MAX_INPUT_MIB "
+             "raises it)",
+             "WAKEBENCH_MAX_INPUT_MIB=1");
+  std::vector<InputUse> from_zero = all_uses();
+  for (InputUse& u : from_zero) u.args += " </dev/zero";
+  check_uses(from_zero, "-", "is larger than the input limit of 1 MiB",
+             "WAKEBENCH_MAX_INPUT_MIB=1");
+  for (const char* limit : {"0", "abc", "1x", "-1", "99999999999999999999"})
+    check({"limit " + std::string(limit), "compare " + good_ + " " + good_,
+           std::string("WAKEBENCH_MAX_INPUT_MIB \"") + limit +
+               "\": expected a whole number of MiB in [1, 1048576]",
+           std::string("WAKEBENCH_MAX_INPUT_MIB=") + limit},
+          dir_ / "none");
+}
+
+// Out of memory (a 20 MB array of ten million numbers under ulimit -v 400 MB): one line, exit 2.
+TEST_F(BadInputKinds, OutOfMemory) {
+  const std::string limited = "sh -c 'ulimit -v 400000; exec \"$0\" \"$@\"'";
+  const std::string probe =
+      "timeout -k 5 60 " + limited + " " + WB_BINARY + " events >/dev/null 2>&1";
+  if (std::system(probe.c_str()) != 0)  // a sanitizer reserves more address space than that
+    GTEST_SKIP() << "wakebench does not start under ulimit -v 400000";
+  std::string array = "[";
+  for (int i = 0; i < 10000000; ++i) array += "0,";
+  put("big-array.json", array + "0]");
+  check({"out of memory", "compare {dir}/big-array.json {dir}/big-array.json",
+         "wakebench: out of memory", limited},
+        dir_ / "none");
+}
+
+// "-" reads stdin, a pipe or a file, for every input kind; a command that reads it twice (compare
+// - -, search hashing its topology) gets the same document.
+TEST_F(BadInputKinds, StdinIsAnInput) {
+  const std::string box = (wb::test::topologies_dir() / "model/box-a-80c-nosmt-1llc.xml").string();
+  const std::string small_box =
+      (wb::test::topologies_dir() / "model/box-c-8c-smt2-stride8-1llc.xml").string();
+  put("scenario.json", R"({"waker": 0, "prev": 1})");
+  struct Use {
+    std::string feed, args;  // feed: "cat FILE |" or ""; args may end in "<FILE"
+  };
+  const std::vector<Use> uses = {
+      {"cat " + fixture("report-sample.json") + " |", "predict --results -"},
+      {"", "compare - " + good_ + " <" + good_},
+      {"", "compare - - <" + good_},
+      {"cat " + box + " |", "topology --topology -"},
+      {"", "search --topology - --out {dir}/cases.json <" + small_box},
+      {"", "predict --topology " + box + " --scenario - <{dir}/scenario.json"},
+      {"cat " + good_ + " |", "noise " + good_ + " - --out {dir}/noise.json"},
+  };
+  for (const Use& u : uses) {
+    const std::string cmd = u.feed + " timeout -k 5 60 " + WB_BINARY + " " + expand(u.args) + " >" +
+                            (dir_ / "stdout").string() + " 2>" + (dir_ / "stderr").string();
+    SCOPED_TRACE(cmd);
+    const int rc = std::system(cmd.c_str());
+    ASSERT_TRUE(WIFEXITED(rc));
+    // noise refuses a set given twice, which proves it read stdin whole.
+    if (u.args.rfind("noise", 0) == 0) {
+      EXPECT_NE(slurp(dir_ / "stderr").find(" and - are the same result set"), std::string::npos);
+      continue;
+    }
+    EXPECT_EQ(WEXITSTATUS(rc), 0) << slurp(dir_ / "stderr");
+    EXPECT_NE(slurp(dir_ / "stdout"), "");
+  }
+  // run reads its config from stdin: the filter finds no case in it.
+  check({"config on stdin",
+         "run --config - --out {dir}/never.json --benchmark_filter=none <" +
+             (dir_ / "good.json").string(),
+         "--benchmark_filter none: matches no case of -"},
+        dir_ / "never.json");
+}
+
+// A JSON array 200,000 deep and an XML topology 20,000 deep, as every input and inside a result
+// set: refused before a recursive walk or hwloc sees them (the old code crashed with SIGSEGV in
+// noise, run --until-decided, topology, predict and search).
+TEST_F(BadInputKinds, NestedTooDeep) {
+  put("deep.json", nested_array(200000));
+  check_uses(json_uses(good_), "{dir}/deep.json",
+             "invalid JSON at byte 128: nested deeper than 128 levels");
+  put("deep.xml", nested_topology(20000));
+  check_uses(kXmlUses, "{dir}/deep.xml", "XML nested deeper than 128 levels at byte ");
+  // As deep as the limit allows: hwloc takes it (the limit is below where its recursion fails).
+  put("at-limit.xml", nested_topology(wb::kMaxInputDepth - 2));
+  const std::string at_limit = std::string(WB_BINARY) + " topology --topology " +
+                               (dir_ / "at-limit.xml").string() + " >" + (dir_ / "stdout").string();
+  EXPECT_EQ(std::system(at_limit.c_str()), 0);
+  EXPECT_NE(slurp(dir_ / "stdout").find("counts: 1 PUs"), std::string::npos);
+  const std::string base = slurp(good_);
+  put("deep-set.json",
+      "{\"deep\": " + nested_array(200000) + ", " + base.substr(base.find('{') + 1));
+  check_uses(result_set_uses(good_), "{dir}/deep-set.json",
+             "invalid JSON at byte 136: nested deeper than 128 levels");
+  nlohmann::json set = nlohmann::json::parse(base);
+  set["topology"]["xml"] = nested_topology(20000);
+  put("deep-xml-set.json", set.dump());
+  check_uses(result_set_uses(good_), "{dir}/deep-xml-set.json",
+             "topology.xml: XML nested deeper than 128 levels at byte ");
+}
+
+// Escape sequences and control characters in a set's free text, which compare and predict print
+// (the CPU model, the topology source, the kernel release, any other string), or in a noise file:
+// refused in one line naming the field, the text escaped.
+TEST_F(BadInputKinds, ControlCharactersInFreeText) {
+  const nlohmann::json base = nlohmann::json::parse(slurp(good_));
+  const std::vector<std::pair<std::string, std::string>> fields = {
+      {"/environment/cpu/model", "Neoverse\x1b[2J\x1b[31m"},
+      {"/topology/source", "xml:box\x1b]0;owned\x07"},
+      {"/environment/kernel/release", "6.1.0\r\n"},
+      {"/environment/cpu/vendor",
+       "ARM\xc2\x9b"
+       "31m"},  // C1 CSI
+      {"/context/executable", "wakebench\x7f"},
+  };
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    const auto& [pointer, text] = fields[i];
+    nlohmann::json set = base;
+    set[nlohmann::json::json_pointer(pointer)] = text;
+    const std::string name = "text" + std::to_string(i) + ".json";
+    put(name, set.dump());
+    std::string field = pointer.substr(1);
+    std::replace(field.begin(), field.end(), '/', '.');
+    check_uses(result_set_uses(good_), "{dir}/" + name, field + " ");
+    check({"escaped", "predict --results {dir}/" + name, "has a control character"}, dir_ / "none");
+    EXPECT_EQ(slurp(dir_ / "stderr").find_first_of("\x1b\x07\r\x7f"), std::string::npos);
+    EXPECT_EQ(slurp(dir_ / "stderr").find("\xc2\x9b"), std::string::npos);
+  }
+  put("noise-text.json", R"({"schema": "wakebench-noise", "schema_version": 1, "hostname": )"
+                         R"("altra-a\u001b[2J", "sets": [], "cases": {}})");
+  check_uses({{"noise", "compare " + good_ + " " + good_ + " --noise {in}"}},
+             "{dir}/noise-text.json", "hostname \"altra-a\\u001b[2J\" has a control character");
 }
 
 }  // namespace

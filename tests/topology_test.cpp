@@ -407,7 +407,8 @@ TEST(Topology, XmlErrorsNameTheFile) {
   EXPECT_EQ(error_of(garbage.string()),
             "topology " + garbage.string() + ": not a valid hwloc XML topology");
   EXPECT_EQ(error_of(empty.string()), "topology " + empty.string() + ": empty file");
-  EXPECT_EQ(error_of(dir.string()), "topology " + dir.string() + ": is a directory");
+  EXPECT_EQ(error_of(dir.string()),
+            "topology " + dir.string() + ": is a directory, not a regular file");
   EXPECT_EQ(error_of(no_pu.string()).rfind("topology " + no_pu.string() + ": ", 0), 0u)
       << error_of(no_pu.string());
   fs::remove_all(dir);

@@ -74,9 +74,9 @@ Config parse_config(const std::string& text, const std::string& path) {
   c.path = path;
   c.text = text;
   try {
-    c.json = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    fail(path, "", describe_json_error(e, text.size()));
+    c.json = parse_input_json(text);
+  } catch (const std::invalid_argument& e) {
+    fail(path, "", e.what());
   }
   const auto& j = c.json;
   if (!j.is_object()) fail(path, "", "expected a JSON object at the top level");

@@ -124,8 +124,15 @@ SmtInfo smt_info(const std::vector<Pu>& pus) {
   return smt;
 }
 
-// Loads an XML document; `what` prefixes every error ("topology FILE").
+// Loads an XML document; `what` prefixes every error ("topology FILE"). hwloc recurses once per
+// level of nesting (20000 levels overflow the stack): it sees no document nested deeper than
+// kMaxInputDepth.
 TopologyPtr load_xml(const std::string& xml, const std::string& what) {
+  try {
+    check_xml_depth(xml);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(what + ": " + e.what());
+  }
   TopologyPtr t = init_topology(what);
   // hwloc wants the size including the terminating '\0', as hwloc_topology_export_xmlbuffer
   // reports it.

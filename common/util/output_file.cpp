@@ -22,16 +22,6 @@ namespace fs = std::filesystem;
   throw std::runtime_error(what + " " + path + ": " + why);
 }
 
-const char* kind_of(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISLNK(mode)) return "a symlink";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "a special file";
-}
-
 void make_folder(const std::string& what, const fs::path& target) {
   if (!target.has_parent_path()) return;
   std::error_code ec;
@@ -89,7 +79,8 @@ void check_output_target(const std::string& what, const std::string& path) {
     return;
   }
   if (!S_ISREG(st.st_mode))
-    refuse(what, path, std::string("is ") + kind_of(st.st_mode) + ", not a regular file (refused)");
+    refuse(what, path,
+           std::string("is ") + file_kind(st.st_mode) + ", not a regular file (refused)");
 }
 
 void check_output_writable(const std::string& what, const std::string& path) {

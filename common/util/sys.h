@@ -39,6 +39,9 @@ long check(long rc, const char* what);
 // "ENOENT" for ENOENT, etc. (strerrorname_np where available).
 std::string errno_name(int err);
 
+// What a file of this st_mode is, for a refusal: "a directory", "a symlink", "a FIFO", ...
+const char* file_kind(mode_t mode);
+
 // CPUs this process may run on (sched_getaffinity), sorted.
 std::vector<int> allowed_cpus();
 // Online CPUs from /sys/devices/system/cpu/online (all CPUs up to nprocs if unreadable).
