@@ -66,25 +66,35 @@ int lock_unless_live(int fd, pid_t holder) {
   }
 }
 
-// The folder `dir`, open and locked (blocking: runs hold it only briefly). Throws
-// std::runtime_error naming it; an empty Fd when it does not exist and `create` is false.
-Fd locked_folder(const std::string& dir, bool create) {
-  if (create && ::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-    throw std::runtime_error(sys_error("state folder " + dir + ": cannot create it", errno));
-  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!fd && errno == ENOENT && !create) return fd;
-  if (!fd) throw std::runtime_error(sys_error("state folder " + dir, errno));
-  if (const int e = lock(fd.get(), LOCK_EX)) throw std::runtime_error(sys_error("lock " + dir, e));
-  return fd;
-}
-
-// Whether the open file `fd` is still the one at `path` (a lock file or journal removed and made
-// anew by another run since this one opened it is not).
+// Whether the open file `fd` is still the one at `path` (a lock file, journal or folder removed
+// and made anew by another run since this one opened it is not).
 bool still_at(int fd, const std::string& path) {
   struct stat a {
   }, b{};
   return ::fstat(fd, &a) == 0 && ::stat(path.c_str(), &b) == 0 && a.st_dev == b.st_dev &&
          a.st_ino == b.st_ino;
+}
+
+// The folder `dir`, open and locked (blocking: runs hold it only briefly), made (0700) when
+// missing and `create`; an empty Fd when it is missing and not `create`. A folder another run
+// removed (it was empty) as this one locked it is made again. Throws std::runtime_error naming it.
+Fd locked_folder(const std::string& dir, bool create) {
+  for (;;) {
+    if (create && ::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+      throw std::runtime_error(sys_error("state folder " + dir + ": cannot create it", errno));
+    Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!fd && errno == ENOENT && !create) return fd;
+    if (!fd) throw std::runtime_error(sys_error("state folder " + dir, errno));
+    if (const int e = lock(fd.get(), LOCK_EX))
+      throw std::runtime_error(sys_error("lock " + dir, e));
+    if (still_at(fd.get(), dir)) return fd;
+  }
+}
+
+// Removes the folder `dir` when nothing is left in it, under its lock (see locked_folder).
+void remove_if_empty(const std::string& dir) {
+  const Fd fd = locked_folder(dir, false);
+  if (fd) ::rmdir(dir.c_str());  // ENOTEMPTY: another run's files
 }
 
 // Writes all of `text` at the end of `fd` (O_APPEND). Returns 0 or the errno.
@@ -283,17 +293,16 @@ std::string tracefs_key(const std::string& instance_dir) {
 }
 
 Recovered recover_journals(const std::string& dir) {
-  const Fd folder = locked_folder(dir, false);
-  return folder ? recover_in(dir) : Recovered{};
+  Recovered count;
+  if (const Fd folder = locked_folder(dir, false)) count = recover_in(dir);
+  if (count.removed > 0) remove_if_empty(dir);
+  return count;
 }
 
 RunJournal::RunJournal(const std::string& dir, const std::string& root, const AbPlan& plan)
     : dir_(dir), owner_(::getpid()) {
-  const Fd folder = locked_folder(dir, true);
   try {
-    lock_settings(plan);
-    recover_in(dir);
-    create(root);
+    open(root, plan);
   } catch (...) {
     if (fd_) ::unlink(path_.c_str());  // this run's own, made before the error
     release();
@@ -301,9 +310,21 @@ RunJournal::RunJournal(const std::string& dir, const std::string& root, const Ab
   }
 }
 
+void RunJournal::open(const std::string& root, const AbPlan& plan) {
+  const Fd folder = locked_folder(dir_, true);
+  lock_settings(plan);
+  recover_in(dir_);
+  create(root);
+}
+
 void RunJournal::release() noexcept {
   for (const auto& [path, fd] : locks_) ::unlink(path.c_str());  // then closed, unlocked
   locks_.clear();
+  try {
+    remove_if_empty(dir_);
+  } catch (const std::exception&) {
+    // Left as it is: the next run uses it.
+  }
 }
 
 void RunJournal::lock_settings(const AbPlan& plan) {

@@ -70,10 +70,12 @@ class RunJournal {
   const std::string& path() const { return path_; }
 
  private:
+  void open(const std::string& root, const AbPlan& plan);  // under the folder's lock
   void lock_settings(const AbPlan& plan);
   void create(const std::string& root);
   void append(const std::string& line);
-  void release() noexcept;  // removes and unlocks the settings' lock files
+  // Removes and unlocks the settings' lock files, then the folder if nothing is left in it.
+  void release() noexcept;
   std::string dir_, path_;
   Fd fd_;                                           // the journal, locked
   std::vector<std::pair<std::string, Fd>> locks_;   // each setting's lock file, locked
