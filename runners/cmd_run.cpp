@@ -731,14 +731,21 @@ void check_options(const RunArgs& args) {
 // (common/system/journal.h); with --ab or --trace-wakeups this run's own journal is made, holding
 // the locks of its settings. Null without.
 std::unique_ptr<RunJournal> open_journal(const RunArgs& args, const AbPlan& ab) {
-  if (!ab.specs.empty() || args.trace_wakeups)
-    return std::make_unique<RunJournal>(args.state_dir, ab_root(args), ab);
-  try {
-    recover_journals(args.state_dir);
-  } catch (const std::runtime_error&) {
-    // A folder this user cannot open holds nothing this user's run could restore.
+  if (ab.specs.empty() && !args.trace_wakeups) {
+    try {
+      recover_journals(args.state_dir);
+    } catch (const std::runtime_error&) {
+      // A folder this user cannot open holds nothing this user's run could restore.
+    }
+    return nullptr;
   }
-  return nullptr;
+  try {
+    return std::make_unique<RunJournal>(args.state_dir, ab_root(args), ab);
+  } catch (const std::runtime_error& e) {  // a setting a live run holds: std::invalid_argument
+    throw std::runtime_error(std::string(ab.specs.empty() ? "--trace-wakeups" : "--ab") +
+                             ": the journal of the settings it changes: " + e.what() +
+                             (geteuid() != 0 ? " (needs root)" : ""));
+  }
 }
 
 // --ab: the SPECs checked against the files (one line, exit 2, before anything runs); null
