@@ -69,8 +69,8 @@ int lock_unless_live(int fd, pid_t holder) {
 // Whether the open file `fd` is still the one at `path` (a lock file, journal or folder removed
 // and made anew by another run since this one opened it is not).
 bool still_at(int fd, const std::string& path) {
-  struct stat a {
-  }, b{};
+  struct stat a {};
+  struct stat b {};
   return ::fstat(fd, &a) == 0 && ::stat(path.c_str(), &b) == 0 && a.st_dev == b.st_dev &&
          a.st_ino == b.st_ino;
 }
@@ -295,7 +295,7 @@ std::string tracefs_key(const std::string& instance_dir) {
 Recovered recover_journals(const std::string& dir) {
   Recovered count;
   if (const Fd folder = locked_folder(dir, false)) count = recover_in(dir);
-  if (count.removed > 0) remove_if_empty(dir);
+  remove_if_empty(dir);  // what ended runs left there is gone now
   return count;
 }
 
