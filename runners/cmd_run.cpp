@@ -33,9 +33,11 @@
 #include "common/system/cpu_sysfs.h"
 #include "common/system/environment_capture.h"
 #include "common/system/idle_latency.h"
+#include "common/system/journal.h"
 #include "common/system/schedstat.h"
 #include "common/system/settings.h"
 #include "common/system/tracefs.h"
+#include "common/util/input.h"
 #include "common/util/output_file.h"
 #include "common/util/sys.h"
 #include "common/util/text.h"
@@ -60,12 +62,14 @@ struct RunArgs {
   std::optional<int64_t> round_trips;  // --round-trips: overrides the config
   std::optional<uint64_t> seed;        // --seed: the interleaved order's seed
   std::string noise;                   // --noise: an A/A noise file the result set keeps
-  std::vector<std::string> ab;      // --ab SPEC...: settings to switch (common/system/settings.h)
-  std::string ab_root;              // --ab-root: the root of the --ab files (tests)
-  std::string until_decided;        // --until-decided BASE.json
-  std::size_t looks = 10;           // --looks: the most looks --until-decided takes
-  double budget_s = 300;            // --budget: seconds --until-decided may measure
-  std::vector<std::string> extras;  // anything else: refused with a reason
+  std::vector<std::string> ab;        // --ab SPEC...: settings to switch (common/system/settings.h)
+  bool ab_any_setting = false;        // --ab-any-setting: not only the scheduler's settings
+  std::string ab_root;                // --ab-root: the root of the --ab files (tests)
+  std::string state_dir = kStateDir;  // --state-dir: the journals and locks (tests)
+  std::string until_decided;          // --until-decided BASE.json
+  std::size_t looks = 10;             // --looks: the most looks --until-decided takes
+  double budget_s = 300;              // --budget: seconds --until-decided may measure
+  std::vector<std::string> extras;    // anything else: refused with a reason
 };
 
 // One case while the run goes.
@@ -85,16 +89,33 @@ struct SetRun {
   GbBenchmarks gb;
 };
 
-std::string default_config_path() {
-  const std::string rel = "configs/quick.json";
-  if (std::filesystem::exists(rel)) return rel;
-  // Run from elsewhere: the configs beside the source tree the binary was built from.
+// The configs folder: beside an installed binary (<prefix>/share/wakebench/configs, as
+// `cmake --install` lays it out), else in the source tree the binary was built from (a folder
+// above it holding configs/quick.json).
+std::filesystem::path configs_dir() {
+  namespace fs = std::filesystem;
   std::error_code ec;
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  for (auto dir = exe.parent_path(); !ec && !dir.empty() && dir != dir.root_path();
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return "configs";
+  const fs::path installed = exe.parent_path().parent_path() / "share/wakebench/configs";
+  if (fs::is_directory(installed, ec)) return installed;
+  for (auto dir = exe.parent_path(); !dir.empty() && dir != dir.root_path();
        dir = dir.parent_path())
-    if (std::filesystem::exists(dir / rel)) return (dir / rel).string();
-  return rel;
+    if (fs::exists(dir / "configs/quick.json", ec)) return dir / "configs";
+  return "configs";
+}
+
+// --config: a file's path, or the name of a config of the configs folder ("quick", "seeds/000-x":
+// NAME.json there) when no file has that path. Without --config: configs/quick.json of the
+// working folder, else the folder's "quick".
+std::string config_path(const std::string& given) {
+  std::error_code ec;
+  if (given.empty())
+    return std::filesystem::exists("configs/quick.json", ec) ? "configs/quick.json"
+                                                             : config_path("quick");
+  if (std::filesystem::exists(given, ec) || given.ends_with(".json") || !is_safe_name(given))
+    return given;
+  return (configs_dir() / (given + ".json")).string();
 }
 
 std::string fmt_duration(double s) {
@@ -579,17 +600,32 @@ std::vector<size_t> cases_of(const SetRun& set, const ResultSet& partial,
   return out;
 }
 
+// What compare reads of this run so far: its cases and environment (no predictions, no benchmark
+// entries: those are for the set written at the end).
+ResultSet so_far(const RunContext& ctx, const SetRun& set) {
+  const nlohmann::ordered_json doc = {{"schema", kResultSchema},
+                                      {"schema_version", kResultSchemaVersion},
+                                      {"environment", ctx.env},
+                                      {"cases", cases_json(ctx, set)}};
+  return parse_result_set(doc.dump(), "this run");
+}
+
+// Before the first case: the look compare takes, on this run with no case yet, so that a baseline
+// compare refuses (one from the topology lab, a noise floor that does not read) is one line.
+void check_comparable(const UntilDecided& ud, const RunContext& ctx, const SetRun& set) {
+  try {
+    compare_result_sets({ud.base, so_far(ctx, set)}, CompareOptions{});
+  } catch (const std::exception& e) {
+    throw std::invalid_argument("--until-decided " + ud.base.path + ": cannot be compared with " +
+                                "this run: " + e.what());
+  }
+}
+
 // One look: this run so far against the baseline at the look's level. Returns the cases that go
 // on and prints where the run stands.
 std::vector<size_t> take_look(UntilDecided& ud, const RunContext& ctx, const SetRun& set,
                               size_t look, double elapsed_s) {
-  // What compare reads of this run so far: its cases and environment (no predictions, no
-  // benchmark entries: those are for the set written at the end).
-  nlohmann::ordered_json doc = {{"schema", kResultSchema},
-                                {"schema_version", kResultSchemaVersion},
-                                {"environment", ctx.env},
-                                {"cases", cases_json(ctx, set)}};
-  const ResultSet partial = parse_result_set(doc.dump(), "this run");
+  const ResultSet partial = so_far(ctx, set);
   CompareOptions options;
   options.level = ud.seq.level(look);
   const Comparison cmp = compare_result_sets({ud.base, partial}, options);
@@ -653,11 +689,13 @@ bool execute_until_decided(UntilDecided& ud, RunContext& ctx, std::vector<SetRun
   return interrupted;
 }
 
+// SIGINT, SIGTERM, SIGHUP (the terminal gone) and SIGPIPE (stderr's reader gone) alike stop the
+// run: the running case's tasks are killed, the set is written marked incomplete and the settings
+// restored; a write to a gone reader then fails (EPIPE) instead of killing the run.
 void install_signal_handlers() {
   struct sigaction sa {};
   sa.sa_handler = on_signal;  // no SA_RESTART: the supervisor's poll returns EINTR
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) sigaction(sig, &sa, nullptr);
 }
 
 // Every CPU a case pins or may use.
@@ -670,28 +708,78 @@ std::vector<int> measured_cpus(const std::vector<CaseState>& cases) {
   return measured;
 }
 
-// --ab: the SPECs checked against the files (one line, exit 2, before anything runs); null
-// without --ab.
-std::unique_ptr<SettingsGuard> settings_guard(const RunArgs& args, const AbPlan& plan) {
-  if (plan.specs.empty()) return nullptr;
-  return std::make_unique<SettingsGuard>(plan, args.ab_root.empty() ? "/" : args.ab_root);
-}
+std::string ab_root(const RunArgs& args) { return args.ab_root.empty() ? "/" : args.ab_root; }
 
-void run_command(const RunArgs& args) {
-  // Parse.
+// The checks between options, before anything runs.
+void check_options(const RunArgs& args) {
   refuse_extras(args.extras);
   if (!args.ab_root.empty() && args.ab.empty())
     throw std::invalid_argument("--ab-root: only with --ab");
+  if (args.ab_any_setting && args.ab.empty())
+    throw std::invalid_argument("--ab-any-setting: only with --ab");
   if (!args.until_decided.empty() && !args.ab.empty())
     throw std::invalid_argument(
         "--until-decided: not with --ab (an A/B run compares its own sets)");
+  std::error_code ec;  // one file, however each is spelled (device and inode)
+  if (!args.until_decided.empty() && !args.out.empty() &&
+      std::filesystem::equivalent(args.out, args.until_decided, ec))
+    throw std::invalid_argument("--out " + args.out + ": is the --until-decided baseline " +
+                                args.until_decided + ", which the run reads; write elsewhere");
+}
+
+// Before anything else: what a run that ended without restoring left changed is restored
+// (common/system/journal.h); with --ab or --trace-wakeups this run's own journal is made, holding
+// the locks of its settings. Null without.
+std::unique_ptr<RunJournal> open_journal(const RunArgs& args, const AbPlan& ab) {
+  if (ab.specs.empty() && !args.trace_wakeups) {
+    try {
+      recover_journals(args.state_dir);
+    } catch (const std::runtime_error&) {
+      // A folder this user cannot open holds nothing this user's run could restore.
+    }
+    return nullptr;
+  }
+  try {
+    return std::make_unique<RunJournal>(args.state_dir, ab_root(args), ab);
+  } catch (const std::runtime_error& e) {  // a setting a live run holds: std::invalid_argument
+    throw std::runtime_error(std::string(ab.specs.empty() ? "--trace-wakeups" : "--ab") +
+                             ": the journal of the settings it changes: " + e.what() +
+                             (geteuid() != 0 ? " (needs root)" : ""));
+  }
+}
+
+// --ab: the SPECs checked against the files (one line, exit 2, before anything runs); null
+// without --ab.
+std::unique_ptr<SettingsGuard> settings_guard(const RunArgs& args, const AbPlan& plan,
+                                              RunJournal* journal) {
+  if (plan.specs.empty()) return nullptr;
+  return std::make_unique<SettingsGuard>(plan, ab_root(args), journal);
+}
+
+// What the run is about to do, on stderr: its cases, the A/B settings, what makes the figures
+// noisy.
+void announce(const RunContext& ctx, size_t cases, const std::string& host, const AbPlan& ab) {
+  std::fprintf(stderr, "wakebench: %zu cases from %s on %s (%zu CPUs: %s), order seed %llu\n",
+               cases, ctx.config_path.c_str(), host.c_str(), ctx.topo->cpus().size(),
+               ctx.topo->source().c_str(), static_cast<unsigned long long>(ctx.seed));
+  for (int k = 0; k < ab.settings; ++k)
+    std::fprintf(stderr, "wakebench: A/B setting %d: %s\n", k, ab.label(k).c_str());
+  for (const auto& w : environment_warnings(ctx.env))
+    std::fprintf(stderr, "warning: %s\n", w.c_str());
+}
+
+void run_command(const RunArgs& args) {
+  ::signal(SIGPIPE, SIG_IGN);  // until install_signal_handlers: a gone stderr fails, never kills
+  // Parse.
+  check_options(args);
+  const AbPlan ab = parse_ab_plan(args.ab, args.ab_any_setting);
+  const std::unique_ptr<RunJournal> journal = open_journal(args, ab);
   std::optional<UntilDecided> until;
   if (!args.until_decided.empty())
     until.emplace(UntilDecided{load_result_set(args.until_decided),
                                SequentialRun(args.looks, CompareOptions{}.alpha), args.budget_s});
-  const AbPlan ab = parse_ab_plan(args.ab);
   RunContext ctx;
-  ctx.config_path = args.config.empty() ? default_config_path() : args.config;
+  ctx.config_path = config_path(args.config);
   const Config config = load_config(ctx.config_path);
   const Topology topo = Topology::from_system();
   if (args.pairs_per_class < 1) throw std::invalid_argument("--pairs-per-class must be >= 1");
@@ -700,7 +788,7 @@ void run_command(const RunArgs& args) {
   if (!args.noise.empty()) ctx.noise = load_noise(args.noise);
   // Up front: a run that cannot trace fails before it measures anything (one line, exit 2).
   std::unique_ptr<WakeupTraceSession> trace_session;
-  if (args.trace_wakeups) trace_session = std::make_unique<WakeupTraceSession>();
+  if (args.trace_wakeups) trace_session = std::make_unique<WakeupTraceSession>(journal.get());
   const CaseTracer tracer{trace_session.get(), &topo};
 
   // Plan.
@@ -717,33 +805,25 @@ void run_command(const RunArgs& args) {
       output_targets(args, "results/" + safe_file_name(host) + "-" + utc, ab.settings);
   install_signal_handlers();  // before the trial writes, so an interruption reaches the restore
   // Restores every knob it changed when the measuring ends (reset below) or unwinds.
-  std::unique_ptr<SettingsGuard> guard = settings_guard(args, ab);
+  std::unique_ptr<SettingsGuard> guard = settings_guard(args, ab, journal.get());
 
-  std::fprintf(stderr, "wakebench: %zu cases from %s on %s (%zu CPUs: %s), order seed %llu\n",
-               cases.size(), ctx.config_path.c_str(), host.c_str(), topo.cpus().size(),
-               topo.source().c_str(), static_cast<unsigned long long>(ctx.seed));
-  if (guard)
-    for (int k = 0; k < ab.settings; ++k)
-      std::fprintf(stderr, "wakebench: A/B setting %d: %s\n", k, ab.label(k).c_str());
   // Held until the run returns: the CPUs stay out of idle states deeper than the limit.
   std::optional<IdleLatencyGuard> idle_guard;
   if (args.idle_latency_us) idle_guard.emplace(*args.idle_latency_us);
   ctx.env = capture_environment({measured_cpus(cases), config.text, args.idle_latency_us});
-  for (const auto& w : environment_warnings(ctx.env))
-    std::fprintf(stderr, "warning: %s\n", w.c_str());
-
-  // Execute.
   ctx.config = &config;
   ctx.topo = &topo;
   ctx.pairs_per_class = args.pairs_per_class;
   ctx.noise_path = args.noise;
   ctx.traced = trace_session != nullptr;
   std::vector<SetRun> sets(static_cast<size_t>(std::max(ab.settings, 1)), SetRun{cases, {}});
-  if (until)
-    ctx.interrupted = execute_until_decided(*until, ctx, sets, opts, tracer);
-  else
-    ctx.interrupted =
-        execute(sets, ab_schedule(repetitions, ab.settings, ctx.seed), opts, tracer, guard.get());
+  if (until) check_comparable(*until, ctx, sets[0]);
+  announce(ctx, cases.size(), host, ab);
+
+  // Execute.
+  ctx.interrupted = until ? execute_until_decided(*until, ctx, sets, opts, tracer)
+                          : execute(sets, ab_schedule(repetitions, ab.settings, ctx.seed), opts,
+                                    tracer, guard.get());
   guard.reset();
 
   // Write and print.
@@ -832,8 +912,14 @@ void add_run_command(CLI::App& app) {
                   "(default 300)")
       ->check(finite_number)
       ->check(CLI::Range(1.0, 1e6));
-  // Hidden (no group): the root of --ab's files, a fake tree in tests (README.md#ab-runs).
+  sub->add_flag("--ab-any-setting", args->ab_any_setting,
+                "--ab: switch any sysctl or debugfs file, not only the scheduler's own settings "
+                "(" +
+                    registry().scheduler_settings_text() + ")");
+  // Hidden (no group), for tests: the root of --ab's files, a fake tree, and the folder of the
+  // journals and locks (README.md#ab-runs).
   sub->add_option("--ab-root", args->ab_root, "")->group("");
+  sub->add_option("--state-dir", args->state_dir, "")->group("");
   sub->allow_extras();
   sub->callback([args, sub] {
     args->extras = sub->remaining();

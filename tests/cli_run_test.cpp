@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -32,7 +33,12 @@ struct Cmd {
   std::string out, err;
 };
 
+using wb::test::children_of;
 using wb::test::slurp;
+
+const char* kOneCase = R"({"schema_version": 1, "name": "one",
+  "defaults": {"round_trips": 200, "warmup": 20, "repetitions": 2, "timeout_s": 30},
+  "cases": [{"mechanisms": ["pipe"], "modes": ["threads"], "placements": ["same-cpu"]}]})";
 
 class RunCli : public ::testing::Test {
  protected:
@@ -77,6 +83,15 @@ class RunCli : public ::testing::Test {
     if (waitpid(pid, &status, 0) != pid) return {-1, "", "waitpid failed"};
     return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), "",
             slurp(dir_ / "stderr")};
+  }
+  void interrupt_in_second_repetition(int sig);
+  // A result set of one short case, made by a run: what --until-decided compares with.
+  fs::path baseline() {
+    const auto cfg = write("one.json", kOneCase);
+    const Cmd c = run("run --events none --config " + cfg.string() + " --out " +
+                      (dir_ / "base.json").string());
+    EXPECT_EQ(c.status, 0) << c.err;
+    return dir_ / "base.json";
   }
   fs::path dir_;
 };
@@ -281,19 +296,10 @@ TEST_F(RunCli, InterruptWritesAnIncompleteResultSetAndLeavesNothing) {
     EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << e.path();
 }
 
-// Direct children of `pid` (its task processes: driver.cpp CaseRun::spawn).
-std::set<pid_t> children_of(pid_t pid) {
-  std::set<pid_t> out;
-  std::istringstream in(
-      slurp("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children"));
-  for (pid_t c; in >> c;) out.insert(c);
-  return out;
-}
-
-// Ctrl-C in a case's second repetition keeps its first (issue 25): the case stays ok with the
-// repetitions it finished. A repetition's tasks are fresh processes, so new children mean the
-// first repetition is done.
-TEST_F(RunCli, InterruptKeepsTheRepetitionsACaseFinished) {
+// `sig` in a case's second repetition keeps its first (issue 25): the case stays ok with the
+// repetitions it finished, the set is marked incomplete, exit 130. A repetition's tasks are fresh
+// processes, so new children mean the first repetition is done.
+void RunCli::interrupt_in_second_repetition(int sig) {
   const auto cfg = write("reps.json", R"({"schema_version": 1,
     "defaults": {"round_trips": 300000, "warmup": 10, "repetitions": 3, "timeout_s": 120},
     "cases": [{"mechanisms": ["pipe"], "modes": ["processes"], "placements": ["same-cpu"]}]})");
@@ -301,17 +307,17 @@ TEST_F(RunCli, InterruptKeepsTheRepetitionsACaseFinished) {
   const pid_t pid =
       start_run({"--config", cfg.string(), "--out", out.string(), "--events", "none"});
   ASSERT_GT(pid, 0);
-  std::set<pid_t> first;
+  std::set<pid_t> first, now;
   bool second = false;
   for (int i = 0; i < 6000 && !second; ++i) {
-    const std::set<pid_t> now = children_of(pid);
+    now = children_of(pid);
     if (first.empty()) first = now;
     second = !now.empty() && !first.empty() && now != first &&
              std::none_of(now.begin(), now.end(), [&](pid_t p) { return first.count(p); });
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   ASSERT_TRUE(second) << "the second repetition never started";
-  kill(pid, SIGINT);
+  kill(pid, sig);
   const Cmd run = finish(pid);
   EXPECT_EQ(run.status, 130) << run.err;
   const auto rs = nlohmann::json::parse(slurp(out));
@@ -322,7 +328,15 @@ TEST_F(RunCli, InterruptKeepsTheRepetitionsACaseFinished) {
   EXPECT_GE(c["repetitions"].size(), 1u);
   EXPECT_LT(c["repetitions"].size(), 3u);
   EXPECT_TRUE(c["rtt_ns"].is_object());
+  for (pid_t t : now) EXPECT_TRUE(kill(t, 0) == -1 && errno == ESRCH) << "task " << t << " left";
 }
+
+TEST_F(RunCli, InterruptKeepsTheRepetitionsACaseFinished) {
+  interrupt_in_second_repetition(SIGINT);
+}
+
+// The terminal gone (an ssh session dropped): as Ctrl-C. Before, SIGHUP killed the run: no set.
+TEST_F(RunCli, HangupKeepsTheRepetitionsACaseFinished) { interrupt_in_second_repetition(SIGHUP); }
 
 // Out of processes (RLIMIT_NPROC, which binds only an unprivileged user): a fork or a thread that
 // cannot start fails its own case with the cause, and the run goes on and writes its result set.
@@ -399,6 +413,96 @@ TEST_F(RunCli, RunsOfOneSecondNeverShareADefaultName) {
   ASSERT_EQ(sets.size(), 2u);
   for (const std::string& name : sets)
     EXPECT_TRUE(nlohmann::json::parse(slurp(dir_ / "results" / name)).is_object()) << name;
+}
+
+// --until-decided X --out X, however --out spells X (another path, a folder through a symlink):
+// one line before anything runs, and the baseline as it was. Before, the run measured and then
+// replaced its own baseline.
+TEST_F(RunCli, UntilDecidedRefusesItsBaselineAsOut) {
+  const fs::path base = baseline();
+  const std::string before = slurp(base);
+  fs::create_directories(dir_ / "sub");
+  fs::create_directory_symlink(dir_, dir_ / "link");
+  const auto cfg = write("one.json", kOneCase);
+  for (const fs::path& out : {base, dir_ / "sub/../base.json", dir_ / "link/base.json"}) {
+    SCOPED_TRACE(out);
+    const Cmd c = run("run --events none --looks 1 --config " + cfg.string() + " --until-decided " +
+                      base.string() + " --out " + out.string());
+    EXPECT_EQ(c.status, 2);
+    EXPECT_EQ(c.err, "wakebench: --out " + out.string() + ": is the --until-decided baseline " +
+                         base.string() + ", which the run reads; write elsewhere\n");
+    EXPECT_EQ(c.out, "");
+  }
+  EXPECT_EQ(slurp(base), before);
+}
+
+// A baseline that loads but that compare refuses next to this run (timings of the topology lab;
+// a stored noise floor that does not read): one line before the first case, no set. Before, the
+// run measured every case and then dropped them all at its first look.
+TEST_F(RunCli, UntilDecidedRefusesABaselineItCannotCompareBeforeMeasuring) {
+  const fs::path base = baseline();
+  auto doc = nlohmann::json::parse(slurp(base));
+  doc["environment"]["emulated"] = true;
+  write("emulated.json", doc.dump());
+  doc["environment"]["emulated"] = false;
+  doc["noise"] = {{"bogus", 1}};
+  write("noise.json", doc.dump());
+  const auto cfg = write("one.json", kOneCase);
+  const std::map<std::string, std::string> why = {
+      {"emulated.json", "compare: " + (dir_ / "emulated.json").string() +
+                            " holds EMULATED timings (topology lab) and this run does not: not "
+                            "comparable"},
+      {"noise.json", "results " + (dir_ / "noise.json").string() +
+                         ": noise: not a noise file (expected \"schema\": \"wakebench-noise\"; "
+                         "make one with wakebench noise A.json B.json --out FILE)"}};
+  for (const auto& [name, reason] : why) {
+    SCOPED_TRACE(name);
+    const Cmd c = run("run --events none --looks 1 --config " + cfg.string() + " --until-decided " +
+                      (dir_ / name).string() + " --out " + (dir_ / "u.json").string());
+    EXPECT_EQ(c.status, 2);
+    EXPECT_EQ(c.err, "wakebench: --until-decided " + (dir_ / name).string() +
+                         ": cannot be compared with this run: " + reason + "\n");
+    EXPECT_FALSE(fs::exists(dir_ / "u.json"));
+  }
+}
+
+// Out of descriptors (ulimit -n 8): a processes case whose second task cannot be watched
+// (pidfd_open: EMFILE) fails, and its tasks are gone before the next case starts. Before, the
+// task forked last stayed alive, waiting at the case's barrier, while the run went on.
+TEST_F(RunCli, AFailedCasesTasksAreGoneBeforeTheNextCase) {
+  const auto cfg = write("fd.json", R"({"schema_version": 1,
+    "defaults": {"round_trips": 200, "warmup": 20, "repetitions": 1, "timeout_s": 60},
+    "cases": [{"mechanisms": ["pipe"], "modes": ["processes"], "placements": ["same-cpu"]},
+              {"mechanisms": ["eventfd"], "modes": ["threads"], "placements": ["same-cpu"],
+               "round_trips": 30000000}]})");
+  uint64_t seed = 0;  // one whose order runs the pipe case first
+  while (wb::interleaved_order({1, 1}, seed)[0] != 0) ++seed;
+  const pid_t pid = start_run({"--config", cfg.string(), "--out", (dir_ / "r.json").string(),
+                               "--events", "none", "--seed", std::to_string(seed)},
+                              [] {
+                                const rlimit eight{8, 8};
+                                return setrlimit(RLIMIT_NOFILE, &eight) == 0;
+                              });
+  ASSERT_GT(pid, 0);
+  const std::string first = "[1/2] pipe/processes/same-cpu";
+  for (int i = 0; i < 3000 && slurp(dir_ / "stderr").find(first) == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const std::string err = slurp(dir_ / "stderr");
+  if (err.find(first) == std::string::npos ||
+      err.find("failed: pidfd_open: Too many open files") == std::string::npos) {
+    kill(pid, SIGKILL);
+    finish(pid);
+    GTEST_SKIP() << "8 descriptors fail no pidfd_open here: " << err;
+  }
+  // The second case runs in one task process: never more than one child from now on.
+  size_t most = 0;
+  for (int i = 0; i < 50; ++i) {
+    most = std::max(most, children_of(pid).size());
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  kill(pid, SIGINT);
+  EXPECT_EQ(finish(pid).status, 130);
+  EXPECT_EQ(most, 1u) << "a task of the failed case is still there";
 }
 
 }  // namespace

@@ -2,7 +2,8 @@
 # The build installs like any CMake project:
 #   tests/install_check.sh BUILD_DIR
 # installs BUILD_DIR into a temporary prefix (cmake --install), runs the installed wakebench on
-# one case of the quick suite (configs from the prefix), and the installed lab runner's --help,
+# one case of the quick suite twice, the config given by its installed path and by its name
+# (`--config quick`: quick.json of the installed configs), and the installed lab runner's --help,
 # which must name its kernel patches, suites and registry under the prefix. Nothing outside the
 # prefix is read from the checkout: the commands run from an empty directory.
 set -euo pipefail
@@ -13,13 +14,21 @@ prefix=$tmp/prefix
 cmake --install "$build" --prefix "$prefix" >/dev/null
 share=$prefix/share/wakebench
 mkdir "$tmp/cwd" && cd "$tmp/cwd"
-"$prefix/bin/wakebench" run --config "$share/configs/quick.json" \
-  --benchmark_filter='^pipe/threads/same-cpu$' --out r.json >/dev/null 2>err.txt ||
-  { cat err.txt >&2; exit 1; }
-python3 -c 'import json, sys
-rs = json.load(open("r.json"))
-sys.exit(not (rs["complete"] and [c["status"] for c in rs["cases"]] == ["ok"]))' ||
-  { echo "install: the installed wakebench did not run its one case" >&2; exit 1; }
+# run_one OUT ARGS...: the installed wakebench runs pipe/threads/same-cpu of the config ARGS name
+# into OUT, which must record that case ok and the installed quick.json as its config.
+run_one() {
+  local out=$1
+  shift
+  "$prefix/bin/wakebench" run "$@" --benchmark_filter='^pipe/threads/same-cpu$' --out "$out" \
+    >/dev/null 2>err.txt || { cat err.txt >&2; exit 1; }
+  python3 -c 'import json, sys
+rs = json.load(open(sys.argv[1]))
+sys.exit(not (rs["complete"] and [c["status"] for c in rs["cases"]] == ["ok"]
+              and rs["config"]["path"] == sys.argv[2]))' "$out" "$share/configs/quick.json" ||
+    { echo "install: the installed wakebench did not run its one case (run $*)" >&2; exit 1; }
+}
+run_one by-path.json --config "$share/configs/quick.json"
+run_one by-name.json --config quick
 help=$("$prefix/bin/wakebench-lab" --help)
 for want in "kernel patches $share/runners/lab/patches (4," "suites $share/configs/lab" \
   "registry $share/registry/registry.json"; do
@@ -29,4 +38,5 @@ for want in "kernel patches $share/runners/lab/patches (4," "suites $share/confi
     exit 1
   fi
 done
-echo "install: $prefix holds wakebench (ran pipe/threads/same-cpu) and the lab runner"
+echo "install: $prefix holds wakebench (ran pipe/threads/same-cpu of quick by path and by name)" \
+  "and the lab runner"

@@ -11,6 +11,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "common/schema/registry.h"
 #include "common/schema/run_order.h"
 #include "common/system/sched_features.h"
 #include "tests/support.h"
@@ -88,9 +89,71 @@ TEST(AbSpec, ZipsSpecsOfOneLengthOnly) {
                  "--ab sysctl:kernel.sched_x=5,6,7: 3 values, but --ab feature:TTWU_QUEUE=on,off "
                  "has 2 (zipped SPECs need as many each)");
   }
-  EXPECT_THROW(wb::parse_ab_plan({"sysctl:kernel.x=1,2", "sysctl:kernel.x=3,4"}),
+  EXPECT_THROW(wb::parse_ab_plan({"sysctl:kernel.sched_x=1,2", "sysctl:kernel.sched_x=3,4"}),
                std::invalid_argument);
   EXPECT_EQ(wb::parse_ab_plan({}).settings, 0);
+}
+
+std::string plan_error(const std::string& spec, bool any_setting) {
+  try {
+    wb::parse_ab_plan({spec}, any_setting);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+// The scheduler's own settings (registry/registry.json "scheduler_settings"), and any other only
+// when the run asks (--ab-any-setting). Before, --ab switched kernel.core_pattern, kernel.panic,
+// net.ipv4.ip_forward, ... as readily as a sched_ knob.
+TEST(AbSpec, TakesOnlyTheSchedulersSettingsUnlessAsked) {
+  for (const char* ok :
+       {"feature:TTWU_QUEUE=on,off", "sysctl:kernel.sched_rr_timeslice_ms=30,100",
+        "sysctl:kernel.numa_balancing=0,1", "sysctl:kernel.numa_balancing_scan_delay_ms=1,2",
+        "debugfs:sched/base_slice_ns=1,2", "debugfs:sched/domains/cpu0/flags=1,2"})
+    EXPECT_EQ(plan_error(ok, false), "(accepted)") << ok;
+  for (const char* other :
+       {"sysctl:kernel.core_pattern=a,b", "sysctl:kernel.panic=0,1", "sysctl:kernel.hostname=a,b",
+        "sysctl:kernel.randomize_va_space=0,2", "sysctl:net.ipv4.ip_forward=0,1",
+        "sysctl:fs.suid_dumpable=0,1", "sysctl:kernel.sched=1,2", "debugfs:schedx/y=1,2",
+        "debugfs:tracing/tracing_on=0,1"}) {
+    EXPECT_NE(plan_error(other, false).find(" is not one of the scheduler's settings"),
+              std::string::npos)
+        << other;
+    EXPECT_EQ(plan_error(other, true), "(accepted)") << other;
+  }
+  EXPECT_EQ(plan_error("sysctl:kernel.panic=0,1", false),
+            "--ab sysctl:kernel.panic=0,1: kernel.panic is not one of the scheduler's settings "
+            "(debugfs sched/*; feature *; sysctl kernel.sched_*, kernel.numa_balancing*); "
+            "--ab-any-setting switches any setting");
+  // Values keep their character rule either way.
+  EXPECT_EQ(plan_error("sysctl:kernel.panic=0,a b", true),
+            "--ab sysctl:kernel.panic=0,a b: value \"a b\" is not made of [A-Za-z0-9._:=/+-]");
+}
+
+TEST(AbSpec, TheListIsTheRegistrysAndABadOneIsRefused) {
+  EXPECT_EQ(wb::registry().scheduler_settings_text(),
+            "debugfs sched/*; feature *; sysctl kernel.sched_*, kernel.numa_balancing*");
+  auto error = [](const std::string& settings) {
+    try {
+      wb::parse_registry(R"({"policies": [], "mechanisms": [])" + settings + "}");
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_EQ(error(""), "registry: \"scheduler_settings\" is not an object");
+  EXPECT_EQ(error(R"(, "scheduler_settings": {"sysctl": "kernel.sched_*"})"),
+            "scheduler_settings.sysctl is not a list");
+  for (const char* bad : {"kernel.sched_", "kernel.*sched*", "", "*x"})
+    EXPECT_EQ(error(R"(, "scheduler_settings": {"sysctl": [")" + std::string(bad) + "\"]}"),
+              "scheduler_settings.sysctl[0]: not a pattern ending in its only \"*\"")
+        << bad;
+  const wb::Registry r = wb::parse_registry(
+      R"({"policies": [], "mechanisms": [], "scheduler_settings": {"sysctl": ["a.b*"]}})");
+  EXPECT_TRUE(r.scheduler_setting("sysctl", "a.bc"));
+  EXPECT_FALSE(r.scheduler_setting("sysctl", "a.c"));
+  EXPECT_FALSE(r.scheduler_setting("debugfs", "a.bc")) << "a kind not listed takes nothing";
 }
 
 // Each case's round r runs once under every setting; the cases' order is the run's interleaved

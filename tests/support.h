@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -29,6 +30,15 @@ inline std::string slurp(const std::filesystem::path& p) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// The direct children of process `pid` (a run's task processes: driver.cpp CaseRun::spawn).
+inline std::set<pid_t> children_of(pid_t pid) {
+  std::set<pid_t> out;
+  std::istringstream in(
+      slurp("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children"));
+  for (pid_t c; in >> c;) out.insert(c);
+  return out;
 }
 
 // A folder of the running test's own, <temp>/<prefix>-<pid>-<test name>, made empty; the test

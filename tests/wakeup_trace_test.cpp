@@ -296,7 +296,8 @@ TEST_F(TraceRun, KernelPipeCaseIsAttributed) {
   // The shell writes its pid and becomes wakebench, so the instance's name is known.
   const Cmd c =
       run("sh -c 'echo $$ >" + pid_file.string() + "; exec " + WB_BINARY + " run --config " +
-              (dir_ / "tiny.json").string() + " --out " + out.string() + " --trace-wakeups'",
+              (dir_ / "tiny.json").string() + " --out " + out.string() +
+              " --trace-wakeups --state-dir " + (dir_ / "state").string() + "'",
           dir_);
   ASSERT_EQ(c.status, 0) << c.err;
   std::ifstream pid_in(pid_file);
@@ -360,7 +361,7 @@ TEST_F(TraceRun, CtrlCRemovesTheInstance) {
     dup2(fd, 1);
     dup2(fd, 2);
     execl(WB_BINARY, WB_BINARY, "run", "--config", cfg.c_str(), "--out", out.c_str(),
-          "--trace-wakeups", static_cast<char*>(nullptr));
+          "--trace-wakeups", "--state-dir", (dir_ / "state").c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   const fs::path inst = fs::path(instances) / ("wakebench-" + std::to_string(pid));
@@ -388,7 +389,7 @@ TEST_F(TraceRun, WithoutTracefsItSaysWhyUpFront) {
     GTEST_SKIP() << "user 65534 cannot start wakebench here: " << help.err;
   const fs::path out = dir_ / "r.json";
   const Cmd c = run(nobody + " run --config " + (dir_ / "tiny.json").string() + " --out " +
-                        out.string() + " --trace-wakeups",
+                        out.string() + " --trace-wakeups --state-dir " + (dir_ / "state").string(),
                     dir_);
   EXPECT_EQ(c.status, 2) << c.err;
   EXPECT_FALSE(fs::exists(out));

@@ -227,8 +227,16 @@ class Children {
         waitpid(c.pid, nullptr, 0);
       }
   }
+  // Takes task process `pid` in; when that fails (pidfd_open refused: out of descriptors), the
+  // task is killed and reaped before the error goes on, so no task of a failed case is left.
   void add(pid_t pid, std::string who) {
-    kids_.push_back({pid, pidfd_open(pid), std::move(who), 0, false});
+    try {
+      kids_.push_back({pid, pidfd_open(pid), std::move(who), 0, false});
+    } catch (...) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+      throw;
+    }
   }
   struct Kid {
     pid_t pid;
@@ -510,7 +518,7 @@ int CaseRun::group_main(const std::vector<size_t>& group, const RunOptions& opts
 }
 
 // Forks a task process. The child dies with the supervisor (PR_SET_PDEATHSIG) and does not inherit
-// wakebench's SIGINT/SIGTERM handlers: a Ctrl-C kills it, the supervisor reaps it. It ignores
+// wakebench's signal handlers: a Ctrl-C or a hangup kills it, the supervisor reaps it. It ignores
 // SIGPIPE: a write to a pipe whose reader died fails with EPIPE, which the task reports, instead of
 // killing the writer, whose signal death the supervisor could reap first and take for the case's
 // reason in place of the partner's (a SIGKILLed wakee would show up as "killed by signal 13
@@ -522,8 +530,7 @@ pid_t CaseRun::spawn(const std::function<int()>& body) {
   if (pid == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) signal(sig, SIG_DFL);
     signal(SIGPIPE, SIG_IGN);
     _exit(body());
   }

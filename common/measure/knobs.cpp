@@ -195,8 +195,7 @@ BusyTasks::BusyTasks(const std::vector<int>& cpus) {
     if (pid == 0) {
       prctl(PR_SET_PDEATHSIG, SIGKILL);
       if (getppid() != parent) _exit(127);
-      signal(SIGINT, SIG_DFL);
-      signal(SIGTERM, SIG_DFL);
+      for (int sig : {SIGINT, SIGTERM, SIGHUP}) signal(sig, SIG_DFL);
       cpu_set_t set;
       CPU_ZERO(&set);
       CPU_SET(cpu, &set);

@@ -38,6 +38,26 @@ MechanismEntry mechanism_of(const json& j, const std::string& where) {
   return m;
 }
 
+// "scheduler_settings": {"sysctl": ["kernel.sched_*", ...], ...}: each pattern ends in its only
+// "*", and what comes before it is the prefix kept.
+std::map<std::string, std::vector<std::string>> settings_of(const json& doc) {
+  if (!doc.contains("scheduler_settings") || !doc["scheduler_settings"].is_object())
+    throw std::invalid_argument("registry: \"scheduler_settings\" is not an object");
+  std::map<std::string, std::vector<std::string>> out;
+  for (const auto& [kind, patterns] : doc["scheduler_settings"].items()) {
+    const std::string where = "scheduler_settings." + kind;
+    if (!patterns.is_array()) throw std::invalid_argument(where + " is not a list");
+    for (size_t i = 0; i < patterns.size(); ++i) {
+      const std::string p = patterns[i].is_string() ? patterns[i].get<std::string>() : "";
+      if (p.empty() || p.find('*') != p.size() - 1)
+        throw std::invalid_argument(where + "[" + std::to_string(i) +
+                                    "]: not a pattern ending in its only \"*\"");
+      out[kind].push_back(p.substr(0, p.size() - 1));
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 namespace {
@@ -73,6 +93,23 @@ const MechanismEntry& Registry::mechanism(std::string_view id) const {
                          "\" has no entry in registry/registry.json");
 }
 
+bool Registry::scheduler_setting(const std::string& kind, std::string_view name) const {
+  const auto it = scheduler_settings.find(kind);
+  if (it == scheduler_settings.end()) return false;
+  for (const std::string& prefix : it->second)
+    if (name.substr(0, prefix.size()) == prefix) return true;
+  return false;
+}
+
+std::string Registry::scheduler_settings_text() const {
+  std::string out;
+  for (const auto& [kind, prefixes] : scheduler_settings) {
+    out += (out.empty() ? "" : "; ") + kind;
+    for (size_t i = 0; i < prefixes.size(); ++i) out += (i == 0 ? " " : ", ") + prefixes[i] + "*";
+  }
+  return out;
+}
+
 Registry parse_registry(std::string_view text) {
   const json doc = json::parse(text.begin(), text.end(), nullptr, false);
   if (doc.is_discarded()) throw std::invalid_argument("registry: invalid JSON");
@@ -87,6 +124,7 @@ Registry parse_registry(std::string_view text) {
   const json& mechanisms = list_at(doc, "mechanisms");
   for (size_t i = 0; i < mechanisms.size(); ++i)
     r.mechanisms.push_back(mechanism_of(mechanisms[i], "mechanisms[" + std::to_string(i) + "]"));
+  r.scheduler_settings = settings_of(doc);
   return r;
 }
 

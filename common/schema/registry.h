@@ -3,6 +3,7 @@
 // the same file.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,12 +32,21 @@ struct MechanismEntry {
 struct Registry {
   std::vector<PolicyEntry> policies;       // in the order every table uses
   std::vector<MechanismEntry> mechanisms;  // in the order of result sets and tables
+  // The scheduler's own settings, which `run --ab` switches without --ab-any-setting: per kind of
+  // --ab SPEC ("feature", "sysctl", "debugfs"), the prefixes of the names it takes ("kernel.sched_"
+  // for the pattern "kernel.sched_*"; "" for "*").
+  std::map<std::string, std::vector<std::string>> scheduler_settings;
   std::vector<std::string> policy_ids() const;
   std::vector<std::string> kernel_policy_ids() const;  // those with a lab kernel of their own
   std::vector<std::string> mechanism_ids() const;
   const MechanismEntry* find_mechanism(std::string_view id) const;  // nullptr if not listed
   // Throws std::logic_error when `id` is not listed (a mechanism implemented but not registered).
   const MechanismEntry& mechanism(std::string_view id) const;
+  // Whether the setting `name` of `kind` is one of scheduler_settings.
+  bool scheduler_setting(const std::string& kind, std::string_view name) const;
+  // scheduler_settings as the registry writes it: "sysctl kernel.sched_*, kernel.numa_balancing*;
+  // ...", the kinds in alphabetical order.
+  std::string scheduler_settings_text() const;
 };
 
 // Parses a registry document; throws std::invalid_argument naming the bad entry.

@@ -13,7 +13,9 @@
 #include <random>
 #include <stdexcept>
 
+#include "common/schema/registry.h"
 #include "common/schema/run_order.h"
+#include "common/system/journal.h"
 #include "common/system/kernel_files.h"
 #include "common/system/sched_features.h"
 #include "common/util/text.h"
@@ -81,11 +83,33 @@ std::string normalized(std::string_view text) {
 
 bool is_debugfs(const SettingSpec& s) { return s.kind != SettingKind::kSysctl; }
 
+const char* const kKinds[] = {"feature", "sysctl", "debugfs"};
+
+// The kind and name of "KIND:NAME..." (`end`: where the name ends), checked; throws as refuse.
+SettingSpec kind_and_name(const std::string& text, std::size_t colon, std::size_t end) {
+  SettingSpec s;
+  s.text = text;
+  const std::string kind = text.substr(0, colon);
+  const auto* k = std::find(std::begin(kKinds), std::end(kKinds), kind);
+  if (k == std::end(kKinds))
+    refuse(text, "unknown kind \"" + kind + "\" (feature, sysctl or debugfs)");
+  s.kind = static_cast<SettingKind>(k - std::begin(kKinds));
+  s.name = text.substr(colon + 1, end - colon - 1);
+  check_spec_name(s);
+  return s;
+}
+
+void check_scheduler_setting(const SettingSpec& s) {
+  const Registry& r = registry();
+  if (!r.scheduler_setting(kKinds[static_cast<int>(s.kind)], s.name))
+    refuse(s.text, s.name + " is not one of the scheduler's settings (" +
+                       r.scheduler_settings_text() + "); --ab-any-setting switches any setting");
+}
+
 }  // namespace
 
 std::string SettingSpec::key() const {
-  static const char* kinds[] = {"feature", "sysctl", "debugfs"};
-  return std::string(kinds[static_cast<int>(kind)]) + ":" + name;
+  return std::string(kKinds[static_cast<int>(kind)]) + ":" + name;
 }
 
 std::string SettingSpec::token(std::size_t k) const {
@@ -97,19 +121,7 @@ SettingSpec parse_setting_spec(const std::string& text) {
   const auto colon = text.find(':'), eq = text.find('=');
   if (colon == std::string::npos || eq == std::string::npos || eq < colon)
     refuse(text, "expected KIND:NAME=V1,V2[,...] (KIND feature, sysctl or debugfs)");
-  SettingSpec s;
-  s.text = text;
-  const std::string kind = text.substr(0, colon);
-  if (kind == "feature")
-    s.kind = SettingKind::kFeature;
-  else if (kind == "sysctl")
-    s.kind = SettingKind::kSysctl;
-  else if (kind == "debugfs")
-    s.kind = SettingKind::kDebugfs;
-  else
-    refuse(text, "unknown kind \"" + kind + "\" (feature, sysctl or debugfs)");
-  s.name = text.substr(colon + 1, eq - colon - 1);
-  check_spec_name(s);
+  SettingSpec s = kind_and_name(text, colon, eq);
   for (const auto v : ktext::split(std::string_view(text).substr(eq + 1), ',')) {
     s.values.emplace_back(v);
     check_value(s, s.values.back());
@@ -119,10 +131,17 @@ SettingSpec parse_setting_spec(const std::string& text) {
   return s;
 }
 
-AbPlan parse_ab_plan(const std::vector<std::string>& texts) {
+SettingSpec setting_of_key(const std::string& key) {
+  const auto colon = key.find(':');
+  if (colon == std::string::npos) refuse(key, "not KIND:NAME");
+  return kind_and_name(key, colon, key.size());
+}
+
+AbPlan parse_ab_plan(const std::vector<std::string>& texts, bool any_setting) {
   AbPlan plan;
   for (const std::string& t : texts) {
     SettingSpec s = parse_setting_spec(t);
+    if (!any_setting) check_scheduler_setting(s);
     for (const SettingSpec& o : plan.specs) {
       if (o.key() == s.key()) refuse(t, "sets " + s.key() + ", as --ab " + o.text + " does");
       if (o.values.size() != s.values.size())
@@ -216,10 +235,12 @@ void write_setting(const SettingSpec& s, const std::string& token, const std::st
   if (!closed) throw std::runtime_error("close " + path + ": " + std::strerror(errno));
 }
 
-SettingsGuard::SettingsGuard(AbPlan plan, std::string root)
+SettingsGuard::SettingsGuard(AbPlan plan, std::string root, RunJournal* journal)
     : plan_(std::move(plan)),
       root_(std::move(root)),
       changed_(plan_.specs.size(), false),
+      lost_(plan_.specs.size(), false),
+      journal_(journal),
       owner_(::getpid()) {
   try {
     for (const SettingSpec& s : plan_.specs) {
@@ -237,6 +258,8 @@ SettingsGuard::SettingsGuard(AbPlan plan, std::string root)
         refuse(s.text, e.what());
       }
     }
+    for (std::size_t i = 0; journal_ && i < plan_.specs.size(); ++i)
+      journal_->record(plan_.specs[i].key(), originals_[i]);
     for (std::size_t i = 0; i < plan_.specs.size(); ++i) trial(i);
   } catch (...) {
     restore();  // a trial's value left behind when its write-back failed
@@ -297,16 +320,19 @@ void SettingsGuard::restore() noexcept {
   if (::getpid() != owner_) return;
   std::vector<std::string> done;
   for (std::size_t i = 0; i < plan_.specs.size(); ++i) {
-    if (!changed_[i]) continue;
     const SettingSpec& s = plan_.specs[i];
-    try {
-      write_back(i);
-      done.push_back(s.key() + " to " + originals_[i]);
-    } catch (const std::exception& e) {
-      changed_[i] = false;  // said once
-      std::fprintf(stderr, "wakebench: warning: could not restore %s to %s: %s\n", s.key().c_str(),
-                   originals_[i].c_str(), e.what());
+    if (changed_[i]) {
+      try {
+        write_back(i);
+        done.push_back(s.key() + " to " + originals_[i]);
+      } catch (const std::exception& e) {
+        changed_[i] = false;  // said once; the journal keeps it for the next run
+        lost_[i] = true;
+        std::fprintf(stderr, "wakebench: warning: could not restore %s to %s: %s\n",
+                     s.key().c_str(), originals_[i].c_str(), e.what());
+      }
     }
+    if (journal_ && !lost_[i]) journal_->restored(s.key());
   }
   if (!done.empty()) std::fprintf(stderr, "wakebench: restored %s\n", join(done, ", ").c_str());
 }

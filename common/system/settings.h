@@ -5,7 +5,8 @@
 //   feature:NAME=on,off[,...]         a sched feature (debugfs sched/features, or sched_features)
 //   sysctl:kernel.sched_x=V1,V2[,...]  /proc/sys/kernel/sched_x
 //   debugfs:sched/base_slice_ns=V1,... a file under the debugfs mount
-// Several SPECs are zipped: setting k is the k-th value of each.
+// Several SPECs are zipped: setting k is the k-th value of each. Only the scheduler's own settings
+// are taken unless the run says --ab-any-setting (registry/registry.json "scheduler_settings").
 #pragma once
 
 #include <sys/types.h>
@@ -17,6 +18,8 @@
 #include <vector>
 
 namespace wb {
+
+class RunJournal;  // common/system/journal.h
 
 enum class SettingKind { kFeature, kSysctl, kDebugfs };
 
@@ -33,6 +36,9 @@ struct SettingSpec {
 
 // Throws std::invalid_argument("--ab SPEC: what is wrong"), one line.
 SettingSpec parse_setting_spec(const std::string& text);
+// The knob a key names ("sysctl:kernel.sched_x", SettingSpec::key()), without values. Throws
+// std::invalid_argument when it names none.
+SettingSpec setting_of_key(const std::string& key);
 
 // Per setting, each SPEC's key with what was read back (or its value as given).
 using SettingValues = std::vector<std::pair<std::string, std::string>>;
@@ -43,9 +49,10 @@ struct AbPlan {
   SettingValues values(int k) const;  // key -> value as given
   std::string label(int k) const;     // "TTWU_QUEUE=off,base_slice_ns=3000000"
 };
-// The SPECs zipped; every one must have the same K and name another knob. Throws
+// The SPECs zipped; every one must have the same K and name another knob, and, unless
+// `any_setting`, one of the scheduler's own settings (Registry::scheduler_setting). Throws
 // std::invalid_argument, one line naming the SPEC.
-AbPlan parse_ab_plan(const std::vector<std::string>& texts);
+AbPlan parse_ab_plan(const std::vector<std::string>& texts, bool any_setting = false);
 
 // One repetition of an A/B run: case `case_index`'s repetition of round `round` under setting
 // `setting`.
@@ -78,15 +85,16 @@ void write_setting(const SettingSpec& s, const std::string& token, const std::st
 
 // Holds an A/B run's knobs: checks every SPEC against the files before anything runs, keeps
 // their values, and writes every knob it changed back to that value when it is restored or goes
-// away (normal end, exception; the run's SIGINT/SIGTERM handler only sets a flag, the run stops
-// and this is destroyed in ordinary context). Only the process that made it restores: a forked
-// child that unwinds does not.
+// away (normal end, exception; the run's signal handler only sets a flag, the run stops and this
+// is destroyed in ordinary context). Only the process that made it restores: a forked child that
+// unwinds does not. With a journal (which holds each knob's lock), each knob and its value are
+// journalled before the first write, and marked there once restored.
 class SettingsGuard {
  public:
   // Each SPEC's file exists and is writable, a feature is listed, and each value is taken on a
   // trial write (and reads back as written) followed by the value read before. Throws
   // std::invalid_argument("--ab SPEC: why"), one line, with every file as it was.
-  SettingsGuard(AbPlan plan, std::string root);
+  SettingsGuard(AbPlan plan, std::string root, RunJournal* journal = nullptr);
   ~SettingsGuard() { restore(); }
   SettingsGuard(const SettingsGuard&) = delete;
   SettingsGuard& operator=(const SettingsGuard&) = delete;
@@ -106,6 +114,8 @@ class SettingsGuard {
   std::string root_;
   std::vector<std::string> originals_;  // tokens, as read before
   std::vector<bool> changed_;
+  std::vector<bool> lost_;  // could not be restored
+  RunJournal* journal_;
   pid_t owner_;
 };
 

@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "common/system/journal.h"
 #include "common/util/sys.h"
 #include "common/util/text.h"
 
@@ -127,18 +128,21 @@ void WakeupTraceSession::write(const std::string& file, const std::string& value
   }
 }
 
-WakeupTraceSession::WakeupTraceSession() {
+WakeupTraceSession::WakeupTraceSession(RunJournal* journal) : journal_(journal) {
   root_ = find_or_mount_tracefs();
   remove_stale_instances(root_);
   dir_ = root_ + "/instances/wakebench-" + std::to_string(::getpid());
+  if (journal_) journal_->record(tracefs_key(dir_), "-");
   if (::mkdir(dir_.c_str(), 0700) != 0) {
     int e = errno;
     if (e == EEXIST && ::rmdir(dir_.c_str()) == 0 && ::mkdir(dir_.c_str(), 0700) == 0) {
       e = 0;
     }
-    if (e != 0)
+    if (e != 0) {
+      if (journal_) journal_->restored(tracefs_key(dir_));  // nothing made
       throw std::runtime_error("--trace-wakeups: cannot create tracefs instance " + dir_ + ": " +
                                errno_text(e) + (e == EACCES || e == EPERM ? "; needs root" : ""));
+    }
   }
   try {
     write("tracing_on", "0");  // a new instance starts on
@@ -158,13 +162,13 @@ WakeupTraceSession::WakeupTraceSession() {
       write("events/sched/" + ev + "/filter", filter);
     for (const char* ev : kEvents) write(std::string("events/sched/") + ev + "/enable", "1");
   } catch (...) {
-    ::rmdir(dir_.c_str());
+    if (::rmdir(dir_.c_str()) == 0 && journal_) journal_->restored(tracefs_key(dir_));
     throw;
   }
 }
 
-WakeupTraceSession::~WakeupTraceSession() {
-  const std::string on = dir_ + "/tracing_on";
+int remove_trace_instance(const std::string& dir) {
+  const std::string on = dir + "/tracing_on";
   if (int fd = ::open(on.c_str(), O_WRONLY | O_CLOEXEC); fd >= 0) {
     (void)!::write(fd, "0", 1);
     ::close(fd);
@@ -173,13 +177,20 @@ WakeupTraceSession::~WakeupTraceSession() {
   // open, or an event probe is being torn down); a short retry covers the latter.
   int err = 0;
   for (int attempt = 0; attempt < 50; ++attempt) {
-    err = ::rmdir(dir_.c_str()) == 0 ? 0 : errno;
+    err = ::rmdir(dir.c_str()) == 0 ? 0 : errno;
     if (err != EBUSY) break;
     ::usleep(20'000);
   }
+  return err;
+}
+
+WakeupTraceSession::~WakeupTraceSession() {
+  const int err = remove_trace_instance(dir_);
   if (err != 0 && err != ENOENT)
     std::fprintf(stderr, "wakebench: warning: could not remove tracefs instance %s: %s\n",
                  dir_.c_str(), errno_text(err).c_str());
+  else if (journal_)
+    journal_->restored(tracefs_key(dir_));
 }
 
 int64_t WakeupTraceSession::buffer_kb_for(int64_t round_trips, int cpus_traced) {

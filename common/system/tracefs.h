@@ -12,8 +12,10 @@
 // The attribution keeps the supervisor's descendants among the tasks of that comm. The ring
 // buffer does not overwrite (options/overwrite 0): when it fills, the newest events are dropped
 // and counted (per_cpu/cpuN/stats), so the attributed wakeups are a contiguous prefix. The
-// instance is removed by the destructor (normal end, failure, or Ctrl-C, since the run unwinds);
-// instances left by a wakebench that was SIGKILLed are removed by the next session.
+// instance is removed by the destructor (normal end, failure, or Ctrl-C, since the run unwinds).
+// With a run's journal (common/system/journal.h) the instance is journalled before it is made, so
+// one left by a wakebench that was SIGKILLed is removed by the next run or `wakebench restore`;
+// any other left (a wakebench-<pid> whose process is gone) by the next session.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +25,12 @@
 #include <vector>
 
 namespace wb {
+
+class RunJournal;
+
+// Turns tracing off in the instance folder `dir` and removes it (retried while the kernel answers
+// EBUSY). Returns 0 or the errno of the last rmdir (ENOENT: not there).
+int remove_trace_instance(const std::string& dir);
 
 // Per event, the tracefs filter that keeps the events about tasks named `comm` (see Recording
 // above). Throws std::runtime_error when `comm` holds a character a filter string cannot.
@@ -34,7 +42,7 @@ std::vector<std::pair<std::string, std::string>> event_filters(const std::string
 // tracefs is mounted (left mounted).
 class WakeupTraceSession {
  public:
-  WakeupTraceSession();
+  explicit WakeupTraceSession(RunJournal* journal = nullptr);
   ~WakeupTraceSession();
   WakeupTraceSession(const WakeupTraceSession&) = delete;
   WakeupTraceSession& operator=(const WakeupTraceSession&) = delete;
@@ -54,6 +62,7 @@ class WakeupTraceSession {
  private:
   void write(const std::string& file, const std::string& value) const;
   std::string root_, dir_;
+  RunJournal* journal_;
   bool on_ = false;
   std::map<int, int64_t> sizes_;  // CPU -> KiB as last set
 };

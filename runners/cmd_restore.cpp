@@ -1,0 +1,34 @@
+// `wakebench restore`: puts back what runs that ended without restoring (SIGKILL, a crash) left
+// changed, from their journals (common/system/journal.h), as the next `wakebench run` would.
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "common/system/journal.h"
+#include "runners/commands.h"
+
+namespace wb {
+namespace {
+
+void add_restore_command(CLI::App& app) {
+  auto dir = std::make_shared<std::string>(kStateDir);
+  CLI::App* cmd = app.add_subcommand(
+      "restore",
+      "restore the settings (--ab) and tracefs instances (--trace-wakeups) that runs which ended "
+      "without restoring them left changed, from their journals in " +
+          std::string(kStateDir) + " (a run does this first, too)");
+  // Hidden (no group), for tests: the folder of the journals (README.md#ab-runs).
+  cmd->add_option("--state-dir", *dir, "")->group("");
+  cmd->callback([dir] {
+    const Recovered r = recover_journals(*dir);
+    if (r.removed == 0 && r.kept == 0)
+      std::fprintf(stderr, "wakebench: nothing to restore (no journal of an ended run in %s)\n",
+                   dir->c_str());
+    if (r.kept > 0) throw ExitCode{2};  // each said why
+  });
+}
+
+const CommandRegistrar reg("restore", add_restore_command);
+
+}  // namespace
+}  // namespace wb

@@ -1,0 +1,249 @@
+// The journal of the settings a run changes (common/system/journal.h), against a fake root tree
+// and a state folder of the test's own: what a run writes down before it changes a setting, what
+// a later run restores from a run that ended without restoring, the lock per setting, and what is
+// left alone (a live run's journal) or removed without a word of restoring (another boot's).
+#include "common/system/journal.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "common/system/settings.h"
+#include "common/system/tracefs.h"
+#include "tests/support.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using wb::test::slurp;
+
+class Journal : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = wb::test::fresh_test_dir("wb-journal");
+    fs::create_directories(dir_ / "root/proc/sys/kernel");
+    put("root/proc/sys/kernel/sched_fake", "7\n");
+    state_ = (dir_ / "state").string();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  void put(const std::string& rel, const std::string& text) { std::ofstream(dir_ / rel) << text; }
+  std::string sysctl() { return slurp(dir_ / "root/proc/sys/kernel/sched_fake"); }
+  std::string root() { return (dir_ / "root").string(); }
+  wb::AbPlan plan() { return wb::parse_ab_plan({"sysctl:kernel.sched_fake=1,2"}); }
+  // The names in the state folder, sorted.
+  std::vector<std::string> state_files() {
+    std::vector<std::string> out;
+    if (fs::exists(state_))
+      for (const auto& e : fs::directory_iterator(state_)) out.push_back(e.path().filename());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  // A run that switches the sysctl to 1 and ends without restoring (as SIGKILL ends it: no
+  // destructor runs). Returns its pid, reaped.
+  pid_t dead_run() {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      auto* j = new wb::RunJournal(state_, root(), plan());
+      auto* g = new wb::SettingsGuard(plan(), root(), j);
+      wb::SettingValues rb;
+      _exit(g->apply(0, &rb).empty() ? 0 : 1);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    return pid;
+  }
+  fs::path dir_;
+  std::string state_;
+};
+
+std::string boot_id() {
+  std::string id = slurp("/proc/sys/kernel/random/boot_id");
+  while (!id.empty() && id.back() == '\n') id.pop_back();
+  return id;
+}
+
+// Written before the first change (the trial writes included), removed with the locks after the
+// restore: nothing is left in the folder.
+TEST_F(Journal, IsWrittenBeforeTheChangeAndRemovedAfterTheRestore) {
+  {
+    wb::RunJournal j(state_, root(), plan());
+    const std::string name = boot_id() + "-" + std::to_string(getpid()) + ".journal";
+    EXPECT_EQ(state_files(), (std::vector<std::string>{name, "sysctl:kernel.sched_fake.lock"}));
+    wb::SettingsGuard g(plan(), root(), &j);
+    EXPECT_EQ(slurp(j.path()), "wakebench-journal 1\nboot " + boot_id() + "\npid " +
+                                   std::to_string(getpid()) + "\nroot " + root() +
+                                   "\nchange sysctl:kernel.sched_fake 7\n");
+    wb::SettingValues rb;
+    ASSERT_EQ(g.apply(1, &rb), "");
+    EXPECT_EQ(sysctl(), "2\n");
+  }
+  EXPECT_EQ(sysctl(), "7\n");
+  EXPECT_TRUE(state_files().empty());
+}
+
+// A run that ended without restoring: the next one restores its journal first, and removes it.
+TEST_F(Journal, ALaterRunRestoresWhatAnEndedRunLeft) {
+  const pid_t pid = dead_run();
+  EXPECT_EQ(sysctl(), "1\n");
+  EXPECT_EQ(state_files(),
+            (std::vector<std::string>{boot_id() + "-" + std::to_string(pid) + ".journal",
+                                      "sysctl:kernel.sched_fake.lock"}))
+      << "the journal stays, and the lock file, unlocked with its run";
+  {
+    testing::internal::CaptureStderr();
+    wb::RunJournal next(state_, root(), plan());
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(err, "wakebench: restored what run " + std::to_string(pid) +
+                       " left changed: sysctl:kernel.sched_fake to 7\n");
+    EXPECT_EQ(sysctl(), "7\n") << "restored before this run reads its own originals";
+  }
+  EXPECT_TRUE(state_files().empty());
+}
+
+TEST_F(Journal, RecoverRestoresAndCounts) {
+  dead_run();
+  testing::internal::CaptureStderr();
+  const wb::Recovered r = wb::recover_journals(state_);
+  testing::internal::GetCapturedStderr();
+  EXPECT_EQ(r.removed, 1);
+  EXPECT_EQ(r.kept, 0);
+  EXPECT_EQ(sysctl(), "7\n");
+  EXPECT_TRUE(state_files().empty());
+  const wb::Recovered none = wb::recover_journals((dir_ / "no-such-folder").string());
+  EXPECT_EQ(none.removed + none.kept, 0);
+}
+
+// A live run's journal is its own: nobody restores it under it. Its settings are locked.
+TEST_F(Journal, ALiveRunsJournalAndSettingsAreLeftAlone) {
+  wb::RunJournal live(state_, root(), plan());
+  wb::SettingsGuard g(plan(), root(), &live);
+  wb::SettingValues rb;
+  ASSERT_EQ(g.apply(0, &rb), "");
+  const wb::Recovered r = wb::recover_journals(state_);
+  EXPECT_EQ(r.removed + r.kept, 0);
+  EXPECT_EQ(sysctl(), "1\n");
+  try {
+    wb::RunJournal second(state_, root(), plan());
+    FAIL() << "a second run took the same setting";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--ab sysctl:kernel.sched_fake=1,2: run " + std::to_string(getpid()) +
+                  " is switching this setting (lock " + state_ + "/sysctl:kernel.sched_fake.lock)");
+  }
+  // Another setting is free (for another process: one journal a process).
+  const pid_t other = fork();
+  if (other == 0) {
+    wb::RunJournal j(state_, root(), wb::parse_ab_plan({"sysctl:kernel.sched_other=1,2"}));
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(other, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+// Another boot's journal: what it changed ended with that boot; nothing is written.
+TEST_F(Journal, AnotherBootsJournalIsRemovedUnrestored) {
+  fs::create_directories(state_);
+  put("state/x.journal", "wakebench-journal 1\nboot 00000000-0000\npid 12\nroot " + root() +
+                             "\nchange sysctl:kernel.sched_fake 3\n");
+  testing::internal::CaptureStderr();
+  const wb::Recovered r = wb::recover_journals(state_);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(r.removed, 1);
+  EXPECT_EQ(sysctl(), "7\n");
+  EXPECT_NE(err.find("of another boot (nothing to restore)"), std::string::npos) << err;
+  EXPECT_TRUE(state_files().empty());
+}
+
+// A torn last line is left out (the change it began was never made); restored changes are not
+// written again; a journal that does not read, or names no wakebench instance, is kept.
+TEST_F(Journal, ReadsWhatWasWholeAndKeepsWhatItCannotRestore) {
+  fs::create_directories(state_);
+  const std::string head =
+      "wakebench-journal 1\nboot " + boot_id() + "\npid 12\nroot " + root() + "\n";
+  put("state/a.journal", head +
+                             "change sysctl:kernel.sched_fake 5\nchange sysctl:kernel.sched_x 4\n"
+                             "restored sysctl:kernel.sched_x\nchange sysctl:kernel.sched_y 9");
+  put("state/b.journal", "wakebench-journal 1\nbogus\n");
+  put("state/c.journal", head + "change tracefs:/etc -\n");
+  put("state/d.journal", head + "change tracefs:/no/instances/wakebench-99999999 -\n");
+  testing::internal::CaptureStderr();
+  const wb::Recovered r = wb::recover_journals(state_);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(r.removed, 2) << err;
+  EXPECT_EQ(r.kept, 2) << err;
+  EXPECT_EQ(sysctl(), "5\n");
+  EXPECT_FALSE(fs::exists(dir_ / "root/proc/sys/kernel/sched_x"));
+  EXPECT_EQ(state_files(), (std::vector<std::string>{"b.journal", "c.journal"}));
+  EXPECT_NE(err.find("journal " + state_ +
+                     "/b.journal is unreadable (line 2: unexpected "
+                     "\"bogus\"): kept"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("tracefs instance /etc removed: not a wakebench tracefs instance"),
+            std::string::npos)
+      << err;
+}
+
+// A state folder that cannot be made: one line naming it.
+TEST_F(Journal, AFolderThatCannotBeMadeIsOneLine) {
+  put("file", "");
+  try {
+    wb::RunJournal j((dir_ / "file/state").string(), root(), plan());
+    FAIL() << "accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), "state folder " + (dir_ / "file/state").string() +
+                                         ": cannot create it: Not a directory");
+  }
+}
+
+// A SIGKILLed --trace-wakeups run leaves its tracefs instance: its journal names it, and the next
+// `wakebench restore` (as the next run) removes it. Before, it stayed enabled until the next
+// traced run.
+TEST_F(Journal, AKilledTracedRunsInstanceIsRemovedByRestore) {
+  std::string instances;
+  try {
+    wb::WakeupTraceSession probe;  // removed at the end of this scope
+    instances = fs::path(probe.instance_dir()).parent_path().string();
+  } catch (const std::exception& e) {
+    GTEST_SKIP() << "no tracing here: " << e.what();
+  }
+  put("k.json", R"({"schema_version": 1, "name": "k",
+    "defaults": {"round_trips": 30000000, "warmup": 20, "repetitions": 1, "timeout_s": 120},
+    "cases": [{"mechanisms": ["pipe"], "modes": ["threads"], "placements": ["kernel"]}]})");
+  const pid_t pid = fork();
+  if (pid == 0) {
+    freopen((dir_ / "stderr").c_str(), "w", stderr);
+    freopen("/dev/null", "w", stdout);
+    execl(WB_BINARY, WB_BINARY, "run", "--config", (dir_ / "k.json").c_str(), "--out",
+          (dir_ / "r.json").c_str(), "--events", "none", "--trace-wakeups", "--state-dir",
+          state_.c_str(), nullptr);
+    _exit(127);
+  }
+  const fs::path instance = instances + "/wakebench-" + std::to_string(pid);
+  for (int i = 0; i < 3000 && wb::test::children_of(pid).empty(); ++i) usleep(10'000);
+  ASSERT_FALSE(wb::test::children_of(pid).empty()) << "no case started: " << slurp(dir_ / "stderr");
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  ASSERT_TRUE(fs::exists(instance)) << "the kill left the instance";
+  const std::string restore = std::string(WB_BINARY) + " restore --state-dir " + state_ + " 2>" +
+                              (dir_ / "stderr").string();
+  EXPECT_EQ(std::system(restore.c_str()), 0);
+  EXPECT_EQ(slurp(dir_ / "stderr"), "wakebench: restored what run " + std::to_string(pid) +
+                                        " left changed: tracefs instance " + instance.string() +
+                                        " removed\n");
+  EXPECT_FALSE(fs::exists(instance));
+  EXPECT_TRUE(state_files().empty());
+}
+
+}  // namespace
