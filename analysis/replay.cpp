@@ -57,7 +57,8 @@ ReplayResult replay_decisions(const std::vector<DecisionRecord>& records,
   out.policy = std::string(policy.id());
   for (std::size_t i = 0; i < records.size(); ++i) {
     const DecisionRecord& d = records[i];
-    const std::string at = "decision " + std::to_string(i + 1) + " (pid " + std::to_string(d.pid) + ")";
+    const std::string at =
+        "decision " + std::to_string(i + 1) + " (pid " + std::to_string(d.pid) + ")";
     const auto rule = parse_decision_rule(d.rule);
     if (!rule) throw std::invalid_argument(at + ": unknown rule \"" + d.rule + "\"");
     WakeDecision model;
@@ -94,8 +95,8 @@ std::string inputs_text(const DecisionRecord& d) {
   std::snprintf(flags, sizeof flags, "0x%x", d.wake_flags);
   return "waker " + std::to_string(d.waker_cpu) + " prev " + std::to_string(d.prev) + " flags " +
          flags + " idle " + (d.idle.empty() ? "-" : format_cpu_list(d.idle)) + " recent " +
-         std::to_string(d.recent_used_cpu) + " has_idle_cores " +
-         std::to_string(d.has_idle_cores) + " nr_running " + std::to_string(d.waker_nr_running);
+         std::to_string(d.recent_used_cpu) + " has_idle_cores " + std::to_string(d.has_idle_cores) +
+         " nr_running " + std::to_string(d.waker_nr_running);
 }
 
 // One line of the table: the rule left-aligned, the counts right-aligned.
@@ -113,17 +114,19 @@ std::string render_replay_text(const ReplayResult& r, std::size_t first) {
   std::ostringstream out;
   const int64_t total = r.total(), agreed = r.agreed();
   out << "replay under " << r.policy << ": " << agreed << " of " << total
-      << " decisions agree in CPU and rule (" << percent(agreed, total) << "), "
-      << total - agreed << " disagree\n\n";
+      << " decisions agree in CPU and rule (" << percent(agreed, total) << "), " << total - agreed
+      << " disagree\n\n";
   out << table_row("kernel's rule", "count", "agree", "disagree") << "\n";
   for (const auto& [rule, t] : r.by_rule)
     out << table_row(std::string(decision_rule_id(rule)), std::to_string(t.count),
                      std::to_string(t.agree), std::to_string(t.count - t.agree))
         << "\n";
   if (const auto none = r.uncovered(); !none.empty())
-    out << "\n" << wrap("uncovered (no decision was made by them; not agreement): " + rule_list(none), "");
+    out << "\n"
+        << wrap("uncovered (no decision was made by them; not agreement): " + rule_list(none), "");
   const std::size_t shown = std::min(first, r.disagreements.size());
-  if (shown > 0) out << "\nfirst " << shown << " of " << r.disagreements.size() << " disagreements:\n";
+  if (shown > 0)
+    out << "\nfirst " << shown << " of " << r.disagreements.size() << " disagreements:\n";
   for (std::size_t i = 0; i < shown; ++i) {
     const ReplayDisagreement& x = r.disagreements[i];
     out << "  #" << x.index + 1 << " pid " << x.record.pid << ": " << inputs_text(x.record) << "\n"
@@ -143,12 +146,14 @@ nlohmann::ordered_json replay_json(const ReplayResult& r) {
     dis.push_back({{"index", x.index},
                    {"pid", x.record.pid},
                    {"kernel", {{"rule", x.record.rule}, {"cpu", x.record.cpu}}},
-                   {"model", {{"rule", decision_rule_id(x.model.rule)}, {"cpu", x.model.cpu},
-                              {"path", x.model.path}}}});
+                   {"model",
+                    {{"rule", decision_rule_id(x.model.rule)},
+                     {"cpu", x.model.cpu},
+                     {"path", x.model.path}}}});
   nlohmann::ordered_json uncovered = nlohmann::ordered_json::array();
   for (DecisionRule u : r.uncovered()) uncovered.push_back(decision_rule_id(u));
-  return {{"policy", r.policy},    {"decisions", r.total()}, {"agree", r.agreed()},
-          {"rules", rules},        {"uncovered", uncovered}, {"disagreements", dis}};
+  return {{"policy", r.policy}, {"decisions", r.total()}, {"agree", r.agreed()},
+          {"rules", rules},     {"uncovered", uncovered}, {"disagreements", dis}};
 }
 
 }  // namespace wb

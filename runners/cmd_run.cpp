@@ -106,10 +106,11 @@ std::filesystem::path configs_dir() {
 }
 
 // --config: a file's path, or the name of a config of the configs folder ("quick", "seeds/000-x":
-// NAME.json there) when no file has that path. Without --config: configs/quick.json of the
-// working folder, else the folder's "quick".
+// NAME.json there) when no file has that path; "-" is standard input. Without --config:
+// configs/quick.json of the working folder, else the folder's "quick".
 std::string config_path(const std::string& given) {
   std::error_code ec;
+  if (given == "-") return given;
   if (given.empty())
     return std::filesystem::exists("configs/quick.json", ec) ? "configs/quick.json"
                                                              : config_path("quick");

@@ -2,11 +2,12 @@
 // committed synthetic sample tests/fixtures/decisions/smt2-mainline.txt: every line parsed, every
 // decision agreed under mainline, an altered one reported, another policy's model disagreeing,
 // and malformed lines refused in one line naming the line and the field.
+#include "analysis/replay.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "analysis/replay.h"
 #include "common/schema/wake_decision.h"
 #include "tests/support.h"
 
@@ -55,7 +56,8 @@ TEST(DecisionRecords, AMalformedLineIsRefusedNamingItAndTheField) {
     }
     return std::string("no error");
   };
-  EXPECT_EQ(error_of("prev=2 ", "").rfind("line 5: field \"prev\" missing: \"pipe-812 [000]", 0), 0u);
+  EXPECT_EQ(error_of("prev=2 ", "").rfind("line 5: field \"prev\" missing: \"pipe-812 [000]", 0),
+            0u);
   EXPECT_NE(error_of("idle=1-3 ", "idle=1-x ").find("line 5: field \"idle\": invalid CPU list"),
             std::string::npos);
   EXPECT_NE(error_of("cpu=2\n", "cpu=2 extra=1\n").find("line 5: unknown field \"extra\""),
@@ -76,9 +78,8 @@ TEST(Replay, MainlinesModelAgreesWithEveryDecisionOfTheSample) {
   EXPECT_EQ(r.by_rule.size(), 7u);
   EXPECT_EQ(r.uncovered().size(), all_decision_rules().size() - 7);
   const std::string text = render_replay_text(r, 10);
-  EXPECT_EQ(text.rfind("replay under mainline: 7 of 7 decisions agree in CPU and rule (100.00%)",
-                       0),
-            0u)
+  EXPECT_EQ(
+      text.rfind("replay under mainline: 7 of 7 decisions agree in CPU and rule (100.00%)", 0), 0u)
       << text;
   EXPECT_NE(text.find("uncovered (no decision was made by them; not agreement): ttwu_runnable"),
             std::string::npos);
@@ -86,8 +87,8 @@ TEST(Replay, MainlinesModelAgreesWithEveryDecisionOfTheSample) {
 
 // One decision altered (the kernel's CPU, then its rule): replay reports exactly that one.
 TEST(Replay, AnAlteredDecisionIsReported) {
-  for (const auto& alter : {+[](DecisionRecord& d) { d.cpu = 1; },
-                            +[](DecisionRecord& d) { d.rule = "sis_target"; }}) {
+  for (const auto& alter :
+       {+[](DecisionRecord& d) { d.cpu = 1; }, +[](DecisionRecord& d) { d.rule = "sis_target"; }}) {
     std::vector<DecisionRecord> d = sample();
     alter(d[2]);
     const ReplayResult r = replay_decisions(d, smt2(), policy_by_id("mainline"));
