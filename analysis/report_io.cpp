@@ -103,7 +103,7 @@ volatile std::sig_atomic_t g_signal = 0;
 extern "C" void on_signal(int sig) { g_signal = sig; }
 
 // While it lives, SIGINT, SIGTERM and SIGHUP are recorded instead of ending the process, so that
-// the report can stop gnuplot and remove what it staged (interrupted()).
+// the report can stop gnuplot and remove what it staged (check() throws).
 class SignalGuard {
  public:
   SignalGuard() {
