@@ -320,8 +320,9 @@ TEST(WorkLines, RunTimeLineSizeAndOneWritePerLine) {
   EXPECT_EQ(line & (line - 1), 0u) << line;
   EXPECT_FALSE(cache_line_source().empty());
   std::ifstream sysfs("/sys/devices/system/cpu/cpu0/cache/index0/coherency_line_size");
-  if (size_t s = 0; sysfs >> s && cache_line_source().rfind("sysfs", 0) == 0)
+  if (size_t s = 0; sysfs >> s && cache_line_source().rfind("sysfs", 0) == 0) {
     EXPECT_GE(line, s) << "the largest coherency_line_size of the CPU's caches";
+  }
   EXPECT_EQ(work_lines_bytes(0), 0u);
   EXPECT_EQ(work_lines_bytes(3), 3 * line);
   std::vector<char> buf(work_lines_bytes(4), 0);
