@@ -291,17 +291,17 @@ void test_cells(Comparison& cmp, bool paired,
 // A set with cases that shares none with the baseline compares nothing: refused in one line. (A
 // set with no case yet, as run --until-decided's before its first case, is not refused.)
 void refuse_disjoint(const Comparison& cmp) {
-  for (std::size_t s = 1; s < cmp.sets.size(); ++s) {
-    const auto has = [&](std::size_t a, std::size_t b) {
-      return std::any_of(cmp.rows.begin(), cmp.rows.end(), [&](const CompareRow& r) {
-        return r.cells[a].present && r.cells[b].present;
-      });
-    };
-    if (has(s, s) && !has(0, s))
+  // Some row holds a case of set a and one of set b (a == b: set a holds a case).
+  const auto some_row_holds = [&](std::size_t a, std::size_t b) {
+    return std::any_of(cmp.rows.begin(), cmp.rows.end(), [&](const CompareRow& r) {
+      return r.cells[a].present && r.cells[b].present;
+    });
+  };
+  for (std::size_t s = 1; s < cmp.sets.size(); ++s)
+    if (some_row_holds(s, s) && !some_row_holds(0, s))
       throw std::runtime_error("compare: " + cmp.sets[s].path +
                                " shares no case with the baseline " + cmp.sets[0].path +
                                " (case names, params and placements differ)");
-  }
 }
 
 // A cell with a value on both sides that could not be tested: UNKNOWN, and why.
