@@ -161,14 +161,17 @@ def test_gated_kernel_name_and_patches(tmp_path):
     assert kb.chosen_kernel("current-cpu", False) == "mainline"
     with pytest.raises(kb.BuildError, match="give --policy NAME, --gated"):
         kb.chosen_kernel(None, False)
-    assert kb.kernel_patches("mainline") == []
-    assert kb.kernel_patches("sync-pair") == [kb.PATCHES / "sync-pair.patch"]
+    # Every kernel ends with its series' decision-event patch, after its policy patches.
+    assert kb.kernel_patches("mainline") == [kb.TRACE / "mainline.patch"]
+    assert kb.kernel_patches("sync-pair") == [kb.PATCHES / "sync-pair.patch",
+                                              kb.TRACE / "sync-pair.patch"]
     # The series: every *.patch of its directory in name order, nothing else.
     for name in ("0002-b.patch", "0001-a.patch", "README"):
         (tmp_path / name).write_text(name)
-    assert [p.name for p in kb.kernel_patches("gated", tmp_path)] == ["0001-a.patch",
+    assert [p.name for p in kb.policy_patches("gated", tmp_path)] == ["0001-a.patch",
                                                                        "0002-b.patch"]
-    assert kb.patches_sha(kb.kernel_patches("gated", tmp_path)) == \
+    assert kb.kernel_patches("gated", tmp_path)[-1] == kb.TRACE / "gated.patch"
+    assert kb.patches_sha(kb.policy_patches("gated", tmp_path)) == \
         kb.sha256(b"0001-a.patch0002-b.patch")
     assert kb.patches_sha([]) is None
     # One patch hashes as before the series existed: the cached images keep their names.
