@@ -397,14 +397,18 @@ bool exact_has_idle_cores(const SchedTopology& sched, const WakeInput& in, int c
 namespace {
 constexpr std::pair<DecisionRule, std::string_view> kRules[] = {
     {DecisionRule::kTtwuRunnable, "ttwu_runnable"},
+    {DecisionRule::kTtwuQueueWakelist, "ttwu_queue_wakelist"},
     {DecisionRule::kOneAllowedCpu, "nr_cpus_allowed_1"},
     {DecisionRule::kCurrentCpu, "wf_current_cpu"},
+    {DecisionRule::kFeec, "find_energy_efficient_cpu"},
     {DecisionRule::kBeforeDomainWalk, "hook_before_domain_walk"},
     {DecisionRule::kAfterWakeAffine, "hook_after_wake_affine"},
+    {DecisionRule::kSlowPath, "sched_balance_find_dst_cpu"},
     {DecisionRule::kSisTarget, "sis_target"},
     {DecisionRule::kSisPrev, "sis_prev"},
     {DecisionRule::kSisKthread, "sis_kthread"},
     {DecisionRule::kSisRecent, "sis_recent_used_cpu"},
+    {DecisionRule::kSisCapacity, "sis_select_idle_capacity"},
     {DecisionRule::kSisNoLlc, "sis_no_sd_llc"},
     {DecisionRule::kSisSmt, "sis_select_idle_smt"},
     {DecisionRule::kSisSyncCore, "hook_select_idle_sync_core"},
@@ -463,12 +467,22 @@ class Selector {
     return cpu;
   }
   static std::string n(int cpu) { return std::to_string(cpu); }
+  // The recorded hint of target's LLC, if a decision record gave one.
+  const WakeInput::LlcHint* llc_hint(int target) const {
+    for (const WakeInput::LlcHint& h : in_.llc_hints)
+      if (sched_.cpus_share_cache(h.cpu, target)) return &h;
+    return nullptr;
+  }
 
   // kernel/sched/core.c try_to_wake_up() -> select_task_rq() (policy-model.md#bypasses).
   int try_to_wake_up() {
     if (in_.wakee_queued) {
       note("ttwu_runnable: wakee still queued on prev -> " + n(in_.prev));
       return chose(DecisionRule::kTtwuRunnable, in_.prev);
+    }
+    if (in_.wakee_on_cpu && ttwu_queue_cond()) {
+      note("ttwu_queue_wakelist: wakee still on prev " + n(in_.prev) + ", queued there");
+      return chose(DecisionRule::kTtwuQueueWakelist, in_.prev);
     }
     if (ctx_.nr_allowed() == 1) {
       int only = ctx_.first_allowed();
@@ -478,6 +492,15 @@ class Selector {
     int cpu = select_task_rq_fair();
     if (!ctx_.allowed(cpu)) cpu = chose(DecisionRule::kSelectFallbackRq, select_fallback_rq(cpu));
     return cpu;
+  }
+
+  // core.c ttwu_queue_cond() for the wakee's CPU (TTWU_QUEUE on; every CPU active).
+  bool ttwu_queue_cond() const {
+    const int prev = in_.prev;
+    if (!ctx_.allowed(prev)) return false;
+    if (!sched_.cpus_share_cache(in_.waker, prev)) return true;
+    if (prev == in_.waker) return false;
+    return in_.prev_nr_running.value_or(ctx_.nr_running(prev)) == 0;
   }
 
   // select_fallback_rq(): an allowed CPU of prev's node first, else any allowed CPU.
@@ -635,8 +658,10 @@ class Selector {
     }
     bool has_idle_core = false;
     if (sched_.smt_active()) {
-      has_idle_core =
-          in_.has_idle_cores ? *in_.has_idle_cores : exact_has_idle_cores(sched_, in_, target);
+      const WakeInput::LlcHint* hint = llc_hint(target);
+      has_idle_core = hint                 ? hint->has_idle_cores
+                      : in_.has_idle_cores ? *in_.has_idle_cores
+                                           : exact_has_idle_cores(sched_, in_, target);
       if (!has_idle_core && sched_.cpus_share_cache(prev, target)) {
         if (auto i = select_idle_smt(*sd, prev)) {
           note("SIS select_idle_smt(prev " + n(prev) + ") -> " + n(*i));
@@ -747,7 +772,9 @@ class Selector {
                                      int sync_cpu) {
     std::vector<char> cpus(static_cast<size_t>(sched_.max_cpu() + 1), 0);
     for (int c : sd.span) cpus[c] = ctx_.allowed(c) ? 1 : 0;
-    int budget = in_.nr_idle_scan ? *in_.nr_idle_scan : default_nr_idle_scan(sched_, in_, target);
+    const WakeInput::LlcHint* hint = llc_hint(target);
+    const std::optional<int> recorded = hint ? hint->nr_idle_scan : in_.nr_idle_scan;
+    int budget = recorded ? *recorded : default_nr_idle_scan(sched_, in_, target);
     int nr = budget + 1;
     if (nr == 1) {
       note("SIS select_idle_cpu: nr_idle_scan 0");

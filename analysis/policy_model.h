@@ -137,6 +137,18 @@ struct WakeInput {
   bool waker_kthread = false;          // per-CPU kthread waker (SIS rule 3)
   bool in_task = true;                 // task context (false: softirq / irq)
   bool wakee_queued = false;  // p->on_rq: ttwu_runnable(), no selection (policy-model.md#bypasses)
+  // p->on_cpu: still switching out; ttwu_queue_cond() may queue it on prev by IPI. prev's
+  // nr_running as that test reads it (the wakee already dequeued); default nr_running(prev).
+  bool wakee_on_cpu = false;
+  std::optional<int> prev_nr_running;
+  // Recorded hints (decision records): the has_idle_cores and nr_idle_scan of the LLC of `cpu`,
+  // used for a target in that LLC before the overrides above.
+  struct LlcHint {
+    int cpu = -1;
+    bool has_idle_cores = false;
+    std::optional<int> nr_idle_scan;  // nullopt: the LLC has no shared state
+  };
+  std::vector<LlcHint> llc_hints;
 };
 
 // What the model derives from a WakeInput before any policy runs; the hooks read it.
@@ -208,14 +220,18 @@ const WakeupPolicy& policy_by_id(std::string_view id);
 // not. In the order the path reaches them.
 enum class DecisionRule {
   kTtwuRunnable,       // ttwu_runnable(): the wakee still queued on prev
+  kTtwuQueueWakelist,  // try_to_wake_up(): the wakee still on its CPU, queued there by IPI
   kOneAllowedCpu,      // select_task_rq(): nr_cpus_allowed == 1
   kCurrentCpu,         // select_task_rq_fair(): WF_CURRENT_CPU
+  kFeec,               // find_energy_efficient_cpu() (EAS; never in the model)
   kBeforeDomainWalk,   // a policy's hook before the domain walk (sync-2017)
   kAfterWakeAffine,    // a policy's hook after wake_affine() (sync-pair)
+  kSlowPath,           // sched_balance_find_dst_cpu(): a domain with SD_BALANCE_WAKE
   kSisTarget,          // select_idle_sibling(): target idle
   kSisPrev,            // prev idle, sharing the LLC with target
   kSisKthread,         // a per-CPU kthread waker: stack on prev
   kSisRecent,          // recent_used_cpu idle, sharing the LLC with target
+  kSisCapacity,        // select_idle_capacity() (asymmetric capacity; never in the model)
   kSisNoLlc,           // no sd_llc for target
   kSisSmt,             // select_idle_smt(): an idle sibling of prev
   kSisSyncCore,        // a policy's hook before select_idle_cpu() (sync-core-v2)

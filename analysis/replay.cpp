@@ -23,8 +23,14 @@ WakeInput wake_input_of(const DecisionRecord& d, const SchedTopology& sched) {
   in.reciprocal = d.last_wakee;
   in.recent_used_cpu = d.recent_used_cpu;
   in.allowed = d.allowed;
-  in.has_idle_cores = d.has_idle_cores;
-  in.nr_idle_scan = d.nr_idle_scan;
+  in.wakee_queued = d.on_rq;
+  in.wakee_on_cpu = d.on_cpu;
+  in.prev_nr_running = d.prev_nr_running;
+  in.waker_kthread = d.kthread;
+  in.in_task = d.in_task;
+  const auto scan = [](int n) { return n < 0 ? std::nullopt : std::optional<int>(n); };
+  in.llc_hints = {{d.waker_cpu, d.has_idle_cores, scan(d.nr_idle_scan)},
+                  {d.prev, d.prev_has_idle_cores, scan(d.prev_nr_idle_scan)}};
   for (int c : sched.cpus())
     if (!std::binary_search(d.idle.begin(), d.idle.end(), c)) in.nr_running[c] = 1;
   in.nr_running[d.waker_cpu] = d.waker_nr_running;

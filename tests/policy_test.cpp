@@ -100,8 +100,17 @@ TEST(PolicyVectors, EveryDecisionRuleDecidesSomeVector) {
   }
   // Reached by the scenarios of other tests (PolicyModel.ResultOutsideAllowedFallsBack), or by
   // none yet: a vector for each is future work, listed so that a new one shows here.
-  const std::set<std::string> uncovered = {"sis_no_sd_llc", "sis_prev_aff", "sis_recent_fallback",
-                                           "sis_target_fallback", "select_fallback_rq"};
+  // ttwu_queue_wakelist needs a wakee still on its CPU, which no scenario states; EAS, the slow
+  // path and select_idle_capacity() are not modelled (decision records name them).
+  const std::set<std::string> uncovered = {"sis_no_sd_llc",
+                                           "sis_prev_aff",
+                                           "sis_recent_fallback",
+                                           "sis_target_fallback",
+                                           "select_fallback_rq",
+                                           "ttwu_queue_wakelist",
+                                           "find_energy_efficient_cpu",
+                                           "sched_balance_find_dst_cpu",
+                                           "sis_select_idle_capacity"};
   std::set<std::string> all;
   for (DecisionRule r : all_decision_rules()) {
     const std::string id(decision_rule_id(r));

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <regex>
 #include <string>
 
 #include "common/schema/wake_decision.h"
@@ -68,6 +69,24 @@ TEST(DecisionRecords, AMalformedLineIsRefusedNamingItAndTheField) {
             std::string::npos);
   EXPECT_EQ(error_of("pid=812 waker_cpu", "pid=812 pid=813 waker_cpu").find('\n'),
             std::string::npos);
+}
+
+// The lab kernel's event names its rules in runners/lab/trace/wb_decision_trace.h: the same
+// list, in the same order, as the model's (docs/policy-model.md#rules), past its "none".
+TEST(DecisionRecords, TheKernelEventNamesTheModelsRules) {
+  const std::string text =
+      test::read_fixture(std::string(WB_SOURCE_DIR) + "/runners/lab/trace/wb_decision_trace.h");
+  const auto from = text.find("#define WB_RULE_NAMES");
+  ASSERT_NE(from, std::string::npos);
+  const std::string header = text.substr(from, text.find("TRACE_EVENT(", from) - from);
+  std::vector<std::string> kernel;
+  const std::regex entry(R"re(\{ WB_\w+, "(\w+)" \})re");
+  for (auto it = std::sregex_iterator(header.begin(), header.end(), entry);
+       it != std::sregex_iterator(); ++it)
+    if ((*it)[1] != "none") kernel.push_back((*it)[1]);
+  std::vector<std::string> model;
+  for (DecisionRule r : all_decision_rules()) model.emplace_back(decision_rule_id(r));
+  EXPECT_EQ(kernel, model);
 }
 
 TEST(Replay, MainlinesModelAgreesWithEveryDecisionOfTheSample) {

@@ -88,12 +88,19 @@ DecisionRecord parse_decision_fields(std::string_view fields) {
   d.waker_flips = static_cast<int>(r.integer("waker_flips", 0, 1 << 30));
   d.wakee_flips = static_cast<int>(r.integer("wakee_flips", 0, 1 << 30));
   d.last_wakee = r.flag("last_wakee");
+  d.on_rq = r.flag("on_rq");
+  d.on_cpu = r.flag("on_cpu");
+  d.kthread = r.flag("kthread");
+  d.in_task = r.flag("in_task");
   d.allowed = r.cpus("allowed");
-  d.nr_idle_scan = static_cast<int>(r.integer("nr_idle_scan", 0, kMaxCpus));
+  d.nr_idle_scan = static_cast<int>(r.integer("nr_idle_scan", -1, kMaxCpus));
+  d.prev_nr_idle_scan = static_cast<int>(r.integer("prev_nr_idle_scan", -1, kMaxCpus));
   d.recent_used_cpu = r.cpu("recent_used_cpu", -1);
   d.has_idle_cores = r.flag("has_idle_cores");
+  d.prev_has_idle_cores = r.flag("prev_has_idle_cores");
   d.waker_nr_running = static_cast<int>(r.integer("waker_nr_running", 0, 1000000));
   d.waker_delayed = static_cast<int>(r.integer("waker_delayed", 0, d.waker_nr_running));
+  d.prev_nr_running = static_cast<int>(r.integer("prev_nr_running", 0, 1000000));
   d.idle = r.cpus("idle");
   d.wake_wide = r.flag("wake_wide");
   d.want_affine = r.flag("want_affine");
@@ -101,6 +108,7 @@ DecisionRecord parse_decision_fields(std::string_view fields) {
   if (d.affine != "none" && d.affine != "WA_IDLE" && d.affine != "WA_WEIGHT")
     throw std::invalid_argument("field \"affine\" is \"" + d.affine +
                                 "\", not none, WA_IDLE or WA_WEIGHT");
+  d.affine_cpu = r.cpu("affine_cpu", -1);
   d.rule = r.text("rule");
   d.cpu = r.cpu("cpu");
   r.done();

@@ -1,13 +1,17 @@
-// One wakeup decision as a lab kernel records it (docs/policy-model.md#decision-records): the
-// inputs select_task_rq_fair() read and the rule and CPU it returned, one trace line each:
+// One wakeup as a lab kernel records it (docs/policy-model.md#decision-records): the inputs the
+// placement read and the rule and CPU it returned, one trace line each (the event of
+// runners/lab/trace/wb_decision_trace.h):
 //   <task>-<pid> [<cpu>] <flags> <sec>.<usec>: sched_wake_decision: pid=812 waker_cpu=1 prev=0
-//   wake_flags=0x18 waker_flips=0 wakee_flips=1 last_wakee=1 allowed=0-3 nr_idle_scan=4
-//   recent_used_cpu=0 has_idle_cores=1 waker_nr_running=1 waker_delayed=0 idle=0,2-3
-//   wake_wide=0 want_affine=1 affine=WA_IDLE rule=sis_prev cpu=0
-// (one line; wrapped here). `idle` lists the idle CPUs of the waker's and prev's LLCs as the
-// decision read them, `allowed` the wakee's cpus_ptr; `wake_wide`, `want_affine` and `affine`
-// (none, WA_IDLE, WA_WEIGHT) are what the kernel computed, kept for reading a disagreement: replay
-// gives the model the inputs only. Pure: parsing, no I/O.
+//   wake_flags=0x18 waker_flips=0 wakee_flips=1 last_wakee=1 on_rq=0 on_cpu=0 kthread=0
+//   in_task=1 allowed=0-3 nr_idle_scan=4 prev_nr_idle_scan=4 recent_used_cpu=0
+//   has_idle_cores=1 prev_has_idle_cores=1 waker_nr_running=1 waker_delayed=0
+//   prev_nr_running=0 idle=0,2-3 wake_wide=0 want_affine=1 affine=WA_IDLE affine_cpu=0
+//   rule=sis_prev cpu=0
+// (one line; wrapped here). `idle` lists the online CPUs idle as the decision read them,
+// `allowed` the wakee's cpus_ptr; the hints are those of the waker's LLC and (prev_) of prev's;
+// `wake_wide`, `want_affine`, `affine` (none, WA_IDLE, WA_WEIGHT) and `affine_cpu` (wake_affine()'s
+// result, -1 when not called) are what the kernel computed, kept for reading a disagreement:
+// replay gives the model the inputs only. Pure: parsing, no I/O.
 #pragma once
 
 #include <optional>
@@ -25,16 +29,19 @@ struct DecisionRecord {
   int waker_cpu = -1, prev = -1;
   unsigned wake_flags = 0;
   int waker_flips = 0, wakee_flips = 0;
-  bool last_wakee = false;  // the waker's last_wakee was this wakee before this wake
+  bool last_wakee = false;               // the waker's last_wakee was this wakee before this wake
+  bool on_rq = false, on_cpu = false;    // the wakee still queued / still switching out
+  bool kthread = false, in_task = true;  // the waker a per-CPU kthread; task context
   std::vector<int> allowed, idle;
-  int nr_idle_scan = 0;
+  int nr_idle_scan = 0, prev_nr_idle_scan = 0;  // -1: the LLC has no shared state
   int recent_used_cpu = -1;
-  bool has_idle_cores = false;
-  int waker_nr_running = 0, waker_delayed = 0;
+  bool has_idle_cores = false, prev_has_idle_cores = false;
+  int waker_nr_running = 0, waker_delayed = 0, prev_nr_running = 0;
   // What the kernel computed and chose.
   bool wake_wide = false, want_affine = false;
   std::string affine;  // "none", "WA_IDLE", "WA_WEIGHT"
-  std::string rule;    // docs/policy-model.md#rules
+  int affine_cpu = -1;
+  std::string rule;  // docs/policy-model.md#rules
   int cpu = -1;
 };
 
