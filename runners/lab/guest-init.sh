@@ -17,10 +17,12 @@ export PATH=/usr/bin:/bin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
-mkdir -p /dev/shm /tmp
+mkdir -p /dev/shm /tmp /run
 # Boost.Interprocess shared memory (processes mode) lives in /dev/shm.
 mount -t tmpfs tmpfs /dev/shm
 mount -t tmpfs tmpfs /tmp
+# wakebench's settings journal (--ab, --trace-wakeups) lives in /run/wakebench.
+mount -t tmpfs tmpfs /run
 # Sched-domain names (SMT/MC/DIE/NUMA) are only in debugfs (kernel/sched/debug.c).
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 stty -F "$WBLAB_XFER" raw -echo 2>/dev/null
