@@ -377,15 +377,23 @@ std::vector<Premise> premises_of(const std::vector<Point>& points, const SchedTo
           points, sched, views)};
 }
 
-ResultsPrediction predict(const json& rs, const std::vector<CaseView>& views) {
+}  // namespace
+
+SchedTopology sched_topology_of(const json& rs) {
   if (!rs.contains("topology") || !rs["topology"].is_object() || !rs["topology"].contains("xml") ||
       !rs["topology"]["xml"].is_string()) {
     throw std::invalid_argument("result set: no embedded topology XML at topology.xml");
   }
   const std::string source = rs["topology"].value("source", std::string("result set"));
+  return SchedTopology(Topology::from_xml_buffer(rs["topology"]["xml"].get<std::string>(), source),
+                       recorded_llc(rs).first);
+}
+
+namespace {
+
+ResultsPrediction predict(const json& rs, const std::vector<CaseView>& views) {
+  const SchedTopology sched = sched_topology_of(rs);
   const auto [llc, llc_from] = recorded_llc(rs);
-  SchedTopology sched(Topology::from_xml_buffer(rs["topology"]["xml"].get<std::string>(), source),
-                      llc);
   ResultsPrediction out{sched.topology().source(), llc, llc_from, sched.node_reclaim_distance()};
   for (int cpu : sched.cpus()) out.domains[cpu] = sched.domains(cpu);
   // A guest under qemu TCG (environment.emulated, set by the lab) switches tasks out slowly next

@@ -113,6 +113,9 @@ struct ResultsPrediction {
 // line for another schema/version, a bad case, a set without an embedded topology, or a kernel
 // case whose cpuset, start or background CPUs the topology lacks.
 ResultsPrediction predict_for_results(const nlohmann::json& result_set);
+// The machine a result set ran on as the model sees it: its embedded hwloc XML with the LLC its
+// own sched domains name. Throws std::invalid_argument without topology.xml.
+SchedTopology sched_topology_of(const nlohmann::json& result_set);
 // The same for a result-set file: errors are one line naming the file.
 ResultsPrediction predict_for_results_file(const std::string& path);
 

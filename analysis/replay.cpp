@@ -50,6 +50,17 @@ int64_t ReplayResult::agreed() const {
   return n;
 }
 
+int64_t ReplayResult::unrecorded() const { return std::max<int64_t>(0, wakings - total()); }
+
+void ReplayResult::add(const ReplayResult& o) {
+  wakings += o.wakings;
+  for (const auto& [rule, t] : o.by_rule) {
+    by_rule[rule].count += t.count;
+    by_rule[rule].agree += t.agree;
+  }
+  disagreements.insert(disagreements.end(), o.disagreements.begin(), o.disagreements.end());
+}
+
 std::vector<DecisionRule> ReplayResult::uncovered() const {
   std::vector<DecisionRule> out;
   for (DecisionRule r : all_decision_rules())
@@ -78,7 +89,7 @@ ReplayResult replay_decisions(const std::vector<DecisionRecord>& records,
     if (model.cpu == d.cpu && model.rule == *rule)
       ++t.agree;
     else
-      out.disagreements.push_back({i, d, model});
+      out.disagreements.push_back({"", i, d, model});
   }
   return out;
 }
@@ -119,9 +130,14 @@ std::string table_row(const std::string& rule, const std::string& count, const s
 std::string render_replay_text(const ReplayResult& r, std::size_t first) {
   std::ostringstream out;
   const int64_t total = r.total(), agreed = r.agreed();
-  out << "replay under " << r.policy << ": " << agreed << " of " << total
-      << " decisions agree in CPU and rule (" << percent(agreed, total) << "), " << total - agreed
-      << " disagree\n\n";
+  if (r.wakings > 0)
+    out << "replay under " << r.policy << ": " << agreed << " of " << r.denominator()
+        << " wakeups agree in CPU and rule (" << percent(agreed, r.denominator()) << "); "
+        << total - agreed << " records disagree, " << r.unrecorded() << " wakeups have none\n\n";
+  else
+    out << "replay under " << r.policy << ": " << agreed << " of " << total
+        << " decisions agree in CPU and rule (" << percent(agreed, total) << "), " << total - agreed
+        << " disagree\n\n";
   out << table_row("kernel's rule", "count", "agree", "disagree") << "\n";
   for (const auto& [rule, t] : r.by_rule)
     out << table_row(std::string(decision_rule_id(rule)), std::to_string(t.count),
@@ -135,7 +151,8 @@ std::string render_replay_text(const ReplayResult& r, std::size_t first) {
     out << "\nfirst " << shown << " of " << r.disagreements.size() << " disagreements:\n";
   for (std::size_t i = 0; i < shown; ++i) {
     const ReplayDisagreement& x = r.disagreements[i];
-    out << "  #" << x.index + 1 << " pid " << x.record.pid << ": " << inputs_text(x.record) << "\n"
+    out << "  " << (x.case_name.empty() ? "" : x.case_name + " ") << "#" << x.index + 1 << " pid "
+        << x.record.pid << ": " << inputs_text(x.record) << "\n"
         << "    kernel " << x.record.rule << " -> " << x.record.cpu << " (" << x.record.affine
         << "); model " << decision_rule_id(x.model.rule) << " -> " << x.model.cpu << "\n";
   }
@@ -149,7 +166,8 @@ nlohmann::ordered_json replay_json(const ReplayResult& r) {
         {"count", t.count}, {"agree", t.agree}, {"disagree", t.count - t.agree}};
   nlohmann::ordered_json dis = nlohmann::ordered_json::array();
   for (const ReplayDisagreement& x : r.disagreements)
-    dis.push_back({{"index", x.index},
+    dis.push_back({{"case", x.case_name},
+                   {"index", x.index},
                    {"pid", x.record.pid},
                    {"kernel", {{"rule", x.record.rule}, {"cpu", x.record.cpu}}},
                    {"model",
@@ -158,8 +176,53 @@ nlohmann::ordered_json replay_json(const ReplayResult& r) {
                      {"path", x.model.path}}}});
   nlohmann::ordered_json uncovered = nlohmann::ordered_json::array();
   for (DecisionRule u : r.uncovered()) uncovered.push_back(decision_rule_id(u));
-  return {{"policy", r.policy}, {"decisions", r.total()}, {"agree", r.agreed()},
-          {"rules", rules},     {"uncovered", uncovered}, {"disagreements", dis}};
+  return {{"policy", r.policy},           {"wakeups", r.denominator()}, {"decisions", r.total()},
+          {"unrecorded", r.unrecorded()}, {"agree", r.agreed()},        {"rules", rules},
+          {"uncovered", uncovered},       {"disagreements", dis}};
+}
+
+CaseReplays replay_cases(const std::vector<std::pair<std::string, std::string>>& cases,
+                         const SchedTopology& sched, const WakeupPolicy& policy) {
+  CaseReplays out;
+  out.total.policy = std::string(policy.id());
+  for (const auto& [name, text] : cases) {
+    const DecisionTrace t = parse_decision_trace(text);
+    ReplayResult r;
+    try {
+      r = replay_decisions(t.records, sched, policy);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument("case " + name + ": " + e.what());
+    }
+    r.wakings = t.wakings;
+    for (ReplayDisagreement& d : r.disagreements) d.case_name = name;
+    out.total.add(r);
+    out.cases.emplace_back(name, std::move(r));
+  }
+  return out;
+}
+
+std::string render_case_replays(const CaseReplays& r, std::size_t first) {
+  std::ostringstream out;
+  out << render_replay_text(r.total, first) << "\n"
+      << table_row("case", "wakeups", "records", "agree") << "     agree%\n";
+  for (const auto& [name, c] : r.cases)
+    out << table_row(name.size() > 27 ? name.substr(0, 24) + "..." : name,
+                     std::to_string(c.denominator()), std::to_string(c.total()),
+                     std::to_string(c.agreed()))
+        << std::setw(11) << percent(c.agreed(), c.denominator()) << "\n";
+  return out.str();
+}
+
+nlohmann::ordered_json case_replays_json(const CaseReplays& r) {
+  nlohmann::ordered_json out = replay_json(r.total);
+  nlohmann::ordered_json cases = nlohmann::ordered_json::array();
+  for (const auto& [name, c] : r.cases)
+    cases.push_back({{"case", name},
+                     {"wakeups", c.denominator()},
+                     {"decisions", c.total()},
+                     {"agree", c.agreed()}});
+  out["cases"] = cases;
+  return out;
 }
 
 }  // namespace wb

@@ -20,7 +20,8 @@ namespace wb {
 WakeInput wake_input_of(const DecisionRecord& d, const SchedTopology& sched);
 
 struct ReplayDisagreement {
-  std::size_t index = 0;  // the record's position, from 0
+  std::string case_name;  // the run's case (replay_cases), else ""
+  std::size_t index = 0;  // the record's position in its case, from 0
   DecisionRecord record;
   WakeDecision model;
 };
@@ -31,11 +32,17 @@ struct RuleTally {
 
 struct ReplayResult {
   std::string policy;
+  // The traced tasks' wakeups (sched_waking lines), when the text kept them: those beyond the
+  // records had no decision recorded and count against agreement.
+  int64_t wakings = 0;
   std::map<DecisionRule, RuleTally> by_rule;  // by the kernel's rule
   std::vector<ReplayDisagreement> disagreements;
   int64_t total() const;
   int64_t agreed() const;
   std::vector<DecisionRule> uncovered() const;  // rules no record was decided by
+  int64_t unrecorded() const;                   // wakings without a record
+  int64_t denominator() const { return total() + unrecorded(); }
+  void add(const ReplayResult& o);  // another case's, under the same policy
 };
 
 // Throws std::invalid_argument "decision N: unknown rule \"x\"" or the model's error (a CPU
@@ -47,5 +54,16 @@ ReplayResult replay_decisions(const std::vector<DecisionRecord>& records,
 // within 100 columns.
 std::string render_replay_text(const ReplayResult& r, std::size_t first);
 nlohmann::ordered_json replay_json(const ReplayResult& r);
+
+// A run's cases, each replayed apart (side file order), and all of them added up.
+struct CaseReplays {
+  std::vector<std::pair<std::string, ReplayResult>> cases;
+  ReplayResult total;
+};
+CaseReplays replay_cases(const std::vector<std::pair<std::string, std::string>>& cases,
+                         const SchedTopology& sched, const WakeupPolicy& policy);
+// One line per case (wakeups, records, agree, %), then render_replay_text of the total.
+std::string render_case_replays(const CaseReplays& r, std::size_t first);
+nlohmann::ordered_json case_replays_json(const CaseReplays& r);
 
 }  // namespace wb

@@ -1,55 +1,117 @@
-// `wakebench replay DECISIONS --topology XML --policy P`: analysis/replay.h.
-#include <cstdio>
+// `wakebench replay RESULTS|TRACE [--topology XML] --policy P`: analysis/replay.h.
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
 
+#include "analysis/predict_results.h"
 #include "analysis/replay.h"
+#include "analysis/resultset_io.h"
+#include "common/schema/environment.h"
 #include "common/util/input.h"
 #include "runners/commands.h"
 
 namespace wb {
 namespace {
 
+struct ReplayArgs {
+  std::string input, topology, policy;
+  std::size_t first = 10;
+  bool json = false;
+};
+
+// A result set of `run --trace-decisions`: its side file, checked against the sha256 the set
+// names, cut into its cases.
+std::vector<std::pair<std::string, std::string>> side_file_cases(const ResultSet& rs) {
+  const nlohmann::json& d = rs.doc.contains("decisions") ? rs.doc["decisions"] : nlohmann::json();
+  if (!d.is_object() || !d.contains("file") || !d["file"].is_string() || !d.contains("sha256"))
+    throw std::invalid_argument("replay: " + rs.path +
+                                ": no decision records (a run with --trace-decisions on a kernel "
+                                "with the decision event keeps them: runners/lab/KERNELS.md)");
+  const std::string name = d["file"].get<std::string>();
+  if (name.find('/') != std::string::npos || name == ".." || name == ".")
+    throw std::invalid_argument("replay: " + rs.path + ": decisions.file \"" + name +
+                                "\" is not a file name beside the set");
+  const std::string side = (std::filesystem::path(rs.path).parent_path() / name).string();
+  const std::string text = read_input_file("replay: decisions", side);
+  if (sha256_hex(text) != d["sha256"])
+    throw std::invalid_argument("replay: " + side + ": its sha256 is not the one " + rs.path +
+                                " names (another run's decisions, or changed since)");
+  return decision_cases(text);
+}
+
+// The policy the set's lab kernel runs, when it names one (environment.lab_kernel.policy).
+std::string kernel_policy(const ResultSet& rs) {
+  const nlohmann::json& env = rs.doc.contains("environment") ? rs.doc["environment"] : rs.doc;
+  if (env.contains("lab_kernel") && env["lab_kernel"].is_object() &&
+      env["lab_kernel"].value("policy", std::string()) != "gated")
+    return env["lab_kernel"].value("policy", std::string("mainline"));
+  return "mainline";
+}
+
+void replay_set(const ReplayArgs& a) {
+  if (!a.topology.empty())
+    throw std::invalid_argument("replay: --topology: " + a.input +
+                                " is a result set, which holds its own topology");
+  const ResultSet rs = load_result_set(a.input);
+  const auto cases = side_file_cases(rs);
+  const WakeupPolicy& policy = policy_by_id(a.policy.empty() ? kernel_policy(rs) : a.policy);
+  const CaseReplays r = replay_cases(cases, sched_topology_of(rs.doc), policy);
+  if (a.json)
+    std::cout << case_replays_json(r).dump(1) << "\n";
+  else
+    std::cout << render_case_replays(r, a.first);
+}
+
+void replay_trace(const ReplayArgs& a, const std::string& text) {
+  if (a.topology.empty())
+    throw std::invalid_argument("replay: " + a.input +
+                                " is a trace: give the machine's hwloc XML with --topology");
+  const WakeupPolicy& policy = policy_by_id(a.policy.empty() ? "mainline" : a.policy);
+  const SchedTopology sched = load_sched_topology("replay", a.topology, "", std::nullopt);
+  DecisionTrace t;
+  try {
+    t = parse_decision_trace(text);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("replay: " + a.input + ": " + e.what());
+  }
+  if (t.records.empty())
+    throw std::invalid_argument("replay: " + a.input +
+                                " holds no sched_wake_decision line (a kernel without the "
+                                "decision event records none: runners/lab/KERNELS.md)");
+  ReplayResult r = replay_decisions(t.records, sched, policy);
+  r.wakings = t.wakings;
+  if (a.json)
+    std::cout << replay_json(r).dump(1) << "\n";
+  else
+    std::cout << render_replay_text(r, a.first);
+}
+
 void add_replay_command(CLI::App& app) {
-  struct Args {
-    std::string decisions, topology, policy = "mainline";
-    std::size_t first = 10;
-    bool json = false;
-  };
-  auto args = std::make_shared<Args>();
+  auto args = std::make_shared<ReplayArgs>();
   CLI::App* cmd = app.add_subcommand(
       "replay",
-      "Feed every recorded wakeup decision (sched_wake_decision lines of a lab kernel's trace) "
-      "to one policy's model, inputs only, and count where the model's CPU and rule agree with "
-      "the kernel's, per rule (docs/policy-model.md#replay)");
-  cmd->add_option("decisions", args->decisions, "trace text with sched_wake_decision lines")
+      "Feed every recorded wakeup decision of a lab kernel to one policy's model, inputs only, "
+      "and count where the model's CPU and rule agree with the kernel's, per rule and per case "
+      "(docs/policy-model.md#replay)");
+  cmd->add_option("input", args->input,
+                  "a result set of `run --trace-decisions` (its side file beside it), or trace "
+                  "text with sched_wake_decision lines")
       ->required();
-  cmd->add_option("--topology", args->topology, "hwloc XML of the machine that recorded them")
-      ->required();
-  cmd->add_option("--policy", args->policy, "the policy whose model replays them")
-      ->capture_default_str();
+  cmd->add_option("--topology", args->topology,
+                  "hwloc XML of the machine that recorded a trace (a result set holds its own)");
+  cmd->add_option("--policy", args->policy,
+                  "the policy whose model replays them (default: the lab kernel's a result set "
+                  "names, else mainline)");
   cmd->add_option("--first", args->first, "disagreements listed in full")->capture_default_str();
   cmd->add_flag("--json", args->json, "JSON instead of text");
   cmd->callback([args] {
-    const WakeupPolicy& policy = policy_by_id(args->policy);
-    const SchedTopology sched = load_sched_topology("replay", args->topology, "", std::nullopt);
-    const std::string text = read_input_file("replay: decisions", args->decisions);
-    std::vector<DecisionRecord> records;
-    try {
-      records = parse_decisions(text);
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument("replay: " + args->decisions + ": " + e.what());
-    }
-    if (records.empty())
-      throw std::invalid_argument("replay: " + args->decisions +
-                                  " holds no sched_wake_decision line (a kernel without the "
-                                  "decision event records none: runners/lab/KERNELS.md)");
-    const ReplayResult r = replay_decisions(records, sched, policy);
-    if (args->json)
-      std::cout << replay_json(r).dump(1) << "\n";
+    const std::string text = read_input_file("replay", args->input);
+    const std::size_t start = text.find_first_not_of(" \t\r\n");
+    if (start != std::string::npos && text[start] == '{')
+      replay_set(*args);
     else
-      std::cout << render_replay_text(r, args->first);
+      replay_trace(*args, text);
   });
 }
 

@@ -57,6 +57,7 @@ struct RunArgs {
   std::optional<int> idle_latency_us;  // --idle-latency-us
   std::string show;                    // --show: a counter instead of the RTT in the summary
   bool trace_wakeups = false;          // --trace-wakeups: attribute kernel cases' wakeup paths
+  bool trace_decisions = false;        // --trace-decisions: and keep the lab kernel's decisions
   std::string filter;                  // --benchmark_filter: regex over case names, '-' negates
   std::optional<int> repetitions;      // --benchmark_repetitions: overrides the config
   std::optional<int64_t> round_trips;  // --round-trips: overrides the config
@@ -198,6 +199,7 @@ nlohmann::json sum_schedstat(const std::vector<nlohmann::json>& parts) {
 struct CaseTracer {
   WakeupTraceSession* session = nullptr;
   const Topology* topo = nullptr;
+  bool decisions = false;  // --trace-decisions
 };
 
 std::optional<WakeupTraceSummary> traced_run(const CaseTracer& tr, CaseState& cs,
@@ -205,8 +207,9 @@ std::optional<WakeupTraceSummary> traced_run(const CaseTracer& tr, CaseState& cs
   const CaseSpec& spec = cs.record.spec;
   const int tid = static_cast<int>(::syscall(SYS_gettid));
   const int64_t streams = static_cast<int64_t>(std::max<size_t>(1, concurrent_pairs(spec).size()));
-  const int64_t kb = WakeupTraceSession::buffer_kb_for((spec.round_trips + spec.warmup) * streams,
-                                                       static_cast<int>(spec.cpuset.size()));
+  const int64_t kb =
+      WakeupTraceSession::buffer_kb_for((spec.round_trips + spec.warmup) * streams,
+                                        static_cast<int>(spec.cpuset.size()), tr.decisions);
   bool started = false;
   try {
     tr.session->start(spec.cpuset, kb);
@@ -221,6 +224,7 @@ std::optional<WakeupTraceSummary> traced_run(const CaseTracer& tr, CaseState& cs
     const std::string text = tr.session->stop(&lost);
     WakeupTraceOptions wo;
     wo.supervisor_pid = tid;
+    wo.keep_decisions = tr.decisions;
     const Topology& topo = *tr.topo;
     wo.class_of = [&topo](int waker, int target) {
       return std::string(class_id(classify(topo, waker, target)));
@@ -487,6 +491,7 @@ struct RunContext {
   std::optional<NoiseFloor> noise;
   std::string noise_path;
   bool traced = false;
+  bool decisions = false;  // --trace-decisions: each set's side file (decisions_file)
   bool interrupted = false;
   const AbPlan* ab = nullptr;  // null without --ab
   std::string ab_id;
@@ -552,6 +557,29 @@ std::pair<nlohmann::ordered_json, std::string> result_set(const RunContext& ctx,
   return {std::move(rs), std::move(predictions_text)};
 }
 
+// --trace-decisions: the set's decision records in a side file beside it, each case's after a
+// "# case NAME" line, written before the set, which names it (docs/result-set.md#decisions).
+nlohmann::ordered_json decisions_file(const SetRun& set, const OutputTarget& target) {
+  std::string text = "# wakebench decision records (docs/policy-model.md#decision-records)\n";
+  int64_t lines = 0;
+  for (const CaseState& cs : set.cases) {
+    if (!cs.trace || cs.trace->decisions.empty()) continue;
+    text += "# case " + cs.record.spec.name + "\n" + cs.trace->decisions;
+    lines += static_cast<int64_t>(
+        std::count(cs.trace->decisions.begin(), cs.trace->decisions.end(), '\n'));
+  }
+  std::string path;
+  if (target.path.empty()) {
+    path = write_new_file(target.stem, ".decisions.txt", text);
+  } else {
+    path = std::filesystem::path(target.path).replace_extension(".decisions.txt").string();
+    write_file_atomic(path, text);
+  }
+  return {{"file", std::filesystem::path(path).filename().string()},
+          {"sha256", sha256_hex(text)},
+          {"lines", lines}};
+}
+
 // Writes each set (never dropping one: write_or_fallback), prints each one's summary on stderr and
 // the paths on stdout, one per line. Throws ExitCode 2 when a set went elsewhere, 130 when the run
 // was interrupted.
@@ -559,7 +587,8 @@ void write_and_print(const RunContext& ctx, const std::vector<SetRun>& sets,
                      const std::vector<OutputTarget>& targets, const std::string& show) {
   std::string paths, warnings;
   for (size_t k = 0; k < sets.size(); ++k) {
-    const auto [rs, predictions_text] = result_set(ctx, sets[k], static_cast<int>(k));
+    auto [rs, predictions_text] = result_set(ctx, sets[k], static_cast<int>(k));
+    if (ctx.decisions) rs["decisions"] = decisions_file(sets[k], targets[k]);
     const std::string text = nlohmann::ordered_json(rs).dump(1) + "\n";
     const Saved saved = write_or_fallback(targets[k].path, targets[k].stem, ".json", text);
     const nlohmann::json plain(rs);
@@ -732,7 +761,7 @@ void check_options(const RunArgs& args) {
 // (common/system/journal.h); with --ab or --trace-wakeups this run's own journal is made, holding
 // the locks of its settings. Null without.
 std::unique_ptr<RunJournal> open_journal(const RunArgs& args, const AbPlan& ab) {
-  if (ab.specs.empty() && !args.trace_wakeups) {
+  if (ab.specs.empty() && !args.trace_wakeups && !args.trace_decisions) {
     try {
       recover_journals(args.state_dir);
     } catch (const std::runtime_error&) {
@@ -789,8 +818,9 @@ void run_command(const RunArgs& args) {
   if (!args.noise.empty()) ctx.noise = load_noise(args.noise);
   // Up front: a run that cannot trace fails before it measures anything (one line, exit 2).
   std::unique_ptr<WakeupTraceSession> trace_session;
-  if (args.trace_wakeups) trace_session = std::make_unique<WakeupTraceSession>(journal.get());
-  const CaseTracer tracer{trace_session.get(), &topo};
+  if (args.trace_wakeups || args.trace_decisions)
+    trace_session = std::make_unique<WakeupTraceSession>(journal.get(), args.trace_decisions);
+  const CaseTracer tracer{trace_session.get(), &topo, args.trace_decisions};
 
   // Plan.
   const std::vector<CaseState> cases = plan_cases(args, config, topo, ctx.config_path);
@@ -817,6 +847,7 @@ void run_command(const RunArgs& args) {
   ctx.pairs_per_class = args.pairs_per_class;
   ctx.noise_path = args.noise;
   ctx.traced = trace_session != nullptr;
+  ctx.decisions = args.trace_decisions;
   std::vector<SetRun> sets(static_cast<size_t>(std::max(ab.settings, 1)), SetRun{cases, {}});
   if (until) check_comparable(*until, ctx, sets[0]);
   announce(ctx, cases.size(), host, ab);
@@ -877,6 +908,10 @@ void add_run_command(CLI::App& app) {
                 "kernel-placement cases: record the pair's sched trace events in a private tracefs "
                 "instance and attribute each wakeup to the CPU selection or to a try_to_wake_up "
                 "bypass (needs root and tracefs; adds the tracepoints' cost to those cases)");
+  sub->add_flag("--trace-decisions", args->trace_decisions,
+                "--trace-wakeups, and keep every wakeup decision a lab kernel records "
+                "(runners/lab/KERNELS.md) in a side file beside the result set, which names it "
+                "with its sha256; `wakebench replay RESULTS` replays them");
   sub->add_option("--benchmark_filter", args->filter,
                   "run only the cases whose name matches this regex (Google Benchmark's "
                   "semantics: a search; a leading '-' negates)");

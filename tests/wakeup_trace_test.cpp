@@ -229,11 +229,15 @@ TEST(WakeupTrace, FiltersAreOnTheTaskTheEventIsAbout) {
   const auto f = event_filters("wakebench");
   const std::map<std::string, std::string> m(f.begin(), f.end());
   EXPECT_EQ(m.size(), 5u);
-  EXPECT_EQ(m.at("sched_migrate_task"), "comm == \"wakebench\"");
-  EXPECT_EQ(m.at("sched_waking"), "comm == \"wakebench\"");
-  EXPECT_EQ(m.at("sched_switch"), "prev_comm == \"wakebench\" || next_comm == \"wakebench\"");
-  EXPECT_EQ(m.at("sched_process_fork"),
+  EXPECT_EQ(m.at("sched/sched_migrate_task"), "comm == \"wakebench\"");
+  EXPECT_EQ(m.at("sched/sched_waking"), "comm == \"wakebench\"");
+  EXPECT_EQ(m.at("sched/sched_switch"), "prev_comm == \"wakebench\" || next_comm == \"wakebench\"");
+  EXPECT_EQ(m.at("sched/sched_process_fork"),
             "parent_comm == \"wakebench\" || child_comm == \"wakebench\"");
+  // --trace-decisions: the lab kernels' event, on the wakee's comm.
+  const auto d = event_filters("wakebench", true);
+  ASSERT_EQ(d.size(), 6u);
+  EXPECT_EQ(d.back(), std::make_pair(std::string(kDecisionEvent), m.at("sched/sched_waking")));
   EXPECT_THROW(event_filters("a\"b"), std::runtime_error);
   EXPECT_THROW(event_filters(""), std::runtime_error);
 }
@@ -395,6 +399,38 @@ TEST_F(TraceRun, WithoutTracefsItSaysWhyUpFront) {
   EXPECT_FALSE(fs::exists(out));
   EXPECT_NE(c.err.find("--trace-wakeups"), std::string::npos) << c.err;
   EXPECT_EQ(std::count(c.err.begin(), c.err.end(), '\n'), 1) << c.err;
+}
+
+// --trace-decisions on a kernel without the lab's decision event (this one, unless it is a lab
+// kernel): one line naming the event, exit 2, no result set, no tracefs instance left.
+TEST_F(TraceRun, WithoutTheDecisionEventItSaysSoUpFront) {
+  if (geteuid() != 0) GTEST_SKIP() << "--trace-decisions needs root";
+  std::string instances;
+  try {
+    WakeupTraceSession probe;
+    instances = fs::path(probe.instance_dir()).parent_path().string();
+    if (fs::exists(fs::path(instances).parent_path() / "events" / kDecisionEvent))
+      GTEST_SKIP() << "this kernel has the decision event (a lab kernel)";
+  } catch (const std::exception& e) {
+    GTEST_SKIP() << "no usable tracefs here: " << e.what();
+  }
+  const fs::path out = dir_ / "r.json";
+  const fs::path pid_file = dir_ / "pid";
+  const Cmd c =
+      run("sh -c 'echo $$ >" + pid_file.string() + "; exec " + WB_BINARY + " run --config " +
+              (dir_ / "tiny.json").string() + " --out " + out.string() +
+              " --trace-decisions --state-dir " + (dir_ / "state").string() + "'",
+          dir_);
+  EXPECT_EQ(c.status, 2) << c.err;
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_NE(c.err.find("--trace-decisions: this kernel has no wakebench/sched_wake_decision"),
+            std::string::npos)
+      << c.err;
+  EXPECT_EQ(std::count(c.err.begin(), c.err.end(), '\n'), 1) << c.err;
+  std::ifstream pid_in(pid_file);
+  int pid = 0;
+  ASSERT_TRUE(pid_in >> pid);
+  EXPECT_FALSE(fs::exists(fs::path(instances) / ("wakebench-" + std::to_string(pid))));
 }
 
 }  // namespace

@@ -116,22 +116,43 @@ DecisionRecord parse_decision_fields(std::string_view fields) {
 }
 
 std::vector<DecisionRecord> parse_decisions(std::string_view text) {
-  std::vector<DecisionRecord> out;
+  return parse_decision_trace(text).records;
+}
+
+DecisionTrace parse_decision_trace(std::string_view text) {
+  DecisionTrace out;
   std::size_t line_no = 0;
   for (std::size_t pos = 0; pos < text.size();) {
     const std::size_t nl = std::min(text.find('\n', pos), text.size());
     const std::string_view line = trim(text.substr(pos, nl - pos));
     pos = nl + 1;
     ++line_no;
+    if (line.empty() || line.front() == '#') continue;
+    if (line.find(": sched_waking: ") != std::string_view::npos) ++out.wakings;
     const std::size_t at = line.find(kEvent);
-    if (line.empty() || line.front() == '#' || at == std::string_view::npos) continue;
+    if (at == std::string_view::npos) continue;
     try {
-      out.push_back(parse_decision_fields(line.substr(at + kEvent.size())));
+      out.records.push_back(parse_decision_fields(line.substr(at + kEvent.size())));
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument("line " + std::to_string(line_no) + ": " + e.what() + ": \"" +
                                   std::string(line.substr(0, 100)) +
                                   (line.size() > 100 ? "...\"" : "\""));
     }
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> decision_cases(std::string_view text) {
+  constexpr std::string_view kCase = "# case ";
+  std::vector<std::pair<std::string, std::string>> out;
+  for (std::size_t pos = 0; pos < text.size();) {
+    const std::size_t nl = std::min(text.find('\n', pos), text.size());
+    const std::string_view line = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    if (line.rfind(kCase, 0) == 0)
+      out.emplace_back(std::string(line.substr(kCase.size())), std::string());
+    else if (!out.empty())
+      out.back().second.append(line).push_back('\n');
   }
   return out;
 }

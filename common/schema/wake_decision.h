@@ -14,9 +14,11 @@
 // replay gives the model the inputs only. Pure: parsing, no I/O.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace wb {
@@ -52,5 +54,17 @@ DecisionRecord parse_decision_fields(std::string_view fields);
 // Every sched_wake_decision line of a trace text, in order; other lines (other events, comments,
 // blank lines) are passed over. Throws std::invalid_argument "line N: <why>: \"<line>\"".
 std::vector<DecisionRecord> parse_decisions(std::string_view text);
+
+// A trace text or a run's side file: its records, and its sched_waking lines (every wakeup of the
+// traced tasks: the denominator; 0 in a text that kept none).
+struct DecisionTrace {
+  std::vector<DecisionRecord> records;
+  int64_t wakings = 0;
+};
+DecisionTrace parse_decision_trace(std::string_view text);
+
+// A run's side file (`run --trace-decisions`) cut at its "# case NAME" lines: (name, text) in
+// order; text before the first such line is dropped.
+std::vector<std::pair<std::string, std::string>> decision_cases(std::string_view text);
 
 }  // namespace wb

@@ -361,6 +361,8 @@ void on_wakeup(const Line& l, const Wakeup& e, const WakeupTraceOptions& opt, bo
 }  // namespace
 
 void WakeupTraceSummary::add(const WakeupTraceSummary& o) {
+  if (!o.decisions.empty())
+    decisions += "# run " + std::to_string(traced_runs) + "\n" + o.decisions;
   wakeups += o.wakeups;
   for (const auto& [p, n] : o.paths) paths[p] += n;
   for (const auto& [p, m] : o.classes_by_path)
@@ -405,6 +407,9 @@ WakeupTraceSummary attribute_wakeups(std::string_view text, const WakeupTraceOpt
     Line l;
     if (auto why = parse_line(s, l)) throw BadLine(*why);
     ++sum.events;
+    if (opt.keep_decisions && (l.event == "sched_waking" || l.event == "sched_wake_decision"))
+      if (const auto wakee = int_field(l.fields, "pid"); wakee && cases.contains(int(*wakee)))
+        sum.decisions.append(s).push_back('\n');
     const Event e = read_event(l);
     if (const auto* forked = std::get_if<Fork>(&e))
       cases.fork(forked->parent, forked->child);

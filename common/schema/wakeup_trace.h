@@ -42,6 +42,9 @@ struct WakeupTraceOptions {
   int64_t on_cpu_window_ns = 5000;  // see queued_remote above
   // Placement class of `target` relative to `waker` ("same-cpu", "llc", ...).
   std::function<std::string(int waker, int target)> class_of;
+  // Keep the sched_waking and sched_wake_decision lines of case tasks (as wakees), whoever woke
+  // them, in WakeupTraceSummary::decisions (`run --trace-decisions`).
+  bool keep_decisions = false;
 };
 
 // One wakeup of a case task by another (kept only by tests and for debugging).
@@ -91,6 +94,9 @@ struct WakeupTraceSummary {
   int64_t events = 0;       // event lines read
   int64_t traced_runs = 0;  // run_case calls traced (repetitions, estimate calls included)
   std::vector<TracedWakeup> list;  // filled only when asked (keep_list)
+  // With keep_decisions: the raw lines, in trace order, each run after a "# run N" line
+  // (docs/policy-model.md#decision-records).
+  std::string decisions;
   // The first kFirstMovesPerRun moves of each run, runs in order, at most kFirstMovesMax.
   std::vector<TracedMove> first_moves;
 

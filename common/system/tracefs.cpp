@@ -22,21 +22,22 @@
 
 namespace wb {
 
-std::vector<std::pair<std::string, std::string>> event_filters(const std::string& comm) {
+std::vector<std::pair<std::string, std::string>> event_filters(const std::string& comm,
+                                                               bool decisions) {
   if (comm.empty() || comm.find_first_of("\"\\") != std::string::npos)
     throw std::runtime_error("--trace-wakeups: cannot filter on the comm \"" + comm + "\"");
   const std::string is = " == \"" + comm + "\"";
-  return {{"sched_waking", "comm" + is},
-          {"sched_wakeup", "comm" + is},
-          {"sched_migrate_task", "comm" + is},
-          {"sched_switch", "prev_comm" + is + " || next_comm" + is},
-          {"sched_process_fork", "parent_comm" + is + " || child_comm" + is}};
+  std::vector<std::pair<std::string, std::string>> out = {
+      {"sched/sched_waking", "comm" + is},
+      {"sched/sched_wakeup", "comm" + is},
+      {"sched/sched_migrate_task", "comm" + is},
+      {"sched/sched_switch", "prev_comm" + is + " || next_comm" + is},
+      {"sched/sched_process_fork", "parent_comm" + is + " || child_comm" + is}};
+  if (decisions) out.emplace_back(kDecisionEvent, "comm" + is);  // the wakee's comm
+  return out;
 }
 
 namespace {
-
-const char* kEvents[] = {"sched_waking", "sched_wakeup", "sched_switch", "sched_migrate_task",
-                         "sched_process_fork"};
 
 // This process's comm (what its threads and children inherit).
 std::string own_comm() {
@@ -128,7 +129,8 @@ void WakeupTraceSession::write(const std::string& file, const std::string& value
   }
 }
 
-WakeupTraceSession::WakeupTraceSession(RunJournal* journal) : journal_(journal) {
+WakeupTraceSession::WakeupTraceSession(RunJournal* journal, bool decisions)
+    : journal_(journal), decisions_(decisions) {
   root_ = find_or_mount_tracefs();
   remove_stale_instances(root_);
   dir_ = root_ + "/instances/wakebench-" + std::to_string(::getpid());
@@ -146,11 +148,15 @@ WakeupTraceSession::WakeupTraceSession(RunJournal* journal) : journal_(journal) 
   }
   try {
     write("tracing_on", "0");  // a new instance starts on
-    for (const char* ev : kEvents) {
+    const auto filters = event_filters(own_comm(), decisions_);
+    for (const auto& [ev, filter] : filters) {
       struct stat st {};
-      if (::stat((dir_ + "/events/sched/" + ev + "/enable").c_str(), &st) != 0)
-        throw std::runtime_error(std::string("--trace-wakeups: kernel without the sched:") + ev +
-                                 " trace event");
+      if (::stat((dir_ + "/events/" + ev + "/enable").c_str(), &st) != 0)
+        throw std::runtime_error(
+            ev == kDecisionEvent
+                ? "--trace-decisions: this kernel has no " + ev +
+                      " trace event (the lab's kernels have it: runners/lab/KERNELS.md)"
+                : "--trace-wakeups: kernel without the " + ev + " trace event");
     }
     try {
       write("trace_clock", "mono");
@@ -158,9 +164,8 @@ WakeupTraceSession::WakeupTraceSession(RunJournal* journal) : journal_(journal) 
       write("trace_clock", "global");
     }
     write("options/overwrite", "0");
-    for (const auto& [ev, filter] : event_filters(own_comm()))
-      write("events/sched/" + ev + "/filter", filter);
-    for (const char* ev : kEvents) write(std::string("events/sched/") + ev + "/enable", "1");
+    for (const auto& [ev, filter] : filters) write("events/" + ev + "/filter", filter);
+    for (const auto& [ev, filter] : filters) write("events/" + ev + "/enable", "1");
   } catch (...) {
     if (::rmdir(dir_.c_str()) == 0 && journal_) journal_->restored(tracefs_key(dir_));
     throw;
@@ -193,12 +198,13 @@ WakeupTraceSession::~WakeupTraceSession() {
     journal_->restored(tracefs_key(dir_));
 }
 
-int64_t WakeupTraceSession::buffer_kb_for(int64_t round_trips, int cpus_traced) {
+int64_t WakeupTraceSession::buffer_kb_for(int64_t round_trips, int cpus_traced, bool decisions) {
   // About a dozen events per round trip (two wakings, two wakeups, switches, migrations) of 40
   // to 70 bytes in the ring buffer: 1 KiB per round trip, plus room for setup and teardown. Any
   // one CPU may carry them all (a stacked pair). Bounded to 256 MiB per CPU and 1 GiB over the
   // traced CPUs; beyond that the newest events are dropped and counted.
-  const int64_t need = std::max<int64_t>(round_trips, 0) + 1024;
+  // A decision record (about 200 bytes with its CPU masks) per wakeup: twice as much.
+  const int64_t need = std::max<int64_t>(round_trips, 0) * (decisions ? 2 : 1) + 1024;
   const int64_t cap = std::min<int64_t>(
       256 * 1024, std::max<int64_t>(4096, 1024 * 1024 / std::max(cpus_traced, 1)));
   return std::min(need, cap);

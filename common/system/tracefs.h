@@ -16,6 +16,9 @@
 // With a run's journal (common/system/journal.h) the instance is journalled before it is made, so
 // one left by a wakebench that was SIGKILLed is removed by the next run or `wakebench restore`;
 // any other left (a wakebench-<pid> whose process is gone) by the next session.
+//
+// `run --trace-decisions` also records the lab kernels' decision event (kDecisionEvent,
+// runners/lab/KERNELS.md), filtered on the wakee's comm like sched_waking.
 #pragma once
 
 #include <cstdint>
@@ -32,9 +35,14 @@ class RunJournal;
 // EBUSY). Returns 0 or the errno of the last rmdir (ENOENT: not there).
 int remove_trace_instance(const std::string& dir);
 
-// Per event, the tracefs filter that keeps the events about tasks named `comm` (see Recording
-// above). Throws std::runtime_error when `comm` holds a character a filter string cannot.
-std::vector<std::pair<std::string, std::string>> event_filters(const std::string& comm);
+// The lab kernels' decision event, below the tracefs root's events/.
+inline constexpr const char* kDecisionEvent = "wakebench/sched_wake_decision";
+
+// Per event ("sched/sched_waking", ...), the tracefs filter that keeps the events about tasks
+// named `comm` (see Recording above), with the decision event when `decisions`. Throws
+// std::runtime_error when `comm` holds a character a filter string cannot.
+std::vector<std::pair<std::string, std::string>> event_filters(const std::string& comm,
+                                                               bool decisions = false);
 
 // A private tracefs instance for one `wakebench run`. The constructor checks everything the
 // recording needs and throws std::runtime_error with one line saying why it cannot (not root,
@@ -42,7 +50,8 @@ std::vector<std::pair<std::string, std::string>> event_filters(const std::string
 // tracefs is mounted (left mounted).
 class WakeupTraceSession {
  public:
-  explicit WakeupTraceSession(RunJournal* journal = nullptr);
+  // With `decisions`, the kernel must have kDecisionEvent (else the one line says so).
+  explicit WakeupTraceSession(RunJournal* journal = nullptr, bool decisions = false);
   ~WakeupTraceSession();
   WakeupTraceSession(const WakeupTraceSession&) = delete;
   WakeupTraceSession& operator=(const WakeupTraceSession&) = delete;
@@ -57,12 +66,13 @@ class WakeupTraceSession {
   const std::string& instance_dir() const { return dir_; }
 
   // KiB per CPU that one run of `round_trips` round trips needs (bounded: see .cpp).
-  static int64_t buffer_kb_for(int64_t round_trips, int cpus_traced);
+  static int64_t buffer_kb_for(int64_t round_trips, int cpus_traced, bool decisions = false);
 
  private:
   void write(const std::string& file, const std::string& value) const;
   std::string root_, dir_;
   RunJournal* journal_;
+  bool decisions_ = false;
   bool on_ = false;
   std::map<int, int64_t> sizes_;  // CPU -> KiB as last set
 };

@@ -18,6 +18,7 @@ Images are cached by source version, policy, patch hash and config hash; a secon
 same inputs builds nothing.
 """
 import argparse
+import difflib
 import fcntl
 import hashlib
 import json
@@ -623,6 +624,49 @@ def compare_gated(nice):
             gated_dir = patched_copy(tree, series_files(SERIES), tmp / GATED)
             for policy in POLICIES:
                 compare_one(policy, gated_dir, tree, tmp, cmd_path.read_text(), nice)
+    return 0
+
+
+def trace_sites(before, after):
+    """The instruction lines `after` adds to and drops from `before` (difflib opcodes over the
+    normalised disassembly of one function): (added, dropped)."""
+    added, dropped = [], []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after,
+                                                       autojunk=False).get_opcodes():
+        if tag in ("replace", "delete"):
+            dropped += before[i1:i2]
+        if tag in ("replace", "insert"):
+            added += after[j1:j2]
+    return added, dropped
+
+
+def compare_trace(nice):
+    """--compare-trace: each series' fair.c with its policy patches, and with its decision-event
+    patch too, compiled alike with the lab build's command; per series, which functions' code
+    differs, and for select_task_rq_fair the instructions the event added and dropped."""
+    version = upstream_version(source_package())
+    cache = cache_dir()
+    tree = cache / f"tree-{version}"
+    cmd_path = tree / "build/kernel/sched/.fair.o.cmd"
+    if not cmd_path.is_file():
+        raise BuildError(f"{cmd_path} is missing: build a lab kernel first")
+    with open(cache / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        with tempfile.TemporaryDirectory(prefix="wb-trace-compare-") as tmp:
+            tmp = Path(tmp)
+            for policy in list(POLICIES) + [GATED]:
+                plain = patched_copy(tree, policy_patches(policy), tmp / policy / "plain")
+                traced = patched_copy(tree, kernel_patches(policy), tmp / policy / "traced")
+                a = fair_functions(cmd_path.read_text(), plain, tree / "build", nice)
+                b = fair_functions(cmd_path.read_text(), traced, tree / "build", nice)
+                both, differ, alone = function_differences(a, b)
+                added, dropped = trace_sites(a["select_task_rq_fair"], b["select_task_rq_fair"])
+                print(f"{policy}: {len(differ)} of {len(both)} functions differ "
+                      f"({', '.join(differ)}); {len(alone)} in one object only "
+                      f"({', '.join(alone)}); select_task_rq_fair: {len(a['select_task_rq_fair'])} "
+                      f"instructions, {len(added)} added, {len(dropped)} dropped")
+                for line in dropped:
+                    print(f"  dropped: {line}")
     return 0
 
 
