@@ -19,7 +19,7 @@ case "$version" in
 esac
 mode=(--dry-run --Werror)
 [ "${1:-}" = --fix ] && mode=(-i)
-git ls-files -z -- '*.cpp' '*.h' ':!tests/fixtures' ':!runners/lab/patches' |
+git ls-files -z -- '*.cpp' '*.h' ':!tests/fixtures' ':!runners/lab/patches' ':!runners/lab/trace' |
   xargs -0 clang-format-14 "${mode[@]}" || {
   echo "format: clang-format-14 violations above (runners/format.sh --fix rewrites them)" >&2
   exit 1

@@ -12,7 +12,7 @@ import types
 from pathlib import Path
 
 from . import REPO, RESULTS, LabError, log, write_atomic
-from . import confusion
+from . import confusion, replay
 from .agreement import agreement, mix_text, pct_text
 from .cases import parse_cases, provenance, provenance_lines
 from .cli import topology_args
@@ -413,7 +413,7 @@ def main(argv):
         qemu.check_kvm()  # one line before any guest, not one failure per guest
     run_args = [f"--benchmark_filter={RUN_FILTER}", f"--benchmark_repetitions={args.repetitions}"]
     if not args.no_trace:
-        run_args.append("--trace-wakeups")
+        run_args.append("--trace-decisions")  # --trace-wakeups and the kernel's decisions
     wakebench = find_wakebench(args.wakebench)
     out = Path(args.out) if args.out else (
         RESULTS / "lab" / f"matrix-{datetime.datetime.now():%Y%m%d-%H%M%S}")
@@ -533,6 +533,7 @@ def collect(ctx, cell, policy, kernel=None):
               if isinstance(c.get("trace"), dict) and "paths" in c["trace"]}
     ok = {c.get("name") for c in data.get("cases", []) if c.get("status") == "ok"}
     return {"report": json.loads((cell / "agreement.json").read_text()), "pairs": pairs,
+            "replay": replay.cell_replay(ctx.wakebench, results, policy),
             "traces": traces, "confusion": confusion.cell_confusion(pred, data, policy),
             "observed": {n: v for n, v in observed_classes(results).items() if n in ok},
             "discriminating": discriminating(pred)}
@@ -567,6 +568,9 @@ def collect_gated(ctx, guest, policy):
                                                  features_on=policy))
     label_results(data, summary.get("qemu_command") or [], plan)
     (guest / policy).mkdir(exist_ok=True)
+    side = guest / f"results-ab{k}.decisions.txt"  # the name the set gives it
+    if side.is_file():
+        write_atomic(guest / policy / side.name, side.read_text())
     write_atomic(guest / policy / "results.json", json.dumps(data, indent=1) + "\n")
     return collect(ctx, guest / policy, policy, GATED)
 
@@ -648,7 +652,25 @@ def render_document(matrix):
              "the guests ran):"]
     head += [x for p, rec in (matrix.get("cases") or {}).items()
              for x in provenance_lines(p, rec)]
-    return "\n".join(head) + "\n\n" + render(matrix) + "\n".join(extra_sections(matrix))
+    return "\n".join(head + [""] + replay_section(matrix)) + "\n\n" + render(matrix) + \
+        "\n".join(extra_sections(matrix))
+
+
+def replay_section(matrix):
+    """The decisions first (wblab/replay.py): each cell's records under every policy's model."""
+    cells = [(preset, name, name.split(":")[-1], cell["replay"])
+             for preset, per_kernel in matrix["cells"].items()
+             for name, cell in per_kernel.items() if cell.get("replay")]
+    if not cells:
+        return []
+    return ["#### Replay: the kernel's own decisions under each policy's model", ""] + \
+        confusion.wrap(
+            "Per cell, every wakeup of the cases' tasks (sched_waking) and the decision records "
+            "the kernel's event gave them, replayed inputs only (`wakebench replay`): the share "
+            f"of wakeups whose CPU and rule each model reproduced (bold: the kernel's own policy; "
+            f"goal {replay.GOAL}%; a wakeup without a record counts as a disagreement). The "
+            "other columns are the wrong pairings: they must fall short wherever the policies "
+            "decide differently.", "") + [""] + replay.render(cells) + [""]
 
 
 def extra_sections(matrix):

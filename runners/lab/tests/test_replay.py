@@ -1,0 +1,24 @@
+"""wblab/replay.py: the verdict per cell and the table, on replay summaries as `wakebench replay
+--json` gives them."""
+from wblab import replay
+from wblab.registry import KERNELS as POLICIES
+
+
+def summary(agree, wakeups=1000):
+    return {"wakeups": wakeups, "decisions": wakeups, "unrecorded": 0, "agree": agree,
+            "rules": {}, "uncovered": [], "first_disagreements": []}
+
+
+def test_the_own_policy_decides_the_verdict_and_the_others_are_shown():
+    ok = {p: summary(1000 if p == "sync-core" else 700) for p in POLICIES}
+    assert replay.verdict(ok, "sync-core") == "goal met"
+    # The same records held to another policy (a wrong pairing) fall short.
+    assert replay.verdict(ok, "mainline") == "short of the goal"
+    assert replay.verdict({p: summary(998) for p in POLICIES}, "mainline") == "short of the goal"
+    assert replay.verdict({"unavailable": "no records"}, "mainline") == "not replayed"
+    rows = replay.render([("smt2", "gated:sync-core", "sync-core", ok),
+                          ("smt2", "mainline", "mainline", {"unavailable": "no records"})])
+    assert rows[2].startswith("| smt2 | gated:sync-core | 1000 | 1000 | goal met | ")
+    assert "**100.00%**" in rows[2] and "70.00%" in rows[2]
+    assert "not replayed: no records" in rows[3]
+    assert all(len(r.split("|")) == len(rows[0].split("|")) for r in rows)

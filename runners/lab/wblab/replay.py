@@ -1,0 +1,51 @@
+"""Each cell's decision records replayed under every lab policy's model (`wakebench replay`,
+docs/policy-model.md#decision-records): agreement under the cell's own policy first, then under
+each other one, so that a wrong pairing (a setting replayed as another policy) shows failing where
+the policies decide differently. Reads `wakebench replay --json`; renders only what it read."""
+from .agreement import run_json
+from .registry import KERNELS as POLICIES
+
+GOAL = 99.9  # percent of all wakeups (records and those without one) agreeing in CPU and rule
+
+
+def cell_replay(wakebench, results, own):
+    """{policy: replay summary} for the cell's result set, `own` first; {"unavailable": why} when
+    the set has no records or replay fails."""
+    out = {}
+    for policy in [own] + [p for p in POLICIES if p != own]:
+        data, msg = run_json([wakebench, "replay", results, "--policy", policy, "--json"])
+        if data is None:
+            return {"unavailable": msg}
+        out[policy] = {k: data[k] for k in ("wakeups", "decisions", "unrecorded", "agree",
+                                            "rules", "uncovered")}
+        out[policy]["first_disagreements"] = data["disagreements"][:5]
+    return out
+
+
+def percent(r):
+    return 100.0 * r["agree"] / r["wakeups"] if r["wakeups"] else 0.0
+
+
+def verdict(replays, own):
+    """'goal met' when the own policy's model reproduces at least GOAL% of the wakeups."""
+    if "unavailable" in replays:
+        return "not replayed"
+    return "goal met" if percent(replays[own]) >= GOAL else "short of the goal"
+
+
+def render(cells):
+    """Markdown: one row per (preset, column, own policy, replays) of `cells`."""
+    head = "| preset | kernel | wakeups | records | verdict | " + \
+        " | ".join(POLICIES) + " |"
+    lines = [head, "|" + "---|" * (5 + len(POLICIES))]
+    for preset, column, own, replays in cells:
+        if "unavailable" in replays:
+            lines.append(f"| {preset} | {column} | - | - | not replayed: "
+                         f"{replays['unavailable']} |" + " |" * len(POLICIES))
+            continue
+        r = replays[own]
+        shares = [("**" if p == own else "") + f"{percent(replays[p]):.2f}%" +
+                  ("**" if p == own else "") for p in POLICIES]
+        lines.append(f"| {preset} | {column} | {r['wakeups']} | {r['decisions']} | "
+                     f"{verdict(replays, own)} | " + " | ".join(shares) + " |")
+    return lines
