@@ -132,8 +132,9 @@ std::string render_replay_text(const ReplayResult& r, std::size_t first) {
   const int64_t total = r.total(), agreed = r.agreed();
   if (r.wakings > 0)
     out << "replay under " << r.policy << ": " << agreed << " of " << r.denominator()
-        << " wakeups agree in CPU and rule (" << percent(agreed, r.denominator()) << "); "
-        << total - agreed << " records disagree, " << r.unrecorded() << " wakeups have none\n\n";
+        << " wakeups agree in CPU and rule (" << percent(agreed, r.denominator()) << ")\n  "
+        << total - agreed << " records disagree; " << r.unrecorded()
+        << " wakeups have no record\n\n";
   else
     out << "replay under " << r.policy << ": " << agreed << " of " << total
         << " decisions agree in CPU and rule (" << percent(agreed, total) << "), " << total - agreed
@@ -151,8 +152,8 @@ std::string render_replay_text(const ReplayResult& r, std::size_t first) {
     out << "\nfirst " << shown << " of " << r.disagreements.size() << " disagreements:\n";
   for (std::size_t i = 0; i < shown; ++i) {
     const ReplayDisagreement& x = r.disagreements[i];
-    out << "  " << (x.case_name.empty() ? "" : x.case_name + " ") << "#" << x.index + 1 << " pid "
-        << x.record.pid << ": " << inputs_text(x.record) << "\n"
+    if (!x.case_name.empty()) out << "  " << x.case_name << ":\n";
+    out << "  #" << x.index + 1 << " pid " << x.record.pid << ": " << inputs_text(x.record) << "\n"
         << "    kernel " << x.record.rule << " -> " << x.record.cpu << " (" << x.record.affine
         << "); model " << decision_rule_id(x.model.rule) << " -> " << x.model.cpu << "\n";
   }
@@ -203,13 +204,18 @@ CaseReplays replay_cases(const std::vector<std::pair<std::string, std::string>>&
 
 std::string render_case_replays(const CaseReplays& r, std::size_t first) {
   std::ostringstream out;
-  out << render_replay_text(r.total, first) << "\n"
-      << table_row("case", "wakeups", "records", "agree") << "     agree%\n";
+  // The case column: 56 wide, a longer name cut at its start (its end tells cases apart).
+  const auto row = [&out](std::string name, const std::string& a, const std::string& b,
+                          const std::string& c, const std::string& d) {
+    if (name.size() > 56) name = "..." + name.substr(name.size() - 53);
+    out << std::left << std::setw(56) << name << std::right << std::setw(10) << a << std::setw(10)
+        << b << std::setw(10) << c << std::setw(10) << d << "\n";
+  };
+  out << render_replay_text(r.total, first) << "\n";
+  row("case", "wakeups", "records", "agree", "agree%");
   for (const auto& [name, c] : r.cases)
-    out << table_row(name.size() > 27 ? name.substr(0, 24) + "..." : name,
-                     std::to_string(c.denominator()), std::to_string(c.total()),
-                     std::to_string(c.agreed()))
-        << std::setw(11) << percent(c.agreed(), c.denominator()) << "\n";
+    row(name, std::to_string(c.denominator()), std::to_string(c.total()),
+        std::to_string(c.agreed()), percent(c.agreed(), c.denominator()));
   return out.str();
 }
 

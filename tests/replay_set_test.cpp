@@ -1,0 +1,113 @@
+// `wakebench replay RESULTS` on a result set of `run --trace-decisions` whose side file holds real
+// records of the lab's mainline kernel (tests/fixtures/decisions/smt2-3core-mainline: the smt2-3core
+// guest, two searched cases, up to four records per rule with their sched_waking lines, cut from
+// one run; the set keeps its environment, topology and decisions block). Every record agrees
+// under mainline's model; an altered record, a wakeup without a record, another policy's model, a
+// changed side file and a set without records each come out against it.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "common/schema/environment.h"
+#include "tests/support.h"
+
+namespace wb {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ReplaySet : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = test::fresh_test_dir("replay-set");
+    const fs::path from = test::fixture_path("decisions/smt2-3core-mainline");
+    set_ = nlohmann::json::parse(test::read_fixture(from / "results.json"));
+    side_ = test::read_fixture(from / "results.decisions.txt");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  // The set and its side file written to the test folder, the set naming the side file's sha256.
+  std::string write(const std::string& side, bool rehash = true) {
+    if (rehash) set_["decisions"]["sha256"] = sha256_hex(side);
+    std::ofstream(dir_ / "results.decisions.txt") << side;
+    std::ofstream(dir_ / "results.json") << set_.dump(1);
+    return (dir_ / "results.json").string();
+  }
+  test::Ran replay(const std::string& set, const std::string& policy = "") {
+    std::vector<std::string> args = {"replay", set};
+    if (!policy.empty()) args.insert(args.end(), {"--policy", policy});
+    return test::run_wakebench(args, dir_);
+  }
+  fs::path dir_;
+  nlohmann::json set_;
+  std::string side_;
+};
+
+TEST_F(ReplaySet, EveryRecordOfTheMainlineKernelAgreesUnderItsModel) {
+  const test::Ran r = replay(write(side_));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("replay under mainline: 24 of 24 wakeups agree in CPU and rule (100.00%)\n"
+                        "  0 records disagree; 0 wakeups have no record\n",
+                        0),
+            0u)
+      << r.out;
+  for (const char* rule : {"ttwu_runnable", "ttwu_queue_wakelist", "nr_cpus_allowed_1",
+                           "sis_target", "sis_prev", "sis_recent_used_cpu", "sis_select_idle_cpu"})
+    EXPECT_NE(r.out.find(std::string(rule) + " "), std::string::npos) << rule;
+  EXPECT_NE(r.out.find("pipe/threads/kernel/work=200000ns/bg=2/start=0,2"), std::string::npos);
+}
+
+TEST_F(ReplaySet, AnAlteredRecordIsReportedWithItsCase) {
+  std::string side = side_;
+  const auto at = side.find("rule=sis_prev cpu=");
+  ASSERT_NE(at, std::string::npos);
+  const auto cpu = at + std::string("rule=sis_prev cpu=").size();
+  side[cpu] = side[cpu] == '5' ? '4' : '5';
+  const test::Ran r = replay(write(side));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("23 of 24 wakeups agree"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("first 1 of 1 disagreements:\n  pipe/threads/kernel/"), std::string::npos)
+      << r.out;
+}
+
+TEST_F(ReplaySet, AWakeupWithoutARecordCountsAgainstAgreement) {
+  std::string side = side_;
+  const auto at = side.find("\n", side.find("# run 0"));
+  side.insert(at + 1,
+              "        pipe-999     [000] d..2.   100.000000: sched_waking: comm=wakebench "
+              "pid=999 prio=120 target_cpu=001\n");
+  const test::Ran r = replay(write(side));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("24 of 25 wakeups agree in CPU and rule (96.00%)\n  0 records disagree; 1 "
+                       "wakeups have no record"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST_F(ReplaySet, AnotherPolicysModelDisagrees) {
+  const test::Ran r = replay(write(side_), "sync-2017");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find("24 of 24"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("model hook_before_domain_walk"), std::string::npos) << r.out;
+}
+
+TEST_F(ReplaySet, AChangedSideFileOrNoRecordsIsRefusedInOneLine) {
+  std::string side = side_;
+  side.insert(side.size() - 1, " ");
+  test::Ran r = replay(write(side, false));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("its sha256 is not the one"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_TRUE(r.out.empty());
+  set_.erase("decisions");
+  r = replay(write(side_, false));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("no decision records (a run with --trace-decisions"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+}  // namespace
+}  // namespace wb
