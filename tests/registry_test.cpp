@@ -47,6 +47,9 @@ TEST(Registry, RefusesABadEntryNamingIt) {
   EXPECT_EQ(error(R"({"policies": [], "mechanisms": [{"id": "x", "wake_flags": "none",
                                                        "futex_handoff": 1}]})"),
             "mechanisms[0]: \"futex_handoff\" is not a boolean");
+  EXPECT_EQ(error(R"({"policies": [], "mechanisms": [{"id": "x", "wake_flags": "sync",
+                                                       "not_modelled": true}]})"),
+            "mechanisms[0]: \"not_modelled\" is not a string");
 }
 
 }  // namespace
