@@ -25,6 +25,8 @@ TEST(Registry, TraitsTheAnalysisReads) {
   EXPECT_FALSE(registry().mechanism("pipe").no_kernel_wakeup);
   EXPECT_TRUE(registry().mechanism("futex").futex_handoff);
   EXPECT_FALSE(registry().mechanism("futex-swap").futex_handoff);
+  EXPECT_TRUE(registry().mechanism("fanout").not_modelled);
+  EXPECT_FALSE(registry().mechanism("binder-like").not_modelled);
   EXPECT_EQ(registry().find_mechanism("nope"), nullptr);
   EXPECT_THROW(registry().mechanism("nope"), std::logic_error);
 }
