@@ -10,10 +10,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <filesystem>
 #include <set>
-#include <thread>
 
 #include "benchmarks/registry.h"
 #include "common/measure/driver.h"
@@ -215,32 +213,41 @@ TEST_P(Fanout, KernelPlacedRunsEveryRoundTripOfEverySender) {
   EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1) << "a task process is left";
 }
 
-// Runs a long w2s8 case while a thread hurts the last task process to appear with `sig` once
-// every task process is up; returns the outcome. Nothing of the case may be left behind.
+// In a forked helper: waits until `want` task processes of the parent's case are up (children of
+// the parent not in `not_these`), hurts the last to appear with `sig` and exits with how many it
+// saw. A process, not a thread: the case process forks from this one and, in threads mode, starts
+// threads, which ThreadSanitizer refuses after a fork from a multi-threaded process.
+pid_t start_hurting(const std::set<pid_t>& not_these, size_t want, int sig) {
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid != 0) return pid;
+  std::set<pid_t> tasks;
+  for (int i = 0; i < 2000 && tasks.size() < want; ++i) {
+    usleep(10'000);
+    tasks.clear();
+    for (pid_t c : test::children_of(parent))
+      if (!not_these.count(c) && c != getpid()) tasks.insert(c);
+  }
+  usleep(300'000);
+  if (!tasks.empty()) kill(*tasks.rbegin(), sig);
+  _exit(static_cast<int>(tasks.size()));
+}
+
+// Runs a long w2s8 case while a helper process hurts one of its task processes with `sig`;
+// returns the outcome. Nothing of the case may be left behind.
 RunOutcome hurt_a_task(Mode mode, int sig, double timeout_s) {
   CaseSpec spec = fanout_case(mode, 2, 8);
   spec.round_trips = 300'000;  // far longer than the test waits
   RunOptions opts;
   opts.timeout_s = timeout_s;  // the driver's watchdog (run_case takes it from here)
-  const std::set<pid_t> before = test::children_of(getpid());
   const size_t fds_before = open_fds();
   const size_t want = mode == Mode::kProcesses ? 10 : 1;
-  size_t seen = 0;
-  std::thread hurt([&] {
-    std::set<pid_t> tasks;
-    for (int i = 0; i < 2000 && tasks.size() < want; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      tasks.clear();
-      for (pid_t c : test::children_of(getpid()))  // the main thread's children: run_case forks
-        if (!before.count(c)) tasks.insert(c);
-    }
-    seen = tasks.size();
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    if (!tasks.empty()) kill(*tasks.rbegin(), sig);
-  });
+  const pid_t helper = start_hurting(test::children_of(getpid()), want, sig);
   const RunOutcome out = run_case(spec, *find_mechanism("fanout"), test::this_machine(), opts);
-  hurt.join();
-  EXPECT_EQ(seen, want) << "the case's task processes never all appeared";
+  int status = 0;
+  EXPECT_EQ(waitpid(helper, &status, 0), helper);
+  EXPECT_TRUE(WIFEXITED(status) && static_cast<size_t>(WEXITSTATUS(status)) == want)
+      << "the case's task processes never all appeared";
   EXPECT_EQ(open_fds(), fds_before) << "a case leaked file descriptors";
   EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1) << "a task process is left";
   return out;
