@@ -34,6 +34,12 @@ std::optional<std::string> no_kernel_wakeup(const std::string& mechanism) {
   return m ? m->no_kernel_wakeup : std::nullopt;
 }
 
+// Why the model does not describe a mechanism's cases (fanout); nullopt: it does.
+std::optional<std::string> not_modelled(const std::string& mechanism) {
+  const MechanismEntry* m = registry().find_mechanism(mechanism);
+  return m ? m->not_modelled : std::nullopt;
+}
+
 // The cases of one params point: one mechanism and mode at one set of knob values
 // (CaseView::same_point). A kernel case is predicted and costed from its own point's pinned cases.
 struct Point {
@@ -255,6 +261,10 @@ CasePrediction predict_case(const SchedTopology& sched, const Point& pt, const C
     e.skipped = *busy + ": no kernel wakeup to model";
     return e;
   }
+  if (const auto why = not_modelled(first.mechanism)) {
+    e.skipped = "not compared: " + *why;
+    return e;
+  }
   if (!flags || (*flags != "sync" && *flags != "none" && *flags != "current-cpu")) {
     e.skipped = "no kernel wakeup to model (wake_flags " + flags.value_or("unknown") + ")";
     return e;
@@ -410,7 +420,12 @@ ResultsPrediction predict(const json& rs, const std::vector<CaseView>& views) {
     for (const CaseView* kc : kernel_cases)
       out.cases.push_back(predict_case(sched, pt, kc, out.emulated, coverage));
   }
-  out.premises = premises_of(points, sched, views);
+  // A premise is about one waker handing off to one wakee: not checked on the cases the model
+  // does not describe.
+  std::vector<Point> modelled;
+  for (const Point& pt : points)
+    if (!not_modelled(pt.first().mechanism)) modelled.push_back(pt);
+  out.premises = premises_of(modelled, sched, views);
   return out;
 }
 

@@ -219,6 +219,16 @@ TEST_P(BlockedRuns, BinderLikeCountsClientsAndServicesPerTransaction) {
       pinned_case("binder-like", GetParam(), {cpus.front(), cpus.back()}));
 }
 
+// fanout's own workload with one sender over two receivers: the sender blocks in every round
+// trip, and each receiver in every request but the first it counts (2 of 300 here).
+TEST_P(BlockedRuns, FanoutCountsSendersAndReceiversPerRoundTrip) {
+  const auto cpus = allowed_cpus();
+  CaseSpec spec = pinned_case("fanout", GetParam(), {cpus.front(), cpus.back()});
+  spec.params.w = 1;
+  spec.params.s = 2;
+  expect_blocks_in_every_round_trip(spec);
+}
+
 TEST_P(BlockedRuns, SpinHasNoBlockedWaitsAndIsNeverMarked) {
   const auto cpus = allowed_cpus();
   if (cpus.size() < 2) GTEST_SKIP() << "spin needs two CPUs";

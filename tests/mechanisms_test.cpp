@@ -179,6 +179,7 @@ TEST(Mechanisms, EachDeclaresItsWakeFlagsFromThePolicyModelTable) {
                                                  {"futex", WakeFlags::kNone},
                                                  {"futex-swap", WakeFlags::kCurrentCpu},
                                                  {"binder-like", WakeFlags::kSync},
+                                                 {"fanout", WakeFlags::kSync},
                                                  {"spin", WakeFlags::kNone}};
   ASSERT_EQ(all_mechanisms().size(), want.size());
   for (const Mechanism* m : all_mechanisms()) {

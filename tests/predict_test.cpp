@@ -18,6 +18,7 @@
 #include <string>
 
 #include "analysis/predict_results.h"
+#include "common/schema/registry.h"
 #include "common/schema/result_set.h"
 #include "common/system/topology.h"
 
@@ -966,6 +967,29 @@ TEST(Results, EachKernelCaseIsCostedFromThePinnedCasesOfItsOwnParams) {
             std::string::npos)
       << text;
   EXPECT_NE(text.find("binder-like/threads/w2s4 same-cpu 3.80 us vs kernel 12.0 us"),
+            std::string::npos)
+      << text;
+}
+
+// fanout's cases (many tasks, each waking several) are no pair the model describes: its kernel
+// case is "not compared" with the registry's reason, and no premise check holds a fanout point.
+TEST(Results, AFanOutCaseIsNotComparedAndChecksNoPremise) {
+  json rs = sweep_results();
+  const json params = {{"payload", 1}, {"work_ns", 0}, {"background", "none"},
+                       {"pairs", 1},   {"w", 2},       {"s", 8}};
+  for (const char* placement : {"same-cpu", "llc", "kernel"})
+    rs["cases"].push_back(sweep_case("fanout", placement, params, "/w2s8", 7000));
+  const json p = predict_json(rs);
+  const json& e = entry(p, "fanout");
+  EXPECT_EQ(e["case"], "fanout/threads/kernel/w2s8");
+  ASSERT_TRUE(e.contains("skipped")) << e.dump();
+  EXPECT_EQ(e["skipped"], "not compared: " + *registry().mechanism("fanout").not_modelled);
+  EXPECT_FALSE(e.contains("policies"));
+  for (const auto& [policy, premise] : p["premises"].items())
+    for (const auto& check : premise.value("checks", json::array()))
+      EXPECT_NE(check["mechanism"], "fanout") << policy;
+  const std::string text = predict_text(rs);
+  EXPECT_NE(text.find("fanout/threads/kernel/w2s8: not compared: N senders x M receivers"),
             std::string::npos)
       << text;
 }

@@ -25,6 +25,8 @@ TEST(Registry, TraitsTheAnalysisReads) {
   EXPECT_FALSE(registry().mechanism("pipe").no_kernel_wakeup);
   EXPECT_TRUE(registry().mechanism("futex").futex_handoff);
   EXPECT_FALSE(registry().mechanism("futex-swap").futex_handoff);
+  EXPECT_TRUE(registry().mechanism("fanout").not_modelled);
+  EXPECT_FALSE(registry().mechanism("binder-like").not_modelled);
   EXPECT_EQ(registry().find_mechanism("nope"), nullptr);
   EXPECT_THROW(registry().mechanism("nope"), std::logic_error);
 }
@@ -47,6 +49,9 @@ TEST(Registry, RefusesABadEntryNamingIt) {
   EXPECT_EQ(error(R"({"policies": [], "mechanisms": [{"id": "x", "wake_flags": "none",
                                                        "futex_handoff": 1}]})"),
             "mechanisms[0]: \"futex_handoff\" is not a boolean");
+  EXPECT_EQ(error(R"({"policies": [], "mechanisms": [{"id": "x", "wake_flags": "sync",
+                                                       "not_modelled": true}]})"),
+            "mechanisms[0]: \"not_modelled\" is not a string");
 }
 
 }  // namespace

@@ -25,8 +25,9 @@ struct SwitchShares {
 // pool of services (binder-like's wakee side): a service that finishes a transaction while another
 // client's request waits in the queue takes it without sleeping, as binder's thread pool does, so
 // its waits per transaction measure how often the queue ran empty, not whether the measurement
-// timed syscalls (seed 003's w2s4 and w4s2 shapes). The clients each wait for their own reply,
-// so their side keeps the rule.
+// timed syscalls (seed 003's w2s4 and w4s2 shapes). fanout's receivers likewise, each pipe fed by
+// W > 1 senders that drift out of step. The clients (senders) each wait for their own reply, so
+// their side keeps the rule.
 struct ExemptSide {
   Role side;
   const char* why;
@@ -34,8 +35,9 @@ struct ExemptSide {
 inline std::optional<ExemptSide> marking_exempt_side(const Params& p) {
   if (p.w.value_or(1) <= 1) return std::nullopt;
   return ExemptSide{Role::kWakee,
-                    "W > 1 clients share the services' queue: a service takes a request that "
-                    "queued while it worked without sleeping, by the mechanism's nature"};
+                    "W > 1 clients (senders) share the services' queue (each receiver's pipe): a "
+                    "service (receiver) takes a request that queued while it worked without "
+                    "sleeping, by the mechanism's nature"};
 }
 
 // True when a counted side blocked or was preempted in fewer than kMinBlockedShare of its round

@@ -149,7 +149,8 @@ class Mechanism {
   virtual std::string_view id() const = 0;
   // One line for --help and the README: what a round trip is.
   virtual std::string_view round_trip() const = 0;
-  // Whether the knobs w and s apply (W clients x S services instead of pairs).
+  // Whether the knobs w and s apply (W clients x S services, or N senders x M receivers, instead
+  // of pairs).
   virtual bool client_service() const { return false; }
   // Whether a waiting task sleeps in the kernel (false: it busy-polls, as spin does; its entry in
   // registry/registry.json then names why in `no_kernel_wakeup`). Under kernel placement the

@@ -286,7 +286,8 @@ std::optional<std::string> knob_skip_reason(const CaseSpec& spec, const Topology
                                             bool client_service) {
   const Params& p = spec.params;
   if (!client_service && (p.w || p.s))
-    return "unsupported: knobs w and s set the W clients x S services of binder-like; " +
+    return "unsupported: knobs w and s set binder-like's W clients x S services and fanout's "
+           "N senders x M receivers; " +
            spec.mechanism + " runs pairs";
   if (client_service && p.pairs > 1)
     return "unsupported: pairs > 1 with W clients x S services (set w and s instead)";

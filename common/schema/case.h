@@ -58,7 +58,8 @@ struct Params {
   std::array<std::optional<SchedPolicy>, 2> sched;
   std::array<std::optional<int>, 2> nice;  // -20..19
   int pairs = 1;                           // K independent pairs at once (hackbench-style groups)
-  // binder-like's W client workers and S service threads; nullopt: not set by the config (1).
+  // binder-like's W client workers and S service threads, fanout's N senders and M receivers;
+  // nullopt: not set by the config (1).
   std::optional<int> w, s;
   // Kernel placement only: the first waker's CPU and the CPU the wakee starts on, both in the
   // cpuset (default: the cpuset's two lowest CPUs). A setup of the placement, not of the workload:

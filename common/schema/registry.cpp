@@ -30,6 +30,7 @@ MechanismEntry mechanism_of(const json& j, const std::string& where) {
   if (!parsed) throw std::invalid_argument(where + ": unknown wake_flags \"" + flags + "\"");
   m.wake_flags = *parsed;
   if (j.contains("no_kernel_wakeup")) m.no_kernel_wakeup = string_at(j, "no_kernel_wakeup", where);
+  if (j.contains("not_modelled")) m.not_modelled = string_at(j, "not_modelled", where);
   if (j.contains("futex_handoff")) {
     if (!j["futex_handoff"].is_boolean())
       throw std::invalid_argument(where + ": \"futex_handoff\" is not a boolean");

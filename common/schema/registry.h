@@ -27,6 +27,9 @@ struct MechanismEntry {
   std::optional<std::string> no_kernel_wakeup;
   // A FUTEX_WAKE-then-FUTEX_WAIT handoff, which the current-cpu policy's premise is about.
   bool futex_handoff = false;
+  // Why the wakeup model does not describe its cases (fanout: many tasks each waking several):
+  // predict does not compare them. nullopt: one waker and one wakee per pair, modelled.
+  std::optional<std::string> not_modelled;
 };
 
 struct Registry {
