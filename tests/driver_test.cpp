@@ -263,3 +263,31 @@ TEST_P(DriverModes, ASetupErrorFailsOnlyItsCase) {
 
 }  // namespace
 }  // namespace wb
+
+namespace wb {
+namespace {
+
+// A thread created while its creator stands on CPU c starts on c (the kernel gives a new task its
+// creator's CPU, and that CPU as its first recent_used_cpu): how the driver defines every task's
+// first state (docs/policy-model.md#first-wake). Without stand_on it starts where the creator is.
+TEST(CreatorCpu, AThreadCreatedThereStartsThereAndTheCreatorIsRestored) {
+  const std::vector<int> cpus = allowed_cpus();
+  if (cpus.size() < 2) GTEST_SKIP() << "needs two CPUs";
+  set_affinity({cpus[0]});
+  const auto first_cpu = [] {
+    int got = -1;
+    std::thread([&got] { got = sched_getcpu(); }).join();
+    return got;
+  };
+  EXPECT_EQ(first_cpu(), cpus[0]);  // the control: a new thread starts on its creator's CPU
+  {
+    CreatorCpu creator;
+    creator.stand_on(cpus[1]);
+    EXPECT_EQ(first_cpu(), cpus[1]);
+  }
+  EXPECT_EQ(sched_getcpu(), cpus[0]);  // restored: pinned to cpus[0] as before
+  set_affinity(cpus);
+}
+
+}  // namespace
+}  // namespace wb

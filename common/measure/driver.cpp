@@ -369,6 +369,7 @@ class CaseRun {
   friend class TaskContext;
 
   bool shared_futex() const { return spec_.mode == Mode::kProcesses; }
+  int start_cpu(size_t t) const;  // task t's CPU before anything runs (its pair's side)
   int task_main(size_t t, const RunOptions& opts) noexcept;
   int group_main(const std::vector<size_t>& group, const RunOptions& opts) noexcept;
   void fail(size_t t, const std::string& msg) noexcept {
@@ -443,18 +444,17 @@ bool CaseRun::barrier() noexcept {
 
 int CaseRun::task_main(size_t t, const RunOptions& opts) noexcept {
   const TaskSpec& ts = tasks_[t];
-  const CpuPair pair = pairs_[ts.pair];
-  const int start_cpu = ts.side == Role::kWaker ? pair.first : pair.second;
+  const int start = start_cpu(t);
   const int side = static_cast<int>(ts.side);
   TaskContext ctx(spec_, streams_.data(), iterations_);
   ctx.run_ = this;
   ctx.task_ = t;
   std::optional<PerfCounters> counters;
   try {
-    set_affinity({start_cpu});
+    set_affinity({start});
     const int got = sched_getcpu();
-    if (got != start_cpu)
-      throw std::runtime_error("pinning did not hold: pinned to CPU " + std::to_string(start_cpu) +
+    if (got != start)
+      throw std::runtime_error("pinning did not hold: pinned to CPU " + std::to_string(start) +
                                ", running on CPU " + std::to_string(got));
     // The sample arrays' pages, mapped now rather than faulted in one by one inside the timed
     // round trips (a kernel without MADV_POPULATE_WRITE, before 5.14, faults them in as it goes).
@@ -496,11 +496,22 @@ int CaseRun::task_main(size_t t, const RunOptions& opts) noexcept {
   return 0;
 }
 
-// The tasks of one group in the calling process: the only one on this thread, or one thread each.
+// Every task is created by a thread standing on that task's start CPU (CreatorCpu), so the
+// kernel's state of a new task is the same on every machine and run: its first recent_used_cpu is
+// its start CPU (docs/policy-model.md#first-wake).
+int CaseRun::start_cpu(size_t t) const {
+  const CpuPair pair = pairs_[tasks_[t].pair];
+  return tasks_[t].side == Role::kWaker ? pair.first : pair.second;
+}
+
+// The tasks of one group in the calling process: the only one on this thread, or one thread each,
+// each created from its start CPU.
 int CaseRun::group_main(const std::vector<size_t>& group, const RunOptions& opts) noexcept {
   if (group.size() == 1) return task_main(group[0], opts);
   std::vector<std::thread> threads;
+  CreatorCpu creator;
   for (size_t t : group) {
+    creator.stand_on(start_cpu(t));
     try {
       threads.emplace_back([this, t, &opts] {
         // A failed task ends its whole process: a partner may be blocked in a wait that nothing
@@ -555,9 +566,11 @@ Children CaseRun::start_tasks(const RunOptions& opts) {
   if (spec_.mode == Mode::kProcesses) {
     std::map<size_t, std::vector<size_t>> groups;
     for (size_t t = 0; t < tasks_.size(); ++t) groups[tasks_[t].group].push_back(t);
+    CreatorCpu creator;  // a one-task group's process is that task (group_main)
     for (const auto& [g, members] : groups) {
       std::string who;
       for (size_t t : members) who += (who.empty() ? "" : ", ") + tasks_[t].name;
+      if (members.size() == 1) creator.stand_on(start_cpu(members.front()));
       children.add(spawn([this, g = g, members = members, &opts] {
                      try {
                        workload_->enter_process(g);

@@ -79,6 +79,21 @@ void set_affinity(const std::vector<int>& cpus) {
         ("sched_setaffinity(" + format_cpu_list(cpus) + ")").c_str());
 }
 
+CreatorCpu::CreatorCpu() { have_ = sched_getaffinity(0, sizeof saved_, &saved_) == 0; }
+
+CreatorCpu::~CreatorCpu() {
+  if (have_ && moved_) sched_setaffinity(0, sizeof saved_, &saved_);
+}
+
+void CreatorCpu::stand_on(int cpu) {
+  if (!have_) return;
+  try {
+    set_affinity({cpu});
+    moved_ = true;
+  } catch (const std::system_error&) {
+  }
+}
+
 int futex_wait(std::atomic<uint32_t>* word, uint32_t expected, bool shared, int64_t timeout_ns) {
   timespec ts{}, *tp = nullptr;
   if (timeout_ns >= 0) {

@@ -2,6 +2,7 @@
 // return 0 or an errno and never throw (the driver reports them per case; common/measure/driver.h).
 #pragma once
 
+#include <sched.h>
 #include <sys/types.h>
 
 #include <atomic>
@@ -48,6 +49,23 @@ std::vector<int> allowed_cpus();
 std::vector<int> online_cpus();
 // Restricts the calling thread to `cpus`. Throws std::system_error.
 void set_affinity(const std::vector<int>& cpus);
+
+// Moves the calling thread to one CPU at a time (stand_on), so that a thread or process it creates
+// there starts there: the kernel gives a new task its creator's CPU as its first CPU and its first
+// recent_used_cpu (wake_up_new_task()). Restores the thread's affinity when destroyed. Best
+// effort: a CPU the thread may not use leaves it where it is.
+class CreatorCpu {
+ public:
+  CreatorCpu();
+  ~CreatorCpu();
+  CreatorCpu(const CreatorCpu&) = delete;
+  CreatorCpu& operator=(const CreatorCpu&) = delete;
+  void stand_on(int cpu);
+
+ private:
+  cpu_set_t saved_{};
+  bool have_ = false, moved_ = false;
+};
 
 // futex on a 32-bit word shared by threads (private) or processes (shared mapping).
 // wait: returns 0, or an errno (EAGAIN: value changed; ETIMEDOUT; EINTR). timeout_ns < 0: forever.
