@@ -165,10 +165,15 @@ def objdump_functions(text):
         m = re.match(r"^[0-9a-f]+ <(.+)>:$", line)
         if m:
             cur = funcs.setdefault(m.group(1), [])
+        elif line.startswith("Disassembly of section"):
+            cur = None  # not part of the function before it
         elif cur is not None and line.strip():
             line = re.sub(r"^\s*[0-9a-f]+:\s*", "", line)
             line = re.sub(r"\b[0-9a-f]+ <", "<", line)
-            cur.append(re.sub(r"\.text\+0x[0-9a-f]+", ".text+X", line))
+            cur.append(re.sub(r"\.(text|rodata|data|bss)([\w.]*)\+0x[0-9a-f]+", r".\1\2+X", line))
+    for body in funcs.values():  # alignment padding after the last instruction
+        while body and re.fullmatch(r"(xchg   %ax,%ax|nop\w*( .*)?|cs nopw .*|int3)", body[-1]):
+            body.pop()
     return funcs
 
 
@@ -573,12 +578,13 @@ def patched_copy(tree, patches, dest):
     return dest / "kernel/sched"
 
 
-def fair_functions(cmd_file, sched_dir, build_dir, nice):
+def fair_functions(cmd_file, sched_dir, build_dir, nice, defines=()):
     """sched_dir/fair.c compiled with the lab build's fair.o command (its quoted includes come
-    from sched_dir), disassembled per function."""
+    from sched_dir) plus -D`defines`, disassembled per function."""
     obj = sched_dir / "fair.o"
-    cc = subprocess.run(["nice", "-n", str(nice)] + compile_command(cmd_file, sched_dir / "fair.c",
-                                                                   obj),
+    cmd = compile_command(cmd_file, sched_dir / "fair.c", obj)
+    cmd[-1:-1] = [f"-D{d}" for d in defines]
+    cc = subprocess.run(["nice", "-n", str(nice)] + cmd,
                         cwd=build_dir, capture_output=True, text=True)
     if cc.returncode or compile_warnings(cc.stderr):
         raise BuildFailed(f"compiling {sched_dir / 'fair.c'}:\n"
@@ -642,8 +648,10 @@ def trace_sites(before, after):
 
 def compare_trace(nice):
     """--compare-trace: each series' fair.c with its policy patches, and with its decision-event
-    patch too, compiled alike with the lab build's command; per series, which functions' code
-    differs, and for select_task_rq_fair the instructions the event added and dropped."""
+    patch too, compiled alike with the lab build's command. With the notes compiled out
+    (WB_DECISION_NOTES_OFF) every function the series had must compile to the same code: the
+    patch's edits change nothing else. With them in, which functions differ and how much of
+    select_task_rq_fair (the notes' static branches and what the compiler moved around them)."""
     version = upstream_version(source_package())
     cache = cache_dir()
     tree = cache / f"tree-{version}"
@@ -654,20 +662,24 @@ def compare_trace(nice):
         fcntl.flock(lock, fcntl.LOCK_EX)
         with tempfile.TemporaryDirectory(prefix="wb-trace-compare-") as tmp:
             tmp = Path(tmp)
+            bad = False
             for policy in list(POLICIES) + [GATED]:
                 plain = patched_copy(tree, policy_patches(policy), tmp / policy / "plain")
                 traced = patched_copy(tree, kernel_patches(policy), tmp / policy / "traced")
-                a = fair_functions(cmd_path.read_text(), plain, tree / "build", nice)
-                b = fair_functions(cmd_path.read_text(), traced, tree / "build", nice)
-                both, differ, alone = function_differences(a, b)
-                added, dropped = trace_sites(a["select_task_rq_fair"], b["select_task_rq_fair"])
-                print(f"{policy}: {len(differ)} of {len(both)} functions differ "
-                      f"({', '.join(differ)}); {len(alone)} in one object only "
-                      f"({', '.join(alone)}); select_task_rq_fair: {len(a['select_task_rq_fair'])} "
-                      f"instructions, {len(added)} added, {len(dropped)} dropped")
-                for line in dropped:
-                    print(f"  dropped: {line}")
-    return 0
+                cmd = cmd_path.read_text()
+                a = fair_functions(cmd, plain, tree / "build", nice)
+                off = fair_functions(cmd, traced, tree / "build", nice, ["WB_DECISION_NOTES_OFF"])
+                on = fair_functions(cmd, traced, tree / "build", nice)
+                _, off_differ, _ = function_differences(a, off)
+                _, on_differ, _ = function_differences(a, on)
+                added, dropped = trace_sites(a["select_task_rq_fair"], on["select_task_rq_fair"])
+                bad = bad or bool(off_differ)
+                print(f"{policy}: notes compiled out: "
+                      f"{', '.join(off_differ) + ' DIFFER' if off_differ else 'every function the same'}"
+                      f"; notes in: {len(on_differ)} of {len(a)} differ ({', '.join(on_differ)}), "
+                      f"select_task_rq_fair {len(a['select_task_rq_fair'])} instructions, "
+                      f"{len(added)} added, {len(dropped)} dropped or moved")
+    return 1 if bad else 0
 
 
 def build(policy, lockdep, jobs, nice, arch="x86_64"):

@@ -59,7 +59,13 @@ struct wb_decision {
 DECLARE_PER_CPU(struct wb_decision, wb_decision);
 DECLARE_TRACEPOINT(sched_wake_decision);
 
+/* build-kernel.sh --compare-trace compiles fair.c with the notes compiled out, to show that the
+ * patch's edits leave the placement code as it was. */
+#ifdef WB_DECISION_NOTES_OFF
+#define wb_tracing() false
+#else
 #define wb_tracing() tracepoint_enabled(sched_wake_decision)
+#endif
 
 /* fair.c: fills this CPU's scratch; false (nothing recorded) unless a fair-class TTWU wakeup. */
 bool __wb_decision_begin(struct task_struct *p, int prev, int wake_flags);
