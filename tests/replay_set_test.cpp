@@ -1,9 +1,9 @@
 // `wakebench replay RESULTS` on a result set of `run --trace-decisions` whose side file holds real
-// records of the lab's mainline kernel (tests/fixtures/decisions/smt2-3core-mainline: the smt2-3core
-// guest, two searched cases, up to four records per rule with their sched_waking lines, cut from
-// one run; the set keeps its environment, topology and decisions block). Every record agrees
-// under mainline's model; an altered record, a wakeup without a record, another policy's model, a
-// changed side file and a set without records each come out against it.
+// records of the lab's mainline kernel (tests/fixtures/decisions/smt2-3core-mainline: the
+// smt2-3core guest, two searched cases, up to four records per rule with their sched_waking lines,
+// cut from one run; the set keeps its environment, topology and decisions block). Every record
+// agrees under mainline's model; an altered record, a wakeup without a record, another policy's
+// model, a changed side file and a set without records each come out against it.
 #include <gtest/gtest.h>
 
 #include <filesystem>
