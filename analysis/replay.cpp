@@ -54,6 +54,8 @@ int64_t ReplayResult::unrecorded() const { return std::max<int64_t>(0, wakings -
 
 void ReplayResult::add(const ReplayResult& o) {
   wakings += o.wakings;
+  wide.count += o.wide.count;
+  wide.agree += o.wide.agree;
   for (const auto& [rule, t] : o.by_rule) {
     by_rule[rule].count += t.count;
     by_rule[rule].agree += t.agree;
@@ -85,11 +87,12 @@ ReplayResult replay_decisions(const std::vector<DecisionRecord>& records,
       throw std::invalid_argument(at + ": " + e.what());
     }
     RuleTally& t = out.by_rule[*rule];
+    const bool agree = model.cpu == d.cpu && model.rule == *rule;
     ++t.count;
-    if (model.cpu == d.cpu && model.rule == *rule)
-      ++t.agree;
-    else
-      out.disagreements.push_back({"", i, d, model});
+    t.agree += agree;
+    out.wide.count += d.wake_wide;
+    out.wide.agree += d.wake_wide && agree;
+    if (!agree) out.disagreements.push_back({"", i, d, model});
   }
   return out;
 }
@@ -144,6 +147,8 @@ std::string render_replay_text(const ReplayResult& r, std::size_t first) {
     out << table_row(std::string(decision_rule_id(rule)), std::to_string(t.count),
                      std::to_string(t.agree), std::to_string(t.count - t.agree))
         << "\n";
+  out << "\nwake_wide() true in " << r.wide.count << " records, " << r.wide.agree
+      << " of them agreed\n";
   if (const auto none = r.uncovered(); !none.empty())
     out << "\n"
         << wrap("uncovered (no decision was made by them; not agreement): " + rule_list(none), "");
@@ -177,9 +182,15 @@ nlohmann::ordered_json replay_json(const ReplayResult& r) {
                      {"path", x.model.path}}}});
   nlohmann::ordered_json uncovered = nlohmann::ordered_json::array();
   for (DecisionRule u : r.uncovered()) uncovered.push_back(decision_rule_id(u));
-  return {{"policy", r.policy},           {"wakeups", r.denominator()}, {"decisions", r.total()},
-          {"unrecorded", r.unrecorded()}, {"agree", r.agreed()},        {"rules", rules},
-          {"uncovered", uncovered},       {"disagreements", dis}};
+  return {{"policy", r.policy},
+          {"wakeups", r.denominator()},
+          {"decisions", r.total()},
+          {"unrecorded", r.unrecorded()},
+          {"agree", r.agreed()},
+          {"rules", rules},
+          {"wake_wide", {{"count", r.wide.count}, {"agree", r.wide.agree}}},
+          {"uncovered", uncovered},
+          {"disagreements", dis}};
 }
 
 CaseReplays replay_cases(const std::vector<std::pair<std::string, std::string>>& cases,

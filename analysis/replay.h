@@ -36,6 +36,7 @@ struct ReplayResult {
   // records had no decision recorded and count against agreement.
   int64_t wakings = 0;
   std::map<DecisionRule, RuleTally> by_rule;  // by the kernel's rule
+  RuleTally wide;  // the records whose wake_wide() was true (a branch no 1:1 case reaches)
   std::vector<ReplayDisagreement> disagreements;
   int64_t total() const;
   int64_t agreed() const;

@@ -96,6 +96,7 @@ TEST(Replay, MainlinesModelAgreesWithEveryDecisionOfTheSample) {
   EXPECT_TRUE(r.disagreements.empty());
   EXPECT_EQ(r.by_rule.size(), 7u);
   EXPECT_EQ(r.uncovered().size(), all_decision_rules().size() - 7);
+  EXPECT_EQ(r.wide.count, 0);  // one waker, one wakee: never wide
   const std::string text = render_replay_text(r, 10);
   EXPECT_EQ(
       text.rfind("replay under mainline: 7 of 7 decisions agree in CPU and rule (100.00%)", 0), 0u)
@@ -110,7 +111,10 @@ TEST(Replay, AnAlteredDecisionIsReported) {
        {+[](DecisionRecord& d) { d.cpu = 1; }, +[](DecisionRecord& d) { d.rule = "sis_target"; }}) {
     std::vector<DecisionRecord> d = sample();
     alter(d[2]);
+    d[5].wake_wide = true;  // what the kernel computed: counted, never given to the model
     const ReplayResult r = replay_decisions(d, smt2(), policy_by_id("mainline"));
+    EXPECT_EQ(r.wide.count, 1);
+    EXPECT_EQ(r.wide.agree, 1);
     EXPECT_EQ(r.agreed(), 6);
     ASSERT_EQ(r.disagreements.size(), 1u);
     EXPECT_EQ(r.disagreements[0].index, 2u);

@@ -6,7 +6,8 @@ from wblab.registry import KERNELS as POLICIES
 
 def summary(agree, wakeups=1000):
     return {"wakeups": wakeups, "decisions": wakeups, "unrecorded": 0, "agree": agree,
-            "rules": {}, "uncovered": [], "first_disagreements": []}
+            "rules": {}, "uncovered": [], "first_disagreements": [],
+            "wake_wide": {"count": 3, "agree": 3}}
 
 
 def test_the_own_policy_decides_the_verdict_and_the_others_are_shown():
@@ -18,7 +19,7 @@ def test_the_own_policy_decides_the_verdict_and_the_others_are_shown():
     assert replay.verdict({"unavailable": "no records"}, "mainline") == "not replayed"
     rows = replay.render([("smt2", "gated:sync-core", "sync-core", ok),
                           ("smt2", "mainline", "mainline", {"unavailable": "no records"})])
-    assert rows[2].startswith("| smt2 | gated:sync-core | 1000 | 1000 | goal met | ")
+    assert rows[2].startswith("| smt2 | gated:sync-core | 1000 | 1000 | 3 | goal met | ")
     assert "**100.00%**" in rows[2] and "70.00%" in rows[2]
     assert "not replayed: no records" in rows[3]
     assert all(len(r.split("|")) == len(rows[0].split("|")) for r in rows)

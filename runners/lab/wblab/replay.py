@@ -16,8 +16,8 @@ def cell_replay(wakebench, results, own):
         data, msg = run_json([wakebench, "replay", results, "--policy", policy, "--json"])
         if data is None:
             return {"unavailable": msg}
-        out[policy] = {k: data[k] for k in ("wakeups", "decisions", "unrecorded", "agree",
-                                            "rules", "uncovered")}
+        out[policy] = {k: data.get(k) for k in ("wakeups", "decisions", "unrecorded", "agree",
+                                                "rules", "uncovered", "wake_wide")}
         out[policy]["first_disagreements"] = data["disagreements"][:5]
     return out
 
@@ -35,17 +35,18 @@ def verdict(replays, own):
 
 def render(cells):
     """Markdown: one row per (preset, column, own policy, replays) of `cells`."""
-    head = "| preset | kernel | wakeups | records | verdict | " + \
+    head = "| preset | kernel | wakeups | records | wake_wide | verdict | " + \
         " | ".join(POLICIES) + " |"
-    lines = [head, "|" + "---|" * (5 + len(POLICIES))]
+    lines = [head, "|" + "---|" * (6 + len(POLICIES))]
     for preset, column, own, replays in cells:
         if "unavailable" in replays:
-            lines.append(f"| {preset} | {column} | - | - | not replayed: "
+            lines.append(f"| {preset} | {column} | - | - | - | not replayed: "
                          f"{replays['unavailable']} |" + " |" * len(POLICIES))
             continue
         r = replays[own]
         shares = [("**" if p == own else "") + f"{percent(replays[p]):.2f}%" +
                   ("**" if p == own else "") for p in POLICIES]
-        lines.append(f"| {preset} | {column} | {r['wakeups']} | {r['decisions']} | "
+        wide = (r.get("wake_wide") or {}).get("count", "-")
+        lines.append(f"| {preset} | {column} | {r['wakeups']} | {r['decisions']} | {wide} | "
                      f"{verdict(replays, own)} | " + " | ".join(shares) + " |")
     return lines
