@@ -12,6 +12,8 @@ def summary(agree, wakeups=1000):
 
 def test_the_own_policy_decides_the_verdict_and_the_others_are_shown():
     ok = {p: summary(1000 if p == "sync-core" else 700) for p in POLICIES}
+    for p in POLICIES:
+        ok[p]["split"] = {"records": 300, "own": 300, "other": 0}
     assert replay.verdict(ok, "sync-core") == "goal met"
     # The same records held to another policy (a wrong pairing) fall short.
     assert replay.verdict(ok, "mainline") == "short of the goal"
@@ -20,6 +22,20 @@ def test_the_own_policy_decides_the_verdict_and_the_others_are_shown():
     rows = replay.render([("smt2", "gated:sync-core", "sync-core", ok),
                           ("smt2", "mainline", "mainline", {"unavailable": "no records"})])
     assert rows[2].startswith("| smt2 | gated:sync-core | 1000 | 1000 | 3 | goal met | ")
-    assert "**100.00%**" in rows[2] and "70.00%" in rows[2]
+    assert "**100.00%**" in rows[2] and "70.00% (0 of 300)" in rows[2]
     assert "not replayed: no records" in rows[3]
     assert all(len(r.split("|")) == len(rows[0].split("|")) for r in rows)
+
+
+def disagreement(case, index, rule, cpu):
+    return {"case": case, "index": index, "model": {"rule": rule, "cpu": cpu}}
+
+
+def test_the_records_the_two_models_split_on_are_counted_for_each():
+    own = {"disagreements": [disagreement("a", 1, "sis_prev", 2)]}
+    other = {"disagreements": [disagreement("a", 1, "sis_prev", 2),   # both wrong alike: no split
+                               disagreement("a", 5, "sis_target", 0),
+                               disagreement("b", 5, "sis_target", 0)]}
+    assert replay.discriminating(own, other) == {"records": 2, "own": 2, "other": 0}
+    # The other way round: the kernel matched the first model on none of its splits.
+    assert replay.discriminating(other, own) == {"records": 2, "own": 0, "other": 2}

@@ -669,8 +669,9 @@ def replay_section(matrix):
             "the kernel's event gave them, replayed inputs only (`wakebench replay`): the share "
             f"of wakeups whose CPU and rule each model reproduced (bold: the kernel's own policy; "
             f"goal {replay.GOAL}%; a wakeup without a record counts as a disagreement). The "
-            "other columns are the wrong pairings: they must fall short wherever the policies "
-            "decide differently.", "") + [""] + replay.render(cells) + [""]
+            "other columns are the wrong pairings, each with the records on which its model and "
+            "the kernel's own policy's decide differently and how many of those it matched: a "
+            "faithful kernel matches its own model on all of them and the other on none.", "") + [""] + replay.render(cells) + [""]
 
 
 def extra_sections(matrix):

@@ -10,16 +10,32 @@ GOAL = 99.9  # percent of all wakeups (records and those without one) agreeing i
 
 def cell_replay(wakebench, results, own):
     """{policy: replay summary} for the cell's result set, `own` first; {"unavailable": why} when
-    the set has no records or replay fails."""
-    out = {}
+    the set has no records or replay fails. Each other policy's summary carries `split`: the
+    records on which its model and the own policy's decide differently (discriminating)."""
+    out, full = {}, {}
     for policy in [own] + [p for p in POLICIES if p != own]:
         data, msg = run_json([wakebench, "replay", results, "--policy", policy, "--json"])
         if data is None:
             return {"unavailable": msg}
+        full[policy] = data
         out[policy] = {k: data.get(k) for k in ("wakeups", "decisions", "unrecorded", "agree",
                                                 "rules", "uncovered", "wake_wide")}
         out[policy]["first_disagreements"] = data["disagreements"][:5]
+        if policy != own:
+            out[policy]["split"] = discriminating(full[own], data)
     return out
+
+
+def discriminating(own, other):
+    """On the records where the two models decide differently (CPU or rule): how many, and how
+    many the kernel's decision matched under each ({"records", "own", "other"})."""
+    def models(data):
+        return {(d["case"], d["index"]): (d["model"]["rule"], d["model"]["cpu"])
+                for d in data["disagreements"]}
+    a, b = models(own), models(other)
+    split = [k for k in set(a) | set(b) if a.get(k) != b.get(k)]
+    return {"records": len(split), "own": sum(k not in a for k in split),
+            "other": sum(k not in b for k in split)}
 
 
 def percent(r):
@@ -33,6 +49,11 @@ def verdict(replays, own):
     return "goal met" if percent(replays[own]) >= GOAL else "short of the goal"
 
 
+def split_text(split):
+    """'0 of 14': of the records where this model and the own one differ, those it matched."""
+    return f"{split['other']} of {split['records']}" if split else "-"
+
+
 def render(cells):
     """Markdown: one row per (preset, column, own policy, replays) of `cells`."""
     head = "| preset | kernel | wakeups | records | wake_wide | verdict | " + \
@@ -44,8 +65,9 @@ def render(cells):
                          f"{replays['unavailable']} |" + " |" * len(POLICIES))
             continue
         r = replays[own]
-        shares = [("**" if p == own else "") + f"{percent(replays[p]):.2f}%" +
-                  ("**" if p == own else "") for p in POLICIES]
+        shares = [f"**{percent(replays[p]):.2f}%**" if p == own else
+                  f"{percent(replays[p]):.2f}% ({split_text(replays[p].get('split'))})"
+                  for p in POLICIES]
         wide = (r.get("wake_wide") or {}).get("count", "-")
         lines.append(f"| {preset} | {column} | {r['wakeups']} | {r['decisions']} | {wide} | "
                      f"{verdict(replays, own)} | " + " | ".join(shares) + " |")
