@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <iomanip>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -56,6 +57,10 @@ void ReplayResult::add(const ReplayResult& o) {
   wakings += o.wakings;
   wide.count += o.wide.count;
   wide.agree += o.wide.agree;
+  for (const auto& [rule, n] : o.first_rules) first_rules[rule] += n;
+  hint_read += o.hint_read;
+  hint_stale_true += o.hint_stale_true;
+  hint_stale_false += o.hint_stale_false;
   for (const auto& [rule, t] : o.by_rule) {
     by_rule[rule].count += t.count;
     by_rule[rule].agree += t.agree;
@@ -70,10 +75,36 @@ std::vector<DecisionRule> ReplayResult::uncovered() const {
   return out;
 }
 
+namespace {
+
+// Some core of the LLC of `cpu` has every PU in `idle` (the kernel's has_idle_cores, exact).
+bool idle_core_in_llc(const SchedTopology& sched, int cpu, const std::vector<int>& idle) {
+  const SchedDomain* llc = sched.sd_llc(cpu);
+  const std::vector<int> span = llc ? llc->span : std::vector<int>{cpu};
+  const auto is_idle = [&idle](int c) { return std::binary_search(idle.begin(), idle.end(), c); };
+  for (int c : span)
+    if (std::all_of(sched.smt_mask(c).begin(), sched.smt_mask(c).end(), is_idle)) return true;
+  return false;
+}
+
+void tally_state(const DecisionRecord& d, const SchedTopology& sched, std::set<int>& seen,
+                 ReplayResult& out) {
+  if (d.allowed.size() != 1 && seen.insert(d.pid).second) ++out.first_rules[d.rule];
+  if (d.on_rq || d.on_cpu || d.allowed.size() == 1 || !sched.has_cpu(d.waker_cpu)) return;
+  const bool exact = idle_core_in_llc(sched, d.waker_cpu, d.idle);
+  ++out.hint_read;
+  out.hint_stale_true += d.has_idle_cores && !exact;
+  out.hint_stale_false += !d.has_idle_cores && exact;
+}
+
+}  // namespace
+
 ReplayResult replay_decisions(const std::vector<DecisionRecord>& records,
                               const SchedTopology& sched, const WakeupPolicy& policy) {
   ReplayResult out;
   out.policy = std::string(policy.id());
+  std::set<int> seen;  // wakees whose first record was counted
+  for (const DecisionRecord& d : records) tally_state(d, sched, seen, out);
   for (std::size_t i = 0; i < records.size(); ++i) {
     const DecisionRecord& d = records[i];
     const std::string at =
@@ -149,6 +180,14 @@ std::string render_replay_text(const ReplayResult& r, std::size_t first) {
         << "\n";
   out << "\nwake_wide() true in " << r.wide.count << " records, " << r.wide.agree
       << " of them agreed\n";
+  std::vector<std::string> firsts;
+  for (const auto& [rule, n] : r.first_rules) firsts.push_back(rule + " " + std::to_string(n));
+  out << wrap("first record of each unpinned task, by rule: " + join(firsts, ", "), "")
+      << wrap("has_idle_cores of the waker's LLC against its recorded idle CPUs, in " +
+                  std::to_string(r.hint_read) + " selections: stale true " +
+                  std::to_string(r.hint_stale_true) + ", stale false " +
+                  std::to_string(r.hint_stale_false),
+              "");
   if (const auto none = r.uncovered(); !none.empty())
     out << "\n"
         << wrap("uncovered (no decision was made by them; not agreement): " + rule_list(none), "");
@@ -189,6 +228,11 @@ nlohmann::ordered_json replay_json(const ReplayResult& r) {
           {"agree", r.agreed()},
           {"rules", rules},
           {"wake_wide", {{"count", r.wide.count}, {"agree", r.wide.agree}}},
+          {"first_rules", r.first_rules},
+          {"hint",
+           {{"read", r.hint_read},
+            {"stale_true", r.hint_stale_true},
+            {"stale_false", r.hint_stale_false}}},
           {"uncovered", uncovered},
           {"disagreements", dis}};
 }

@@ -37,6 +37,13 @@ struct ReplayResult {
   int64_t wakings = 0;
   std::map<DecisionRule, RuleTally> by_rule;  // by the kernel's rule
   RuleTally wide;  // the records whose wake_wide() was true (a branch no 1:1 case reaches)
+  // The state the kernel carried, held to what the model assumes (docs/policy-model.md#replay):
+  // the rule of each unpinned task's first record (the model starts recent_used_cpu on the
+  // start CPU, so sis_recent_used_cpu there means it did not), and the selections whose
+  // has_idle_cores hint of the waker's LLC was true with no idle core in the recorded idle set
+  // (stale true) or false with one (stale false).
+  std::map<std::string, int64_t> first_rules;
+  int64_t hint_read = 0, hint_stale_true = 0, hint_stale_false = 0;
   std::vector<ReplayDisagreement> disagreements;
   int64_t total() const;
   int64_t agreed() const;

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <regex>
 #include <string>
 
@@ -126,6 +127,22 @@ TEST(Replay, AnAlteredDecisionIsReported) {
     for (std::size_t at = 0, nl; (nl = text.find('\n', at)) != std::string::npos; at = nl + 1)
       EXPECT_LE(nl - at, 100u) << text.substr(at, nl - at);
   }
+}
+
+// The state checks: each unpinned task's first rule, and the has_idle_cores hint held to the
+// recorded idle CPUs (smt2: cores {0,1} and {2,3}).
+TEST(Replay, TheHintIsHeldToTheRecordedIdleCpus) {
+  std::vector<DecisionRecord> d = sample();
+  ReplayResult r = replay_decisions(d, smt2(), policy_by_id("mainline"));
+  EXPECT_EQ(r.first_rules,
+            (std::map<std::string, int64_t>{{"sis_prev", 1}, {"wf_current_cpu", 1}}));
+  EXPECT_EQ(r.hint_read, 7);
+  EXPECT_EQ(r.hint_stale_true + r.hint_stale_false, 0);
+  d[2].has_idle_cores = true;   // idle 1,3: no whole core idle
+  d[4].has_idle_cores = false;  // idle 2-3: core {2,3} idle
+  r = replay_decisions(d, smt2(), policy_by_id("mainline"));
+  EXPECT_EQ(r.hint_stale_true, 1);
+  EXPECT_EQ(r.hint_stale_false, 1);
 }
 
 // Mainline's decisions replayed as another policy: its hooks decide the sync wakes otherwise.
