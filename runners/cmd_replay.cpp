@@ -34,7 +34,7 @@ std::vector<std::pair<std::string, std::string>> side_file_cases(const ResultSet
                                 "\" is not a file name beside the set");
   const std::string side = (std::filesystem::path(rs.path).parent_path() / name).string();
   const std::string text = read_input_file("replay: decisions", side);
-  if (sha256_hex(text) != d["sha256"])
+  if (!d["sha256"].is_string() || sha256_hex(text) != d["sha256"].get<std::string>())
     throw std::invalid_argument("replay: " + side + ": its sha256 is not the one " + rs.path +
                                 " names (another run's decisions, or changed since)");
   return decision_cases(text);
