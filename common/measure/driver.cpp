@@ -509,23 +509,26 @@ int CaseRun::start_cpu(size_t t) const {
 int CaseRun::group_main(const std::vector<size_t>& group, const RunOptions& opts) noexcept {
   if (group.size() == 1) return task_main(group[0], opts);
   std::vector<std::thread> threads;
-  CreatorCpu creator;
-  for (size_t t : group) {
-    creator.stand_on(start_cpu(t));
-    try {
-      threads.emplace_back([this, t, &opts] {
-        // A failed task ends its whole process: a partner may be blocked in a wait that nothing
-        // else would end.
-        if (task_main(t, opts) != 0) _exit(1);
-      });
-    } catch (const std::system_error& e) {  // e.g. EAGAIN under RLIMIT_NPROC
-      fail(t, std::string("cannot start its thread: ") + e.what());  // releases the started ones
-      for (auto& th : threads) th.join();
-      return 1;
+  bool started = true;
+  {
+    CreatorCpu creator;  // restored before the joins: the creator sleeps where it was
+    for (size_t t : group) {
+      creator.stand_on(start_cpu(t));
+      try {
+        threads.emplace_back([this, t, &opts] {
+          // A failed task ends its whole process: a partner may be blocked in a wait that nothing
+          // else would end.
+          if (task_main(t, opts) != 0) _exit(1);
+        });
+      } catch (const std::system_error& e) {  // e.g. EAGAIN under RLIMIT_NPROC
+        fail(t, std::string("cannot start its thread: ") + e.what());  // releases the started
+        started = false;
+        break;
+      }
     }
   }
   for (auto& th : threads) th.join();
-  return 0;
+  return started ? 0 : 1;
 }
 
 // Forks a task process. The child dies with the supervisor (PR_SET_PDEATHSIG) and does not inherit
