@@ -469,8 +469,12 @@ def run_cell(args, preset, kernel, images, wakebench, config, guest, run_args):
         log(f"{preset} x {kernel}: no kernel: {e}")
         return f"no kernel: {e}"
     gated = kernel == GATED
+    # --trace-decisions: each setting's records (about 50 MB per set of the searched cases) sit
+    # in wakebench's memory and then in the guest's /tmp until the run ends: 512 MiB per set.
+    sets = len(settings()) if gated else 1
+    mem = 512 * sets if "--trace-decisions" in run_args else 512
     plan = GuestPlan(kernel=image, policy=pol, lab_kernel=info, wakebench=wakebench,
-                     config=config, out=guest,
+                     config=config, out=guest, mem=mem,
                      timeout=args.timeout * (len(settings()) if gated else 1),
                      run_args=run_args + (ab_args() if gated else []), predict=not gated,
                      accel=args.accel, **topo,
