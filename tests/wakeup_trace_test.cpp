@@ -280,6 +280,20 @@ class TraceRun : public ::testing::Test {
                  "placements": ["same-cpu", "kernel"]}]})";
   }
   void TearDown() override { fs::remove_all(dir_); }
+  // `wakebench run` of tiny.json into r.json with `flag`, from a shell that writes its pid and
+  // becomes wakebench, so the instance's name (wakebench-<pid>) is known: the result, the pid.
+  std::pair<Cmd, int> run_tiny(const std::string& flag) {
+    const fs::path pid_file = dir_ / "pid";
+    const Cmd c =
+        run("sh -c 'echo $$ >" + pid_file.string() + "; exec " + WB_BINARY + " run --config " +
+                (dir_ / "tiny.json").string() + " --out " + (dir_ / "r.json").string() + " " +
+                flag + " --state-dir " + (dir_ / "state").string() + "'",
+            dir_);
+    std::ifstream pid_in(pid_file);
+    int pid = 0;
+    pid_in >> pid;
+    return {c, pid};
+  }
   fs::path dir_;
 };
 
@@ -296,17 +310,9 @@ TEST_F(TraceRun, KernelPipeCaseIsAttributed) {
     GTEST_SKIP() << "no usable tracefs here: " << e.what();
   }
   const fs::path out = dir_ / "r.json";
-  const fs::path pid_file = dir_ / "pid";
-  // The shell writes its pid and becomes wakebench, so the instance's name is known.
-  const Cmd c =
-      run("sh -c 'echo $$ >" + pid_file.string() + "; exec " + WB_BINARY + " run --config " +
-              (dir_ / "tiny.json").string() + " --out " + out.string() +
-              " --trace-wakeups --state-dir " + (dir_ / "state").string() + "'",
-          dir_);
+  const auto [c, pid] = run_tiny("--trace-wakeups");
   ASSERT_EQ(c.status, 0) << c.err;
-  std::ifstream pid_in(pid_file);
-  int pid = 0;
-  ASSERT_TRUE(pid_in >> pid);
+  ASSERT_GT(pid, 0);
   // The run removed its instance, and said nothing about it.
   EXPECT_FALSE(fs::exists(fs::path(instances) / ("wakebench-" + std::to_string(pid))));
   EXPECT_EQ(c.err.find("could not remove"), std::string::npos) << c.err;
@@ -415,21 +421,14 @@ TEST_F(TraceRun, WithoutTheDecisionEventItSaysSoUpFront) {
     GTEST_SKIP() << "no usable tracefs here: " << e.what();
   }
   const fs::path out = dir_ / "r.json";
-  const fs::path pid_file = dir_ / "pid";
-  const Cmd c =
-      run("sh -c 'echo $$ >" + pid_file.string() + "; exec " + WB_BINARY + " run --config " +
-              (dir_ / "tiny.json").string() + " --out " + out.string() +
-              " --trace-decisions --state-dir " + (dir_ / "state").string() + "'",
-          dir_);
+  const auto [c, pid] = run_tiny("--trace-decisions");
   EXPECT_EQ(c.status, 2) << c.err;
   EXPECT_FALSE(fs::exists(out));
   EXPECT_NE(c.err.find("--trace-decisions: this kernel has no wakebench/sched_wake_decision"),
             std::string::npos)
       << c.err;
   EXPECT_EQ(std::count(c.err.begin(), c.err.end(), '\n'), 1) << c.err;
-  std::ifstream pid_in(pid_file);
-  int pid = 0;
-  ASSERT_TRUE(pid_in >> pid);
+  ASSERT_GT(pid, 0);
   EXPECT_FALSE(fs::exists(fs::path(instances) / ("wakebench-" + std::to_string(pid))));
 }
 

@@ -613,16 +613,23 @@ def compare_one(policy, gated_dir, tree, tmp, cmd_file, nice):
         print(f"  in one only: {name}")
 
 
-def compare_gated(nice):
-    """--compare-gated: for mainline and each patched policy, fair.c of the gated series with
-    only that policy's feature on (sched_feat() replaced by constants) and fair.c of the policy's
-    own kernel, compiled alike with the lab build's command; prints which functions differ."""
+def compile_tree():
+    """(cache, tree, the lab build's .fair.o.cmd) for the comparisons, which compile fair.c
+    copies with the x86 build's own command. Raises when no lab kernel was built yet."""
     version = upstream_version(source_package())
     cache = cache_dir()
     tree = cache / f"tree-{version}"
     cmd_path = tree / "build/kernel/sched/.fair.o.cmd"
     if not cmd_path.is_file():
-        raise BuildError(f"{cmd_path} is missing: build a lab kernel first (--gated)")
+        raise BuildError(f"{cmd_path} is missing: build an x86_64 lab kernel first")
+    return cache, tree, cmd_path
+
+
+def compare_gated(nice):
+    """--compare-gated: for mainline and each patched policy, fair.c of the gated series with
+    only that policy's feature on (sched_feat() replaced by constants) and fair.c of the policy's
+    own kernel, compiled alike with the lab build's command; prints which functions differ."""
+    cache, tree, cmd_path = compile_tree()
     with open(cache / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # the build tree's headers stay as they are
         with tempfile.TemporaryDirectory(prefix="wb-gated-compare-") as tmp:
@@ -652,12 +659,7 @@ def compare_trace(nice):
     (WB_DECISION_NOTES_OFF) every function the series had must compile to the same code: the
     patch's edits change nothing else. With them in, which functions differ and how much of
     select_task_rq_fair (the notes' static branches and what the compiler moved around them)."""
-    version = upstream_version(source_package())
-    cache = cache_dir()
-    tree = cache / f"tree-{version}"
-    cmd_path = tree / "build/kernel/sched/.fair.o.cmd"
-    if not cmd_path.is_file():
-        raise BuildError(f"{cmd_path} is missing: build a lab kernel first")
+    cache, tree, cmd_path = compile_tree()
     with open(cache / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         with tempfile.TemporaryDirectory(prefix="wb-trace-compare-") as tmp:
