@@ -77,21 +77,12 @@ std::vector<DecisionRule> ReplayResult::uncovered() const {
 
 namespace {
 
-// Some core of the LLC of `cpu` has every PU in `idle` (the kernel's has_idle_cores, exact).
-bool idle_core_in_llc(const SchedTopology& sched, int cpu, const std::vector<int>& idle) {
-  const SchedDomain* llc = sched.sd_llc(cpu);
-  const std::vector<int> span = llc ? llc->span : std::vector<int>{cpu};
-  const auto is_idle = [&idle](int c) { return std::binary_search(idle.begin(), idle.end(), c); };
-  for (int c : span)
-    if (std::all_of(sched.smt_mask(c).begin(), sched.smt_mask(c).end(), is_idle)) return true;
-  return false;
-}
-
-void tally_state(const DecisionRecord& d, const SchedTopology& sched, std::set<int>& seen,
-                 ReplayResult& out) {
+// The state checks of ReplayResult: `in` is the record's input as the model reads it.
+void tally_state(const DecisionRecord& d, const WakeInput& in, const SchedTopology& sched,
+                 std::set<int>& seen, ReplayResult& out) {
   if (d.allowed.size() != 1 && seen.insert(d.pid).second) ++out.first_rules[d.rule];
-  if (d.on_rq || d.on_cpu || d.allowed.size() == 1 || !sched.has_cpu(d.waker_cpu)) return;
-  const bool exact = idle_core_in_llc(sched, d.waker_cpu, d.idle);
+  if (d.on_rq || d.on_cpu || d.allowed.size() == 1) return;
+  const bool exact = exact_has_idle_cores(sched, in, d.waker_cpu);
   ++out.hint_read;
   out.hint_stale_true += d.has_idle_cores && !exact;
   out.hint_stale_false += !d.has_idle_cores && exact;
@@ -104,19 +95,20 @@ ReplayResult replay_decisions(const std::vector<DecisionRecord>& records,
   ReplayResult out;
   out.policy = std::string(policy.id());
   std::set<int> seen;  // wakees whose first record was counted
-  for (const DecisionRecord& d : records) tally_state(d, sched, seen, out);
   for (std::size_t i = 0; i < records.size(); ++i) {
     const DecisionRecord& d = records[i];
     const std::string at =
         "decision " + std::to_string(i + 1) + " (pid " + std::to_string(d.pid) + ")";
     const auto rule = parse_decision_rule(d.rule);
     if (!rule) throw std::invalid_argument(at + ": unknown rule \"" + d.rule + "\"");
+    const WakeInput in = wake_input_of(d, sched);
     WakeDecision model;
     try {
-      model = predict_wakeup(sched, wake_input_of(d, sched), policy);
+      model = predict_wakeup(sched, in, policy);
     } catch (const std::exception& e) {
       throw std::invalid_argument(at + ": " + e.what());
     }
+    tally_state(d, in, sched, seen, out);
     RuleTally& t = out.by_rule[*rule];
     const bool agree = model.cpu == d.cpu && model.rule == *rule;
     ++t.count;
