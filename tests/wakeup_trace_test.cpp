@@ -280,6 +280,17 @@ class TraceRun : public ::testing::Test {
                  "placements": ["same-cpu", "kernel"]}]})";
   }
   void TearDown() override { fs::remove_all(dir_); }
+  // The tracefs instances folder, after a probe session made and removed its own; "" with
+  // *why_not set when this machine has no usable tracefs.
+  static std::string instances_dir(std::string* why_not) {
+    try {
+      WakeupTraceSession probe;  // removed at the end of this scope
+      return fs::path(probe.instance_dir()).parent_path().string();
+    } catch (const std::exception& e) {
+      *why_not = std::string("no usable tracefs here: ") + e.what();
+      return "";
+    }
+  }
   // `wakebench run` of tiny.json into r.json with `flag`, from a shell that writes its pid and
   // becomes wakebench, so the instance's name (wakebench-<pid>) is known: the result, the pid.
   std::pair<Cmd, int> run_tiny(const std::string& flag) {
@@ -302,13 +313,9 @@ TEST_F(TraceRun, KernelPipeCaseIsAttributed) {
   // The host kernel traces the emulator's own helper threads as tasks of the case.
   if (const std::string emu = wb::test::user_mode_emulation(); !emu.empty())
     GTEST_SKIP() << "under " << emu << ": the trace holds qemu's own threads, not only the case's";
-  std::string instances;
-  try {
-    WakeupTraceSession probe;  // removed at the end of this scope
-    instances = fs::path(probe.instance_dir()).parent_path().string();
-  } catch (const std::exception& e) {
-    GTEST_SKIP() << "no usable tracefs here: " << e.what();
-  }
+  std::string why_not;
+  const std::string instances = instances_dir(&why_not);
+  if (instances.empty()) GTEST_SKIP() << why_not;
   const fs::path out = dir_ / "r.json";
   const auto [c, pid] = run_tiny("--trace-wakeups");
   ASSERT_EQ(c.status, 0) << c.err;
@@ -353,13 +360,9 @@ TEST_F(TraceRun, KernelPipeCaseIsAttributed) {
 
 TEST_F(TraceRun, CtrlCRemovesTheInstance) {
   if (geteuid() != 0) GTEST_SKIP() << "--trace-wakeups needs root";
-  std::string instances;
-  try {
-    WakeupTraceSession probe;
-    instances = fs::path(probe.instance_dir()).parent_path().string();
-  } catch (const std::exception& e) {
-    GTEST_SKIP() << "no usable tracefs here: " << e.what();
-  }
+  std::string why_not;
+  const std::string instances = instances_dir(&why_not);
+  if (instances.empty()) GTEST_SKIP() << why_not;
   std::ofstream(dir_ / "long.json") << R"({"schema_version": 1, "name": "long",
       "defaults": {"round_trips": 2000000, "warmup": 10, "repetitions": 1, "timeout_s": 60},
       "cases": [{"mechanisms": ["pipe"], "modes": ["threads"], "placements": ["kernel"]}]})";
@@ -411,15 +414,11 @@ TEST_F(TraceRun, WithoutTracefsItSaysWhyUpFront) {
 // kernel): one line naming the event, exit 2, no result set, no tracefs instance left.
 TEST_F(TraceRun, WithoutTheDecisionEventItSaysSoUpFront) {
   if (geteuid() != 0) GTEST_SKIP() << "--trace-decisions needs root";
-  std::string instances;
-  try {
-    WakeupTraceSession probe;
-    instances = fs::path(probe.instance_dir()).parent_path().string();
-    if (fs::exists(fs::path(instances).parent_path() / "events" / kDecisionEvent))
-      GTEST_SKIP() << "this kernel has the decision event (a lab kernel)";
-  } catch (const std::exception& e) {
-    GTEST_SKIP() << "no usable tracefs here: " << e.what();
-  }
+  std::string why_not;
+  const std::string instances = instances_dir(&why_not);
+  if (instances.empty()) GTEST_SKIP() << why_not;
+  if (fs::exists(fs::path(instances).parent_path() / "events" / kDecisionEvent))
+    GTEST_SKIP() << "this kernel has the decision event (a lab kernel)";
   const fs::path out = dir_ / "r.json";
   const auto [c, pid] = run_tiny("--trace-decisions");
   EXPECT_EQ(c.status, 2) << c.err;
