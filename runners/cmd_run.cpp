@@ -47,6 +47,8 @@
 namespace wb {
 namespace {
 
+namespace fs = std::filesystem;
+
 struct RunArgs {
   std::string config;
   std::string out;
@@ -73,6 +75,40 @@ struct RunArgs {
   std::vector<std::string> extras;    // anything else: refused with a reason
 };
 
+// --trace-decisions: one set's decision records, written to its side file as each repetition ends
+// (a cell's run holds hundreds of thousands: never all in memory), each repetition's after a
+// "# case NAME" and a "# run N" line; published beside the set, which names it by its sha256
+// (docs/result-set.md#decisions). Removed, never half-published, when the run fails.
+class DecisionSide {
+ public:
+  // Beside `set_path` (its extension replaced), or with it empty a new `<stem>.decisions.txt`.
+  DecisionSide(const std::string& set_path, const std::string& stem)
+      : file_(set_path.empty() ? set_path : fs::path(set_path).replace_extension(kExt).string(),
+              stem, kExt) {
+    add("# wakebench decision records (docs/policy-model.md#decision-records)\n");
+  }
+  void add_run(const std::string& case_name, int64_t run, const std::string& records) {
+    add("# case " + case_name + "\n# run " + std::to_string(run) + "\n");
+    add(records);
+  }
+  nlohmann::ordered_json publish() {
+    return {{"file", fs::path(file_.publish()).filename().string()},
+            {"sha256", sha_.hex()},
+            {"lines", lines_}};
+  }
+
+ private:
+  static constexpr const char* kExt = ".decisions.txt";
+  void add(std::string_view text) {
+    file_.append(text);
+    sha_.update(text);
+    lines_ += std::count(text.begin(), text.end(), '\n');
+  }
+  StreamedFile file_;
+  Sha256 sha_;
+  int64_t lines_ = 0;
+};
+
 // One case while the run goes.
 struct CaseState {
   const Mechanism* mech = nullptr;
@@ -82,19 +118,20 @@ struct CaseState {
   // not be recorded or read.
   std::optional<WakeupTraceSummary> trace;
   std::string trace_error;
+  DecisionSide* decisions = nullptr;  // its set's, with --trace-decisions
 };
 
 // One result set of the run: every case under one setting (the only one without --ab).
 struct SetRun {
   std::vector<CaseState> cases;
   GbBenchmarks gb;
+  std::unique_ptr<DecisionSide> decisions;  // with --trace-decisions
 };
 
 // The configs folder: beside an installed binary (<prefix>/share/wakebench/configs, as
 // `cmake --install` lays it out), else in the source tree the binary was built from (a folder
 // above it holding configs/quick.json).
 std::filesystem::path configs_dir() {
-  namespace fs = std::filesystem;
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (ec) return "configs";
@@ -298,6 +335,8 @@ double run_repetition(CaseState& cs, const RunOptions& base, const CaseTracer& t
   if (!out.ok) return fail(out.error);
   if (traced) {
     if (!cs.trace) cs.trace.emplace();
+    if (cs.decisions && !traced->decisions.empty())
+      cs.decisions->add_run(spec.name, cs.trace->traced_runs, traced->decisions);
     cs.trace->add(*traced);
   }
   rec.repetitions.push_back(std::move(out.pairs));
@@ -491,7 +530,6 @@ struct RunContext {
   std::optional<NoiseFloor> noise;
   std::string noise_path;
   bool traced = false;
-  bool decisions = false;  // --trace-decisions: each set's side file (decisions_file)
   bool interrupted = false;
   const AbPlan* ab = nullptr;  // null without --ab
   std::string ab_id;
@@ -557,29 +595,6 @@ std::pair<nlohmann::ordered_json, std::string> result_set(const RunContext& ctx,
   return {std::move(rs), std::move(predictions_text)};
 }
 
-// --trace-decisions: the set's decision records in a side file beside it, each case's after a
-// "# case NAME" line, written before the set, which names it (docs/result-set.md#decisions).
-nlohmann::ordered_json decisions_file(const SetRun& set, const OutputTarget& target) {
-  std::string text = "# wakebench decision records (docs/policy-model.md#decision-records)\n";
-  int64_t lines = 0;
-  for (const CaseState& cs : set.cases) {
-    if (!cs.trace || cs.trace->decisions.empty()) continue;
-    text += "# case " + cs.record.spec.name + "\n" + cs.trace->decisions;
-    lines += static_cast<int64_t>(
-        std::count(cs.trace->decisions.begin(), cs.trace->decisions.end(), '\n'));
-  }
-  std::string path;
-  if (target.path.empty()) {
-    path = write_new_file(target.stem, ".decisions.txt", text);
-  } else {
-    path = std::filesystem::path(target.path).replace_extension(".decisions.txt").string();
-    write_file_atomic(path, text);
-  }
-  return {{"file", std::filesystem::path(path).filename().string()},
-          {"sha256", sha256_hex(text)},
-          {"lines", lines}};
-}
-
 // Writes each set (never dropping one: write_or_fallback), prints each one's summary on stderr and
 // the paths on stdout, one per line. Throws ExitCode 2 when a set went elsewhere, 130 when the run
 // was interrupted.
@@ -588,7 +603,7 @@ void write_and_print(const RunContext& ctx, const std::vector<SetRun>& sets,
   std::string paths, warnings;
   for (size_t k = 0; k < sets.size(); ++k) {
     auto [rs, predictions_text] = result_set(ctx, sets[k], static_cast<int>(k));
-    if (ctx.decisions) rs["decisions"] = decisions_file(sets[k], targets[k]);
+    if (sets[k].decisions) rs["decisions"] = sets[k].decisions->publish();
     const std::string text = nlohmann::ordered_json(rs).dump(1) + "\n";
     const Saved saved = write_or_fallback(targets[k].path, targets[k].stem, ".json", text);
     const nlohmann::json plain(rs);
@@ -847,8 +862,13 @@ void run_command(const RunArgs& args) {
   ctx.pairs_per_class = args.pairs_per_class;
   ctx.noise_path = args.noise;
   ctx.traced = trace_session != nullptr;
-  ctx.decisions = args.trace_decisions;
-  std::vector<SetRun> sets(static_cast<size_t>(std::max(ab.settings, 1)), SetRun{cases, {}});
+  std::vector<SetRun> sets(static_cast<size_t>(std::max(ab.settings, 1)));
+  for (size_t k = 0; k < sets.size(); ++k) {
+    sets[k].cases = cases;
+    if (!args.trace_decisions) continue;
+    sets[k].decisions = std::make_unique<DecisionSide>(targets[k].path, targets[k].stem);
+    for (CaseState& cs : sets[k].cases) cs.decisions = sets[k].decisions.get();
+  }
   if (until) check_comparable(*until, ctx, sets[0]);
   announce(ctx, cases.size(), host, ab);
 

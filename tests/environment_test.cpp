@@ -73,6 +73,17 @@ TEST(Sha256, Fips180Vectors) {
             "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
+// The digest given in pieces (a side file as it is written) is the digest of the whole.
+TEST(Sha256, InPiecesItIsTheDigestOfTheWhole) {
+  const std::string whole = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+  Sha256 sha;
+  for (size_t at = 0; at < whole.size(); at += 7) sha.update(std::string_view(whole).substr(at, 7));
+  EXPECT_EQ(sha.hex(), sha256_hex(whole));
+  Sha256 other;
+  other.update(whole.substr(1));
+  EXPECT_NE(other.hex(), sha256_hex(whole));
+}
+
 TEST(Hypervisor, Detection) {
   HypervisorEvidence none;
   auto j = detect_hypervisor(none);

@@ -46,6 +46,29 @@ TEST_F(OutputFile, NewFilesOfOneStemNeverCollide) {
   EXPECT_EQ(std::distance(fs::directory_iterator(dir_ / "results"), fs::directory_iterator()), 2);
 }
 
+// A file written in pieces appears whole at publish() and not before; destroyed first, it leaves
+// nothing behind.
+TEST_F(OutputFile, AStreamedFileAppearsWholeOrNotAtAll) {
+  const std::string target = (dir_ / "r.decisions.txt").string();
+  {
+    wb::StreamedFile file(target, "", "");
+    file.append("one\n");
+    EXPECT_EQ(names().size(), 1u);  // its temporary file only
+    EXPECT_FALSE(fs::exists(target));
+  }
+  EXPECT_TRUE(names().empty());
+  wb::StreamedFile file(target, "", "");
+  file.append("one\n");
+  file.append("two\n");
+  EXPECT_EQ(file.publish(), target);
+  EXPECT_EQ(slurp(target), "one\ntwo\n");
+  const std::string stem = (dir_ / "r").string();
+  wb::StreamedFile next("", stem, ".decisions.txt");  // a new name, never the one there
+  next.append("three\n");
+  EXPECT_EQ(next.publish(), stem + "-2.decisions.txt");
+  EXPECT_EQ(names(), (std::set<std::string>{"r.decisions.txt", "r-2.decisions.txt"}));
+}
+
 TEST_F(OutputFile, AtomicWriteReplacesARegularFileAndRefusesASymlink) {
   const std::string target = (dir_ / "r.json").string();
   wb::write_file_atomic(target, "one");

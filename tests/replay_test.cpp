@@ -44,6 +44,18 @@ TEST(DecisionRecords, EveryDecisionLineOfTheSampleParses) {
   EXPECT_TRUE(d[6].idle.empty());
 }
 
+// A run writes each repetition's records after its case's name, the cases interleaved: the
+// blocks of one case come back joined, in order.
+TEST(DecisionRecords, TheSideFilesBlocksOfOneCaseAreJoined) {
+  const auto cases = decision_cases(
+      "# header\n# case a\n# run 0\nx\n# case b\n# run 0\ny\n# case a\n# run 1\nz\n");
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_EQ(cases[0].first, "a");
+  EXPECT_EQ(cases[0].second, "# run 0\nx\n# run 1\nz\n");
+  EXPECT_EQ(cases[1].first, "b");
+  EXPECT_EQ(cases[1].second, "# run 0\ny\n");
+}
+
 TEST(DecisionRecords, AMalformedLineIsRefusedNamingItAndTheField) {
   const std::string good = test::read_fixture(test::fixture_path(kSample));
   const auto error_of = [&](const std::string& from, const std::string& to) {

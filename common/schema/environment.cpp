@@ -79,13 +79,25 @@ json detect_hypervisor(const HypervisorEvidence& ev) {
   return j;
 }
 
-std::string sha256_hex(std::string_view data) {
-  // One-shot digest, EVP_Digest(3ossl): 0 when it fails (no memory, or no provider that offers
-  // SHA-256).
+Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
+  if (!ctx_ || EVP_DigestInit_ex(ctx_, EVP_sha256(), nullptr) != 1) {
+    EVP_MD_CTX_free(ctx_);
+    throw std::runtime_error("EVP_DigestInit_ex(SHA-256) failed");
+  }
+}
+
+Sha256::~Sha256() { EVP_MD_CTX_free(ctx_); }
+
+void Sha256::update(std::string_view data) {
+  if (EVP_DigestUpdate(ctx_, data.data(), data.size()) != 1)
+    throw std::runtime_error("EVP_DigestUpdate(SHA-256) failed");
+}
+
+std::string Sha256::hex() {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
-  if (EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr) != 1)
-    throw std::runtime_error("EVP_Digest(SHA-256) failed");
+  if (EVP_DigestFinal_ex(ctx_, md, &len) != 1)
+    throw std::runtime_error("EVP_DigestFinal_ex(SHA-256) failed");
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   out.reserve(2 * len);
@@ -94,6 +106,12 @@ std::string sha256_hex(std::string_view data) {
     out += kHex[md[i] & 0xf];
   }
   return out;
+}
+
+std::string sha256_hex(std::string_view data) {
+  Sha256 sha;
+  sha.update(data);
+  return sha.hex();
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+struct evp_md_ctx_st;  // OpenSSL's EVP_MD_CTX (openssl/types.h)
+
 namespace wb {
 
 // One line per thing in `env` that makes wakeup timings noisy, each with its fix. Reads only the
@@ -36,5 +38,20 @@ nlohmann::json wakebench_build();
 
 // SHA-256 of `data` (FIPS 180-4) as 64 lowercase hex digits, computed by OpenSSL's libcrypto.
 std::string sha256_hex(std::string_view data);
+
+// The same digest of data given in pieces (a file written as it grows): update() with each piece
+// in order, then hex() once. Throws std::runtime_error when libcrypto fails.
+class Sha256 {
+ public:
+  Sha256();
+  ~Sha256();
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
+  void update(std::string_view data);
+  std::string hex();
+
+ private:
+  evp_md_ctx_st* ctx_;
+};
 
 }  // namespace wb

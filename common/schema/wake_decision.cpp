@@ -1,5 +1,6 @@
 #include "common/schema/wake_decision.h"
 
+#include <algorithm>
 #include <charconv>
 #include <map>
 #include <set>
@@ -145,14 +146,20 @@ DecisionTrace parse_decision_trace(std::string_view text) {
 std::vector<std::pair<std::string, std::string>> decision_cases(std::string_view text) {
   constexpr std::string_view kCase = "# case ";
   std::vector<std::pair<std::string, std::string>> out;
+  std::string* into = nullptr;  // the current case's text
   for (std::size_t pos = 0; pos < text.size();) {
     const std::size_t nl = std::min(text.find('\n', pos), text.size());
     const std::string_view line = text.substr(pos, nl - pos);
     pos = nl + 1;
-    if (line.rfind(kCase, 0) == 0)
-      out.emplace_back(std::string(line.substr(kCase.size())), std::string());
-    else if (!out.empty())
-      out.back().second.append(line).push_back('\n');
+    if (line.rfind(kCase, 0) == 0) {
+      const std::string_view name = line.substr(kCase.size());
+      auto it =
+          std::find_if(out.begin(), out.end(), [&](const auto& c) { return c.first == name; });
+      if (it == out.end()) it = out.insert(out.end(), {std::string(name), std::string()});
+      into = &it->second;
+    } else if (into) {
+      into->append(line).push_back('\n');
+    }
   }
   return out;
 }

@@ -64,7 +64,8 @@ struct DecisionTrace {
 DecisionTrace parse_decision_trace(std::string_view text);
 
 // A run's side file (`run --trace-decisions`) cut at its "# case NAME" lines: (name, text) in
-// order; text before the first such line is dropped.
+// the order the names first appear, the blocks of one name joined in order (a run writes one per
+// repetition, interleaved); text before the first such line is dropped.
 std::vector<std::pair<std::string, std::string>> decision_cases(std::string_view text);
 
 }  // namespace wb

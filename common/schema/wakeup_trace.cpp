@@ -361,8 +361,6 @@ void on_wakeup(const Line& l, const Wakeup& e, const WakeupTraceOptions& opt, bo
 }  // namespace
 
 void WakeupTraceSummary::add(const WakeupTraceSummary& o) {
-  if (!o.decisions.empty())
-    decisions += "# run " + std::to_string(traced_runs) + "\n" + o.decisions;
   wakeups += o.wakeups;
   for (const auto& [p, n] : o.paths) paths[p] += n;
   for (const auto& [p, m] : o.classes_by_path)

@@ -46,15 +46,31 @@ Temp create_temp(const fs::path& target) {
   return t;
 }
 
-// 0 or the errno of the first failed write or fsync.
-int write_all(int fd, const std::string& text) {
+// 0 or the errno of the first failed write.
+int write_text(int fd, std::string_view text) {
   for (size_t done = 0; done < text.size();) {
     const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return errno;
     done += static_cast<size_t>(n);
   }
+  return 0;
+}
+
+// 0 or the errno of the first failed write or fsync.
+int write_all(int fd, const std::string& text) {
+  if (const int err = write_text(fd, text)) return err;
   return ::fsync(fd) == 0 ? 0 : errno;
+}
+
+// Links `tmp` to the first free `<stem>[-N]<ext>` (link(2) fails with EEXIST where rename(2)
+// would replace): that path, or throws.
+std::string link_new_name(const std::string& tmp, const std::string& stem, const std::string& ext) {
+  for (int n = 1;; ++n) {
+    const std::string path = stem + (n > 1 ? "-" + std::to_string(n) : "") + ext;
+    if (::link(tmp.c_str(), path.c_str()) == 0) return path;
+    if (errno != EEXIST || n >= 1000) refuse("cannot write", path, std::strerror(errno));
+  }
 }
 
 // The text in a temporary file beside `target`, then `publish(tmp)` (rename or link): 0 or errno.
@@ -93,12 +109,10 @@ void check_output_writable(const std::string& what, const std::string& path) {
 }
 
 void write_file_atomic(const std::string& path, const std::string& text) {
-  check_output_target("cannot write", path);
-  make_folder("cannot write", path);
-  if (const int err = write_through_temp(path, text, [&](const std::string& tmp) {
-        return std::rename(tmp.c_str(), path.c_str());
-      }))
-    refuse("cannot write", path, std::strerror(err));
+  if (path.empty()) refuse("cannot write", "\"\"", "empty path");
+  StreamedFile file(path, "", "");
+  file.append(text);
+  file.publish();
 }
 
 void write_json_atomic(const std::string& path, const nlohmann::ordered_json& doc) {
@@ -107,16 +121,48 @@ void write_json_atomic(const std::string& path, const nlohmann::ordered_json& do
 
 std::string write_new_file(const std::string& stem, const std::string& ext,
                            const std::string& text) {
-  for (int n = 1;; ++n) {
-    const std::string path = stem + (n > 1 ? "-" + std::to_string(n) : "") + ext;
-    make_folder("cannot write", path);
-    // link(2) fails with EEXIST where rename(2) would replace.
-    const int err = write_through_temp(
-        path, text, [&](const std::string& tmp) { return ::link(tmp.c_str(), path.c_str()); });
-    if (err == 0) return path;
-    if (err != EEXIST || n >= 1000) refuse("cannot write", path, std::strerror(err));
-  }
+  StreamedFile file("", stem, ext);
+  file.append(text);
+  return file.publish();
 }
+
+StreamedFile::StreamedFile(std::string path, std::string stem, std::string ext)
+    : path_(std::move(path)), stem_(std::move(stem)), ext_(std::move(ext)) {
+  if (!path_.empty()) check_output_target("cannot write", target());  // a link never replaces
+  make_folder("cannot write", target());
+  Temp t = create_temp(target());
+  if (t.err) refuse("cannot write", target(), std::strerror(t.err));
+  tmp_ = t.path;
+  fd_ = std::move(t.fd);
+}
+
+StreamedFile::~StreamedFile() {
+  fd_.reset();
+  if (!tmp_.empty()) ::unlink(tmp_.c_str());
+}
+
+void StreamedFile::append(std::string_view text) {
+  if (!fd_) throw std::logic_error("StreamedFile::append after publish");
+  if (const int err = write_text(fd_.get(), text))
+    refuse("cannot write", target(), std::strerror(err));
+}
+
+std::string StreamedFile::publish() {
+  if (!fd_) throw std::logic_error("StreamedFile::publish twice");
+  const int err = ::fsync(fd_.get()) == 0 ? 0 : errno;
+  fd_.reset();
+  if (err) refuse("cannot write", target(), std::strerror(err));
+  std::string out = path_;
+  if (path_.empty())
+    out = link_new_name(tmp_, stem_, ext_);
+  else if (std::rename(tmp_.c_str(), path_.c_str()) != 0)
+    refuse("cannot write", path_, std::strerror(errno));
+  ::unlink(tmp_.c_str());  // after a rename: gone already (ENOENT, ignored)
+  tmp_.clear();
+  return out;
+}
+
+std::string StreamedFile::target() const { return path_.empty() ? stem_ + ext_ : path_; }
 
 Saved write_or_fallback(const std::string& path, const std::string& stem, const std::string& ext,
                         const std::string& text) {

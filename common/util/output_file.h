@@ -6,6 +6,9 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
+
+#include "common/util/sys.h"
 
 namespace wb {
 
@@ -28,6 +31,27 @@ void write_json_atomic(const std::string& path, const nlohmann::ordered_json& do
 // file has, so two writers of one stem never replace each other's file. Returns the path.
 std::string write_new_file(const std::string& stem, const std::string& ext,
                            const std::string& text);
+
+// A file too large to hold in memory, written piece by piece into a temporary file beside its
+// target and published whole: renamed to `path`, or with `path` empty linked to a new
+// `<stem><ext>` as write_new_file names it. Removed, never published, when it is destroyed first
+// (an error, an exception): no reader sees half of it. append() and publish() throw
+// std::runtime_error "cannot write PATH: ...".
+class StreamedFile {
+ public:
+  StreamedFile(std::string path, std::string stem, std::string ext);
+  ~StreamedFile();
+  StreamedFile(const StreamedFile&) = delete;
+  StreamedFile& operator=(const StreamedFile&) = delete;
+  void append(std::string_view text);
+  std::string publish();  // the path it went to
+
+ private:
+  std::string target() const;
+
+  std::string path_, stem_, ext_, tmp_;
+  Fd fd_;
+};
 
 // Where a result that must not be lost went: `path` ("" when nowhere could take it: the caller
 // prints it to standard output) and, when that is not where it was asked to go, why (one line).
