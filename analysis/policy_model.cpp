@@ -456,7 +456,7 @@ class Selector {
 
   WakeDecision run() {
     int cpu = try_to_wake_up();
-    return {cpu, rule_, join(steps_, "; "), recent_after_, waker_flips_};
+    return {cpu, rule_, join(steps_, "; "), recent_after_, waker_flips_, idle_cores_cleared_};
   }
 
  private:
@@ -797,7 +797,10 @@ class Selector {
     }
     if (auto r = scan(sd.span, target, cpus, has_idle_core, sync_cpu, nr, idle_cpu, done, false))
       return r;
-    if (has_idle_core) note("SIS select_idle_cpu: no idle core (has_idle_cores cleared)");
+    if (has_idle_core) {
+      note("SIS select_idle_cpu: no idle core (has_idle_cores cleared)");
+      idle_cores_cleared_ = target;
+    }
     if (idle_cpu >= 0) {
       note(std::string("SIS select_idle_cpu") + (has_idle_core ? " idle thread " : ": idle ") +
            n(idle_cpu));
@@ -814,6 +817,7 @@ class Selector {
   DecisionRule rule_ = DecisionRule::kSisTargetFallback;
   int recent_after_ = -1;
   int waker_flips_ = 0;
+  int idle_cores_cleared_ = -1;
 };
 
 }  // namespace

@@ -254,6 +254,9 @@ struct WakeDecision {
   std::string path;                // the rules that decided, e.g. "wake_affine(MC) -> 2; ..."
   int wakee_recent_used_cpu = -1;  // p->recent_used_cpu afterwards (SIS rule 4 updates it)
   int waker_flips = 0;             // current->wakee_flips after record_wakee
+  // select_idle_cpu() scanned for an idle core and found none: it cleared the has_idle_cores hint
+  // of the LLC of this CPU (the target); -1 when no scan cleared it.
+  int idle_cores_cleared = -1;
 };
 
 // Section 2 bypasses, then select_task_rq_fair under `policy`, then select_fallback_rq.

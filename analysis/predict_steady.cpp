@@ -25,9 +25,9 @@ bool in_list(const std::vector<int>& list, int cpu) {
 }
 
 // The key of a pair's model state: whose turn, each task's CPU, recent_used_cpu, last_wakee (as
-// "the other task" or not) and wakee_flips. Equal states give equal futures, so the first repeat
-// closes the cycle.
-using State = std::tuple<int, int, int, int, int, bool, bool, int, int>;
+// "the other task" or not), wakee_flips and the carried has_idle_cores hints. Equal states give
+// equal futures, so the first repeat closes the cycle.
+using State = std::tuple<int, int, int, int, int, bool, bool, int, int, unsigned>;
 
 // A pair's model state between two wakes.
 struct PairState {
@@ -36,8 +36,14 @@ struct PairState {
   std::array<int, 2> recent{};  // recent_used_cpu
   std::array<bool, 2> last_wakee_is_other = {false, false};
   std::array<int, 2> flips = {0, 0};
+  // The has_idle_cores hint of each LLC (by its first CPU), carried from wake to wake with the
+  // kernel's rules (idle_cores_after); empty when SteadyOptions::has_idle_cores overrides it or
+  // no core has two PUs.
+  std::map<int, bool> idle_cores;
 
   State key() const {
+    unsigned hints = 0, bit = 0;
+    for (const auto& [llc, set] : idle_cores) hints |= unsigned(set) << bit++;
     return {turn,
             cpu[0],
             cpu[1],
@@ -46,7 +52,8 @@ struct PairState {
             last_wakee_is_other[0],
             last_wakee_is_other[1],
             std::min(flips[0], 1 << 20),
-            std::min(flips[1], 1 << 20)};
+            std::min(flips[1], 1 << 20),
+            hints};
   }
 };
 
@@ -124,10 +131,44 @@ WakeInput next_wake(const PairState& s, const SteadyOptions& opt, bool disturbed
   if (disturbed) in.nr_running[s.cpu[e]] += 1;
   in.recent_used_cpu = s.recent[e];
   in.has_idle_cores = opt.has_idle_cores;
+  for (const auto& [llc, set] : s.idle_cores) in.llc_hints.push_back({llc, set, std::nullopt});
   in.allowed = opt.allowed;
   in.waker_flips = s.flips[w];
   in.wakee_flips = s.flips[e];
   return in;
+}
+
+// The LLC hints before the first wake: every one set. Before a case the machine idled, and each
+// CPU that went idle with its whole core idle set its LLC's hint (update_idle_core()); nothing
+// but a scan that finds no idle core clears it, and the hogs started after.
+std::map<int, bool> first_idle_cores(const SchedTopology& sched, const SteadyOptions& opt) {
+  std::map<int, bool> out;
+  if (opt.has_idle_cores || !sched.smt_active()) return out;
+  for (int c : sched.cpus())
+    if (const SchedDomain* sd = sched.sd_llc(c)) out[sd->span.front()] = true;
+  return out;
+}
+
+// The hints after the wake `in` decided `d` (kernel/sched/fair.c): the scan that found no idle
+// core cleared its LLC's (select_idle_cpu()); then the waker blocks, and its CPU, unless the
+// wakee or a hog runs there, goes idle and sets its LLC's hint when every sibling is idle too
+// (__update_idle_core()); after a disturbed wake, prev's CPU does the same once its extra task
+// is done.
+void idle_cores_after(const SchedTopology& sched, const SteadyOptions& opt, const WakeInput& in,
+                      const WakeDecision& d, bool disturbed, std::map<int, bool>& hints) {
+  if (hints.empty()) return;
+  if (d.idle_cores_cleared >= 0) hints[sched.sd_llc(d.idle_cores_cleared)->span.front()] = false;
+  auto busy = [&](int c) {
+    return c == d.cpu || std::find(opt.busy.begin(), opt.busy.end(), c) != opt.busy.end();
+  };
+  auto goes_idle = [&](int cpu) {
+    const SchedDomain* sd = sched.sd_llc(cpu);
+    const auto& core = sched.smt_mask(cpu);
+    if (sd && !busy(cpu) && std::none_of(core.begin(), core.end(), busy))
+      hints[sd->span.front()] = true;
+  };
+  goes_idle(in.waker);
+  if (disturbed) goes_idle(in.prev);
 }
 
 // The state after the wake from `s` decided `d`: the wakee on its CPU, and its turn to wake.
@@ -150,7 +191,7 @@ std::pair<SteadyResult, std::vector<Wake>> run_pair(const SchedTopology& sched,
                                                     const std::array<int, 2>& start) {
   SteadyResult res;
   res.policy = std::string(policy.id());
-  PairState s{.cpu = start, .recent = start};
+  PairState s{.cpu = start, .recent = start, .idle_cores = first_idle_cores(sched, opt)};
   std::map<State, int> seen;  // state -> index into `wakes` of the wake from it
   std::vector<Wake> wakes;
   for (int step = 0; step < opt.max_wakes; ++step) {
@@ -169,6 +210,7 @@ std::pair<SteadyResult, std::vector<Wake>> run_pair(const SchedTopology& sched,
     wakes.push_back({classify(sched.topology(), in.waker, d.cpu), in.waker, in.prev, d.cpu});
     if (disturbed && d.cpu == in.waker && in.prev != in.waker) res.disturbed_stacked_on = d.cpu;
     s = after_wake(s, d);
+    idle_cores_after(sched, opt, in, d, disturbed, s.idle_cores);
     if (disturbed) {  // only what follows the disturbed wake counts
       seen.clear();
       wakes.clear();

@@ -188,12 +188,15 @@ std::vector<SteadyRow> section10_rows() {
   rows.push_back({"box-b-20c-smt8-contig-1llc.xml", 17, 42, true, b});
   rows.push_back(
       {"box-b-20c-smt8-contig-1llc.xml", 17, 42, false, all_but_p6({17, 42}, "llc", 17)});
+  // One LLC per core: the first wake finds the waker's LLC hint still set (the core idled before
+  // the case), scans for an idle core, finds none and takes the core's first idle thread, 16;
+  // sync-core's sibling-first hook decides before that scan.
   rows.push_back({"box-b2-20c-smt8-contig-llc-per-core.xml",
                   17,
                   42,
                   true,
-                  {{"mainline", {{17, 18}, "smt-sibling"}},
-                   {"sync-pair", {{17, 18}, "smt-sibling"}},
+                  {{"mainline", {{16, 17}, "smt-sibling"}},
+                   {"sync-pair", {{16, 17}, "smt-sibling"}},
                    {"sync-core", {{17, 18}, "smt-sibling"}},
                    {"sync-core-v2", {{16, 17}, "smt-sibling"}},
                    {"sync-2017", same(17)},
@@ -443,14 +446,59 @@ TEST(Steady, AStaleIdleCoresHintSettlesOnTheSibling) {
   std::map<std::string, std::vector<int>> by_cause;
   for (const auto& a : r.alternatives) by_cause[cause_text(a.cause)] = a.cpus;
   EXPECT_EQ(by_cause["the first wake goes from CPU 4 to CPU 0"], (std::vector<int>{4, 6}));
-  EXPECT_EQ(by_cause["the first wake goes from CPU 4 to CPU 0, then the LLC's has_idle_cores "
-                     "hint is stale (false), so the idle-CPU scans take an idle sibling before an "
-                     "idle core"],
+  // The siblings 4-5, which the lab's guest ran on: first reached by a wake that finds CPU 6
+  // busy while the hint is still set (the carried hint, below), so that cause names them.
+  EXPECT_EQ(by_cause["the first wake goes from CPU 4 to CPU 0, then a wake from CPU 4 finds CPU 6 "
+                     "busy"],
+            (std::vector<int>{4, 5}));
+  // A hint stale false throughout settles there too.
+  opt.has_idle_cores = false;
+  opt.start_a = 4;
+  opt.start_b = 0;
+  EXPECT_EQ(simulate_steady_state(g, opt, policy_by_id("mainline")).cpus,
             (std::vector<int>{4, 5}));
   // Without SMT there is no hint to be stale.
   SchedTopology dn(Topology::from_xml(kBoxDn));
+  opt.has_idle_cores.reset();
   for (const auto& a : simulate_steady_state(dn, opt, policy_by_id("mainline")).alternatives)
     EXPECT_EQ(cause_text(a.cause).find("has_idle_cores"), std::string::npos) << cause_text(a.cause);
+}
+
+// The has_idle_cores hint is state the pair carries (docs/policy-model.md#steady-state): set when
+// the waker's CPU idles with its core, cleared only by a scan that finds no idle core. On the
+// lab's 3-core SMT2 LLC from CPUs 0,2 with CPU 2 busy, mainline's pair runs on 0 and 4; a wake
+// from CPU 0 that finds CPU 4 busy for a moment still reads the hint as set (CPU 4 idled with
+// CPU 5 at every earlier wake), scans for an idle core, finds none and takes the first idle
+// thread after the waker, its sibling 1, where the pair stays. The kernel's records show such
+// wakes (docs/lab-validation.md#replay-state). Read exactly, the hint is false at that wake and
+// select_idle_smt() takes prev's sibling 5 instead: no new placement.
+TEST(Steady, TheCarriedHintSendsABusyPrevWakeToTheWakersSibling) {
+  SchedTopology g(Topology::from_xml(std::string(WB_SOURCE_DIR) +
+                                     "/configs/lab/topologies/smt2-3core.xml"));
+  SteadyOptions opt;
+  opt.start_a = 0;
+  opt.start_b = 2;
+  opt.busy = {2};
+  const SteadyResult r = simulate_steady_state(g, opt, policy_by_id("mainline"));
+  ASSERT_EQ(r.cpus, (std::vector<int>{0, 4}));
+  std::map<std::string, std::vector<int>> by_cause;
+  for (const auto& a : r.alternatives) by_cause[cause_text(a.cause)] = a.cpus;
+  EXPECT_EQ(by_cause["a wake from CPU 0 finds CPU 4 busy"], (std::vector<int>{0, 1}));
+  // The one wake, as the record gave it: the hint set -> the idle thread 1; exact -> 5.
+  WakeInput in;
+  in.waker = 0;
+  in.prev = 4;
+  in.sync = true;
+  in.nr_running = {{0, 1}, {2, 1}, {4, 1}};
+  in.recent_used_cpu = 2;
+  in.llc_hints = {{0, true, std::nullopt}};
+  const WakeDecision carried = predict_wakeup(g, in, policy_by_id("mainline"));
+  EXPECT_EQ(carried.cpu, 1);
+  EXPECT_EQ(carried.idle_cores_cleared, 0);
+  in.llc_hints.clear();
+  const WakeDecision exact = predict_wakeup(g, in, policy_by_id("mainline"));
+  EXPECT_EQ(exact.cpu, 5);
+  EXPECT_EQ(exact.idle_cores_cleared, -1);
 }
 
 // ---- result sets ----------------------------------------------------------------------------

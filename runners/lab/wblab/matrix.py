@@ -469,10 +469,10 @@ def run_cell(args, preset, kernel, images, wakebench, config, guest, run_args):
         log(f"{preset} x {kernel}: no kernel: {e}")
         return f"no kernel: {e}"
     gated = kernel == GATED
-    # --trace-decisions: each setting's records (about 50 MB per set of the searched cases) sit
-    # in wakebench's memory and then in the guest's /tmp until the run ends: 512 MiB per set.
+    # --trace-decisions: each setting's side file (about 60 MB for the searched cases; wakebench
+    # writes it as it goes) sits in the guest's /tmp until the guest ends: 128 MiB more per set.
     sets = len(settings()) if gated else 1
-    mem = 512 * sets if "--trace-decisions" in run_args else 512
+    mem = 512 + 128 * sets if "--trace-decisions" in run_args else 512
     plan = GuestPlan(kernel=image, policy=pol, lab_kernel=info, wakebench=wakebench,
                      config=config, out=guest, mem=mem,
                      timeout=args.timeout * (len(settings()) if gated else 1),
