@@ -455,8 +455,7 @@ TEST(Steady, AStaleIdleCoresHintSettlesOnTheSibling) {
   opt.has_idle_cores = false;
   opt.start_a = 4;
   opt.start_b = 0;
-  EXPECT_EQ(simulate_steady_state(g, opt, policy_by_id("mainline")).cpus,
-            (std::vector<int>{4, 5}));
+  EXPECT_EQ(simulate_steady_state(g, opt, policy_by_id("mainline")).cpus, (std::vector<int>{4, 5}));
   // Without SMT there is no hint to be stale.
   SchedTopology dn(Topology::from_xml(kBoxDn));
   opt.has_idle_cores.reset();
@@ -473,8 +472,8 @@ TEST(Steady, AStaleIdleCoresHintSettlesOnTheSibling) {
 // wakes (docs/lab-validation.md#replay-state). Read exactly, the hint is false at that wake and
 // select_idle_smt() takes prev's sibling 5 instead: no new placement.
 TEST(Steady, TheCarriedHintSendsABusyPrevWakeToTheWakersSibling) {
-  SchedTopology g(Topology::from_xml(std::string(WB_SOURCE_DIR) +
-                                     "/configs/lab/topologies/smt2-3core.xml"));
+  SchedTopology g(
+      Topology::from_xml(std::string(WB_SOURCE_DIR) + "/configs/lab/topologies/smt2-3core.xml"));
   SteadyOptions opt;
   opt.start_a = 0;
   opt.start_b = 2;
