@@ -6,7 +6,9 @@
 # x86_64, a virtio console hvc0 on arm64), which carries nothing else: no console= points at it,
 # so kernel messages cannot interleave. Each file is base64 between unique markers with its size and sha256,
 # and the host verifies both, so a truncated or garbled transfer is detected, never half-trusted.
-#   WBLAB-BEGIN <name> <bytes> <sha256>
+# A file over 1 MiB goes gzipped (a cell's decision records: some 50 MB of text each, minutes on an
+# emulated serial port as they are); bytes and sha256 are still the file's own.
+#   WBLAB-BEGIN <name> <bytes> <sha256> [gzip]
 #   <base64 lines>
 #   WBLAB-END <name>
 #   WBLAB-EXIT <step> <rc>        after each step of /lab/job.sh
@@ -39,7 +41,12 @@ ship() {
   name=$(basename "$1")
   size=$(wc -c < "$1")
   sum=$(sha256sum "$1" | cut -d' ' -f1)
-  { echo "WBLAB-BEGIN $name $size $sum"; base64 "$1"; echo "WBLAB-END $name"; } > "$WBLAB_XFER"
+  if [ "$size" -gt 1048576 ]; then
+    { echo "WBLAB-BEGIN $name $size $sum gzip"; gzip -1 -c "$1" | base64; echo "WBLAB-END $name"; } \
+      > "$WBLAB_XFER"
+  else
+    { echo "WBLAB-BEGIN $name $size $sum"; base64 "$1"; echo "WBLAB-END $name"; } > "$WBLAB_XFER"
+  fi
 }
 
 # step NAME CMD...: run one job step, report its exit code, ship what it wrote.

@@ -91,16 +91,24 @@ def test_sysfs_mismatch_is_named():
 
 def test_transfer_verifies_size_and_checksum(tmp_path):
     import base64
+    import gzip
     import hashlib
     data = b"hello lab\n"
     good = (f"WBLAB-HELLO 6.12\nWBLAB-BEGIN a.txt {len(data)} {hashlib.sha256(data).hexdigest()}\n"
             f"{base64.b64encode(data).decode()}\nWBLAB-END a.txt\nWBLAB-EXIT run 3\n")
     bad = f"WBLAB-BEGIN b.txt 99 {'0' * 64}\n{base64.b64encode(data).decode()}\nWBLAB-END b.txt\n"
     cut = f"WBLAB-BEGIN c.txt 5 {'0' * 64}\nAAAA\n"
+    big = data * 1000  # gzipped by the guest: size and sum are the file's own
+    packed = base64.b64encode(gzip.compress(big)).decode()
+    zipped = (f"WBLAB-BEGIN d.txt {len(big)} {hashlib.sha256(big).hexdigest()} gzip\n{packed}\n"
+              f"WBLAB-END d.txt\n")
+    notgz = (f"WBLAB-BEGIN e.txt {len(data)} {hashlib.sha256(data).hexdigest()} gzip\n"
+             f"{base64.b64encode(data).decode()}\nWBLAB-END e.txt\n")
     p = tmp_path / "xfer"
-    p.write_text(good + bad + cut + "WBLAB-DONE\n")
+    p.write_text(good + bad + zipped + notgz + cut + "WBLAB-DONE\n")
     got = scan_transfer(p)
-    assert got["files"] == {"a.txt": data}
+    assert got["files"] == {"a.txt": data, "d.txt": big}
+    assert any("e.txt: transfer corrupted" in e for e in got["errors"])
     assert got["exits"] == {"run": 3} and got["hello"]
     assert any("b.txt: transfer corrupted" in e for e in got["errors"])
     assert any("c.txt: transfer interrupted" in e for e in got["errors"])

@@ -2,6 +2,7 @@
 for) and running qemu, bounded, with the transfer port's protocol (guest-init.sh)."""
 import base64
 import ctypes
+import gzip
 import hashlib
 import os
 import re
@@ -9,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+import zlib
 
 from . import BANNER, LabError, log
 from .cpulist import parse_cpu_list
@@ -295,6 +297,11 @@ def scan_transfer(path):
         if cur is not None:
             if line == f"WBLAB-END {cur['name']}":
                 data = base64.b64decode("".join(cur["chunks"]))
+                if cur["gzip"]:
+                    try:
+                        data = gzip.decompress(data)
+                    except (OSError, EOFError, zlib.error):
+                        data = b""
                 if len(data) != cur["size"] or hashlib.sha256(data).hexdigest() != cur["sha"]:
                     errors.append(f"{cur['name']}: transfer corrupted ({len(data)} of "
                                   f"{cur['size']} bytes, checksum mismatch)")
@@ -308,9 +315,10 @@ def scan_transfer(path):
                 cur["chunks"].append(line)
             if cur is not None:
                 continue
-        m = re.match(r"WBLAB-BEGIN (\S+) (\d+) ([0-9a-f]{64})$", line)
+        m = re.match(r"WBLAB-BEGIN (\S+) (\d+) ([0-9a-f]{64})( gzip)?$", line)
         if m:
-            cur = {"name": m.group(1), "size": int(m.group(2)), "sha": m.group(3), "chunks": []}
+            cur = {"name": m.group(1), "size": int(m.group(2)), "sha": m.group(3),
+                   "gzip": bool(m.group(4)), "chunks": []}
         elif line.startswith("WBLAB-HELLO"):
             hello = True
         elif line.startswith("WBLAB-EXIT "):
