@@ -21,7 +21,7 @@ WakeInput wake_input_of(const DecisionRecord& d, const SchedTopology& sched) {
   in.waker_flips = d.waker_flips;
   in.wakee_flips = d.wakee_flips;
   in.waker_last_wakee_is_wakee = d.last_wakee;
-  in.reciprocal = d.last_wakee;
+  in.reciprocal = d.wakee_last_wakee.value_or(d.last_wakee);
   in.recent_used_cpu = d.recent_used_cpu;
   in.allowed = d.allowed;
   in.wakee_queued = d.on_rq;

@@ -157,6 +157,28 @@ TEST(Replay, TheHintIsHeldToTheRecordedIdleCpus) {
   EXPECT_EQ(r.hint_stale_false, 1);
 }
 
+// sync-pair's hook tests p->last_wakee == current, the wakee's own last wakee, which the record
+// gives as wakee_last_wakee (kernels since 2026-12-03); the waker's last_wakee is another fact.
+// A first wake of the lab's 4core guest under sync-pair: the waker last woke someone else, the
+// wakee last woke this waker, and the kernel stacked the pair.
+TEST(Replay, SyncPairsHookReadsTheWakeesLastWakee) {
+  const SchedTopology four(
+      Topology::from_xml(std::string(WB_SOURCE_DIR) + "/configs/lab/topologies/4core.xml"));
+  const std::string line =
+      "pid=185 waker_cpu=1 prev=0 wake_flags=0x18 waker_flips=7 wakee_flips=8 last_wakee=0 "
+      "wakee_last_wakee=1 on_rq=0 on_cpu=0 kthread=0 in_task=1 allowed=0-3 nr_idle_scan=3 "
+      "prev_nr_idle_scan=3 recent_used_cpu=0 has_idle_cores=0 prev_has_idle_cores=0 "
+      "waker_nr_running=1 waker_delayed=0 prev_nr_running=0 idle=0,2-3 wake_wide=0 "
+      "want_affine=1 affine=WA_IDLE affine_cpu=1 rule=hook_after_wake_affine cpu=1";
+  std::vector<DecisionRecord> d = {parse_decision_fields(line)};
+  ASSERT_EQ(d[0].wakee_last_wakee, true);
+  EXPECT_EQ(replay_decisions(d, four, policy_by_id("sync-pair")).agreed(), 1);
+  d[0].wakee_last_wakee = false;  // the wakee last woke another task: no stacking
+  EXPECT_EQ(replay_decisions(d, four, policy_by_id("sync-pair")).agreed(), 0);
+  d[0].wakee_last_wakee.reset();  // an older record: the waker's last_wakee (0) stands in
+  EXPECT_EQ(replay_decisions(d, four, policy_by_id("sync-pair")).agreed(), 0);
+}
+
 // Mainline's decisions replayed as another policy: its hooks decide the sync wakes otherwise.
 TEST(Replay, AnotherPolicysModelDisagreesWithMainlinesDecisions) {
   const ReplayResult r = replay_decisions(sample(), smt2(), policy_by_id("sync-2017"));

@@ -56,6 +56,11 @@ class Reader {
     return n;
   }
   bool flag(const char* key) { return integer(key, 0, 1) == 1; }
+  // A field that older formats lack.
+  std::optional<bool> optional_flag(const char* key) {
+    if (!f_.count(key)) return std::nullopt;
+    return flag(key);
+  }
   int cpu(const char* key, int lo = 0) { return static_cast<int>(integer(key, lo, kMaxCpus - 1)); }
   std::vector<int> cpus(const char* key) {
     const std::string& v = text(key);
@@ -89,6 +94,7 @@ DecisionRecord parse_decision_fields(std::string_view fields) {
   d.waker_flips = static_cast<int>(r.integer("waker_flips", 0, 1 << 30));
   d.wakee_flips = static_cast<int>(r.integer("wakee_flips", 0, 1 << 30));
   d.last_wakee = r.flag("last_wakee");
+  d.wakee_last_wakee = r.optional_flag("wakee_last_wakee");
   d.on_rq = r.flag("on_rq");
   d.on_cpu = r.flag("on_cpu");
   d.kthread = r.flag("kthread");

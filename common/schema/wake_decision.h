@@ -2,8 +2,8 @@
 // placement read and the rule and CPU it returned, one trace line each (the event of
 // runners/lab/trace/wb_decision_trace.h):
 //   <task>-<pid> [<cpu>] <flags> <sec>.<usec>: sched_wake_decision: pid=812 waker_cpu=1 prev=0
-//   wake_flags=0x18 waker_flips=0 wakee_flips=1 last_wakee=1 on_rq=0 on_cpu=0 kthread=0
-//   in_task=1 allowed=0-3 nr_idle_scan=4 prev_nr_idle_scan=4 recent_used_cpu=0
+//   wake_flags=0x18 waker_flips=0 wakee_flips=1 last_wakee=1 wakee_last_wakee=1 on_rq=0 on_cpu=0
+//   kthread=0 in_task=1 allowed=0-3 nr_idle_scan=4 prev_nr_idle_scan=4 recent_used_cpu=0
 //   has_idle_cores=1 prev_has_idle_cores=1 waker_nr_running=1 waker_delayed=0
 //   prev_nr_running=0 idle=0,2-3 wake_wide=0 want_affine=1 affine=WA_IDLE affine_cpu=0
 //   rule=sis_prev cpu=0
@@ -31,7 +31,10 @@ struct DecisionRecord {
   int waker_cpu = -1, prev = -1;
   unsigned wake_flags = 0;
   int waker_flips = 0, wakee_flips = 0;
-  bool last_wakee = false;               // the waker's last_wakee was this wakee before this wake
+  bool last_wakee = false;  // the waker's last_wakee was this wakee before this wake
+  // p->last_wakee == current: the wakee last woke this waker (sync-pair's test); absent from the
+  // records of kernels built before 2026-12-03, where replay falls back to last_wakee.
+  std::optional<bool> wakee_last_wakee;
   bool on_rq = false, on_cpu = false;    // the wakee still queued / still switching out
   bool kthread = false, in_task = true;  // the waker a per-CPU kthread; task context
   std::vector<int> allowed, idle;
