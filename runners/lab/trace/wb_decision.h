@@ -46,7 +46,7 @@ enum wb_affine { WB_WA_NONE, WB_WA_IDLE, WB_WA_WEIGHT };
 struct wb_decision {
 	int prev, wake_flags;
 	unsigned int waker_flips, wakee_flips;
-	bool last_wakee, on_rq, on_cpu, kthread, in_task;
+	bool last_wakee, wakee_last_wakee, on_rq, on_cpu, kthread, in_task;
 	bool has_idle_cores, prev_has_idle_cores;	/* of the waker's and of prev's LLC */
 	int nr_idle_scan, prev_nr_idle_scan;		/* -1: no sd_llc_shared */
 	int recent_used_cpu;

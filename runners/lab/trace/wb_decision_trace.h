@@ -52,6 +52,7 @@ TRACE_EVENT(sched_wake_decision,
 		__field(unsigned int, waker_flips)
 		__field(unsigned int, wakee_flips)
 		__field(bool, last_wakee)
+		__field(bool, wakee_last_wakee)
 		__field(bool, on_rq)
 		__field(bool, on_cpu)
 		__field(bool, kthread)
@@ -83,6 +84,7 @@ TRACE_EVENT(sched_wake_decision,
 		__entry->waker_flips = d->waker_flips;
 		__entry->wakee_flips = d->wakee_flips;
 		__entry->last_wakee = d->last_wakee;
+		__entry->wakee_last_wakee = d->wakee_last_wakee;
 		__entry->on_rq = d->on_rq;
 		__entry->on_cpu = d->on_cpu;
 		__entry->kthread = d->kthread;
@@ -108,12 +110,13 @@ TRACE_EVENT(sched_wake_decision,
 	),
 
 	TP_printk("pid=%d waker_cpu=%d prev=%d wake_flags=0x%x waker_flips=%u wakee_flips=%u "
-		  "last_wakee=%d on_rq=%d on_cpu=%d kthread=%d in_task=%d allowed=%*pbl "
+		  "last_wakee=%d wakee_last_wakee=%d on_rq=%d on_cpu=%d kthread=%d in_task=%d allowed=%*pbl "
 		  "nr_idle_scan=%d prev_nr_idle_scan=%d recent_used_cpu=%d has_idle_cores=%d "
 		  "prev_has_idle_cores=%d waker_nr_running=%u waker_delayed=%u prev_nr_running=%u "
 		  "idle=%*pbl wake_wide=%d want_affine=%d affine=%s affine_cpu=%d rule=%s cpu=%d",
 		  __entry->pid, __entry->waker_cpu, __entry->prev, __entry->wake_flags,
-		  __entry->waker_flips, __entry->wakee_flips, __entry->last_wakee, __entry->on_rq,
+		  __entry->waker_flips, __entry->wakee_flips, __entry->last_wakee,
+		  __entry->wakee_last_wakee, __entry->on_rq,
 		  __entry->on_cpu, __entry->kthread, __entry->in_task,
 		  nr_cpu_ids, (unsigned long *)__get_dynamic_array(allowed),
 		  __entry->nr_idle_scan, __entry->prev_nr_idle_scan, __entry->recent_used_cpu,

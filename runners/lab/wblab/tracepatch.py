@@ -140,6 +140,7 @@ bool __wb_decision_begin(struct task_struct *p, int prev, int wake_flags)
 \td->waker_flips = current->wakee_flips;
 \td->wakee_flips = p->wakee_flips;
 \td->last_wakee = current->last_wakee == p;
+\td->wakee_last_wakee = p->last_wakee == current;
 \td->on_rq = READ_ONCE(p->on_rq);
 \td->on_cpu = READ_ONCE(p->on_cpu);
 \td->kthread = is_per_cpu_kthread(current);
@@ -188,8 +189,9 @@ CORE_EDITS = [
      "\treturn cpu;"),
     ("ttwu_runnable", "\t\tif (READ_ONCE(p->on_rq) && ttwu_runnable(p, wake_flags))\n\t\t\tbreak;",
      "\t\tif (READ_ONCE(p->on_rq) && ttwu_runnable(p, wake_flags)) {\n"
-     "\t\t\tif (wb_decision_begin(p, task_cpu(p), wake_flags))\n"
-     "\t\t\t\twb_decision_end(p, WB_TTWU_RUNNABLE, task_cpu(p));\n\t\t\tbreak;\n\t\t}"),
+     "\t\t\tint wb_cpu = task_cpu(p);\n\n"
+     "\t\t\tif (wb_decision_begin(p, wb_cpu, wake_flags))\n"
+     "\t\t\t\twb_decision_end(p, WB_TTWU_RUNNABLE, wb_cpu);\n\t\t\tbreak;\n\t\t}"),
     ("ttwu_queue_wakelist", "\t\tif (smp_load_acquire(&p->on_cpu) &&\n"
      "\t\t    ttwu_queue_wakelist(p, task_cpu(p), wake_flags))\n\t\t\tbreak;",
      "\t\tif (smp_load_acquire(&p->on_cpu)) {\n"
