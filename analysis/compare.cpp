@@ -457,7 +457,7 @@ void marked_warnings(Comparison& cmp) {
 // Both sets come from one `wakebench run --ab` run: their repetitions pair by round.
 bool one_ab_run(const std::vector<ResultSet>& sets) {
   for (const ResultSet& rs : sets)
-    if (!rs.ab || rs.ab->id != sets[0].ab->id) return false;
+    if (!rs.set.ab || rs.set.ab->id != sets[0].set.ab->id) return false;
   return true;
 }
 

@@ -461,7 +461,7 @@ Verdict judge(const RangeFit& fit, double coverage) {
 ResultsPrediction predict_for_results(const json& rs) {
   std::vector<CaseView> views;
   try {
-    views = check_result_set(rs);
+    views = check_result_set(rs).views;
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(std::string("result set: ") + e.what());
   }

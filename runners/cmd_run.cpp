@@ -568,7 +568,11 @@ std::pair<nlohmann::ordered_json, std::string> result_set(const RunContext& ctx,
   rs["context"] = gb_context(std::filesystem::read_symlink("/proc/self/exe").string());
   rs["benchmarks"] = set.gb.json();
   rs["run"] = {{"order", "interleaved"}, {"order_seed", ctx.seed}};
-  if (ctx.ab) rs["ab"] = ab_set_json(*ctx.ab, k, ctx.ab_id, ctx.seed);
+  if (ctx.ab) {
+    ResultSetDoc ab_only;
+    ab_only.ab = ab_set(*ctx.ab, k, ctx.ab_id, ctx.seed);
+    rs["ab"] = result_set_json(ab_only)["ab"];
+  }
   if (!ctx.until_decided.is_null()) rs["until_decided"] = ctx.until_decided;
   rs["environment"] = ctx.env;
   auto topo_summary = topology_json(*ctx.topo, choose_pairs(*ctx.topo, ctx.pairs_per_class));

@@ -168,7 +168,7 @@ TEST(ResultSetIo, MachineSummaryAndCaseKey) {
   const auto key_of = [](const nlohmann::json& c) {
     return parse_cases(nlohmann::json::array({c})).front();
   };
-  const nlohmann::json c = rs.cases()[1];
+  const nlohmann::json c = rs.set.cases[1];
   nlohmann::json paired = c;
   paired["name"] = "pipe/processes/llc/pair1";
   paired["cpus"] = {{"waker", 5}, {"wakee", 7}};  // CPU ids are not part of the key
