@@ -28,6 +28,7 @@
 #include "common/schema/placement.h"
 #include "common/schema/registry.h"
 #include "common/schema/result_set.h"
+#include "common/schema/result_set_doc.h"
 #include "common/schema/run_order.h"
 #include "common/schema/wakeup_trace.h"
 #include "common/system/cpu_sysfs.h"
@@ -91,10 +92,8 @@ class DecisionSide {
     add("# case " + case_name + "\n# run " + std::to_string(run) + "\n");
     add(records);
   }
-  nlohmann::ordered_json publish() {
-    return {{"file", fs::path(file_.publish()).filename().string()},
-            {"sha256", sha_.hex()},
-            {"lines", lines_}};
+  DecisionsRecord publish() {
+    return {fs::path(file_.publish()).filename().string(), sha_.hex(), lines_};
   }
 
  private:
@@ -533,7 +532,7 @@ struct RunContext {
   bool interrupted = false;
   const AbPlan* ab = nullptr;  // null without --ab
   std::string ab_id;
-  nlohmann::json until_decided;  // --until-decided: the looks and each case's verdict
+  std::optional<UntilDecidedRecord> until_decided;  // --until-decided: the looks, the verdicts
 };
 
 nlohmann::ordered_json cases_json(const RunContext& ctx, const SetRun& set) {
@@ -558,45 +557,44 @@ nlohmann::ordered_json cases_json(const RunContext& ctx, const SetRun& set) {
   return out;
 }
 
-// One result set (docs/result-set.md#contract), predictions included, and their text.
-std::pair<nlohmann::ordered_json, std::string> result_set(const RunContext& ctx, const SetRun& set,
-                                                          int k) {
-  nlohmann::ordered_json rs;
-  rs["schema"] = kResultSchema;
-  rs["schema_version"] = kResultSchemaVersion;
-  rs["complete"] = !ctx.interrupted;
-  rs["context"] = gb_context(std::filesystem::read_symlink("/proc/self/exe").string());
-  rs["benchmarks"] = set.gb.json();
-  rs["run"] = {{"order", "interleaved"}, {"order_seed", ctx.seed}};
-  if (ctx.ab) {
-    ResultSetDoc ab_only;
-    ab_only.ab = ab_set(*ctx.ab, k, ctx.ab_id, ctx.seed);
-    rs["ab"] = result_set_json(ab_only)["ab"];
-  }
-  if (!ctx.until_decided.is_null()) rs["until_decided"] = ctx.until_decided;
-  rs["environment"] = ctx.env;
-  auto topo_summary = topology_json(*ctx.topo, choose_pairs(*ctx.topo, ctx.pairs_per_class));
-  topo_summary["xml"] = ctx.topo->xml();
-  rs["topology"] = topo_summary;
-  rs["config"] = {
-      {"path", ctx.config_path}, {"name", ctx.config->name}, {"document", ctx.config->json}};
-  rs["predictions"] = nullptr;
+// The top level of every set of this run (docs/result-set.md#document), cases included: what
+// a look of --until-decided compares and, with set k's own parts, what the run writes.
+ResultSetDoc run_doc(const RunContext& ctx, const SetRun& set) {
+  ResultSetDoc d;
+  d.schema = kResultSchema;
+  d.schema_version = kResultSchemaVersion;
+  d.environment = ctx.env;
+  d.cases = cases_json(ctx, set);
+  return d;
+}
+
+// Set k as written (docs/result-set.md#contract), predictions included, and their text.
+std::pair<ResultSetDoc, std::string> result_set(const RunContext& ctx, const SetRun& set, int k) {
+  ResultSetDoc d = run_doc(ctx, set);
+  d.complete = !ctx.interrupted;
+  d.context = gb_context(std::filesystem::read_symlink("/proc/self/exe").string());
+  d.benchmarks = set.gb.json();
+  d.run = RunOrder{"interleaved", ctx.seed};
+  if (ctx.ab) d.ab = ab_set(*ctx.ab, k, ctx.ab_id, ctx.seed);
+  d.until_decided = ctx.until_decided;
+  d.topology = TopologyRecord{
+      topology_json(*ctx.topo, choose_pairs(*ctx.topo, ctx.pairs_per_class)), ctx.topo->xml()};
+  d.config = ConfigRecord{ctx.config_path, ctx.config->name, ctx.config->json, {}};
   if (ctx.noise) {  // compare holds this set's cases to it when the set is the baseline
-    rs["noise"] = noise_json(*ctx.noise);
-    rs["noise"]["from"] = ctx.noise_path;
+    d.noise = noise_json(*ctx.noise);
+    (*d.noise)["from"] = ctx.noise_path;
   }
-  rs["cases"] = cases_json(ctx, set);
   // The predictor reads only the result set (data flows one way); its answer goes into the set.
   std::string predictions_text;
   try {
-    const ResultsPrediction predictions = predict_for_results(nlohmann::json(rs));
+    const ResultsPrediction predictions = predict_for_results(nlohmann::json(result_set_json(d)));
     predictions_text = render_results_text(predictions);
-    rs["predictions"] = to_json(predictions);
+    d.predictions = to_json(predictions);
   } catch (const std::exception& e) {
-    rs["predictions"] = {{"unavailable", e.what()}};
+    d.predictions = {{"unavailable", e.what()}};
     predictions_text = std::string("predictions unavailable: ") + e.what() + "\n";
   }
-  return {std::move(rs), std::move(predictions_text)};
+  return {std::move(d), std::move(predictions_text)};
 }
 
 // Writes each set (never dropping one: write_or_fallback), prints each one's summary on stderr and
@@ -607,10 +605,10 @@ void write_and_print(const RunContext& ctx, const std::vector<SetRun>& sets,
   std::string paths, warnings;
   for (size_t k = 0; k < sets.size(); ++k) {
     auto [rs, predictions_text] = result_set(ctx, sets[k], static_cast<int>(k));
-    if (sets[k].decisions) rs["decisions"] = sets[k].decisions->publish();
-    const std::string text = nlohmann::ordered_json(rs).dump(1) + "\n";
+    if (sets[k].decisions) rs.decisions = sets[k].decisions->publish();
+    const std::string text = result_set_json(rs).dump(1) + "\n";
     const Saved saved = write_or_fallback(targets[k].path, targets[k].stem, ".json", text);
-    const nlohmann::json plain(rs);
+    const nlohmann::json plain(result_set_json(rs));
     if (ctx.ab)
       std::fprintf(stderr, "\nA/B setting %zu of %d: %s (%s)", k, ctx.ab->settings,
                    ctx.ab->label(static_cast<int>(k)).c_str(),
@@ -652,11 +650,7 @@ std::vector<size_t> cases_of(const SetRun& set, const ResultSet& partial,
 // What compare reads of this run so far: its cases and environment (no predictions, no benchmark
 // entries: those are for the set written at the end).
 ResultSet so_far(const RunContext& ctx, const SetRun& set) {
-  const nlohmann::ordered_json doc = {{"schema", kResultSchema},
-                                      {"schema_version", kResultSchemaVersion},
-                                      {"environment", ctx.env},
-                                      {"cases", cases_json(ctx, set)}};
-  return parse_result_set(doc.dump(), "this run");
+  return parse_result_set(result_set_json(run_doc(ctx, set)).dump(), "this run");
 }
 
 // Before the first case: the look compare takes, on this run with no case yet, so that a baseline
@@ -724,17 +718,16 @@ bool execute_until_decided(UntilDecided& ud, RunContext& ctx, std::vector<SetRun
     if (!interrupted) active = take_look(ud, ctx, set, ++look, elapsed);
   }
   const auto n = ud.seq.counts();
-  ctx.until_decided = {{"base", ud.base.path},
-                       {"looks", look},
-                       {"max_looks", ud.seq.looks()},
-                       {"budget_s", ud.budget_s},
-                       {"elapsed_s", elapsed},
-                       {"alpha", 0.05},
-                       {"counts",
-                        {{"DIFFERENT", n.at(CompareVerdict::kDifferent)},
-                         {"SAME", n.at(CompareVerdict::kSame)},
-                         {"UNKNOWN", n.at(CompareVerdict::kUnknown)}}},
-                       {"cases", ud.seq.json()}};
+  ctx.until_decided = UntilDecidedRecord{ud.base.path,
+                                         static_cast<int64_t>(look),
+                                         static_cast<int64_t>(ud.seq.looks()),
+                                         ud.budget_s,
+                                         elapsed,
+                                         0.05,
+                                         {{"DIFFERENT", n.at(CompareVerdict::kDifferent)},
+                                          {"SAME", n.at(CompareVerdict::kSame)},
+                                          {"UNKNOWN", n.at(CompareVerdict::kUnknown)}},
+                                         ud.seq.json()};
   return interrupted;
 }
 
