@@ -146,16 +146,15 @@ namespace {
 // Without --noise, the floor the baseline set stored (`wakebench run --noise FILE`).
 CompareOptions resolve_options(const std::vector<ResultSet>& sets, const CompareOptions& given) {
   CompareOptions options = given;
-  if (!options.noise && sets[0].doc.contains("noise"))
-    options.noise = noise_from_json(sets[0].doc["noise"], "results " + sets[0].path + ": noise");
+  if (!options.noise && sets[0].set.noise)
+    options.noise =
+        noise_from_json(nlohmann::json(*sets[0].set.noise), "results " + sets[0].path + ": noise");
   return options;
 }
 
 // Timings of the topology lab (qemu TCG) are emulated: never held against a real machine's.
 void refuse_emulated_mix(const std::vector<ResultSet>& sets) {
-  const auto emulated = [](const ResultSet& rs) {
-    return rs.doc.value("/environment/emulated"_json_pointer, nlohmann::json(false)) == true;
-  };
+  const auto emulated = [](const ResultSet& rs) { return is_emulated(rs.set); };
   for (std::size_t s = 1; s < sets.size(); ++s)
     if (emulated(sets[s]) != emulated(sets[0])) {
       const ResultSet& e = emulated(sets[s]) ? sets[s] : sets[0];

@@ -111,7 +111,12 @@ std::string machine_line(const MachineSummary& m) {
   return out.empty() ? "(no machine description in the result set)" : out;
 }
 
-ResultSet typed_result_set(ResultSetDoc set, const std::string& path) {
+bool is_emulated(const ResultSetDoc& set) {
+  return set.environment && set.environment->is_object() &&
+         set.environment->value("emulated", nlohmann::ordered_json(false)) == true;
+}
+
+ResultSet typed_result_set(ResultSetDoc&& set, const std::string& path) {
   ResultSet rs;
   rs.path = path;
   rs.views = parse_cases(nlohmann::json(set.cases));

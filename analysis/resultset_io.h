@@ -51,8 +51,11 @@ ResultSet load_result_set(const std::string& path);
 // (parse_cases), every name and text. Throws std::invalid_argument with one line (no file name).
 ResultSet check_result_set(const nlohmann::json& doc);
 // A set built in memory (`run`'s): its cases' views and who ran it, without a JSON document.
-// Throws std::invalid_argument with one line for a case that does not parse.
-ResultSet typed_result_set(ResultSetDoc set, const std::string& path);
+// Throws std::invalid_argument with one line for a case that does not parse, `set` then untouched.
+ResultSet typed_result_set(ResultSetDoc&& set, const std::string& path);
+// environment.emulated (set by the lab for a guest under qemu TCG): its timings are emulated and
+// it switches tasks out slowly (docs/policy-model.md#switching-out).
+bool is_emulated(const ResultSetDoc& set);
 // Same checks on a document already in memory; `path` is only used in messages.
 ResultSet parse_result_set(const std::string& text, const std::string& path);
 

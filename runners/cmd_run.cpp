@@ -568,8 +568,14 @@ ResultSetDoc run_doc(const RunContext& ctx, const SetRun& set) {
   return d;
 }
 
-// Set k as written (docs/result-set.md#contract), predictions included, and their text.
-std::pair<ResultSetDoc, std::string> result_set(const RunContext& ctx, const SetRun& set, int k) {
+// Set k as written (docs/result-set.md#contract), typed, with its predictions (nullopt when
+// unavailable) and their text.
+struct SetOut {
+  ResultSet rs;
+  std::optional<ResultsPrediction> predictions;
+  std::string predictions_text;
+};
+SetOut result_set(const RunContext& ctx, const SetRun& set, int k) {
   ResultSetDoc d = run_doc(ctx, set);
   d.complete = !ctx.interrupted;
   d.context = gb_context(std::filesystem::read_symlink("/proc/self/exe").string());
@@ -585,16 +591,18 @@ std::pair<ResultSetDoc, std::string> result_set(const RunContext& ctx, const Set
     (*d.noise)["from"] = ctx.noise_path;
   }
   // The predictor reads only the result set (data flows one way); its answer goes into the set.
-  std::string predictions_text;
+  SetOut out;
   try {
-    const ResultsPrediction predictions = predict_for_results(nlohmann::json(result_set_json(d)));
-    predictions_text = render_results_text(predictions);
-    d.predictions = to_json(predictions);
+    out.rs = typed_result_set(std::move(d), "this run");
+    out.predictions = predict_for_results(out.rs);
+    out.predictions_text = render_results_text(*out.predictions);
+    out.rs.set.predictions = to_json(*out.predictions);
   } catch (const std::exception& e) {
-    d.predictions = {{"unavailable", e.what()}};
-    predictions_text = std::string("predictions unavailable: ") + e.what() + "\n";
+    if (out.rs.set.schema.empty()) out.rs.set = std::move(d);  // a case did not parse: no views
+    out.rs.set.predictions = {{"unavailable", e.what()}};
+    out.predictions_text = std::string("predictions unavailable: ") + e.what() + "\n";
   }
-  return {std::move(d), std::move(predictions_text)};
+  return out;
 }
 
 // Writes each set (never dropping one: write_or_fallback), prints each one's summary on stderr and
@@ -604,17 +612,17 @@ void write_and_print(const RunContext& ctx, const std::vector<SetRun>& sets,
                      const std::vector<OutputTarget>& targets, const std::string& show) {
   std::string paths, warnings;
   for (size_t k = 0; k < sets.size(); ++k) {
-    auto [rs, predictions_text] = result_set(ctx, sets[k], static_cast<int>(k));
-    if (sets[k].decisions) rs.decisions = sets[k].decisions->publish();
-    const std::string text = result_set_json(rs).dump(1) + "\n";
+    SetOut out = result_set(ctx, sets[k], static_cast<int>(k));
+    if (sets[k].decisions) out.rs.set.decisions = sets[k].decisions->publish();
+    const std::string text = result_set_json(out.rs.set).dump(1) + "\n";
     const Saved saved = write_or_fallback(targets[k].path, targets[k].stem, ".json", text);
-    const nlohmann::json plain(result_set_json(rs));
     if (ctx.ab)
       std::fprintf(stderr, "\nA/B setting %zu of %d: %s (%s)", k, ctx.ab->settings,
                    ctx.ab->label(static_cast<int>(k)).c_str(),
                    saved.path.empty() ? "standard output" : saved.path.c_str());
-    std::fprintf(stderr, "\n%s\n%s\n%s", summary_table(plain, show).c_str(),
-                 predictions_text.c_str(), claims_table(plain).c_str());
+    std::fprintf(stderr, "\n%s\n%s\n%s", summary_table(out.rs, show).c_str(),
+                 out.predictions_text.c_str(),
+                 claims_table(out.rs, out.predictions ? &*out.predictions : nullptr).c_str());
     if (!saved.warning.empty()) warnings += "wakebench: warning: " + saved.warning + "\n";
     paths += (saved.path.empty() ? text : saved.path + "\n");
   }
@@ -650,7 +658,7 @@ std::vector<size_t> cases_of(const SetRun& set, const ResultSet& partial,
 // What compare reads of this run so far: its cases and environment (no predictions, no benchmark
 // entries: those are for the set written at the end).
 ResultSet so_far(const RunContext& ctx, const SetRun& set) {
-  return parse_result_set(result_set_json(run_doc(ctx, set)).dump(), "this run");
+  return typed_result_set(run_doc(ctx, set), "this run");
 }
 
 // Before the first case: the look compare takes, on this run with no case yet, so that a baseline
