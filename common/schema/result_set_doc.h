@@ -34,6 +34,7 @@ namespace wb {
 struct RunOrder {
   std::string order = "interleaved";
   uint64_t order_seed = 0;
+  bool operator==(const RunOrder&) const = default;
 };
 
 // `ab` (docs/result-set.md#ab): which setting of an A/B run a set holds.
@@ -43,6 +44,7 @@ struct AbSet {
   std::string label;     // "TTWU_QUEUE=off"
   SettingValues values;  // "feature:TTWU_QUEUE" -> "off"
   uint64_t order_seed = 0;
+  bool operator==(const AbSet&) const = default;
 };
 // Setting k of `plan`, for the run `id` whose order was drawn from `order_seed`.
 AbSet ab_set(const AbPlan& plan, int k, const std::string& id, uint64_t order_seed);
@@ -54,12 +56,14 @@ struct UntilDecidedRecord {
   double budget_s = 0, elapsed_s = 0, alpha = 0;
   std::vector<std::pair<std::string, int64_t>> counts;  // verdict word -> cases
   nlohmann::ordered_json cases;                         // case key -> its verdict (open)
+  bool operator==(const UntilDecidedRecord&) const = default;
 };
 
 // `topology`: the machine's description and its hwloc XML (absent in some hand-made sets).
 struct TopologyRecord {
   nlohmann::ordered_json summary = nlohmann::ordered_json::object();  // every key but "xml"
   std::optional<std::string> xml;
+  bool operator==(const TopologyRecord&) const = default;
 };
 
 // `config`: the config file as given, its name and the whole parsed document. Hand-made sets of
@@ -68,12 +72,14 @@ struct ConfigRecord {
   std::optional<std::string> path, name;
   std::optional<nlohmann::ordered_json> document;
   nlohmann::ordered_json other = nlohmann::ordered_json::object();
+  bool operator==(const ConfigRecord&) const = default;
 };
 
 // `decisions` (docs/result-set.md): the side file of `run --trace-decisions`.
 struct DecisionsRecord {
   std::string file, sha256;
   int64_t lines = 0;
+  bool operator==(const DecisionsRecord&) const = default;
 };
 
 // The top level, in the order the writer puts the keys. An absent optional is an absent key.
@@ -94,6 +100,7 @@ struct ResultSetDoc {
   nlohmann::ordered_json extra = nlohmann::ordered_json::object();
 
   bool is_complete() const { return complete.value_or(true); }
+  bool operator==(const ResultSetDoc&) const = default;  // the same set, block by block
 };
 
 // The one writer: the document of docs/result-set.md#document, its keys in the order above.
