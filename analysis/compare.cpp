@@ -171,8 +171,9 @@ void label_sets(const std::vector<ResultSet>& sets, Comparison& cmp) {
   for (std::size_t s = 0; s < sets.size(); ++s) {
     std::string label = stem_label(sets[s].path);
     if (label_uses[label] > 1) label = "#" + std::to_string(s + 1) + ":" + label;
-    cmp.sets.push_back({label, sets[s].path, sets[s].machine, sets[s].complete});
-    if (!sets[s].complete) {
+    const bool complete = sets[s].set.is_complete();
+    cmp.sets.push_back({label, sets[s].path, sets[s].machine, complete});
+    if (!complete) {
       cmp.warnings.push_back(label +
                              " is an incomplete run (\"complete\": false): its missing "
                              "cases show as one-sided");

@@ -784,8 +784,8 @@ std::string index_md(const ResultSet& rs, const std::vector<Part>& parts,
   std::ostringstream index;
   index << "# wakebench report: " << md_escape(rs.path) << "\n\n"
         << "Machine: " << md_escape(machine_line(rs.machine)) << "  \n"
-        << "Result set: " << md_escape(rs.path) << (rs.complete ? "" : " (incomplete run)") << ", "
-        << rs.views.size() << " cases.\n\n";
+        << "Result set: " << md_escape(rs.path) << (rs.set.is_complete() ? "" : " (incomplete run)")
+        << ", " << rs.views.size() << " cases.\n\n";
   if (!render_later.empty()) {
     index << "**Images not rendered**: gnuplot was not found on PATH. The data (`.dat`) and "
              "scripts (`.gp`) are here; render them with `"

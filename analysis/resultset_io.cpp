@@ -120,7 +120,6 @@ ResultSet typed_result_set(ResultSetDoc&& set, const std::string& path) {
   ResultSet rs;
   rs.path = path;
   rs.views = parse_cases(nlohmann::json(set.cases));
-  rs.complete = set.is_complete();
   rs.machine = summarize_machine(set);
   rs.set = std::move(set);
   return rs;
@@ -135,7 +134,6 @@ ResultSet check_result_set(const nlohmann::json& doc) {
   // source: compare and predict print them), topology.xml excepted: a document for hwloc.
   check_texts(doc, {"topology.xml"});
   check_topology_xml(doc);
-  rs.complete = rs.set.is_complete();
   rs.machine = summarize_machine(rs.set);
   return rs;
 }
