@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "common/measure/blocked.h"
+#include "common/schema/result_set_doc.h"  // json_int_in
 #include "common/util/cpulist.h"
 #include "common/util/text.h"
 
@@ -233,14 +234,6 @@ void set_placement(CaseView& c, const json& j) {
   }
 }
 
-// An integer in [lo, hi], else std::invalid_argument naming `what`.
-int64_t need_int(const json& v, const std::string& what, int64_t lo, int64_t hi) {
-  if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi)
-    throw std::invalid_argument(what + " is " + v.dump().substr(0, 40) + ", not an integer in [" +
-                                std::to_string(lo) + ", " + std::to_string(hi) + "]");
-  return v.get<int64_t>();
-}
-
 // --ab: each repetition's {"round", "read_back"}, all of them or none.
 std::vector<int> ab_rounds(const json& reps) {
   const auto with = std::count_if(reps.begin(), reps.end(),
@@ -255,7 +248,7 @@ std::vector<int> ab_rounds(const json& reps) {
     const json& ab = reps[i]["ab"];
     if (!ab.is_object()) throw std::invalid_argument(at + " is not an object");
     rounds.push_back(
-        static_cast<int>(need_int(ab.value("round", json()), at + ".round", 0, 1 << 30)));
+        static_cast<int>(json_int_in(ab.value("round", json()), at + ".round", 0, 1 << 30)));
     const json& rb = ab.value("read_back", json());
     if (!rb.is_object()) throw std::invalid_argument(at + ".read_back is not an object");
     for (const auto& [key, v] : rb.items()) {
@@ -400,37 +393,6 @@ std::string CaseView::key() const {
 
 bool CaseView::same_point(const CaseView& o) const {
   return mechanism == o.mechanism && mode == o.mode && same_workload(params, o.params);
-}
-
-std::optional<AbView> parse_ab_view(const json& doc) {
-  if (!doc.is_object() || !doc.contains("ab")) return std::nullopt;
-  const json& ab = doc["ab"];
-  if (!ab.is_object()) throw std::invalid_argument("ab is not an object");
-  AbView v;
-  for (const char* key : {"id", "label"}) {
-    const json& s = ab.value(key, json());
-    if (!s.is_string()) throw std::invalid_argument(std::string("ab.") + key + " is not a string");
-    check_name(std::string("ab.") + key, s.get<std::string>());
-  }
-  v.id = ab["id"];
-  v.label = ab["label"];
-  v.settings = static_cast<int>(need_int(ab.value("settings", json()), "ab.settings", 2, 100));
-  v.setting =
-      static_cast<int>(need_int(ab.value("setting", json()), "ab.setting", 0, v.settings - 1));
-  const json& seed = ab.value("order_seed", json());
-  if (!seed.is_number_unsigned() && !(seed.is_number_integer() && seed.get<int64_t>() >= 0))
-    throw std::invalid_argument("ab.order_seed is not an unsigned integer");
-  v.order_seed = seed.get<uint64_t>();
-  const json& values = ab.value("values", json());
-  if (!values.is_object() || values.empty())
-    throw std::invalid_argument("ab.values is not a non-empty object");
-  for (const auto& [key, value] : values.items()) {
-    check_name("ab.values key", key);
-    if (!value.is_string()) throw std::invalid_argument("ab.values." + key + " is not a string");
-    check_name("ab.values." + key, value.get<std::string>());
-    v.values[key] = value.get<std::string>();
-  }
-  return v;
 }
 
 std::size_t CaseView::marked() const {

@@ -117,19 +117,6 @@ struct CaseView {
   std::size_t marked() const;
 };
 
-// A set of an A/B run, its top-level `ab` (docs/result-set.md#ab): one of `settings` sets
-// that share `id`.
-struct AbView {
-  std::string id;
-  int setting = 0, settings = 0;
-  std::string label;
-  std::map<std::string, std::string> values;  // "feature:TTWU_QUEUE" -> "off"
-  uint64_t order_seed = 0;
-};
-// The set's `ab`, nullopt when it has none. Throws std::invalid_argument with one line:
-// "ab.setting: 2 is not below ab.settings (2)".
-std::optional<AbView> parse_ab_view(const nlohmann::json& doc);
-
 // Parses every case of `cases` (a result set's `cases` array). Throws std::invalid_argument with
 // one line naming the case: "cases[3]: missing \"mode\"", "cases[2] (pipe/threads/llc): status
 // ok but no numeric rtt_ns.median", "cases[4] (pipe/threads/kernel-2cpus): cpuset is not a

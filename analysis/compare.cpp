@@ -146,16 +146,15 @@ namespace {
 // Without --noise, the floor the baseline set stored (`wakebench run --noise FILE`).
 CompareOptions resolve_options(const std::vector<ResultSet>& sets, const CompareOptions& given) {
   CompareOptions options = given;
-  if (!options.noise && sets[0].doc.contains("noise"))
-    options.noise = noise_from_json(sets[0].doc["noise"], "results " + sets[0].path + ": noise");
+  if (!options.noise && sets[0].set.noise)
+    options.noise =
+        noise_from_json(nlohmann::json(*sets[0].set.noise), "results " + sets[0].path + ": noise");
   return options;
 }
 
 // Timings of the topology lab (qemu TCG) are emulated: never held against a real machine's.
 void refuse_emulated_mix(const std::vector<ResultSet>& sets) {
-  const auto emulated = [](const ResultSet& rs) {
-    return rs.doc.value("/environment/emulated"_json_pointer, nlohmann::json(false)) == true;
-  };
+  const auto emulated = [](const ResultSet& rs) { return is_emulated(rs.set); };
   for (std::size_t s = 1; s < sets.size(); ++s)
     if (emulated(sets[s]) != emulated(sets[0])) {
       const ResultSet& e = emulated(sets[s]) ? sets[s] : sets[0];
@@ -172,8 +171,9 @@ void label_sets(const std::vector<ResultSet>& sets, Comparison& cmp) {
   for (std::size_t s = 0; s < sets.size(); ++s) {
     std::string label = stem_label(sets[s].path);
     if (label_uses[label] > 1) label = "#" + std::to_string(s + 1) + ":" + label;
-    cmp.sets.push_back({label, sets[s].path, sets[s].machine, sets[s].complete});
-    if (!sets[s].complete) {
+    const bool complete = sets[s].set.is_complete();
+    cmp.sets.push_back({label, sets[s].path, sets[s].machine, complete});
+    if (!complete) {
       cmp.warnings.push_back(label +
                              " is an incomplete run (\"complete\": false): its missing "
                              "cases show as one-sided");
@@ -457,7 +457,7 @@ void marked_warnings(Comparison& cmp) {
 // Both sets come from one `wakebench run --ab` run: their repetitions pair by round.
 bool one_ab_run(const std::vector<ResultSet>& sets) {
   for (const ResultSet& rs : sets)
-    if (!rs.ab || rs.ab->id != sets[0].ab->id) return false;
+    if (!rs.set.ab || rs.set.ab->id != sets[0].set.ab->id) return false;
   return true;
 }
 

@@ -51,7 +51,7 @@ void check_aa_sets(const std::vector<ResultSet>& sets) {
   }
   for (std::size_t i = 0; i < sets.size(); ++i)
     for (std::size_t j = i + 1; j < sets.size(); ++j)
-      if (sets[i].doc == sets[j].doc)
+      if (sets[i].set == sets[j].set)
         throw E("noise: " + sets[i].path + " and " + sets[j].path +
                 " are the same result set (an A/A floor needs two runs)");
 }

@@ -96,9 +96,10 @@ std::vector<Point> points_of(const std::vector<CaseView>& views) {
 
 // The LLC as the measured kernel drew it: the highest SD_SHARE_LLC level of the lowest CPU in the
 // recorded sched domains (environment.sched_domains), else the XML's L3/L2 rule, saying why.
-std::pair<LlcSource, std::string> recorded_llc(const json& rs) {
-  const json env = rs.value("environment", json::object());
-  const json d = env.is_object() ? env.value("sched_domains", json()) : json();
+std::pair<LlcSource, std::string> recorded_llc(const ResultSetDoc& rs) {
+  const json d = rs.environment && rs.environment->is_object()
+                     ? json(rs.environment->value("sched_domains", nlohmann::ordered_json()))
+                     : json();
   if (!d.is_array() || d.empty()) {
     std::string why = "the set records no sched domains";
     if (d.is_object() && d.contains("unavailable") && d["unavailable"].is_string())
@@ -389,27 +390,28 @@ std::vector<Premise> premises_of(const std::vector<Point>& points, const SchedTo
 
 }  // namespace
 
-SchedTopology sched_topology_of(const json& rs) {
-  if (!rs.contains("topology") || !rs["topology"].is_object() || !rs["topology"].contains("xml") ||
-      !rs["topology"]["xml"].is_string()) {
+SchedTopology sched_topology_of(const ResultSetDoc& rs) {
+  if (!rs.topology || !rs.topology->xml)
     throw std::invalid_argument("result set: no embedded topology XML at topology.xml");
-  }
-  const std::string source = rs["topology"].value("source", std::string("result set"));
-  return SchedTopology(Topology::from_xml_buffer(rs["topology"]["xml"].get<std::string>(), source),
+  const std::string source = rs.topology->summary.value("source", std::string("result set"));
+  return SchedTopology(Topology::from_xml_buffer(*rs.topology->xml, source),
                        recorded_llc(rs).first);
+}
+
+SchedTopology sched_topology_of(const json& rs) {
+  return sched_topology_of(read_result_set_doc(rs));
 }
 
 namespace {
 
-ResultsPrediction predict(const json& rs, const std::vector<CaseView>& views) {
+ResultsPrediction predict(const ResultSetDoc& rs, const std::vector<CaseView>& views) {
   const SchedTopology sched = sched_topology_of(rs);
   const auto [llc, llc_from] = recorded_llc(rs);
   ResultsPrediction out{sched.topology().source(), llc, llc_from, sched.node_reclaim_distance()};
   for (int cpu : sched.cpus()) out.domains[cpu] = sched.domains(cpu);
   // A guest under qemu TCG (environment.emulated, set by the lab) switches tasks out slowly next
   // to its partner's reaction (docs/policy-model.md#switching-out).
-  out.emulated = rs.contains("environment") && rs["environment"].is_object() &&
-                 rs["environment"].value("emulated", false) == true;
+  out.emulated = is_emulated(rs);
   const std::vector<Point> points = points_of(views);
   CoverageCache coverage;
   for (const Point& pt : points) {
@@ -458,21 +460,23 @@ Verdict judge(const RangeFit& fit, double coverage) {
   return Verdict::kMiss;
 }
 
-ResultsPrediction predict_for_results(const json& rs) {
-  std::vector<CaseView> views;
+ResultsPrediction predict_for_results(const ResultSet& rs) { return predict(rs.set, rs.views); }
+
+ResultsPrediction predict_for_results(const json& doc) {
+  ResultSet rs;
   try {
-    views = check_result_set(rs);
+    rs = check_result_set(doc);
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(std::string("result set: ") + e.what());
   }
-  return predict(rs, views);
+  return predict_for_results(rs);
 }
 
 ResultsPrediction predict_for_results_file(const std::string& path) {
   // The loader compare and report use: the same schema checks and messages for every command.
   const ResultSet rs = load_result_set(path);
   try {
-    return predict(rs.doc, rs.views);
+    return predict_for_results(rs);
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument("results " + path + ": " + e.what());
   }

@@ -15,6 +15,7 @@
 
 #include "analysis/mix.h"
 #include "analysis/predict.h"
+#include "analysis/resultset_io.h"
 
 namespace wb {
 
@@ -107,14 +108,18 @@ struct ResultsPrediction {
   std::vector<Premise> premises;
 };
 
-// Reads the result set (schema checks and case parsing as analysis/resultset_io.h) and predicts
-// every kernel-placed case (a params point without one gets one entry named
-// "<mechanism>/<mode><suffix>", predicted but not measured). Throws std::invalid_argument with one
-// line for another schema/version, a bad case, a set without an embedded topology, or a kernel
-// case whose cpuset, start or background CPUs the topology lacks.
+// Predicts every kernel-placed case of a read or built set (a params point without one gets one
+// entry named "<mechanism>/<mode><suffix>", predicted but not measured). Throws
+// std::invalid_argument with one line for a set without an embedded topology, or a kernel case
+// whose cpuset, start or background CPUs the topology lacks.
+ResultsPrediction predict_for_results(const ResultSet& result_set);
+// The same on a document, read first (analysis/resultset_io.h: check_result_set): also one line
+// for another schema/version or a bad case.
 ResultsPrediction predict_for_results(const nlohmann::json& result_set);
 // The machine a result set ran on as the model sees it: its embedded hwloc XML with the LLC its
 // own sched domains name. Throws std::invalid_argument without topology.xml.
+SchedTopology sched_topology_of(const ResultSetDoc& result_set);
+// The same on a document (`wakebench replay`'s), read first (read_result_set_doc).
 SchedTopology sched_topology_of(const nlohmann::json& result_set);
 // The same for a result-set file: errors are one line naming the file.
 ResultsPrediction predict_for_results_file(const std::string& path);

@@ -456,11 +456,11 @@ std::string main_class(const json& classes) {
 // predictions.mechanisms[] as `wakebench predict --results` writes it: per mechanism, mode and
 // kernel placement, each policy's predicted class distribution and RTT (the distribution costed
 // with the pinned medians), and the measured kernel-placement RTT. Null when absent or empty.
-const json* prediction_entries(const json& doc) {
-  if (doc.contains("predictions") && doc["predictions"].is_object() &&
-      doc["predictions"].contains("mechanisms") && doc["predictions"]["mechanisms"].is_array() &&
-      !doc["predictions"]["mechanisms"].empty())
-    return &doc["predictions"]["mechanisms"];
+// Read from the set's `predictions` as recorded (open JSON: older sets hold older fields).
+const json* prediction_entries(const json& predictions) {
+  if (predictions.is_object() && predictions.contains("mechanisms") &&
+      predictions["mechanisms"].is_array() && !predictions["mechanisms"].empty())
+    return &predictions["mechanisms"];
   return nullptr;
 }
 
@@ -596,8 +596,8 @@ std::string predictions_gp(const std::vector<std::string>& policies,
 }
 
 // Each policy's predicted RTT of the kernel-placed cases next to the measured one.
-Part predictions(const json& doc) {
-  const json* entries = prediction_entries(doc);
+Part predictions(const json& recorded) {
+  const json* entries = prediction_entries(recorded);
   if (!entries)
     return not_drawn(
         "predicted vs measured RTT per policy: the result set has no predictions "
@@ -784,8 +784,8 @@ std::string index_md(const ResultSet& rs, const std::vector<Part>& parts,
   std::ostringstream index;
   index << "# wakebench report: " << md_escape(rs.path) << "\n\n"
         << "Machine: " << md_escape(machine_line(rs.machine)) << "  \n"
-        << "Result set: " << md_escape(rs.path) << (rs.complete ? "" : " (incomplete run)") << ", "
-        << rs.views.size() << " cases.\n\n";
+        << "Result set: " << md_escape(rs.path) << (rs.set.is_complete() ? "" : " (incomplete run)")
+        << ", " << rs.views.size() << " cases.\n\n";
   if (!render_later.empty()) {
     index << "**Images not rendered**: gnuplot was not found on PATH. The data (`.dat`) and "
              "scripts (`.gp`) are here; render them with `"
@@ -812,9 +812,12 @@ std::string index_md(const ResultSet& rs, const std::vector<Part>& parts,
 }  // namespace
 
 ReportFiles report_files(const ResultSet& rs, const std::string& render_later) {
-  const std::vector<Part> parts = {heatmap(rs.views),   distributions(rs.views),
-                                   predictions(rs.doc), observed(rs.views),
-                                   matrices(rs.views),  case_table(rs.views)};
+  const std::vector<Part> parts = {heatmap(rs.views),
+                                   distributions(rs.views),
+                                   predictions(json(rs.set.predictions.value_or(nullptr))),
+                                   observed(rs.views),
+                                   matrices(rs.views),
+                                   case_table(rs.views)};
   ReportFiles out;
   for (const Part& part : parts) {
     for (const Plot& p : part.plots) {

@@ -14,33 +14,34 @@ namespace {
   throw std::runtime_error("results " + path + ": " + what);
 }
 
-// First string found at any of the JSON pointers, else "".
-std::string first_string(const nlohmann::json& doc, std::initializer_list<const char*> pointers) {
-  for (const char* p : pointers) {
-    const nlohmann::json::json_pointer ptr(p);
-    if (doc.contains(ptr) && doc.at(ptr).is_string()) return doc.at(ptr).get<std::string>();
-  }
-  return "";
+// The string at `pointer` in `block` (an open block of the set: environment, context, the
+// topology's summary), else "". Unreadable environment fields are {"unavailable": reason}.
+std::string string_at(const nlohmann::ordered_json& block, const char* pointer) {
+  const nlohmann::ordered_json::json_pointer ptr(pointer);
+  return block.contains(ptr) && block.at(ptr).is_string() ? block.at(ptr).get<std::string>() : "";
+}
+std::string string_at(const std::optional<nlohmann::ordered_json>& block, const char* pointer) {
+  return block ? string_at(*block, pointer) : "";
 }
 
-int int_or(const nlohmann::json& obj, const char* key, int fallback) {
+int int_or(const nlohmann::ordered_json& obj, const char* key, int fallback) {
   if (obj.is_object() && obj.contains(key) && obj[key].is_number_integer())
     return obj[key].get<int>();
   return fallback;
 }
 
-MachineSummary summarize_machine(const nlohmann::json& doc) {
+MachineSummary summarize_machine(const ResultSetDoc& set) {
   MachineSummary m;
-  // Unreadable environment fields are {"unavailable": reason} objects: first_string skips them.
-  m.hostname = first_string(doc, {"/environment/hostname", "/context/host_name"});
-  m.cpu_model = first_string(doc, {"/environment/cpu/model"});
-  m.kernel_release = first_string(doc, {"/environment/kernel/release"});
-  m.topology_source = first_string(doc, {"/topology/source"});
-  m.config_hash = first_string(doc, {"/environment/config_hash"});
-  if (doc.contains("topology") && doc["topology"].is_object()) {
-    const nlohmann::json& topo = doc["topology"];
+  m.hostname = string_at(set.environment, "/hostname");
+  if (m.hostname.empty()) m.hostname = string_at(set.context, "/host_name");
+  m.cpu_model = string_at(set.environment, "/cpu/model");
+  m.kernel_release = string_at(set.environment, "/kernel/release");
+  m.config_hash = string_at(set.environment, "/config_hash");
+  if (set.topology) {
+    const nlohmann::ordered_json& topo = set.topology->summary;
+    m.topology_source = string_at(topo, "/source");
     if (topo.contains("counts") && topo["counts"].is_object()) {
-      const nlohmann::json& c = topo["counts"];
+      const nlohmann::ordered_json& c = topo["counts"];
       m.counts = TopologyCounts{int_or(c, "pus", 0),        int_or(c, "cores", 0),
                                 int_or(c, "l2_groups", 0),  int_or(c, "llcs", 0),
                                 int_or(c, "numa_nodes", 0), int_or(c, "packages", 0)};
@@ -110,49 +111,48 @@ std::string machine_line(const MachineSummary& m) {
   return out.empty() ? "(no machine description in the result set)" : out;
 }
 
-std::vector<CaseView> check_result_set(const nlohmann::json& doc) {
-  using E = std::invalid_argument;
-  if (!doc.is_object()) throw E("not a JSON object");
-  if (!doc.contains("schema") || doc["schema"] != kResultSchema)
-    throw E(std::string("not a wakebench result set (expected \"schema\": \"") + kResultSchema +
-            "\")");
-  if (!doc.contains("schema_version") || !doc["schema_version"].is_number_integer())
-    throw E("missing or non-integer \"schema_version\"");
-  // As the 64-bit number it is: 4294967297 must not read as 1.
-  if (!readable_result_schema(doc["schema_version"].get<int64_t>()))
-    throw E("schema_version " + doc["schema_version"].dump() +
-            " is not supported (this wakebench reads versions " +
-            std::to_string(kOldestResultSchemaVersion) + " to " +
-            std::to_string(kResultSchemaVersion) + ")");
-  if (!doc.contains("cases") || !doc["cases"].is_array()) throw E("missing \"cases\" array");
-  std::vector<CaseView> views = parse_cases(doc["cases"]);
-  parse_ab_view(doc);  // its one-line error, if any
+bool is_emulated(const ResultSetDoc& set) {
+  return set.environment && set.environment->is_object() &&
+         set.environment->value("emulated", nlohmann::ordered_json(false)) == true;
+}
+
+ResultSet typed_result_set(ResultSetDoc&& set, const std::string& path) {
+  ResultSet rs;
+  rs.path = path;
+  rs.views = parse_cases(nlohmann::json(set.cases));
+  rs.machine = summarize_machine(set);
+  rs.set = std::move(set);
+  return rs;
+}
+
+ResultSet check_result_set(const nlohmann::json& doc) {
+  ResultSet rs;
+  rs.set = read_result_set_doc(doc);
+  rs.views = parse_cases(doc["cases"]);
   check_document_names(doc);
   // Every other string and key is free text (the CPU model, the kernel release, the topology
   // source: compare and predict print them), topology.xml excepted: a document for hwloc.
   check_texts(doc, {"topology.xml"});
   check_topology_xml(doc);
-  return views;
+  rs.machine = summarize_machine(rs.set);
+  return rs;
 }
 
 ResultSet parse_result_set(const std::string& text, const std::string& path) {
+  nlohmann::json doc;
+  try {
+    doc = parse_input_json(text);
+  } catch (const std::invalid_argument& e) {
+    fail(path, e.what());
+  }
   ResultSet rs;
+  try {
+    rs = check_result_set(doc);
+  } catch (const std::invalid_argument& e) {
+    fail(path, e.what());
+  }
   rs.path = path;
-  try {
-    rs.doc = parse_input_json(text);
-  } catch (const std::invalid_argument& e) {
-    fail(path, e.what());
-  }
-  try {
-    rs.views = check_result_set(rs.doc);
-    rs.ab = parse_ab_view(rs.doc);
-  } catch (const std::invalid_argument& e) {
-    fail(path, e.what());
-  }
-  const nlohmann::json& doc = rs.doc;
-  rs.complete =
-      !doc.contains("complete") || !doc["complete"].is_boolean() || doc["complete"].get<bool>();
-  rs.machine = summarize_machine(doc);
+  rs.doc = std::move(doc);
   return rs;
 }
 

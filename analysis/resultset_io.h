@@ -1,6 +1,6 @@
-// Loading result sets (docs/result-set.md) for the analysis commands. The loader checks the
-// schema and version, validates the fields compare and report rely on, and keeps the document so
-// tools can read knobs added later without a change here.
+// Loading result sets (docs/result-set.md) for the analysis commands. The loader reads the typed
+// set (common/schema/result_set_doc.h: the schema, the version and every block), parses its cases
+// into views (analysis/case_view.h) and checks every name and text.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -10,6 +10,7 @@
 
 #include "analysis/case_view.h"
 #include "common/schema/result_set.h"  // kResultSchema, kResultSchemaVersion
+#include "common/schema/result_set_doc.h"
 #include "common/system/topology.h"
 
 namespace wb {
@@ -32,22 +33,28 @@ std::string format_counts(const MachineSummary& m);
 std::string machine_line(const MachineSummary& m);
 
 struct ResultSet {
-  std::string path;    // as given, for messages
-  nlohmann::json doc;  // the whole document
-  MachineSummary machine;
-  bool complete = true;
+  std::string path;  // as given, for messages
+  // The document as read from a file, for `wakebench replay` (runners/cmd_replay.cpp); null for a
+  // set built in memory (typed_result_set): everything else reads `set`.
+  nlohmann::json doc;
+  ResultSetDoc set;        // the typed set (`set.ab`: a set of an A/B run, docs/result-set.md#ab)
+  MachineSummary machine;  // who ran it, from the set's open blocks
   std::vector<CaseView> views;  // cases[], parsed once (analysis/case_view.h)
-  std::optional<AbView> ab;     // a set of an A/B run (docs/result-set.md#ab), else nullopt
-  const nlohmann::json& cases() const { return doc.at("cases"); }
 };
 
 // Reads and validates a result set. Throws std::runtime_error with one line naming the file:
 // "results FILE: invalid JSON at byte 1234: ...", "results FILE: schema_version 3 is not
 // supported (this wakebench reads versions 1 to 2)", "results FILE: cases[3]: missing \"mode\"".
 ResultSet load_result_set(const std::string& path);
-// The checks both make, on a parsed document: schema, version and every case (parse_cases).
-// Returns the cases' views; throws std::invalid_argument with one line (no file name).
-std::vector<CaseView> check_result_set(const nlohmann::json& doc);
+// The checks both make, on a parsed document: the typed set (read_result_set_doc), every case
+// (parse_cases), every name and text. Throws std::invalid_argument with one line (no file name).
+ResultSet check_result_set(const nlohmann::json& doc);
+// A set built in memory (`run`'s): its cases' views and who ran it, without a JSON document.
+// Throws std::invalid_argument with one line for a case that does not parse, `set` then untouched.
+ResultSet typed_result_set(ResultSetDoc&& set, const std::string& path);
+// environment.emulated (set by the lab for a guest under qemu TCG): its timings are emulated and
+// it switches tasks out slowly (docs/policy-model.md#switching-out).
+bool is_emulated(const ResultSetDoc& set);
 // Same checks on a document already in memory; `path` is only used in messages.
 ResultSet parse_result_set(const std::string& text, const std::string& path);
 

@@ -9,6 +9,7 @@
 
 #include "analysis/case_view.h"
 #include "analysis/predict_results.h"
+#include "analysis/resultset_io.h"
 #include "common/schema/placement.h"
 #include "common/util/text.h"
 
@@ -34,31 +35,26 @@ std::string fmt_count(const std::map<std::string, std::optional<double>>& side,
 
 // For a claim about `policy`: where the model puts the wakee of kernel-placed case `c` under that
 // policy and under mainline, with the predicted RTT (costed from the pinned cases of c's own
-// params), from the result set's predictions (one entry per kernel-placed case); "" when they hold
-// no entry for c.
-std::string claim_prediction(const nlohmann::json& rs, const std::string& policy,
+// params), from the set's predictions (one entry per kernel-placed case); "" when they hold no
+// entry for c.
+std::string claim_prediction(const ResultsPrediction& p, const std::string& policy,
                              const CaseView& c) {
-  const auto& p = rs.value("predictions", nlohmann::json());
-  if (!p.is_object() || !p.contains("mechanisms")) return "";
-  for (const auto& m : p["mechanisms"]) {
-    // Older sets keyed their entries by mechanism, mode and placement, not by case.
-    const bool mine = m.contains("case") ? m["case"] == c.name
-                                         : m.value("mechanism", "") == c.mechanism &&
-                                               m.value("mode", "") == mode_id(c.mode) &&
-                                               m.value("placement", "") == c.placement;
-    if (!mine || !m.contains("policies")) continue;
+  for (const CasePrediction& e : p.cases) {
+    if (e.label != c.name || e.skipped) continue;
     std::string out = "  model for " + c.name + ":";
     std::vector<std::string> ids = {policy};
     if (policy != "mainline") ids.push_back("mainline");
     for (const std::string& id : ids) {
-      if (!m["policies"].contains(id)) continue;
-      const auto& pp = m["policies"][id];
+      const auto pp =
+          std::find_if(e.policies.begin(), e.policies.end(),
+                       [&](const PolicyPrediction& x) { return x.steady.policy == id; });
+      if (pp == e.policies.end()) continue;
       out += (id == ids.front() ? " " : "; ") + id + " " +
-             classes_text(pp.value("classes", nlohmann::json::object()));
-      if (pp.contains("predicted_rtt_ns") && pp["predicted_rtt_ns"].is_number())
-        out += " (" + us_figure(pp["predicted_rtt_ns"].get<double>()) + " us)";
-      else if (pp.contains("unpriced"))
-        out += " (" + pp["unpriced"].get<std::string>() + ")";
+             classes_text(classes_json(pp->steady.classes));
+      if (pp->rtt_ns)
+        out += " (" + us_figure(*pp->rtt_ns) + " us)";
+      else if (!pp->missing.empty())
+        out += " (" + pp->unpriced + ")";
     }
     return out + "\n";
   }
@@ -237,15 +233,18 @@ std::string summary_grid(const std::vector<std::string>& columns,
 
 }  // namespace
 
-std::string summary_table(const nlohmann::json& rs, const std::string& show) {
-  const std::vector<CaseView> cases = parse_cases(rs.at("cases"));
+std::string summary_table(const ResultSet& rs, const std::string& show) {
+  const std::vector<CaseView>& cases = rs.views;
+  const auto& env = rs.set.environment;
   const std::map<std::string, size_t> large = large_matrices(cases);
   std::ostringstream out;
   if (show.empty())
     out << "RTT median / p99 in microseconds (";
   else
     out << show << " per round trip, waker / wakee (";
-  out << rs.value("/environment/hostname"_json_pointer, nlohmann::json("this machine")).dump()
+  out << (env && env->contains("hostname") ? (*env)["hostname"]
+                                           : nlohmann::ordered_json("this machine"))
+             .dump()
       << ")\n"
       << summary_grid(summary_columns(cases), summary_rows(cases, large),
                       summary_cells(cases, show, large));
@@ -261,12 +260,12 @@ std::string summary_table(const nlohmann::json& rs, const std::string& show) {
   return out.str();
 }
 
-std::string claims_table(const nlohmann::json& rs) {
-  const auto* claims = &rs["config"]["document"];
-  if (!claims->contains("claims")) return "";
-  const std::vector<CaseView> cases = parse_cases(rs.at("cases"));
+std::string claims_table(const ResultSet& rs, const ResultsPrediction* predictions) {
+  const auto& config = rs.set.config;
+  if (!config || !config->document || !config->document->contains("claims")) return "";
+  const auto* claims = &*config->document;
   std::map<std::string, const CaseView*> by_name;
-  for (const CaseView& c : cases) by_name[c.name] = &c;
+  for (const CaseView& c : rs.views) by_name[c.name] = &c;
   std::ostringstream out;
   out << "The seed's claims, and this machine's counterparts:\n";
   for (const auto& claim : (*claims)["claims"]) {
@@ -295,11 +294,11 @@ std::string claims_table(const nlohmann::json& rs) {
     }
     out << "\n";
     // The model's word on the claim's patch, for each kernel-placed case it names.
-    if (policy.empty()) continue;
+    if (policy.empty() || !predictions) continue;
     for (const auto& name : claim["cases"]) {
       auto it = by_name.find(name.get<std::string>());
       if (it != by_name.end() && it->second->kind == PlacementKind::kKernel)
-        out << claim_prediction(rs, policy, *it->second);
+        out << claim_prediction(*predictions, policy, *it->second);
     }
   }
   return out.str();

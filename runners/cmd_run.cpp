@@ -28,6 +28,7 @@
 #include "common/schema/placement.h"
 #include "common/schema/registry.h"
 #include "common/schema/result_set.h"
+#include "common/schema/result_set_doc.h"
 #include "common/schema/run_order.h"
 #include "common/schema/wakeup_trace.h"
 #include "common/system/cpu_sysfs.h"
@@ -91,10 +92,8 @@ class DecisionSide {
     add("# case " + case_name + "\n# run " + std::to_string(run) + "\n");
     add(records);
   }
-  nlohmann::ordered_json publish() {
-    return {{"file", fs::path(file_.publish()).filename().string()},
-            {"sha256", sha_.hex()},
-            {"lines", lines_}};
+  DecisionsRecord publish() {
+    return {fs::path(file_.publish()).filename().string(), sha_.hex(), lines_};
   }
 
  private:
@@ -533,7 +532,7 @@ struct RunContext {
   bool interrupted = false;
   const AbPlan* ab = nullptr;  // null without --ab
   std::string ab_id;
-  nlohmann::json until_decided;  // --until-decided: the looks and each case's verdict
+  std::optional<UntilDecidedRecord> until_decided;  // --until-decided: the looks, the verdicts
 };
 
 nlohmann::ordered_json cases_json(const RunContext& ctx, const SetRun& set) {
@@ -558,41 +557,52 @@ nlohmann::ordered_json cases_json(const RunContext& ctx, const SetRun& set) {
   return out;
 }
 
-// One result set (docs/result-set.md#contract), predictions included, and their text.
-std::pair<nlohmann::ordered_json, std::string> result_set(const RunContext& ctx, const SetRun& set,
-                                                          int k) {
-  nlohmann::ordered_json rs;
-  rs["schema"] = kResultSchema;
-  rs["schema_version"] = kResultSchemaVersion;
-  rs["complete"] = !ctx.interrupted;
-  rs["context"] = gb_context(std::filesystem::read_symlink("/proc/self/exe").string());
-  rs["benchmarks"] = set.gb.json();
-  rs["run"] = {{"order", "interleaved"}, {"order_seed", ctx.seed}};
-  if (ctx.ab) rs["ab"] = ab_set_json(*ctx.ab, k, ctx.ab_id, ctx.seed);
-  if (!ctx.until_decided.is_null()) rs["until_decided"] = ctx.until_decided;
-  rs["environment"] = ctx.env;
-  auto topo_summary = topology_json(*ctx.topo, choose_pairs(*ctx.topo, ctx.pairs_per_class));
-  topo_summary["xml"] = ctx.topo->xml();
-  rs["topology"] = topo_summary;
-  rs["config"] = {
-      {"path", ctx.config_path}, {"name", ctx.config->name}, {"document", ctx.config->json}};
-  rs["predictions"] = nullptr;
-  if (ctx.noise) {  // compare holds this set's cases to it when the set is the baseline
-    rs["noise"] = noise_json(*ctx.noise);
-    rs["noise"]["from"] = ctx.noise_path;
-  }
-  rs["cases"] = cases_json(ctx, set);
-  // The predictor reads only the result set (data flows one way); its answer goes into the set.
+// The top level of every set of this run (docs/result-set.md#document), cases included: what
+// a look of --until-decided compares and, with set k's own parts, what the run writes.
+ResultSetDoc run_doc(const RunContext& ctx, const SetRun& set) {
+  ResultSetDoc d;
+  d.schema = kResultSchema;
+  d.schema_version = kResultSchemaVersion;
+  d.environment = ctx.env;
+  d.cases = cases_json(ctx, set);
+  return d;
+}
+
+// Set k as written (docs/result-set.md#contract), typed, with its predictions (nullopt when
+// unavailable) and their text.
+struct SetOut {
+  ResultSet rs;
+  std::optional<ResultsPrediction> predictions;
   std::string predictions_text;
-  try {
-    const ResultsPrediction predictions = predict_for_results(nlohmann::json(rs));
-    predictions_text = render_results_text(predictions);
-    rs["predictions"] = to_json(predictions);
-  } catch (const std::exception& e) {
-    rs["predictions"] = {{"unavailable", e.what()}};
-    predictions_text = std::string("predictions unavailable: ") + e.what() + "\n";
+};
+SetOut result_set(const RunContext& ctx, const SetRun& set, int k) {
+  ResultSetDoc d = run_doc(ctx, set);
+  d.complete = !ctx.interrupted;
+  d.context = gb_context(std::filesystem::read_symlink("/proc/self/exe").string());
+  d.benchmarks = set.gb.json();
+  d.run = RunOrder{"interleaved", ctx.seed};
+  if (ctx.ab) d.ab = ab_set(*ctx.ab, k, ctx.ab_id, ctx.seed);
+  d.until_decided = ctx.until_decided;
+  d.topology = TopologyRecord{
+      topology_json(*ctx.topo, choose_pairs(*ctx.topo, ctx.pairs_per_class)), ctx.topo->xml()};
+  d.config = ConfigRecord{ctx.config_path, ctx.config->name, ctx.config->json, {}};
+  if (ctx.noise) {  // compare holds this set's cases to it when the set is the baseline
+    d.noise = noise_json(*ctx.noise);
+    (*d.noise)["from"] = ctx.noise_path;
   }
-  return {std::move(rs), std::move(predictions_text)};
+  // The predictor reads only the result set (data flows one way); its answer goes into the set.
+  SetOut out;
+  try {
+    out.rs = typed_result_set(std::move(d), "this run");
+    out.predictions = predict_for_results(out.rs);
+    out.predictions_text = render_results_text(*out.predictions);
+    out.rs.set.predictions = to_json(*out.predictions);
+  } catch (const std::exception& e) {
+    if (out.rs.set.schema.empty()) out.rs.set = std::move(d);  // a case did not parse: no views
+    out.rs.set.predictions = {{"unavailable", e.what()}};
+    out.predictions_text = std::string("predictions unavailable: ") + e.what() + "\n";
+  }
+  return out;
 }
 
 // Writes each set (never dropping one: write_or_fallback), prints each one's summary on stderr and
@@ -602,17 +612,17 @@ void write_and_print(const RunContext& ctx, const std::vector<SetRun>& sets,
                      const std::vector<OutputTarget>& targets, const std::string& show) {
   std::string paths, warnings;
   for (size_t k = 0; k < sets.size(); ++k) {
-    auto [rs, predictions_text] = result_set(ctx, sets[k], static_cast<int>(k));
-    if (sets[k].decisions) rs["decisions"] = sets[k].decisions->publish();
-    const std::string text = nlohmann::ordered_json(rs).dump(1) + "\n";
+    SetOut out = result_set(ctx, sets[k], static_cast<int>(k));
+    if (sets[k].decisions) out.rs.set.decisions = sets[k].decisions->publish();
+    const std::string text = result_set_json(out.rs.set).dump(1) + "\n";
     const Saved saved = write_or_fallback(targets[k].path, targets[k].stem, ".json", text);
-    const nlohmann::json plain(rs);
     if (ctx.ab)
       std::fprintf(stderr, "\nA/B setting %zu of %d: %s (%s)", k, ctx.ab->settings,
                    ctx.ab->label(static_cast<int>(k)).c_str(),
                    saved.path.empty() ? "standard output" : saved.path.c_str());
-    std::fprintf(stderr, "\n%s\n%s\n%s", summary_table(plain, show).c_str(),
-                 predictions_text.c_str(), claims_table(plain).c_str());
+    std::fprintf(stderr, "\n%s\n%s\n%s", summary_table(out.rs, show).c_str(),
+                 out.predictions_text.c_str(),
+                 claims_table(out.rs, out.predictions ? &*out.predictions : nullptr).c_str());
     if (!saved.warning.empty()) warnings += "wakebench: warning: " + saved.warning + "\n";
     paths += (saved.path.empty() ? text : saved.path + "\n");
   }
@@ -648,11 +658,7 @@ std::vector<size_t> cases_of(const SetRun& set, const ResultSet& partial,
 // What compare reads of this run so far: its cases and environment (no predictions, no benchmark
 // entries: those are for the set written at the end).
 ResultSet so_far(const RunContext& ctx, const SetRun& set) {
-  const nlohmann::ordered_json doc = {{"schema", kResultSchema},
-                                      {"schema_version", kResultSchemaVersion},
-                                      {"environment", ctx.env},
-                                      {"cases", cases_json(ctx, set)}};
-  return parse_result_set(doc.dump(), "this run");
+  return typed_result_set(run_doc(ctx, set), "this run");
 }
 
 // Before the first case: the look compare takes, on this run with no case yet, so that a baseline
@@ -720,17 +726,16 @@ bool execute_until_decided(UntilDecided& ud, RunContext& ctx, std::vector<SetRun
     if (!interrupted) active = take_look(ud, ctx, set, ++look, elapsed);
   }
   const auto n = ud.seq.counts();
-  ctx.until_decided = {{"base", ud.base.path},
-                       {"looks", look},
-                       {"max_looks", ud.seq.looks()},
-                       {"budget_s", ud.budget_s},
-                       {"elapsed_s", elapsed},
-                       {"alpha", 0.05},
-                       {"counts",
-                        {{"DIFFERENT", n.at(CompareVerdict::kDifferent)},
-                         {"SAME", n.at(CompareVerdict::kSame)},
-                         {"UNKNOWN", n.at(CompareVerdict::kUnknown)}}},
-                       {"cases", ud.seq.json()}};
+  ctx.until_decided = UntilDecidedRecord{ud.base.path,
+                                         static_cast<int64_t>(look),
+                                         static_cast<int64_t>(ud.seq.looks()),
+                                         ud.budget_s,
+                                         elapsed,
+                                         0.05,
+                                         {{"DIFFERENT", n.at(CompareVerdict::kDifferent)},
+                                          {"SAME", n.at(CompareVerdict::kSame)},
+                                          {"UNKNOWN", n.at(CompareVerdict::kUnknown)}},
+                                         ud.seq.json()};
   return interrupted;
 }
 

@@ -130,14 +130,18 @@ TEST_F(AbRun, WritesOneSetPerSettingPairedByRound) {
     SCOPED_TRACE(k);
     const wb::ResultSet rs =
         wb::load_result_set((dir_ / ("r-ab" + std::to_string(k) + ".json")).string());
-    ASSERT_TRUE(rs.ab);
-    EXPECT_EQ(rs.ab->setting, k);
-    EXPECT_EQ(rs.ab->settings, 2);
-    EXPECT_EQ(rs.ab->label, k == 0 ? "sched_fake=1,TTWU_QUEUE=off" : "sched_fake=2,TTWU_QUEUE=off");
-    EXPECT_EQ(rs.ab->values.at("sysctl:kernel.sched_fake"), k == 0 ? "1" : "2");
-    EXPECT_EQ(rs.ab->order_seed, rs.doc["run"]["order_seed"].get<uint64_t>());
-    if (k == 0) id = rs.ab->id;
-    EXPECT_EQ(rs.ab->id, id) << "one run id for the K sets";
+    const auto& ab = rs.set.ab;
+    ASSERT_TRUE(ab);
+    EXPECT_EQ(ab->setting, k);
+    EXPECT_EQ(ab->settings, 2);
+    EXPECT_EQ(ab->label, k == 0 ? "sched_fake=1,TTWU_QUEUE=off" : "sched_fake=2,TTWU_QUEUE=off");
+    // As read back from the file: the keys in JSON's order.
+    EXPECT_EQ(ab->values, (wb::SettingValues{{"feature:TTWU_QUEUE", "off"},
+                                             {"sysctl:kernel.sched_fake", k == 0 ? "1" : "2"}}));
+    ASSERT_TRUE(rs.set.run);
+    EXPECT_EQ(ab->order_seed, rs.set.run->order_seed);
+    if (k == 0) id = ab->id;
+    EXPECT_EQ(ab->id, id) << "one run id for the K sets";
     ASSERT_EQ(rs.views.size(), 1u);
     const wb::CaseView& c = rs.views[0];
     ASSERT_TRUE(c.ok()) << c.reason;

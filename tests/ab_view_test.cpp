@@ -1,11 +1,12 @@
-// The A/B view of a result set (analysis/case_view.h: AbView, CaseView::ab_round) reads back what
-// common/schema/result_set.cpp writes under --ab, and refuses bad values in one line.
+// The A/B record of a result set (common/schema/result_set_doc.h: AbSet; analysis/case_view.h:
+// CaseView::ab_round) reads back what `run` writes under --ab, and refuses bad values in one line.
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "analysis/case_view.h"
 #include "common/schema/result_set.h"
+#include "common/schema/result_set_doc.h"
 #include "tests/support.h"
 
 namespace wb {
@@ -33,14 +34,18 @@ CaseRecord ab_record() {
   return r;
 }
 
-json ab_doc() {
-  const AbPlan plan = parse_ab_plan({"feature:TTWU_QUEUE=on,off"});
-  return json{{"ab", ab_set_json(plan, 1, "20261201T000000Z-42", 99)}};
+// A set with no case, of an A/B run's setting 1 (or of no A/B run).
+json ab_doc(bool ab = true) {
+  ResultSetDoc d;
+  d.schema = kResultSchema;
+  d.schema_version = kResultSchemaVersion;
+  if (ab) d.ab = ab_set(parse_ab_plan({"feature:TTWU_QUEUE=on,off"}), 1, "20261201T000000Z-42", 99);
+  return result_set_json(d);
 }
 
 std::string ab_error(const json& doc) {
   try {
-    parse_ab_view(doc);
+    read_result_set_doc(doc);
   } catch (const std::invalid_argument& e) {
     return e.what();
   }
@@ -56,16 +61,16 @@ std::string case_error(const json& c) {
   return "accepted";
 }
 
-TEST(AbView, ReadsBackWhatTheRunWrites) {
-  const auto v = parse_ab_view(ab_doc());
+TEST(AbSet, ReadsBackWhatTheRunWrites) {
+  const auto v = read_result_set_doc(ab_doc()).ab;
   ASSERT_TRUE(v);
   EXPECT_EQ(v->id, "20261201T000000Z-42");
   EXPECT_EQ(v->setting, 1);
   EXPECT_EQ(v->settings, 2);
   EXPECT_EQ(v->label, "TTWU_QUEUE=off");
-  EXPECT_EQ(v->values, (std::map<std::string, std::string>{{"feature:TTWU_QUEUE", "off"}}));
+  EXPECT_EQ(v->values, (SettingValues{{"feature:TTWU_QUEUE", "off"}}));
   EXPECT_EQ(v->order_seed, 99u);
-  EXPECT_FALSE(parse_ab_view(json{{"cases", json::array()}}));
+  EXPECT_FALSE(read_result_set_doc(ab_doc(false)).ab);
 
   const Topology topo = Topology::from_synthetic("pack:1 core:2 pu:1");
   const json c = case_json(ab_record(), topo);
@@ -77,7 +82,7 @@ TEST(AbView, ReadsBackWhatTheRunWrites) {
   EXPECT_TRUE(parse_cases(json::array({case_json(plain, topo)})).front().ab_round.empty());
 }
 
-TEST(AbView, BadValuesAreOneLine) {
+TEST(AbSet, BadValuesAreOneLine) {
   json d = ab_doc();
   d["ab"]["setting"] = 2;
   EXPECT_EQ(ab_error(d), "ab.setting is 2, not an integer in [0, 1]");

@@ -295,11 +295,15 @@ json result_set_of(std::vector<json> cases) {
           {"cases", std::move(cases)}};
 }
 
+std::string summary_of(std::vector<json> cases) {
+  return summary_table(check_result_set(result_set_of(std::move(cases))));
+}
+
 TEST(BlockedJson, SummaryNamesTheMarkedRepetitionsAndSaysNothingWithoutThem) {
   const json marked =
       case_json(futex_record({{stream(100, 100, 100)}, {stream(100, 2, 1)}}), test::this_machine());
   const json clean = case_json(futex_record({{stream(100, 100, 100)}}), test::this_machine());
-  const std::string t = summary_table(result_set_of({marked}));
+  const std::string t = summary_of({marked});
   EXPECT_NE(t.find("\nmarked repetitions (a side blocked or was preempted in under 90% of its "
                    "round trips):\n"),
             std::string::npos)
@@ -308,7 +312,7 @@ TEST(BlockedJson, SummaryNamesTheMarkedRepetitionsAndSaysNothingWithoutThem) {
                    "0.01 wakee)\n"),
             std::string::npos)
       << t;
-  const std::string none = summary_table(result_set_of({clean}));
+  const std::string none = summary_of({clean});
   EXPECT_EQ(none.find("marked"), std::string::npos) << none;
   EXPECT_EQ(none.find("did not sleep"), std::string::npos) << none;
   // A name too long for one line with its text, and preemptions: broken at spaces within 100
@@ -317,7 +321,7 @@ TEST(BlockedJson, SummaryNamesTheMarkedRepetitionsAndSaysNothingWithoutThem) {
   rec.repetitions[1][0].preempted = {30, 40};
   json long_name = case_json(rec, test::this_machine());
   long_name["name"] = "futex/processes/llc/" + std::string(60, 'x');
-  const std::string l = summary_table(result_set_of({long_name}));
+  const std::string l = summary_of({long_name});
   std::istringstream lines(l);
   for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 100u) << line;
   EXPECT_NE(l.find("\n  futex/processes/llc/" + std::string(60, 'x') +

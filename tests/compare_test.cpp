@@ -168,7 +168,7 @@ TEST(ResultSetIo, MachineSummaryAndCaseKey) {
   const auto key_of = [](const nlohmann::json& c) {
     return parse_cases(nlohmann::json::array({c})).front();
   };
-  const nlohmann::json c = rs.cases()[1];
+  const nlohmann::json c = rs.set.cases[1];
   nlohmann::json paired = c;
   paired["name"] = "pipe/processes/llc/pair1";
   paired["cpus"] = {{"waker", 5}, {"wakee", 7}};  // CPU ids are not part of the key
@@ -303,7 +303,7 @@ TEST(Compare, TheBaselinesStoredNoiseFloorApplies) {
                   .decision->verdict == CompareVerdict::kDifferent);
   NoiseFloor stored = measure_noise(sets);
   stored.floor_pct[key]["median"] = 34.2;  // above the +34.10 % change
-  sets[0].doc["noise"] = noise_json(stored);
+  sets[0].set.noise = noise_json(stored);
   const CompareCell held =
       row_of(compare_result_sets(sets, {}), "pipe", "processes", "llc").cells[1];
   ASSERT_TRUE(held.aa_floor_pct.has_value());
@@ -316,7 +316,7 @@ TEST(Compare, TheBaselinesStoredNoiseFloorApplies) {
                   .cells[1]
                   .decision->verdict == CompareVerdict::kDifferent);
   // A stored floor that is not one is refused in one line naming the set.
-  sets[0].doc["noise"] = {{"schema", "other"}};
+  sets[0].set.noise = nlohmann::ordered_json{{"schema", "other"}};
   try {
     compare_result_sets(sets, {});
     FAIL() << "a bad stored noise floor was accepted";
@@ -407,7 +407,7 @@ TEST(Compare, MatchesAcrossMachinesByClassNotCpuIds) {
 TEST(Compare, RefusesEmulatedAgainstRealTimings) {
   const ResultSet base = load_result_set(fixture("base.json"));
   ResultSet lab = load_result_set(fixture("new.json"));
-  lab.doc["environment"]["emulated"] = true;
+  (*lab.set.environment)["emulated"] = true;
   lab.path = "lab.json";
   try {
     compare_result_sets({base, lab}, CompareOptions{});

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <string>
 
+#include "analysis/predict_results.h"
+#include "analysis/resultset_io.h"
 #include "tests/support.h"
 
 namespace {
@@ -31,8 +33,11 @@ json ok_case(const std::string& mech_mode, const std::string& placement, const s
             {"unavailable", {{"cycles", "perf_event_open: ENOENT (no hardware PMU; in a VM?)"}}}}}};
 }
 
-json result_set(json cases) {
-  return {{"environment", {{"hostname", "box"}}}, {"cases", std::move(cases)}};
+wb::ResultSet result_set(json cases) {
+  return wb::check_result_set({{"schema", wb::kResultSchema},
+                               {"schema_version", wb::kResultSchemaVersion},
+                               {"environment", {{"hostname", "box"}}},
+                               {"cases", std::move(cases)}});
 }
 
 TEST(Summary, RowsAreClassesColumnsAreMechanismsAndSkipsAreNoted) {
@@ -54,7 +59,7 @@ TEST(Summary, RowsAreClassesColumnsAreMechanismsAndSkipsAreNoted) {
 }
 
 TEST(Summary, ShowsOneCounterPerSideOrWhyNot) {
-  const json rs = result_set(json::array({ok_case("pipe/threads", "llc", "llc", 40000)}));
+  const wb::ResultSet rs = result_set(json::array({ok_case("pipe/threads", "llc", "llc", 40000)}));
   const std::string cs = summary_table(rs, "context-switches");
   EXPECT_NE(cs.find("context-switches per round trip, waker / wakee"), std::string::npos) << cs;
   EXPECT_NE(cs.find("1.00 / 1.00"), std::string::npos) << cs;
@@ -93,7 +98,10 @@ TEST(Summary, ClaimWithAPolicyShowsTheModelsPrediction) {
     {"seed": "000", "policy": "sync-pair", "text": "keeps the pair on one CPU",
      "cases": ["pipe/processes/same-cpu", "pipe/processes/kernel", "futex/threads/kernel"]},
     {"seed": "000", "text": "no policy named", "cases": ["pipe/processes/llc"]}])");
-  const std::string t = wb::claims_table(rs);
+  const wb::ResultSet set = wb::check_result_set(rs);
+  const wb::ResultsPrediction predictions = wb::predict_for_results(set);
+  const std::string t = wb::claims_table(set, &predictions);
+  EXPECT_EQ(wb::claims_table(set, nullptr).find("model for"), std::string::npos);
   EXPECT_NE(t.find("seed 000 (sync-pair): keeps the pair on one CPU"), std::string::npos) << t;
   EXPECT_NE(t.find("model for pipe/processes/kernel: sync-pair same-cpu 100% (2.10 us); mainline "
                    "llc 100% (5.20 us)"),
@@ -109,7 +117,7 @@ TEST(Summary, ClaimWithAPolicyShowsTheModelsPrediction) {
 TEST(Summary, GoldenTableOfTheReportFixture) {
   const json rs =
       json::parse(wb::test::read_fixture(WB_FIXTURES_DIR "/results/report-sample.json"));
-  const std::string got = summary_table(rs);
+  const std::string got = summary_table(wb::check_result_set(rs));
   const std::string path = std::string(WB_SOURCE_DIR) + "/tests/golden/summary.txt";
   if (std::getenv("WB_GOLDEN_UPDATE") != nullptr) {
     std::ofstream(path) << got;

@@ -201,18 +201,6 @@ nlohmann::ordered_json marking_exempt_json(const Params& p) {
 
 }  // namespace
 
-nlohmann::ordered_json ab_set_json(const AbPlan& plan, int k, const std::string& id,
-                                   uint64_t order_seed) {
-  nlohmann::ordered_json values = nlohmann::ordered_json::object();
-  for (const auto& [key, value] : plan.values(k)) values[key] = value;
-  return {{"id", id},
-          {"setting", k},
-          {"settings", plan.settings},
-          {"label", plan.label(k)},
-          {"values", values},
-          {"order_seed", order_seed}};
-}
-
 nlohmann::ordered_json case_json(const CaseRecord& rec, const Topology& topo) {
   const CaseSpec& s = rec.spec;
   nlohmann::ordered_json j;

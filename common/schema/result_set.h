@@ -68,9 +68,4 @@ struct CaseRecord {
 // "marked_repetitions". Case-level statistics stay over every repetition, marked or not.
 nlohmann::ordered_json case_json(const CaseRecord& rec, const Topology& topo);
 
-// --ab: the result set's top-level "ab" object for setting k of `plan` (docs/result-set.md#ab):
-// {"id", "setting", "settings", "label", "values", "order_seed"}.
-nlohmann::ordered_json ab_set_json(const AbPlan& plan, int k, const std::string& id,
-                                   uint64_t order_seed);
-
 }  // namespace wb
