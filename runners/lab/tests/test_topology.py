@@ -120,3 +120,10 @@ def test_lockup_only_past_the_limit(tmp_path):
     assert lockup(c) is None
     c.write_text("watchdog: BUG: soft lockup - CPU#1 stuck for 130s! [wakebench:77]\n")
     assert "CPU#1 stuck for 130 s in wakebench:77" in lockup(c)
+
+
+def test_a_missing_dtc_is_one_line(monkeypatch):
+    from wblab import devicetree
+    monkeypatch.setattr(devicetree.shutil, "which", lambda name: None)
+    with pytest.raises(LabError, match="^dtc not found: apt-get install device-tree-compiler"):
+        devicetree.dtc(["-I", "dtb"], b"")

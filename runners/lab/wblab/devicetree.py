@@ -5,6 +5,7 @@ cacheinfo shares nothing. The lab dumps qemu's own DTB (-machine dumpdtb=), appe
 as the preset states (cache_overlay), and boots with -dtb: the guest kernel builds its domains
 from caches as on a real machine's device tree (Documentation/devicetree/bindings/cache.yaml)."""
 import re
+import shutil
 import subprocess
 
 from . import LabError
@@ -49,6 +50,9 @@ def memory_nodes(dts):
 
 
 def dtc(args, data):
+    if not shutil.which("dtc"):
+        raise LabError("dtc not found: apt-get install device-tree-compiler (arm64 guests' "
+                       "device tree)")
     proc = subprocess.run(["dtc", "-q", *args], input=data, capture_output=True)
     if proc.returncode:
         raise LabError(f"dtc {' '.join(args)}: {proc.stderr.decode(errors='replace').strip()}")
