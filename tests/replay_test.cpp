@@ -100,6 +100,17 @@ TEST(DecisionRecords, TheKernelEventNamesTheModelsRules) {
   std::vector<std::string> model;
   for (DecisionRule r : all_decision_rules()) model.emplace_back(decision_rule_id(r));
   EXPECT_EQ(kernel, model);
+  // Every rule the event can print parses in a raw line and is one replay knows.
+  const std::string sample = test::read_fixture(test::fixture_path(kSample));
+  const std::string first = sample.substr(sample.find("sched_wake_decision:"));
+  const std::string line = first.substr(0, first.find('\n'));
+  for (const std::string& rule : kernel) {
+    const std::string raw = std::regex_replace(line, std::regex("rule=\\w+"), "rule=" + rule);
+    const std::vector<DecisionRecord> d = parse_decisions("x-1 [000] d.... 1.0: " + raw);
+    ASSERT_EQ(d.size(), 1u) << rule;
+    EXPECT_EQ(d[0].rule, rule);
+    EXPECT_NO_THROW(replay_decisions(d, smt2(), policy_by_id("mainline"))) << rule;
+  }
 }
 
 TEST(Replay, MainlinesModelAgreesWithEveryDecisionOfTheSample) {
