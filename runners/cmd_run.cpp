@@ -581,7 +581,8 @@ SetOut result_set(const RunContext& ctx, const SetRun& set, int k) {
   d.context = gb_context(std::filesystem::read_symlink("/proc/self/exe").string());
   d.benchmarks = set.gb.json();
   d.run = RunOrder{"interleaved", ctx.seed};
-  if (ctx.ab) d.ab = ab_set(*ctx.ab, k, ctx.ab_id, ctx.seed);
+  if (ctx.ab)
+    d.ab = AbSet{ctx.ab_id, k, ctx.ab->settings, ctx.ab->label(k), ctx.ab->values(k), ctx.seed};
   d.until_decided = ctx.until_decided;
   d.topology = TopologyRecord{
       topology_json(*ctx.topo, choose_pairs(*ctx.topo, ctx.pairs_per_class)), ctx.topo->xml()};

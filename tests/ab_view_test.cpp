@@ -39,7 +39,10 @@ json ab_doc(bool ab = true) {
   ResultSetDoc d;
   d.schema = kResultSchema;
   d.schema_version = kResultSchemaVersion;
-  if (ab) d.ab = ab_set(parse_ab_plan({"feature:TTWU_QUEUE=on,off"}), 1, "20261201T000000Z-42", 99);
+  if (ab) {
+    const AbPlan plan = parse_ab_plan({"feature:TTWU_QUEUE=on,off"});
+    d.ab = AbSet{"20261201T000000Z-42", 1, plan.settings, plan.label(1), plan.values(1), 99};
+  }
   return result_set_json(d);
 }
 

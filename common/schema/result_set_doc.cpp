@@ -211,10 +211,6 @@ int64_t json_int_in(const json& v, const std::string& what, int64_t lo, int64_t 
   return v.get<int64_t>();
 }
 
-AbSet ab_set(const AbPlan& plan, int k, const std::string& id, uint64_t order_seed) {
-  return {id, k, plan.settings, plan.label(k), plan.values(k), order_seed};
-}
-
 ResultSetDoc read_result_set_doc(const json& doc) {
   check_header(doc);
   ResultSetDoc d;

@@ -46,8 +46,6 @@ struct AbSet {
   uint64_t order_seed = 0;
   bool operator==(const AbSet&) const = default;
 };
-// Setting k of `plan`, for the run `id` whose order was drawn from `order_seed`.
-AbSet ab_set(const AbPlan& plan, int k, const std::string& id, uint64_t order_seed);
 
 // `until_decided` (docs/result-set.md#until-decided): how a `run --until-decided` ended.
 struct UntilDecidedRecord {
