@@ -27,7 +27,7 @@ bool in_list(const std::vector<int>& list, int cpu) {
 // The key of a pair's model state: whose turn, each task's CPU, recent_used_cpu, last_wakee (as
 // "the other task" or not), wakee_flips and the carried has_idle_cores hints. Equal states give
 // equal futures, so the first repeat closes the cycle.
-using State = std::tuple<int, int, int, int, int, bool, bool, int, int, unsigned>;
+using State = std::tuple<int, int, int, int, int, bool, bool, int, int, std::vector<bool>>;
 
 // A pair's model state between two wakes.
 struct PairState {
@@ -42,8 +42,8 @@ struct PairState {
   std::map<int, bool> idle_cores;
 
   State key() const {
-    unsigned hints = 0, bit = 0;
-    for (const auto& [llc, set] : idle_cores) hints |= unsigned(set) << bit++;
+    std::vector<bool> hints;  // any number of LLCs
+    for (const auto& [llc, set] : idle_cores) hints.push_back(set);
     return {turn,
             cpu[0],
             cpu[1],
