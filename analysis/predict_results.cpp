@@ -398,10 +398,6 @@ SchedTopology sched_topology_of(const ResultSetDoc& rs) {
                        recorded_llc(rs).first);
 }
 
-SchedTopology sched_topology_of(const json& rs) {
-  return sched_topology_of(read_result_set_doc(rs));
-}
-
 namespace {
 
 ResultsPrediction predict(const ResultSetDoc& rs, const std::vector<CaseView>& views) {

@@ -119,8 +119,6 @@ ResultsPrediction predict_for_results(const nlohmann::json& result_set);
 // The machine a result set ran on as the model sees it: its embedded hwloc XML with the LLC its
 // own sched domains name. Throws std::invalid_argument without topology.xml.
 SchedTopology sched_topology_of(const ResultSetDoc& result_set);
-// The same on a document (`wakebench replay`'s), read first (read_result_set_doc).
-SchedTopology sched_topology_of(const nlohmann::json& result_set);
 // The same for a result-set file: errors are one line naming the file.
 ResultsPrediction predict_for_results_file(const std::string& path);
 

@@ -152,7 +152,6 @@ ResultSet parse_result_set(const std::string& text, const std::string& path) {
     fail(path, e.what());
   }
   rs.path = path;
-  rs.doc = std::move(doc);
   return rs;
 }
 

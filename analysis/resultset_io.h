@@ -33,10 +33,7 @@ std::string format_counts(const MachineSummary& m);
 std::string machine_line(const MachineSummary& m);
 
 struct ResultSet {
-  std::string path;  // as given, for messages
-  // The document as read from a file, for `wakebench replay` (runners/cmd_replay.cpp); null for a
-  // set built in memory (typed_result_set): everything else reads `set`.
-  nlohmann::json doc;
+  std::string path;        // as given, for messages
   ResultSetDoc set;        // the typed set (`set.ab`: a set of an A/B run, docs/result-set.md#ab)
   MachineSummary machine;  // who ran it, from the set's open blocks
   std::vector<CaseView> views;  // cases[], parsed once (analysis/case_view.h)

@@ -147,7 +147,7 @@ TEST_F(AbRun, WritesOneSetPerSettingPairedByRound) {
     ASSERT_TRUE(c.ok()) << c.reason;
     EXPECT_EQ(std::multiset<int>(c.ab_round.begin(), c.ab_round.end()),
               (std::multiset<int>{0, 1, 2}));
-    for (const auto& rep : rs.doc["cases"][0]["repetitions"]) {
+    for (const auto& rep : rs.set.cases[0]["repetitions"]) {
       EXPECT_EQ(rep["ab"]["read_back"]["sysctl:kernel.sched_fake"], k == 0 ? "1" : "2");
       EXPECT_EQ(rep["ab"]["read_back"]["feature:TTWU_QUEUE"], "NO_TTWU_QUEUE");
     }

@@ -330,9 +330,9 @@ TEST(Compare, TheBaselinesStoredNoiseFloorApplies) {
 TEST(Compare, TestsEveryRttStatisticFromRepetitions) {
   const auto with_p90 = [](const std::string& name) {
     ResultSet rs = load_result_set(fixture(name));
-    for (auto& c : rs.doc["cases"])
+    for (auto& c : rs.set.cases)
       for (auto& r : c["repetitions"]) r["p90"] = r["median"].get<double>() * 1.5;
-    return parse_result_set(rs.doc.dump(), rs.path);
+    return parse_result_set(result_set_json(rs.set).dump(), rs.path);
   };
   const ResultSet a = with_p90("base.json"), b = with_p90("new.json");
   CompareOptions o;
@@ -350,13 +350,13 @@ TEST(Compare, TestsEveryRttStatisticFromRepetitions) {
 TEST(Compare, ASeparatedChangeBelowTheSetsSdIsStarred) {
   const auto with_medians = [](const std::string& name, const std::vector<double>& medians) {
     ResultSet rs = load_result_set(fixture(name));
-    for (auto& c : rs.doc["cases"]) {
+    for (auto& c : rs.set.cases) {
       if (c["name"] != "pipe/processes/llc") continue;
       c["repetitions"] = nlohmann::json::array();
       for (double m : medians) c["repetitions"].push_back({{"median", m}});
       c["rtt_ns"]["median"] = medians[medians.size() / 2];
     }
-    return parse_result_set(rs.doc.dump(), rs.path);
+    return parse_result_set(result_set_json(rs.set).dump(), rs.path);
   };
   // 7 against 7 repetitions: p = 2/3432 for one case, small enough for BH over the set's cases.
   const ResultSet a = with_medians("base.json", {1000, 2000, 2010, 2020, 2030, 2040, 2050});

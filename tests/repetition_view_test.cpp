@@ -230,8 +230,8 @@ TEST(ResultSchema, Version3ReadsAnd1And2StillDo) {
       EXPECT_EQ(marked_text(c), "");
     }
   }
-  EXPECT_EQ(load_result_set(test::fixture_path("results/base.json")).doc["schema_version"], 1);
-  EXPECT_EQ(load_result_set(test::fixture_path("results/report-sample.json")).doc["schema_version"],
+  EXPECT_EQ(load_result_set(test::fixture_path("results/base.json")).set.schema_version, 1);
+  EXPECT_EQ(load_result_set(test::fixture_path("results/report-sample.json")).set.schema_version,
             2);
 }
 

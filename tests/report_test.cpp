@@ -497,7 +497,8 @@ std::vector<std::string> escaping_names(const fs::path& outside) {
 // string of its document (predictions included) set to `name`: past the reader, which refuses
 // these names.
 ResultSet hostile_set(const std::string& name) {
-  ResultSet rs = parse_result_set(small_sample().dump(), name);
+  json doc = small_sample();
+  ResultSet rs = parse_result_set(doc.dump(), name);
   for (CaseView& c : rs.views) {
     c.name = c.mechanism = c.placement = c.reason = name;
     c.suffix = c.pair = "/" + name;
@@ -505,10 +506,10 @@ ResultSet hostile_set(const std::string& name) {
   }
   rs.machine.hostname = rs.machine.cpu_model = rs.machine.topology_source = name;
   std::vector<Place> places;
-  string_places(rs.doc, json::json_pointer(), false, places);
+  string_places(doc, json::json_pointer(), false, places);
   for (const Place& place : places)
-    if (place.key.empty()) place.put(rs.doc, name);
-  rs.set.predictions = rs.doc["predictions"];  // what the report reads of the document
+    if (place.key.empty()) place.put(doc, name);
+  rs.set.predictions = doc["predictions"];  // what the report reads of the document
   return rs;
 }
 
