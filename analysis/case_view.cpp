@@ -67,9 +67,8 @@ void check_positive(const std::string& what, const std::optional<double>& v) {
 void check_names(const json& j) {
   check_name("mechanism", j["mechanism"]);
   check_name("placement", j["placement"]);
-  for (const char* key : {"wake_flags", "reason"})
-    if (j.contains(key) && j[key].is_string())
-      (key[0] == 'r' ? check_text : check_name)(key, j[key].get<std::string>());
+  if (j.contains("reason") && j["reason"].is_string())
+    check_text("reason", j["reason"].get<std::string>());
   const json params = j.value("params", json()).flatten();
   for (const auto& [path, v] : params.items())
     if (v.is_string()) check_name("params" + path, v.get<std::string>());
@@ -297,7 +296,12 @@ CaseView parse_case(std::size_t index, const json& j) {
     if (!status) throw std::invalid_argument("unknown status " + j["status"].dump());
     c.status = *status;
     if (j.contains("reason") && j["reason"].is_string()) c.reason = j["reason"];
-    if (j.contains("wake_flags") && j["wake_flags"].is_string()) c.wake_flags = j["wake_flags"];
+    if (j.contains("wake_flags") && j["wake_flags"].is_string()) {
+      c.wake_flags = parse_wake_flags(j["wake_flags"].get<std::string>());
+      if (!c.wake_flags)
+        throw std::invalid_argument("wake_flags " + j["wake_flags"].dump() +
+                                    " is not sync, none or current-cpu");
+    }
     c.rtt = stats_of(j.value("rtt_ns", json()));
     c.wakeup = stats_of(j.value("wakeup_ns", json()));
     if (c.ok() && !c.rtt.get("median"))

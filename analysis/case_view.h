@@ -85,10 +85,10 @@ struct CaseView {
   std::string suffix;          // name_suffix(params): "/w2s4/work=2000ns", "" at the defaults
   std::string pair;            // "/pair1" for --pairs-per-class > 1, else ""
   CaseStatus status = CaseStatus::kOk;
-  std::string reason;                     // "" when null
-  std::optional<std::string> wake_flags;  // "sync" | "none" | "current-cpu"
-  Stats rtt, wakeup;                      // `rtt_ns`, `wakeup_ns`
-  std::vector<Stats> repetitions;         // per repetition: "median", "p99", "mean", "tps", ...
+  std::string reason;  // "" when null
+  std::optional<WakeFlags> wake_flags;
+  Stats rtt, wakeup;               // `rtt_ns`, `wakeup_ns`
+  std::vector<Stats> repetitions;  // per repetition: "median", "p99", "mean", "tps", ...
   // Per repetition, the histogram of its round trips (schema 2); empty when the set keeps none.
   std::vector<Histogram> rtt_hist;
   // Per repetition, parallel to `repetitions` (schema 3); empty for sets of schema 1 and 2.

@@ -159,7 +159,7 @@ json case_json_of(const CasePrediction& e) {
     return j;
   }
   const json trace = e.measured ? e.measured->trace : json();
-  j["wake_flags"] = e.wake_flags;
+  j["wake_flags"] = std::string(wake_flags_id(e.wake_flags));
   j["start"] = {e.start.first, e.start.second};
   j["allowed"] = e.allowed.empty() ? std::string("all") : format_cpu_list(e.allowed);
   j["busy"] = e.busy;
@@ -303,7 +303,7 @@ std::string trace_line(const json& t) {
 
 std::string render_case(const CasePrediction& e, Footnotes& notes) {
   if (e.skipped) return wrapped(e.label + ": ", *e.skipped, 4);
-  std::string head = e.label + "  " + e.wake_flags + "  ";
+  std::string head = e.label + "  " + std::string(wake_flags_id(e.wake_flags)) + "  ";
   if (!e.measured) {
     head += "no kernel case";
   } else if (e.measured->classes.empty()) {

@@ -22,10 +22,10 @@ using nlohmann::json;
 
 // Wake flags a mechanism carries on a real kernel (docs/policy-model.md#wake-flags, the registry),
 // used when a case lacks the tag.
-std::optional<std::string> default_wake_flags(const std::string& mechanism) {
+std::optional<WakeFlags> default_wake_flags(const std::string& mechanism) {
   const MechanismEntry* m = registry().find_mechanism(mechanism);
   if (!m || m->no_kernel_wakeup) return std::nullopt;
-  return std::string(wake_flags_id(m->wake_flags));
+  return m->wake_flags;
 }
 
 // Why a mechanism's tasks never block ("busy-poll"); nullopt: they block (or it is unknown).
@@ -45,8 +45,8 @@ std::optional<std::string> not_modelled(const std::string& mechanism) {
 struct Point {
   std::vector<const CaseView*> cases;
   std::map<std::string, double> pinned;  // class -> median of its first ok pinned case
-  std::optional<std::string> flags;      // wake flags
-  std::optional<double> kernel_rtt;      // the default-cpuset kernel case's median, else the first
+  std::optional<WakeFlags> flags;
+  std::optional<double> kernel_rtt;  // the default-cpuset kernel case's median, else the first
   const CaseView& first() const { return *cases.front(); }
   // "pipe/threads/work=500ns", "binder-like/processes/w2s4", "pipe/threads" at the defaults.
   std::string label() const { return first().mech_mode() + first().suffix; }
@@ -202,8 +202,8 @@ class CoverageCache {
 // The steady-state options of the case that ran: flags, cpuset, start and busy CPUs.
 SteadyOptions options_for(const CasePrediction& e, bool emulated) {
   SteadyOptions opt;
-  opt.sync = e.wake_flags == "sync";
-  opt.current_cpu = e.wake_flags == "current-cpu";
+  opt.sync = e.wake_flags == WakeFlags::kSync;
+  opt.current_cpu = e.wake_flags == WakeFlags::kCurrentCpu;
   const nlohmann::json work =
       e.params.is_object() ? e.params.value("work_ns", nlohmann::json()) : nlohmann::json();
   opt.slow_switch_out =
@@ -257,7 +257,6 @@ CasePrediction predict_case(const SchedTopology& sched, const Point& pt, const C
   CasePrediction e{
       kc ? kc->name : pt.label(),    first.mechanism,   std::string(mode_id(first.mode)),
       kc ? kc->placement : "kernel", first.params_json, pt.pinned};
-  const std::optional<std::string>& flags = pt.flags;
   if (const auto busy = no_kernel_wakeup(first.mechanism)) {
     e.skipped = *busy + ": no kernel wakeup to model";
     return e;
@@ -266,11 +265,11 @@ CasePrediction predict_case(const SchedTopology& sched, const Point& pt, const C
     e.skipped = "not compared: " + *why;
     return e;
   }
-  if (!flags || (*flags != "sync" && *flags != "none" && *flags != "current-cpu")) {
-    e.skipped = "no kernel wakeup to model (wake_flags " + flags.value_or("unknown") + ")";
+  if (!pt.flags) {
+    e.skipped = "no kernel wakeup to model (wake_flags unknown)";
     return e;
   }
-  e.wake_flags = *flags;
+  e.wake_flags = *pt.flags;
   set_case_setup(e, kc, sched);
   const SteadyOptions opt = options_for(e, emulated);
   std::vector<SteadyResult> results = simulate_steady_state(sched, opt);
@@ -324,9 +323,8 @@ std::string missing_reason(const SchedTopology& sched, const std::vector<CaseVie
 }
 
 Premise class_premise(const std::string& policy, const std::string& text, const std::string& a,
-                      const std::string& b, const std::string& flags,
-                      const std::vector<Point>& points, const SchedTopology& sched,
-                      const std::vector<CaseView>& views) {
+                      const std::string& b, WakeFlags flags, const std::vector<Point>& points,
+                      const SchedTopology& sched, const std::vector<CaseView>& views) {
   Premise p{policy, text, {}, std::nullopt};
   for (const Point& pt : points)
     if (pt.flags == flags) p.checks.push_back(check_at(pt, a, pt.pinned_at(a), b, pt.pinned_at(b)));
@@ -338,7 +336,9 @@ Premise class_premise(const std::string& policy, const std::string& text, const 
       p.not_measurable =
           "not measurable here: no " + cls + " class (" + missing_reason(sched, views, cls) + ")";
   }
-  if (p.checks.empty()) p.not_measurable = "not measurable here: no " + flags + " mechanism";
+  if (p.checks.empty())
+    p.not_measurable =
+        "not measurable here: no " + std::string(wake_flags_id(flags)) + " mechanism";
   return p;
 }
 
@@ -372,16 +372,18 @@ std::vector<Premise> premises_of(const std::vector<Point>& points, const SchedTo
       class_premise("sync-pair",
                     "sync wakeups: handing off on the waker CPU is cheaper than another core of "
                     "the LLC",
-                    "same-cpu", "llc", "sync", points, sched, views),
-      class_premise("sync-core", core, "smt-sibling", "llc", "sync", points, sched, views),
-      class_premise("sync-core-v2", core, "smt-sibling", "llc", "sync", points, sched, views),
+                    "same-cpu", "llc", WakeFlags::kSync, points, sched, views),
+      class_premise("sync-core", core, "smt-sibling", "llc", WakeFlags::kSync, points, sched,
+                    views),
+      class_premise("sync-core-v2", core, "smt-sibling", "llc", WakeFlags::kSync, points, sched,
+                    views),
       kernel_premise(
           "sync-2017", "sync wakeups: the waker CPU is cheaper than the kernel's choice",
-          [](const std::string&, const std::string& f) { return f == "sync"; }, points, sched,
+          [](const std::string&, WakeFlags f) { return f == WakeFlags::kSync; }, points, sched,
           views),
       kernel_premise(
           "current-cpu", "futex handoff: the waker CPU is cheaper than the kernel's choice",
-          [](const std::string& m, const std::string&) {
+          [](const std::string& m, WakeFlags) {
             const MechanismEntry* e = registry().find_mechanism(m);
             return e && e->futex_handoff;
           },

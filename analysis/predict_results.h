@@ -63,7 +63,7 @@ struct CasePrediction {
   nlohmann::json params;                 // as recorded
   std::map<std::string, double> pinned;  // class -> median RTT of this params point's pinned case
   std::optional<std::string> skipped;    // why there is no kernel wakeup to model
-  std::string wake_flags;                // "sync" | "none" | "current-cpu"
+  WakeFlags wake_flags = WakeFlags::kNone;
   std::pair<int, int> start{-1, -1};
   std::vector<int> allowed;                // empty: every CPU
   std::vector<int> busy;                   // the case's background CPUs

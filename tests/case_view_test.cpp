@@ -70,7 +70,7 @@ TEST(CaseView, ReadsBackWhatCaseJsonWrites) {
   EXPECT_EQ(v[0].rtt.get("median"), 1400);
   EXPECT_EQ(v[0].repetitions.size(), 2u);
   EXPECT_TRUE(v[0].tps.has_value());
-  EXPECT_EQ(v[0].wake_flags, "sync");
+  EXPECT_EQ(v[0].wake_flags, WakeFlags::kSync);
   EXPECT_TRUE(v[0].counters.recorded);
   EXPECT_FALSE(v[0].observed.recorded);
 
@@ -134,6 +134,11 @@ TEST(CaseView, BadCasesAreOneLineNamingTheCase) {
   bad = good;
   bad["status"] = "done";
   EXPECT_EQ(error(bad), "cases[0] (binder-like/processes/llc): unknown status \"done\"");
+  bad = good;
+  bad["wake_flags"] = "sink";
+  EXPECT_EQ(error(bad),
+            "cases[0] (binder-like/processes/llc): wake_flags \"sink\" is not sync, none or "
+            "current-cpu");
   EXPECT_EQ(error(good), "accepted");
 }
 
