@@ -21,6 +21,8 @@ def entry(mech, flags, policies, observed, start=(0, 1), placement="kernel"):
                              "verdict": v, "coverage": 0.25}
                          for p, (c, d, v) in policies.items()},
             "measured": {"classes": observed, "histogram": hist, "migrations": {}},
+            "groups": [{"name": "sync-pair/sync-2017", "policies": ["sync-pair", "sync-2017"],
+                        "verdict": "MATCH"}],
             "consistent_with": ["sync-pair/sync-2017"]}
 
 

@@ -202,7 +202,8 @@ def case_row(e, case, model, policy):
            "strict_agreement": round(1 - dist["strict"], 3),
            "range_agreement": round(1 - dist["best"], 3),
            "consistent_with": consistent,
-           "model_consistent": any(policy in g.split("/") for g in consistent)}
+           "model_consistent": any(policy in g["policies"] for g in e.get("groups", [])
+                                   if g.get("verdict") == "MATCH")}
     uncertain = model.get("uncertain")
     if uncertain:
         row["uncertain"] = {"alternatives": [dict(a, cause=a["cause"]["text"])
