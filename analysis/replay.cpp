@@ -57,6 +57,12 @@ void ReplayResult::add(const ReplayResult& o) {
   wakings += o.wakings;
   wide.count += o.wide.count;
   wide.agree += o.wide.agree;
+  inferred += o.inferred;
+  moved.count += o.moved.count;
+  moved.agree += o.moved.agree;
+  baseline_prev += o.baseline_prev;
+  baseline_waker += o.baseline_waker;
+  baseline_last += o.baseline_last;
   for (const auto& [rule, n] : o.first_rules) first_rules[rule] += n;
   hint_read += o.hint_read;
   hint_stale_true += o.hint_stale_true;
@@ -80,7 +86,8 @@ namespace {
 // The state checks of ReplayResult: `in` is the record's input as the model reads it.
 void tally_state(const DecisionRecord& d, const WakeInput& in, const SchedTopology& sched,
                  std::set<int>& seen, ReplayResult& out) {
-  if (d.allowed.size() != 1 && seen.insert(d.pid).second) ++out.first_rules[d.rule];
+  if (d.allowed.size() != 1 && seen.insert(d.pid).second && !d.rule.empty())
+    ++out.first_rules[d.rule];
   if (d.on_rq || d.on_cpu || d.allowed.size() == 1) return;
   const bool exact = exact_has_idle_cores(sched, in, d.waker_cpu);
   ++out.hint_read;
@@ -94,13 +101,15 @@ ReplayResult replay_decisions(const std::vector<DecisionRecord>& records,
                               const SchedTopology& sched, const WakeupPolicy& policy) {
   ReplayResult out;
   out.policy = std::string(policy.id());
-  std::set<int> seen;  // wakees whose first record was counted
+  std::set<int> seen;              // wakees whose first record was counted
+  std::map<int, int> last_choice;  // wakee -> the CPU its previous record chose
   for (std::size_t i = 0; i < records.size(); ++i) {
     const DecisionRecord& d = records[i];
     const std::string at =
         "decision " + std::to_string(i + 1) + " (pid " + std::to_string(d.pid) + ")";
+    const bool bpf = d.source == DecisionSource::kBpf;
     const auto rule = parse_decision_rule(d.rule);
-    if (!rule) throw std::invalid_argument(at + ": unknown rule \"" + d.rule + "\"");
+    if (!bpf && !rule) throw std::invalid_argument(at + ": unknown rule \"" + d.rule + "\"");
     const WakeInput in = wake_input_of(d, sched);
     WakeDecision model;
     try {
@@ -109,12 +118,20 @@ ReplayResult replay_decisions(const std::vector<DecisionRecord>& records,
       throw std::invalid_argument(at + ": " + e.what());
     }
     tally_state(d, in, sched, seen, out);
-    RuleTally& t = out.by_rule[*rule];
-    const bool agree = model.cpu == d.cpu && model.rule == *rule;
+    RuleTally& t = out.by_rule[bpf ? model.rule : *rule];
+    const bool agree = model.cpu == d.cpu && (bpf || model.rule == *rule);
     ++t.count;
     t.agree += agree;
+    out.inferred += bpf;
+    out.moved.count += d.idle_moved;
+    out.moved.agree += d.idle_moved && agree;
     out.wide.count += d.wake_wide;
     out.wide.agree += d.wake_wide && agree;
+    const auto last = last_choice.find(d.pid);
+    out.baseline_prev += d.cpu == d.prev;
+    out.baseline_waker += d.cpu == d.waker_cpu;
+    out.baseline_last += d.cpu == (last == last_choice.end() ? d.prev : last->second);
+    last_choice[d.pid] = d.cpu;
     if (!agree) out.disagreements.push_back({"", i, d, model});
   }
   return out;
@@ -153,19 +170,46 @@ std::string table_row(const std::string& rule, const std::string& count, const s
 
 }  // namespace
 
+// What agreement means for these records: CPU and rule, or the CPU alone where the recorder
+// holds no rule (the BPF recorder's).
+std::string agreement_kind(const ReplayResult& r) {
+  if (r.inferred == 0) return "CPU and rule";
+  if (r.inferred == r.total()) return "CPU";
+  return "CPU (and rule in " + std::to_string(r.total() - r.inferred) + ")";
+}
+
+// The trivial predictors and the records whose inputs moved, for the BPF recorder's records.
+std::string recorder_lines(const ReplayResult& r) {
+  if (r.inferred == 0) return "";
+  const int64_t n = r.total();
+  return wrap(
+             "the recorder holds the inputs and the CPU: each rule below is the model's; "
+             "baselines on the same records: prev " +
+                 percent(r.baseline_prev, n) + ", the waker's CPU " + percent(r.baseline_waker, n) +
+                 ", the last choice " + percent(r.baseline_last, n),
+             "") +
+         wrap("inputs moved (idle CPUs changed while the kernel chose): " +
+                  std::to_string(r.moved.count) + " records, " + std::to_string(r.moved.agree) +
+                  " agree (counted above)",
+              "");
+}
+
 std::string render_replay_text(const ReplayResult& r, std::size_t first) {
   std::ostringstream out;
   const int64_t total = r.total(), agreed = r.agreed();
+  const std::string kind = agreement_kind(r);
   if (r.wakings > 0)
     out << "replay under " << r.policy << ": " << agreed << " of " << r.denominator()
-        << " wakeups agree in CPU and rule (" << percent(agreed, r.denominator()) << ")\n  "
-        << total - agreed << " records disagree; " << r.unrecorded()
-        << " wakeups have no record\n\n";
+        << " wakeups agree in " << kind << " (" << percent(agreed, r.denominator()) << ")\n  "
+        << total - agreed << " records disagree; " << r.unrecorded() << " wakeups have no record\n";
   else
     out << "replay under " << r.policy << ": " << agreed << " of " << total
-        << " decisions agree in CPU and rule (" << percent(agreed, total) << "), " << total - agreed
-        << " disagree\n\n";
-  out << table_row("kernel's rule", "count", "agree", "disagree") << "\n";
+        << " decisions agree in " << kind << " (" << percent(agreed, total) << "), "
+        << total - agreed << " disagree\n";
+  out << recorder_lines(r) << "\n";
+  out << table_row(r.inferred == total && total > 0 ? "model's rule" : "kernel's rule", "count",
+                   "agree", "disagree")
+      << "\n";
   for (const auto& [rule, t] : r.by_rule)
     out << table_row(std::string(decision_rule_id(rule)), std::to_string(t.count),
                      std::to_string(t.agree), std::to_string(t.count - t.agree))
@@ -218,6 +262,12 @@ nlohmann::ordered_json replay_json(const ReplayResult& r) {
           {"decisions", r.total()},
           {"unrecorded", r.unrecorded()},
           {"agree", r.agreed()},
+          {"rules_inferred", r.inferred},
+          {"inputs_moved", {{"count", r.moved.count}, {"agree", r.moved.agree}}},
+          {"baselines",
+           {{"prev", r.baseline_prev},
+            {"waker_cpu", r.baseline_waker},
+            {"last_choice", r.baseline_last}}},
           {"rules", rules},
           {"wake_wide", {{"count", r.wide.count}, {"agree", r.wide.agree}}},
           {"first_rules", r.first_rules},

@@ -35,7 +35,14 @@ struct ReplayResult {
   // The traced tasks' wakeups (sched_waking lines), when the text kept them: those beyond the
   // records had no decision recorded and count against agreement.
   int64_t wakings = 0;
-  std::map<DecisionRule, RuleTally> by_rule;  // by the kernel's rule
+  // By the kernel's rule; for the BPF recorder's records (DecisionSource::kBpf, which hold no
+  // rule) by the rule the model took, and they agree when the CPU does: `inferred` counts them.
+  std::map<DecisionRule, RuleTally> by_rule;
+  int64_t inferred = 0;
+  RuleTally moved;  // kBpf records whose idle CPUs changed while the kernel chose (idle_moved)
+  // Trivial predictors held to the same records: prev, the waker's CPU, the wakee's last chosen CPU
+  // (its previous record's; prev for its first); how many records each gets right.
+  int64_t baseline_prev = 0, baseline_waker = 0, baseline_last = 0;
   RuleTally wide;  // the records whose wake_wide() was true (a branch no 1:1 case reaches)
   // The state the kernel carried, held to what the model assumes (docs/policy-model.md#replay):
   // the rule of each unpinned task's first record (the model starts recent_used_cpu on the

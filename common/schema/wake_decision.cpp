@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -56,6 +57,11 @@ class Reader {
     return n;
   }
   bool flag(const char* key) { return integer(key, 0, 1) == 1; }
+  bool has(const char* key) const { return f_.count(key) > 0; }
+  std::optional<std::string> optional_text(const char* key) {
+    if (!has(key)) return std::nullopt;
+    return text(key);
+  }
   // A field that older formats lack.
   std::optional<bool> optional_flag(const char* key) {
     if (!f_.count(key)) return std::nullopt;
@@ -84,9 +90,31 @@ class Reader {
 
 }  // namespace
 
+namespace {
+
+// What only the lab kernels' event records: how the kernel got to its CPU.
+void read_kernel_reasons(Reader& r, DecisionRecord& d) {
+  d.in_task = r.flag("in_task");
+  d.wake_wide = r.flag("wake_wide");
+  d.want_affine = r.flag("want_affine");
+  d.affine = r.text("affine");
+  if (d.affine != "none" && d.affine != "WA_IDLE" && d.affine != "WA_WEIGHT")
+    throw std::invalid_argument("field \"affine\" is \"" + d.affine +
+                                "\", not none, WA_IDLE or WA_WEIGHT");
+  d.affine_cpu = r.cpu("affine_cpu", -1);
+  d.rule = r.text("rule");
+}
+
+}  // namespace
+
 DecisionRecord parse_decision_fields(std::string_view fields) {
   Reader r(split_fields(fields));
   DecisionRecord d;
+  if (const auto src = r.optional_text("source")) {
+    if (*src != "bpf") throw std::invalid_argument("field \"source\" is \"" + *src + "\", not bpf");
+    d.source = DecisionSource::kBpf;
+  }
+  const bool bpf = d.source == DecisionSource::kBpf;
   d.pid = static_cast<int>(r.integer("pid", 1, 1 << 30));
   d.waker_cpu = r.cpu("waker_cpu");
   d.prev = r.cpu("prev");
@@ -98,7 +126,6 @@ DecisionRecord parse_decision_fields(std::string_view fields) {
   d.on_rq = r.flag("on_rq");
   d.on_cpu = r.flag("on_cpu");
   d.kthread = r.flag("kthread");
-  d.in_task = r.flag("in_task");
   d.allowed = r.cpus("allowed");
   d.nr_idle_scan = static_cast<int>(r.integer("nr_idle_scan", -1, kMaxCpus));
   d.prev_nr_idle_scan = static_cast<int>(r.integer("prev_nr_idle_scan", -1, kMaxCpus));
@@ -106,20 +133,37 @@ DecisionRecord parse_decision_fields(std::string_view fields) {
   d.has_idle_cores = r.flag("has_idle_cores");
   d.prev_has_idle_cores = r.flag("prev_has_idle_cores");
   d.waker_nr_running = static_cast<int>(r.integer("waker_nr_running", 0, 1000000));
-  d.waker_delayed = static_cast<int>(r.integer("waker_delayed", 0, d.waker_nr_running));
+  if (!bpf || r.has("waker_delayed"))
+    d.waker_delayed = static_cast<int>(r.integer("waker_delayed", 0, d.waker_nr_running));
   d.prev_nr_running = static_cast<int>(r.integer("prev_nr_running", 0, 1000000));
   d.idle = r.cpus("idle");
-  d.wake_wide = r.flag("wake_wide");
-  d.want_affine = r.flag("want_affine");
-  d.affine = r.text("affine");
-  if (d.affine != "none" && d.affine != "WA_IDLE" && d.affine != "WA_WEIGHT")
-    throw std::invalid_argument("field \"affine\" is \"" + d.affine +
-                                "\", not none, WA_IDLE or WA_WEIGHT");
-  d.affine_cpu = r.cpu("affine_cpu", -1);
-  d.rule = r.text("rule");
+  if (bpf)
+    d.idle_moved = r.flag("idle_moved");
+  else
+    read_kernel_reasons(r, d);
   d.cpu = r.cpu("cpu");
   r.done();
   return d;
+}
+
+std::string format_bpf_decision_fields(const DecisionRecord& d, bool delayed_known) {
+  const auto n = [](auto v) { return std::to_string(v); };
+  char flags[16];
+  std::snprintf(flags, sizeof flags, "%x", d.wake_flags);
+  std::string s = "source=bpf pid=" + n(d.pid) + " waker_cpu=" + n(d.waker_cpu) +
+                  " prev=" + n(d.prev) + " wake_flags=0x" + flags +
+                  " waker_flips=" + n(d.waker_flips) + " wakee_flips=" + n(d.wakee_flips) +
+                  " last_wakee=" + n(int(d.last_wakee));
+  if (d.wakee_last_wakee) s += " wakee_last_wakee=" + n(int(*d.wakee_last_wakee));
+  s += " on_rq=" + n(int(d.on_rq)) + " on_cpu=" + n(int(d.on_cpu)) +
+       " kthread=" + n(int(d.kthread)) + " allowed=" + format_cpu_list(d.allowed) +
+       " nr_idle_scan=" + n(d.nr_idle_scan) + " prev_nr_idle_scan=" + n(d.prev_nr_idle_scan) +
+       " recent_used_cpu=" + n(d.recent_used_cpu) + " has_idle_cores=" + n(int(d.has_idle_cores)) +
+       " prev_has_idle_cores=" + n(int(d.prev_has_idle_cores)) +
+       " waker_nr_running=" + n(d.waker_nr_running);
+  if (delayed_known) s += " waker_delayed=" + n(d.waker_delayed);
+  return s + " prev_nr_running=" + n(d.prev_nr_running) + " idle=" + format_cpu_list(d.idle) +
+         " idle_moved=" + n(int(d.idle_moved)) + " cpu=" + n(d.cpu);
 }
 
 std::vector<DecisionRecord> parse_decisions(std::string_view text) {

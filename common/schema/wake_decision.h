@@ -11,7 +11,12 @@
 // `allowed` the wakee's cpus_ptr; the hints are those of the waker's LLC and (prev_) of prev's;
 // `wake_wide`, `want_affine`, `affine` (none, WA_IDLE, WA_WEIGHT) and `affine_cpu` (wake_affine()'s
 // result, -1 when not called) are what the kernel computed, kept for reading a disagreement:
-// replay gives the model the inputs only. Pure: parsing, no I/O.
+// replay gives the model the inputs only.
+// The BPF recorder of a stock kernel (common/system/decision_recorder.h) writes the same line with
+// `source=bpf` first: the inputs it can read and the CPU, without what only the kernel's own code
+// knows (in_task, wake_wide, want_affine, affine, affine_cpu, rule), with `waker_delayed` only
+// where the kernel has the field, and `idle_moved=1` when the idle CPUs read again at the
+// selection's exit were not those of its entry. Pure: parsing and formatting, no I/O.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +31,11 @@ namespace wb {
 // include/linux/sched.h's wake flags (6.12) that the selection reads.
 inline constexpr unsigned kWfSync = 0x10, kWfCurrentCpu = 0x40;
 
+// Who wrote a record: the lab kernels' event, or the BPF recorder of a stock kernel.
+enum class DecisionSource { kEvent, kBpf };
+
 struct DecisionRecord {
+  DecisionSource source = DecisionSource::kEvent;
   int pid = 0;  // the wakee
   int waker_cpu = -1, prev = -1;
   unsigned wake_flags = 0;
@@ -35,14 +44,16 @@ struct DecisionRecord {
   // p->last_wakee == current: the wakee last woke this waker (sync-pair's test); absent from the
   // records of kernels built before 2026-12-03, where replay falls back to last_wakee.
   std::optional<bool> wakee_last_wakee;
-  bool on_rq = false, on_cpu = false;    // the wakee still queued / still switching out
-  bool kthread = false, in_task = true;  // the waker a per-CPU kthread; task context
+  bool on_rq = false, on_cpu = false;  // the wakee still queued / still switching out
+  bool kthread = false;                // the waker a per-CPU kthread
+  bool in_task = true;                 // task context (kBpf: not read, assumed)
   std::vector<int> allowed, idle;
   int nr_idle_scan = 0, prev_nr_idle_scan = 0;  // -1: the LLC has no shared state
   int recent_used_cpu = -1;
   bool has_idle_cores = false, prev_has_idle_cores = false;
   int waker_nr_running = 0, waker_delayed = 0, prev_nr_running = 0;
-  // What the kernel computed and chose.
+  bool idle_moved = false;  // kBpf: the idle CPUs changed while the selection ran
+  // What the kernel computed and chose; kBpf records hold the CPU only (rule "").
   bool wake_wide = false, want_affine = false;
   std::string affine;  // "none", "WA_IDLE", "WA_WEIGHT"
   int affine_cpu = -1;
@@ -53,6 +64,9 @@ struct DecisionRecord {
 // The fields after "sched_wake_decision: ". Throws std::invalid_argument naming the field:
 // "field \"prev\" missing", "field \"idle\": invalid CPU list ...", "unknown field \"x\"".
 DecisionRecord parse_decision_fields(std::string_view fields);
+// The fields of a kBpf record as parse_decision_fields reads them back (`delayed_known` false:
+// no waker_delayed field).
+std::string format_bpf_decision_fields(const DecisionRecord& d, bool delayed_known);
 
 // Every sched_wake_decision line of a trace text, in order; other lines (other events, comments,
 // blank lines) are passed over. Throws std::invalid_argument "line N: <why>: \"<line>\"".
