@@ -1,0 +1,106 @@
+#include "runners/run/repetition.h"
+
+#include <time.h>
+
+#include <algorithm>
+
+#include "common/system/schedstat.h"
+
+namespace wb {
+namespace {
+
+int64_t thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// Counters perturb what they count: every context switch of a counted task saves and restores its
+// perf context, which slows a same-CPU round trip by a large share (README.md#mechanisms). So
+// they are counted in a pass of their own, exactly as long as a repetition, before the timed
+// repetitions, which run uncounted (docs/result-set.md#counters). False when the pass failed.
+bool counting_pass(CaseState& cs, const RunOptions& opts, const Topology& topo) {
+  CaseRecord& rec = cs.record;
+  if (opts.events.empty() || !rec.repetitions.empty()) return true;
+  RunOutcome counting = run_case(rec.spec, *cs.mech, topo, opts);
+  if (!counting.ok) {
+    fail_case(rec, counting.error);
+    return false;
+  }
+  rec.counted = std::move(counting.pairs);
+  return true;
+}
+
+// The CPUs whose schedstat a case's delta covers: its pairs', and a kernel case's cpuset.
+std::vector<int> schedstat_cpus(const CaseSpec& spec) {
+  std::vector<int> cpus = spec.kernel ? spec.cpuset : std::vector<int>{};
+  for (auto [w, e] : spec.pairs) cpus.insert(cpus.end(), {w, e});
+  std::sort(cpus.begin(), cpus.end());
+  cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+  return cpus;
+}
+
+// The traced attribution of a kept repetition, added to the case's (and its decisions to the
+// set's side file).
+void keep_trace(CaseState& cs, const WakeupTraceSummary& traced) {
+  if (!cs.trace) cs.trace.emplace();
+  if (cs.decisions && !traced.decisions.empty())
+    cs.decisions->add_run(cs.record.spec.name, cs.trace->traced_runs, traced.decisions);
+  cs.trace->add(traced);
+}
+
+}  // namespace
+
+void fail_case(CaseRecord& rec, const std::string& why) {
+  if (g_interrupted.load() && !rec.repetitions.empty()) return;
+  rec.status = CaseStatus::kFailed;
+  rec.reason = why;
+}
+
+double run_repetition(CaseState& cs, const RunOptions& base, const CaseTracer& tracer) {
+  CaseRecord& rec = cs.record;
+  const CaseSpec& spec = rec.spec;
+  RunOptions opts = base;
+  if (opts.timeout_s <= 0) opts.timeout_s = spec.timeout_s;
+  if (!counting_pass(cs, opts, *tracer.topo)) return 0.0;
+  opts.events.clear();
+  // schedstat deltas over the case's CPUs, one per repetition, added up at the end.
+  std::string why_not;
+  const auto before = read_schedstat(&why_not);
+  const int64_t cpu0 = thread_cpu_ns();
+  RunOutcome out;
+  std::optional<WakeupTraceSummary> traced;
+  if (tracer.session && spec.kernel)
+    traced = traced_run(tracer, spec, *cs.mech, opts, out, cs.trace_error);
+  else
+    out = run_case(spec, *cs.mech, *tracer.topo, opts);
+  rec.background_cpus = out.background_cpus;
+  const int64_t cpu = thread_cpu_ns() - cpu0;
+  const auto after = read_schedstat(&why_not);
+  if (before && after)
+    cs.schedstat_window.push_back(schedstat_delta(*before, *after, schedstat_cpus(spec)));
+  else
+    rec.schedstat = {{"unavailable", why_not}};
+  if (!out.ok) {
+    fail_case(rec, out.error);
+    return 0.0;
+  }
+  if (traced) keep_trace(cs, *traced);
+  rec.repetitions.push_back(std::move(out.pairs));
+  return static_cast<double>(cpu);
+}
+
+nlohmann::json sum_schedstat(const std::vector<nlohmann::json>& parts) {
+  nlohmann::json total = parts.front();
+  for (size_t i = 1; i < parts.size(); ++i) {
+    const auto flat = parts[i].flatten();
+    auto acc = total.flatten();
+    for (const auto& [k, v] : flat.items())
+      if (v.is_number() && acc.contains(k) && acc[k].is_number())
+        acc[k] = acc[k].get<double>() + v.get<double>();
+    total = acc.unflatten();
+  }
+  return total;
+}
+
+}  // namespace wb

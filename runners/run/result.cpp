@@ -1,0 +1,112 @@
+#include "runners/run/result.h"
+
+#include <cstdio>
+#include <filesystem>
+
+#include "analysis/summary.h"
+#include "common/schema/placement.h"
+#include "common/schema/result_set.h"
+#include "common/util/output_file.h"
+#include "runners/commands.h"
+#include "runners/gb_output.h"
+#include "runners/run/ab.h"
+#include "runners/run/repetition.h"
+
+namespace wb {
+namespace {
+
+// A case as the set records it: its schedstat windows added up and, traced, its trace.
+CaseRecord case_record(const RunPlan& plan, const CaseState& cs) {
+  CaseRecord rec = cs.record;
+  if (!cs.schedstat_window.empty()) rec.schedstat = sum_schedstat(cs.schedstat_window);
+  if (plan.tracing != Tracing::kNone && rec.spec.kernel && rec.status == CaseStatus::kOk)
+    rec.trace = case_trace(cs.trace, cs.trace_error);
+  return rec;
+}
+
+nlohmann::ordered_json cases_json(const RunPlan& plan, const SetRun& set) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& cs : set.cases) {
+    if (cs.record.status == CaseStatus::kOk && cs.record.repetitions.empty()) continue;
+    out.push_back(case_json(case_record(plan, cs), plan.in.topo));
+  }
+  return out;
+}
+
+// The set's own parts and the run's description, beside run_doc's.
+ResultSetDoc whole_doc(const RunPlan& plan, const Measured& run, size_t k) {
+  ResultSetDoc d = run_doc(plan, run.env, run.sets[k]);
+  const int setting = static_cast<int>(k);
+  d.complete = !run.interrupted;
+  d.context = gb_context(std::filesystem::read_symlink("/proc/self/exe").string());
+  d.benchmarks = run.sets[k].gb.json();
+  d.run = RunOrder{"interleaved", plan.seed};
+  d.ab = ab_set(plan, setting);
+  d.until_decided = run.until_decided;
+  const Topology& topo = plan.in.topo;
+  d.topology =
+      TopologyRecord{topology_json(topo, choose_pairs(topo, plan.pairs_per_class)), topo.xml()};
+  d.config = ConfigRecord{plan.in.config_path, plan.in.config.name, plan.in.config.json, {}};
+  if (plan.in.noise) {  // compare holds this set's cases to it when the set is the baseline
+    d.noise = noise_json(*plan.in.noise);
+    (*d.noise)["from"] = plan.noise_path;
+  }
+  return d;
+}
+
+}  // namespace
+
+ResultSetDoc run_doc(const RunPlan& plan, const nlohmann::json& env, const SetRun& set) {
+  ResultSetDoc d;
+  d.schema = kResultSchema;
+  d.schema_version = kResultSchemaVersion;
+  d.environment = env;
+  d.cases = cases_json(plan, set);
+  return d;
+}
+
+SetOut result_set(const RunPlan& plan, const Measured& run, size_t k) {
+  ResultSetDoc d = whole_doc(plan, run, k);
+  // The predictor reads only the result set (data flows one way); its answer goes into the set.
+  SetOut out;
+  try {
+    out.rs = typed_result_set(std::move(d), "this run");
+    out.predictions = predict_for_results(out.rs);
+    out.predictions_text = render_results_text(*out.predictions);
+    out.rs.set.predictions = to_json(*out.predictions);
+  } catch (const std::exception& e) {
+    if (out.rs.set.schema.empty()) out.rs.set = std::move(d);  // a case did not parse: no views
+    out.rs.set.predictions = {{"unavailable", e.what()}};
+    out.predictions_text = std::string("predictions unavailable: ") + e.what() + "\n";
+  }
+  return out;
+}
+
+void write_and_print(const RunPlan& plan, Measured& run) {
+  std::string paths, warnings;
+  for (size_t k = 0; k < run.sets.size(); ++k) {
+    SetOut out = result_set(plan, run, k);
+    if (run.sets[k].decisions) out.rs.set.decisions = run.sets[k].decisions->publish();
+    const std::string text = result_set_json(out.rs.set).dump(1) + "\n";
+    const Saved saved =
+        write_or_fallback(plan.targets[k].path, plan.targets[k].stem, ".json", text);
+    if (!plan.ab.specs.empty())
+      std::fprintf(stderr, "\nA/B setting %zu of %d: %s (%s)", k, plan.ab.settings,
+                   plan.ab.label(static_cast<int>(k)).c_str(),
+                   saved.path.empty() ? "standard output" : saved.path.c_str());
+    std::fprintf(stderr, "\n%s\n%s\n%s", summary_table(out.rs, plan.show).c_str(),
+                 out.predictions_text.c_str(),
+                 claims_table(out.rs, out.predictions ? &*out.predictions : nullptr).c_str());
+    if (!saved.warning.empty()) warnings += "wakebench: warning: " + saved.warning + "\n";
+    paths += (saved.path.empty() ? text : saved.path + "\n");
+  }
+  std::fputs(warnings.c_str(), stderr);
+  std::fputs(paths.c_str(), stdout);
+  if (!warnings.empty()) throw ExitCode{2};
+  if (run.interrupted) {
+    std::fprintf(stderr, "wakebench: interrupted; the result set is marked incomplete\n");
+    throw ExitCode{130};
+  }
+}
+
+}  // namespace wb

@@ -1,0 +1,37 @@
+// The result sets of a run (docs/result-set.md#document), built after it from the plan and what
+// it measured: each a typed ResultSetDoc, with its predictions, written by the one writer
+// (common/schema/result_set_doc.h: result_set_json) and summarized on stderr.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "analysis/predict_results.h"
+#include "analysis/resultset_io.h"
+#include "common/schema/result_set_doc.h"
+#include "runners/run/measured.h"
+#include "runners/run/plan.h"
+
+namespace wb {
+
+// The top level every set of this run shares, cases included (interrupted, a case that had not
+// finished a repetition is left out): what a look of --until-decided compares and, with set k's
+// own parts (result_set), what the run writes.
+ResultSetDoc run_doc(const RunPlan& plan, const nlohmann::json& env, const SetRun& set);
+
+// Set k as written (docs/result-set.md#contract), typed, with its predictions (nullopt when
+// unavailable) and their text.
+struct SetOut {
+  ResultSet rs;
+  std::optional<ResultsPrediction> predictions;
+  std::string predictions_text;
+};
+SetOut result_set(const RunPlan& plan, const Measured& run, size_t k);
+
+// Writes each set (never dropping one: write_or_fallback) with its decisions side file published,
+// prints each one's summary on stderr and the paths on stdout, one per line. Throws ExitCode 2
+// when a set went elsewhere, 130 when the run was interrupted.
+void write_and_print(const RunPlan& plan, Measured& run);
+
+}  // namespace wb

@@ -1,0 +1,89 @@
+#include "runners/run/tracing.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "common/schema/placement.h"
+
+namespace wb {
+namespace {
+constexpr const char* kExt = ".decisions.txt";
+}  // namespace
+
+std::unique_ptr<WakeupTraceSession> open_trace_session(Tracing tracing, RunJournal* journal) {
+  if (tracing == Tracing::kNone) return nullptr;
+  return std::make_unique<WakeupTraceSession>(journal, tracing == Tracing::kDecisions);
+}
+
+DecisionSide::DecisionSide(const std::string& set_path, const std::string& stem)
+    : file_(set_path.empty() ? set_path
+                             : std::filesystem::path(set_path).replace_extension(kExt).string(),
+            stem, kExt) {
+  add("# wakebench decision records (docs/policy-model.md#decision-records)\n");
+}
+
+void DecisionSide::add_run(const std::string& case_name, int64_t run, const std::string& records) {
+  add("# case " + case_name + "\n# run " + std::to_string(run) + "\n");
+  add(records);
+}
+
+DecisionsRecord DecisionSide::publish() {
+  return {std::filesystem::path(file_.publish()).filename().string(), sha_.hex(), lines_};
+}
+
+void DecisionSide::add(std::string_view text) {
+  file_.append(text);
+  sha_.update(text);
+  lines_ += std::count(text.begin(), text.end(), '\n');
+}
+
+std::optional<WakeupTraceSummary> traced_run(const CaseTracer& tr, const CaseSpec& spec,
+                                             const Mechanism& mech, const RunOptions& opts,
+                                             RunOutcome& out, std::string& error) {
+  const int tid = static_cast<int>(::syscall(SYS_gettid));
+  const int64_t streams = static_cast<int64_t>(std::max<size_t>(1, concurrent_pairs(spec).size()));
+  const int64_t kb =
+      WakeupTraceSession::buffer_kb_for((spec.round_trips + spec.warmup) * streams,
+                                        static_cast<int>(spec.cpuset.size()), tr.decisions);
+  bool started = false;
+  try {
+    tr.session->start(spec.cpuset, kb);
+    started = true;
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  out = run_case(spec, mech, *tr.topo, opts);
+  if (!started) return std::nullopt;
+  try {
+    int64_t lost = 0;
+    const std::string text = tr.session->stop(&lost);
+    WakeupTraceOptions wo;
+    wo.supervisor_pid = tid;
+    wo.keep_decisions = tr.decisions;
+    const Topology& topo = *tr.topo;
+    wo.class_of = [&topo](int waker, int target) {
+      return std::string(class_id(classify(topo, waker, target)));
+    };
+    WakeupTraceSummary s = attribute_wakeups(text, wo);
+    s.lost += lost;
+    s.traced_runs = 1;
+    return s;
+  } catch (const std::exception& e) {
+    error = e.what();
+    return std::nullopt;
+  }
+}
+
+nlohmann::ordered_json case_trace(const std::optional<WakeupTraceSummary>& trace,
+                                  const std::string& error) {
+  if (!trace || !error.empty())
+    return {{"unavailable", error.empty() ? std::string("not traced") : error}};
+  std::vector<std::string> classes;
+  for (PlacementClass c : kAllClasses) classes.emplace_back(class_id(c));
+  return trace_json(*trace, classes);
+}
+
+}  // namespace wb

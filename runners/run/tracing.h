@@ -1,0 +1,67 @@
+// --trace-wakeups and --trace-decisions: the tracefs session around a kernel case's repetitions,
+// the attribution of each repetition's wakeups, what a case's record says of them, and the side
+// file of the decision records (docs/result-set.md#decisions).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/measure/driver.h"
+#include "common/schema/environment.h"
+#include "common/schema/result_set_doc.h"
+#include "common/schema/wakeup_trace.h"
+#include "common/system/topology.h"
+#include "common/system/tracefs.h"
+#include "common/util/output_file.h"
+
+namespace wb {
+
+// What the run traces: --trace-wakeups, and with --trace-decisions the lab kernel's decisions too.
+enum class Tracing { kNone, kWakeups, kDecisions };
+
+// The session of a run that traces, opened up front so that a run that cannot trace fails before
+// it measures anything (one line, exit 2); null for kNone.
+std::unique_ptr<WakeupTraceSession> open_trace_session(Tracing tracing, RunJournal* journal);
+
+// One set's decision records, written to its side file as each repetition ends (a cell's run holds
+// hundreds of thousands: never all in memory), each repetition's after a "# case NAME" and a
+// "# run N" line; published beside the set, which names it by its sha256
+// (docs/result-set.md#decisions). Removed, never half-published, when the run fails.
+class DecisionSide {
+ public:
+  // Beside `set_path` (its extension replaced), or with it empty a new `<stem>.decisions.txt`.
+  DecisionSide(const std::string& set_path, const std::string& stem);
+  void add_run(const std::string& case_name, int64_t run, const std::string& records);
+  DecisionsRecord publish();
+
+ private:
+  void add(std::string_view text);
+  StreamedFile file_;
+  Sha256 sha_;
+  int64_t lines_ = 0;
+};
+
+// The session a repetition of a kernel case is traced in (null: none), and what attributes it.
+struct CaseTracer {
+  WakeupTraceSession* session = nullptr;
+  const Topology* topo = nullptr;
+  bool decisions = false;  // --trace-decisions
+};
+
+// One repetition of a kernel case, traced: the session's buffer is sized for it, started right
+// before and stopped right after; the text is attributed at once (the buffers are cleared for the
+// next repetition). nullopt, with `error` set, when it fails; `out` is the repetition's either way.
+std::optional<WakeupTraceSummary> traced_run(const CaseTracer& tr, const CaseSpec& spec,
+                                             const Mechanism& mech, const RunOptions& opts,
+                                             RunOutcome& out, std::string& error);
+
+// A traced kernel case's `trace` (trace_json over every placement class), or {"unavailable": why}
+// when a repetition could not be traced (`error`) or none was.
+nlohmann::ordered_json case_trace(const std::optional<WakeupTraceSummary>& trace,
+                                  const std::string& error);
+
+}  // namespace wb
