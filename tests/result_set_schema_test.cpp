@@ -2,7 +2,8 @@
 // result set holds to it, reads (analysis/resultset_io.h) and comes out of the writer holding to
 // it; the sets there to be refused are refused; each check of the schema's subset is shown refusing
 // a set. runners/lab/tests/test_resultset.py holds the lab's reader to the same schema on the same
-// files; tests/set_roundtrip_test.cpp what `run` writes.
+// files; tests/set_roundtrip_test.cpp what `run` writes; tests/result_set_doc_test.cpp a set with
+// every block.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -76,26 +77,6 @@ TEST(ResultSetSchema, DescribesTheVersionsTheReadersTake) {
     versions.push_back(v);
   EXPECT_EQ(schema["properties"]["schema_version"]["enum"], json(versions));
   EXPECT_EQ(schema["properties"]["schema"]["enum"], json::array({kResultSchema}));
-}
-
-// Every block the writer writes, each as `run` fills it, holds to the schema.
-TEST(ResultSetSchema, TheWriterOfEveryBlockHoldsToIt) {
-  ResultSetDoc d;
-  d.schema = kResultSchema;
-  d.schema_version = kResultSchemaVersion;
-  d.complete = false;
-  d.context = d.environment = d.noise = json::object();
-  d.benchmarks = json::array();
-  d.predictions = json{{"unavailable", "no topology"}};
-  d.run = RunOrder{"interleaved", 7};
-  d.ab = AbSet{"id", 0, 2, "x=1", {{"sysctl:x", "1"}}, 7};
-  d.until_decided =
-      UntilDecidedRecord{"base.json", 1, 5, 60, 3.5, 0.05, {{"SAME", 1}}, json::object()};
-  d.topology = TopologyRecord{{{"source", "synthetic"}}, "<topology/>"};
-  d.config = ConfigRecord{"c.json", "c", json::object(), nlohmann::ordered_json::object()};
-  d.decisions = DecisionsRecord{"s.decisions.txt", "ab", 3};
-  d.extra = {{"note", "hand-made"}};
-  EXPECT_EQ(result_set_schema().violation(json(result_set_json(d))), "");
 }
 
 // Each keyword of the schema's subset, broken once on a set that holds to it: the schema refuses
