@@ -30,6 +30,9 @@ using test::result_set_schema;
 // document nested deeper than the readers take); every other one must read.
 const std::set<std::string> kRefused = {"schema-v4.json", "truncated.json", "number-overflow.json",
                                         "nested-129.json"};
+// Sets that hold to the schema but not to the rules of every input's text (common/util/input.h:
+// no control character), which the schema's subset does not say: the C++ reader refuses them.
+const std::set<std::string> kBadText = {"escape-in-model.json"};
 
 std::vector<fs::path> committed_sets() {
   std::vector<fs::path> out;
@@ -48,7 +51,10 @@ TEST(ResultSetSchema, EveryCommittedSetHoldsToItReadsAndIsWrittenHoldingToIt) {
     SCOPED_TRACE(path.string());
     const json doc = json::parse(test::slurp(path));
     EXPECT_EQ(result_set_schema().violation(doc), "");
-    EXPECT_NO_THROW(load_result_set(path.string()));
+    if (kBadText.count(path.filename().string()))
+      EXPECT_THROW(load_result_set(path.string()), std::runtime_error);
+    else
+      EXPECT_NO_THROW(load_result_set(path.string()));
     EXPECT_EQ(result_set_schema().violation(json(result_set_json(read_result_set_doc(doc)))), "");
     ++read;
   }
