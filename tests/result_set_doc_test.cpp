@@ -1,6 +1,7 @@
 // The one writer and the one reader of a result set's top level (common/schema/result_set_doc.h):
 // every committed result set reads into the typed value and comes out of the writer as the same
-// JSON, and the writer puts the keys in the order `run` has always written them.
+// JSON, and the writer puts the keys in the order `run` has always written them, every block
+// holding to docs/result-set.schema.json.
 #include "common/schema/result_set_doc.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "common/schema/result_set.h"
+#include "tests/json_schema.h"
 #include "tests/support.h"
 
 namespace wb {
@@ -48,7 +50,8 @@ TEST(ResultSetDoc, KeysInTheOrderRunWritesThem) {
   d.schema = kResultSchema;
   d.schema_version = kResultSchemaVersion;
   d.complete = false;
-  d.context = d.benchmarks = d.environment = d.predictions = d.noise = json::object();
+  d.context = d.environment = d.predictions = d.noise = json::object();
+  d.benchmarks = json::array();
   d.run = RunOrder{"interleaved", 7};
   d.ab = AbSet{"id", 0, 2, "x=1", {{"sysctl:x", "1"}}, 7};
   d.until_decided =
@@ -65,6 +68,7 @@ TEST(ResultSetDoc, KeysInTheOrderRunWritesThem) {
                                             "environment", "topology", "config", "predictions",
                                             "noise", "cases", "decisions", "note"}));
   EXPECT_EQ(j["topology"].dump(), R"({"source":"synthetic","xml":"<topology/>"})");
+  EXPECT_EQ(test::result_set_schema().violation(json(j)), "");  // docs/result-set.schema.json
   EXPECT_EQ(json(result_set_json(read_result_set_doc(json(j)))), json(j));
 }
 

@@ -1,7 +1,8 @@
 // A set `run` writes is a set every reader takes (issue 33, item 5): one run holding a case of
 // every status (ok, skipped, failed) and placement kind (pinned, pinned class this machine lacks,
 // kernel, kernel on a class this machine lacks, matrix cell), then report, predict --results,
-// compare, noise and run --until-decided on it. Asserts statuses and exit codes, never times.
+// compare, noise and run --until-decided on it, and both sets hold to docs/result-set.schema.json.
+// Asserts statuses, exit codes and the schema, never times.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include <set>
 #include <string>
 
+#include "tests/json_schema.h"
 #include "tests/support.h"
 
 namespace {
@@ -59,6 +61,11 @@ TEST(SetRoundTrip, EveryReaderTakesWhatRunWrites) {
     const Ran r = run_wakebench(reader, dir);
     EXPECT_EQ(r.err.find("cpuset is not"), std::string::npos) << reader[0] << ": " << r.err;
     EXPECT_TRUE(r.code == 0 || (reader[0] == "run" && r.code == 1)) << reader[0] << ": " << r.err;
+  }
+  // And it holds to docs/result-set.schema.json, the until-decided set too.
+  for (const fs::path& out : {fs::path(set), dir / "again.json"}) {
+    ASSERT_TRUE(fs::exists(out));
+    EXPECT_EQ(wb::test::result_set_schema().violation(json::parse(wb::test::slurp(out))), "");
   }
   fs::remove_all(dir);
 }

@@ -12,6 +12,8 @@ from wblab.guest import GuestPlan, label_results, print_cases, qemu_command
 from wblab.initramfs import guest_job
 from wblab.qemu import KVM_BANNER, accel_args, check_kvm
 
+from resultsets import typed
+
 
 def plan(accel, tcg_thread="single"):
     return GuestPlan("smt2", "4,sockets=1,cores=2,threads=2", [], "Skylake-Server", "/k/bzImage",
@@ -73,7 +75,7 @@ def test_guest_job_labels_follow_the_accelerator():
 
 
 def test_case_table_labels_follow_the_accelerator(capsys):
-    rs = {"cases": [{"name": "pipe/threads/kernel", "status": "ok", "rtt_ns": {"median": 9.0}}]}
+    rs = typed([{"rtt_ns": {"median": 9.0}}])
     print_cases(rs, [], "kvm")
     out = capsys.readouterr().out
     assert KVM_BANNER in out and "median RTT ns (KVM guest)" in out and "EMULATED" not in out

@@ -3,6 +3,8 @@ back (guest.py)."""
 from wblab.agreement import compute_agreement, mix_text, render_agreement
 from wblab.guest import class_pairs, pinned_checks
 
+from resultsets import typed
+
 
 def distance(strict, best=None, share=0.0, alternative=None):
     """A policy's `distance` as `wakebench predict --results` gives it."""
@@ -27,10 +29,9 @@ def entry(mech, flags, policies, observed, start=(0, 1), placement="kernel"):
 
 
 def results_for(pred):
-    return {"cases": [{"name": f"{e['mechanism']}/threads/kernel", "mechanism": e["mechanism"],
-                       "mode": "threads", "placement": e["placement"], "status": "ok",
-                       "repetitions": [{}, {}, {}], "observed": {"cpus": {}}}
-                      for e in pred["mechanisms"]]}
+    return typed([{"name": f"{e['mechanism']}/threads/kernel", "mechanism": e["mechanism"],
+                   "placement": e["placement"], "repetitions": [{}, {}, {}],
+                   "observed": {"cpus": {}}} for e in pred["mechanisms"]])
 
 
 def test_agreement_holds_the_named_policy():
@@ -71,11 +72,11 @@ def test_pinned_pairs_are_classified_by_wakebench_topology():
                         {"class": "cluster", "available": False, "reason": "none"},
                         {"class": "llc", "available": True, "pairs": [[0, 2]]}]}
     pairs = class_pairs(topo)
-    res = {"cases": [
+    res = typed([
         {"name": "a", "placement": "smt-sibling", "status": "ok", "cpus": {"waker": 0, "wakee": 1}},
         {"name": "b", "placement": "llc", "status": "ok", "cpus": {"waker": 0, "wakee": 1}},
         {"name": "c", "placement": "kernel", "status": "ok", "cpus": {"waker": 0, "wakee": 1}},
-        {"name": "d", "placement": "llc", "status": "skipped", "reason": "x"}]}
+        {"name": "d", "placement": "llc", "status": "skipped", "reason": "x"}])
     rows = pinned_checks(res, pairs)
     assert [(r["name"], r.get("agrees")) for r in rows] == [("a", True), ("b", False), ("d", None)]
 
@@ -122,9 +123,8 @@ def test_cases_of_one_placement_keep_their_own_names():
     b = entry("pipe", "sync", {"mainline": ({"llc": 1.0}, distance(1.0), "MISS")},
               {"same-cpu": 1.0})
     a["case"], b["case"] = "pipe/threads/kernel/start=0,2", "pipe/threads/kernel/start=2,0"
-    res = {"cases": [{"name": e["case"], "mechanism": "pipe", "mode": "threads",
-                      "placement": "kernel", "status": "ok", "repetitions": [{}],
-                      "observed": {"cpus": {}}} for e in (a, b)]}
+    res = typed([{"name": e["case"], "repetitions": [{}], "observed": {"cpus": {}}}
+                 for e in (a, b)])
     rows = compute_agreement(res, {"mechanisms": [a, b]}, "mainline")["cases"]
     assert [(r["name"], r["verdict"]) for r in rows] == [
         ("pipe/threads/kernel/start=0,2", "MATCH"), ("pipe/threads/kernel/start=2,0", "MISS")]

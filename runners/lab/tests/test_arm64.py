@@ -17,6 +17,8 @@ from wblab.initramfs import elf_arch
 from wblab.qemu import PRESETS, expected_topology, parse_smp
 from wblab.sysfs import check_sysfs, parse_sysfs
 
+from resultsets import document, typed
+
 ARM64 = sorted(p for p, v in PRESETS.items() if v.get("arch") == "arm64")
 
 
@@ -122,10 +124,10 @@ def predict_of(levels_of, llc_name):
 
 
 def results_of(levels_of, llc_name):
-    return {"environment": {"sched_domains": [
+    return typed(environment={"sched_domains": [
         {"cpu": c, "domain": i, "name": n,
          "flags": ["SD_WAKE_AFFINE"] + (["SD_SHARE_LLC"] if n in ("CLS", llc_name) else [])}
-        for c in range(8) for i, (n, _) in enumerate(levels_of(c))]}}
+        for c in range(8) for i, (n, _) in enumerate(levels_of(c))]})
 
 
 def test_the_model_reading_must_equal_the_guest_domains():
@@ -139,7 +141,7 @@ def test_the_model_reading_must_equal_the_guest_domains():
     short = model_mismatches(dump(lambda c: ALTRA(c)[1:]), predict_of(ALTRA, "MC"),
                              results_of(ALTRA, "MC"))
     assert len(short) == 8 and "guest PKG=0-7" in short[0]
-    assert model_mismatches(sysfs, {}, {}) == [
+    assert model_mismatches(sysfs, {}, typed()) == [
         "predict.json has no domains (a wakebench before the model printed them)"]
 
 
@@ -178,7 +180,8 @@ def recorded_check(monkeypatch, tmp_path, edit=lambda text: text, guest="arm64-a
     predict = json.loads((recorded / "predict-domains.json").read_text())
     monkeypatch.setattr(wblab.guest, "run_json", lambda cmd: (predict, None))
     results = tmp_path / "results.json"
-    results.write_text(json.dumps(edit_set(json.loads((recorded / "sched-domains.json").read_text()))))
+    recorded_set = json.loads((recorded / "sched-domains.json").read_text())
+    results.write_text(json.dumps(document(**edit_set(recorded_set))))
     sysfs = parse_sysfs(edit((recorded / "sysfs.txt").read_text()))
     summary, problems = {}, []
     wblab.guest.check_model_domains("wakebench", sysfs, results, summary, problems)

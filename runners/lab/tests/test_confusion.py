@@ -3,9 +3,11 @@
 import json
 from pathlib import Path
 
+from wblab import resultset
 from wblab.confusion import cell_confusion, judge, nearest_label, render, summary
 
 FIXTURE = json.loads((Path(__file__).parent / "fixtures/2llc-sync-pair.json").read_text())
+RESULTS = resultset.parse(FIXTURE["results"], "2llc-sync-pair.json")
 PAIR = [["mainline", "sync-pair"]]
 
 
@@ -117,20 +119,20 @@ def test_the_goal_is_ninety_percent_hits():
 
 
 def test_a_real_cell_counts_its_case_lists_the_dropped_and_traces_a_miss():
-    got = cell_confusion(FIXTURE["predict"], FIXTURE["results"], "sync-pair")
+    got = cell_confusion(FIXTURE["predict"], RESULTS, "sync-pair")
     kinds = [(r["case"], r["kind"]) for r in got["rows"]]
     assert kinds == [("pipe/threads/kernel", "hit"), ("pipe/threads/kernel-3cpus", "control"),
                      ("pipe/threads/kernel-cross-llc", "control")]
     assert got["dropped"] == [{"case": "tcp-loopback/threads/kernel", "status": "failed",
                                "reason": "timeout after 180 s"}]
     # mainline's group there is NO-PREDICTION: set apart, neither hit nor miss
-    held = cell_confusion(FIXTURE["predict"], FIXTURE["results"], "mainline")["rows"][0]
+    held = cell_confusion(FIXTURE["predict"], RESULTS, "mainline")["rows"][0]
     assert held["kind"] == "no-prediction"
     # With a verdict of its own, the same placements held to mainline's kernel fit sync-pair's
     # group: a miss.
     pred = json.loads(json.dumps(FIXTURE["predict"]))
     pred["mechanisms"][0]["groups"][1]["verdict"] = "MISS"
-    miss = cell_confusion(pred, FIXTURE["results"], "mainline")["rows"][0]
+    miss = cell_confusion(pred, RESULTS, "mainline")["rows"][0]
     assert (miss["kind"], miss["nearest"]) == ("miss", "sync-pair/sync-2017")
     assert miss["trace"] == ("paths queued_remote 1, selection 14576, ttwu_runnable 1; moved off "
                              "the wakee's CPU 0; round trips off the predicted CPUs [0, 1]: "

@@ -3,8 +3,11 @@ file's record line (cases.py)."""
 import pytest
 
 from wblab.cases import parse_cases, provenance_lines
-from wblab.fidelity import ab_args, fidelity, read_back_problems, settings, tv
-from wblab import LabError
+from wblab.fidelity import ab_args, fidelity, settings, tv
+from wblab.fidelity import read_back_problems as fidelity_read_back
+from wblab import LabError, resultset
+
+from resultsets import document
 
 
 def test_setting_zero_is_all_off_and_each_other_turns_one_feature_on():
@@ -20,16 +23,21 @@ def test_setting_zero_is_all_off_and_each_other_turns_one_feature_on():
 
 def good(k):
     _, want = settings()[k]
-    return {"ab": {"setting": k, "settings": 5,
-                   "values": {f"feature:{f}": "on" if on else "off" for f, on in want.items()}},
-            "cases": [{"name": "a", "status": "ok", "repetitions": [{"ab": {"read_back": {
-                f"feature:{f}": f if on else f"NO_{f}" for f, on in want.items()}}}]},
-                {"name": "b", "status": "failed"}]}
+    return document(
+        [{"name": "a", "repetitions": [{"ab": {"round": 0, "read_back": {
+            f"feature:{f}": f if on else f"NO_{f}" for f, on in want.items()}}}]},
+         {"name": "b", "status": "failed"}],
+        ab={"id": "run", "setting": k, "settings": 5, "label": "gated", "order_seed": 1,
+            "values": {f"feature:{f}": "on" if on else "off" for f, on in want.items()}})
+
+
+def read_back_problems(doc, k):
+    return fidelity_read_back(resultset.parse(doc, "test.json"), k)
 
 
 def test_the_read_back_check_passes_the_intended_state_and_fails_every_other():
     assert read_back_problems(good(1), 1) == []
-    assert read_back_problems({"cases": []}, 1) == [
+    assert read_back_problems(document(), 1) == [
         "setting 1 (sync-pair): the result set has no `ab` object"]
     assert "says setting 2 of 5, not 1 of 5" in read_back_problems(good(2), 1)[0]
     wrong = good(1)

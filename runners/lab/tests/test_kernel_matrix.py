@@ -11,6 +11,8 @@ from wblab.kernel import read_meta, resolve_kernel
 from wblab.matrix import aa_floors, cell_rows, direction, distance, render, shift_verdict, \
     update_doc
 
+from resultsets import typed
+
 ORDER = ["same-cpu", "smt-sibling", "cluster", "llc", "cross-llc", "cross-numa"]
 
 
@@ -229,10 +231,8 @@ def test_matrix_refuses_a_bad_aa_or_repetitions_before_any_guest(tmp_path):
     assert not (tmp_path / "m").exists()
 
 
-def test_observed_classes_reads_each_cases_histogram(tmp_path):
+def test_observed_classes_reads_each_cases_histogram():
     from wblab.matrix import observed_classes
-    rs = tmp_path / "results.json"
-    rs.write_text(json.dumps({"schema": "wakebench-results", "cases": [
-        {"name": "a", "observed": {"histogram": {"llc": 3, "same-cpu": 1, "cross-llc": 0}}},
-        {"name": "b", "observed": {"histogram": {}}}, {"name": "c"}]}))
+    rs = typed([{"name": "a", "observed": {"histogram": {"llc": 3, "same-cpu": 1, "cross-llc": 0}}},
+                {"name": "b", "observed": {"histogram": {}}}, {"name": "c"}])
     assert observed_classes(rs) == {"a": {"llc": 0.75, "same-cpu": 0.25}}

@@ -15,7 +15,7 @@ CASES = [f"pipe/threads/kernel-{i}" for i in range(6)]
 NEAR, FAR = {"smt-sibling": 1.0}, {"same-cpu": 1.0}
 GROUPS = [("mainline/sync-core/sync-core-v2", NEAR), ("sync-pair/sync-2017/current-cpu", FAR)]
 # A stand-in for `wakebench predict --results R --json`: each case's entry from the groups above
-# (carried in the result set as `fake_groups`), the TV to the observed shares and the verdicts.
+# (GROUPS_JSON: the same for every case), the TV to the observed shares and the verdicts.
 FAKE = r'''#!/usr/bin/python3
 import json, sys
 rs = json.load(open(sys.argv[sys.argv.index("--results") + 1]))
@@ -26,7 +26,7 @@ for c in rs["cases"]:
     hist = c["observed"]["histogram"]
     obs = {k: v / sum(hist.values()) for k, v in hist.items() if v}
     groups, policies = [], {}
-    for name, classes in c["fake_groups"]:
+    for name, classes in GROUPS_JSON:
         d = tv(obs, classes)
         dist = {"strict": d, "best": d, "share": 0, "alternative": None, "weights": []}
         verdict = "MATCH" if d <= 0.25 else "MISS"
@@ -58,10 +58,10 @@ def result_set(config_sha, observed, policy, status="ok", ab=None, read_back=Non
         cases.append({"name": name, "mechanism": "pipe", "mode": "threads",
                       "placement": f"kernel:{i}", "status": status if i == 5 else "ok",
                       "reason": "timeout" if status != "ok" and i == 5 else None,
-                      "repetitions": reps, "fake_groups": GROUPS,
+                      "repetitions": reps,
                       "observed": {"histogram": {c: int(f * 1000) for c, f in obs.items()},
                                    "cpus": {"waker": {"0": 6000}, "wakee": {"1": 6000}}}})
-    rs = {"schema": "wakebench-results", "cases": cases, "environment": {
+    rs = {"schema": "wakebench-results", "schema_version": 3, "cases": cases, "environment": {
         "config_hash": f"sha256:{config_sha}", "captured_at": "2030-01-01T00:00:00Z",
         "wakebench": {"git_sha": "abc123def456"}, "lab_kernel": {"policy": policy}}}
     if ab is not None:
@@ -83,7 +83,8 @@ def gated_guest(guest, sha, bad_setting=None, off_case=None):
         back = {f"feature:{f}": f if on else f"NO_{f}" for f, on in want.items()}
         if k == bad_setting:
             back["feature:SYNC_CORE"] = "NO_SYNC_CORE"
-        ab = {"setting": k, "settings": len(rows), "values": values}
+        ab = {"id": "run", "setting": k, "settings": len(rows), "label": policy,
+              "values": values, "order_seed": 1}
 
         def observed(i, policy=policy):
             if policy == "sync-pair" and off_case and i == 0:
@@ -101,7 +102,7 @@ def lab(tmp_path):
     """A matrix folder of smt2 x mainline, sync-pair, gated; an A/A run; the stand-in wakebench;
     a cases file of one's own."""
     wb = tmp_path / "wakebench"
-    wb.write_text(FAKE)
+    wb.write_text(FAKE.replace("GROUPS_JSON", json.dumps(GROUPS)))
     wb.chmod(0o755)
     cases = tmp_path / "mine.json"
     cases.write_text(json.dumps({"cases": [{"mechanisms": ["pipe"], "modes": ["threads"],

@@ -7,8 +7,10 @@ import pytest
 
 import wblab.cli
 import wblab.matrix
-from wblab import LabError
+from wblab import LabError, resultset
 from wblab.cli import main, topology_args
+
+from resultsets import document
 
 
 @pytest.fixture
@@ -51,13 +53,17 @@ def aa_dir(tmp_path, text):
     return str(tmp_path / "aa")
 
 
+def histogram(hist, **case):
+    return json.dumps(document([dict(case, observed={"histogram": hist})]))
+
+
 @pytest.mark.parametrize("text, message", [
     ('{"schema": "wakebench-results", "cases": [', "not a readable result set"),
     ('{"cases": []}', "not a wakebench result set"),
-    ('{"schema": "wakebench-results", "cases": [{"observed": {"histogram": {"llc": 3}}}]}',
-     r"cases\[0\] has no name or a malformed observed.histogram"),
-    ('{"schema": "wakebench-results", "cases": [{"name": "a", "observed": {"histogram": '
-     '{"llc": "many"}}}]}', r"cases\[0\] has no name"),
+    ('{"schema": "wakebench-results", "schema_version": 3}', r'\$: missing "cases"'),
+    (histogram({"llc": 3}, name=None), r"\$.cases\[0\].name is null, not string"),
+    (histogram({"llc": "many"}), r"\$.cases\[0\].observed.histogram.llc is string, not number"),
+    (histogram({"llc": -1}), r"cases\[0\] has a negative count in observed.histogram"),
 ])
 def test_matrix_aa_is_read_before_any_guest(tmp_path, text, message, no_guest, capsys):
     argv = ["matrix", "--presets", "smt2", "--kernels", "mainline", "--aa",
@@ -66,17 +72,18 @@ def test_matrix_aa_is_read_before_any_guest(tmp_path, text, message, no_guest, c
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "results.json" in err, err
     with pytest.raises(LabError, match=message):
-        wblab.matrix.observed_classes(tmp_path / "aa" / "smt2" / "mainline" / "results.json")
+        wblab.matrix.observed_classes(
+            resultset.load(tmp_path / "aa" / "smt2" / "mainline" / "results.json"))
 
 
 def test_matrix_aa_of_the_right_shape_is_read():
-    good = {"schema": "wakebench-results", "cases": [
-        {"name": "a", "observed": {"histogram": {"llc": 3, "same-cpu": 1}}},
-        {"name": "b", "observed": None}]}
+    good = document([{"name": "a", "observed": {"histogram": {"llc": 3, "same-cpu": 1}}},
+                     {"name": "b", "observed": None}])
     with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
         f.write(json.dumps(good))
         f.flush()
-        assert wblab.matrix.observed_classes(f.name) == {"a": {"llc": 0.75, "same-cpu": 0.25}}
+        assert wblab.matrix.observed_classes(resultset.load(f.name)) == {
+            "a": {"llc": 0.75, "same-cpu": 0.25}}
 
 
 @pytest.mark.parametrize("image, message", [

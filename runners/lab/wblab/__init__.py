@@ -1,8 +1,9 @@
 """wakebench topology lab: wakebench inside qemu guests whose topology has what the host lacks (SMT
 siblings, several LLCs, several NUMA nodes), held against the policy model of the kernel the guest
 runs. Modules: qemu (presets, the requested topology, running the guest), initramfs, sysfs (the
-guest's view), kernel (images and their build metadata), agreement (placements vs a policy's
-model), matrix (presets x kernels), cli. Python standard library only."""
+guest's view), kernel (images and their build metadata), resultset (the one reader of a result
+set), agreement (placements vs a policy's model), matrix (presets x kernels), cli. Python standard
+library only."""
 import os
 import sys
 from pathlib import Path

@@ -4,7 +4,7 @@ model gives where they differ. Pure functions except `agreement()`, which runs w
 import json
 import subprocess
 
-from . import write_atomic
+from . import resultset, write_atomic
 from .cpulist import format_cpu_list
 from .registry import NO_KERNEL_WAKEUP
 
@@ -126,20 +126,20 @@ def compute_agreement(results, pred, policy="mainline"):
     mechanism the round-trip-weighted strict agreement and how many cases got each word."""
     # predict's entry names its kernel case (`case`); mechanism, mode and placement do not tell
     # apart the cases of one placement with other start CPUs or knobs.
-    by_name = {c.get("name"): c for c in results.get("cases", [])}
+    by_name = {c.name: c for c in results.cases}
     cases, per_mech, not_compared = [], {}, []
     for e in pred.get("mechanisms", []):
         model = (e.get("policies") or {}).get(policy)
         measured = e.get("measured") or {}
         obs = measured.get("classes") or {}
-        case = by_name.get(e.get("case")) or {}
+        case = by_name.get(e.get("case"))
         why_not = None
         if e["mechanism"] in NO_WAKEUP:
             why_not = NO_WAKEUP[e["mechanism"]]
         elif e.get("skipped"):
             why_not = f"the predictor skips it: {e['skipped']}"
-        elif case and case.get("status") != "ok":
-            why_not = f"the guest's case {case.get('status')}: {case.get('reason')}"
+        elif case and not case.ok:
+            why_not = f"the guest's case {case.status}: {case.reason}"
         elif not model:
             why_not = f"no {policy} prediction"
         elif not obs:
@@ -149,7 +149,7 @@ def compute_agreement(results, pred, policy="mainline"):
         if why_not:
             if case:  # a kernel case the guest ran (not the predictor's default entry)
                 not_compared.append({"mechanism": e["mechanism"], "mode": e["mode"],
-                                     "placement": e["placement"], "name": case.get("name"),
+                                     "placement": e["placement"], "name": case.name,
                                      "reason": why_not})
             continue
         row = case_row(e, case, model, policy)
@@ -157,8 +157,8 @@ def compute_agreement(results, pred, policy="mainline"):
             pc = row["model"]["classes"]
             row["attribution"] = attribute(
                 pc, obs, model.get("settled", True), measured.get("migrations"), e.get("start"),
-                (case.get("observed") or {}).get("cpus"), row["observed"]["round_trips"],
-                len(case.get("repetitions") or []) or 1, model.get("cpus"))
+                case and case.observed_cpus, row["observed"]["round_trips"],
+                len(case.repetitions if case else ()) or 1, model.get("cpus"))
         cases.append(row)
         m = per_mech.setdefault(e["mechanism"], dict(
             {"wake_flags": e.get("wake_flags"), "cases": 0, "round_trips": 0, "weighted": 0.0},
@@ -186,9 +186,8 @@ def case_row(e, case, model, policy):
     hist = measured.get("histogram") or {}
     dist = model["distance"]
     consistent = e.get("consistent_with") or []
-    observed = case.get("observed") or {}
     row = {"mechanism": e["mechanism"], "mode": e["mode"], "placement": e["placement"],
-           "name": case.get("name"), "wake_flags": e.get("wake_flags"),
+           "name": case and case.name, "wake_flags": e.get("wake_flags"),
            "start": e.get("start"), "allowed": e.get("allowed"),
            "verdict": model["verdict"], "coverage": model.get("coverage"),
            "model": {"classes": {c: f for c, f in model["classes"].items() if f > 0},
@@ -198,7 +197,8 @@ def case_row(e, case, model, policy):
            "observed": {"classes": measured.get("classes") or {},
                         "round_trips": round(sum(v for v in hist.values()
                                                  if isinstance(v, (int, float)))),
-                        "cpus": observed.get("cpus"), "migrations": measured.get("migrations")},
+                        "cpus": case and case.observed_cpus,
+                        "migrations": measured.get("migrations")},
            "strict_agreement": round(1 - dist["strict"], 3),
            "range_agreement": round(1 - dist["best"], 3),
            "consistent_with": consistent,
@@ -276,7 +276,7 @@ def agreement(wakebench, results_path, out, policy="mainline"):
         "rtt figures are a KVM guest's timings: a virtual machine's, not the host's"
     saved = dict(pred, note=note)
     write_atomic(out / "predict.json", json.dumps(saved, indent=1) + "\n")
-    results = json.loads(results_path.read_text())
+    results = resultset.load(results_path)
     report = compute_agreement(results, pred, policy)
     text = render_agreement(report)
     write_atomic(out / "agreement.json", json.dumps(report, indent=1) + "\n")

@@ -113,7 +113,7 @@ def miss_trace(entry, case, policy):
     """What a miss shows of its wakeups: the trace's path counts, where the moved wakes went and
     the round trips spent off the predicted CPUs; None without a trace."""
     # The result set's own trace: predict's `measured.trace` keeps only the paths and classes.
-    trace = (case or {}).get("trace") or (entry.get("measured") or {}).get("trace") or {}
+    trace = (case and case.trace) or (entry.get("measured") or {}).get("trace") or {}
     if not isinstance(trace.get("paths"), dict):
         return None
     text = "paths " + ", ".join(f"{p} {n}" for p, n in trace["paths"].items())
@@ -121,7 +121,7 @@ def miss_trace(entry, case, policy):
     text += f"; moved off the wakee's CPU {trace.get('moved', 0)}" + (
         " (to " + ", ".join(f"{c} {k}" for c, k in moved.items()) + ")" if moved else "")
     model_cpus = ((entry.get("policies") or {}).get(policy) or {}).get("cpus")
-    off = off_cpus(((case or {}).get("observed") or {}).get("cpus"), model_cpus)
+    off = off_cpus(case and case.observed_cpus, model_cpus)
     if model_cpus is not None:
         text += f"; round trips off the predicted CPUs {model_cpus}: " + (
             ", ".join(f"{s} {n}" for s, n in off.items()) if off else "none")
@@ -143,11 +143,12 @@ def first_moves_text(moves, model_cpus, shown=4):
 
 
 def cell_confusion(pred, results, policy, lab=KERNEL_POLICIES):
-    """A cell's cases (predict.json `pred`, the result set `results`) held to `policy`: the judged
-    rows (a miss with its trace) and the dropped cases (a non-ok status, with its reason)."""
-    cases = {c.get("name"): c for c in (results or {}).get("cases", [])}
-    dropped = [{"case": n, "status": c.get("status"), "reason": c.get("reason")}
-               for n, c in cases.items() if c.get("status") != "ok"]
+    """A cell's cases (predict.json `pred`, the typed result set `results`) held to `policy`: the
+    judged rows (a miss with its trace) and the dropped cases (a non-ok status, with its
+    reason)."""
+    cases = {c.name: c for c in results.cases}
+    dropped = [{"case": n, "status": c.status, "reason": c.reason}
+               for n, c in cases.items() if not c.ok]
     rows = []
     for e in (pred or {}).get("mechanisms", []):
         measured = e.get("measured")

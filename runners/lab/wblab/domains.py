@@ -68,7 +68,7 @@ def recorded_llc(results):
     """{cpu: name of the highest level whose flags hold an LLC_FLAGS flag, or None} for every CPU
     the result set's environment.sched_domains records."""
     llc = {}
-    doms = (results.get("environment") or {}).get("sched_domains")
+    doms = results.environment.get("sched_domains")  # environment: open JSON
     for d in sorted(doms if isinstance(doms, list) else [], key=lambda d: d.get("domain", 0)):
         llc.setdefault(d["cpu"], None)
         if any(f in LLC_FLAGS for f in d.get("flags", [])):

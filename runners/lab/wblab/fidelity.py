@@ -38,27 +38,26 @@ def read_back_problems(results, k, features=None):
     when it does): its `ab` object, and every repetition's read-back of every feature."""
     rows = settings(features)
     policy, want = rows[k]
-    ab = results.get("ab")
-    if not isinstance(ab, dict):
+    ab = results.ab
+    if ab is None:
         return [f"setting {k} ({policy}): the result set has no `ab` object"]
     problems = []
-    if ab.get("setting") != k or ab.get("settings") != len(rows):
-        problems.append(f"setting {k} ({policy}): the set says setting {ab.get('setting')} of "
-                        f"{ab.get('settings')}, not {k} of {len(rows)}")
-    values = ab.get("values") or {}
+    if ab.setting != k or ab.settings != len(rows):
+        problems.append(f"setting {k} ({policy}): the set says setting {ab.setting} of "
+                        f"{ab.settings}, not {k} of {len(rows)}")
     for f, on in want.items():
-        if values.get(f"feature:{f}") != ("on" if on else "off"):
-            problems.append(f"setting {k} ({policy}): {f} is {values.get(f'feature:{f}')}, "
+        if ab.values.get(f"feature:{f}") != ("on" if on else "off"):
+            problems.append(f"setting {k} ({policy}): {f} is {ab.values.get(f'feature:{f}')}, "
                             f"not {'on' if on else 'off'}")
-    for case in results.get("cases", []):
-        if case.get("status") != "ok":
+    for case in results.cases:
+        if not case.ok:
             continue
-        for i, rep in enumerate(case.get("repetitions") or []):
-            got = ((rep.get("ab") or {}).get("read_back")) or {}
+        for i, rep in enumerate(case.repetitions):
+            got = rep.read_back
             bad = [f for f, on in want.items()
                    if got.get(f"feature:{f}") != (f if on else f"NO_{f}")]
             if bad:
-                problems.append(f"setting {k} ({policy}): {case.get('name')} repetition {i} read "
+                problems.append(f"setting {k} ({policy}): {case.name} repetition {i} read "
                                 "back " + ", ".join(f"{f} {got.get(f'feature:{f}')}" for f in bad))
                 break
     return problems

@@ -8,7 +8,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from . import RESULTS, LabError, log, write_atomic
+from . import RESULTS, LabError, log, resultset, write_atomic
 from .agreement import agreement, run_json
 from .cpulist import format_cpu_list
 from .devicetree import guest_dtb
@@ -120,17 +120,15 @@ def pinned_checks(results, pairs):
     """Each pinned case's CPUs, classified by wakebench's own topology of the guest (`pairs` from
     class_pairs), against the class the case claims."""
     rows = []
-    for case in results.get("cases", []):
-        placement = case.get("placement", "")
-        if placement.startswith("kernel"):
+    for case in results.cases:
+        if case.kernel:
             continue
-        cpus = case.get("cpus") or {}
-        row = {"name": case.get("name"), "placement": placement, "status": case.get("status"),
-               "reason": case.get("reason")}
-        if case.get("status") == "ok" and "waker" in cpus and "wakee" in cpus:
-            row["cpus"] = [cpus["waker"], cpus["wakee"]]
-            row["class"] = pairs.get(tuple(row["cpus"]), "not a listed pair")
-            row["agrees"] = row["class"] == placement
+        row = {"name": case.name, "placement": case.placement, "status": case.status,
+               "reason": case.reason}
+        if case.ok and case.cpus:
+            row["cpus"] = list(case.cpus)
+            row["class"] = pairs.get(case.cpus, "not a listed pair")
+            row["agrees"] = row["class"] == case.placement
         rows.append(row)
     return rows
 
@@ -140,8 +138,10 @@ def guest_classes(wakebench, results, out):
     the guest has and every pair of each (the result set embeds the XML, written to
     topology.xml)."""
     xml = out / "topology.xml"
-    write_atomic(xml, results["topology"]["xml"])
-    n = max(1, int(results["topology"].get("counts", {}).get("pus", 64)) ** 2)
+    if results.topology_xml is None:
+        raise LabError(f"{results.where}: the result set holds no topology.xml")
+    write_atomic(xml, results.topology_xml)
+    n = max(1, (results.topology_pus or 64) ** 2)
     topo, msg = run_json([wakebench, "topology", "--json", "--topology", xml,
                           "--pairs-per-class", n])
     if topo is None:
@@ -182,7 +182,7 @@ def check_model_domains(wakebench, sysfs, results_path, summary, problems, predi
     if predict is None:
         problems.append(f"domains not checked against the model: wakebench predict: {msg}")
         return
-    mism = model_mismatches(sysfs, predict, json.loads(results_path.read_text()))
+    mism = model_mismatches(sysfs, predict, resultset.load(results_path))
     summary["model_domains_check"] = {"ok": not mism, "mismatches": mism}
     print("sched domains vs the model's reading: "
           + ("equal" if not mism else f"{len(mism)} difference(s)"))
@@ -197,14 +197,13 @@ def print_cases(results, rows, accel="tcg"):
     what = "EMULATED" if emulated(accel) else "KVM guest"
     print(f"{'case':<34} {'status':<8} {'cpus':<7} {'class':<12} median RTT ns ({what})")
     by_name = {r["name"]: r for r in rows}
-    for case in results.get("cases", []):
-        r = by_name.get(case.get("name"), {})
-        cpus = case.get("cpus") or {}
-        cp = f"{cpus.get('waker', '-')},{cpus.get('wakee', '-')}" if cpus else "-"
-        med = (case.get("rtt_ns") or {}).get("median")
+    for case in results.cases:
+        r = by_name.get(case.name, {})
+        cp = ",".join(map(str, case.cpus)) if case.cpus else "-"
+        med = case.rtt_median_ns
         note = r.get("class", "") + (" (!)" if r.get("agrees") is False else "")
-        print(f"{case.get('name', '?'):<34} {case.get('status', '?'):<8} {cp:<7} {note:<12} "
-              f"{'' if med is None else f'{med:.0f}'} {case.get('reason') or ''}")
+        print(f"{case.name:<34} {case.status:<8} {cp:<7} {note:<12} "
+              f"{'' if med is None else f'{med:.0f}'} {case.reason or ''}")
 
 
 def prepare_guest(plan, out):
@@ -253,9 +252,9 @@ def transfer_problems(got, stopped):
 def check_results(plan, results, cmd, out, summary, problems):
     """The guest's result set labelled and saved, its pinned cases' CPUs classified by
     wakebench's topology of the guest; returns its path."""
-    label_results(results, cmd, plan)
+    label_results(results.doc, cmd, plan)
     path = out / "results.json"
-    write_atomic(path, json.dumps(results, indent=1) + "\n")
+    write_atomic(path, json.dumps(results.doc, indent=1) + "\n")
     topo = guest_classes(plan.wakebench, results, out)
     summary["classes"] = [c["class"] for c in topo.get("classes", []) if c.get("available")]
     print("classes available in the guest (wakebench topology on its hwloc XML): "
@@ -292,8 +291,8 @@ def run_guest(plan):
     sysfs = check_guest_sysfs(plan, got, summary, problems)
     results_path = None
     if "results.json" in got["files"]:
-        results_path = check_results(plan, json.loads(got["files"]["results.json"]), cmd, out,
-                                     summary, problems)
+        results = resultset.parse(got["files"]["results.json"], "the guest's results.json")
+        results_path = check_results(plan, results, cmd, out, summary, problems)
     elif not plan.no_run and not plan.guest_cmd and not any(
             n.startswith("results-ab") for n in got["files"]):  # --ab: one set per setting
         problems.append("no result set came back")

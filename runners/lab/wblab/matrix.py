@@ -12,7 +12,7 @@ import types
 from pathlib import Path
 
 from . import REPO, RESULTS, LabError, log, write_atomic
-from . import confusion, replay
+from . import confusion, replay, resultset
 from .agreement import agreement, mix_text, pct_text
 from .cases import parse_cases, provenance, provenance_lines
 from .cli import topology_args
@@ -245,28 +245,17 @@ def emulated(per_kernel):
             for r in ((cell or {}).get("confusion") or {}).get("rows", []) if r.get("emulation")}
 
 
-def observed_classes(results_path):
-    """Per case name of a result set: the share of round trips in each placement class. LabError
-    in one line for a file that is not a readable wakebench result set of that shape."""
-    try:
-        doc = json.loads(Path(results_path).read_text())
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise LabError(f"{results_path}: not a readable result set ({e})") from None
-    if not isinstance(doc, dict) or doc.get("schema") != "wakebench-results" \
-            or not isinstance(doc.get("cases"), list):
-        raise LabError(f"{results_path}: not a wakebench result set (schema, cases)")
+def observed_classes(results):
+    """Per case name of a result set (resultset.ResultSet): the share of round trips in each
+    placement class. LabError in one line for a negative count."""
     out = {}
-    for i, c in enumerate(doc["cases"]):
-        hist = (c.get("observed") or {}).get("histogram") if isinstance(c, dict) else None
-        hist = hist or {}
-        if not isinstance(c, dict) or not isinstance(c.get("name"), str) \
-                or not isinstance(hist, dict) \
-                or not all(isinstance(v, (int, float)) and v >= 0 for v in hist.values()):
-            raise LabError(f"{results_path}: cases[{i}] has no name or a malformed "
+    for i, c in enumerate(results.cases):
+        if any(v < 0 for v in c.histogram.values()):
+            raise LabError(f"{results.where}: cases[{i}] has a negative count in "
                            "observed.histogram")
-        n = sum(hist.values())
+        n = sum(c.histogram.values())
         if n:
-            out[c["name"]] = {k: v / n for k, v in hist.items() if v}
+            out[c.name] = {k: v / n for k, v in c.histogram.items() if v}
     return out
 
 
@@ -391,9 +380,9 @@ def aa_observed(aa_dir, preset, config):
     if not path.is_file():
         raise LabError(f"--aa {aa_dir}: no {preset}/mainline/results.json (another run "
                        "of the matrix over the same presets)")
-    observed = observed_classes(path)
-    env = json.loads(path.read_text()).get("environment") or {}
-    ran = str(env.get("config_hash", "")).removeprefix("sha256:")
+    results = resultset.load(path)
+    observed = observed_classes(results)
+    ran = str(results.environment.get("config_hash", "")).removeprefix("sha256:")
     if ran and ran != hashlib.sha256(Path(config).read_bytes()).hexdigest():
         raise LabError(f"--aa {aa_dir}: {preset}/mainline ran another config than {config} "
                        f"(sha256 {ran[:16]})")
@@ -493,10 +482,10 @@ def case_record(config):
     return rec
 
 
-def note_run(record, results, where):
-    """The cell's wakebench commit and start time into the preset's cases record; the reason the
-    cell does not count when it ran another config than the record's."""
-    env = results.get("environment") or {}
+def note_run(record, env, where):
+    """The cell's wakebench commit and start time (its set's `environment`) into the preset's
+    cases record; the reason the cell does not count when it ran another config than the
+    record's."""
     sha = (env.get("wakebench") or {}).get("git_sha")
     if sha and sha not in record["wakebench"]:
         record["wakebench"].append(sha)
@@ -517,12 +506,11 @@ def collect(ctx, cell, policy, kernel=None):
     results = cell / "results.json"
     if not results.is_file():
         return {"missing": "not run" if not cell.exists() else "no results (see lab-summary.json)"}
-    data = json.loads(results.read_text())
-    env = data.get("environment", {})
-    info = env.get("lab_kernel") or {}
+    data = resultset.load(results)
+    info = data.environment.get("lab_kernel") or {}
     if info.get("policy", kernel) != kernel:
         raise LabError(f"{results}: ran policy {info.get('policy')}, not {kernel}")
-    other = note_run(ctx.record, data, str(cell))
+    other = note_run(ctx.record, data.environment, str(cell))
     if other:
         return {"missing": other}
     ctx.matrix["kernel_meta"].setdefault(kernel, {k: v for k, v in info.items()
@@ -531,15 +519,13 @@ def collect(ctx, cell, policy, kernel=None):
     if "unavailable" in rep:
         return {"missing": rep["unavailable"]}
     pred = json.loads((cell / "predict.json").read_text())
-    pairs = sorted({len(c.get("repetitions") or []) for c in data.get("cases", [])
-                    if str(c.get("placement", "")).startswith("kernel")})
-    traces = {c["name"]: c["trace"] for c in data.get("cases", [])
-              if isinstance(c.get("trace"), dict) and "paths" in c["trace"]}
-    ok = {c.get("name") for c in data.get("cases", []) if c.get("status") == "ok"}
+    pairs = sorted({len(c.repetitions) for c in data.cases if c.kernel})
+    traces = {c.name: c.trace for c in data.cases if c.trace and "paths" in c.trace}
+    ok = {c.name for c in data.cases if c.ok}
     return {"report": json.loads((cell / "agreement.json").read_text()), "pairs": pairs,
             "replay": replay.cell_replay(ctx.wakebench, results, policy),
             "traces": traces, "confusion": confusion.cell_confusion(pred, data, policy),
-            "observed": {n: v for n, v in observed_classes(results).items() if n in ok},
+            "observed": {n: v for n, v in observed_classes(data).items() if n in ok},
             "discriminating": discriminating(pred)}
 
 
@@ -561,7 +547,7 @@ def collect_gated(ctx, guest, policy):
     if not src.is_file():
         return {"missing": "not run" if not guest.exists() else
                 f"no {src.name} (see {guest}/lab-summary.json)"}
-    data = json.loads(src.read_text())
+    data = resultset.load(src)
     problems = read_back_problems(data, k)
     if problems:
         return {"missing": "the feature read-back: " + "; ".join(problems[:3])}
@@ -570,12 +556,12 @@ def collect_gated(ctx, guest, policy):
                                  accel=summary.get("accel", "tcg"),
                                  lab_kernel=dict(summary.get("lab_kernel") or {}, setting=k,
                                                  features_on=policy))
-    label_results(data, summary.get("qemu_command") or [], plan)
+    label_results(data.doc, summary.get("qemu_command") or [], plan)
     (guest / policy).mkdir(exist_ok=True)
     side = guest / f"results-ab{k}.decisions.txt"  # the name the set gives it
     if side.is_file():
         write_atomic(guest / policy / side.name, side.read_text())
-    write_atomic(guest / policy / "results.json", json.dumps(data, indent=1) + "\n")
+    write_atomic(guest / policy / "results.json", json.dumps(data.doc, indent=1) + "\n")
     return collect(ctx, guest / policy, policy, GATED)
 
 

@@ -1,0 +1,178 @@
+"""The lab's one reader of a wakebench result set (docs/result-set.md): a file, or the bytes a guest
+sent back, checked against docs/result-set.schema.json (the schema the C++ reader's tests hold
+wakebench's sets to) and typed into the records below. Errors are LabError in one line naming the
+file. Kept as dicts, because they are open JSON by nature (common/schema/result_set_doc.h lists
+them): `environment`, `predictions`, a case's `trace` and `observed.cpus`; and `doc`, the document
+as read, which the lab labels (guest.label_results) before it writes the set again."""
+import json
+from dataclasses import dataclass
+
+from . import REPO, LabError
+
+SCHEMA = json.loads((REPO / "docs" / "result-set.schema.json").read_text())
+NAME = SCHEMA["properties"]["schema"]["enum"][0]  # "wakebench-results"
+VERSIONS = SCHEMA["properties"]["schema_version"]["enum"]  # the versions this lab reads
+
+# The JSON types of the schema's subset, as Python reads them (a bool is no number here).
+TYPES = {"object": dict, "array": list, "string": str, "boolean": bool, "null": type(None),
+         "integer": int, "number": (int, float)}
+
+
+@dataclass(frozen=True)
+class Repetition:
+    ab_round: int | None  # `ab.round` in a set of `run --ab`, else None
+    read_back: dict  # `ab.read_back`: knob -> its value read back ({} when not recorded)
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    mechanism: str
+    mode: str
+    placement: str  # "llc", "kernel", "kernel:llc", "kernel:0,2-3", "cpu:3,7"
+    status: str  # ok, skipped or failed
+    reason: str | None
+    cpus: tuple | None  # (waker, wakee) when both are recorded
+    rtt_median_ns: float | None
+    repetitions: tuple  # of Repetition
+    histogram: dict  # `observed.histogram`: class -> round trips ({} when not observed)
+    observed_cpus: dict | None  # `observed.cpus`: {"waker": {cpu: round trips}, "wakee": ...}
+    trace: dict | None  # open: the wakeup paths of a traced kernel case
+
+    @property
+    def ok(self):
+        return self.status == "ok"
+
+    @property
+    def kernel(self):
+        return self.placement.startswith("kernel")
+
+
+@dataclass(frozen=True)
+class AbSet:
+    setting: int
+    settings: int
+    values: dict  # knob -> its value in this setting
+
+
+@dataclass(frozen=True)
+class ResultSet:
+    where: str  # the file, for messages
+    schema_version: int
+    complete: bool
+    cases: tuple  # of Case
+    environment: dict  # open ({} when absent)
+    predictions: dict | None  # open
+    ab: AbSet | None
+    topology_xml: str | None
+    topology_pus: int | None  # topology.counts.pus
+    doc: dict  # the document as read
+
+
+def kind(v):
+    """The JSON type of `v`, in the schema's words."""
+    return next(t for t in ("null", "boolean", "integer", "number", "string", "array", "object")
+                if is_type(v, t))
+
+
+def is_type(v, t):
+    return isinstance(v, TYPES[t]) and (t == "boolean" or not isinstance(v, bool))
+
+
+def violation(v, schema, at="$"):
+    """Where and how `v` breaks `schema` (the subset of docs/result-set.schema.json's
+    description), in one line; None when it does not."""
+    if "$ref" in schema:
+        schema = SCHEMA["$defs"][schema["$ref"].removeprefix("#/$defs/")]
+    types = schema.get("type")
+    types = [types] if isinstance(types, str) else types
+    if types and not any(is_type(v, t) for t in types):
+        return f"{at} is {kind(v)}, not {' or '.join(types)}"
+    if "enum" in schema and not any(v == e and kind(v) == kind(e) for e in schema["enum"]):
+        return f"{at} is {json.dumps(v)[:40]}, not one of {json.dumps(schema['enum'])}"
+    if isinstance(v, list) and "items" in schema:
+        return items_violation(v, schema["items"], at)
+    return violation_in_object(v, schema, at) if isinstance(v, dict) else None
+
+
+def items_violation(v, items, at):
+    if list(items) == ["type"] and isinstance(items["type"], str) and \
+            all(is_type(x, items["type"]) for x in v):  # a histogram's thousands of counts
+        return None
+    return next(filter(None, (violation(x, items, f"{at}[{i}]") for i, x in enumerate(v))), None)
+
+
+def violation_in_object(v, schema, at):
+    missing = [k for k in schema.get("required", []) if k not in v]
+    if missing:
+        return f"{at}: missing \"{missing[0]}\""
+    props, extra = schema.get("properties", {}), schema.get("additionalProperties", True)
+    for k, x in v.items():
+        sub = props.get(k, extra)
+        if sub is False:
+            return f"{at}: unknown key \"{k}\""
+        why = violation(x, sub, f"{at}.{k}") if isinstance(sub, dict) else None
+        if why:
+            return why
+    return None
+
+
+def load(path):
+    """The result set in file `path`."""
+    try:
+        text = open(path, "rb").read()
+    except OSError as e:
+        raise LabError(f"{path}: not a readable result set ({e.strerror})") from None
+    return parse(text, str(path))
+
+
+def parse(data, where):
+    """The result set in `data` (the file's bytes or text, or the document already parsed);
+    `where` names it in errors."""
+    try:
+        doc = json.loads(data) if isinstance(data, (bytes, str)) else data
+    except (UnicodeDecodeError, ValueError) as e:
+        raise LabError(f"{where}: not a readable result set (invalid JSON: {e})") from None
+    check_header(doc, where)
+    why = violation(doc, SCHEMA)
+    if why:
+        raise LabError(f"{where}: {why}")
+    return typed(doc, where)
+
+
+def check_header(doc, where):
+    """What makes a document a result set of a version this lab reads."""
+    if not isinstance(doc, dict) or doc.get("schema") != NAME:
+        raise LabError(f"{where}: not a wakebench result set (no \"schema\": \"{NAME}\")")
+    version = doc.get("schema_version")
+    if version not in VERSIONS or not is_type(version, "integer"):
+        raise LabError(f"{where}: schema_version {json.dumps(version)} is not supported (the lab "
+                       f"reads versions {VERSIONS[0]} to {VERSIONS[-1]})")
+
+
+def typed(doc, where):
+    """The records of a document that holds to the schema."""
+    ab = doc.get("ab")
+    topology = doc.get("topology") or {}
+    return ResultSet(where=where, schema_version=doc["schema_version"],
+                     complete=doc.get("complete", True),
+                     cases=tuple(typed_case(c) for c in doc["cases"]),
+                     environment=doc.get("environment") or {}, predictions=doc.get("predictions"),
+                     ab=AbSet(ab["setting"], ab["settings"], ab["values"]) if ab else None,
+                     topology_xml=topology.get("xml"),
+                     topology_pus=(topology.get("counts") or {}).get("pus"), doc=doc)
+
+
+def typed_case(c):
+    cpus = c.get("cpus") or {}
+    observed = c.get("observed") or {}
+    return Case(name=c["name"], mechanism=c["mechanism"], mode=c["mode"],
+                placement=c["placement"], status=c["status"], reason=c.get("reason"),
+                cpus=(cpus["waker"], cpus["wakee"])
+                if cpus.get("waker") is not None and cpus.get("wakee") is not None else None,
+                rtt_median_ns=(c.get("rtt_ns") or {}).get("median"),
+                repetitions=tuple(Repetition((r.get("ab") or {}).get("round"),
+                                             (r.get("ab") or {}).get("read_back") or {})
+                                  for r in c.get("repetitions") or []),
+                histogram=observed.get("histogram") or {},
+                observed_cpus=observed.get("cpus"), trace=c.get("trace"))
