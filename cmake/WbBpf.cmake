@@ -30,7 +30,7 @@ function(wb_bpf_recorder target)
     target_compile_definitions(${target} PRIVATE "WB_BPF_MISSING=\"built without ${why}\"")
     return()
   endif()
-  set(src ${CMAKE_SOURCE_DIR}/common/system/bpf)
+  set(src ${CMAKE_SOURCE_DIR}/common/system)
   set(out ${CMAKE_BINARY_DIR}/bpf)
   add_custom_command(
     OUTPUT ${out}/wake_decision.skel.h

@@ -58,6 +58,7 @@ void run_command(const RunArgs& args) {
   RunInputs inputs = load_inputs(args);
   const std::unique_ptr<WakeupTraceSession> session =
       open_trace_session(tracing_choice(args), journal.get());
+  if (session) inputs.decisions_unavailable = session->decisions_unavailable();
   const RunPlan plan = make_plan(args, std::move(inputs), std::move(ab), now(args));
   check_targets(plan, args);
   install_signal_handlers();  // before the trial writes, so an interruption reaches the restore

@@ -69,7 +69,9 @@ TEST(ResultSetSchema, TheRefusedSetsAreRefusedByTheReaderAndTheSchema) {
     seen.insert(path.filename().string());
     EXPECT_THROW(load_result_set(path.string()), std::runtime_error);
     const json doc = json::parse(test::slurp(path), nullptr, false);
-    if (!doc.is_discarded()) EXPECT_NE(result_set_schema().violation(doc), "");
+    if (!doc.is_discarded()) {
+      EXPECT_NE(result_set_schema().violation(doc), "");
+    }
   }
   EXPECT_EQ(seen, kRefused);
 }
@@ -140,7 +142,9 @@ TEST(ResultSetSchema, EachCheckRefusesASet) {
     edit(doc);
     SCOPED_TRACE(why);
     EXPECT_EQ(result_set_schema().violation(doc), why);
-    if (reader_refuses) EXPECT_THROW(check_result_set(doc), std::invalid_argument);
+    if (reader_refuses) {
+      EXPECT_THROW(check_result_set(doc), std::invalid_argument);
+    }
   }
 }
 

@@ -389,6 +389,27 @@ void WakeupTraceSummary::add(const WakeupTraceSummary& o) {
   traced_runs += o.traced_runs;
 }
 
+std::string merge_trace_lines(std::string_view text, const std::vector<std::string>& lines) {
+  const auto ts_of = [](std::string_view s) -> std::optional<int64_t> {
+    Line l;
+    if (parse_line(trim(s), l)) return std::nullopt;
+    return l.ts_ns;
+  };
+  std::string out;
+  std::size_t next = 0;  // the first of `lines` not yet written
+  for (std::size_t pos = 0; pos < text.size();) {
+    const std::size_t nl = std::min(text.find('\n', pos), text.size());
+    const std::string_view s = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    if (const auto ts = ts_of(s))
+      for (; next < lines.size() && ts_of(lines[next]).value_or(0) < *ts; ++next)
+        out.append(lines[next]).push_back('\n');
+    out.append(s).push_back('\n');
+  }
+  for (; next < lines.size(); ++next) out.append(lines[next]).push_back('\n');
+  return out;
+}
+
 WakeupTraceSummary attribute_wakeups(std::string_view text, const WakeupTraceOptions& opt,
                                      bool keep_list) {
   WakeupTraceSummary sum;

@@ -112,6 +112,11 @@ struct WakeupTraceSummary {
 WakeupTraceSummary attribute_wakeups(std::string_view trace_text, const WakeupTraceOptions& opt,
                                      bool keep_list = false);
 
+// `text` (a tracefs `trace` file) with `lines` (event lines of the same format and clock, in
+// their own order: the BPF decision recorder's) merged in by timestamp; on equal times the text's
+// line first. Lines without a timestamp (comments, lost-event notes) keep their place in the text.
+std::string merge_trace_lines(std::string_view text, const std::vector<std::string>& lines);
+
 // {"wakeups", "paths": {path: n}, "classes_by_path": {path: {class: n}}, "moved",
 //  "moved_by_class": {class: n}, "foreign": {"wakeups", "moved"},
 //  "since_switch_out_us": {"kept"|"moved": {"n", "p5", "p50", "p95"}},

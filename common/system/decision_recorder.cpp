@@ -8,12 +8,12 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "common/system/bpf/wake_decision_record.h"
+#include "common/system/wake_decision_record.h"
 #include "common/util/cpulist.h"
 #ifdef WB_HAVE_BPF
 #include <bpf/libbpf.h>
 
-#include "wake_decision.skel.h"  // generated from bpf/wake_decision.bpf.c by the build
+#include "wake_decision.skel.h"  // generated from wake_decision.bpf.c by the build
 #endif
 
 namespace wb {
@@ -60,9 +60,9 @@ DecisionRecord decision_of(const wb_decision_record& r, int mask_words) {
 
 std::string decision_line(const wb_decision_record& r, int mask_words) {
   char head[128];
-  std::snprintf(head, sizeof head, "%.16s-%d [%03d] ..... %llu.%06llu: sched_wake_decision: ",
-                r.waker_comm, r.waker_pid, r.waker_cpu,
-                static_cast<unsigned long long>(r.ts_ns / 1000000000),
+  std::snprintf(head, sizeof head,
+                "%.16s-%d [%03d] ..... %llu.%06llu: sched_wake_decision: ", r.waker_comm,
+                r.waker_pid, r.waker_cpu, static_cast<unsigned long long>(r.ts_ns / 1000000000),
                 static_cast<unsigned long long>(r.ts_ns % 1000000000 / 1000));
   return head +
          format_bpf_decision_fields(decision_of(r, mask_words), r.flags & WB_DR_DELAYED_KNOWN);
@@ -88,12 +88,12 @@ int keep_message(enum libbpf_print_level level, const char* fmt, va_list args) {
   return 0;
 }
 
+// "BPF fentry on select_task_rq_fair refused (EPERM)": EPERM as root is the kernel's policy
+// (lockdown, or a vendor kernel that forbids function tracing).
 [[noreturn]] void fail(const std::string& what, int err) {
-  std::string why = what + ": " + std::strerror(err);
-  if (err == EPERM)
-    why += " (the kernel refuses fentry programs: lockdown, or a vendor kernel that forbids "
-           "function tracing)";
-  throw std::runtime_error("decision recorder: " + why);
+  throw std::runtime_error("BPF " + what + " (" +
+                           (strerrorname_np(err) ? strerrorname_np(err) : std::strerror(err)) +
+                           ")");
 }
 
 std::vector<int> online_cpus() {
@@ -125,29 +125,27 @@ struct DecisionRecorder::Impl {
 };
 
 DecisionRecorder::DecisionRecorder(const std::string& comm) : impl_(std::make_unique<Impl>()) {
-  if (::geteuid() != 0) throw std::runtime_error("decision recorder: needs root");
+  if (::geteuid() != 0) throw std::runtime_error("the BPF recorder needs root");
   const int cpus = libbpf_num_possible_cpus();
-  if (cpus <= 0) fail("cannot count the possible CPUs", -cpus);
+  if (cpus <= 0) fail("recorder cannot count the possible CPUs", -cpus);
   if (cpus > WB_DECISION_MAX_CPUS)
-    throw std::runtime_error("decision recorder: " + std::to_string(cpus) +
-                             " possible CPUs, more than a record holds (" +
-                             std::to_string(WB_DECISION_MAX_CPUS) + ")");
+    throw std::runtime_error("the BPF recorder holds " + std::to_string(WB_DECISION_MAX_CPUS) +
+                             " CPUs, this machine has " + std::to_string(cpus));
   libbpf_set_print(keep_message);
   Impl& m = *impl_;
   m.words = (cpus + 63) / 64;
   m.skel = wake_decision__open();
-  if (!m.skel) fail("cannot open the BPF object", errno);
+  if (!m.skel) fail("object does not open", errno);
   std::strncpy(const_cast<char*>(m.skel->rodata->comm), comm.c_str(), 15);
   m.skel->rodata->nr_cpus = static_cast<__u32>(cpus);
   m.skel->rodata->mask_words = static_cast<__u32>(m.words);
   for (int c : online_cpus())
     if (c < cpus) m.skel->bss->online[c / 64] |= 1ull << (c % 64);
-  if (const int e = wake_decision__load(m.skel))
-    fail("cannot load the fentry program on select_task_rq_fair", -e);
+  if (const int e = wake_decision__load(m.skel)) fail("fentry on select_task_rq_fair refused", -e);
   if (const int e = wake_decision__attach(m.skel))
-    fail("cannot attach to select_task_rq_fair", -e);
+    fail("fentry on select_task_rq_fair not attached", -e);
   m.ring = ring_buffer__new(bpf_map__fd(m.skel->maps.records), Impl::on_record, &m, nullptr);
-  if (!m.ring) fail("cannot read the record ring", errno);
+  if (!m.ring) fail("record ring does not open", errno);
 }
 
 DecisionRecorder::~DecisionRecorder() = default;
@@ -173,7 +171,7 @@ std::vector<std::string> DecisionRecorder::drain(int64_t* lost) {
 struct DecisionRecorder::Impl {};
 
 DecisionRecorder::DecisionRecorder(const std::string&) {
-  throw std::runtime_error("decision recorder: not built (" WB_BPF_MISSING ")");
+  throw std::runtime_error("the BPF recorder was " WB_BPF_MISSING);
 }
 DecisionRecorder::~DecisionRecorder() = default;
 void DecisionRecorder::clear() {}

@@ -16,6 +16,8 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "common/schema/wakeup_trace.h"
+#include "common/system/decision_recorder.h"
 #include "common/system/journal.h"
 #include "common/util/sys.h"
 #include "common/util/text.h"
@@ -129,6 +131,22 @@ void WakeupTraceSession::write(const std::string& file, const std::string& value
   }
 }
 
+bool WakeupTraceSession::has_event(const std::string& event) const {
+  struct stat st {};
+  return ::stat((dir_ + "/events/" + event + "/enable").c_str(), &st) == 0;
+}
+
+// A kernel without the lab's decision event: the BPF recorder, or the one line why not.
+void WakeupTraceSession::open_recorder() {
+  decisions_ = false;
+  try {
+    recorder_ = std::make_unique<DecisionRecorder>(own_comm());
+  } catch (const std::runtime_error& e) {
+    decisions_unavailable_ =
+        std::string("--trace-decisions records nothing: no lab decision event and ") + e.what();
+  }
+}
+
 WakeupTraceSession::WakeupTraceSession(RunJournal* journal, bool decisions)
     : journal_(journal), decisions_(decisions) {
   root_ = find_or_mount_tracefs();
@@ -148,16 +166,11 @@ WakeupTraceSession::WakeupTraceSession(RunJournal* journal, bool decisions)
   }
   try {
     write("tracing_on", "0");  // a new instance starts on
+    if (decisions_ && !has_event(kDecisionEvent)) open_recorder();
     const auto filters = event_filters(own_comm(), decisions_);
-    for (const auto& [ev, filter] : filters) {
-      struct stat st {};
-      if (::stat((dir_ + "/events/" + ev + "/enable").c_str(), &st) != 0)
-        throw std::runtime_error(
-            ev == kDecisionEvent
-                ? "--trace-decisions: this kernel has no " + ev +
-                      " trace event (the lab's kernels have it: runners/lab/KERNELS.md)"
-                : "--trace-wakeups: kernel without the " + ev + " trace event");
-    }
+    for (const auto& [ev, filter] : filters)
+      if (!has_event(ev))
+        throw std::runtime_error("--trace-wakeups: kernel without the " + ev + " trace event");
     try {
       write("trace_clock", "mono");
     } catch (const std::runtime_error&) {
@@ -218,6 +231,7 @@ void WakeupTraceSession::start(const std::vector<int>& cpus, int64_t buffer_kb) 
     write("per_cpu/cpu" + std::to_string(c) + "/buffer_size_kb", std::to_string(buffer_kb));
     sizes_[c] = buffer_kb;
   }
+  if (recorder_) recorder_->clear();
   write("tracing_on", "1");
   on_ = true;
 }
@@ -243,6 +257,7 @@ std::string WakeupTraceSession::stop(int64_t* lost) {
     ::closedir(d);
   }
   if (lost) *lost += n;
+  if (recorder_) return merge_trace_lines(text, recorder_->drain(lost));
   return text;
 }
 

@@ -18,11 +18,15 @@
 // any other left (a wakebench-<pid> whose process is gone) by the next session.
 //
 // `run --trace-decisions` also records the lab kernels' decision event (kDecisionEvent,
-// runners/lab/KERNELS.md), filtered on the wakee's comm like sched_waking.
+// runners/lab/KERNELS.md), filtered on the wakee's comm like sched_waking. On a kernel without it
+// (a stock kernel) the BPF decision recorder (common/system/decision_recorder.h) records the
+// decisions instead, its lines merged into the text by time; where that cannot attach either, the
+// session records the wakeups alone and decisions_unavailable() says why in one line.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,6 +34,7 @@
 namespace wb {
 
 class RunJournal;
+class DecisionRecorder;
 
 // Turns tracing off in the instance folder `dir` and removes it (retried while the kernel answers
 // EBUSY). Returns 0 or the errno of the last rmdir (ENOENT: not there).
@@ -50,7 +55,7 @@ std::vector<std::pair<std::string, std::string>> event_filters(const std::string
 // tracefs is mounted (left mounted).
 class WakeupTraceSession {
  public:
-  // With `decisions`, the kernel must have kDecisionEvent (else the one line says so).
+  // With `decisions`: kDecisionEvent where the kernel has it, else the BPF recorder, else none.
   explicit WakeupTraceSession(RunJournal* journal = nullptr, bool decisions = false);
   ~WakeupTraceSession();
   WakeupTraceSession(const WakeupTraceSession&) = delete;
@@ -64,15 +69,21 @@ class WakeupTraceSession {
   // overwrote to *lost.
   std::string stop(int64_t* lost);
   const std::string& instance_dir() const { return dir_; }
+  // Why decisions asked for are not recorded ("" when they are, or were not asked for).
+  const std::string& decisions_unavailable() const { return decisions_unavailable_; }
 
   // KiB per CPU that one run of `round_trips` round trips needs (bounded: see .cpp).
   static int64_t buffer_kb_for(int64_t round_trips, int cpus_traced, bool decisions = false);
 
  private:
   void write(const std::string& file, const std::string& value) const;
+  bool has_event(const std::string& event) const;
+  void open_recorder();
   std::string root_, dir_;
   RunJournal* journal_;
-  bool decisions_ = false;
+  bool decisions_ = false;  // the decision event is enabled
+  std::unique_ptr<DecisionRecorder> recorder_;
+  std::string decisions_unavailable_;
   bool on_ = false;
   std::map<int, int64_t> sizes_;  // CPU -> KiB as last set
 };

@@ -124,6 +124,8 @@ RunPlan make_plan(const RunArgs& args, RunInputs in, AbPlan ab, const RunMoment&
   if (!ab.specs.empty()) plan.ab_id = now.utc + "-" + std::to_string(now.pid);
   plan.ab = std::move(ab);
   plan.tracing = tracing_choice(args);
+  if (plan.tracing == Tracing::kDecisions && !in.decisions_unavailable.empty())
+    plan.tracing = Tracing::kWakeups;
   plan.pairs_per_class = args.pairs_per_class;
   plan.noise_path = args.noise;
   plan.show = args.show;

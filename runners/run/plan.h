@@ -54,6 +54,9 @@ struct RunInputs {
   // The CPUs the run cannot use (cpu_sysfs.h: unused_cpus_note), said in an unavailable class's
   // skip reason; empty when there are none.
   std::string unused_cpus;
+  // --trace-decisions on a kernel that records no decisions (no lab event, no BPF recorder): why
+  // (WakeupTraceSession::decisions_unavailable). The run then traces the wakeups alone.
+  std::string decisions_unavailable;
 };
 
 // What make_plan takes of the moment it runs in.

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 
 #include "common/schema/placement.h"
@@ -15,7 +16,10 @@ constexpr const char* kExt = ".decisions.txt";
 
 std::unique_ptr<WakeupTraceSession> open_trace_session(Tracing tracing, RunJournal* journal) {
   if (tracing == Tracing::kNone) return nullptr;
-  return std::make_unique<WakeupTraceSession>(journal, tracing == Tracing::kDecisions);
+  auto session = std::make_unique<WakeupTraceSession>(journal, tracing == Tracing::kDecisions);
+  if (!session->decisions_unavailable().empty())
+    std::fprintf(stderr, "wakebench: warning: %s\n", session->decisions_unavailable().c_str());
+  return session;
 }
 
 DecisionSide::DecisionSide(const std::string& set_path, const std::string& stem)

@@ -24,7 +24,8 @@ namespace wb {
 enum class Tracing { kNone, kWakeups, kDecisions };
 
 // The session of a run that traces, opened up front so that a run that cannot trace fails before
-// it measures anything (one line, exit 2); null for kNone.
+// it measures anything (one line, exit 2); null for kNone. Decisions that cannot be recorded are
+// a warning line: the run traces the wakeups alone (RunInputs::decisions_unavailable).
 std::unique_ptr<WakeupTraceSession> open_trace_session(Tracing tracing, RunJournal* journal);
 
 // One set's decision records, written to its side file as each repetition ends (a cell's run holds

@@ -1,7 +1,7 @@
 /* One wakeup decision as the BPF recorder (wake_decision.bpf.c) hands it to user space
  * (common/system/decision_recorder.cpp): the inputs select_task_rq_fair() reads, taken at its
- * entry, and the CPU it returned, at its exit. Shared by the BPF object and the C++ reader: C, fixed
- * widths, no padding the two could lay out differently. */
+ * entry, and the CPU it returned, at its exit. Shared by the BPF object and the C++ reader: C,
+ * fixed widths, no padding the two could lay out differently. */
 #ifndef WB_WAKE_DECISION_RECORD_H
 #define WB_WAKE_DECISION_RECORD_H
 
@@ -25,11 +25,11 @@ typedef int32_t wb_s32;
 #define WB_DR_WAKEE_LAST_WAKEE (1u << 1) /* the wakee's last_wakee was the waker */
 #define WB_DR_ON_RQ (1u << 2)
 #define WB_DR_ON_CPU (1u << 3)
-#define WB_DR_KTHREAD (1u << 4)           /* the waker is a per-CPU kthread */
-#define WB_DR_HAS_IDLE_CORES (1u << 5)    /* the waker's LLC */
+#define WB_DR_KTHREAD (1u << 4)        /* the waker is a per-CPU kthread */
+#define WB_DR_HAS_IDLE_CORES (1u << 5) /* the waker's LLC */
 #define WB_DR_PREV_HAS_IDLE_CORES (1u << 6)
-#define WB_DR_DELAYED_KNOWN (1u << 7)     /* waker_delayed was read (a field this kernel has) */
-#define WB_DR_IDLE_MOVED (1u << 8)        /* the idle CPUs at exit were not those at entry */
+#define WB_DR_DELAYED_KNOWN (1u << 7) /* waker_delayed was read (a field this kernel has) */
+#define WB_DR_IDLE_MOVED (1u << 8)    /* the idle CPUs at exit were not those at entry */
 
 struct wb_decision_record {
   wb_u64 ts_ns; /* bpf_ktime_get_ns() at entry: CLOCK_MONOTONIC, the tracefs "mono" clock */
