@@ -218,8 +218,9 @@ std::string render_replay_text(const ReplayResult& r, std::size_t first) {
       << " of them agreed\n";
   std::vector<std::string> firsts;
   for (const auto& [rule, n] : r.first_rules) firsts.push_back(rule + " " + std::to_string(n));
-  out << wrap("first record of each unpinned task, by rule: " + join(firsts, ", "), "")
-      << wrap("has_idle_cores of the waker's LLC against its recorded idle CPUs, in " +
+  if (!firsts.empty())  // the BPF recorder's records hold no rule
+    out << wrap("first record of each unpinned task, by rule: " + join(firsts, ", "), "");
+  out << wrap("has_idle_cores of the waker's LLC against its recorded idle CPUs, in " +
                   std::to_string(r.hint_read) + " selections: stale true " +
                   std::to_string(r.hint_stale_true) + ", stale false " +
                   std::to_string(r.hint_stale_false),

@@ -17,6 +17,7 @@ packages=(
   libhwloc-dev hwloc libpfm4-dev libboost-dev nlohmann-json3-dev libssl-dev
   libbenchmark-dev libgtest-dev libgmock-dev libcli11-dev
   linux-perf gnuplot-nox python3-pytest
+  clang-16 libbpf-dev bpftool  # the BPF decision recorder (cmake/WbBpf.cmake); clang-16 as sanitize.sh's
 )
 
 # shellcheck source=runners/install-packages.sh

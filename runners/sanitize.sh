@@ -69,7 +69,7 @@ jobs=${WB_SANITIZE_JOBS:-$(nproc)}
 # its sanitizer runtimes, and the symbolizer.
 packages=(cmake clang-16 libclang-rt-16-dev llvm-14 make pkg-config git
           libhwloc-dev hwloc libpfm4-dev libboost-dev nlohmann-json3-dev libssl-dev
-          libbenchmark-dev libgtest-dev libgmock-dev libcli11-dev gnuplot-nox)
+          libbenchmark-dev libgtest-dev libgmock-dev libcli11-dev gnuplot-nox libbpf-dev bpftool)
 # shellcheck source=runners/install-packages.sh
 . "$here/runners/install-packages.sh"
 install_packages sanitize "${packages[@]}"

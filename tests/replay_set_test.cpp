@@ -23,7 +23,10 @@ class ReplaySet : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = test::fresh_test_dir("replay-set");
-    const fs::path from = test::fixture_path("decisions/smt2-3core-mainline");
+    load("decisions/smt2-3core-mainline");
+  }
+  void load(const std::string& fixture) {
+    const fs::path from = test::fixture_path(fixture);
     set_ = nlohmann::json::parse(test::read_fixture(from / "results.json"));
     side_ = test::read_fixture(from / "results.decisions.txt");
   }
@@ -107,6 +110,42 @@ TEST_F(ReplaySet, AChangedSideFileOrNoRecordsIsRefusedInOneLine) {
   EXPECT_NE(r.err.find("no decision records (a run with --trace-decisions"), std::string::npos)
       << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+// The BPF recorder's records of Debian's own 6.12.118 kernel (tests/fixtures/decisions/
+// smt2-debian-bpf: the lab's smt2 guest, two searched cases, the first 20 or so wakeups of each).
+// They hold no rule: agreement is on the CPU, each rule is the model's, and the trivial baselines
+// are printed beside it. An altered CPU is reported.
+class ReplayBpfSet : public ReplaySet {
+ protected:
+  void SetUp() override {
+    ReplaySet::SetUp();
+    load("decisions/smt2-debian-bpf");
+  }
+};
+
+TEST_F(ReplayBpfSet, EveryRecordAgreesOnTheCpuAndTheRulesAreTheModels) {
+  const test::Ran r = replay(write(side_));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("replay under mainline: 38 of 42 wakeups agree in CPU (90.48%)\n"
+                        "  0 records disagree; 4 wakeups have no record\n"
+                        "the recorder holds the inputs and the CPU: each rule below is the model's",
+                        0),
+            0u)
+      << r.out;
+  EXPECT_NE(r.out.find("prev 97.37%, the waker's CPU 0.00%, the last choice 97.37%"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("model's rule "), std::string::npos) << r.out;
+}
+
+TEST_F(ReplayBpfSet, AnAlteredCpuIsReported) {
+  std::string side = side_;
+  const auto at = side.find(" cpu=", side.find("source=bpf"));
+  ASSERT_NE(at, std::string::npos);
+  side[at + 5] = side[at + 5] == '3' ? '2' : '3';
+  const test::Ran r = replay(write(side));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("37 of 42 wakeups agree in CPU"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("first 1 of 1 disagreements:"), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -107,6 +107,11 @@ TEST(RunPlan, SeedTargetsAndTracingComeFromTheArgsOrTheMoment) {
   EXPECT_EQ(plan.tracing, Tracing::kWakeups);
   args.trace_decisions = true;
   EXPECT_EQ(tracing_choice(args), Tracing::kDecisions);
+  EXPECT_EQ(plan_of(args).tracing, Tracing::kDecisions);
+  // A kernel that records no decisions: the run traces the wakeups alone.
+  RunInputs in = inputs();
+  in.decisions_unavailable = "no lab decision event and BPF fentry refused (EPERM)";
+  EXPECT_EQ(make_plan(args, std::move(in), parse_ab_plan({}), kMoment).tracing, Tracing::kWakeups);
 }
 
 TEST(RunPlan, AnAbRunHasASetPerSettingAndOneId) {
