@@ -19,7 +19,7 @@ CaseRecord ab_record() {
   r.spec.mechanism = "pipe";
   r.spec.mode = Mode::kThreads;
   r.spec.placement = "same-cpu";
-  r.spec.pairs = {{0, 0}};
+  r.spec.cpu_pairs = {{0, 0}};
   r.spec.name = "pipe/threads/same-cpu";
   PairSamples s;
   for (int i = 0; i < 5; ++i) {

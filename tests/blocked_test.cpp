@@ -114,7 +114,7 @@ CaseSpec pinned_case(const std::string& mechanism, Mode mode, CpuPair cpus) {
   s.mode = mode;
   s.placement = cpus.first == cpus.second ? "same-cpu" : "llc";
   s.name = mechanism + "/" + std::string(mode_id(mode)) + "/" + s.placement;
-  s.pairs = {cpus};
+  s.cpu_pairs = {cpus};
   s.round_trips = 300;
   s.warmup = 30;
   s.timeout_s = 20;

@@ -27,7 +27,7 @@ CaseRecord record(const std::string& placement, bool kernel, std::vector<CpuPair
   r.spec.mode = Mode::kProcesses;
   r.spec.placement = placement;
   r.spec.kernel = kernel;
-  r.spec.pairs = std::move(pairs);
+  r.spec.cpu_pairs = std::move(pairs);
   r.spec.cpuset = std::move(cpuset);
   r.spec.params = params;
   r.spec.name = "binder-like/processes/" + placement + name_suffix(params);
@@ -36,8 +36,8 @@ CaseRecord record(const std::string& placement, bool kernel, std::vector<CpuPair
   for (int i = 0; i < 9; ++i) {
     s.rtt_ns.push_back(1000 + 100 * i);
     s.wakeup_ns.push_back(400 + i);
-    s.waker_cpu.push_back(r.spec.pairs[0].first);
-    s.wakee_cpu.push_back(r.spec.pairs[0].second);
+    s.waker_cpu.push_back(r.spec.cpu_pairs[0].first);
+    s.wakee_cpu.push_back(r.spec.cpu_pairs[0].second);
   }
   s.begin_ns = 0;
   s.end_ns = 9000;

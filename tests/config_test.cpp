@@ -55,13 +55,13 @@ TEST(Config, ExpandsTheCrossProduct) {
     if (auto at = name.find("/payload=64"); at != std::string::npos) name.erase(at);
     EXPECT_EQ(name.find_first_of("0123456789"), std::string::npos) << "no CPU ids: " << c.name;
     if (c.placement == "smt-sibling") {
-      ASSERT_EQ(c.pairs.size(), 1u);
-      EXPECT_EQ(c.pairs[0], CpuPair(0, 16));
+      ASSERT_EQ(c.cpu_pairs.size(), 1u);
+      EXPECT_EQ(c.cpu_pairs[0], CpuPair(0, 16));
     }
     if (c.placement == "kernel") {
       EXPECT_TRUE(c.kernel);
       EXPECT_EQ(c.cpuset.size(), 32u);
-      EXPECT_EQ(c.pairs[0], CpuPair(0, 1));  // the documented start placement
+      EXPECT_EQ(c.cpu_pairs[0], CpuPair(0, 1));  // the documented start placement
     }
   }
 }
@@ -90,7 +90,7 @@ TEST(Config, PairsPerClassAppendsThePairIndex) {
   EXPECT_EQ(cases[0].name, "pipe/threads/cross-numa/pair0");
   EXPECT_EQ(cases[1].name, "pipe/threads/cross-numa/pair1");
   EXPECT_EQ(cases[0].placement, "cross-numa");
-  EXPECT_NE(cases[0].pairs[0], cases[1].pairs[0]);
+  EXPECT_NE(cases[0].cpu_pairs[0], cases[1].cpu_pairs[0]);
 }
 
 // The pairs knob runs K pairs at once, spread like --pairs-per-class: CPU-disjoint pairs of the
@@ -115,7 +115,7 @@ TEST(Config, ConcurrentPairsAreSpreadOverDisjointCpus) {
       }
     }
   }
-  EXPECT_EQ(cases[0].pairs[0], CpuPair(0, 1)) << "the placement's own pair comes first";
+  EXPECT_EQ(cases[0].cpu_pairs[0], CpuPair(0, 1)) << "the placement's own pair comes first";
   // Two CPUs, one llc pair: the second pair is the first one swapped.
   const auto two = expand_cases(
       parse_config(R"({"schema_version":1,"cases":[{"mechanisms":["pipe"],"modes":["threads"],
@@ -123,9 +123,10 @@ TEST(Config, ConcurrentPairsAreSpreadOverDisjointCpus) {
                    "x.json"),
       Topology::from_synthetic("pack:1 l3:1 core:2 pu:1"), kKnown);
   ASSERT_EQ(two.size(), 3u);
-  EXPECT_EQ(two[0].pairs, (std::vector<CpuPair>{{0, 1}, {1, 0}, {0, 1}}));
-  EXPECT_EQ(two[1].pairs, (std::vector<CpuPair>{{0, 0}, {1, 1}, {0, 0}}));
-  EXPECT_EQ(two[2].pairs, (std::vector<CpuPair>{{0, 1}, {1, 0}, {0, 1}})) << "kernel start CPUs";
+  EXPECT_EQ(two[0].cpu_pairs, (std::vector<CpuPair>{{0, 1}, {1, 0}, {0, 1}}));
+  EXPECT_EQ(two[1].cpu_pairs, (std::vector<CpuPair>{{0, 0}, {1, 1}, {0, 0}}));
+  EXPECT_EQ(two[2].cpu_pairs, (std::vector<CpuPair>{{0, 1}, {1, 0}, {0, 1}}))
+      << "kernel start CPUs";
 }
 
 // matrix: every ordered CPU pair, the diagonal included, each cell pinned and named by its CPUs.
@@ -139,12 +140,12 @@ TEST(Config, MatrixPlacementCoversEveryOrderedPair) {
   std::set<CpuPair> seen;
   for (const auto& c : cases) {
     EXPECT_FALSE(c.kernel);
-    ASSERT_EQ(c.pairs.size(), 1u);
-    seen.insert(c.pairs[0]);
-    EXPECT_EQ(c.placement,
-              "cpu:" + std::to_string(c.pairs[0].first) + "," + std::to_string(c.pairs[0].second));
-    EXPECT_EQ(c.name, "pipe/threads/matrix/" + std::to_string(c.pairs[0].first) + "-" +
-                          std::to_string(c.pairs[0].second));
+    ASSERT_EQ(c.cpu_pairs.size(), 1u);
+    seen.insert(c.cpu_pairs[0]);
+    EXPECT_EQ(c.placement, "cpu:" + std::to_string(c.cpu_pairs[0].first) + "," +
+                               std::to_string(c.cpu_pairs[0].second));
+    EXPECT_EQ(c.name, "pipe/threads/matrix/" + std::to_string(c.cpu_pairs[0].first) + "-" +
+                          std::to_string(c.cpu_pairs[0].second));
   }
   EXPECT_EQ(seen.size(), 9u);
   EXPECT_TRUE(seen.count({16, 0}) && seen.count({0, 16}) && seen.count({1, 1}));
@@ -172,7 +173,7 @@ TEST(Config, KernelPlacements) {
   EXPECT_EQ(cases[0].cpuset, (std::vector<int>{0, 1}));
   EXPECT_EQ(cases[1].name, "pipe/threads/kernel-2cpus");
   EXPECT_EQ(cases[1].cpuset, (std::vector<int>{30, 31}));
-  EXPECT_EQ(cases[1].pairs[0], CpuPair(30, 31));
+  EXPECT_EQ(cases[1].cpu_pairs[0], CpuPair(30, 31));
   EXPECT_EQ(cases[2].cpuset, (std::vector<int>{0, 16}));
 }
 
@@ -187,8 +188,8 @@ TEST(Config, StartKnobSetsAKernelCasesStartCpus) {
       xeon(), kKnown);
   ASSERT_EQ(cases.size(), 2u);
   EXPECT_EQ(cases[0].name, "pipe/threads/kernel-6cpus/bg=2/start=0,2");
-  EXPECT_EQ(cases[0].pairs, (std::vector<CpuPair>{{0, 2}}));
-  EXPECT_EQ(cases[1].pairs, (std::vector<CpuPair>{{2, 0}}));
+  EXPECT_EQ(cases[0].cpu_pairs, (std::vector<CpuPair>{{0, 2}}));
+  EXPECT_EQ(cases[1].cpu_pairs, (std::vector<CpuPair>{{2, 0}}));
   EXPECT_EQ(cases[0].cpuset, (std::vector<int>{0, 1, 2, 16, 17, 18}));
   EXPECT_EQ(to_json(cases[0].params)["start"], nlohmann::json::array({0, 2}));
   // Without the knob the start is the cpuset's two lowest CPUs, and nothing is recorded.
@@ -197,7 +198,7 @@ TEST(Config, StartKnobSetsAKernelCasesStartCpus) {
                      "placements":["kernel:0-2,16-18"]}]})",
                    "x.json"),
       xeon(), kKnown);
-  EXPECT_EQ(plain[0].pairs, (std::vector<CpuPair>{{0, 1}}));
+  EXPECT_EQ(plain[0].cpu_pairs, (std::vector<CpuPair>{{0, 1}}));
   EXPECT_FALSE(to_json(plain[0].params).contains("start"));
   EXPECT_TRUE(same_workload(cases[0].params, cases[1].params));
   EXPECT_FALSE(cases[0].params == cases[1].params);

@@ -26,7 +26,7 @@ CaseSpec pipe_case(Mode mode, int waker, int wakee) {
   s.mechanism = "pipe";
   s.mode = mode;
   s.placement = waker == wakee ? "same-cpu" : "llc";
-  s.pairs = {{waker, wakee}};
+  s.cpu_pairs = {{waker, wakee}};
   s.round_trips = 200;
   s.warmup = 20;
   s.timeout_s = 20;
@@ -83,7 +83,7 @@ TEST_P(DriverModes, KernelPlacementRecordsWhereTasksRan) {
 TEST_P(DriverModes, ConcurrentPairsEachKeepTheirSamples) {
   const auto cpus = allowed_cpus();
   CaseSpec s = pipe_case(GetParam(), cpus.front(), cpus.back());
-  s.pairs = {{cpus.front(), cpus.back()}, {cpus.back(), cpus.front()}};
+  s.cpu_pairs = {{cpus.front(), cpus.back()}, {cpus.back(), cpus.front()}};
   const RunOutcome out = run_case(s, *find_mechanism("pipe"), test::this_machine(), {});
   ASSERT_TRUE(out.ok) << out.error;
   ASSERT_EQ(out.pairs.size(), 2u);

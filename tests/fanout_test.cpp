@@ -135,7 +135,7 @@ CaseSpec fanout_case(Mode mode, int w, int s) {
   spec.kernel = true;
   spec.placement = "kernel";
   spec.cpuset = cpus;
-  spec.pairs = {{cpus.front(), cpus.size() > 1 ? cpus[1] : cpus.front()}};
+  spec.cpu_pairs = {{cpus.front(), cpus.size() > 1 ? cpus[1] : cpus.front()}};
   spec.params.w = w;
   spec.params.s = s;
   spec.name = "fanout/" + std::string(mode_id(mode)) + "/kernel" + name_suffix(spec.params);

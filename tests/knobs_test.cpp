@@ -78,7 +78,7 @@ TEST(Params, BadValuesNameTheKnob) {
 
 TEST(Params, ConcurrentPairsCycleThroughTheCasePairs) {
   CaseSpec s;
-  s.pairs = {{0, 1}, {2, 3}};
+  s.cpu_pairs = {{0, 1}, {2, 3}};
   s.params.pairs = 3;
   EXPECT_EQ(concurrent_pairs(s), (std::vector<CpuPair>{{0, 1}, {2, 3}, {0, 1}}));
   s.params.pairs = 1;
@@ -89,7 +89,7 @@ TEST(Params, ConcurrentPairsCycleThroughTheCasePairs) {
 
 CaseSpec bg_case(const std::string& bg, CpuPair pair) {
   CaseSpec s;
-  s.pairs = {pair};
+  s.cpu_pairs = {pair};
   s.params.background = bg;
   return s;
 }
@@ -126,8 +126,8 @@ TEST(Background, ASkippedCaseCarriesTheReason) {
   // On the live machine, every CPU outside all CPUs is none.
   CaseSpec s = bg_case("all-others", {0, 0});
   s.mechanism = "pipe";
-  s.pairs.clear();
-  for (int c : test::this_machine().cpus()) s.pairs.push_back({c, c});
+  s.cpu_pairs.clear();
+  for (int c : test::this_machine().cpus()) s.cpu_pairs.push_back({c, c});
   const auto why = find_mechanism("pipe")->skip_reason(s, test::this_machine());
   ASSERT_TRUE(why.has_value());
   EXPECT_EQ(why->rfind("unavailable: background all-others selects no CPU", 0), 0u) << *why;
@@ -222,7 +222,7 @@ TEST(Work, WorkNsRaisesTheRoundTripAndWorkLinesRun) {
   CaseSpec s;
   s.name = "pipe/threads/same-cpu";
   s.mechanism = "pipe";
-  s.pairs = {{cpu, cpu}};
+  s.cpu_pairs = {{cpu, cpu}};
   s.round_trips = 200;
   s.warmup = 20;
   const RunOutcome base = run_case(s, *find_mechanism("pipe"), test::this_machine(), {});
@@ -247,7 +247,7 @@ TEST(Sched, SettingsApplyToTheTasksOrAreRefusedWithTheReason) {
   s.name = "pipe/processes/llc";
   s.mechanism = "pipe";
   s.mode = Mode::kProcesses;
-  s.pairs = {{cpus.front(), cpus.back()}};
+  s.cpu_pairs = {{cpus.front(), cpus.back()}};
   s.round_trips = 100;
   s.warmup = 10;
   set_param(s.params, "sched", nlohmann::json{{"waker", "fifo:10"}, {"wakee", "batch"}});
@@ -292,7 +292,7 @@ TEST(Pairs, KPairsRunAtOnceAndKeepTheirSamples) {
   CaseSpec s;
   s.name = "futex/threads/llc/pairs=3";
   s.mechanism = "futex";
-  s.pairs = {{cpus.front(), cpus.back()}};
+  s.cpu_pairs = {{cpus.front(), cpus.back()}};
   s.params.pairs = 3;
   s.round_trips = 100;
   s.warmup = 10;

@@ -46,7 +46,7 @@ CaseSpec make_case(const std::string& mech, Mode mode, CpuPair pair) {
   s.mode = mode;
   s.placement = pair.first == pair.second ? "same-cpu" : "llc";
   s.name = mech + "/" + std::string(mode_id(mode)) + "/" + s.placement;
-  s.pairs = {pair};
+  s.cpu_pairs = {pair};
   s.round_trips = kRoundTrips;
   s.warmup = 20;
   s.timeout_s = 20;

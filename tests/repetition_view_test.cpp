@@ -47,7 +47,7 @@ CaseRecord kernel_record(std::vector<std::vector<PairSamples>> reps, bool kernel
   r.spec.placement = kernel ? "kernel" : "llc";
   r.spec.name = "pipe/threads/" + r.spec.placement;
   r.spec.kernel = kernel;
-  r.spec.pairs = {{0, 1}};
+  r.spec.cpu_pairs = {{0, 1}};
   if (kernel) r.spec.cpuset = {0, 1, 8};
   r.wake_flags = WakeFlags::kSync;
   r.repetitions = std::move(reps);

@@ -133,7 +133,9 @@ TEST_F(ReplayBpfSet, EveryRecordAgreesOnTheCpuAndTheRulesAreTheModels) {
                         0),
             0u)
       << r.out;
-  EXPECT_NE(r.out.find("prev 97.37%, the waker's CPU 0.00%, the last choice 97.37%"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("prev 97.37%, the waker's CPU 0.00%, the last choice 97.37%"),
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("model's rule "), std::string::npos) << r.out;
 }
 

@@ -14,7 +14,7 @@ CaseRecord record(int64_t begin_ns, int64_t end_ns) {
   rec.spec.name = "pipe/threads/same-cpu";
   rec.spec.mechanism = "pipe";
   rec.spec.placement = "same-cpu";
-  rec.spec.pairs = {{0, 0}};
+  rec.spec.cpu_pairs = {{0, 0}};
   for (int r = 0; r < 2; ++r) {
     PairSamples p;
     for (int64_t k = 1; k <= 100; ++k) {

@@ -330,7 +330,7 @@ class CaseRun {
       if (!why.empty()) throw std::invalid_argument(why);
     }
     stamp_clock();  // calibrated here, once, before any task stamps
-    iterations_ = busy_loop_iterations(spec.params.work_ns);
+    busy_loop_iterations_ = busy_loop_iterations(spec.params.work_ns);
     workload_ = mech.make_workload(spec, pairs_);
     tasks_ = workload_->tasks();
     const size_t n_streams = workload_->streams();
@@ -391,7 +391,7 @@ class CaseRun {
   const int64_t n_;
   const bool sleeps_;  // Mechanism::blocks(): its waits sleep, so blocked waits are counted
   std::vector<int> background_;
-  uint64_t iterations_ = 0;
+  uint64_t busy_loop_iterations_ = 0;
   std::unique_ptr<Workload> workload_;
   std::vector<TaskSpec> tasks_;
   std::unique_ptr<SharedRegion> region_;
@@ -402,8 +402,8 @@ class CaseRun {
 };
 
 void TaskContext::work(size_t s) const noexcept {
-  if (iterations_ > 0) {
-    volatile uint64_t sink = busy_loop(iterations_);
+  if (busy_loop_iterations_ > 0) {
+    volatile uint64_t sink = busy_loop(busy_loop_iterations_);
     (void)sink;
   }
   touch_lines(streams_[s].lines, spec_.params.work_lines);
@@ -446,7 +446,7 @@ int CaseRun::task_main(size_t t, const RunOptions& opts) noexcept {
   const TaskSpec& ts = tasks_[t];
   const int start = start_cpu(t);
   const int side = static_cast<int>(ts.side);
-  TaskContext ctx(spec_, streams_.data(), iterations_);
+  TaskContext ctx(spec_, streams_.data(), busy_loop_iterations_);
   ctx.run_ = this;
   ctx.task_ = t;
   std::optional<PerfCounters> counters;

@@ -81,7 +81,9 @@ class TaskContext {
   // The work knob, inside the timed window, before the task answers: the calibrated busy loop
   // (work_ns), then a write to each of the stream's work_lines cache lines.
   void work(size_t stream) const noexcept;
-  bool has_work() const noexcept { return iterations_ > 0 || spec_.params.work_lines > 0; }
+  bool has_work() const noexcept {
+    return busy_loop_iterations_ > 0 || spec_.params.work_lines > 0;
+  }
   // Counting covers exactly the measured round trips: enable right before the first, disable
   // right after the last. Besides the perf counters (when the run counts), the task's context
   // switches are read at both edges: its waits that blocked, and the times it was preempted
@@ -97,10 +99,10 @@ class TaskContext {
  private:
   friend class CaseRun;
   TaskContext(const CaseSpec& spec, StreamArea* streams, uint64_t iterations)
-      : spec_(spec), streams_(streams), iterations_(iterations) {}
+      : spec_(spec), streams_(streams), busy_loop_iterations_(iterations) {}
   const CaseSpec& spec_;
   StreamArea* streams_;
-  uint64_t iterations_;
+  uint64_t busy_loop_iterations_;  // the calibrated busy loop of work_ns
   CaseRun* run_ = nullptr;
   size_t task_ = 0;
   PerfCounters* counters_ = nullptr;

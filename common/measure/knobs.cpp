@@ -291,7 +291,7 @@ std::optional<std::string> knob_skip_reason(const CaseSpec& spec, const Topology
            spec.mechanism + " runs pairs";
   if (client_service && p.pairs > 1)
     return "unsupported: pairs > 1 with W clients x S services (set w and s instead)";
-  if (p.background != "none" && !spec.pairs.empty()) {
+  if (p.background != "none" && !spec.cpu_pairs.empty()) {
     std::string why;
     background_cpus(spec, topo, &why);
     if (!why.empty()) return why;

@@ -251,10 +251,10 @@ bool same_workload(Params a, Params b) {
 }
 
 std::vector<CpuPair> concurrent_pairs(const CaseSpec& spec) {
-  if (spec.pairs.empty()) return {};
-  const size_t n = std::max(static_cast<size_t>(spec.params.pairs), spec.pairs.size());
+  if (spec.cpu_pairs.empty()) return {};
+  const size_t n = std::max(static_cast<size_t>(spec.params.pairs), spec.cpu_pairs.size());
   std::vector<CpuPair> out;
-  for (size_t i = 0; i < n; ++i) out.push_back(spec.pairs[i % spec.pairs.size()]);
+  for (size_t i = 0; i < n; ++i) out.push_back(spec.cpu_pairs[i % spec.cpu_pairs.size()]);
   return out;
 }
 

@@ -91,10 +91,10 @@ struct CaseSpec {
   std::string name;       // Google Benchmark name, no CPU ids: "pipe/processes/llc"
   std::string mechanism;  // "pipe", ...
   Mode mode = Mode::kThreads;
-  std::string placement;       // class id, or "kernel", "kernel:<cpu list>", "kernel:<class>"
-  bool kernel = false;         // kernel placement: tasks not pinned individually
-  std::vector<CpuPair> pairs;  // pinned: [waker, wakee] per concurrent pair; kernel: start CPUs
-  std::vector<int> cpuset;     // kernel placement: the CPUs both tasks may run on
+  std::string placement;           // class id, or "kernel", "kernel:<cpu list>", "kernel:<class>"
+  bool kernel = false;             // kernel placement: tasks not pinned individually
+  std::vector<CpuPair> cpu_pairs;  // pinned: [waker, wakee] per concurrent pair; kernel: start CPUs
+  std::vector<int> cpuset;         // kernel placement: the CPUs both tasks may run on
   Params params;
   int64_t round_trips = 20000;
   int64_t warmup = 1000;
@@ -103,9 +103,9 @@ struct CaseSpec {
   std::string skip_reason;  // non-empty: the case is reported `skipped` with this reason
 };
 
-// The CPU pairs a case runs at once: max(params.pairs, pairs.size()) of them, cycling through
-// `pairs` (expand_cases already spreads K pairs over CPU-disjoint pairs of the class, and doubles
-// them up, swapped, on a machine with fewer). Empty if `pairs` is.
+// The CPU pairs a case runs at once: max(params.pairs, cpu_pairs.size()) of them, cycling through
+// `cpu_pairs` (expand_cases already spreads K pairs over CPU-disjoint pairs of the class, and
+// doubles them up, swapped, on a machine with fewer). Empty if `cpu_pairs` is.
 std::vector<CpuPair> concurrent_pairs(const CaseSpec& spec);
 
 }  // namespace wb

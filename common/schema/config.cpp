@@ -408,8 +408,8 @@ std::vector<CaseSpec> expand_cases(const Config& config, const Topology& topo,
               s.mode = *parse_mode(mode);
               s.placement = pl.id;
               s.kernel = pl.kernel;
-              s.pairs = pr.start ? start_pairs(config.path, e.where, pl, pr)
-                                 : spread_pairs(pl, pr.pairs, topo);
+              s.cpu_pairs = pr.start ? start_pairs(config.path, e.where, pl, pr)
+                                     : spread_pairs(pl, pr.pairs, topo);
               s.cpuset = pl.cpuset;
               s.params = pr;
               s.round_trips = e.run.round_trips;

@@ -51,8 +51,8 @@ nlohmann::ordered_json observed_json(const CaseRecord& rec, const Topology& topo
           {"cpus", {{"waker", cpu_map(waker_cpus)}, {"wakee", cpu_map(wakee_cpus)}}},
           {"migrations", {{"waker", waker_migrations}, {"wakee", wakee_migrations}}},
           {"start_cpus",
-           {{"waker", rec.spec.pairs.empty() ? -1 : rec.spec.pairs[0].first},
-            {"wakee", rec.spec.pairs.empty() ? -1 : rec.spec.pairs[0].second}}},
+           {{"waker", rec.spec.cpu_pairs.empty() ? -1 : rec.spec.cpu_pairs[0].first},
+            {"wakee", rec.spec.cpu_pairs.empty() ? -1 : rec.spec.cpu_pairs[0].second}}},
           {"cpuset", rec.spec.cpuset}};
 }
 
@@ -208,13 +208,13 @@ nlohmann::ordered_json case_json(const CaseRecord& rec, const Topology& topo) {
   j["mechanism"] = s.mechanism;
   j["mode"] = std::string(mode_id(s.mode));
   j["placement"] = s.placement;
-  if (s.pairs.empty()) {
+  if (s.cpu_pairs.empty()) {
     j["cpus"] = nullptr;
   } else {
-    j["cpus"] = {{"waker", s.pairs[0].first}, {"wakee", s.pairs[0].second}};
-    if (s.pairs.size() > 1) {
+    j["cpus"] = {{"waker", s.cpu_pairs[0].first}, {"wakee", s.cpu_pairs[0].second}};
+    if (s.cpu_pairs.size() > 1) {
       nlohmann::ordered_json all = nlohmann::ordered_json::array();
-      for (auto [w, e] : s.pairs) all.push_back({{"waker", w}, {"wakee", e}});
+      for (auto [w, e] : s.cpu_pairs) all.push_back({{"waker", w}, {"wakee", e}});
       j["cpus"]["pairs"] = all;
     }
   }

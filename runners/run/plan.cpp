@@ -24,7 +24,7 @@ std::vector<int> RunPlan::repetitions() const {
 std::vector<int> RunPlan::measured_cpus() const {
   std::vector<int> measured;
   for (const PlannedCase& c : cases)
-    for (auto [w, e] : c.spec.pairs) measured.insert(measured.end(), {w, e});
+    for (auto [w, e] : c.spec.cpu_pairs) measured.insert(measured.end(), {w, e});
   std::sort(measured.begin(), measured.end());
   measured.erase(std::unique(measured.begin(), measured.end()), measured.end());
   return measured;

@@ -34,7 +34,7 @@ bool counting_pass(CaseState& cs, const RunOptions& opts, const Topology& topo) 
 // The CPUs whose schedstat a case's delta covers: its pairs', and a kernel case's cpuset.
 std::vector<int> schedstat_cpus(const CaseSpec& spec) {
   std::vector<int> cpus = spec.kernel ? spec.cpuset : std::vector<int>{};
-  for (auto [w, e] : spec.pairs) cpus.insert(cpus.end(), {w, e});
+  for (auto [w, e] : spec.cpu_pairs) cpus.insert(cpus.end(), {w, e});
   std::sort(cpus.begin(), cpus.end());
   cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
   return cpus;
@@ -75,7 +75,7 @@ double run_repetition(CaseState& cs, const RunOptions& base, const CaseTracer& t
   else
     out = run_case(spec, *cs.mech, *tracer.topo, opts);
   rec.background_cpus = out.background_cpus;
-  const int64_t cpu = thread_cpu_ns() - cpu0;
+  const int64_t cpu_ns = thread_cpu_ns() - cpu0;
   const auto after = read_schedstat(&why_not);
   if (before && after)
     cs.schedstat_window.push_back(schedstat_delta(*before, *after, schedstat_cpus(spec)));
@@ -87,7 +87,7 @@ double run_repetition(CaseState& cs, const RunOptions& base, const CaseTracer& t
   }
   if (traced) keep_trace(cs, *traced);
   rec.repetitions.push_back(std::move(out.pairs));
-  return static_cast<double>(cpu);
+  return static_cast<double>(cpu_ns);
 }
 
 nlohmann::json sum_schedstat(const std::vector<nlohmann::json>& parts) {
