@@ -234,9 +234,14 @@ std::string render_replay_text(const ReplayResult& r, std::size_t first) {
   for (std::size_t i = 0; i < shown; ++i) {
     const ReplayDisagreement& x = r.disagreements[i];
     if (!x.case_name.empty()) out << "  " << x.case_name << ":\n";
-    out << "  #" << x.index + 1 << " pid " << x.record.pid << ": " << inputs_text(x.record) << "\n"
-        << "    kernel " << x.record.rule << " -> " << x.record.cpu << " (" << x.record.affine
-        << "); model " << decision_rule_id(x.model.rule) << " -> " << x.model.cpu << "\n";
+    const DecisionRecord& d = x.record;
+    const std::string kernel =
+        d.source == DecisionSource::kBpf
+            ? "-> " + std::to_string(d.cpu) + (d.idle_moved ? " (its inputs moved)" : "")
+            : d.rule + " -> " + std::to_string(d.cpu) + " (" + d.affine + ")";
+    out << "  #" << x.index + 1 << " pid " << d.pid << ": " << inputs_text(d) << "\n"
+        << "    kernel " << kernel << "; model " << decision_rule_id(x.model.rule) << " -> "
+        << x.model.cpu << "\n";
   }
   return out.str();
 }

@@ -148,6 +148,7 @@ TEST_F(ReplayBpfSet, AnAlteredCpuIsReported) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("37 of 42 wakeups agree in CPU"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("first 1 of 1 disagreements:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("    kernel -> "), std::string::npos) << r.out;
 }
 
 }  // namespace
