@@ -13,8 +13,10 @@
 namespace wb {
 namespace {
 
-// The level the looks spend in all.
-const double kAlpha = CompareOptions{}.alpha;
+// The level the looks spend in all: compare's. A function, not a namespace-scope constant: a
+// CompareOptions built during static initialization would read parse_metric's tables before they
+// exist (ASan's initialization-order check caught it).
+double looks_alpha() { return CompareOptions{}.alpha; }
 
 // What compare reads of this run so far: its cases and environment (no predictions, no benchmark
 // entries: those are for the set written at the end).
@@ -81,7 +83,7 @@ void check_comparable(const RunPlan& plan, const nlohmann::json& env, const SetR
 
 void execute_until_decided(const RunPlan& plan, Measured& run, const CaseTracer& tracer) {
   const UntilDecidedPlan& until = *plan.in.until;
-  Looks ud{plan, run.env, SequentialRun(until.looks, kAlpha)};
+  Looks ud{plan, run.env, SequentialRun(until.looks, looks_alpha())};
   const auto start = std::chrono::steady_clock::now();
   SetRun& set = run.sets[0];
   const std::vector<int> batch = plan.repetitions();
@@ -113,7 +115,7 @@ UntilDecidedRecord until_decided_record(const UntilDecidedPlan& until, const Seq
                             static_cast<int64_t>(seq.looks()),
                             until.budget_s,
                             elapsed_s,
-                            kAlpha,
+                            looks_alpha(),
                             {{"DIFFERENT", n.at(CompareVerdict::kDifferent)},
                              {"SAME", n.at(CompareVerdict::kSame)},
                              {"UNKNOWN", n.at(CompareVerdict::kUnknown)}},
