@@ -430,8 +430,10 @@ TEST_F(ReportDir, NoStringOfAResultSetRunsACommand) {
       const auto undo = place.put(one, payload);
       ResultSet rs;
       try {
-        rs = parse_result_set(one.dump(), "hostile.json");
-      } catch (const std::runtime_error& e) {
+        // The reader's checks on the document itself: a dump and a parse back would give the same
+        // document, and took half of this test's time under the sanitizers.
+        rs = check_result_set(one);
+      } catch (const std::invalid_argument& e) {
         EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << place.where();
         undo(one);
         continue;
