@@ -63,6 +63,16 @@ void check_positive(const std::string& what, const std::optional<double>& v) {
                                 ", not a positive number");
 }
 
+// A case's wake_flags (absent in sets that predate it); another word is refused.
+std::optional<WakeFlags> wake_flags_of(const json& j) {
+  if (!j.contains("wake_flags") || !j["wake_flags"].is_string()) return std::nullopt;
+  const auto flags = parse_wake_flags(j["wake_flags"].get<std::string>());
+  if (!flags)
+    throw std::invalid_argument("wake_flags " + j["wake_flags"].dump() +
+                                " is not sync, none or current-cpu");
+  return flags;
+}
+
 // Every name of one case, and its free text (common/util/input.h: is_safe_name).
 void check_names(const json& j) {
   check_name("mechanism", j["mechanism"]);
@@ -296,12 +306,7 @@ CaseView parse_case(std::size_t index, const json& j) {
     if (!status) throw std::invalid_argument("unknown status " + j["status"].dump());
     c.status = *status;
     if (j.contains("reason") && j["reason"].is_string()) c.reason = j["reason"];
-    if (j.contains("wake_flags") && j["wake_flags"].is_string()) {
-      c.wake_flags = parse_wake_flags(j["wake_flags"].get<std::string>());
-      if (!c.wake_flags)
-        throw std::invalid_argument("wake_flags " + j["wake_flags"].dump() +
-                                    " is not sync, none or current-cpu");
-    }
+    c.wake_flags = wake_flags_of(j);
     c.rtt = stats_of(j.value("rtt_ns", json()));
     c.wakeup = stats_of(j.value("wakeup_ns", json()));
     if (c.ok() && !c.rtt.get("median"))
