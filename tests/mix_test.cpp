@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <random>
 
 namespace wb {
@@ -82,17 +84,24 @@ TEST(Mix, NeverWorseThanAFineGrid) {
     return s;
   };
   constexpr int kSteps = 10000;
+  const auto shares = [&](const ClassShares& s) {  // per class of `classes`, 0 where absent
+    std::array<double, 4> out{};
+    for (std::size_t i = 0; i < classes.size(); ++i)
+      out[i] = s.count(classes[i]) ? s.at(classes[i]) : 0;
+    return out;
+  };
   for (int trial = 0; trial < 200; ++trial) {
     const ClassShares obs = random_shares(), p = random_shares(), a = random_shares();
+    // The grid in plain arrays (total variation: half the summed absolute difference): two
+    // million maps of strings took a minute under the sanitizers' -O0.
+    const auto o = shares(obs), ps = shares(p), as = shares(a);
     double grid = 2;
     for (int k = 0; k <= kSteps; ++k) {
       const double w = double(k) / kSteps;
-      ClassShares mix;
-      for (const auto& c : classes) {
-        const double f = (1 - w) * (p.count(c) ? p.at(c) : 0) + w * (a.count(c) ? a.at(c) : 0);
-        if (f > 0) mix[c] = f;
-      }
-      grid = std::min(grid, tv_distance(obs, mix));
+      double tv = 0;
+      for (std::size_t i = 0; i < o.size(); ++i)
+        tv += std::fabs(o[i] - ((1 - w) * ps[i] + w * as[i]));
+      grid = std::min(grid, tv / 2);
     }
     const MixFit m = closest_mix(obs, p, a);
     EXPECT_LE(m.distance, grid + 1e-12) << trial;
