@@ -168,6 +168,10 @@ std::vector<std::string> DecisionRecorder::drain(int64_t* lost) {
 
 #else
 
+#ifndef WB_BPF_MISSING  // cmake/WbBpf.cmake names what was missing
+#define WB_BPF_MISSING "built without BPF"
+#endif
+
 struct DecisionRecorder::Impl {};
 
 DecisionRecorder::DecisionRecorder(const std::string&) {
