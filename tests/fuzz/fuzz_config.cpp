@@ -35,7 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (int pairs : {1, 2}) {
       const auto cases = wb::expand_cases(config, topology(), kMechanisms, pairs);
       for (const auto& c : cases)
-        if (c.name.empty() || (c.skip_reason.empty() && c.pairs.empty()))
+        if (c.name.empty() || (c.skip_reason.empty() && c.cpu_pairs.empty()))
           wb::fuzz::finding("case without a name or a CPU pair: " + c.name);
     }
   } catch (const std::runtime_error& e) {
