@@ -159,7 +159,7 @@ int BPF_PROG(decision_entry, struct task_struct *p, int prev, int wake_flags) {
   llc_hints(prev, &r->prev_nr_idle_scan, &r->flags, WB_DR_PREV_HAS_IDLE_CORES);
   for (__u32 w = 0; w < WB_DECISION_MASK_WORDS && w < mask_words; w++)
     bpf_probe_read_kernel(&r->masks[w], sizeof(__u64), &p->cpus_ptr->bits[w]);
-  idle_mask(&r->masks[mask_words < WB_DECISION_MASK_WORDS ? mask_words : 0]);
+  idle_mask(&r->masks[mask_words <= WB_DECISION_MASK_WORDS ? mask_words : 0]);
   return 0;
 }
 
@@ -172,7 +172,7 @@ int BPF_PROG(decision_exit, struct task_struct *p, int prev, int wake_flags, int
   r->cpu = ret;
   __u64 again[WB_DECISION_MASK_WORDS] = {};
   idle_mask(again);
-  __u32 n = mask_words < WB_DECISION_MASK_WORDS ? mask_words : 1;
+  __u32 n = mask_words <= WB_DECISION_MASK_WORDS ? mask_words : 1;
   for (__u32 w = 0; w < WB_DECISION_MASK_WORDS && w < n; w++)
     if (again[w] != r->masks[n + w]) r->flags |= WB_DR_IDLE_MOVED;
   if (r->flags & WB_DR_IDLE_MOVED) __sync_fetch_and_add(&moved, 1);
