@@ -395,6 +395,8 @@ std::string merge_trace_lines(std::string_view text, const std::vector<std::stri
     if (parse_line(trim(s), l)) return std::nullopt;
     return l.ts_ns;
   };
+  std::vector<int64_t> line_ts;  // each of `lines` parsed once, not once per text line
+  for (const std::string& l : lines) line_ts.push_back(ts_of(l).value_or(0));
   std::string out;
   std::size_t next = 0;  // the first of `lines` not yet written
   for (std::size_t pos = 0; pos < text.size();) {
@@ -402,7 +404,7 @@ std::string merge_trace_lines(std::string_view text, const std::vector<std::stri
     const std::string_view s = text.substr(pos, nl - pos);
     pos = nl + 1;
     if (const auto ts = ts_of(s))
-      for (; next < lines.size() && ts_of(lines[next]).value_or(0) < *ts; ++next)
+      for (; next < lines.size() && line_ts[next] < *ts; ++next)
         out.append(lines[next]).push_back('\n');
     out.append(s).push_back('\n');
   }
