@@ -59,7 +59,7 @@ TEST(Placement, ClassIds) {
 }
 
 constexpr const char* kNoSmt = "no SMT: 1 PU per core";
-constexpr const char* kNoCluster = "no cache shared by some but not all cores of an LLC";
+constexpr const char* kNoCluster = "no cluster cache in any LLC";
 constexpr const char* kOneLlc = "one LLC";
 constexpr const char* kNodeOneLlc = "each NUMA node has one LLC";
 constexpr const char* kOneNode = "one NUMA node with CPUs";
@@ -253,7 +253,7 @@ TEST(Placement, TopologyJsonMatchesContract) {
     "classes": [
       { "class": "same-cpu", "available": true, "pairs": [[0, 0]] },
       { "class": "smt-sibling", "available": true, "pairs": [[0, 16]] },
-      { "class": "cluster", "available": false, "reason": "no cache shared by some but not all cores of an LLC" },
+      { "class": "cluster", "available": false, "reason": "no cluster cache in any LLC" },
       { "class": "llc", "available": true, "pairs": [[0, 1]] },
       { "class": "cross-llc", "available": false, "reason": "each NUMA node has one LLC" },
       { "class": "cross-numa", "available": true, "pairs": [[0, 8]] } ] })");
@@ -353,8 +353,7 @@ TEST(PlacementCli, XmlJsonAndText) {
   for (const std::string line :
        {"counts: 32 PUs, 16 cores, 16 L2 groups, 2 LLCs, 2 NUMA nodes, 2 packages\n",
         "SMT: width 2, numbering strided +16\n", "  smt-sibling  0,16\n",
-        "  cluster      unavailable: no cache shared by some but not all cores of an LLC\n",
-        "  cross-numa   0,8\n"})
+        "  cluster      unavailable: no cluster cache in any LLC\n", "  cross-numa   0,8\n"})
     EXPECT_NE(text.out.find(line), std::string::npos) << line << "in:\n" << text.out;
 }
 

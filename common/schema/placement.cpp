@@ -30,7 +30,7 @@ std::string unavailable_reason(const Topology& topo, PlacementClass c) {
     case PlacementClass::kSmtSibling:
       return "no SMT: 1 PU per core";
     case PlacementClass::kCluster:
-      return "no cache shared by some but not all cores of an LLC";
+      return "no cluster cache in any LLC";
     case PlacementClass::kLlc:
       return n.llcs == 0 ? "no L2 or L3 cache above the PUs" : "each LLC has one core";
     case PlacementClass::kCrossLlc:

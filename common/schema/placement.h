@@ -10,7 +10,7 @@
 //
 // Reasons for an unavailable class (ClassPairs::reason):
 //   smt-sibling  "no SMT: 1 PU per core"
-//   cluster      "no cache shared by some but not all cores of an LLC"
+//   cluster      "no cluster cache in any LLC" (a cache shared by some, not all, cores of an LLC)
 //   llc          "each LLC has one core" | "no L2 or L3 cache above the PUs"
 //   cross-llc    "one LLC" | "each NUMA node has one LLC"
 //   cross-numa   "one NUMA node with CPUs" | "all NUMA nodes with CPUs share one LLC"
