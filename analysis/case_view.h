@@ -19,10 +19,6 @@
 
 namespace wb {
 
-// Pinned on a placement class ("llc"), placed by the kernel ("kernel", "kernel:<class>",
-// "kernel:<cpu list>"), or one pinned cell of a CPU x CPU matrix run ("cpu:<a>,<b>").
-enum class PlacementKind { kPinned, kKernel, kMatrix };
-
 // Statistics by the name the result set records them under ("median", "p99", "tps", ...); an
 // entry that is missing or not a number is absent.
 struct Stats {

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "analysis/mann_whitney.h"
 #include "common/util/text.h"
 
 namespace wb {
@@ -277,9 +278,10 @@ void test_cells(Comparison& cmp, bool paired,
       if (o.noise) c.aa_floor_pct = o.noise->floor(row.key, o.metric.id);
       const auto samples = log_samples(base, c, paired);
       if (!samples) continue;
-      c.paired = samples->paired;
       const EffectTest t = test_effect(*samples, o.confidence);
-      c.test = MannWhitneyResult{0, t.p, t.exact, false};
+      c.test = CellTest{t.p, samples->paired ? CellTestKind::kPairedT
+                             : t.exact       ? CellTestKind::kExact
+                                             : CellTestKind::kNormal};
       c.interval =
           ShiftInterval{std::exp(t.estimate), std::exp(t.lo), std::exp(t.hi), o.confidence};
       if (samples->base.size() < o.min_repetitions || samples->other.size() < o.min_repetitions)

@@ -20,7 +20,6 @@
 #include "analysis/decision.h"
 #include "analysis/decompose.h"
 #include "analysis/inference.h"
-#include "analysis/mann_whitney.h"
 #include "analysis/noise.h"
 #include "analysis/resultset_io.h"
 
@@ -65,6 +64,15 @@ struct CompareOptions {
   double look_level() const { return level.value_or(alpha); }
 };
 
+// The test a cell's verdict rests on: Mann-Whitney on the repetitions' logs, with its exact null
+// distribution or the normal approximation, or a paired t test on the rounds' differences (run
+// --ab sets of one run).
+enum class CellTestKind { kExact, kNormal, kPairedT };
+struct CellTest {
+  double p_value = 1;  // two-sided
+  CellTestKind kind = CellTestKind::kNormal;
+};
+
 // One case in one set.
 struct CompareCell {
   bool present = false;
@@ -81,13 +89,13 @@ struct CompareCell {
   // Against the baseline (never set for the baseline itself).
   std::optional<double> ratio;       // value / baseline value
   std::optional<double> change_pct;  // positive = better (lower latency, higher tps)
-  std::optional<MannWhitneyResult> test;
+  std::optional<CellTest> test;
   std::optional<double> q_value;          // BH over the tested cases of this set against the base
   std::optional<ShiftInterval> interval;  // Hodges-Lehmann: ratio of repetition values, interval
   std::optional<double> aa_floor_pct;     // the noise file's A/A change of this case and metric
   std::optional<Decision> decision;       // the verdict (log scale; the ratio's percent: below)
-  bool paired = false;                    // tested by round (run --ab sets of one run)
-  bool slower() const;                    // a DIFFERENT change for the worse
+  bool paired() const { return test && test->kind == CellTestKind::kPairedT; }
+  bool slower() const;  // a DIFFERENT change for the worse
 };
 
 // A kernel-placed case's change, one other set against the base (README.md#compare-why).

@@ -102,7 +102,7 @@ std::string undecided_text(const CompareOptions& o, const CompareCell& base, con
   if (d.needed_base)
     return t + "; the baseline's " + std::to_string(base.repetitions.size()) +
            " repetitions limit this: " + std::to_string(*d.needed_base) + " a side" + aim;
-  if (c.paired) return t + "; " + std::to_string(*d.needed) + " rounds" + aim;
+  if (c.paired()) return t + "; " + std::to_string(*d.needed) + " rounds" + aim;
   if (o.base_fixed) return t + "; " + std::to_string(*d.needed) + " in " + label + aim;
   return t + "; " + std::to_string(*d.needed) + " a side" + aim;
 }
@@ -499,7 +499,15 @@ VerdictFigures figures_of(const CompareCell& c, const Metric& m) {
 
 std::string test_name(const CompareCell& c) {
   if (!c.test) return "";
-  return c.paired ? "paired-t" : c.test->exact ? "exact" : "normal";
+  switch (c.test->kind) {
+    case CellTestKind::kPairedT:
+      return "paired-t";
+    case CellTestKind::kExact:
+      return "exact";
+    case CellTestKind::kNormal:
+      return "normal";
+  }
+  return "";
 }
 
 std::string format_csv(const Comparison& cmp) {

@@ -76,7 +76,7 @@ std::unique_ptr<Link> SpinMechanism::make_link(const CaseSpec& spec, void* share
 }
 
 std::optional<std::string> SpinMechanism::mechanism_skip_reason(const CaseSpec& spec) const {
-  if (spec.kernel) {
+  if (spec.by_kernel()) {
     if (spec.cpuset.size() < 2 * static_cast<size_t>(spec.params.pairs))
       return "unsupported: spin busy-polls and never blocks, so it needs a CPU per task (" +
              std::to_string(2 * spec.params.pairs) + ") in the cpuset";

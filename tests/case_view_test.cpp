@@ -26,7 +26,7 @@ CaseRecord record(const std::string& placement, bool kernel, std::vector<CpuPair
   r.spec.mechanism = "binder-like";
   r.spec.mode = Mode::kProcesses;
   r.spec.placement = placement;
-  r.spec.kernel = kernel;
+  r.spec.kind = kernel ? PlacementKind::kKernel : PlacementKind::kPinned;
   r.spec.cpu_pairs = std::move(pairs);
   r.spec.cpuset = std::move(cpuset);
   r.spec.params = params;

@@ -201,7 +201,7 @@ TEST(Compare, MatchesCasesAndComputesRatioSignAndSignificance) {
   EXPECT_NEAR(*c.ratio, 2445.0 / 3710.0, 1e-12);
   EXPECT_NEAR(*c.change_pct, (1.0 - 2445.0 / 3710.0) * 100.0, 1e-9);
   EXPECT_GT(*c.change_pct, 0);
-  EXPECT_TRUE(c.test->exact);
+  EXPECT_EQ(c.test->kind, CellTestKind::kExact);
   EXPECT_NEAR(c.test->p_value, 2.0 / 252.0, 1e-12);
   EXPECT_TRUE(c.decision->verdict == CompareVerdict::kDifferent);
   EXPECT_FALSE(llc.cells[0].ratio.has_value());  // the baseline is 1.00 by definition
@@ -220,7 +220,7 @@ TEST(Compare, MatchesCasesAndComputesRatioSignAndSignificance) {
   // U = 10.5, sigma^2 = 22.7778, p = 0.75330 (same computation as the test above).
   const CompareCell& same = row_of(cmp, "pipe", "processes", "same-cpu").cells[1];
   ASSERT_TRUE(same.test);
-  EXPECT_FALSE(same.test->exact);
+  EXPECT_EQ(same.test->kind, CellTestKind::kNormal);
   EXPECT_NEAR(same.test->p_value, 0.753298, 1e-6);
   EXPECT_FALSE(same.decision->verdict == CompareVerdict::kDifferent);
 

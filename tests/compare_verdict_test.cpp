@@ -185,13 +185,13 @@ TEST(CompareVerdict, SetsOfOneAbRunPairByRound) {
                            set_of({with_rounds(case_doc("llc", b))}, "b.json", ab(1))},
                           {});
   const CompareCell& p = paired.rows[0].cells[1];
-  EXPECT_TRUE(p.paired);
+  EXPECT_TRUE(p.paired());
   ASSERT_TRUE(p.decision);
   EXPECT_EQ(p.decision->verdict, CompareVerdict::kDifferent);
   EXPECT_TRUE(p.slower());
   const Comparison apart = compare_result_sets(
       {set_of({case_doc("llc", a)}, "a.json"), set_of({case_doc("llc", b)}, "b.json")}, {});
-  EXPECT_FALSE(apart.rows[0].cells[1].paired);
+  EXPECT_FALSE(apart.rows[0].cells[1].paired());
   EXPECT_NE(apart.rows[0].cells[1].decision->verdict, CompareVerdict::kDifferent);
 }
 

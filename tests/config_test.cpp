@@ -59,7 +59,7 @@ TEST(Config, ExpandsTheCrossProduct) {
       EXPECT_EQ(c.cpu_pairs[0], CpuPair(0, 16));
     }
     if (c.placement == "kernel") {
-      EXPECT_TRUE(c.kernel);
+      EXPECT_TRUE(c.by_kernel());
       EXPECT_EQ(c.cpuset.size(), 32u);
       EXPECT_EQ(c.cpu_pairs[0], CpuPair(0, 1));  // the documented start placement
     }
@@ -110,7 +110,7 @@ TEST(Config, ConcurrentPairsAreSpreadOverDisjointCpus) {
     for (auto [w, e] : pairs) {
       EXPECT_TRUE(cpus.insert(w).second) << "CPU " << w << " used twice";
       EXPECT_TRUE(cpus.insert(e).second) << "CPU " << e << " used twice";
-      if (!c.kernel) {
+      if (!c.by_kernel()) {
         EXPECT_EQ(class_id(classify(xeon(), w, e)), c.placement);
       }
     }
@@ -139,7 +139,7 @@ TEST(Config, MatrixPlacementCoversEveryOrderedPair) {
   ASSERT_EQ(cases.size(), 9u);
   std::set<CpuPair> seen;
   for (const auto& c : cases) {
-    EXPECT_FALSE(c.kernel);
+    EXPECT_FALSE(c.by_kernel());
     ASSERT_EQ(c.cpu_pairs.size(), 1u);
     seen.insert(c.cpu_pairs[0]);
     EXPECT_EQ(c.placement, "cpu:" + std::to_string(c.cpu_pairs[0].first) + "," +

@@ -69,7 +69,7 @@ TEST_P(DriverModes, PinnedPipeRoundTripsAreAllSampledOnTheirCpus) {
 TEST_P(DriverModes, KernelPlacementRecordsWhereTasksRan) {
   const auto cpus = allowed_cpus();
   CaseSpec s = pipe_case(GetParam(), cpus.front(), cpus.size() > 1 ? cpus[1] : cpus.front());
-  s.kernel = true;
+  s.kind = PlacementKind::kKernel;
   s.placement = "kernel";
   s.cpuset = cpus;
   const RunOutcome out = run_case(s, *find_mechanism("pipe"), test::this_machine(), {});

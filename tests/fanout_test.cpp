@@ -132,7 +132,7 @@ CaseSpec fanout_case(Mode mode, int w, int s) {
   CaseSpec spec;
   spec.mechanism = "fanout";
   spec.mode = mode;
-  spec.kernel = true;
+  spec.kind = PlacementKind::kKernel;
   spec.placement = "kernel";
   spec.cpuset = cpus;
   spec.cpu_pairs = {{cpus.front(), cpus.size() > 1 ? cpus[1] : cpus.front()}};

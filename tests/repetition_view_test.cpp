@@ -46,7 +46,7 @@ CaseRecord kernel_record(std::vector<std::vector<PairSamples>> reps, bool kernel
   r.spec.mode = Mode::kThreads;
   r.spec.placement = kernel ? "kernel" : "llc";
   r.spec.name = "pipe/threads/" + r.spec.placement;
-  r.spec.kernel = kernel;
+  r.spec.kind = kernel ? PlacementKind::kKernel : PlacementKind::kPinned;
   r.spec.cpu_pairs = {{0, 1}};
   if (kernel) r.spec.cpuset = {0, 1, 8};
   r.wake_flags = WakeFlags::kSync;

@@ -79,7 +79,7 @@ TEST(RunPlan, TheFilterSelectsCasesAndRefusesWhatMatchesNone) {
   args.filter = "-kernel";
   const RunPlan plan = plan_of(args);
   EXPECT_EQ(plan.cases.size(), 3u);
-  for (const PlannedCase& c : plan.cases) EXPECT_FALSE(c.spec.kernel) << c.spec.name;
+  for (const PlannedCase& c : plan.cases) EXPECT_FALSE(c.spec.by_kernel()) << c.spec.name;
   args.filter = "nothing-is-called-this";
   EXPECT_EQ(error_of([&] { plan_of(args); }),
             "--benchmark_filter nothing-is-called-this: matches no case of t.json");

@@ -192,7 +192,7 @@ TEST(SearchCli, WritesARunConfigWithItsRecord) {
   ASSERT_EQ(rec["cases"].size(), cases.size());
   for (size_t k = 0; k < cases.size(); ++k) {
     EXPECT_EQ(rec["cases"][k]["case"], cases[k].name);
-    EXPECT_TRUE(cases[k].kernel);
+    EXPECT_TRUE(cases[k].by_kernel());
     EXPECT_EQ(cases[k].params.work_ns, 200000);
     ASSERT_TRUE(cases[k].params.start);
     EXPECT_FALSE(rec["cases"][k]["discriminates"].empty());

@@ -101,7 +101,7 @@ class PingPong final : public Workload {
       : pairs_(pairs),
         warmup_(spec.warmup),
         total_(spec.warmup + spec.round_trips),
-        gated_(spec.kernel && mech.blocks()) {
+        gated_(spec.by_kernel() && mech.blocks()) {
     Layout layout;
     std::vector<size_t> offsets;
     for (size_t p = 0; p < pairs.size(); ++p)
@@ -474,7 +474,7 @@ int CaseRun::task_main(size_t t, const RunOptions& opts) noexcept {
     return 1;
   }
   if (!barrier()) return 1;
-  if (spec_.kernel) {
+  if (spec_.by_kernel()) {
     // Kernel placement: start from the defined CPUs above, then let the scheduler place the task
     // anywhere in the cpuset. sched_setaffinity does not move a task whose CPU stays allowed.
     try {
@@ -680,7 +680,7 @@ RunOutcome CaseRun::collect() {
     s.wakee_cpu.assign(a.wakee_cpu, a.wakee_cpu + n);
     s.begin_ns = clock.to_ns(a.span[0]);
     s.end_ns = clock.to_ns(a.span[1]);
-    if (!spec_.kernel) {
+    if (!spec_.by_kernel()) {
       // Pinning must hold for the whole run, not only at setup.
       const CpuPair want = workload_->stream_cpus(st);
       for (size_t k = 0; k < n; ++k) {

@@ -91,8 +91,8 @@ struct CaseSpec {
   std::string name;       // Google Benchmark name, no CPU ids: "pipe/processes/llc"
   std::string mechanism;  // "pipe", ...
   Mode mode = Mode::kThreads;
-  std::string placement;           // class id, or "kernel", "kernel:<cpu list>", "kernel:<class>"
-  bool kernel = false;             // kernel placement: tasks not pinned individually
+  std::string placement;  // as in the config: class id, "kernel", "kernel:<...>", "cpu:<a>,<b>"
+  PlacementKind kind = PlacementKind::kPinned;
   std::vector<CpuPair> cpu_pairs;  // pinned: [waker, wakee] per concurrent pair; kernel: start CPUs
   std::vector<int> cpuset;         // kernel placement: the CPUs both tasks may run on
   Params params;
@@ -101,6 +101,8 @@ struct CaseSpec {
   int repetitions = 5;
   double timeout_s = 60;    // per repetition, setup included (the watchdog)
   std::string skip_reason;  // non-empty: the case is reported `skipped` with this reason
+  // Kernel placement: the tasks are not pinned individually, only to `cpuset`.
+  bool by_kernel() const { return kind == PlacementKind::kKernel; }
 };
 
 // The CPU pairs a case runs at once: max(params.pairs, cpu_pairs.size()) of them, cycling through

@@ -208,7 +208,7 @@ std::vector<Params> param_product(const ConfigEntry& e) {
 struct Placement {
   std::string id;    // the case's `placement` field: a class id, "kernel", "kernel:..."
   std::string name;  // in the case name: no CPU ids
-  bool kernel = false;
+  PlacementKind kind = PlacementKind::kPinned;
   std::vector<CpuPair> pairs;
   std::vector<int> cpuset;
   std::string skip_reason;
@@ -245,16 +245,14 @@ std::vector<int> usable_cpu_list(const std::string& path, const std::string& whe
 // A pinned class: one placement per pair of the class, or the class skipped with its reason.
 std::vector<Placement> class_placements(const std::string& text, const ClassPairs& cp,
                                         int pairs_per_class) {
-  if (!cp.available) return {{text, text, false, {}, {}, "unavailable: " + cp.reason, ""}};
+  if (!cp.available)
+    return {{.id = text, .name = text, .skip_reason = "unavailable: " + cp.reason}};
   std::vector<Placement> out;
   for (size_t i = 0; i < cp.pairs.size(); ++i)
-    out.push_back({text,
-                   text,
-                   false,
-                   {cp.pairs[i]},
-                   {},
-                   "",
-                   pairs_per_class > 1 ? "/pair" + std::to_string(i) : ""});
+    out.push_back({.id = text,
+                   .name = text,
+                   .pairs = {cp.pairs[i]},
+                   .pair_suffix = pairs_per_class > 1 ? "/pair" + std::to_string(i) : ""});
   return out;
 }
 
@@ -267,17 +265,25 @@ Placement kernel_placement(const std::string& path, const std::string& where,
   if (auto cls = parse_class(arg)) {
     const ClassPairs& cp = class_pairs(path, where, classes, *cls);
     const std::string name = "kernel-" + arg;
-    if (!cp.available) return {text, name, true, {}, {}, "unavailable: " + cp.reason, ""};
+    if (!cp.available)
+      return {.id = text,
+              .name = name,
+              .kind = PlacementKind::kKernel,
+              .skip_reason = "unavailable: " + cp.reason};
     const CpuPair pr = cp.pairs.front();
     std::vector<int> set = {pr.first, pr.second};
     if (pr.first == pr.second) set.pop_back();
-    return {text, name, true, {pr}, set, "", ""};
+    return {.id = text, .name = name, .kind = PlacementKind::kKernel, .pairs = {pr}, .cpuset = set};
   }
   const std::vector<int> set =
       usable_cpu_list(path, where, arg, topo, "kernel, kernel:<class> or kernel:<cpu list>");
   if (set.empty()) fail(path, where, "empty CPU list");
   const int a = set.front(), b = set.size() > 1 ? set[1] : set.front();
-  return {text, "kernel-" + std::to_string(set.size()) + "cpus", true, {{a, b}}, set, "", ""};
+  return {.id = text,
+          .name = "kernel-" + std::to_string(set.size()) + "cpus",
+          .kind = PlacementKind::kKernel,
+          .pairs = {{a, b}},
+          .cpuset = set};
 }
 
 // Every ordered (waker, wakee) pair of the CPUs (all of them, or matrix:<cpu list>), the diagonal
@@ -292,13 +298,10 @@ std::vector<Placement> matrix_placements(const std::string& path, const std::str
   for (int a : set)
     for (int b : set) {
       const std::string cell = std::to_string(a) + "-" + std::to_string(b);
-      out.push_back({"cpu:" + std::to_string(a) + "," + std::to_string(b),
-                     "matrix/" + cell,
-                     false,
-                     {{a, b}},
-                     {},
-                     "",
-                     ""});
+      out.push_back({.id = "cpu:" + std::to_string(a) + "," + std::to_string(b),
+                     .name = "matrix/" + cell,
+                     .kind = PlacementKind::kMatrix,
+                     .pairs = {{a, b}}});
     }
   return out;
 }
@@ -313,7 +316,11 @@ std::vector<Placement> resolve_placement(const std::string& path, const std::str
   if (text == "kernel") {
     const std::vector<int> all = topo.cpus();
     const int a = all.front(), b = all.size() > 1 ? all[1] : all.front();
-    return {{"kernel", "kernel", true, {{a, b}}, all, "", ""}};
+    return {{.id = "kernel",
+             .name = "kernel",
+             .kind = PlacementKind::kKernel,
+             .pairs = {{a, b}},
+             .cpuset = all}};
   }
   if (text.rfind("kernel:", 0) == 0) return {kernel_placement(path, where, text, topo, classes)};
   if (text == "matrix" || text.rfind("matrix:", 0) == 0)
@@ -332,7 +339,7 @@ std::vector<Placement> resolve_placement(const std::string& path, const std::str
 // every other round).
 std::vector<CpuPair> spread_pairs(const Placement& pl, int k, const Topology& topo) {
   if (k <= 1 || pl.pairs.empty()) return pl.pairs;
-  if (pl.kernel) {
+  if (pl.kind == PlacementKind::kKernel) {
     std::vector<CpuPair> out;
     const size_t n = pl.cpuset.size();
     for (size_t i = 0; i < static_cast<size_t>(k); ++i) {
@@ -363,7 +370,7 @@ std::vector<CpuPair> spread_pairs(const Placement& pl, int k, const Topology& to
 std::vector<CpuPair> start_pairs(const std::string& path, const std::string& where,
                                  const Placement& pl, const Params& pr) {
   const std::string at = where + ".params.start";
-  if (!pl.kernel)
+  if (pl.kind != PlacementKind::kKernel)
     fail(path, at,
          "only for kernel placements (kernel, kernel:<class>, kernel:<cpu list>), not \"" + pl.id +
              "\"");
@@ -407,7 +414,7 @@ std::vector<CaseSpec> expand_cases(const Config& config, const Topology& topo,
               s.mechanism = mech;
               s.mode = *parse_mode(mode);
               s.placement = pl.id;
-              s.kernel = pl.kernel;
+              s.kind = pl.kind;
               s.cpu_pairs = pr.start ? start_pairs(config.path, e.where, pl, pr)
                                      : spread_pairs(pl, pr.pairs, topo);
               s.cpuset = pl.cpuset;

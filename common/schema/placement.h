@@ -41,6 +41,11 @@ std::optional<PlacementClass> parse_class(std::string_view id);
 // cross-llc > cross-numa. Both CPUs must be in the topology (throws std::out_of_range otherwise).
 PlacementClass classify(const Topology& topo, int waker, int wakee);
 
+// A case's placement: pinned on a pair of a placement class ("llc"), placed by the kernel
+// ("kernel", "kernel:<class>", "kernel:<cpu list>"), or one pinned cell of a CPU x CPU matrix run
+// ("cpu:<a>,<b>"). Only kernel placement leaves the tasks unpinned.
+enum class PlacementKind { kPinned, kKernel, kMatrix };
+
 // [waker, wakee] OS indexes.
 using CpuPair = std::pair<int, int>;
 

@@ -180,7 +180,7 @@ void add_wakeup_facts(nlohmann::ordered_json& r, const std::vector<PairSamples>&
   r["blocked"] = sides_json(s.blocked);
   r["preempted"] = sides_json(s.preempted);
   r["marked"] = repetition_marked(s, marking_exempt_side(spec.params));
-  if (spec.kernel) r["classes"] = repetition_classes_json(rep, topo);
+  if (spec.by_kernel()) r["classes"] = repetition_classes_json(rep, topo);
 }
 
 // The case's repetitions that repetition_marked() marks (docs/result-set.md#blocked).
@@ -218,7 +218,7 @@ nlohmann::ordered_json case_json(const CaseRecord& rec, const Topology& topo) {
       j["cpus"]["pairs"] = all;
     }
   }
-  if (s.kernel) j["cpuset"] = s.cpuset;
+  if (s.by_kernel()) j["cpuset"] = s.cpuset;
   j["wake_flags"] = std::string(wake_flags_id(rec.wake_flags));
   j["params"] = to_json(s.params);
   if (s.params.background == "none")
@@ -264,7 +264,7 @@ nlohmann::ordered_json case_json(const CaseRecord& rec, const Topology& topo) {
   j["marked_repetitions"] = marked_repetitions(rec);
   j["marking_exempt"] = marking_exempt_json(s.params);
   j["counters"] = counters_json(rec);
-  j["observed"] = s.kernel ? observed_json(rec, topo) : nlohmann::ordered_json(nullptr);
+  j["observed"] = s.by_kernel() ? observed_json(rec, topo) : nlohmann::ordered_json(nullptr);
   j["trace"] = rec.trace;
   j["schedstat"] = rec.schedstat;
   return j;

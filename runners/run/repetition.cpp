@@ -33,7 +33,7 @@ bool counting_pass(CaseState& cs, const RunOptions& opts, const Topology& topo) 
 
 // The CPUs whose schedstat a case's delta covers: its pairs', and a kernel case's cpuset.
 std::vector<int> schedstat_cpus(const CaseSpec& spec) {
-  std::vector<int> cpus = spec.kernel ? spec.cpuset : std::vector<int>{};
+  std::vector<int> cpus = spec.by_kernel() ? spec.cpuset : std::vector<int>{};
   for (auto [w, e] : spec.cpu_pairs) cpus.insert(cpus.end(), {w, e});
   std::sort(cpus.begin(), cpus.end());
   cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
@@ -70,7 +70,7 @@ double run_repetition(CaseState& cs, const RunOptions& base, const CaseTracer& t
   const int64_t cpu0 = thread_cpu_ns();
   RunOutcome out;
   std::optional<WakeupTraceSummary> traced;
-  if (tracer.session && spec.kernel)
+  if (tracer.session && spec.by_kernel())
     traced = traced_run(tracer, spec, *cs.mech, opts, out, cs.trace_error);
   else
     out = run_case(spec, *cs.mech, *tracer.topo, opts);

@@ -19,7 +19,7 @@ namespace {
 CaseRecord case_record(const RunPlan& plan, const CaseState& cs) {
   CaseRecord rec = cs.record;
   if (!cs.schedstat_window.empty()) rec.schedstat = sum_schedstat(cs.schedstat_window);
-  if (plan.tracing != Tracing::kNone && rec.spec.kernel && rec.status == CaseStatus::kOk)
+  if (plan.tracing != Tracing::kNone && rec.spec.by_kernel() && rec.status == CaseStatus::kOk)
     rec.trace = case_trace(cs.trace, cs.trace_error);
   return rec;
 }
