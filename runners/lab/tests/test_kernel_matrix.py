@@ -5,7 +5,7 @@ import json
 import pytest
 
 from wblab import LabError
-from wblab.cli import topology_args
+from wblab.topology import topology_args
 from wblab.initramfs import guest_job
 from wblab.kernel import read_meta, resolve_kernel
 from wblab.matrix import aa_floors, cell_rows, direction, distance, render, shift_verdict, \

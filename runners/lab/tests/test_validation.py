@@ -8,7 +8,8 @@ import pytest
 import wblab.cli
 import wblab.matrix
 from wblab import LabError, resultset
-from wblab.cli import main, topology_args
+from wblab.cli import main
+from wblab.topology import topology_args
 
 from resultsets import document
 

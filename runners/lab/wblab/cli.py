@@ -12,8 +12,8 @@ from .initramfs import static_busybox
 from .registry import FILE as REGISTRY_FILE
 from .kernel import KERNEL_POLICIES, cache_dir, find_guest_wakebench, find_kernel, \
     find_wakebench, resolve_kernel
-from .qemu import ACCELERATORS, ARCHES, PRESETS, accel_args, check_kvm, expected_topology, \
-    preset_arch, qemu_binary
+from .qemu import ACCELERATORS, ARCHES, PRESETS, accel_args, check_kvm, preset_arch, qemu_binary
+from .topology import topology_args
 
 
 def parser():
@@ -90,23 +90,6 @@ def files_line():
     return (f"Files: kernel patches {HERE / 'patches'} ({len(patches)}, and {len(series)} in "
             f"the gated series); suites {REPO / 'configs' / 'lab'} ({len(configs)}); registry "
             f"{REGISTRY_FILE}.")
-
-
-def topology_args(preset, smp=None, numa=None, cpu=None):
-    """The GuestPlan keywords of a topology (name, smp, numa, cpu_model, arch, caches, domains)
-    from a preset and free-form overrides (a free-form topology is an x86_64 one)."""
-    p = PRESETS.get(preset, {}) if preset else {}
-    smp = smp or p.get("smp")
-    if not smp:
-        raise LabError("give --preset NAME or --smp ARGS")
-    numa = numa if numa is not None else p.get("numa", [])
-    same = preset and smp == p.get("smp") and numa == p.get("numa", [])
-    arch = preset_arch(preset) if same else "x86_64"
-    caches = p.get("caches") if same else None
-    expected_topology(smp, numa, arch, caches)  # LabError in one line now, not after the guest
-    return {"name": preset if same else "custom", "smp": smp, "numa": numa, "arch": arch,
-            "cpu_model": cpu or p.get("cpu", "Skylake-Server"), "caches": caches,
-            "domains": p.get("domains") if same else None}
 
 
 def check_prerequisites(args):

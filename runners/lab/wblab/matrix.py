@@ -15,7 +15,7 @@ from . import REPO, RESULTS, LabError, log, write_atomic
 from . import confusion, replay, resultset
 from .agreement import agreement, mix_text, pct_text
 from .cases import parse_cases, provenance, provenance_lines
-from .cli import topology_args
+from .topology import topology_args
 from .fidelity import GATED, ab_args, cell_name, fidelity, fidelity_lines, read_back_problems, \
     settings
 from .guest import GuestPlan, label_results, run_guest
