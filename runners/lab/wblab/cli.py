@@ -1,5 +1,6 @@
 """`wakebench-lab [options] [-- run args]`: one guest; `wakebench-lab matrix [options]`: presets x
-kernels (matrix.py). See runners/lab/README.md."""
+kernels (matrix.py); `wakebench-lab tables ...`: docs/lab-validation.md's headline tables from
+the matrix files (doctables.py). See runners/lab/README.md."""
 import argparse
 import shutil
 import signal
@@ -159,6 +160,9 @@ def main(argv=None):
         if argv[:1] == ["matrix"]:
             from .matrix import main as matrix_main
             return matrix_main(argv[1:])
+        if argv[:1] == ["tables"]:
+            from .doctables import main as tables_main
+            return tables_main(argv[1:])
         return main_one(argv)
     except LabError as e:
         print(f"wakebench-lab: {e}", file=sys.stderr)
