@@ -108,3 +108,8 @@ def test_the_thresholds_are_the_predictors():
     check_thresholds({}, "p.json")
     with pytest.raises(LabError, match="p.json: match_distance 0.3, not the lab's 0.25"):
         check_thresholds({"match_distance": 0.3}, "p.json")
+
+
+def test_source_date_epoch_sets_the_rendering_time(monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1796275500")  # 2026-12-03 05:25 UTC
+    assert render_document(judge(draft(), ORDER)).startswith("Rendered 2026-12-03 05:25 UTC")

@@ -2,6 +2,7 @@
 the kernels and cases files, the replayed decisions, the tables (matrix_render.py), the kernel
 named from its placements, the gated kernel's fidelity and the dropped cases."""
 import datetime
+import os
 
 from . import confusion, replay
 from .cases import provenance_lines
@@ -47,9 +48,18 @@ def legend(matrix, now):
         "emulation-only alternatives (the list below the confusion table).")
 
 
+def rendered_at():
+    """The time matrix.md says it was rendered: now, or $SOURCE_DATE_EPOCH (the reproducible-builds
+    convention), so that a committed rendering can be made again byte for byte."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    return datetime.datetime.fromtimestamp(int(epoch), datetime.timezone.utc) if epoch else \
+        datetime.datetime.now(datetime.timezone.utc)
+
+
 def render_document(matrix, now=None):
-    """The whole matrix.md; `now` (UTC) is the time it says it was rendered."""
-    now = now or datetime.datetime.now(datetime.timezone.utc)
+    """The whole matrix.md; `now` (UTC, default rendered_at()) is the time it says it was
+    rendered."""
+    now = now or rendered_at()
     head = [legend(matrix, now), "", "Kernels:"]
     head += [kernel_line(p, matrix.kernel_meta.get(p, {})) for p in matrix.kernels]
     head += ["", "Cases (the file each preset ran, and whether it was committed unchanged before "
