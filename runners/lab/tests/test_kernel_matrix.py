@@ -5,11 +5,13 @@ import json
 import pytest
 
 from wblab import LabError
-from wblab.cli import topology_args
+from wblab.topology import topology_args
 from wblab.initramfs import guest_job
 from wblab.kernel import read_meta, resolve_kernel
-from wblab.matrix import aa_floors, cell_rows, direction, distance, render, shift_verdict, \
-    update_doc
+from wblab.matrix import update_doc
+from wblab.matrix_cells import Cell, Collected, Matrix
+from wblab.matrix_judge import aa_floors, cell_rows, direction, distance, shift_verdict
+from wblab.matrix_render import render
 
 from resultsets import typed
 
@@ -109,6 +111,13 @@ def report(policy, model, observed, mainline_model, alternatives=(), verdict="MI
         "mainline_model": [mainline_model, *alternatives], "attribution": ["because"]}]}
 
 
+def matrix_of(kernels, cells):
+    """A judged Matrix of `cells` (preset -> kernel -> rows, or the reason it is missing)."""
+    return Matrix(tuple(kernels), tuple(kernels), {p: {
+        k: Cell(v) if isinstance(v, str) else Cell(collected=Collected({}), rows=v)
+        for k, v in pk.items()} for p, pk in cells.items()})
+
+
 def test_cell_rows_shift_against_mainlines_run():
     base = report("mainline", {"smt-sibling": 1.0}, {"smt-sibling": 0.6, "llc": 0.4},
                   {"smt-sibling": 1.0})
@@ -116,14 +125,14 @@ def test_cell_rows_shift_against_mainlines_run():
     pair = report("sync-pair", {"same-cpu": 1.0}, {"same-cpu": 0.9, "llc": 0.1},
                   {"smt-sibling": 1.0})
     row = cell_rows(pair, base, ORDER)["pipe/threads/kernel"]
-    assert row["observed_shift"] == -1.5
-    assert row["central_shift"] == -1.0 and row["shift"] == "as predicted"
+    assert row.shift.observed == -1.5
+    assert row.shift.central == -1.0 and row.shift.verdict == "as predicted"
     wrong = report("sync-pair", {"same-cpu": 1.0}, {"llc": 1.0}, {"smt-sibling": 1.0})
-    assert cell_rows(wrong, base, ORDER)["pipe/threads/kernel"]["shift"] == "wrong way"
+    assert cell_rows(wrong, base, ORDER)["pipe/threads/kernel"].shift.verdict == "wrong way"
     still = report("sync-pair", {"same-cpu": 1.0}, {"smt-sibling": 0.6, "llc": 0.4},
                    {"smt-sibling": 1.0})
-    assert cell_rows(still, base, ORDER)["pipe/threads/kernel"]["shift"] == "not seen"
-    assert "observed_shift" not in cell_rows(base, base, ORDER)["pipe/threads/kernel"]
+    assert cell_rows(still, base, ORDER)["pipe/threads/kernel"].shift.verdict == "not seen"
+    assert cell_rows(base, base, ORDER)["pipe/threads/kernel"].shift is None
 
 
 def test_a_shift_where_the_steady_states_agree_is_unpredicted_beyond_mainlines_own():
@@ -132,11 +141,11 @@ def test_a_shift_where_the_steady_states_agree_is_unpredicted_beyond_mainlines_o
     base = report("mainline", {"llc": 1.0}, {"llc": 1.0}, {"llc": 1.0}, [{"same-cpu": 1.0}])
     pair = report("sync-core", {"llc": 1.0}, {"llc": 0.95, "same-cpu": 0.05}, {"llc": 1.0},
                   [{"same-cpu": 1.0}])
-    assert cell_rows(pair, base, ORDER)["pipe/threads/kernel"]["shift"] == "unpredicted"
+    assert cell_rows(pair, base, ORDER)["pipe/threads/kernel"].shift.verdict == "unpredicted"
     floors = aa_floors(ORDER, base, {"pipe/threads/kernel": {"llc": 0.9, "same-cpu": 0.1}})
     assert floors == {"pipe/threads/kernel": pytest.approx(0.3)}
     row = cell_rows(pair, base, ORDER, floors=floors)["pipe/threads/kernel"]
-    assert row["shift"] == "none" and row["aa_floor"] == 0.3
+    assert row.shift.verdict == "none" and row.shift.aa_floor == 0.3
 
 
 def test_shift_verdict_can_fail_every_way():
@@ -151,10 +160,9 @@ def test_shift_verdict_can_fail_every_way():
 def test_render_counts_each_word_apart_and_lists_why():
     base = report("mainline", {"llc": 1.0}, {"llc": 1.0}, {"llc": 1.0}, verdict="NO-PREDICTION")
     pair = report("sync-pair", {"same-cpu": 1.0}, {"llc": 1.0}, {"llc": 1.0})
-    m = {"kernels": ["mainline", "sync-pair", "sync-core"], "cells": {"smt2": {
-        "mainline": {"rows": cell_rows(base, base, ORDER)},
-        "sync-pair": {"rows": cell_rows(pair, base, ORDER)},
-        "sync-core": {"missing": "no kernel: build-kernel.sh not found"}}}}
+    m = matrix_of(["mainline", "sync-pair", "sync-core"], {"smt2": {
+        "mainline": cell_rows(base, base, ORDER), "sync-pair": cell_rows(pair, base, ORDER),
+        "sync-core": "no kernel: build-kernel.sh not found"}})
     text = render(m)
     assert ("| pipe/threads/kernel | sync | **NO-PREDICTION 50%** | **MISS 50%** +0.00/-3.00 "
             "not seen | not run |") in text
@@ -180,14 +188,14 @@ def test_short_cell_lists_its_wakeup_trace():
              "migrations": {"at_wakeup": 4, "other": 2}, "dropped": 0,
              "unmatched": 0}
     rows = cell_rows(base, base, ORDER, {"pipe/threads/kernel": trace})
-    m = {"kernels": ["mainline"], "cells": {"2llc": {"mainline": {"rows": rows}}}}
+    m = matrix_of(["mainline"], {"2llc": {"mainline": rows}})
     assert ("  - traced 100 wakeups by the partner: selection 90 (same-cpu 20, llc 70); "
             "ttwu_runnable 10 (same-cpu 10); queued_remote 0; moved off the wakee's previous CPU "
             "4 (to same-cpu 3, llc 1); woken by another task 5 (moved 1); task migrations inside "
             "a wakeup 4, outside (load balancing) 2; from the wakee's switch-out to the waking, "
             "median (5th-95th): kept 13 us (11-42, 86 wakes), moved 346 us (89-5028, 4 wakes)\n"
             ) in render(m)
-    assert "trace" not in cell_rows(base, base, ORDER, {})["pipe/threads/kernel"]
+    assert cell_rows(base, base, ORDER, {})["pipe/threads/kernel"].trace is None
 
 
 def test_update_doc_replaces_between_markers(tmp_path):
@@ -212,8 +220,7 @@ def test_explained_cell_shows_its_range_figure_and_alternatives():
     base["cases"][0].update(strict_agreement=0.6, range_agreement=1.0, uncertain={
         "alternatives": [{"classes": {"llc": 1.0}, "cpus": [0, 2], "cause": "a wake finds 1 busy"}],
         "best_share": 0.4, "best_alternative": 0, "best_weights": [0.4]})
-    m = {"kernels": ["mainline"], "cells": {"smt2": {"mainline": {
-        "rows": cell_rows(base, base, ORDER)}}}}
+    m = matrix_of(["mainline"], {"smt2": {"mainline": cell_rows(base, base, ORDER)}})
     text = render(m)
     assert "| pipe/threads/kernel | sync | **EXPLAINED 60% r100%** |" in text
     assert ("- smt2 / mainline / pipe/threads/kernel: EXPLAINED, strict 60%, range 100% (admits "
@@ -232,7 +239,7 @@ def test_matrix_refuses_a_bad_aa_or_repetitions_before_any_guest(tmp_path):
 
 
 def test_observed_classes_reads_each_cases_histogram():
-    from wblab.matrix import observed_classes
+    from wblab.matrix_collect import observed_classes
     rs = typed([{"name": "a", "observed": {"histogram": {"llc": 3, "same-cpu": 1, "cross-llc": 0}}},
                 {"name": "b", "observed": {"histogram": {}}}, {"name": "c"}])
     assert observed_classes(rs) == {"a": {"llc": 0.75, "same-cpu": 0.25}}

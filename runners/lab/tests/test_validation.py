@@ -7,8 +7,10 @@ import pytest
 
 import wblab.cli
 import wblab.matrix
+import wblab.matrix_collect
 from wblab import LabError, resultset
-from wblab.cli import main, topology_args
+from wblab.cli import main
+from wblab.topology import topology_args
 
 from resultsets import document
 
@@ -72,7 +74,7 @@ def test_matrix_aa_is_read_before_any_guest(tmp_path, text, message, no_guest, c
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "results.json" in err, err
     with pytest.raises(LabError, match=message):
-        wblab.matrix.observed_classes(
+        wblab.matrix_collect.observed_classes(
             resultset.load(tmp_path / "aa" / "smt2" / "mainline" / "results.json"))
 
 
@@ -82,7 +84,7 @@ def test_matrix_aa_of_the_right_shape_is_read():
     with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
         f.write(json.dumps(good))
         f.flush()
-        assert wblab.matrix.observed_classes(resultset.load(f.name)) == {
+        assert wblab.matrix_collect.observed_classes(resultset.load(f.name)) == {
             "a": {"llc": 0.75, "same-cpu": 0.25}}
 
 

@@ -4,7 +4,7 @@ model gives where they differ. Pure functions except `agreement()`, which runs w
 import json
 import subprocess
 
-from . import resultset, write_atomic
+from . import LabError, resultset, write_atomic
 from .cpulist import format_cpu_list
 from .registry import NO_KERNEL_WAKEUP
 
@@ -116,6 +116,21 @@ def attribute(pred, obs, settled, migrations, start, observed_cpus, round_trips,
 # The predictor's verdict words (docs/policy-model.md#verdicts), in the order they are reported;
 # only MATCH is agreement.
 VERDICTS = ("MATCH", "EXPLAINED", "NO-PREDICTION", "MISS")
+# The predictor's thresholds for those words, defined in analysis/predict_results.h
+# (kMatchDistance, kNoPredictionCoverage) and written by `predict --json` as match_distance and
+# no_prediction_coverage; the lab only reports them (check_thresholds holds the two equal).
+MATCH_DISTANCE = 0.25
+NO_PREDICTION_COVERAGE = 0.90
+
+
+def check_thresholds(pred, where):
+    """LabError in one line when the predictions (`predict --json`) were judged with other
+    thresholds than the ones the lab reports; predictions of a wakebench before them pass."""
+    for key, want in (("match_distance", MATCH_DISTANCE),
+                      ("no_prediction_coverage", NO_PREDICTION_COVERAGE)):
+        if key in pred and pred[key] != want:
+            raise LabError(f"{where}: {key} {pred[key]}, not the lab's {want} "
+                           "(wblab/agreement.py)")
 
 
 def compute_agreement(results, pred, policy="mainline"):

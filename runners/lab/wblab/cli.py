@@ -1,5 +1,6 @@
 """`wakebench-lab [options] [-- run args]`: one guest; `wakebench-lab matrix [options]`: presets x
-kernels (matrix.py). See runners/lab/README.md."""
+kernels (matrix.py); `wakebench-lab tables ...`: docs/lab-validation.md's headline tables from
+the matrix files (doctables.py). See runners/lab/README.md."""
 import argparse
 import shutil
 import signal
@@ -12,8 +13,8 @@ from .initramfs import static_busybox
 from .registry import FILE as REGISTRY_FILE
 from .kernel import KERNEL_POLICIES, cache_dir, find_guest_wakebench, find_kernel, \
     find_wakebench, resolve_kernel
-from .qemu import ACCELERATORS, ARCHES, PRESETS, accel_args, check_kvm, expected_topology, \
-    preset_arch, qemu_binary
+from .qemu import ACCELERATORS, ARCHES, PRESETS, accel_args, check_kvm, preset_arch, qemu_binary
+from .topology import topology_args
 
 
 def parser():
@@ -92,23 +93,6 @@ def files_line():
             f"{REGISTRY_FILE}.")
 
 
-def topology_args(preset, smp=None, numa=None, cpu=None):
-    """The GuestPlan keywords of a topology (name, smp, numa, cpu_model, arch, caches, domains)
-    from a preset and free-form overrides (a free-form topology is an x86_64 one)."""
-    p = PRESETS.get(preset, {}) if preset else {}
-    smp = smp or p.get("smp")
-    if not smp:
-        raise LabError("give --preset NAME or --smp ARGS")
-    numa = numa if numa is not None else p.get("numa", [])
-    same = preset and smp == p.get("smp") and numa == p.get("numa", [])
-    arch = preset_arch(preset) if same else "x86_64"
-    caches = p.get("caches") if same else None
-    expected_topology(smp, numa, arch, caches)  # LabError in one line now, not after the guest
-    return {"name": preset if same else "custom", "smp": smp, "numa": numa, "arch": arch,
-            "cpu_model": cpu or p.get("cpu", "Skylake-Server"), "caches": caches,
-            "domains": p.get("domains") if same else None}
-
-
 def check_prerequisites(args):
     """Exit status 3 and one line naming what is missing (the CTest Vm test skips with it)."""
     try:
@@ -176,6 +160,9 @@ def main(argv=None):
         if argv[:1] == ["matrix"]:
             from .matrix import main as matrix_main
             return matrix_main(argv[1:])
+        if argv[:1] == ["tables"]:
+            from .doctables import main as tables_main
+            return tables_main(argv[1:])
         return main_one(argv)
     except LabError as e:
         print(f"wakebench-lab: {e}", file=sys.stderr)

@@ -1,0 +1,106 @@
+"""matrix.md from a judged matrix_cells.Matrix; reads it, changes nothing: how to read the table,
+the kernels and cases files, the replayed decisions, the tables (matrix_render.py), the kernel
+named from its placements, the gated kernel's fidelity and the dropped cases."""
+import datetime
+import os
+
+from . import confusion, replay
+from .cases import provenance_lines
+from .fidelity import FIDELITY_SLACK, fidelity_lines
+from .matrix_cells import confusion_rows
+from .matrix_judge import SHIFT_EPS
+from .matrix_render import ADMITS, MATCH, render
+
+
+def kernel_line(policy, info):
+    keys = ("source_version", "source_package", "patch_sha256", "config_sha256", "lockdep",
+            "build_seconds")
+    return f"- {policy}: " + ", ".join(
+        f"{k} {str(info[k])[:16] if k.endswith('sha256') else info[k]}" for k in keys if k in info)
+
+
+def pairs_text(matrix):
+    """How many fresh pairs the cells' kernel-placed cases ran, e.g. "6" or "3-6"."""
+    n = sorted({k for pk in matrix.cells.values() for cell in pk.values() if cell.collected
+                for k in cell.collected.pairs})
+    return "?" if not n else str(n[0]) if n[0] == n[-1] else f"{n[0]}-{n[-1]}"
+
+
+def legend(matrix, now):
+    """How to read the tables."""
+    floor = (f"or within mainline's own shift on that row between this run and another run of "
+             f"the matrix ({matrix.aa}), " if matrix.aa else "")
+    return (
+        f"Rendered {now:%Y-%m-%d %H:%M} UTC from each cell's results.json (the guests' own run "
+        "times are in their lab-summary.json). Per cell: the predictor's verdict for the kernel's "
+        "own policy and the strict agreement of its placements with that policy's steady state "
+        "(1 - total variation distance, round trips of " + pairs_text(matrix) + " fresh pairs x "
+        f"2000): MATCH within {MATCH}; EXPLAINED, a strict miss that a mix with the model's "
+        f"alternatives brings within {MATCH} (rNN%: the agreement with that mix); NO-PREDICTION, "
+        f"the model's range {ADMITS} of what the cpuset allows, so it could not have failed; "
+        "MISS. Only MATCH is agreement; **bold** marks every other word. Then for a patched "
+        "kernel the observed / predicted shift against mainline's run on the same preset: the "
+        "mean distance of the wakee from the waker in class steps (same-cpu 0, smt-sibling 1, "
+        "...; negative = closer to the waker), predicted from the two steady states alone; a "
+        f"shift under {SHIFT_EPS:g} " + floor + "counts as none. Where the steady states differ: "
+        "as predicted, not seen or wrong way; where they are equal: none or unpredicted. A case "
+        "marked (e) depends on emulation: the policies it tells apart differ without the "
+        "emulation-only alternatives (the list below the confusion table).")
+
+
+def rendered_at():
+    """The time matrix.md says it was rendered: now, or $SOURCE_DATE_EPOCH (the reproducible-builds
+    convention), so that a committed rendering can be made again byte for byte."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    return datetime.datetime.fromtimestamp(int(epoch), datetime.timezone.utc) if epoch else \
+        datetime.datetime.now(datetime.timezone.utc)
+
+
+def render_document(matrix, now=None):
+    """The whole matrix.md; `now` (UTC, default rendered_at()) is the time it says it was
+    rendered."""
+    now = now or rendered_at()
+    head = [legend(matrix, now), "", "Kernels:"]
+    head += [kernel_line(p, matrix.kernel_meta.get(p, {})) for p in matrix.kernels]
+    head += ["", "Cases (the file each preset ran, and whether it was committed unchanged before "
+             "the guests ran):"]
+    head += [x for p, rec in matrix.cases.items() for x in provenance_lines(p, rec)]
+    return "\n".join(head + [""] + replay_section(matrix)) + "\n\n" + render(matrix) + \
+        "\n".join(extra_sections(matrix))
+
+
+def replay_section(matrix):
+    """The decisions first (wblab/replay.py): each cell's records under every policy's model."""
+    cells = [(preset, name, name.split(":")[-1], cell.collected.replay)
+             for preset, per_kernel in matrix.cells.items()
+             for name, cell in per_kernel.items() if cell.collected and cell.collected.replay]
+    if not cells:
+        return []
+    return ["#### Replay: the kernel's own decisions under each policy's model", ""] + \
+        confusion.wrap(
+            "Per cell, every wakeup of the cases' tasks (sched_waking) and the decision records "
+            "the kernel's event gave them, replayed inputs only (`wakebench replay`): the share "
+            f"of wakeups whose CPU and rule each model reproduced (bold: the kernel's own policy; "
+            f"goal {replay.GOAL}%; a wakeup without a record counts as a disagreement). The "
+            "other columns are the wrong pairings, each with the records on which its model and "
+            "the kernel's own policy's decide differently and how many of those it matched: a "
+            "faithful kernel matches its own model on all of them and the other on none.", "") + \
+        [""] + replay.render(cells) + [""]
+
+
+def extra_sections(matrix):
+    """The kernel named from its placements (one row per column of the table), the gated
+    kernel's fidelity and the dropped cases."""
+    lines = confusion.render(matrix.confusion, confusion_rows(matrix))
+    if matrix.fidelity:
+        lines += ["#### The gated kernel against the per-patch kernels", ""]
+        lines += confusion.wrap(
+            "Per discriminating case, the strict TV between the observed class shares of the "
+            "gated kernel with one feature on (gated:mainline: all off) and the per-patch "
+            "kernel's, against mainline's own run-to-run TV on that case (this run against "
+            f"--aa's) plus {FIDELITY_SLACK:g}. Every repetition of a gated cell read its feature "
+            "state back as intended (else the cell failed above).", "")
+        lines += [""] + fidelity_lines(matrix.fidelity) + [""]
+    dropped = [(p, k, d) for p, pk in matrix.cells.items() for k, cell in pk.items()
+               if cell.collected for d in cell.collected.confusion.get("dropped", [])]
+    return lines + confusion.dropped_lines(dropped)

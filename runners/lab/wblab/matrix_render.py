@@ -1,0 +1,131 @@
+"""The matrix's tables and row lists from a judged matrix_cells.Matrix; reads it, changes nothing:
+the totals, one table per preset (rows are cases, columns kernels), then the rows by word."""
+from .agreement import MATCH_DISTANCE, NO_PREDICTION_COVERAGE, mix_text, pct_text
+from .matrix_cells import every_row
+from .matrix_judge import SHIFTS
+
+MATCH = f"{MATCH_DISTANCE:g}"  # "0.25"
+ADMITS = f"admits {NO_PREDICTION_COVERAGE:.0%} or more"  # "admits 90% or more"
+
+
+def cell_text(r):
+    """One table cell: the verdict word and the strict agreement (**bold** unless MATCH), the
+    range's agreement after an EXPLAINED; then for a patched kernel the observed / predicted shift
+    and how it went."""
+    t = f"{r.verdict} {r.agreement * 100:.0f}%"
+    if r.verdict == "EXPLAINED":
+        t += f" r{r.range_agreement * 100:.0f}%"
+    if r.verdict != "MATCH":
+        t = f"**{t}**"
+    if r.shift is not None:
+        t += f" {r.shift.observed:+.2f}/{r.shift.central:+.2f} {r.shift.verdict}"
+    return t
+
+
+def totals(rows):
+    """The matrix in a few counts: rows per verdict word (only MATCH is agreement), and how the
+    patched kernels' shifts went."""
+    words = [r.verdict for r in rows]
+    shifts = [r.shift.verdict for r in rows if r.shift is not None]
+    predicted = [s for s in shifts if s in SHIFTS[:3]]
+    wide = sum((r.coverage or 0) >= NO_PREDICTION_COVERAGE for r in rows)
+    return (f"{len(rows)} case rows: {words.count('MATCH')} MATCH (the steady state within TV "
+            f"{MATCH}), {words.count('EXPLAINED')} EXPLAINED (a mix with named alternatives), "
+            f"{words.count('MISS')} MISS; {words.count('NO-PREDICTION')} NO-PREDICTION (the "
+            f"model's range {ADMITS} of what the cpuset allows: counted apart, never as "
+            f"agreement). {wide} rows have a range that {ADMITS} (there only the steady state "
+            f"could fail). Shifts of the patched kernels against mainline ({len(shifts)} rows): "
+            f"where the steady states predict one ({len(predicted)} rows), "
+            f"{shifts.count('as predicted')} as predicted, {shifts.count('not seen')} not seen, "
+            f"{shifts.count('wrong way')} the wrong way; where they predict none "
+            f"({len(shifts) - len(predicted)} rows), {shifts.count('none')} none, "
+            f"{shifts.count('unpredicted')} unpredicted.")
+
+
+def shift_text(s):
+    floor = f", mainline's own run-to-run {s.aa_floor:.2f}" if s.aa_floor is not None else ""
+    return f"; shift {s.observed:+.2f}, steady states {s.central:+.2f} ({s.verdict}){floor}"
+
+
+def row_line(p, k, n, r):
+    """A row of the lists below the tables: where, what the model and the guest said."""
+    return (f"- {p} / {k} / {n}: {r.verdict}, strict {r.agreement * 100:.0f}%, range "
+            f"{r.range_agreement * 100:.0f}% (admits {(r.coverage or 0) * 100:.0f}%); "
+            f"observed {pct_text(r.observed)}; model {pct_text(r.model)}"
+            + (shift_text(r.shift) if r.shift is not None else ""))
+
+
+def listed(title, intro, rows, details):
+    """A titled list of rows, each followed by its `details(row)` lines."""
+    if not rows:
+        return []
+    lines = [f"#### {title}", "", intro, ""]
+    for p, k, n, r in rows:
+        lines.append(row_line(p, k, n, r))
+        lines += [f"  - {d}" for d in details(r)]
+    return lines + [""]
+
+
+def traced(r):
+    return [r.trace] if r.trace is not None else []
+
+
+def alternatives_lines(r):
+    u = r.uncertain or {}
+    out = [f"best mix {mix_text(u)}"] if u else []
+    out += [f"or {pct_text(a['classes'])} on CPUs {a.get('cpus')} once {a.get('cause')}"
+            for a in u.get("alternatives", [])]
+    return out + traced(r)
+
+
+def emulated(per_kernel):
+    """The case names whose discriminating pairs differ without the emulation-only alternatives
+    (the confusion rows of any cell of the preset)."""
+    return {r["case"] for cell in per_kernel.values() if cell.collected
+            for r in cell.collected.confusion.get("rows", []) if r.get("emulation")}
+
+
+def preset_table(preset, per_kernel, columns):
+    """One preset's table: a row per case, a column per kernel."""
+    names = list(dict.fromkeys(n for k in columns if k in per_kernel
+                               for n in per_kernel[k].rows))
+    marked = emulated(per_kernel)
+    lines = [f"#### {preset}", "", "| case | flags | " + " | ".join(columns) + " |",
+             "|---|---|" + "---|" * len(columns)]
+    for n in names:
+        flags = next(per_kernel[k].rows[n].wake_flags for k in columns
+                     if k in per_kernel and n in per_kernel[k].rows)
+        cells = [cell_text(per_kernel[k].rows[n]) if k in per_kernel and n in per_kernel[k].rows
+                 else "-" if k in per_kernel and per_kernel[k].collected else "not run"
+                 for k in columns]
+        mark = " (e)" if n in marked else ""
+        lines.append(f"| {n}{mark} | {flags} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
+def render(matrix):
+    """The totals, the markdown table (one per preset), then the rows by word: EXPLAINED (with
+    the alternatives), NO-PREDICTION (apart), MISS and every shift the wrong way or unpredicted
+    (with the model's reasons and the wakeup trace)."""
+    every = every_row(matrix)
+    lines = [totals([r for *_, r in every]), ""]
+    for preset, per_kernel in matrix.cells.items():
+        lines += preset_table(preset, per_kernel, matrix.columns)
+    lines += listed("EXPLAINED rows", "A strict miss that a mix of the steady state and the "
+                    f"named alternatives brings within {MATCH} (each fresh pair may settle in any "
+                    "of them), with the traced wakeups.",
+                    [x for x in every if x[3].verdict == "EXPLAINED"], alternatives_lines)
+    lines += listed("NO-PREDICTION rows", f"The model's range {ADMITS} of what the cpuset "
+                    "allows: whatever the kernel did, the range held it. Not agreement.",
+                    [x for x in every if x[3].verdict == "NO-PREDICTION"], traced)
+    missing = sorted({(k, cell.missing) for pk in matrix.cells.values()
+                      for k, cell in pk.items() if cell.missing})
+    if missing:
+        lines += ["#### Cells not run or failed", ""] + [f"- {k}: {why}" for k, why in missing] \
+            + [""]
+    lines += listed("MISS rows and shifts the wrong way or unpredicted", "With the model's "
+                    "reasons and the traced wakeups.",
+                    [x for x in every if x[3].verdict == "MISS" or x[3].shift is not None
+                     and x[3].shift.verdict in ("wrong way", "unpredicted")],
+                    lambda r: list(r.why) + traced(r))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,21 @@
+"""The topology a guest is asked for: a preset's, or free-form qemu -smp / -numa overrides (a
+free-form topology is an x86_64 one). Used by one guest (cli.py) and by the matrix (matrix.py)."""
+from . import LabError
+from .qemu import PRESETS, expected_topology, preset_arch
+
+
+def topology_args(preset, smp=None, numa=None, cpu=None):
+    """The GuestPlan keywords of a topology (name, smp, numa, cpu_model, arch, caches, domains)
+    from a preset and free-form overrides (a free-form topology is an x86_64 one)."""
+    p = PRESETS.get(preset, {}) if preset else {}
+    smp = smp or p.get("smp")
+    if not smp:
+        raise LabError("give --preset NAME or --smp ARGS")
+    numa = numa if numa is not None else p.get("numa", [])
+    same = preset and smp == p.get("smp") and numa == p.get("numa", [])
+    arch = preset_arch(preset) if same else "x86_64"
+    caches = p.get("caches") if same else None
+    expected_topology(smp, numa, arch, caches)  # LabError in one line now, not after the guest
+    return {"name": preset if same else "custom", "smp": smp, "numa": numa, "arch": arch,
+            "cpu_model": cpu or p.get("cpu", "Skylake-Server"), "caches": caches,
+            "domains": p.get("domains") if same else None}
