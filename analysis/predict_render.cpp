@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "analysis/model_kernel.h"
 #include "analysis/predict_results.h"
 #include "common/util/cpulist.h"
 #include "common/util/text.h"
@@ -403,6 +404,10 @@ json to_json(const ResultsPrediction& p) {
           {"node_reclaim_distance", p.node_reclaim_distance},
           {"domains", domains_json(p.domains)},
           {"emulated", p.emulated},
+          {"model_kernel",
+           {{"follows", model_kernel_range()},
+            {"set_kernel", p.kernel_release},
+            {"same_version", model_follows(p.kernel_release)}}},
           {"model",
            "docs/policy-model.md#steady-state: steady state of an otherwise idle box but for the "
            "case's busy CPUs; no delayed-dequeue or wakelist races (#bypasses)"},
@@ -414,7 +419,8 @@ json to_json(const ResultsPrediction& p) {
 
 std::string render_results_text(const ResultsPrediction& p) {
   std::string out = "policy predictions (" + p.topology + ")\n" +
-                    wrapped("  ", "LLC from " + p.llc_from + (p.emulated ? "; emulated" : ""), 4);
+                    wrapped("  ", "LLC from " + p.llc_from + (p.emulated ? "; emulated" : ""), 4) +
+                    wrapped("  ", model_kernel_line(p.kernel_release), 4);
   char legend[400];
   std::snprintf(legend, sizeof legend,
                 "MATCH: the steady state within TV %.2f of the kernel's placements. EXPLAINED: a "

@@ -458,7 +458,11 @@ Verdict judge(const RangeFit& fit, double coverage) {
   return Verdict::kMiss;
 }
 
-ResultsPrediction predict_for_results(const ResultSet& rs) { return predict(rs.set, rs.views); }
+ResultsPrediction predict_for_results(const ResultSet& rs) {
+  ResultsPrediction out = predict(rs.set, rs.views);
+  out.kernel_release = rs.machine.kernel_release;
+  return out;
+}
 
 ResultsPrediction predict_for_results(const json& doc) {
   ResultSet rs;

@@ -100,7 +100,8 @@ struct ResultsPrediction {
   LlcSource llc = LlcSource::kAuto;
   std::string llc_from;  // "the recorded sched domains (MC)" or "the XML's L3/L2 rule: ..."
   int node_reclaim_distance = 0;
-  bool emulated = false;  // environment.emulated: the slow switch-out alternatives are on
+  bool emulated = false;       // environment.emulated: the slow switch-out alternatives are on
+  std::string kernel_release;  // the set's kernel (environment.kernel.release; "" if unrecorded)
   // The sched domains the model built from the embedded topology and `llc`, per CPU (lab guests
   // hold them against the domains their kernel built: runners/lab/wblab/domains.py).
   std::map<int, std::vector<SchedDomain>> domains;

@@ -537,6 +537,19 @@ std::string verdict_of(const json& e, const std::string& policy) {
   return e["policies"][policy].value("verdict", std::string("-"));
 }
 
+TEST(Results, NamesTheModelsKernelBesideTheSets) {
+  json rs = fixture_results();
+  rs["environment"]["kernel"] = {{"release", "6.12.118+deb12-cloud-amd64"}};
+  EXPECT_EQ(split_lines(predict_text(rs))[2],
+            "  model: Linux 6.18-7.1; this set: 6.12.118+deb12-cloud-amd64, a different kernel: "
+            "the decisions of");
+  EXPECT_EQ(predict_json(rs)["model_kernel"], (json{{"follows", "6.18-7.1"},
+                                                    {"set_kernel", "6.12.118+deb12-cloud-amd64"},
+                                                    {"same_version", false}}));
+  rs["environment"]["kernel"]["release"] = "6.18.44-fc";
+  EXPECT_TRUE(predict_json(rs)["model_kernel"]["same_version"].get<bool>());
+}
+
 TEST(Results, StackedKernelMatchesTheStackingGroupNotMainline) {
   json p = predict_json(fixture_results());
   const json& pipe = entry(p, "pipe");
