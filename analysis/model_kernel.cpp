@@ -22,9 +22,7 @@ std::optional<KernelVersion> parse_kernel_version(std::string_view release) {
   return v;
 }
 
-std::string model_kernel_range() {
-  return version_text(kModelFrom) + "-" + version_text(kModelTo);
-}
+std::string model_kernel_range() { return version_text(kModelFrom) + "-" + version_text(kModelTo); }
 
 bool model_follows(std::string_view release) {
   const auto v = parse_kernel_version(release);

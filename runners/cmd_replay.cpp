@@ -4,11 +4,13 @@
 #include <memory>
 #include <string>
 
+#include "analysis/model_kernel.h"
 #include "analysis/predict_results.h"
 #include "analysis/replay.h"
 #include "analysis/resultset_io.h"
 #include "common/schema/environment.h"
 #include "common/util/input.h"
+#include "common/util/text.h"
 #include "runners/commands.h"
 
 namespace wb {
@@ -61,7 +63,8 @@ void replay_set(const ReplayArgs& a) {
   if (a.json)
     std::cout << case_replays_json(r).dump(1) << "\n";
   else
-    std::cout << render_case_replays(r, a.first);
+    std::cout << render_case_replays(r, a.first) << "\n"
+              << wrap(model_kernel_line(rs.machine.kernel_release), "  ");
 }
 
 void replay_trace(const ReplayArgs& a, const std::string& text) {
