@@ -178,6 +178,11 @@ json case_json_of(const CasePrediction& e) {
   j["consistent_with"] = matching;
   j["discriminates"] = e.discriminates;
   if (e.discriminates_native) j["discriminates_native"] = *e.discriminates_native;
+  if (e.replay)
+    j["replay"] = {{"wakeups", e.replay->wakeups},
+                   {"reproduced", e.replay->reproduced},
+                   {"common_disagreement", e.replay->common},
+                   {"common_count", e.replay->common_count}};
   const auto& nearest = e.first_of(e.groups.front());
   j["verdict"] =
       nearest.verdict ? json(std::string(verdict_word(*nearest.verdict))) : json(nullptr);
@@ -302,6 +307,21 @@ std::string trace_line(const json& t) {
   return out + "\n";
 }
 
+// "replay: 19 of 21 wakeups reproduced (90.48%); most common disagreement (1): model sis_prev ->
+// prev, kernel -> cpu 2".
+std::string replay_line(const ReplayDigest& d) {
+  std::string line = "replay: " + std::to_string(d.reproduced) + " of " +
+                     std::to_string(d.wakeups) + " wakeups reproduced";
+  if (d.wakeups > 0) {
+    char pct[32];
+    std::snprintf(pct, sizeof pct, " (%.2f%%)", 100.0 * d.reproduced / d.wakeups);
+    line += pct;
+  }
+  if (!d.common.empty())
+    line += "; most common disagreement (" + std::to_string(d.common_count) + "): " + d.common;
+  return wrapped("    ", line, 8);
+}
+
 std::string render_case(const CasePrediction& e, Footnotes& notes) {
   if (e.skipped) return wrapped(e.label + ": ", *e.skipped, 4);
   std::string head = e.label + "  " + std::string(wake_flags_id(e.wake_flags)) + "  ";
@@ -316,6 +336,7 @@ std::string render_case(const CasePrediction& e, Footnotes& notes) {
   std::string out = wrapped("", head, 4);
   for (const auto& g : e.groups) out += group_line(e, g, notes);
   if (e.measured && !e.measured->trace.is_null()) out += trace_line(e.measured->trace);
+  if (e.replay) out += replay_line(*e.replay);
   for (const auto& g : e.groups) {
     const PolicyPrediction& p = e.first_of(g);
     if (p.verdict != Verdict::kExplained) continue;
@@ -421,6 +442,7 @@ std::string render_results_text(const ResultsPrediction& p) {
   std::string out = "policy predictions (" + p.topology + ")\n" +
                     wrapped("  ", "LLC from " + p.llc_from + (p.emulated ? "; emulated" : ""), 4) +
                     wrapped("  ", model_kernel_line(p.kernel_release), 4);
+  if (!p.replay_unavailable.empty()) out += wrapped("  ", p.replay_unavailable, 4);
   char legend[400];
   std::snprintf(legend, sizeof legend,
                 "MATCH: the steady state within TV %.2f of the kernel's placements. EXPLAINED: a "

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "analysis/discriminate.h"
+#include "analysis/replay_io.h"
 #include "analysis/resultset_io.h"
 #include "common/schema/registry.h"
 #include "common/util/cpulist.h"
@@ -474,14 +475,27 @@ ResultsPrediction predict_for_results(const json& doc) {
   return predict_for_results(rs);
 }
 
+void attach_replays(ResultsPrediction& p, const CaseReplays& replays) {
+  for (CasePrediction& e : p.cases)
+    for (const auto& [name, r] : replays.cases)
+      if (name == e.label) e.replay = digest_of(r);
+}
+
 ResultsPrediction predict_for_results_file(const std::string& path) {
   // The loader compare and report use: the same schema checks and messages for every command.
   const ResultSet rs = load_result_set(path);
+  ResultsPrediction p;
   try {
-    return predict_for_results(rs);
+    p = predict_for_results(rs);
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument("results " + path + ": " + e.what());
   }
+  if (rs.set.decisions) try {
+      attach_replays(p, replay_recorded(rs, path));
+    } catch (const std::exception& e) {
+      p.replay_unavailable = e.what();
+    }
+  return p;
 }
 
 }  // namespace wb

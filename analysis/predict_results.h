@@ -15,6 +15,7 @@
 
 #include "analysis/mix.h"
 #include "analysis/predict.h"
+#include "analysis/replay.h"
 #include "analysis/resultset_io.h"
 
 namespace wb {
@@ -78,6 +79,7 @@ struct CasePrediction {
   using IdPairs = std::vector<std::pair<std::string, std::string>>;
   IdPairs discriminates;
   std::optional<IdPairs> discriminates_native;
+  std::optional<ReplayDigest> replay;  // its recorded decisions replayed (attach_replays)
 
   const PolicyPrediction& first_of(const PolicyGroup& g) const { return policies[g.members[0]]; }
 };
@@ -102,6 +104,7 @@ struct ResultsPrediction {
   int node_reclaim_distance = 0;
   bool emulated = false;       // environment.emulated: the slow switch-out alternatives are on
   std::string kernel_release;  // the set's kernel (environment.kernel.release; "" if unrecorded)
+  std::string replay_unavailable;  // the set records decisions that could not be replayed: why
   // The sched domains the model built from the embedded topology and `llc`, per CPU (lab guests
   // hold them against the domains their kernel built: runners/lab/wblab/domains.py).
   std::map<int, std::vector<SchedDomain>> domains;
@@ -122,6 +125,9 @@ ResultsPrediction predict_for_results(const nlohmann::json& result_set);
 SchedTopology sched_topology_of(const ResultSetDoc& result_set);
 // The same for a result-set file: errors are one line naming the file.
 ResultsPrediction predict_for_results_file(const std::string& path);
+
+// Each case's replay digest onto its prediction, by case name (analysis/replay_io.h reads them).
+void attach_replays(ResultsPrediction& p, const CaseReplays& replays);
 
 // The JSON of docs/result-set.md#predictions.
 nlohmann::json to_json(const ResultsPrediction& p);

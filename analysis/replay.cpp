@@ -285,6 +285,28 @@ nlohmann::ordered_json replay_json(const ReplayResult& r) {
           {"disagreements", dis}};
 }
 
+namespace {
+
+std::string role(int cpu, const DecisionRecord& d) {
+  if (cpu == d.prev && cpu == d.waker_cpu) return "prev (the waker's)";
+  if (cpu == d.prev) return "prev";
+  if (cpu == d.waker_cpu) return "waker";
+  return "cpu " + std::to_string(cpu);
+}
+
+}  // namespace
+
+ReplayDigest digest_of(const ReplayResult& r) {
+  ReplayDigest out{r.denominator(), r.agreed(), "", 0};
+  std::map<std::string, int64_t> kinds;
+  for (const ReplayDisagreement& x : r.disagreements)
+    ++kinds["model " + std::string(decision_rule_id(x.model.rule)) + " -> " +
+            role(x.model.cpu, x.record) + ", kernel -> " + role(x.record.cpu, x.record)];
+  for (const auto& [text, n] : kinds)
+    if (n > out.common_count) out = {out.wakeups, out.reproduced, text, n};
+  return out;
+}
+
 CaseReplays replay_cases(const std::vector<std::pair<std::string, std::string>>& cases,
                          const SchedTopology& sched, const WakeupPolicy& policy) {
   CaseReplays out;

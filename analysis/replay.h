@@ -70,6 +70,16 @@ ReplayResult replay_decisions(const std::vector<DecisionRecord>& records,
 std::string render_replay_text(const ReplayResult& r, std::size_t first);
 nlohmann::ordered_json replay_json(const ReplayResult& r);
 
+// One case's replay in a line of the predictions block: how many of its wakeups the model
+// reproduced, and its most common disagreement, as the roles the two CPUs had ("model sis_prev
+// -> prev, kernel -> waker"; "cpu 3" for a CPU that was neither), with how often it occurred.
+struct ReplayDigest {
+  int64_t wakeups = 0, reproduced = 0;
+  std::string common;  // "" when every record agreed
+  int64_t common_count = 0;
+};
+ReplayDigest digest_of(const ReplayResult& r);
+
 // A run's cases, each replayed apart (side file order), and all of them added up.
 struct CaseReplays {
   std::vector<std::pair<std::string, ReplayResult>> cases;

@@ -7,6 +7,7 @@
 #include "analysis/model_kernel.h"
 #include "analysis/predict_results.h"
 #include "analysis/replay.h"
+#include "analysis/replay_io.h"
 #include "analysis/resultset_io.h"
 #include "common/schema/environment.h"
 #include "common/util/input.h"
@@ -22,42 +23,12 @@ struct ReplayArgs {
   bool json = false;
 };
 
-// A result set of `run --trace-decisions`: its side file, checked against the sha256 the set
-// names, cut into its cases.
-std::vector<std::pair<std::string, std::string>> side_file_cases(const ResultSet& rs) {
-  if (!rs.set.decisions)
-    throw std::invalid_argument("replay: " + rs.path +
-                                ": no decision records (a run with --trace-decisions on a kernel "
-                                "with the decision event keeps them: runners/lab/KERNELS.md)");
-  const DecisionsRecord& d = *rs.set.decisions;
-  if (d.file.find('/') != std::string::npos || d.file == ".." || d.file == ".")
-    throw std::invalid_argument("replay: " + rs.path + ": decisions.file \"" + d.file +
-                                "\" is not a file name beside the set");
-  const std::string side = (std::filesystem::path(rs.path).parent_path() / d.file).string();
-  const std::string text = read_input_file("replay: decisions", side);
-  if (sha256_hex(text) != d.sha256)
-    throw std::invalid_argument("replay: " + side + ": its sha256 is not the one " + rs.path +
-                                " names (another run's decisions, or changed since)");
-  return decision_cases(text);
-}
-
-// The policy the set's lab kernel runs, when it names one (environment.lab_kernel.policy; the
-// environment stays open JSON: common/schema/result_set_doc.h).
-std::string kernel_policy(const ResultSet& rs) {
-  if (!rs.set.environment) return "mainline";
-  const nlohmann::ordered_json& env = *rs.set.environment;
-  if (env.contains("lab_kernel") && env["lab_kernel"].is_object() &&
-      env["lab_kernel"].value("policy", std::string()) != "gated")
-    return env["lab_kernel"].value("policy", std::string("mainline"));
-  return "mainline";
-}
-
 void replay_set(const ReplayArgs& a) {
   if (!a.topology.empty())
     throw std::invalid_argument("replay: --topology: " + a.input +
                                 " is a result set, which holds its own topology");
   const ResultSet rs = load_result_set(a.input);
-  const auto cases = side_file_cases(rs);
+  const auto cases = side_file_cases(rs, a.input);
   const WakeupPolicy& policy = policy_by_id(a.policy.empty() ? kernel_policy(rs) : a.policy);
   const CaseReplays r = replay_cases(cases, sched_topology_of(rs.set), policy);
   if (a.json)

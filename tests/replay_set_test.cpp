@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "analysis/predict_results.h"
+#include "analysis/replay_io.h"
 #include "common/schema/environment.h"
 #include "tests/support.h"
 
@@ -110,6 +112,48 @@ TEST_F(ReplaySet, AChangedSideFileOrNoRecordsIsRefusedInOneLine) {
   EXPECT_NE(r.err.find("no decision records (a run with --trace-decisions"), std::string::npos)
       << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+// The predictions block of run and predict --results: per case, what its replay reproduced and
+// its most common disagreement; an altered record shows there, a changed side file is named once.
+TEST_F(ReplaySet, ThePredictionsBlockSaysWhatEachCaseReproduced) {
+  std::string side = side_;
+  const auto at = side.find("rule=sis_prev cpu=");
+  ASSERT_NE(at, std::string::npos);
+  const auto cpu = at + std::string("rule=sis_prev cpu=").size();
+  side[cpu] = side[cpu] == '5' ? '4' : '5';
+  const std::string path = write(side);
+  const CaseReplays replays = replay_recorded(load_result_set(path), path);
+  ResultsPrediction p;
+  for (const auto& [name, r] : replays.cases) p.cases.push_back({.label = name});
+  p.cases.push_back({.label = "no/such/case"});
+  attach_replays(p, replays);
+  int64_t wakeups = 0, reproduced = 0;
+  std::string common;
+  for (const CasePrediction& e : p.cases) {
+    if (e.label == "no/such/case") {
+      EXPECT_FALSE(e.replay);
+      continue;
+    }
+    ASSERT_TRUE(e.replay) << e.label;
+    wakeups += e.replay->wakeups;
+    reproduced += e.replay->reproduced;
+    common += e.replay->common;
+  }
+  EXPECT_EQ(wakeups, 24);
+  EXPECT_EQ(reproduced, 23);
+  EXPECT_EQ(common.rfind("model sis_prev -> prev, kernel -> cpu ", 0), 0u) << common;
+  const std::string text = render_results_text(p);
+  EXPECT_NE(text.find("    replay: 6 of 6 wakeups reproduced (100.00%)\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("    replay: 17 of 18 wakeups reproduced (94.44%); most common disagreement "
+                      "(1): model sis_prev ->\n        prev, kernel -> cpu 5\n"),
+            std::string::npos)
+      << text;
+  set_["decisions"]["sha256"] = std::string(64, '0');
+  std::ofstream(dir_ / "results.json") << set_.dump(1);
+  EXPECT_NE(predict_for_results_file(path).replay_unavailable.find("its sha256 is not the one"),
+            std::string::npos);
 }
 
 // The BPF recorder's records of Debian's own 6.12.118 kernel (tests/fixtures/decisions/

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "analysis/replay_io.h"
 #include "analysis/summary.h"
 #include "common/schema/placement.h"
 #include "common/schema/result_set.h"
@@ -82,11 +83,31 @@ SetOut result_set(const RunPlan& plan, const Measured& run, size_t k) {
   return out;
 }
 
+namespace {
+
+// Each kernel case's recorded decisions replayed, on its line of the predictions block; the side
+// file is beside `set_path` (or in the working folder when the set goes to standard output).
+void add_replays(SetOut& out, const std::string& set_path) {
+  if (!out.predictions) return;
+  try {
+    attach_replays(*out.predictions, replay_recorded(out.rs, set_path.empty() ? "./-" : set_path));
+  } catch (const std::exception& e) {
+    out.predictions->replay_unavailable = e.what();
+  }
+  out.predictions_text = render_results_text(*out.predictions);
+  out.rs.set.predictions = to_json(*out.predictions);
+}
+
+}  // namespace
+
 void write_and_print(const RunPlan& plan, Measured& run) {
   std::string paths, warnings;
   for (size_t k = 0; k < run.sets.size(); ++k) {
     SetOut out = result_set(plan, run, k);
-    if (run.sets[k].decisions) out.rs.set.decisions = run.sets[k].decisions->publish();
+    if (run.sets[k].decisions) {
+      out.rs.set.decisions = run.sets[k].decisions->publish();
+      add_replays(out, plan.targets[k].path);
+    }
     const std::string text = result_set_json(out.rs.set).dump(1) + "\n";
     const Saved saved =
         write_or_fallback(plan.targets[k].path, plan.targets[k].stem, ".json", text);

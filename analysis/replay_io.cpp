@@ -1,0 +1,44 @@
+#include "analysis/replay_io.h"
+
+#include <filesystem>
+#include <stdexcept>
+
+#include "analysis/predict_results.h"
+#include "common/schema/environment.h"
+#include "common/util/input.h"
+
+namespace wb {
+
+std::vector<std::pair<std::string, std::string>> side_file_cases(const ResultSet& rs,
+                                                                 const std::string& set_path) {
+  if (!rs.set.decisions)
+    throw std::invalid_argument("replay: " + set_path +
+                                ": no decision records (a run with --trace-decisions on a kernel "
+                                "with the decision event keeps them: runners/lab/KERNELS.md)");
+  const DecisionsRecord& d = *rs.set.decisions;
+  if (d.file.find('/') != std::string::npos || d.file == ".." || d.file == ".")
+    throw std::invalid_argument("replay: " + set_path + ": decisions.file \"" + d.file +
+                                "\" is not a file name beside the set");
+  const std::string side = (std::filesystem::path(set_path).parent_path() / d.file).string();
+  const std::string text = read_input_file("replay: decisions", side);
+  if (sha256_hex(text) != d.sha256)
+    throw std::invalid_argument("replay: " + side + ": its sha256 is not the one " + set_path +
+                                " names (another run's decisions, or changed since)");
+  return decision_cases(text);
+}
+
+std::string kernel_policy(const ResultSet& rs) {
+  if (!rs.set.environment) return "mainline";
+  const nlohmann::ordered_json& env = *rs.set.environment;
+  if (env.contains("lab_kernel") && env["lab_kernel"].is_object() &&
+      env["lab_kernel"].value("policy", std::string()) != "gated")
+    return env["lab_kernel"].value("policy", std::string("mainline"));
+  return "mainline";
+}
+
+CaseReplays replay_recorded(const ResultSet& rs, const std::string& set_path) {
+  return replay_cases(side_file_cases(rs, set_path), sched_topology_of(rs.set),
+                      policy_by_id(kernel_policy(rs)));
+}
+
+}  // namespace wb
