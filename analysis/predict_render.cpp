@@ -434,7 +434,7 @@ json to_json(const ResultsPrediction& p) {
            "case's busy CPUs; no delayed-dequeue or wakelist races (#bypasses)"},
           {"match_distance", kMatchDistance},
           {"no_prediction_coverage", kNoPredictionCoverage},
-          {"mechanisms", cases},
+          {"cases", cases},
           {"premises", premises}};
 }
 

@@ -453,15 +453,13 @@ std::string main_class(const json& classes) {
   return share >= 0.995 ? best : best + " " + fmt("%.0f", 100 * share) + "%";
 }
 
-// predictions.mechanisms[] as `wakebench predict --results` writes it: per mechanism, mode and
+// predictions.cases[] as `wakebench predict --results` writes it: per mechanism, mode and
 // kernel placement, each policy's predicted class distribution and RTT (the distribution costed
 // with the pinned medians), and the measured kernel-placement RTT. Null when absent or empty.
 // Read from the set's `predictions` as recorded (open JSON: older sets hold older fields).
 const json* prediction_entries(const json& predictions) {
-  if (predictions.is_object() && predictions.contains("mechanisms") &&
-      predictions["mechanisms"].is_array() && !predictions["mechanisms"].empty())
-    return &predictions["mechanisms"];
-  return nullptr;
+  const json* entries = prediction_cases(predictions);
+  return entries && !entries->empty() ? entries : nullptr;
 }
 
 // The policies some entry predicts, in policy_order.

@@ -51,17 +51,29 @@ MachineSummary summarize_machine(const ResultSetDoc& set) {
   return m;
 }
 
+}  // namespace
+
+const nlohmann::json* prediction_cases(const nlohmann::json& predictions) {
+  if (!predictions.is_object()) return nullptr;
+  for (const char* key : {"cases", "mechanisms"})
+    if (predictions.contains(key) && predictions[key].is_array()) return &predictions[key];
+  return nullptr;
+}
+
+namespace {
+
 // The names outside cases[] that the commands use (is_safe_name): the host, and in predictions
 // every entry's case, mechanism, mode and placement and every key (policies, classes).
 void check_document_names(const nlohmann::json& doc) {
   for (const char* ptr : {"/environment/hostname", "/context/host_name"})
     if (const nlohmann::json::json_pointer p(ptr); doc.contains(p) && doc.at(p).is_string())
       check_name(ptr + 1, doc.at(p).get<std::string>());
-  const nlohmann::json::json_pointer entries("/predictions/mechanisms");
-  if (!doc.contains(entries) || !doc.at(entries).is_array()) return;
-  const nlohmann::json& list = doc.at(entries);
+  const nlohmann::json* entries =
+      doc.contains("predictions") ? prediction_cases(doc["predictions"]) : nullptr;
+  if (!entries) return;
+  const nlohmann::json& list = *entries;
   for (std::size_t i = 0; i < list.size(); ++i) {
-    const std::string at = "predictions.mechanisms[" + std::to_string(i) + "]";
+    const std::string at = "predictions.cases[" + std::to_string(i) + "]";
     if (!list[i].is_object()) throw std::invalid_argument(at + " is not an object");
     const nlohmann::json flat = list[i].flatten();
     for (const auto& [path, v] : flat.items()) {

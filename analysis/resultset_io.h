@@ -39,6 +39,10 @@ struct ResultSet {
   std::vector<CaseView> views;  // cases[], parsed once (analysis/case_view.h)
 };
 
+// The per-case entries of a recorded predictions block (open JSON): "cases" from schema version
+// 4, "mechanisms" before; null when absent or not an array.
+const nlohmann::json* prediction_cases(const nlohmann::json& predictions);
+
 // Reads and validates a result set. Throws std::runtime_error with one line naming the file:
 // "results FILE: invalid JSON at byte 1234: ...", "results FILE: schema_version 3 is not
 // supported (this wakebench reads versions 1 to 2)", "results FILE: cases[3]: missing \"mode\"".

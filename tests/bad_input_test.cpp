@@ -337,10 +337,10 @@ TEST_F(BadInput, ResultSets) {
   const std::vector<Set> sets = {
       {"truncated", fixtures + "truncated.json",
        "invalid JSON at byte 5997 (end of file: truncated?)"},
-      {"other schema version", fixtures + "schema-v4.json",
-       "schema_version 4 is not supported (this wakebench reads versions 1 to 3)"},
+      {"other schema version", fixtures + "schema-v5.json",
+       "schema_version 5 is not supported (this wakebench reads versions 1 to 4)"},
       {"schema version 0", dir_.string() + "/version-zero.json",
-       "schema_version 0 is not supported (this wakebench reads versions 1 to 3)"},
+       "schema_version 0 is not supported (this wakebench reads versions 1 to 4)"},
       {"blocked waits below zero", dir_.string() + "/negative-blocked.json",
        "cases[1] (pipe/processes/llc): repetitions[0].blocked.waker is -1, not a non-negative "
        "number"},

@@ -103,12 +103,12 @@ TEST(MannWhitney, AllTiedAndMinimumP) {
 
 TEST(ResultSetIo, RefusesOtherSchemaVersionInOneLine) {
   try {
-    load_result_set(fixture("schema-v4.json"));
+    load_result_set(fixture("schema-v5.json"));
     FAIL() << "schema_version 4 accepted";
   } catch (const std::runtime_error& e) {
     const std::string msg = e.what();
-    EXPECT_NE(msg.find("schema-v4.json"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("schema_version 4"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("schema-v5.json"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("schema_version 5"), std::string::npos) << msg;
     EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
   }
 }

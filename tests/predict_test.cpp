@@ -520,14 +520,14 @@ json predict_json(const json& rs) { return to_json(predict_for_results(rs)); }
 std::string predict_text(const json& rs) { return render_results_text(predict_for_results(rs)); }
 
 const json& entry(const json& p, const std::string& mech) {
-  for (const auto& e : p["mechanisms"]) {
+  for (const auto& e : p["cases"]) {
     if (e["mechanism"] == mech) return e;
   }
   throw std::runtime_error("no entry for " + mech);
 }
 
 const json& entry_at(const json& p, const std::string& placement) {
-  for (const auto& e : p["mechanisms"]) {
+  for (const auto& e : p["cases"]) {
     if (e["placement"] == placement) return e;
   }
   throw std::runtime_error("no entry for " + placement);
@@ -769,7 +769,7 @@ TEST(Results, OtherSchemaRefusedInOneLine) {
 TEST(Results, DiscriminatedPairsFollowTheSetsOptions) {
   json rs = fixture_results(kBoxC);
   auto pipe = [](const json& p) {
-    for (const json& e : p["mechanisms"])
+    for (const json& e : p["cases"])
       if (e["case"] == "pipe/threads/kernel") return e;
     return json();
   };
@@ -995,7 +995,7 @@ TEST(Results, EachKernelCaseIsCostedFromThePinnedCasesOfItsOwnParams) {
   const json rs = sweep_results();
   const json p = predict_json(rs);
   std::set<std::string> named;
-  for (const auto& e : p["mechanisms"]) {
+  for (const auto& e : p["cases"]) {
     const std::string name = e["case"];
     named.insert(name);
     EXPECT_EQ(e["measured"]["rtt_ns"].get<double>(), pinned_median(rs, name, "kernel")) << name;
@@ -1061,7 +1061,7 @@ TEST(Results, AMissingPinnedPointIsNotAvailableNeverBorrowed) {
     if (c["name"] != "pipe/threads/llc/work=10000ns") kept.push_back(c);
   rs["cases"] = kept;
   const json p = predict_json(rs);
-  for (const auto& e : p["mechanisms"]) {
+  for (const auto& e : p["cases"]) {
     if (e["case"] != "pipe/threads/kernel/work=10000ns") continue;
     const json& mainline = e["policies"]["mainline"];
     EXPECT_TRUE(mainline["predicted_rtt_ns"].is_null()) << mainline;

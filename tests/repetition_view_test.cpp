@@ -210,8 +210,8 @@ std::string load_error(const json& doc) {
   return "accepted";
 }
 
-TEST(ResultSchema, Version3ReadsAnd1And2StillDo) {
-  EXPECT_EQ(kResultSchemaVersion, 3);
+TEST(ResultSchema, Version4ReadsAnd1To3StillDo) {
+  EXPECT_EQ(kResultSchemaVersion, 4);
   const json doc = {
       {"schema", kResultSchema},
       {"schema_version", 3},
@@ -237,10 +237,10 @@ TEST(ResultSchema, Version3ReadsAnd1And2StillDo) {
 
 TEST(ResultSchema, OtherVersionsAreRefusedInOneLine) {
   json doc = {{"schema", kResultSchema}, {"cases", json::array()}};
-  for (int v : {4, 0}) {
+  for (int v : {5, 0}) {
     doc["schema_version"] = v;
     EXPECT_EQ(load_error(doc), "results set.json: schema_version " + std::to_string(v) +
-                                   " is not supported (this wakebench reads versions 1 to 3)");
+                                   " is not supported (this wakebench reads versions 1 to 4)");
   }
   doc["schema_version"] = 3;
   EXPECT_EQ(load_error(doc), "accepted");

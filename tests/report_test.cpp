@@ -302,7 +302,7 @@ TEST_F(ReportDir, CliWithoutGnuplotSaysHowToRender) {
 
   // A bad result set: one line, exit 2, nothing written.
   const fs::path other = dir_ / "bad";
-  const std::string bad = std::string(WB_BINARY) + " report " + fixture("schema-v4.json") +
+  const std::string bad = std::string(WB_BINARY) + " report " + fixture("schema-v5.json") +
                           " --out " + other.string() + " 2>/dev/null";
   const int rc = std::system(bad.c_str());
   EXPECT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 2);

@@ -20,7 +20,7 @@ namespace {
 using nlohmann::json;
 
 // Every committed result set: the fixtures that are JSON with "schema": "wakebench-results" and
-// a version this wakebench reads (schema-v4.json is there to be refused, truncated.json to fail).
+// a version this wakebench reads (schema-v5.json is there to be refused, truncated.json to fail).
 std::vector<std::filesystem::path> committed_result_sets() {
   std::vector<std::filesystem::path> out;
   for (const auto& e : std::filesystem::recursive_directory_iterator(test::fixture_path(""))) {
@@ -77,8 +77,8 @@ TEST(ResultSetDoc, BadBlocksAreOneLine) {
   const json good = {{"schema", kResultSchema}, {"schema_version", 3}, {"cases", json::array()}};
   EXPECT_NO_THROW(read_result_set_doc(good));
   const std::vector<std::pair<json, std::string>> bad = {
-      {{{"schema_version", 4}},
-       "schema_version 4 is not supported (this wakebench reads versions 1 to 3)"},
+      {{{"schema_version", 5}},
+       "schema_version 5 is not supported (this wakebench reads versions 1 to 4)"},
       {{{"run", {{"order", "interleaved"}, {"order_seed", -1}}}},
        "run.order_seed is not an unsigned integer"},
       {{{"topology", {{"xml", 1}}}}, "topology.xml is not a string"},

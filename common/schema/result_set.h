@@ -22,7 +22,9 @@ inline constexpr const char* kResultSchema = "wakebench-results";
 // is marked (docs/result-set.md#blocked), and under kernel placement its round trips by observed
 // class
 // (#classes); per case "marked_repetitions". Readers take 1 and 2 too: they lack these.
-inline constexpr int kResultSchemaVersion = 3;
+// 4: the predictions' per-case entries under "cases" (they were under "mechanisms", a name that
+// held cases); readers of the open predictions block take either (prediction_cases).
+inline constexpr int kResultSchemaVersion = 4;
 inline constexpr int kOldestResultSchemaVersion = 1;
 constexpr bool readable_result_schema(int64_t v) {
   return v >= kOldestResultSchemaVersion && v <= kResultSchemaVersion;

@@ -16,7 +16,7 @@ from resultsets import document
 # document nested deeper than the readers take); every other one must read (escape-in-model.json
 # too: only the C++ reader's rules of text refuse its control characters, which no schema says).
 FOLDERS = ("tests/fixtures", "tests/fuzz/corpus/resultset")
-REFUSED = {"schema-v4.json", "truncated.json", "number-overflow.json", "nested-129.json"}
+REFUSED = {"schema-v5.json", "truncated.json", "number-overflow.json", "nested-129.json"}
 LAB_SET = json.loads((Path(__file__).parent / "fixtures/2llc-sync-pair.json").read_text())[
     "results"]
 
@@ -59,8 +59,8 @@ def test_the_records_hold_what_the_set_says():
     ('[]', 'not a wakebench result set'),
     ('{"schema": "wakebench-compare", "schema_version": 2, "cases": []}',
      'not a wakebench result set'),
-    ('{"schema": "wakebench-results", "schema_version": 4, "cases": []}',
-     r"schema_version 4 is not supported \(the lab reads versions 1 to 3\)"),
+    ('{"schema": "wakebench-results", "schema_version": 5, "cases": []}',
+     r"schema_version 5 is not supported \(the lab reads versions 1 to 4\)"),
     ('{"schema": "wakebench-results", "schema_version": true, "cases": []}',
      "schema_version true is not supported"),
 ])
@@ -117,3 +117,10 @@ def test_the_schema_keeps_to_the_subset_both_validators_read():
     assert words <= {"$schema", "$id", "title", "description", "type", "properties", "required",
                      "items", "enum", "additionalProperties", "$defs", "$ref"}
     assert refs and all(r.removeprefix("#/$defs/") in resultset.SCHEMA["$defs"] for r in refs)
+
+
+def test_prediction_cases_reads_version_4s_cases_and_older_mechanisms():
+    new, old = {"cases": [{"case": "a"}]}, {"mechanisms": [{"case": "b"}]}
+    assert resultset.prediction_cases(new) == [{"case": "a"}]
+    assert resultset.prediction_cases(old) == [{"case": "b"}]
+    assert resultset.prediction_cases(None) == []

@@ -143,7 +143,7 @@ def compute_agreement(results, pred, policy="mainline"):
     # apart the cases of one placement with other start CPUs or knobs.
     by_name = {c.name: c for c in results.cases}
     cases, per_mech, not_compared = [], {}, []
-    for e in pred.get("mechanisms", []):
+    for e in resultset.prediction_cases(pred):
         model = (e.get("policies") or {}).get(policy)
         measured = e.get("measured") or {}
         obs = measured.get("classes") or {}

@@ -7,6 +7,7 @@ NO-PREDICTION cells are reported apart. Pure functions: the model's figures (`gr
 `discriminates`) are wakebench's own, never recomputed here."""
 import textwrap
 
+from . import resultset
 from .kernel import KERNEL_POLICIES
 
 MARGIN = 0.05  # strict TV by which the running kernel's group must be nearer than every other
@@ -66,7 +67,7 @@ def nearest_label(groups, lab=KERNEL_POLICIES, margin=MARGIN):
 
 
 def judge(entry, policy, lab=KERNEL_POLICIES, margin=MARGIN):
-    """One `mechanisms[]` entry of predict.json held to the kernel running `policy`: a dict with
+    """One `cases[]` entry of predict.json held to the kernel running `policy`: a dict with
     `kind` (KINDS), `nearest` (hit: `policy`; miss: the nearest group's label or "tie"), the
     strict distances and whether its discrimination depends on emulation."""
     pairs = entry.get("discriminates")
@@ -150,7 +151,7 @@ def cell_confusion(pred, results, policy, lab=KERNEL_POLICIES):
     dropped = [{"case": n, "status": c.status, "reason": c.reason}
                for n, c in cases.items() if not c.ok]
     rows = []
-    for e in (pred or {}).get("mechanisms", []):
+    for e in resultset.prediction_cases(pred):
         measured = e.get("measured")
         if not measured or measured.get("status") != "ok" or e.get("skipped"):
             continue

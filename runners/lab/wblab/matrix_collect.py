@@ -61,7 +61,7 @@ def other_config(record, env, where):
 def discriminating(pred):
     """The case names whose predictions discriminate some pair of policies, or None when the
     predictions carry no `discriminates` (a wakebench before it)."""
-    entries = [e for e in pred.get("mechanisms", []) if e.get("measured")]
+    entries = [e for e in resultset.prediction_cases(pred) if e.get("measured")]
     if any("discriminates" not in e for e in entries):
         return None
     return tuple(e["case"] for e in entries if e["discriminates"])

@@ -176,3 +176,10 @@ def typed_case(c):
                                   for r in c.get("repetitions") or []),
                 histogram=observed.get("histogram") or {},
                 observed_cpus=observed.get("cpus"), trace=c.get("trace"))
+
+
+def prediction_cases(pred):
+    """The per-case entries of a predictions block or predict.json: "cases" from schema version 4,
+    "mechanisms" before (analysis/resultset_io.h: prediction_cases)."""
+    pred = pred or {}
+    return pred.get("cases", pred.get("mechanisms", []))
