@@ -40,6 +40,15 @@ class ReplaySet : public ::testing::Test {
     std::ofstream(dir_ / "results.json") << set_.dump(1);
     return (dir_ / "results.json").string();
   }
+  // The side file with the first sis_prev record's CPU changed (5 <-> 4).
+  std::string first_sis_prev_altered() const {
+    std::string side = side_;
+    const auto at = side.find("rule=sis_prev cpu=");
+    EXPECT_NE(at, std::string::npos);
+    const auto cpu = at + std::string("rule=sis_prev cpu=").size();
+    side[cpu] = side[cpu] == '5' ? '4' : '5';
+    return side;
+  }
   test::Ran replay(const std::string& set, const std::string& policy = "") {
     std::vector<std::string> args = {"replay", set};
     if (!policy.empty()) args.insert(args.end(), {"--policy", policy});
@@ -65,11 +74,7 @@ TEST_F(ReplaySet, EveryRecordOfTheMainlineKernelAgreesUnderItsModel) {
 }
 
 TEST_F(ReplaySet, AnAlteredRecordIsReportedWithItsCase) {
-  std::string side = side_;
-  const auto at = side.find("rule=sis_prev cpu=");
-  ASSERT_NE(at, std::string::npos);
-  const auto cpu = at + std::string("rule=sis_prev cpu=").size();
-  side[cpu] = side[cpu] == '5' ? '4' : '5';
+  const std::string side = first_sis_prev_altered();
   const test::Ran r = replay(write(side));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("23 of 24 wakeups agree"), std::string::npos) << r.out;
@@ -117,11 +122,7 @@ TEST_F(ReplaySet, AChangedSideFileOrNoRecordsIsRefusedInOneLine) {
 // The predictions block of run and predict --results: per case, what its replay reproduced and
 // its most common disagreement; an altered record shows there, a changed side file is named once.
 TEST_F(ReplaySet, ThePredictionsBlockSaysWhatEachCaseReproduced) {
-  std::string side = side_;
-  const auto at = side.find("rule=sis_prev cpu=");
-  ASSERT_NE(at, std::string::npos);
-  const auto cpu = at + std::string("rule=sis_prev cpu=").size();
-  side[cpu] = side[cpu] == '5' ? '4' : '5';
+  const std::string side = first_sis_prev_altered();
   const std::string path = write(side);
   const CaseReplays replays = replay_recorded(load_result_set(path), path);
   ResultsPrediction p;
