@@ -45,6 +45,7 @@ class ReplaySet : public ::testing::Test {
     std::string side = side_;
     const auto at = side.find("rule=sis_prev cpu=");
     EXPECT_NE(at, std::string::npos);
+    if (at == std::string::npos) return side;
     const auto cpu = at + std::string("rule=sis_prev cpu=").size();
     side[cpu] = side[cpu] == '5' ? '4' : '5';
     return side;
