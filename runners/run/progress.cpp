@@ -43,7 +43,7 @@ std::string announcement(const RunPlan& plan, const nlohmann::json& env) {
       static_cast<unsigned long long>(plan.seed));
   for (int k = 0; k < plan.ab.settings; ++k)
     out += "wakebench: A/B setting " + std::to_string(k) + ": " + plan.ab.label(k) + "\n";
-  for (const auto& w : environment_warnings(env)) out += "warning: " + w + "\n";
+  for (const auto& w : environment_warnings(env)) out += wrap("warning: " + w, "");
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "common/schema/placement.h"
+#include "common/util/text.h"
 
 namespace wb {
 namespace {
@@ -18,7 +19,7 @@ std::unique_ptr<WakeupTraceSession> open_trace_session(Tracing tracing, RunJourn
   if (tracing == Tracing::kNone) return nullptr;
   auto session = std::make_unique<WakeupTraceSession>(journal, tracing == Tracing::kDecisions);
   if (!session->decisions_unavailable().empty())
-    std::fprintf(stderr, "wakebench: warning: %s\n", session->decisions_unavailable().c_str());
+    std::fputs(wrap("wakebench: warning: " + session->decisions_unavailable(), "").c_str(), stderr);
   return session;
 }
 
