@@ -225,8 +225,14 @@ void collect_rows(const std::vector<ResultSet>& sets, Comparison& cmp) {
       }
       auto [it, inserted] = row_of.try_emplace(key, cmp.rows.size());
       if (inserted) {
-        cmp.rows.push_back({key, c.mechanism, std::string(mode_id(c.mode)), c.placement, c.pair,
-                            c.params_json, c.suffix, std::vector<CompareCell>(sets.size())});
+        cmp.rows.push_back({.key = key,
+                            .mechanism = c.mechanism,
+                            .mode = std::string(mode_id(c.mode)),
+                            .placement = c.placement,
+                            .pair = c.pair,
+                            .params = c.params_json,
+                            .suffix = c.suffix,
+                            .cells = std::vector<CompareCell>(sets.size())});
       }
       fill_cell(c, cmp.options.metric, cmp.rows[it->second].cells[s]);
     }

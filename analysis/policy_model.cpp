@@ -188,8 +188,9 @@ std::vector<SchedDomain> numa_levels(const Topology& topo, const std::vector<int
     for (int c : cpus) {
       if (topo.numa_distance(cpu, c) <= d) span.push_back(c);
     }
-    levels.push_back(
-        {"NUMA(" + std::to_string(d) + ")", span, false, false, d <= reclaim_distance, 117});
+    levels.push_back({.name = "NUMA(" + std::to_string(d) + ")",
+                      .span = span,
+                      .wake_affine = d <= reclaim_distance});
   }
   return levels;
 }
@@ -200,23 +201,22 @@ std::vector<SchedDomain> levels_within_node(const Pu& pu, const ObjectSpans& spa
                                             const std::vector<int>& smt,
                                             const std::vector<int>& llc_span) {
   std::vector<SchedDomain> levels;
-  levels.push_back({"SMT", smt, true, false, true, 110});
+  levels.push_back({.name = "SMT", .span = smt, .share_llc = true, .imbalance_pct = 110});
   // CLS only where the cluster lies strictly inside the chosen LLC: a cluster at or above it is
   // not a scheduler cluster under that LLC.
   if (pu.cluster >= 0) {
     const auto& cls = spans.clusters.at(pu.cluster);
     if (cls.size() < llc_span.size() &&
         std::includes(llc_span.begin(), llc_span.end(), cls.begin(), cls.end())) {
-      levels.push_back({"CLS", cls, true, true, true, 117});
+      levels.push_back({.name = "CLS", .span = cls, .share_llc = true, .cluster = true});
     }
   }
-  levels.push_back({"MC", llc_span, true, false, true, 117});
+  levels.push_back({.name = "MC", .span = llc_span, .share_llc = true});
   // The PKG domain spans the PU's NUMA node (docs/policy-model.md#sched-domains); no node: the
   // package.
-  levels.push_back(
-      {"PKG",
-       pu.numa >= 0 ? spans.nodes.at(pu.numa) : span_or_self(spans.packages, pu.package, pu.os),
-       false, false, true, 117});
+  levels.push_back({.name = "PKG",
+                    .span = pu.numa >= 0 ? spans.nodes.at(pu.numa)
+                                         : span_or_self(spans.packages, pu.package, pu.os)});
   return levels;
 }
 

@@ -118,7 +118,7 @@ class PingPong final : public Workload {
       for (Role r : {Role::kWaker, Role::kWakee}) {
         std::string name(role_id(r));
         if (pairs_.size() > 1) name += std::to_string(p);
-        out.push_back({name, r, p, p, out.size()});
+        out.push_back({.name = name, .side = r, .pair = p, .stream = p, .group = out.size()});
       }
     return out;
   }
@@ -231,7 +231,11 @@ class Children {
   // task is killed and reaped before the error goes on, so no task of a failed case is left.
   void add(pid_t pid, std::string who) {
     try {
-      kids_.push_back({pid, pidfd_open(pid), std::move(who), 0, false});
+      kids_.push_back({.pid = pid,
+                       .pidfd = pidfd_open(pid),
+                       .who = std::move(who),
+                       .status = 0,
+                       .reaped = false});
     } catch (...) {
       kill(pid, SIGKILL);
       waitpid(pid, nullptr, 0);
@@ -345,8 +349,13 @@ class CaseRun {
     const size_t n = static_cast<size_t>(n_);
     const size_t lines = work_lines_bytes(spec.params.work_lines);  // the run-time line size
     for (size_t s = 0; s < n_streams; ++s)
-      offs.push_back({layout.add(n * 8), layout.add(n * 8), layout.add(n * 8), layout.add(n * 4),
-                      layout.add(n * 4), layout.add(16), layout.add(lines)});
+      offs.push_back({.send = layout.add(n * 8),
+                      .wake = layout.add(n * 8),
+                      .rtt = layout.add(n * 8),
+                      .wcpu = layout.add(n * 4),
+                      .ecpu = layout.add(n * 4),
+                      .span = layout.add(16),
+                      .lines = layout.add(lines)});
     region_ = std::make_unique<SharedRegion>(layout.size());
     ctl_ = new (region_->at<void>(control_off)) Control{};
     slots_ = region_->at<TaskSlot>(slots_off);

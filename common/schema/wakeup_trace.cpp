@@ -324,7 +324,11 @@ void count_wakeup(const Pending& w, const Wakeup& e, int wakeup_cpu, const Wakeu
     ++sum.moved;
     ++sum.moved_by_class[cls];
     if (sum.first_moves.size() < kFirstMovesPerRun)
-      sum.first_moves.push_back({0, sum.wakeups - 1, w.waker_cpu, w.prev, target, path});
+      sum.first_moves.push_back({.wake = sum.wakeups - 1,
+                                 .waker_cpu = w.waker_cpu,
+                                 .prev_cpu = w.prev,
+                                 .target_cpu = target,
+                                 .path = path});
   }
   sum.stacked_wakes += target == w.waker_cpu;
   if (w.st == RunState::kBlocked && w.blocked_at >= 0 && w.ts >= w.blocked_at)
@@ -332,7 +336,14 @@ void count_wakeup(const Pending& w, const Wakeup& e, int wakeup_cpu, const Wakeu
         .push_back(w.ts - w.blocked_at);
   sum.remote_delivery += remote;
   if (keep_list)
-    sum.list.push_back({w.waker, e.wakee, w.waker_cpu, w.prev, target, wakeup_cpu, path, cls});
+    sum.list.push_back({.waker_pid = w.waker,
+                        .wakee_pid = e.wakee,
+                        .waker_cpu = w.waker_cpu,
+                        .prev_cpu = w.prev,
+                        .target_cpu = target,
+                        .wakeup_cpu = wakeup_cpu,
+                        .path = path,
+                        .cls = cls});
 }
 
 // sched_wakeup of a case task: its pending waking is counted, as a wakeup by another case task
