@@ -349,7 +349,13 @@ int WakeContext::first_allowed() const {
   return -1;
 }
 
+long long WakeContext::capacity(int cpu) const {
+  const auto it = in_.capacity.find(cpu);
+  return it == in_.capacity.end() ? 1024 : it->second;
+}
+
 long long WakeContext::load(int cpu) const {
+  if (const auto it = in_.load.find(cpu); it != in_.load.end()) return it->second;
   long long n = nr_running(cpu);
   long long l = 0;
   if (cpu == in_.waker && n >= 1) {
@@ -610,11 +616,10 @@ class Selector {
       if (current_load > this_eff) return true;
       this_eff -= current_load;
     }
-    const long long capacity = 1024;
     long long task_load = ctx_.wakee_load();
-    this_eff = (this_eff + task_load) * 100 * capacity;
-    long long prev_eff =
-        (ctx_.load(prev) - task_load) * (100 + (sd.imbalance_pct - 100) / 2) * capacity;
+    this_eff = (this_eff + task_load) * 100 * ctx_.capacity(prev);
+    long long prev_eff = (ctx_.load(prev) - task_load) * (100 + (sd.imbalance_pct - 100) / 2) *
+                         ctx_.capacity(this_cpu);
     if (in_.sync) prev_eff += 1;
     return this_eff < prev_eff;
   }

@@ -149,6 +149,10 @@ struct WakeInput {
     std::optional<int> nr_idle_scan;  // nullopt: the LLC has no shared state
   };
   std::vector<LlcHint> llc_hints;
+  // Recorded loads (BPF decision records): cpu_load() per CPU, task_h_load() of the waker and the
+  // wakee, capacity_of() per CPU; what is absent takes section 7 item 4's defaults (capacity 1024).
+  std::map<int, long long> load, capacity;
+  std::optional<long long> waker_load, wakee_load;
 };
 
 // What the model derives from a WakeInput before any policy runs; the hooks read it.
@@ -172,11 +176,12 @@ class WakeContext {
   bool allowed(int cpu) const;
   int nr_allowed() const;
   int first_allowed() const;
-  // Section 7 item 4 defaults: waker 512, other runnable tasks 1024 each, the wakee's blocked
-  // 512 on prev.
+  // The recorded loads, else section 7 item 4's defaults: waker 512, other runnable tasks 1024
+  // each, the wakee's blocked 512 on prev; capacities 1024.
   long long load(int cpu) const;
-  long long waker_load() const { return 512; }
-  long long wakee_load() const { return 512; }
+  long long waker_load() const { return in_.waker_load.value_or(512); }
+  long long wakee_load() const { return in_.wakee_load.value_or(512); }
+  long long capacity(int cpu) const;
 
  private:
   const SchedTopology& sched_;

@@ -36,6 +36,12 @@ WakeInput wake_input_of(const DecisionRecord& d, const SchedTopology& sched) {
     if (!std::binary_search(d.idle.begin(), d.idle.end(), c)) in.nr_running[c] = 1;
   in.nr_running[d.waker_cpu] = d.waker_nr_running;
   in.delayed[d.waker_cpu] = d.waker_delayed;
+  if (const auto& l = d.loads) {
+    in.load = {{d.prev, l->prev_cpu}, {d.waker_cpu, l->waker_cpu}};
+    in.capacity = {{d.prev, l->prev_capacity}, {d.waker_cpu, l->waker_capacity}};
+    in.waker_load = l->waker;
+    in.wakee_load = l->wakee;
+  }
   return in;
 }
 

@@ -61,6 +61,27 @@ TEST(DecisionRecorder, ARecordIsATraceLineTheParserReadsBack) {
   EXPECT_FALSE(d.idle_moved);
 }
 
+// wake_affine_weight()'s loads come with the record where the recorder read them, and are left
+// out where it could not (a task outside the root task group).
+TEST(DecisionRecorder, TheLoadsComeBackWhereTheyWereRead) {
+  wb_decision_record r = sample_record();
+  EXPECT_FALSE(parse_decisions(decision_line(r, 1) + "\n").at(0).loads);
+  r.flags |= WB_DR_LOADS_KNOWN;
+  r.waker_cpu_load = 1024;
+  r.prev_cpu_load = 1500;
+  r.waker_h_load = 512;
+  r.wakee_h_load = 300;
+  r.waker_capacity = 1024;
+  r.prev_capacity = 980;
+  const std::string line = decision_line(r, 1);
+  EXPECT_NE(line.find(" prev_nr_running=0 waker_cpu_load=1024 prev_cpu_load=1500 waker_h_load=512 "
+                      "wakee_h_load=300 waker_capacity=1024 prev_capacity=980 idle="),
+            std::string::npos)
+      << line;
+  EXPECT_EQ(parse_decisions(line + "\n").at(0).loads,
+            (DecisionRecord::Loads{1024, 1500, 512, 300, 1024, 980}));
+}
+
 TEST(DecisionRecorder, WhatItCannotReadIsLeftOutNotInvented) {
   wb_decision_record r = sample_record();
   r.flags &= ~WB_DR_DELAYED_KNOWN;

@@ -190,6 +190,29 @@ TEST(Replay, SyncPairsHookReadsTheWakeesLastWakee) {
   EXPECT_EQ(replay_decisions(d, four, policy_by_id("sync-pair")).agreed(), 0);
 }
 
+// A sync wake under load (no idle CPU, two tasks on the waker's CPU): wake_affine_weight()
+// decides between the waker's CPU and prev from the loads. Without recorded loads the model takes
+// section 7 item 4's (prev); recorded loads that favour the waker's CPU move it there, and loads
+// that favour prev keep it on prev. A record of the build-like load in the lab's smt2 guest
+// (Debian 6.12.118) with loads made up to land on each side.
+TEST(Replay, RecordedLoadsDecideWakeAffineWeight) {
+  const std::string line =
+      "source=bpf pid=611 waker_cpu=0 prev=1 wake_flags=0x18 waker_flips=9 wakee_flips=9 "
+      "last_wakee=1 wakee_last_wakee=1 on_rq=0 on_cpu=0 kthread=0 allowed=0-3 nr_idle_scan=0 "
+      "prev_nr_idle_scan=0 recent_used_cpu=0 has_idle_cores=0 prev_has_idle_cores=0 "
+      "waker_nr_running=2 waker_delayed=0 prev_nr_running=1 idle= idle_moved=0 cpu=0";
+  std::vector<DecisionRecord> d = {parse_decision_fields(line)};
+  EXPECT_EQ(replay_decisions(d, smt2(), policy_by_id("mainline")).agreed(), 0);
+  // this: (1024 - 512 + 300) * 100 * 1024 < prev: (1500 - 300) * 108 * 1024: affine, the waker's.
+  d[0].loads = DecisionRecord::Loads{1024, 1500, 512, 300, 1024, 1024};
+  EXPECT_EQ(replay_decisions(d, smt2(), policy_by_id("mainline")).agreed(), 1);
+  d[0].loads->prev_cpu = 600;  // prev: 300 * 108 * 1024, below this: prev stays
+  const ReplayResult kept = replay_decisions(d, smt2(), policy_by_id("mainline"));
+  EXPECT_EQ(kept.agreed(), 0);
+  ASSERT_EQ(kept.disagreements.size(), 1u);
+  EXPECT_EQ(kept.disagreements[0].model.cpu, 1);
+}
+
 // Mainline's decisions replayed as another policy: its hooks decide the sync wakes otherwise.
 TEST(Replay, AnotherPolicysModelDisagreesWithMainlinesDecisions) {
   const ReplayResult r = replay_decisions(sample(), smt2(), policy_by_id("sync-2017"));

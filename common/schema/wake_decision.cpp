@@ -136,6 +136,13 @@ DecisionRecord parse_decision_fields(std::string_view fields) {
   if (!bpf || r.has("waker_delayed"))
     d.waker_delayed = static_cast<int>(r.integer("waker_delayed", 0, d.waker_nr_running));
   d.prev_nr_running = static_cast<int>(r.integer("prev_nr_running", 0, 1000000));
+  if (bpf && r.has("waker_cpu_load")) {
+    constexpr int64_t kMaxLoad = int64_t{1} << 40, kMaxCapacity = 1 << 20;
+    d.loads = DecisionRecord::Loads{
+        r.integer("waker_cpu_load", 0, kMaxLoad),     r.integer("prev_cpu_load", 0, kMaxLoad),
+        r.integer("waker_h_load", 0, kMaxLoad),       r.integer("wakee_h_load", 0, kMaxLoad),
+        r.integer("waker_capacity", 1, kMaxCapacity), r.integer("prev_capacity", 1, kMaxCapacity)};
+  }
   d.idle = r.cpus("idle");
   if (bpf)
     d.idle_moved = r.flag("idle_moved");
@@ -162,8 +169,13 @@ std::string format_bpf_decision_fields(const DecisionRecord& d, bool delayed_kno
        " prev_has_idle_cores=" + n(int(d.prev_has_idle_cores)) +
        " waker_nr_running=" + n(d.waker_nr_running);
   if (delayed_known) s += " waker_delayed=" + n(d.waker_delayed);
-  return s + " prev_nr_running=" + n(d.prev_nr_running) + " idle=" + format_cpu_list(d.idle) +
-         " idle_moved=" + n(int(d.idle_moved)) + " cpu=" + n(d.cpu);
+  s += " prev_nr_running=" + n(d.prev_nr_running);
+  if (const auto& l = d.loads)
+    s += " waker_cpu_load=" + n(l->waker_cpu) + " prev_cpu_load=" + n(l->prev_cpu) +
+         " waker_h_load=" + n(l->waker) + " wakee_h_load=" + n(l->wakee) +
+         " waker_capacity=" + n(l->waker_capacity) + " prev_capacity=" + n(l->prev_capacity);
+  return s + " idle=" + format_cpu_list(d.idle) + " idle_moved=" + n(int(d.idle_moved)) +
+         " cpu=" + n(d.cpu);
 }
 
 std::vector<DecisionRecord> parse_decisions(std::string_view text) {

@@ -53,6 +53,15 @@ struct DecisionRecord {
   bool has_idle_cores = false, prev_has_idle_cores = false;
   int waker_nr_running = 0, waker_delayed = 0, prev_nr_running = 0;
   bool idle_moved = false;  // kBpf: the idle CPUs changed while the selection ran
+  // kBpf, where the recorder could read them (tasks of the root task group): what
+  // wake_affine_weight() reads, cpu_load() of the waker's and prev's CPUs, task_h_load() of the
+  // waker and the wakee, capacity_of() of both CPUs.
+  struct Loads {
+    long long waker_cpu = 0, prev_cpu = 0, waker = 0, wakee = 0;
+    long long waker_capacity = 1024, prev_capacity = 1024;
+    bool operator==(const Loads&) const = default;
+  };
+  std::optional<Loads> loads;
   // What the kernel computed and chose; kBpf records hold the CPU only (rule "").
   bool wake_wide = false, want_affine = false;
   std::string affine;  // "none", "WA_IDLE", "WA_WEIGHT"

@@ -54,6 +54,13 @@ DecisionRecord decision_of(const wb_decision_record& r, int mask_words) {
   d.prev_nr_running = static_cast<int>(r.prev_nr_running);
   d.idle = mask_cpus(r.masks + mask_words, mask_words);
   d.idle_moved = r.flags & WB_DR_IDLE_MOVED;
+  if (r.flags & WB_DR_LOADS_KNOWN)
+    d.loads = DecisionRecord::Loads{static_cast<long long>(r.waker_cpu_load),
+                                    static_cast<long long>(r.prev_cpu_load),
+                                    static_cast<long long>(r.waker_h_load),
+                                    static_cast<long long>(r.wakee_h_load),
+                                    r.waker_capacity,
+                                    r.prev_capacity};
   d.cpu = r.cpu;
   return d;
 }

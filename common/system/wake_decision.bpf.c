@@ -19,8 +19,18 @@
 #define WF_TTWU 0x08
 
 struct cpumask { unsigned long bits[1]; } __attribute__((preserve_access_index));
+struct sched_avg {
+  unsigned long load_avg;
+} __attribute__((preserve_access_index));
+struct cfs_rq;
+struct sched_entity {
+  struct sched_avg avg;
+  struct sched_entity *parent; /* CONFIG_FAIR_GROUP_SCHED */
+  struct cfs_rq *cfs_rq;       /* CONFIG_FAIR_GROUP_SCHED */
+} __attribute__((preserve_access_index));
 struct task_struct {
   int pid;
+  struct sched_entity se;
   unsigned int flags;
   int on_cpu, on_rq;
   int recent_used_cpu, nr_cpus_allowed;
@@ -31,12 +41,16 @@ struct task_struct {
 } __attribute__((preserve_access_index));
 struct cfs_rq {
   unsigned int h_nr_queued, h_nr_runnable, idle_h_nr_running, h_nr_idle;
+  struct sched_avg avg;
+  unsigned long h_load;              /* CONFIG_FAIR_GROUP_SCHED */
+  unsigned long last_h_load_update; /* CONFIG_FAIR_GROUP_SCHED: jiffies */
 } __attribute__((preserve_access_index));
 struct cfs_rq___6_12_early { /* 6.12 before the h_nr_queued backport */
   unsigned int h_nr_delayed;
 } __attribute__((preserve_access_index));
 struct rq {
   unsigned int nr_running, ttwu_pending;
+  unsigned long cpu_capacity;
   struct task_struct *curr, *idle;
   struct cfs_rq cfs;
 } __attribute__((preserve_access_index));
@@ -114,6 +128,29 @@ static void idle_mask(__u64 *mask) {
   }
 }
 
+/* task_h_load() for a task of the root task group, as the kernel computes it (h_load refreshed
+ * from the load once a jiffy); false for a task in another group (the hierarchy is not walked). */
+static bool h_load(struct task_struct *t, struct rq *rq, __u64 *out) {
+  __u64 load = rq->cfs.avg.load_avg, h = load;
+  if (bpf_core_field_exists(t->se.parent)) {
+    if (t->se.parent) return false;
+    if (rq->cfs.last_h_load_update == bpf_jiffies64()) h = rq->cfs.h_load;
+  }
+  *out = t->se.avg.load_avg * h / (load + 1);
+  return true;
+}
+
+/* wake_affine_weight()'s inputs, where both tasks are of the root group. */
+static void loads(struct wb_decision_record *r, struct task_struct *p, struct task_struct *waker,
+                  struct rq *rq, struct rq *prq) {
+  if (!h_load(waker, rq, &r->waker_h_load) || !h_load(p, prq, &r->wakee_h_load)) return;
+  r->waker_cpu_load = rq->cfs.avg.load_avg;
+  r->prev_cpu_load = prq->cfs.avg.load_avg;
+  r->waker_capacity = rq->cpu_capacity;
+  r->prev_capacity = prq->cpu_capacity;
+  r->flags |= WB_DR_LOADS_KNOWN;
+}
+
 static void llc_hints(int cpu, int *nr_idle_scan, __u32 *flags, __u32 bit) {
   struct sched_domain_shared **slot = bpf_per_cpu_ptr(&sd_llc_shared, cpu);
   struct sched_domain_shared *sds = slot ? *slot : 0;
@@ -155,6 +192,7 @@ int BPF_PROG(decision_entry, struct task_struct *p, int prev, int wake_flags) {
     if (known) r->flags |= WB_DR_DELAYED_KNOWN;
   }
   if (prq) r->prev_nr_running = prq->nr_running;
+  if (rq && prq) loads(r, p, waker, rq, prq);
   llc_hints(cpu, &r->nr_idle_scan, &r->flags, WB_DR_HAS_IDLE_CORES);
   llc_hints(prev, &r->prev_nr_idle_scan, &r->flags, WB_DR_PREV_HAS_IDLE_CORES);
   for (__u32 w = 0; w < WB_DECISION_MASK_WORDS && w < mask_words; w++)

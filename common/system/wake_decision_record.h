@@ -30,6 +30,7 @@ typedef int32_t wb_s32;
 #define WB_DR_PREV_HAS_IDLE_CORES (1u << 6)
 #define WB_DR_DELAYED_KNOWN (1u << 7) /* waker_delayed was read (a field this kernel has) */
 #define WB_DR_IDLE_MOVED (1u << 8)    /* the idle CPUs at exit were not those at entry */
+#define WB_DR_LOADS_KNOWN (1u << 9)   /* the loads below were read (tasks of the root group) */
 
 struct wb_decision_record {
   wb_u64 ts_ns; /* bpf_ktime_get_ns() at entry: CLOCK_MONOTONIC, the tracefs "mono" clock */
@@ -38,7 +39,11 @@ struct wb_decision_record {
   wb_u32 waker_flips, wakee_flips;
   wb_s32 recent_used_cpu, nr_idle_scan, prev_nr_idle_scan;
   wb_u32 waker_nr_running, waker_delayed, prev_nr_running;
-  wb_u32 pad;
+  wb_u32 waker_capacity; /* capacity_of(): rq->cpu_capacity */
+  /* wake_affine_weight()'s loads: cpu_load() (rq->cfs.avg.load_avg) of the waker's and prev's
+   * CPUs, task_h_load() of the waker and the wakee. */
+  wb_u64 waker_cpu_load, prev_cpu_load, waker_h_load, wakee_h_load;
+  wb_u32 prev_capacity, pad;
   char waker_comm[16];
   /* The wakee's allowed CPUs in words 0..n-1, the idle CPUs at entry in n..2n-1, n = the
    * recorder's mask_words; only those 2n words are sent. */
