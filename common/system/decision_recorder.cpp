@@ -144,6 +144,7 @@ DecisionRecorder::DecisionRecorder(const std::string& comm) : impl_(std::make_un
   m.skel = wake_decision__open();
   if (!m.skel) fail("object does not open", errno);
   std::strncpy(const_cast<char*>(m.skel->rodata->comm), comm.c_str(), 15);
+  m.skel->rodata->run_tgid = getpid();
   m.skel->rodata->nr_cpus = static_cast<__u32>(cpus);
   m.skel->rodata->mask_words = static_cast<__u32>(m.words);
   for (int c : online_cpus())

@@ -1,8 +1,9 @@
 // The BPF decision recorder of `run --trace-decisions` on a stock kernel (a kernel without the lab
 // kernels' sched_wake_decision event): common/system/wake_decision.bpf.c, fentry and fexit of
-// select_task_rq_fair(), for the wakeups of tasks named like this process. Its records come out
-// as trace lines in the tracefs "mono" clock, `source=bpf` first (common/schema/wake_decision.h),
-// so they merge into a WakeupTraceSession's text and replay reads them like the event's.
+// select_task_rq_fair(), for the wakeups of this process's own tasks (named like it, and it or a
+// descendant). Its records come out as trace lines in the tracefs "mono" clock, `source=bpf`
+// first (common/schema/wake_decision.h), so they merge into a WakeupTraceSession's text and replay
+// reads them like the event's.
 // Built where the build found clang, bpftool and libbpf (CMake says which was missing); loads only
 // as root, detaches and frees everything in its destructor, and pins nothing.
 #pragma once
@@ -26,10 +27,10 @@ std::string decision_line(const wb_decision_record& r, int mask_words);
 
 class DecisionRecorder {
  public:
-  // Loads and attaches for tasks named `comm`. Throws std::runtime_error with one line saying why
-  // it cannot: "the BPF recorder was built without bpftool", "... needs root", "BPF fentry on
-  // select_task_rq_fair refused (EPERM)" (lockdown, or a vendor kernel that forbids function
-  // tracing), more CPUs than a record holds.
+  // Loads and attaches for tasks named `comm` that are this process or its descendants. Throws
+  // std::runtime_error with one line saying why it cannot: "the BPF recorder was built without
+  // bpftool", "... needs root", "BPF fentry on select_task_rq_fair refused (EPERM)" (lockdown, or a
+  // vendor kernel that forbids function tracing), more CPUs than a record holds.
   explicit DecisionRecorder(const std::string& comm);
   ~DecisionRecorder();
   DecisionRecorder(const DecisionRecorder&) = delete;

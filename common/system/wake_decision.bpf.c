@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The decision recorder of `wakebench run --trace-decisions` on a stock kernel
  * (docs/policy-model.md#decision-records): fentry and fexit of select_task_rq_fair(), for wakeups
- * (WF_TTWU) of tasks named like the run (`comm`, as the tracefs filters). At entry: the inputs the
- * selection reads (the lab kernels' sched_wake_decision event reads the same, in the kernel); at
+ * (WF_TTWU) of the run's own tasks (named like it, and it or its descendants). At entry: the
+ * inputs the selection reads (the lab kernels' sched_wake_decision event reads the same, in the kernel); at
  * exit: the CPU it chose, and the idle CPUs read again (a change between the two is flagged). The
  * rule is not observable here. Kernel types are declared below with only the fields read, and
  * relocated through the running kernel's BTF (CO-RE): one object for 6.12 and later. */
@@ -29,7 +29,8 @@ struct sched_entity {
   struct cfs_rq *cfs_rq;       /* CONFIG_FAIR_GROUP_SCHED */
 } __attribute__((preserve_access_index));
 struct task_struct {
-  int pid;
+  int pid, tgid;
+  struct task_struct *real_parent;
   struct sched_entity se;
   unsigned int flags;
   int on_cpu, on_rq;
@@ -64,6 +65,7 @@ extern struct sched_domain_shared *sd_llc_shared __ksym;
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile char comm[16] = {};
+const volatile int run_tgid = 0; /* the run's process: its case tasks are it or its descendants */
 const volatile __u32 nr_cpus = 1;    /* possible CPUs: the masks' and loops' bound */
 const volatile __u32 mask_words = 1; /* (nr_cpus + 63) / 64 */
 __u64 online[WB_DECISION_MASK_WORDS] = {};
@@ -83,12 +85,26 @@ struct {
   __type(value, struct wb_decision_record);
 } pending SEC(".maps");
 
-static bool ours(struct task_struct *p) {
+static bool named(struct task_struct *p) {
   for (int i = 0; i < 16; i++) {
     if (p->comm[i] != comm[i]) return false;
     if (!comm[i]) return true;
   }
   return true;
+}
+
+/* A case task: named like the run, and the run's process or within three generations below it
+ * (the supervisor forks task processes; threads mode's tasks are threads of one of them): another
+ * process of the same name is left out. */
+static bool ours(struct task_struct *p) {
+  if (!named(p)) return false;
+  if (!run_tgid) return true;
+  struct task_struct *t = p;
+  for (int i = 0; i < 4 && t; i++) {
+    if (t->tgid == run_tgid) return true;
+    t = t->real_parent;
+  }
+  return false;
 }
 
 static unsigned int delayed(struct rq *rq, bool *known) {
