@@ -41,7 +41,7 @@ case "$what" in
     build_all
     cd "$build"
     # The qemu topology lab test (label vm) boots a guest: run it with `ctest -L vm`.
-    exec ctest --output-on-failure -j2 -LE vm "$@"
+    exec ctest --output-on-failure -j"$(nproc)" -LE vm "$@"
     ;;
   *)
     echo "usage: runners/bootstrap.sh run|test [extra arguments for wakebench run / ctest]" >&2
