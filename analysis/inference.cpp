@@ -55,9 +55,10 @@ ShiftInterval hodges_lehmann(std::span<const double> x, std::span<const double> 
   std::size_t k = 0;
   double achieved = 0;
   if (m < kExactLimit && n < kExactLimit) {
-    while (k < mn && mann_whitney_exact_cdf(m, n, static_cast<double>(k)) < alpha / 2) ++k;
+    const std::vector<double> cdf = mann_whitney_exact_cdfs(m, n);
+    while (k < mn && cdf[k] < alpha / 2) ++k;
     k = std::max<std::size_t>(k, 1);
-    achieved = 1.0 - 2.0 * mann_whitney_exact_cdf(m, n, static_cast<double>(k) - 1);
+    achieved = 1.0 - 2.0 * cdf[k - 1];
   } else {
     const double dm = static_cast<double>(m), dn = static_cast<double>(n);
     const double sd = std::sqrt(dm * dn * (dm + dn + 1) / 12.0);

@@ -11,7 +11,7 @@ namespace wb {
 // Counts f(k; i, j) are kept for the current j and every i <= m, updated in place as j grows:
 // f(k; i, j) = f(k - j; i - 1, j) + f(k; i, j - 1). Only additions, so no cancellation even when
 // C(m + n, m) is ~1e29.
-double mann_whitney_exact_cdf(std::size_t m, std::size_t n, double u) {
+std::vector<double> mann_whitney_exact_cdfs(std::size_t m, std::size_t n) {
   const std::size_t max_u = m * n;
   std::vector<std::vector<double>> f(m + 1, std::vector<double>(max_u + 1, 0.0));
   for (auto& row : f) row[0] = 1.0;  // f(0; i, 0) = 1 and f(0; 0, j) = 1
@@ -21,11 +21,20 @@ double mann_whitney_exact_cdf(std::size_t m, std::size_t n, double u) {
       for (std::size_t k = i * j; k >= j; --k) f[i][k] += f[i - 1][k - j];
     }
   }
-  const std::vector<double>& counts = f[m];
-  const double total = std::accumulate(counts.begin(), counts.end(), 0.0);
+  std::vector<double> cdf = std::move(f[m]);
+  const double total = std::accumulate(cdf.begin(), cdf.end(), 0.0);
   double below = 0;
-  for (std::size_t k = 0; k <= max_u && static_cast<double>(k) <= u; ++k) below += counts[k];
-  return below / total;
+  for (double& c : cdf) {
+    below += c;
+    c = below / total;
+  }
+  return cdf;
+}
+
+double mann_whitney_exact_cdf(std::size_t m, std::size_t n, double u) {
+  if (u < 0) return 0;
+  const std::vector<double> cdf = mann_whitney_exact_cdfs(m, n);
+  return cdf[std::min(static_cast<std::size_t>(u), cdf.size() - 1)];
 }
 
 double mann_whitney_min_p(std::size_t m, std::size_t n) {

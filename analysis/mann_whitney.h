@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <span>
+#include <vector>
 
 namespace wb {
 
@@ -35,5 +36,7 @@ double mann_whitney_min_p(std::size_t m, std::size_t n);
 // P(U <= u) under the null hypothesis for samples of m and n values without ties (exact; meant for
 // m, n < kExactLimit: it takes O(m^2 n^2) time).
 double mann_whitney_exact_cdf(std::size_t m, std::size_t n, double u);
+// The same for every u = 0 .. m n at once: element u is P(U <= u).
+std::vector<double> mann_whitney_exact_cdfs(std::size_t m, std::size_t n);
 
 }  // namespace wb
