@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "analysis/mann_whitney.h"
+
 namespace wb {
 namespace {
 
@@ -41,6 +43,22 @@ TEST(Inference, BenjaminiHochbergKeepsTheInputOrderAndCaps) {
 // conf.int = TRUE) gives the difference in location 0.305 with the 95 % interval [-0.15, 0.76]
 // (order statistics 9 and 42 of the 50 differences x - y; recomputed by enumerating the 3003
 // rank assignments). Here y - x, so the signs flip.
+// The null distribution counted once for every u is the one P(U <= u) gives: 3 vs 3 values have
+// C(6, 3) = 20 orderings, U = 0 in one of them and U <= 1 in two; below 0 nothing, from m n on
+// everything, and a fractional u counts the whole values below it.
+TEST(Inference, MannWhitneyNullDistributionOnceForEveryU) {
+  const std::vector<double> cdf = mann_whitney_exact_cdfs(3, 3);
+  ASSERT_EQ(cdf.size(), 10u);
+  EXPECT_DOUBLE_EQ(cdf[0], 1.0 / 20);
+  EXPECT_DOUBLE_EQ(cdf[1], 2.0 / 20);
+  EXPECT_DOUBLE_EQ(cdf[9], 1.0);
+  for (std::size_t u = 0; u < cdf.size(); ++u)
+    EXPECT_DOUBLE_EQ(mann_whitney_exact_cdf(3, 3, static_cast<double>(u)), cdf[u]);
+  EXPECT_DOUBLE_EQ(mann_whitney_exact_cdf(3, 3, -1), 0.0);
+  EXPECT_DOUBLE_EQ(mann_whitney_exact_cdf(3, 3, 1.5), cdf[1]);
+  EXPECT_DOUBLE_EQ(mann_whitney_exact_cdf(3, 3, 40), 1.0);
+}
+
 TEST(Inference, HodgesLehmannIntervalOnRsExample) {
   const std::vector<double> x = {1.15, 0.88, 0.90, 0.74, 1.21};
   const std::vector<double> y = {0.80, 0.83, 1.89, 1.04, 1.45, 1.38, 1.91, 1.64, 0.73, 1.46};
