@@ -101,10 +101,10 @@ class SchedTopology {
 
 // ---- reading the host (analysis/sched_live.cpp) ---------------------------------------------
 
-// llc_source_from_domains() of the live debugfs tree of the lowest online CPU; nullopt when
-// unreadable (debugfs not mounted, not root) so the caller falls back to the section-12 rules.
-std::optional<LlcSource> live_llc_source(
-    const std::string& root = "/sys/kernel/debug/sched/domains");
+// llc_source_from_domains() of the live sched domains of `topo`'s lowest CPU, read by
+// common/system/sched_domains.h under `root`; nullopt when unreadable (debugfs not mounted, not
+// root) so the caller falls back to the section-12 rules.
+std::optional<LlcSource> live_llc_source(const Topology& topo, const std::string& root = "/");
 
 // The topology a command reasons about, with its `--llc-level` text ("" when not given): the hwloc
 // XML `xml`, else the live machine, whose LLC the live sched domains name when no level is given.
