@@ -1,5 +1,4 @@
 // `wakebench replay RESULTS|TRACE [--topology XML] --policy P`: analysis/replay.h.
-#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -9,7 +8,6 @@
 #include "analysis/replay.h"
 #include "analysis/replay_io.h"
 #include "analysis/resultset_io.h"
-#include "common/schema/environment.h"
 #include "common/util/input.h"
 #include "common/util/text.h"
 #include "runners/commands.h"

@@ -11,8 +11,9 @@ namespace wb {
 namespace {
 
 Topology kunpeng() {
-  return Topology::from_xml(std::string(WB_SOURCE_DIR) +
-                            "/tests/fixtures/topologies/arm64-kunpeng920-nosmt-2pkg-4numa-128c.xml");
+  return Topology::from_xml(
+      std::string(WB_SOURCE_DIR) +
+      "/tests/fixtures/topologies/arm64-kunpeng920-nosmt-2pkg-4numa-128c.xml");
 }
 
 // Kunpeng 920's CPU 0: CLS and MC share the LLC (the highest of them names it: MC), NUMA does not.

@@ -90,7 +90,8 @@ namespace {
 void add_replays(SetOut& out, const std::string& set_path) {
   if (!out.predictions) return;
   try {
-    attach_replays(*out.predictions, replay_recorded(out.rs, set_path.empty() ? "./-" : set_path));
+    attach_replays(*out.predictions,
+                   replay_recorded(out.rs, set_path.empty() ? "standard output" : set_path));
   } catch (const std::exception& e) {
     out.predictions->replay_unavailable = e.what();
   }
