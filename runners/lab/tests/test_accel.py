@@ -11,8 +11,12 @@ from wblab.cli import main
 from wblab.guest import GuestPlan, label_results, print_cases, qemu_command
 from wblab.initramfs import guest_job
 from wblab.qemu import KVM_BANNER, accel_args, check_kvm
+from wblab.qemubin import Qemu
 
 from resultsets import typed
+
+
+X86_QEMU = Qemu("qemu-system-x86_64", (7, 2, 0), "QEMU emulator version 7.2.0")
 
 
 def plan(accel, tcg_thread="single"):
@@ -32,11 +36,11 @@ def test_accel_args():
 
 
 def test_kvm_command_keeps_cpu_model_and_smp():
-    cmd = qemu_command(plan("kvm"), "/i", "/c", "/x")
+    cmd = qemu_command(plan("kvm"), X86_QEMU, "/i", "/c", "/x")
     assert cmd[1:3] == ["-accel", "kvm"] and "tcg" not in " ".join(cmd)
     assert cmd[cmd.index("-cpu") + 1] == "Skylake-Server"
     assert cmd[cmd.index("-smp") + 1] == "4,sockets=1,cores=2,threads=2"
-    tcg = qemu_command(plan("tcg", "multi"), "/i", "/c", "/x")
+    tcg = qemu_command(plan("tcg", "multi"), X86_QEMU, "/i", "/c", "/x")
     assert tcg[1:3] == ["-accel", "tcg,thread=multi"] and tcg[3:] == cmd[3:]
 
 
@@ -46,7 +50,8 @@ def result_set():
 
 def test_tcg_result_set_is_emulated_everywhere():
     rs = result_set()
-    label_results(rs, ["qemu-system-x86_64", "-accel", "tcg,thread=single"], plan("tcg"))
+    label_results(rs, ["qemu-system-x86_64", "-accel", "tcg,thread=single"], plan("tcg"),
+                  X86_QEMU.banner)
     env = rs["environment"]
     assert env["emulated"] is True and env["emulation"]["accelerator"] == "tcg"
     assert "EMULATED" in env["emulation"]["note"]
@@ -55,7 +60,7 @@ def test_tcg_result_set_is_emulated_everywhere():
 
 def test_kvm_result_set_is_not_emulated():
     rs = result_set()
-    label_results(rs, ["qemu-system-x86_64", "-accel", "kvm"], plan("kvm"))
+    label_results(rs, ["qemu-system-x86_64", "-accel", "kvm"], plan("kvm"), X86_QEMU.banner)
     env = rs["environment"]
     # environment.emulated false: host-side `wakebench predict --results` leaves out the slow
     # switch-out alternatives it adds for a TCG guest.

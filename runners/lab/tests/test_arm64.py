@@ -15,6 +15,7 @@ from wblab.domains import expected_domains, guest_levels, level_mismatches, mode
 from wblab.guest import GuestPlan, cache_groups, dump_command, qemu_command
 from wblab.initramfs import elf_arch
 from wblab.qemu import PRESETS, expected_topology, parse_smp
+from wblab.qemubin import Qemu
 from wblab.sysfs import check_sysfs, parse_sysfs
 
 from resultsets import document, typed
@@ -77,7 +78,8 @@ def test_arm64_command_uses_virt_the_pl011_and_a_virtio_transfer_port(tmp_path):
     p = PRESETS["arm64-cls4"]
     plan = GuestPlan("arm64-cls4", p["smp"], [], "max", "Image", "mainline", {}, "wb", None,
                      tmp_path, arch="arm64", caches=p["caches"])
-    cmd = qemu_command(plan, "initrd", "console.log", "xfer.log", "guest.dtb")
+    qemu = Qemu("qemu-system-aarch64", (7, 2, 0), "QEMU emulator version 7.2.0")
+    cmd = qemu_command(plan, qemu, "initrd", "console.log", "xfer.log", "guest.dtb")
     assert cmd[:3] == ["qemu-system-aarch64", "-M", "virt,gic-version=3"]
     assert "console=ttyAMA0" in cmd[cmd.index("-append") + 1]
     assert "virtconsole,chardev=wblabxfer" in cmd and cmd[-2:] == ["-dtb", "guest.dtb"]

@@ -7,13 +7,13 @@ import signal
 import sys
 from pathlib import Path
 
-from . import HERE, REPO, LabError
+from . import HERE, REPO, LabError, qemubin
 from .guest import GuestPlan, default_out, run_guest
 from .initramfs import static_busybox
 from .registry import FILE as REGISTRY_FILE
 from .kernel import KERNEL_POLICIES, cache_dir, find_guest_wakebench, find_kernel, \
     find_wakebench, resolve_kernel
-from .qemu import ACCELERATORS, ARCHES, PRESETS, accel_args, check_kvm, preset_arch, qemu_binary
+from .qemu import ACCELERATORS, ARCHES, PRESETS, accel_args, check_kvm, preset_arch
 from .topology import topology_args
 
 
@@ -99,8 +99,10 @@ def check_prerequisites(args):
         if args.accel == "kvm":
             check_kvm()
         arch = preset_arch(args.preset)
-        tools = [(qemu_binary(arch), ARCHES[arch]["package"]), ("cpio", "cpio"),
-                 ("readelf", "binutils")]
+        qemu = ARCHES[arch]
+        qemubin.choose(qemu["qemu"], (), PRESETS.get(args.preset, {}).get("qemu"),
+                       qemu["package"])
+        tools = [("cpio", "cpio"), ("readelf", "binutils")]
         if PRESETS.get(args.preset, {}).get("caches"):
             tools.append(("dtc", "device-tree-compiler"))
         for tool, pkg in tools:

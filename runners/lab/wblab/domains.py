@@ -10,12 +10,13 @@ LLC_FLAGS = ("SD_SHARE_LLC", "SD_SHARE_PKG_RESOURCES")
 LLC_FLAGS_TEXT = " or ".join(LLC_FLAGS)
 
 # What a preset's ("NAME", scope) spans, as keys of qemu.expected_topology's CPU records.
-SCOPES = {"core": "siblings", "cluster": "cluster", "socket": None, "node": None, "all": None}
+SCOPES = {"small-core": "small_core", "core": "siblings", "cluster": "cluster", "socket": None,
+          "node": None, "all": None}
 
 
 def expected_domains(topo, spec):
     """{cpu: [(name, span)]} for a preset's domain statement [(name, scope)], bottom-up;
-    scope is core, cluster, socket, node or all."""
+    scope is small-core (a POWER big core's half), core, cluster, socket, node or all."""
     cpus = topo["cpus"]
     out = {}
     for c, info in cpus.items():

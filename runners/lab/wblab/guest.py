@@ -8,7 +8,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from . import RESULTS, LabError, log, resultset, write_atomic
+from . import RESULTS, LabError, log, qemubin, resultset, write_atomic
 from .agreement import agreement, run_json
 from .cpulist import format_cpu_list
 from .devicetree import guest_dtb
@@ -16,7 +16,7 @@ from .domains import expected_domains, guest_levels, level_mismatches, model_mis
 from .initramfs import build_initramfs, guest_job
 from .kernel import cache_dir
 from .qemu import ARCHES, accel_args, add_memory_backends, banner, emulated, expected_topology, \
-    qemu_binary, run_qemu, scan_transfer, xfer_args
+    run_qemu, scan_transfer, xfer_args
 from .sysfs import check_sysfs, parse_sysfs
 
 
@@ -28,7 +28,7 @@ class GuestPlan:
                  out, mem=512, tcg_thread="single", append="", timeout=2400, guest_cmd=None,
                  no_run=False, run_args=(), predict=True, verbose=False, sched_features=(),
                  accel="tcg", arch="x86_64", caches=None, domains=None, guest_wakebench=None,
-                 check_domains=True):
+                 check_domains=True, departures=None, qemu_needs=None):
         self.__dict__.update(locals())
         del self.__dict__["self"]
         # The binary the guest runs; `wakebench` (the host's) classifies and predicts.
@@ -37,16 +37,24 @@ class GuestPlan:
     def topology(self):
         return expected_topology(self.smp, self.numa, self.arch, self.caches)
 
+    def choose_qemu(self):
+        """The qemu that runs this guest (qemubin.choose), LabError in one line if none can."""
+        arch = ARCHES[self.arch]
+        seabios = ("/usr/share/seabios",) if self.arch == "x86_64" else ()
+        return qemubin.choose(arch["qemu"], seabios, self.qemu_needs, arch["package"])
+
 
 def default_out(name, policy):
     return RESULTS / "lab" / f"{name}-{policy}-{datetime.datetime.now():%Y%m%d-%H%M%S}"
 
 
-def qemu_command(plan, initrd, console, xfer, dtb=None):
+def qemu_command(plan, qemu, initrd, console, xfer, dtb=None):
+    """`qemu` (a qemubin.Qemu) booting `plan`'s guest."""
     arch = ARCHES[plan.arch]
     objects, numa_full = add_memory_backends(plan.numa, plan.mem)
     tcg_thread = plan.tcg_thread if plan.accel == "tcg" else None
-    cmd = [qemu_binary(plan.arch), *arch["machine"], *accel_args(plan.accel, tcg_thread),
+    cmd = [*qemubin.command_prefix(qemu), *arch["machine"],
+           *accel_args(plan.accel, tcg_thread),
            "-cpu", plan.cpu_model, "-m", f"{plan.mem}M", "-smp", plan.smp]
     for o in objects:
         cmd += ["-object", o]
@@ -84,7 +92,7 @@ NOTES = {
 }
 
 
-def label_results(results, qemu_cmd, plan):
+def label_results(results, qemu_cmd, plan, qemu_version):
     """The result set as it leaves the lab: emulated everywhere it has timings under TCG (under
     KVM emulated false everywhere, so host-side `predict` leaves out the TCG-only alternatives),
     and the kernel's policy, source version and patch hash in environment.lab_kernel."""
@@ -96,6 +104,7 @@ def label_results(results, qemu_cmd, plan):
         "qemu_command": " ".join(shlex.quote(str(c)) for c in qemu_cmd),
         "guest_kernel_image": str(plan.kernel),
         "preset": plan.name,
+        "qemu_version": qemu_version,
         "note": NOTES[plan.accel],
     }
     env["lab_kernel"] = plan.lab_kernel
@@ -206,7 +215,7 @@ def print_cases(results, rows, accel="tcg"):
               f"{'' if med is None else f'{med:.0f}'} {case.reason or ''}")
 
 
-def prepare_guest(plan, out):
+def prepare_guest(plan, qemu, out):
     """The qemu command and the files it boots (initramfs, and for arm64 the device tree);
     returns (command, initramfs, transfer log, console log)."""
     initrd = out / "initramfs.cpio.gz"
@@ -214,9 +223,7 @@ def prepare_guest(plan, out):
     for p in (xfer, console):
         p.unlink(missing_ok=True)
     dtb = out / "guest.dtb" if plan.caches else None
-    cmd = qemu_command(plan, initrd, console, xfer, dtb)
-    if not shutil.which(cmd[0]):
-        raise LabError(f"{cmd[0]} not found: apt-get install {ARCHES[plan.arch]['package']}")
+    cmd = qemu_command(plan, qemu, initrd, console, xfer, dtb)
     # The guest's own deadline for `wakebench run` leaves time to ship the result set back.
     run_timeout = max(30, plan.timeout - 90)
     job = guest_job(plan.guest_cmd, None if plan.no_run else plan.run_args, run_timeout, plan.name,
@@ -249,10 +256,10 @@ def transfer_problems(got, stopped):
     return problems
 
 
-def check_results(plan, results, cmd, out, summary, problems):
+def check_results(plan, qemu, results, cmd, out, summary, problems):
     """The guest's result set labelled and saved, its pinned cases' CPUs classified by
     wakebench's topology of the guest; returns its path."""
-    label_results(results.doc, cmd, plan)
+    label_results(results.doc, cmd, plan, qemu.banner)
     path = out / "results.json"
     write_atomic(path, json.dumps(results.doc, indent=1) + "\n")
     topo = guest_classes(plan.wakebench, results, out)
@@ -274,7 +281,8 @@ def run_guest(plan):
     (summary, problems)."""
     out = Path(plan.out)
     out.mkdir(parents=True, exist_ok=True)
-    cmd, initrd, xfer, console = prepare_guest(plan, out)
+    qemu = plan.choose_qemu()
+    cmd, initrd, xfer, console = prepare_guest(plan, qemu, out)
     boot_s, total_s, stopped = run_qemu(cmd, xfer, console, plan.timeout, plan.verbose)
     initrd.unlink()
     got = scan_transfer(xfer)
@@ -282,7 +290,7 @@ def run_guest(plan):
         if n != "results.json":
             write_atomic(out / n, data)
     summary = {"name": plan.name, "emulated": emulated(plan.accel), "accel": plan.accel,
-               "qemu_command": cmd,
+               "qemu_command": cmd, "qemu_version": qemu.banner,
                "kernel": str(plan.kernel), "lab_kernel": plan.lab_kernel, "policy": plan.policy,
                "boot_s": boot_s, "total_s": round(total_s, 1), "stopped": stopped,
                "guest_done": got["done"], "step_exit_codes": got["exits"],
@@ -292,7 +300,7 @@ def run_guest(plan):
     results_path = None
     if "results.json" in got["files"]:
         results = resultset.parse(got["files"]["results.json"], "the guest's results.json")
-        results_path = check_results(plan, results, cmd, out, summary, problems)
+        results_path = check_results(plan, qemu, results, cmd, out, summary, problems)
     elif not plan.no_run and not plan.guest_cmd and not any(
             n.startswith("results-ab") for n in got["files"]):  # --ab: one set per setting
         problems.append("no result set came back")

@@ -119,7 +119,8 @@ def collect_gated(wakebench, record, guest, policy):
                                  accel=summary.get("accel", "tcg"),
                                  lab_kernel=dict(summary.get("lab_kernel") or {}, setting=k,
                                                  features_on=policy))
-    label_results(data.doc, summary.get("qemu_command") or [], plan)
+    label_results(data.doc, summary.get("qemu_command") or [], plan,
+                  summary.get("qemu_version"))
     (guest / policy).mkdir(exist_ok=True)
     side = guest / f"results-ab{k}.decisions.txt"  # the name the set gives it
     if side.is_file():

@@ -104,6 +104,27 @@ PRESETS = {
         "caches": {2: "cluster", 3: "socket"},
         "domains": [("CLS", "cluster"), ("MC", "socket"), ("NUMA", "all")],
     },
+    # POWER (ppc64le) on qemu's pseries machine, a PowerVM LPAR's. SMT under TCG needs qemu 10
+    # (runners/lab/fetch-qemu.sh; a preset's "qemu" is the lowest version it runs on). "domains"
+    # are the real machine's, from the kernel's powerpc topology table (arch/powerpc/kernel/smp.c,
+    # build_sched_topology(): SMT over a big core's small core when ibm,thread-groups names the
+    # halves, CACHE over the threads that share an L2, MC over a coregroup, PKG over the node);
+    # "departures" what the guest builds instead, and why: checked as strictly as "domains".
+    "power10-smt8": {
+        "arch": "ppc64le",
+        "doc": "POWER10 LPAR (pseries), 2 SMT8 big cores of two SMT4 halves, one chip, one node",
+        "cpu": "power10",
+        "qemu": (10, 0),
+        "smp": "16,sockets=1,cores=2,threads=8",
+        "numa": [],
+        # A POWER10 LPAR's device tree gives each big core ibm,thread-groups of property 1 (the
+        # two SMT4 halves: SMT over the small core, smallcore_smt_mask) and of property 2 (the L2
+        # shared by all 8 threads: CACHE, shared_cache_mask); PowerVM's
+        # ibm,max-associativity-domains is longer than primary_domain_index + 2, so
+        # coregroup_enabled and MC over the coregroup (mm/numa.c), here both cores; PKG spans
+        # the same 16 CPUs with no flag MC lacks and degenerates (sd_parent_degenerate).
+        "domains": [("SMT", "small-core"), ("CACHE", "core"), ("MC", "all")],
+    },
 }
 
 # How qemu runs a guest of each architecture the lab boots: qemu and its machine, the level
@@ -117,6 +138,12 @@ ARCHES = {
     "arm64": {"qemu": "qemu-system-aarch64", "package": "qemu-system-arm",
               "machine": ["-M", "virt,gic-version=3"], "middle": "clusters",
               "console": "ttyAMA0", "xfer_dev": "/dev/hvc0"},
+    # pseries (a PAPR guest, PowerVM's machine): each -serial is a hypervisor vty (spapr-vty),
+    # hvc0 the console and hvc1 the transfer port. SMT under TCG needs qemu >= 8.1 (a preset's
+    # "qemu"); -smp has no level between socket and core.
+    "ppc64le": {"qemu": "qemu-system-ppc64", "package": "qemu-system-ppc",
+                "machine": ["-M", "pseries"], "middle": "dies",
+                "console": "hvc0", "xfer_dev": "/dev/hvc1"},
 }
 for _arch, _qemu in ARCHES.items():
     _qemu.update(ARCHITECTURES[_arch])
@@ -128,7 +155,7 @@ def preset_arch(preset):
 
 def xfer_args(arch, xfer):
     """qemu arguments that put the guest's transfer port into the file `xfer`."""
-    if arch == "x86_64":
+    if arch in ("x86_64", "ppc64le"):
         return ["-serial", f"file:{xfer}"]
     return ["-device", "virtio-serial-device", "-chardev", f"file,id=wblabxfer,path={xfer}",
             "-device", "virtconsole,chardev=wblabxfer"]
@@ -232,12 +259,17 @@ def expected_topology(smp, numa_args, arch="x86_64", caches=None):
         def sharing(scope):
             return {j for j, o in cpus.items() if all(o[k] == info[k] for k in keys[scope])}
         info["siblings"] = sharing("core")
+        # A POWER big core's two SMT4 halves: its even and its odd threads (ibm,thread-groups
+        # on POWER9 SMT8 and POWER10: threads 0,2,4,6 share one L1, 1,3,5,7 the other).
+        info["small_core"] = {j for j in info["siblings"]
+                              if cpus[j]["thread"] % 2 == info["thread"] % 2}
         if arch == "x86_64":
             info["l3"] = sharing("cluster")
-        else:
+            continue
+        if arch == "arm64":
             info["cluster"] = sharing("cluster")
-            info["caches"] = {lvl: sharing(scope) for lvl, scope in (caches or {}).items()}
-            info["l3"] = info["caches"].get(3)
+        info["caches"] = {lvl: sharing(scope) for lvl, scope in (caches or {}).items()}
+        info["l3"] = info["caches"].get(3)
     nodes = {}
     for i, info in cpus.items():
         nodes.setdefault(info["node"], set()).add(i)
@@ -430,10 +462,3 @@ def check_kvm(device=None):
     if not os.access(device, os.R_OK | os.W_OK):
         raise LabError(f"--accel kvm: {device} is not readable and writable by this user "
                        "(add it to group kvm, or use --accel tcg)")
-
-
-def qemu_binary(arch="x86_64"):
-    """$WB_LAB_QEMU (a path or a name on PATH), else the architecture's qemu-system-*."""
-    return os.environ.get("WB_LAB_QEMU") or ARCHES[arch]["qemu"]
-
-

@@ -5,8 +5,9 @@ from .qemu import PRESETS, expected_topology, preset_arch
 
 
 def topology_args(preset, smp=None, numa=None, cpu=None):
-    """The GuestPlan keywords of a topology (name, smp, numa, cpu_model, arch, caches, domains)
-    from a preset and free-form overrides (a free-form topology is an x86_64 one)."""
+    """The GuestPlan keywords of a topology (name, smp, numa, cpu_model, arch, caches, domains,
+    departures, qemu_needs) from a preset and free-form overrides (a free-form topology is an
+    x86_64 one)."""
     p = PRESETS.get(preset, {}) if preset else {}
     smp = smp or p.get("smp")
     if not smp:
@@ -18,4 +19,6 @@ def topology_args(preset, smp=None, numa=None, cpu=None):
     expected_topology(smp, numa, arch, caches)  # LabError in one line now, not after the guest
     return {"name": preset if same else "custom", "smp": smp, "numa": numa, "arch": arch,
             "cpu_model": cpu or p.get("cpu", "Skylake-Server"), "caches": caches,
-            "domains": p.get("domains") if same else None}
+            "domains": p.get("domains") if same else None,
+            "departures": p.get("departures") if same else None,
+            "qemu_needs": p.get("qemu") if preset else None}
