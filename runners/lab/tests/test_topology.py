@@ -16,11 +16,15 @@ def test_cpu_lists_round_trip():
 
 def test_parse_smp_fills_in_and_rejects():
     assert parse_smp("4,sockets=1,cores=2,threads=2") == {
-        "cpus": 4, "sockets": 1, "dies": 1, "cores": 2, "threads": 2}
-    with pytest.raises(LabError, match="sockets\\*dies\\*cores\\*threads = 8"):
+        "cpus": 4, "sockets": 1, "dies": 1, "modules": 1, "cores": 2, "threads": 2}
+    with pytest.raises(LabError, match="sockets\\*dies\\*modules\\*cores\\*threads = 8"):
         parse_smp("6,sockets=2,cores=2,threads=2")
     with pytest.raises(LabError, match="does not model books"):
         parse_smp("4,books=2,cores=2")
+    # modules are x86's (qemu 9.0's level between dies and cores), not arm64's
+    assert parse_smp("8,sockets=1,modules=2,cores=4")["modules"] == 2
+    with pytest.raises(LabError, match="does not model modules on arm64"):
+        parse_smp("8,sockets=1,modules=2,cores=4", "arm64")
     with pytest.raises(LabError, match="give sockets= and cores="):
         parse_smp("4")
 

@@ -103,7 +103,7 @@ def check_prerequisites(args):
         qemubin.choose(qemu["qemu"], (), PRESETS.get(args.preset, {}).get("qemu"),
                        qemu["package"])
         tools = [("cpio", "cpio"), ("readelf", "binutils")]
-        if PRESETS.get(args.preset, {}).get("caches"):
+        if arch == "arm64" and PRESETS.get(args.preset, {}).get("caches"):
             tools.append(("dtc", "device-tree-compiler"))
         for tool, pkg in tools:
             if not shutil.which(tool):

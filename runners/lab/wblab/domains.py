@@ -10,13 +10,14 @@ LLC_FLAGS = ("SD_SHARE_LLC", "SD_SHARE_PKG_RESOURCES")
 LLC_FLAGS_TEXT = " or ".join(LLC_FLAGS)
 
 # What a preset's ("NAME", scope) spans, as keys of qemu.expected_topology's CPU records.
-SCOPES = {"small-core": "small_core", "core": "siblings", "cluster": "cluster", "socket": None,
-          "node": None, "all": None}
+SCOPES = {"small-core": "small_core", "core": "siblings", "cluster": "cluster",
+          "module": "cluster", "socket": None, "node": None, "all": None}
 
 
 def expected_domains(topo, spec):
     """{cpu: [(name, span)]} for a preset's domain statement [(name, scope)], bottom-up;
-    scope is small-core (a POWER big core's half), core, cluster, socket, node or all."""
+    scope is small-core (a POWER big core's half), core, cluster (arm64) or module (x86: its
+    cluster), socket, node or all."""
     cpus = topo["cpus"]
     out = {}
     for c, info in cpus.items():
@@ -31,6 +32,22 @@ def expected_domains(topo, spec):
             levels.append((name, span))
         out[c] = levels
     return out
+
+
+def judge_domains(topo, statement, departures, got):
+    """(failures, departures): the guest's levels `got` ({cpu: [(name, span)]}) against the
+    machine's `statement` [(name, scope)]. When they differ and the preset states its departures
+    ({"domains": [(name, scope)], "cause": why the guest cannot build the machine's}), the guest is
+    held to those instead, as strictly: if it builds exactly them, the differences from the
+    machine come back as departures, each line with the cause; else every difference fails."""
+    bad = level_mismatches(expected_domains(topo, statement), got, "the machine's")
+    if not bad or not departures:
+        return bad, []
+    instead = level_mismatches(expected_domains(topo, departures["domains"]), got,
+                               "the stated departure's")
+    if instead:
+        return bad + instead, []
+    return [], [f"{line} ({departures['cause']})" for line in bad]
 
 
 def guest_levels(sysfs):

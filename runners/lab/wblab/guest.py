@@ -12,7 +12,7 @@ from . import RESULTS, LabError, log, qemubin, resultset, write_atomic
 from .agreement import agreement, run_json
 from .cpulist import format_cpu_list
 from .devicetree import guest_dtb
-from .domains import expected_domains, guest_levels, level_mismatches, model_mismatches
+from .domains import guest_levels, judge_domains, model_mismatches
 from .initramfs import build_initramfs, guest_job
 from .kernel import cache_dir
 from .qemu import ARCHES, accel_args, add_memory_backends, banner, emulated, expected_topology, \
@@ -28,7 +28,7 @@ class GuestPlan:
                  out, mem=512, tcg_thread="single", append="", timeout=2400, guest_cmd=None,
                  no_run=False, run_args=(), predict=True, verbose=False, sched_features=(),
                  accel="tcg", arch="x86_64", caches=None, domains=None, guest_wakebench=None,
-                 check_domains=True, departures=None, qemu_needs=None):
+                 check_domains=True, departures=None, qemu_needs=None, machine=None):
         self.__dict__.update(locals())
         del self.__dict__["self"]
         # The binary the guest runs; `wakebench` (the host's) classifies and predicts.
@@ -53,7 +53,7 @@ def qemu_command(plan, qemu, initrd, console, xfer, dtb=None):
     arch = ARCHES[plan.arch]
     objects, numa_full = add_memory_backends(plan.numa, plan.mem)
     tcg_thread = plan.tcg_thread if plan.accel == "tcg" else None
-    cmd = [*qemubin.command_prefix(qemu), *arch["machine"],
+    cmd = [*qemubin.command_prefix(qemu), *(plan.machine or arch["machine"]),
            *accel_args(plan.accel, tcg_thread),
            "-cpu", plan.cpu_model, "-m", f"{plan.mem}M", "-smp", plan.smp]
     for o in objects:
@@ -166,15 +166,19 @@ def check_guest_sysfs(plan, got, summary, problems):
         return None
     sysfs = parse_sysfs(got["files"]["sysfs.txt"].decode())
     mism = check_sysfs(plan.topology(), sysfs)
+    departed = []
     if plan.domains:
-        mism += level_mismatches(expected_domains(plan.topology(), plan.domains),
-                                 guest_levels(sysfs), "the preset's")
-    summary["sysfs_check"] = {"ok": not mism, "mismatches": mism,
+        bad, departed = judge_domains(plan.topology(), plan.domains, plan.departures,
+                                      guest_levels(sysfs))
+        mism += bad
+    summary["sysfs_check"] = {"ok": not mism, "mismatches": mism, "departures": departed,
                               "guest_kernel": sysfs["meta"].get("kernel")}
     print(f"sysfs check ({plan.name}, guest kernel {sysfs['meta'].get('kernel')}): "
           + ("matches the requested topology" if not mism else f"{len(mism)} mismatch(es)"))
     for m in mism:
         print(f"  MISMATCH {m}")
+    for d in departed:
+        print(f"  DEPARTS from the machine: {d}")
     print("  cpu0 sched domains: " + ", ".join(
         f"{d['name']}={format_cpu_list(d['span'])}" for d in sysfs["domains"].get(0, [])))
     if mism:
@@ -222,7 +226,7 @@ def prepare_guest(plan, qemu, out):
     xfer, console = out / "transfer.log", out / "console.log"
     for p in (xfer, console):
         p.unlink(missing_ok=True)
-    dtb = out / "guest.dtb" if plan.caches else None
+    dtb = out / "guest.dtb" if plan.caches and plan.arch == "arm64" else None
     cmd = qemu_command(plan, qemu, initrd, console, xfer, dtb)
     # The guest's own deadline for `wakebench run` leaves time to ship the result set back.
     run_timeout = max(30, plan.timeout - 90)

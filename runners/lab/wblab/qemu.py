@@ -104,6 +104,24 @@ PRESETS = {
         "caches": {2: "cluster", 3: "socket"},
         "domains": [("CLS", "cluster"), ("MC", "socket"), ("NUMA", "all")],
     },
+    # Intel's E-core clusters: 4 cores sharing an L2 inside the LLC. x86 Linux builds CLS from the
+    # L2's sharing in CPUID leaf 4 (cacheinfo's cpu_l2c_shared_mask), which qemu fills from its
+    # cache topology, not from -smp's modules: -machine smp-cache (qemu >= 9.2) puts the L2 at the
+    # module. Domains: CLS over the module, MC over the socket's L3. -cpu SierraForest, Intel's
+    # E-core Xeon (4-core modules sharing an L2): Skylake-Server makes qemu 10.0.2 abort with -smp
+    # modules= (its CPUID level is below 0x1F: encode_topo_cpuid1f, "Assertion `count <=
+    # CPU_TOPOLOGY_LEVEL_SOCKET' failed", before the kernel prints a line), and max boots but
+    # reports a private L2 per CPU in leaf 4 whatever smp-cache says.
+    "x86-cls4": {
+        "doc": "x86, 1 socket, 2 modules x 4 cores (no SMT), L2 per module, one L3, one node",
+        "cpu": "SierraForest",
+        "machine": ["-M", "pc,smp-cache.0.cache=l2,smp-cache.0.topology=module"],
+        "qemu": (10, 0),
+        "smp": "8,sockets=1,modules=2,cores=4,threads=1",
+        "numa": [],
+        "caches": {2: "module", 3: "socket"},
+        "domains": [("CLS", "module"), ("MC", "socket")],
+    },
     # POWER (ppc64le) on qemu's pseries machine, a PowerVM LPAR's. SMT under TCG needs qemu 10
     # (runners/lab/fetch-qemu.sh; a preset's "qemu" is the lowest version it runs on). "domains"
     # are the real machine's, from the kernel's powerpc topology table (arch/powerpc/kernel/smp.c,
@@ -132,8 +150,11 @@ PRESETS = {
 # (guest-init.sh's WBLAB_XFER); with the architecture's own facts from registry.json
 # (triplet, deb, elf_machine, ...).
 ARCHES = {
+    # x86 -smp has modules between dies and cores since qemu 9.0 (a module: the cores that share
+    # an L2 when -machine smp-cache puts it there, Intel's E-core cluster).
     "x86_64": {"qemu": "qemu-system-x86_64", "package": "qemu-system-x86", "machine": [],
-               "middle": "dies", "console": "ttyS0", "xfer_dev": "/dev/ttyS1"},
+               "middle": "dies", "inner": "modules", "console": "ttyS0",
+               "xfer_dev": "/dev/ttyS1"},
     # virt has one PL011: the results use a virtio console (hvc0), which no console= names.
     "arm64": {"qemu": "qemu-system-aarch64", "package": "qemu-system-arm",
               "machine": ["-M", "virt,gic-version=3"], "middle": "clusters",
@@ -190,32 +211,34 @@ def count(text, where):
 
 def parse_smp(smp, arch="x86_64"):
     """-smp's counts; the level between socket and core is `dies` (x86_64) or `clusters` (arm64),
-    returned as "dies" either way."""
+    returned as "dies" either way; x86's modules (between dies and cores) as "modules"."""
     head, kv = parse_kv(smp)
-    middle = ARCHES[arch]["middle"]
-    unknown = set(kv) - {"cpus", "sockets", middle, "cores", "threads", "maxcpus"}
+    middle, inner = ARCHES[arch]["middle"], ARCHES[arch].get("inner", "modules")
+    known = {"cpus", "sockets", middle, "cores", "threads", "maxcpus"}
+    unknown = set(kv) - known - ({inner} if "inner" in ARCHES[arch] else set())
     if unknown:
         raise LabError(f"-smp '{smp}': the lab does not model {', '.join(sorted(unknown))}"
                        f" on {arch}")
     one = {k: count(v[-1], f"-smp '{smp}' {k}") for k, v in kv.items()}
     if head is not None:
         one["cpus"] = count(head, f"-smp '{smp}'")
-    dies, threads = one.get(middle, 1), one.get("threads", 1)
+    dies, modules, threads = one.get(middle, 1), one.get(inner, 1), one.get("threads", 1)
     sockets, cores = one.get("sockets"), one.get("cores")
     cpus = one.get("cpus")
     if cores is None and sockets is None:
         raise LabError(f"-smp '{smp}': give sockets= and cores= so the expected topology is exact")
     if cores is None:
-        cores = cpus // (sockets * dies * threads)
+        cores = cpus // (sockets * dies * modules * threads)
     if sockets is None:
-        sockets = cpus // (dies * cores * threads)
-    total = sockets * dies * cores * threads
+        sockets = cpus // (dies * modules * cores * threads)
+    total = sockets * dies * modules * cores * threads
     if cpus is None:
         cpus = total
     if cpus != total:
-        raise LabError(f"-smp '{smp}': {cpus} CPUs but sockets*dies*cores*threads = {total} "
-                       "(hot-pluggable CPUs are not modelled)")
-    return {"cpus": cpus, "sockets": sockets, "dies": dies, "cores": cores, "threads": threads}
+        raise LabError(f"-smp '{smp}': {cpus} CPUs but sockets*dies*modules*cores*threads = "
+                       f"{total} (hot-pluggable CPUs are not modelled)")
+    return {"cpus": cpus, "sockets": sockets, "dies": dies, "modules": modules, "cores": cores,
+            "threads": threads}
 
 
 def expected_topology(smp, numa_args, arch="x86_64", caches=None):
@@ -226,12 +249,15 @@ def expected_topology(smp, numa_args, arch="x86_64", caches=None):
     CPUs no -numa names on node 0)."""
     t = parse_smp(smp, arch)
     cpus = {}
+    per_module = t["threads"] * t["cores"]
     for i in range(t["cpus"]):
         thread = i % t["threads"]
         core = (i // t["threads"]) % t["cores"]
-        die = (i // (t["threads"] * t["cores"])) % t["dies"]
-        socket = i // (t["threads"] * t["cores"] * t["dies"])
-        cpus[i] = {"socket": socket, "die": die, "core": core, "thread": thread, "node": 0}
+        module = (i // per_module) % t["modules"]
+        die = (i // (per_module * t["modules"])) % t["dies"]
+        socket = i // (per_module * t["modules"] * t["dies"])
+        cpus[i] = {"socket": socket, "die": die, "module": module, "core": core, "thread": thread,
+                   "node": 0}
     for arg in numa_args:
         kind, kv = parse_kv(arg)
         where = f"-numa '{arg}'"
@@ -253,8 +279,8 @@ def expected_topology(smp, numa_args, arch="x86_64", caches=None):
             for info in cpus.values():
                 if all(info.get(k) == v for k, v in sel.items()):
                     info["node"] = node
-    keys = {"core": ("socket", "die", "core"), "cluster": ("socket", "die"),
-            "socket": ("socket",)}
+    keys = {"core": ("socket", "die", "module", "core"), "module": ("socket", "die", "module"),
+            "cluster": ("socket", "die"), "socket": ("socket",)}
     for i, info in cpus.items():
         def sharing(scope):
             return {j for j, o in cpus.items() if all(o[k] == info[k] for k in keys[scope])}
@@ -263,9 +289,11 @@ def expected_topology(smp, numa_args, arch="x86_64", caches=None):
         # on POWER9 SMT8 and POWER10: threads 0,2,4,6 share one L1, 1,3,5,7 the other).
         info["small_core"] = {j for j in info["siblings"]
                               if cpus[j]["thread"] % 2 == info["thread"] % 2}
-        if arch == "x86_64":
+        if arch == "x86_64" and not caches:
             info["l3"] = sharing("cluster")
             continue
+        if arch == "x86_64":  # a preset that states its caches: modules, L2 clusters
+            info["cluster"] = sharing("module")
         if arch == "arm64":
             info["cluster"] = sharing("cluster")
         info["caches"] = {lvl: sharing(scope) for lvl, scope in (caches or {}).items()}

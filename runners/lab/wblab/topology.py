@@ -6,7 +6,7 @@ from .qemu import PRESETS, expected_topology, preset_arch
 
 def topology_args(preset, smp=None, numa=None, cpu=None):
     """The GuestPlan keywords of a topology (name, smp, numa, cpu_model, arch, caches, domains,
-    departures, qemu_needs) from a preset and free-form overrides (a free-form topology is an
+    departures, machine, qemu_needs) from a preset and free-form overrides (a free-form topology is an
     x86_64 one)."""
     p = PRESETS.get(preset, {}) if preset else {}
     smp = smp or p.get("smp")
@@ -21,4 +21,5 @@ def topology_args(preset, smp=None, numa=None, cpu=None):
             "cpu_model": cpu or p.get("cpu", "Skylake-Server"), "caches": caches,
             "domains": p.get("domains") if same else None,
             "departures": p.get("departures") if same else None,
+            "machine": p.get("machine") if preset else None,
             "qemu_needs": p.get("qemu") if preset else None}
