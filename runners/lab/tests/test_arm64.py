@@ -90,7 +90,8 @@ def test_arm64_command_uses_virt_the_pl011_and_a_virtio_transfer_port(tmp_path):
 def test_each_preset_states_its_domains():
     got = {p: [n for n, _ in PRESETS[p]["domains"]] for p in ARM64}
     assert got == {"arm64-2numa": ["CLS", "MC", "NUMA"], "arm64-altra": ["MC", "PKG"],
-                   "arm64-cls4": ["CLS", "MC"], "arm64-smt2-cls": ["SMT", "CLS", "MC"]}
+                   "arm64-cls4": ["CLS", "MC"], "arm64-smt2-cls": ["SMT", "CLS", "MC"],
+                   "arm64-smt2-cls-strided": ["SMT", "CLS", "MC"]}
     e = expected_domains(topo("arm64-2numa"), PRESETS["arm64-2numa"]["domains"])
     assert e[5] == [("CLS", {4, 5}), ("MC", {4, 5, 6, 7}), ("NUMA", set(range(8)))]
 

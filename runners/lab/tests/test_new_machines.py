@@ -2,12 +2,18 @@
 on pseries, x86's L2 clusters through qemu 10's modules; the domain statements they carry and the
 departures check (a guest that cannot build the machine's domains must build exactly the stated
 departure). Nothing here boots."""
+import json
+
 import pytest
 
+from wblab import REPO, LabError
+
+from wblab.devicetree import reorder_cpus
 from wblab.domains import expected_domains, judge_domains
-from wblab.guest import GuestPlan, qemu_command
+from wblab.guest import GuestPlan, cache_groups, device_tree_order, qemu_command
 from wblab.qemu import PRESETS, expected_topology
 from wblab.qemubin import Qemu
+from wblab.renumber import renumber_config, twin_mapping
 
 QEMU10 = Qemu("/cache/qemu/usr/bin/qemu-system-ppc64", (10, 0, 2), "QEMU emulator version 10.0.2",
               ("/cache/qemu/usr/share/qemu",))
@@ -15,7 +21,8 @@ QEMU10 = Qemu("/cache/qemu/usr/bin/qemu-system-ppc64", (10, 0, 2), "QEMU emulato
 
 def topo(name):
     p = PRESETS[name]
-    return expected_topology(p["smp"], p["numa"], p.get("arch", "x86_64"), p.get("caches"))
+    return expected_topology(p["smp"], p["numa"], p.get("arch", "x86_64"), p.get("caches"),
+                             p.get("numbering", "contiguous"))
 
 
 def test_power10_big_cores_have_interleaved_smt4_halves():
@@ -82,3 +89,61 @@ def test_a_guest_that_builds_neither_fails(departure):
     failures, departed = judge_domains(t, STATEMENT, departure, got)
     assert departed == [] and len(failures) == (32 if departure else 16)
     assert all("guest SMT=" in f for f in failures)
+
+
+# Strided SMT numbering: the twin of arm64-smt2-cls whose siblings are N and N + 4.
+def test_the_strided_twin_numbers_every_first_thread_before_any_second():
+    t = topo("arm64-smt2-cls-strided")
+    assert device_tree_order(t) == [0, 2, 4, 6, 1, 3, 5, 7]
+    assert t["cpus"][1]["siblings"] == {1, 5} and t["cpus"][1]["index"] == 2
+    assert t["cpus"][1]["cluster"] == {0, 1, 4, 5}
+    assert expected_domains(t, PRESETS["arm64-smt2-cls-strided"]["domains"])[5] == [
+        ("SMT", {1, 5}), ("CLS", {0, 1, 4, 5}), ("MC", set(range(8)))]
+    # the device tree's cache nodes name qemu's cpu nodes, not the guest's numbers
+    assert cache_groups(t)[2] == cache_groups(topo("arm64-smt2-cls"))[2] == [
+        [0, 1], [2, 3], [4, 5], [6, 7]]
+
+
+def test_the_twins_are_one_machine_renumbered():
+    a, b = topo("arm64-smt2-cls"), topo("arm64-smt2-cls-strided")
+    rename = {n: b_n for b_n, info in b["cpus"].items() for n in [info["index"]]}
+    for n, info in a["cpus"].items():
+        assert {rename[c] for c in info["siblings"]} == b["cpus"][rename[n]]["siblings"]
+        assert {rename[c] for c in info["cluster"]} == b["cpus"][rename[n]]["cluster"]
+
+
+def cpu_node(c):
+    return f"\t\tcpu@{c:x} {{\n\t\t\tphandle = <{0x8008 - c:#x}>;\n\t\t\treg = <{c:#x}>;\n\t\t}};\n"
+
+
+def test_reorder_moves_only_the_cpu_nodes():
+    dts = ("/ {\n\tcpus {\n\t\tcpu-map {\n\t\t};\n\n"
+           + "".join(cpu_node(c) for c in range(4)) + "\t};\n};\n")
+    out = reorder_cpus(dts, [0, 2, 1, 3])
+    assert out.index("cpu-map") < out.index("cpu@0") < out.index("cpu@2") < out.index("cpu@1")
+    assert sorted(out.splitlines()) == sorted(dts.splitlines())
+    with pytest.raises(LabError, match="are not the CPUs"):
+        reorder_cpus(dts, [0, 1, 2])
+
+
+def test_strided_numbering_is_refused_where_the_lab_cannot_order_the_cpus():
+    with pytest.raises(LabError, match="arm64 guests only"):
+        expected_topology("4,sockets=1,cores=2,threads=2", [], "x86_64", None, "strided")
+
+
+def test_the_strided_twins_searched_cases_are_the_contiguous_ones_renumbered():
+    src = json.loads((REPO / "configs/lab/search/arm64-smt2-cls.json").read_text())
+    got = json.loads((REPO / "configs/lab/search/arm64-smt2-cls-strided.json").read_text())
+    mapping = twin_mapping("arm64-smt2-cls", "arm64-smt2-cls-strided")
+    assert mapping == {0: 0, 1: 4, 2: 1, 3: 5, 4: 2, 5: 6, 6: 3, 7: 7}
+    assert got["cases"] == renumber_config(src, mapping, "")["cases"]
+    assert "search" not in got  # the source's record speaks of the source's CPU ids
+
+
+def test_renumber_maps_pairs_in_order_lists_as_sets_and_leaves_knob_words():
+    mapping = {0: 0, 1: 4, 2: 1, 3: 5, 4: 2, 5: 6, 6: 3, 7: 7}
+    doc = {"cases": [{"params": {"start": ["1,4"], "background": ["2-3", "other-llc"]}}]}
+    out = renumber_config(doc, mapping, "mapped")
+    assert out["cases"][0]["params"] == {"start": ["4,2"], "background": ["1,5", "other-llc"]}
+    with pytest.raises(LabError, match="not one machine renumbered"):
+        twin_mapping("smt2", "arm64-smt2-cls")

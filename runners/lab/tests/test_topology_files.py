@@ -48,7 +48,8 @@ def test_every_preset_has_its_topology_file():
 @pytest.mark.parametrize("preset", sorted(PRESETS))
 def test_topology_file_matches_the_qemu_arguments(preset):
     p = PRESETS[preset]
-    want = expected_topology(p["smp"], p["numa"], p.get("arch", "x86_64"), p.get("caches"))
+    want = expected_topology(p["smp"], p["numa"], p.get("arch", "x86_64"), p.get("caches"),
+                             p.get("numbering", "contiguous"))
     pus, nodes = xml_topology(TOPOLOGIES / f"{preset}.xml")
     assert sorted(pus) == sorted(want["cpus"])
     for pu, info in pus.items():

@@ -1,6 +1,7 @@
 """`wakebench-lab [options] [-- run args]`: one guest; `wakebench-lab matrix [options]`: presets x
 kernels (matrix.py); `wakebench-lab tables ...`: docs/lab-validation.md's headline tables from
-the matrix files (doctables.py). See runners/lab/README.md."""
+the matrix files (doctables.py); `wakebench-lab renumber ...`: a config carried to a renumbered
+twin preset (renumber.py). See runners/lab/README.md."""
 import argparse
 import shutil
 import signal
@@ -162,6 +163,9 @@ def main(argv=None):
         if argv[:1] == ["matrix"]:
             from .matrix import main as matrix_main
             return matrix_main(argv[1:])
+        if argv[:1] == ["renumber"]:
+            from .renumber import main as renumber_main
+            return renumber_main(argv[1:])
         if argv[:1] == ["tables"]:
             from .doctables import main as tables_main
             return tables_main(argv[1:])

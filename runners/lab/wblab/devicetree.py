@@ -59,13 +59,31 @@ def dtc(args, data):
     return proc.stdout
 
 
-def guest_dtb(dump_cmd, dumped, groups, out):
-    """Runs `dump_cmd` (qemu with -machine ...,dumpdtb=`dumped`), appends cache_overlay(groups)
-    to what qemu wrote and compiles it to `out`."""
+# A cpu node of qemu's decompiled tree: properties only, no child node.
+CPU_NODE = re.compile(r"^\t\tcpu@([0-9a-f]+) \{\n.*?^\t\t\};\n", re.M | re.S)
+
+
+def reorder_cpus(dts, order):
+    """`dts` with its cpu nodes in `order` (qemu CPU indexes; Linux numbers arm64 CPUs in that
+    order, the boot CPU, index 0, first); the other nodes stay where they were."""
+    nodes = {int(m.group(1), 16): m.group(0) for m in CPU_NODE.finditer(dts)}
+    if sorted(nodes) != sorted(order):
+        raise LabError(f"device tree cpu nodes {sorted(nodes)} are not the CPUs {sorted(order)}")
+    first = CPU_NODE.search(dts).start()
+    rest = CPU_NODE.sub("", dts)
+    return rest[:first] + "".join(nodes[i] for i in order) + rest[first:]
+
+
+def guest_dtb(dump_cmd, dumped, groups, out, order=None):
+    """Runs `dump_cmd` (qemu with -machine ...,dumpdtb=`dumped`), puts the cpu nodes in `order`
+    (default: qemu's), appends cache_overlay(groups) to what qemu wrote and compiles it to
+    `out`."""
     proc = subprocess.run(dump_cmd, capture_output=True, text=True, timeout=60)
     if proc.returncode or not dumped.is_file():
         raise LabError(f"qemu dumpdtb exited {proc.returncode}: {proc.stderr.strip()[-300:]}")
     dts = dtc(["-I", "dtb", "-O", "dts"], dumped.read_bytes()).decode()
+    if order:
+        dts = reorder_cpus(dts, order)
     dts += cache_overlay(groups, memory_nodes(dts))
     out.write_bytes(dtc(["-I", "dts", "-O", "dtb"], dts.encode()))
     dumped.unlink()

@@ -28,14 +28,15 @@ class GuestPlan:
                  out, mem=512, tcg_thread="single", append="", timeout=2400, guest_cmd=None,
                  no_run=False, run_args=(), predict=True, verbose=False, sched_features=(),
                  accel="tcg", arch="x86_64", caches=None, domains=None, guest_wakebench=None,
-                 check_domains=True, departures=None, qemu_needs=None, machine=None):
+                 check_domains=True, departures=None, qemu_needs=None, machine=None,
+                 numbering="contiguous"):
         self.__dict__.update(locals())
         del self.__dict__["self"]
         # The binary the guest runs; `wakebench` (the host's) classifies and predicts.
         self.guest_wakebench = guest_wakebench or wakebench
 
     def topology(self):
-        return expected_topology(self.smp, self.numa, self.arch, self.caches)
+        return expected_topology(self.smp, self.numa, self.arch, self.caches, self.numbering)
 
     def choose_qemu(self):
         """The qemu that runs this guest (qemubin.choose), LabError in one line if none can."""
@@ -74,13 +75,21 @@ def dump_command(cmd, path):
 
 
 def cache_groups(topo):
-    """{level: [CPUs of one cache instance, ...]} from expected_topology's caches."""
+    """{level: [qemu CPU indexes of one cache instance, ...]} from expected_topology's caches
+    (the device tree names CPUs by qemu's index, whatever number the guest gives them)."""
     groups = {}
     for info in topo["cpus"].values():
         for level, cpus in info.get("caches", {}).items():
-            if sorted(cpus) not in groups.setdefault(level, []):
-                groups[level].append(sorted(cpus))
+            members = sorted(topo["cpus"][c]["index"] for c in cpus)
+            if members not in groups.setdefault(level, []):
+                groups[level].append(members)
     return groups
+
+
+def device_tree_order(topo):
+    """qemu CPU indexes in the guest's numbering order (the order of the device tree's cpu
+    nodes)."""
+    return [topo["cpus"][n]["index"] for n in sorted(topo["cpus"])]
 
 
 NOTES = {
@@ -237,7 +246,7 @@ def prepare_guest(plan, qemu, out):
                         cache_dir())
     if dtb:  # qemu dumps its tree once it has loaded the kernel and the initramfs
         guest_dtb(dump_command(cmd[:-2], out / "qemu.dtb"), out / "qemu.dtb",
-                  cache_groups(plan.topology()), dtb)
+                  cache_groups(plan.topology()), dtb, device_tree_order(plan.topology()))
     log(f"{plan.name}: -cpu {plan.cpu_model} -smp {plan.smp} "
         + " ".join("-numa " + n for n in plan.numa))
     log(f"kernel {plan.kernel} (policy {plan.policy}); initramfs "

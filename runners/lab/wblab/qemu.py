@@ -122,6 +122,19 @@ PRESETS = {
         "caches": {2: "module", 3: "socket"},
         "domains": [("CLS", "module"), ("MC", "socket")],
     },
+    # arm64-smt2-cls numbered as x86 servers number SMT siblings (cpu N's sibling is N + 4): the
+    # lab's device tree lists every core's first thread before any second thread, and Linux
+    # numbers arm64 CPUs in device-tree order. The same machine, so the same domains by scope.
+    "arm64-smt2-cls-strided": {
+        "arch": "arm64",
+        "doc": "arm64-smt2-cls with strided SMT numbering (siblings N and N + 4)",
+        "cpu": "max",
+        "smp": "8,sockets=1,clusters=2,cores=2,threads=2",
+        "numa": [],
+        "numbering": "strided",
+        "caches": {2: "core", 3: "socket"},
+        "domains": [("SMT", "core"), ("CLS", "cluster"), ("MC", "socket")],
+    },
     # POWER (ppc64le) on qemu's pseries machine, a PowerVM LPAR's. SMT under TCG needs qemu 10
     # (runners/lab/fetch-qemu.sh; a preset's "qemu" is the lowest version it runs on). "domains"
     # are the real machine's, from the kernel's powerpc topology table (arch/powerpc/kernel/smp.c,
@@ -241,13 +254,25 @@ def parse_smp(smp, arch="x86_64"):
             "threads": threads}
 
 
-def expected_topology(smp, numa_args, arch="x86_64", caches=None):
+def strided_order(t):
+    """qemu CPU indexes in the order a strided guest numbers them: every core's first thread, then
+    every core's second, ... (x86 servers' numbering: sibling = cpu + cores)."""
+    return sorted(range(t["cpus"]), key=lambda i: (i % t["threads"], i // t["threads"]))
+
+
+def expected_topology(smp, numa_args, arch="x86_64", caches=None, numbering="contiguous"):
     """CPU index -> socket/die/core ids as qemu lays them out, threads innermost (x86: hw/i386/x86.c
     x86_topo_ids_from_idx; arm64 virt: virt_possible_cpu_arch_ids, clusters where x86 has dies),
     the thread siblings, the caches (x86: an L3 per die, see PRESETS; arm64: `caches`, {level:
     "core" | "cluster" | "socket"}, and no L3 unless it names one) and the NUMA node (qemu puts
-    CPUs no -numa names on node 0)."""
+    CPUs no -numa names on node 0). Keyed by the guest's CPU number: qemu's index, or with
+    numbering "strided" (arm64, whose device tree the lab orders) strided_order's position;
+    "index" keeps qemu's."""
     t = parse_smp(smp, arch)
+    if numbering not in ("contiguous", "strided"):
+        raise LabError(f"numbering {numbering!r}: contiguous or strided")
+    if numbering == "strided" and (arch != "arm64" or any("cpus=" in a for a in numa_args)):
+        raise LabError("strided numbering: arm64 guests only, with -numa by socket-id")
     cpus = {}
     per_module = t["threads"] * t["cores"]
     for i in range(t["cpus"]):
@@ -257,7 +282,9 @@ def expected_topology(smp, numa_args, arch="x86_64", caches=None):
         die = (i // (per_module * t["modules"])) % t["dies"]
         socket = i // (per_module * t["modules"] * t["dies"])
         cpus[i] = {"socket": socket, "die": die, "module": module, "core": core, "thread": thread,
-                   "node": 0}
+                   "node": 0, "index": i}
+    if numbering == "strided":
+        cpus = {n: cpus[i] for n, i in enumerate(strided_order(t))}
     for arg in numa_args:
         kind, kv = parse_kv(arg)
         where = f"-numa '{arg}'"

@@ -6,7 +6,7 @@ from .qemu import PRESETS, expected_topology, preset_arch
 
 def topology_args(preset, smp=None, numa=None, cpu=None):
     """The GuestPlan keywords of a topology (name, smp, numa, cpu_model, arch, caches, domains,
-    departures, machine, qemu_needs) from a preset and free-form overrides (a free-form topology is an
+    departures, machine, numbering, qemu_needs) from a preset and free-form overrides (a free-form topology is an
     x86_64 one)."""
     p = PRESETS.get(preset, {}) if preset else {}
     smp = smp or p.get("smp")
@@ -16,10 +16,13 @@ def topology_args(preset, smp=None, numa=None, cpu=None):
     same = preset and smp == p.get("smp") and numa == p.get("numa", [])
     arch = preset_arch(preset) if same else "x86_64"
     caches = p.get("caches") if same else None
-    expected_topology(smp, numa, arch, caches)  # LabError in one line now, not after the guest
+    numbering = p.get("numbering", "contiguous") if same else "contiguous"
+    # LabError in one line now, not after the guest
+    expected_topology(smp, numa, arch, caches, numbering)
     return {"name": preset if same else "custom", "smp": smp, "numa": numa, "arch": arch,
             "cpu_model": cpu or p.get("cpu", "Skylake-Server"), "caches": caches,
             "domains": p.get("domains") if same else None,
             "departures": p.get("departures") if same else None,
             "machine": p.get("machine") if preset else None,
+            "numbering": p.get("numbering", "contiguous") if same else "contiguous",
             "qemu_needs": p.get("qemu") if preset else None}
