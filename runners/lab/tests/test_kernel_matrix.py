@@ -38,6 +38,14 @@ def test_kernel_with_meta_runs_its_policy(tmp_path):
         resolve_kernel(str(img), "sync-pair")
 
 
+def test_a_gated_image_named_gated_stays_gated(tmp_path):
+    img = image(tmp_path, "gated")
+    assert resolve_kernel(str(img), "gated")[1] == "gated"  # the matrix's --image gated=...
+    assert resolve_kernel(str(img), None)[1] == "mainline"  # every feature off: mainline's model
+    with pytest.raises(LabError, match="runs policy mainline .* not --policy sync-core"):
+        resolve_kernel(str(img), "sync-core")
+
+
 def test_kernel_without_meta_takes_the_named_model(tmp_path):
     img = image(tmp_path)
     assert resolve_kernel(str(img), None)[1] == "mainline"

@@ -137,10 +137,12 @@ def resolve_kernel(kernel_arg, policy_arg, lockdep=False, build=build_kernel, ar
         image = find_kernel(kernel_arg)
         meta = read_meta(image)
         runs = model_policy(meta["policy"]) if meta else None
-        if meta and policy_arg and policy_arg != runs:
+        # A gated image named as gated (the matrix's --image gated=...) stays gated.
+        if meta and policy_arg and policy_arg not in (runs, meta["policy"]):
             raise LabError(f"--kernel {kernel_arg} runs policy {runs} (its meta.json), "
                            f"not --policy {policy_arg}")
-        policy = runs if meta else (policy_arg or "mainline")
+        policy = (policy_arg if policy_arg == meta["policy"] else runs) if meta else \
+            (policy_arg or "mainline")
     elif policy_arg:
         image = build(policy_arg, lockdep, arch)
         meta = read_meta(image)
