@@ -156,6 +156,21 @@ PRESETS = {
         # the same 16 CPUs with no flag MC lacks and degenerates (sd_parent_degenerate).
         "domains": [("SMT", "small-core"), ("CACHE", "core"), ("MC", "all")],
     },
+    # A POWER9 LPAR in SMT8 mode (tests/fixtures/sysroot-power9-lpar-smt8: SMT, CACHE, DIE and
+    # NUMA on 5.9; DIE is PKG since 6.5), cut to one SMT8 big core per chip and two chips, each
+    # its own node. SMT over the small core and CACHE over the big core as on POWER10; PKG spans
+    # the chip's node, as CACHE does here, and degenerates; NUMA over both chips. No coregroup:
+    # PowerVM gives POWER9 LPARs no coregroup level (MC came with POWER10).
+    "power9-smt8-2numa": {
+        "arch": "ppc64le",
+        "doc": "POWER9 LPAR (pseries), 2 chips x 1 SMT8 big core (two SMT4 halves), 2 nodes",
+        "cpu": "power9",
+        "qemu": (10, 0),
+        "smp": "16,sockets=2,cores=1,threads=8",
+        "numa": ["node,nodeid=0", "node,nodeid=1",
+                 "cpu,node-id=0,socket-id=0", "cpu,node-id=1,socket-id=1"],
+        "domains": [("SMT", "small-core"), ("CACHE", "core"), ("NUMA", "all")],
+    },
 }
 
 # How qemu runs a guest of each architecture the lab boots: qemu and its machine, the level
