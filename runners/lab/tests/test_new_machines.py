@@ -79,7 +79,7 @@ def test_a_guest_that_builds_the_stated_departure_lists_it_with_its_cause():
     failures, departed = judge_domains(t, STATEMENT, DEPARTURE, got)
     assert failures == [] and len(departed) == 16
     assert departed[0] == ("cpu0 sched domains: the machine's SMT=0,2,4,6 CACHE=0-7 MC=0-15, "
-                           "guest SMT=0-7 PKG=0-15 (no ibm,thread-groups)")
+                           "guest SMT=0-7 PKG=0-15")
 
 
 @pytest.mark.parametrize("departure", [None, DEPARTURE])

@@ -39,7 +39,7 @@ def judge_domains(topo, statement, departures, got):
     machine's `statement` [(name, scope)]. When they differ and the preset states its departures
     ({"domains": [(name, scope)], "cause": why the guest cannot build the machine's}), the guest is
     held to those instead, as strictly: if it builds exactly them, the differences from the
-    machine come back as departures, each line with the cause; else every difference fails."""
+    machine come back as departures (the preset's cause says why); else every difference fails."""
     bad = level_mismatches(expected_domains(topo, statement), got, "the machine's")
     if not bad or not departures:
         return bad, []
@@ -47,7 +47,7 @@ def judge_domains(topo, statement, departures, got):
                                "the stated departure's")
     if instead:
         return bad + instead, []
-    return [], [f"{line} ({departures['cause']})" for line in bad]
+    return [], bad
 
 
 def guest_levels(sysfs):

@@ -181,13 +181,18 @@ def check_guest_sysfs(plan, got, summary, problems):
                                       guest_levels(sysfs))
         mism += bad
     summary["sysfs_check"] = {"ok": not mism, "mismatches": mism, "departures": departed,
+                              "departure_cause": (plan.departures or {}).get("cause"),
                               "guest_kernel": sysfs["meta"].get("kernel")}
     print(f"sysfs check ({plan.name}, guest kernel {sysfs['meta'].get('kernel')}): "
-          + ("matches the requested topology" if not mism else f"{len(mism)} mismatch(es)"))
+          + ("matches the requested topology" if not mism else f"{len(mism)} mismatch(es)")
+          + (f"; its sched domains depart from the machine's on {len(departed)} CPUs, as the "
+             "preset states" if departed else ""))
     for m in mism:
         print(f"  MISMATCH {m}")
-    for d in departed:
-        print(f"  DEPARTS from the machine: {d}")
+    if departed:
+        print(f"  DEPARTS {departed[0]}" + (f" (and {len(departed) - 1} CPUs more)"
+                                            if len(departed) > 1 else ""))
+        print(f"  because {plan.departures['cause']}")
     print("  cpu0 sched domains: " + ", ".join(
         f"{d['name']}={format_cpu_list(d['span'])}" for d in sysfs["domains"].get(0, [])))
     if mism:

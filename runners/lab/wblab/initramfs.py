@@ -36,31 +36,45 @@ def needed(binary):
             re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", out.stdout))
 
 
-def library_dirs(arch):
+def library_dirs(arch, binary=None):
+    """Where `arch`'s libraries are: the multiarch directories, then the sysroot that
+    runners/cross-build.sh extracts beside `binary` (build-cross-<arch>/sysroot: the libraries
+    it installs no multiarch package for, as for ppc64el)."""
     t = ARCHES[arch]["triplet"]
-    return [Path(d) for d in (f"/lib/{t}", f"/usr/lib/{t}", f"/usr/{t}/lib")]
+    dirs = [Path(d) for d in (f"/lib/{t}", f"/usr/lib/{t}", f"/usr/{t}/lib")]
+    if binary:
+        sysroot = Path(binary).resolve().parent / "sysroot"
+        dirs += [sysroot / "lib" / t, sysroot / "usr" / "lib" / t]
+    return dirs
 
 
 def shared_libraries(binary, arch):
-    """Paths of the shared libraries `binary` loads, the dynamic loader first, each found in the
-    multiarch directories of `arch` (transitively)."""
+    """[(host path, guest path)] of the shared libraries `binary` loads, the dynamic loader first:
+    each found in library_dirs (transitively) and put where the guest's loader searches, its
+    multiarch directory; the loader at the path the binary's PT_INTERP names."""
+    dirs = library_dirs(arch, binary)
     interp, names = needed(binary)
-    libs = [interp] if interp else []
+    libdir = f"/usr/lib/{ARCHES[arch]['triplet']}"
+    libs = []
+    if interp:
+        found = Path(interp) if Path(interp).exists() else \
+            next((d / Path(interp).name for d in dirs if (d / Path(interp).name).is_file()), None)
+        if found is None:
+            raise LabError(f"{binary}: its loader {interp} is not installed here (Debian's libc6 "
+                           f"of {arch}, e.g. through runners/cross-build.sh)")
+        libs.append((str(found), interp))
     seen, todo = set(), list(names)
     while todo:
         name = todo.pop(0)
         if name in seen:
             continue
         seen.add(name)
-        path = next((d / name for d in library_dirs(arch) if (d / name).is_file()), None)
+        path = next((d / name for d in dirs if (d / name).is_file()), None)
         if path is None:
             raise LabError(f"{binary}: {name} ({arch}) not found in "
-                           f"{', '.join(map(str, library_dirs(arch)))}")
-        libs.append(str(path))
+                           f"{', '.join(map(str, dirs))}")
+        libs.append((str(path), f"{libdir}/{name}"))
         todo += needed(path)[1]
-    if interp and not Path(interp).exists():
-        raise LabError(f"{binary}: its loader {interp} is not installed here (Debian's libc6 of "
-                       f"{arch}, e.g. through runners/cross-build.sh)")
     return libs
 
 
@@ -119,9 +133,8 @@ def build_initramfs(stage, out, wakebench, config, job, arch="x86_64", cache=Non
     strip = "strip" if host_arch() == arch else f"{ARCHES[arch]['triplet']}-strip"
     if shutil.which(strip):
         subprocess.run([strip, "--strip-debug", str(wb)], check=True)
-    for lib in shared_libraries(wakebench, arch):
-        # The loader keeps the path the binary's PT_INTERP names (a symlink on the host).
-        copy_into(root, lib)
+    for lib, dest in shared_libraries(wakebench, arch):
+        copy_into(root, lib, dest.lstrip("/"))
     if config:
         copy_into(root, config, "lab/config.json")
     (root / "lab/env").write_text(f"WBLAB_XFER={ARCHES[arch]['xfer_dev']}\n")

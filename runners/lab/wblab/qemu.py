@@ -20,6 +20,17 @@ from .registry import ARCHITECTURES
 # (target/i386/cpu.c, cpu_x86_cpuid case 4: L3 shared by 1 << apicid_die_offset), so the guest
 # kernel sees thread siblings and one LLC per die. `-cpu EPYC` with the same -smp shows no SMT
 # siblings to the guest (checked on Debian's qemu 7.2), so the presets use Skylake-Server.
+# Why a qemu pseries guest cannot build a POWER LPAR's domains (runners/lab/power/README.md):
+# qemu 10's device tree (hw/ppc/spapr.c, spapr_dt_cpu) gives the cpu nodes no ibm,thread-groups
+# and no l2-cache, so no big cores (SMT spans the SMT8 core) and no CACHE level; its FORM2
+# /rtas/ibm,max-associativity-domains has 2 cells, not more than primary_domain_index + 2 = 3
+# (ibm,associativity-reference-points <1>), so coregroup_enabled stays 0 and no MC level
+# (arch/powerpc/mm/numa.c, find_possible_nodes()).
+PSERIES_CAUSE = ("qemu's pseries tree has no ibm,thread-groups and no l2-cache: no big cores, "
+                 "no CACHE")
+PSERIES_MC_CAUSE = (PSERIES_CAUSE + "; 2 cells of ibm,max-associativity-domains: no "
+                    "coregroup, no MC")
+
 PRESETS = {
     "smt2": {
         "doc": "1 socket, 2 cores x 2 threads, one LLC, one node",
@@ -155,6 +166,7 @@ PRESETS = {
         # coregroup_enabled and MC over the coregroup (mm/numa.c), here both cores; PKG spans
         # the same 16 CPUs with no flag MC lacks and degenerates (sd_parent_degenerate).
         "domains": [("SMT", "small-core"), ("CACHE", "core"), ("MC", "all")],
+        "departures": {"domains": [("SMT", "core"), ("PKG", "all")], "cause": PSERIES_MC_CAUSE},
     },
     # A POWER9 LPAR in SMT8 mode (tests/fixtures/sysroot-power9-lpar-smt8: SMT, CACHE, DIE and
     # NUMA on 5.9; DIE is PKG since 6.5), cut to one SMT8 big core per chip and two chips, each
@@ -167,9 +179,10 @@ PRESETS = {
         "cpu": "power9",
         "qemu": (10, 0),
         "smp": "16,sockets=2,cores=1,threads=8",
-        "numa": ["node,nodeid=0", "node,nodeid=1",
-                 "cpu,node-id=0,socket-id=0", "cpu,node-id=1,socket-id=1"],
+        # pseries' -numa cpu takes core-id only (the vCPU id of a core's thread 0): cpus= instead
+        "numa": ["node,nodeid=0,cpus=0-7", "node,nodeid=1,cpus=8-15"],
         "domains": [("SMT", "small-core"), ("CACHE", "core"), ("NUMA", "all")],
+        "departures": {"domains": [("SMT", "core"), ("NUMA", "all")], "cause": PSERIES_CAUSE},
     },
 }
 
