@@ -147,3 +147,13 @@ def test_renumber_maps_pairs_in_order_lists_as_sets_and_leaves_knob_words():
     assert out["cases"][0]["params"] == {"start": ["4,2"], "background": ["1,5", "other-llc"]}
     with pytest.raises(LabError, match="not one machine renumbered"):
         twin_mapping("smt2", "arm64-smt2-cls")
+
+
+def test_icount_reaches_qemu_and_only_under_tcg(tmp_path):
+    p = PRESETS["arm64-cls4"]
+    plan = GuestPlan("arm64-cls4", p["smp"], [], "neoverse-n1", "Image", "mainline", {}, "wb",
+                     None, tmp_path, arch="arm64", caches=p["caches"], icount=0)
+    cmd = qemu_command(plan, QEMU10, "initrd", "console.log", "xfer.log")
+    assert cmd[cmd.index("-icount") + 1] == "shift=0"
+    from wblab.cli import main
+    assert main(["--preset", "arm64-cls4", "--accel", "kvm", "--icount", "0"]) == 2

@@ -40,6 +40,10 @@ def parser():
                     help="qemu TCG threading: one host thread round-robins the vCPUs (single, "
                          "the default) or one host thread per vCPU (multi); see the README")
     ap.add_argument("--mem", type=int, default=512, help="guest RAM in MiB (default 512)")
+    ap.add_argument("--icount", type=int, metavar="SHIFT",
+                    help="TCG: qemu -icount shift=SHIFT (one instruction per 2^SHIFT ns of virtual "
+                         "time; serialises the guest, for counting instructions under arm64's "
+                         "emulated PMU, never for the matrix)")
     ap.add_argument("--policy", choices=KERNEL_POLICIES,
                     help="boot Debian's 6.12 with this policy's patch (runners/lab/"
                          "build-kernel.sh builds it unless cached) and hold the guest to its "
@@ -123,6 +127,8 @@ def check_prerequisites(args):
 def main_one(argv):
     args = parser().parse_args(argv)
     accel_args(args.accel, args.tcg_thread)  # --tcg-thread with kvm: one line, before anything
+    if args.icount is not None and (args.accel != "tcg" or not 0 <= args.icount <= 10):
+        raise LabError("--icount SHIFT: TCG only, SHIFT from 0 to 10")
     if args.check:
         return check_prerequisites(args)
     if args.accel == "kvm":
@@ -141,6 +147,7 @@ def main_one(argv):
     plan = GuestPlan(kernel=kernel, policy=policy, lab_kernel=lab_kernel, wakebench=wakebench,
                      config=config, out=Path(args.out) if args.out else default_out(name, policy),
                      mem=args.mem, tcg_thread=args.tcg_thread or "single", accel=args.accel,
+                     icount=args.icount,
                      append=args.append, timeout=args.timeout,
                      guest_cmd=args.guest_cmd, no_run=args.no_run, run_args=args.run_args,
                      predict=not args.no_predict, check_domains=not args.no_predict,
@@ -163,6 +170,9 @@ def main(argv=None):
         if argv[:1] == ["matrix"]:
             from .matrix import main as matrix_main
             return matrix_main(argv[1:])
+        if argv[:1] == ["pmu"]:
+            from .pmu import main as pmu_main
+            return pmu_main(argv[1:])
         if argv[:1] == ["renumber"]:
             from .renumber import main as renumber_main
             return renumber_main(argv[1:])

@@ -29,7 +29,7 @@ class GuestPlan:
                  no_run=False, run_args=(), predict=True, verbose=False, sched_features=(),
                  accel="tcg", arch="x86_64", caches=None, domains=None, guest_wakebench=None,
                  check_domains=True, departures=None, qemu_needs=None, machine=None,
-                 numbering="contiguous"):
+                 numbering="contiguous", icount=None):
         self.__dict__.update(locals())
         del self.__dict__["self"]
         # The binary the guest runs; `wakebench` (the host's) classifies and predicts.
@@ -57,6 +57,8 @@ def qemu_command(plan, qemu, initrd, console, xfer, dtb=None):
     cmd = [*qemubin.command_prefix(qemu), *(plan.machine or arch["machine"]),
            *accel_args(plan.accel, tcg_thread),
            "-cpu", plan.cpu_model, "-m", f"{plan.mem}M", "-smp", plan.smp]
+    if plan.icount is not None:
+        cmd += ["-icount", f"shift={plan.icount}"]
     for o in objects:
         cmd += ["-object", o]
     for n in numa_full:

@@ -38,6 +38,8 @@ class Case:
     histogram: dict  # `observed.histogram`: class -> round trips ({} when not observed)
     observed_cpus: dict | None  # `observed.cpus`: {"waker": {cpu: round trips}, "wakee": ...}
     trace: dict | None  # open: the wakeup paths of a traced kernel case
+    work_ns: int | None = None  # `params.work_ns`
+    counters: dict | None = None  # {"waker": {event: per round trip}, "wakee": ..., "unavailable"}
 
     @property
     def ok(self):
@@ -175,7 +177,8 @@ def typed_case(c):
                                              (r.get("ab") or {}).get("read_back") or {})
                                   for r in c.get("repetitions") or []),
                 histogram=observed.get("histogram") or {},
-                observed_cpus=observed.get("cpus"), trace=c.get("trace"))
+                observed_cpus=observed.get("cpus"), trace=c.get("trace"),
+                work_ns=(c.get("params") or {}).get("work_ns"), counters=c.get("counters"))
 
 
 def prediction_cases(pred):
