@@ -7,7 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "common/measure/blocked.h"
+#include "common/schema/blocked.h"
 #include "common/schema/result_set_doc.h"  // json_int_in
 #include "common/util/cpulist.h"
 #include "common/util/text.h"

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "common/measure/histogram.h"
 #include "common/schema/case.h"
+#include "common/schema/histogram.h"
 #include "common/schema/placement.h"
 #include "common/system/topology.h"
 #include "common/util/input.h"  // check_name, check_text

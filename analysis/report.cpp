@@ -8,8 +8,8 @@
 #include <sstream>
 
 #include "analysis/predict_results.h"
-#include "common/measure/blocked.h"
-#include "common/measure/histogram.h"
+#include "common/schema/blocked.h"
+#include "common/schema/histogram.h"
 #include "common/schema/placement.h"
 #include "common/schema/registry.h"
 #include "common/util/cpulist.h"

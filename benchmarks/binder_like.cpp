@@ -14,8 +14,8 @@
 
 #include "benchmarks/fd_io.h"
 #include "benchmarks/registry.h"
-#include "common/measure/clock.h"
 #include "common/measure/shm.h"
+#include "common/system/clock.h"
 #include "common/util/sys.h"
 
 namespace wb {

@@ -41,7 +41,7 @@
 
 #include "benchmarks/fd_io.h"
 #include "benchmarks/registry.h"
-#include "common/measure/clock.h"
+#include "common/system/clock.h"
 #include "common/util/sys.h"
 
 namespace wb {

@@ -78,7 +78,7 @@ void run_command(const RunArgs& args) {
   else
     run.interrupted = execute(run.sets, run_schedule(plan), plan.in.opts, tracer, guard.get());
   guard.reset();
-  write_and_print(plan, run);
+  if (const int status = write_and_print(plan, run)) throw ExitCode{status};
 }
 
 void add_run_command(CLI::App& app) {

@@ -1,7 +1,7 @@
-// Whether a repetition timed wakeups (common/measure/blocked.h, docs/result-set.md#blocked): the
+// Whether a repetition timed wakeups (common/schema/blocked.h, docs/result-set.md#blocked): the
 // marking rule, the driver's count of the waits that blocked in real runs (structure and bounds,
 // never times), and what case_json, the run's summary and the report make of them.
-#include "common/measure/blocked.h"
+#include "common/schema/blocked.h"
 
 #include <gtest/gtest.h>
 

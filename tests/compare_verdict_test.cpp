@@ -16,7 +16,7 @@
 
 #include "analysis/compare.h"
 #include "analysis/resultset_io.h"
-#include "common/measure/histogram.h"
+#include "common/schema/histogram.h"
 #include "tests/support.h"
 
 namespace wb {

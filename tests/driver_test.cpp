@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "benchmarks/registry.h"
-#include "common/measure/clock.h"
+#include "common/system/clock.h"
 #include "common/util/sys.h"
 #include "tests/support.h"
 

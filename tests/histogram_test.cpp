@@ -1,4 +1,4 @@
-#include "common/measure/histogram.h"
+#include "common/schema/histogram.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "common/measure/stats.h"
+#include "common/schema/stats.h"
 
 namespace wb {
 namespace {
@@ -36,7 +36,7 @@ TEST(Histogram, BucketsAreExactBelow256AndAtMostOnePart128Wide) {
 }
 
 // Percentiles from the histogram against the exact ones of the raw samples
-// (common/measure/stats.h), on a skewed latency-like sample: within half a bucket, i.e. 1/256 of
+// (common/schema/stats.h), on a skewed latency-like sample: within half a bucket, i.e. 1/256 of
 // the value.
 TEST(Histogram, PercentilesWithinTheBucketErrorOfTheExactOnes) {
   std::mt19937_64 rng(42);

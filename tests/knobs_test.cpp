@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "benchmarks/registry.h"
-#include "common/measure/clock.h"
 #include "common/measure/driver.h"
-#include "common/measure/stats.h"
 #include "common/schema/result_set.h"
+#include "common/schema/stats.h"
+#include "common/system/clock.h"
 #include "common/util/sys.h"
 #include "tests/support.h"
 

@@ -18,9 +18,9 @@
 #include "common/measure/driver.h"
 #include "common/measure/knobs.h"
 #include "common/measure/perf.h"
-#include "common/measure/stats.h"
 #include "common/schema/registry.h"
 #include "common/schema/result_set.h"
+#include "common/schema/stats.h"
 #include "common/util/sys.h"
 #include "tests/support.h"
 

@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include "common/measure/histogram.h"
 #include "common/measure/knobs.h"
+#include "common/schema/histogram.h"
 #include "tests/support.h"
 
 namespace wb {

@@ -1,4 +1,4 @@
-#include "common/measure/stats.h"
+#include "common/schema/stats.h"
 
 #include <gtest/gtest.h>
 

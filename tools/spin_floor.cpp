@@ -26,7 +26,7 @@
 #include <immintrin.h>
 #endif
 
-#include "common/measure/clock.h"
+#include "common/system/clock.h"
 
 namespace {
 

@@ -19,17 +19,15 @@
 #include <system_error>
 #include <thread>
 
-#include "common/measure/clock.h"
 #include "common/measure/knobs.h"
 #include "common/measure/shm.h"
+#include "common/system/clock.h"
 #include "common/util/cpulist.h"
 #include "common/util/sys.h"
 
 namespace wb {
 
 std::atomic<bool> g_interrupted{false};
-
-std::string_view role_id(Role r) { return r == Role::kWaker ? "waker" : "wakee"; }
 
 namespace {
 
@@ -309,18 +307,6 @@ std::optional<std::string> Mechanism::skip_reason(const CaseSpec& spec,
                                                   const Topology& topo) const {
   if (auto why = knob_skip_reason(spec, topo, client_service())) return why;
   return mechanism_skip_reason(spec);
-}
-
-CaseCounters sum_counters(const std::vector<std::vector<PairSamples>>& repetitions) {
-  CaseCounters c;
-  for (const auto& rep : repetitions)
-    for (const auto& s : rep) {
-      c.round_trips += static_cast<int64_t>(s.rtt_ns.size());
-      for (int side = 0; side < 2; ++side)
-        for (const auto& [event, v] : s.counters[side]) c.totals[side][event] += v;
-      c.unavailable.insert(s.unavailable.begin(), s.unavailable.end());
-    }
-  return c;
 }
 
 class CaseRun {

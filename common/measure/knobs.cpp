@@ -15,8 +15,8 @@
 #include <stdexcept>
 #include <thread>
 
-#include "common/measure/clock.h"
 #include "common/measure/shm.h"
+#include "common/system/clock.h"
 #include "common/system/kernel_files.h"
 #include "common/util/cpulist.h"
 #include "common/util/sys.h"

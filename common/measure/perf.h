@@ -23,6 +23,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/schema/outcome.h"
 #include "common/util/sys.h"
 
 namespace wb {
@@ -41,11 +42,6 @@ struct CounterValue {
   double value = 0;
   bool multiplexed = false;
 };
-
-// Event name -> why it is unavailable, e.g.
-//   "cycles" -> "perf_event_open: ENOENT (no hardware PMU; in a VM?)"
-//   "foo"    -> "libpfm4: event not found (see `wakebench events`)"
-using UnavailableEvents = std::map<std::string, std::string>;
 
 // What libpfm4 makes of one event string (user + kernel privilege levels).
 struct EventEncoding {

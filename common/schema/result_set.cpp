@@ -5,9 +5,9 @@
 #include <map>
 #include <stdexcept>
 
-#include "common/measure/blocked.h"
-#include "common/measure/histogram.h"
-#include "common/measure/stats.h"
+#include "common/schema/blocked.h"
+#include "common/schema/histogram.h"
+#include "common/schema/stats.h"
 
 namespace wb {
 
@@ -97,7 +97,7 @@ nlohmann::ordered_json rate(int64_t n, int64_t span) {
 }
 
 // One repetition: every RTT statistic under its own name, the wakeup's as "wakeup-<stat>", tps,
-// and both histograms (common/measure/histogram.h), so that compare can test every metric it offers
+// and both histograms (common/schema/histogram.h), so that compare can test every metric it offers
 // and report can draw the distributions.
 nlohmann::ordered_json repetition_json(const std::vector<PairSamples>& rep) {
   std::vector<int64_t> rtt, wake;

@@ -8,7 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "common/measure/driver.h"
+#include "common/schema/case.h"
+#include "common/schema/outcome.h"
 #include "common/system/settings.h"
 #include "common/system/topology.h"
 
@@ -55,7 +56,7 @@ struct CaseRecord {
 // pair; `repetitions` holds for each repetition every RTT statistic ("min", "mean", "median",
 // "p90", "p99", "p999", "max"), the same of the wakeup ("wakeup-median", ...), "tps", and the
 // log-linear histograms of its round trips and wakeups ("rtt_hist", "wakeup_hist":
-// common/measure/histogram.h), which is what compare tests on and report draws; `tps` is round
+// common/schema/histogram.h), which is what compare tests on and report draws; `tps` is round
 // trips (binder-like: transactions) per second over all concurrent pairs (clients), first start to
 // last end of each repetition, null when no repetition has a span; `counters` is {"waker": {event:
 // value}, "wakee": {...}, "unavailable": {event: reason}} per round trip and per side (for K pairs
@@ -65,7 +66,7 @@ struct CaseRecord {
 // placement only) holds the class histogram of the wakee relative to the waker, the CPUs each side
 // ran on and each side's migrations; `trace` is rec.trace (null when not traced). Each repetition
 // also holds "blocked" and "preempted" ({"waker", "wakee"}: waits that blocked and preemptions per
-// round trip, null for a mechanism that does not block) and "marked" (common/measure/blocked.h),
+// round trip, null for a mechanism that does not block) and "marked" (common/schema/blocked.h),
 // and under kernel placement "classes" (its round trips by observed class); the case holds
 // "marked_repetitions". Case-level statistics stay over every repetition, marked or not.
 nlohmann::ordered_json case_json(const CaseRecord& rec, const Topology& topo);

@@ -5,7 +5,7 @@
 // the same JSON (tests/result_set_doc_test.cpp, over every committed result set).
 //
 // Open JSON by nature, kept as nlohmann::ordered_json:
-// - `context`, `benchmarks`: Google Benchmark's own blocks (runners/gb_output.h);
+// - `context`, `benchmarks`: Google Benchmark's own blocks (runners/run/gb_output.h);
 // - `environment`: the capture, an open-ended object of probes, each {"unavailable": reason} when
 //   unreadable (common/system/environment.h);
 // - `topology.summary`: topology_json()'s description (common/schema/placement.h), beside `xml`;

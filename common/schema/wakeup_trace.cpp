@@ -8,7 +8,7 @@
 #include <unordered_set>
 #include <variant>
 
-#include "common/measure/stats.h"
+#include "common/schema/stats.h"
 #include "common/util/text.h"
 
 namespace wb {

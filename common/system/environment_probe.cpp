@@ -11,7 +11,7 @@
 #include <cpuid.h>
 #endif
 
-#include "common/measure/clock.h"
+#include "common/system/clock.h"
 #include "common/system/cpu_sysfs.h"
 #include "common/system/idle_latency.h"
 #include "common/system/kernel_files.h"

@@ -12,7 +12,7 @@
 #include "common/schema/result_set.h"
 #include "common/schema/result_set_doc.h"
 #include "common/schema/wakeup_trace.h"
-#include "runners/gb_output.h"
+#include "runners/run/gb_output.h"
 #include "runners/run/plan.h"
 #include "runners/run/tracing.h"
 

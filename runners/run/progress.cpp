@@ -3,8 +3,8 @@
 #include <cstdarg>
 #include <cstdio>
 
-#include "common/measure/stats.h"
 #include "common/schema/environment.h"
+#include "common/schema/stats.h"
 #include "common/util/text.h"
 #include "runners/run/plan.h"
 

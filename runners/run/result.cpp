@@ -8,9 +8,8 @@
 #include "common/schema/placement.h"
 #include "common/schema/result_set.h"
 #include "common/util/output_file.h"
-#include "runners/commands.h"
-#include "runners/gb_output.h"
 #include "runners/run/ab.h"
+#include "runners/run/gb_output.h"
 #include "runners/run/repetition.h"
 
 namespace wb {
@@ -66,13 +65,30 @@ ResultSetDoc run_doc(const RunPlan& plan, const nlohmann::json& env, const SetRu
   return d;
 }
 
-SetOut result_set(const RunPlan& plan, const Measured& run, size_t k) {
+namespace {
+
+// Each kernel case's recorded decisions replayed, on its line of the predictions block; the side
+// file is beside `set_path` (or in the working folder when the set goes to standard output).
+void add_replays(ResultsPrediction& p, const ResultSet& rs, const std::string& set_path) {
+  try {
+    attach_replays(p, replay_recorded(rs, set_path.empty() ? "standard output" : set_path));
+  } catch (const std::exception& e) {
+    p.replay_unavailable = e.what();
+  }
+}
+
+}  // namespace
+
+SetOut result_set(const RunPlan& plan, const Measured& run, size_t k,
+                  std::optional<DecisionsRecord> decisions) {
   ResultSetDoc d = whole_doc(plan, run, k);
+  d.decisions = std::move(decisions);
   // The predictor reads only the result set (data flows one way); its answer goes into the set.
   SetOut out;
   try {
     out.rs = typed_result_set(std::move(d), "this run");
     out.predictions = predict_for_results(out.rs);
+    if (out.rs.set.decisions) add_replays(*out.predictions, out.rs, plan.targets[k].path);
     out.predictions_text = render_results_text(*out.predictions);
     out.rs.set.predictions = to_json(*out.predictions);
   } catch (const std::exception& e) {
@@ -83,32 +99,13 @@ SetOut result_set(const RunPlan& plan, const Measured& run, size_t k) {
   return out;
 }
 
-namespace {
-
-// Each kernel case's recorded decisions replayed, on its line of the predictions block; the side
-// file is beside `set_path` (or in the working folder when the set goes to standard output).
-void add_replays(SetOut& out, const std::string& set_path) {
-  if (!out.predictions) return;
-  try {
-    attach_replays(*out.predictions,
-                   replay_recorded(out.rs, set_path.empty() ? "standard output" : set_path));
-  } catch (const std::exception& e) {
-    out.predictions->replay_unavailable = e.what();
-  }
-  out.predictions_text = render_results_text(*out.predictions);
-  out.rs.set.predictions = to_json(*out.predictions);
-}
-
-}  // namespace
-
-void write_and_print(const RunPlan& plan, Measured& run) {
+int write_and_print(const RunPlan& plan, Measured& run) {
   std::string paths, warnings;
   for (size_t k = 0; k < run.sets.size(); ++k) {
-    SetOut out = result_set(plan, run, k);
-    if (run.sets[k].decisions) {
-      out.rs.set.decisions = run.sets[k].decisions->publish();
-      add_replays(out, plan.targets[k].path);
-    }
+    // The side file is published first: the set names it, and its replays join the predictions.
+    std::optional<DecisionsRecord> decisions;
+    if (run.sets[k].decisions) decisions = run.sets[k].decisions->publish();
+    SetOut out = result_set(plan, run, k, std::move(decisions));
     const std::string text = result_set_json(out.rs.set).dump(1) + "\n";
     const Saved saved =
         write_or_fallback(plan.targets[k].path, plan.targets[k].stem, ".json", text);
@@ -124,11 +121,12 @@ void write_and_print(const RunPlan& plan, Measured& run) {
   }
   std::fputs(warnings.c_str(), stderr);
   std::fputs(paths.c_str(), stdout);
-  if (!warnings.empty()) throw ExitCode{2};
+  if (!warnings.empty()) return 2;
   if (run.interrupted) {
     std::fprintf(stderr, "wakebench: interrupted; the result set is marked incomplete\n");
-    throw ExitCode{130};
+    return 130;
   }
+  return 0;
 }
 
 }  // namespace wb

@@ -21,17 +21,19 @@ namespace wb {
 ResultSetDoc run_doc(const RunPlan& plan, const nlohmann::json& env, const SetRun& set);
 
 // Set k as written (docs/result-set.md#contract), typed, with its predictions (nullopt when
-// unavailable) and their text.
+// unavailable) and their text, rendered once: with `decisions` (the published side file) each
+// kernel case's replay is on its line.
 struct SetOut {
   ResultSet rs;
   std::optional<ResultsPrediction> predictions;
   std::string predictions_text;
 };
-SetOut result_set(const RunPlan& plan, const Measured& run, size_t k);
+SetOut result_set(const RunPlan& plan, const Measured& run, size_t k,
+                  std::optional<DecisionsRecord> decisions = std::nullopt);
 
 // Writes each set (never dropping one: write_or_fallback) with its decisions side file published,
-// prints each one's summary on stderr and the paths on stdout, one per line. Throws ExitCode 2
-// when a set went elsewhere, 130 when the run was interrupted.
-void write_and_print(const RunPlan& plan, Measured& run);
+// prints each one's summary on stderr and the paths on stdout, one per line. Returns the exit
+// status: 2 when a set went elsewhere, 130 when the run was interrupted, else 0.
+int write_and_print(const RunPlan& plan, Measured& run);
 
 }  // namespace wb

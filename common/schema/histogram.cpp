@@ -1,4 +1,4 @@
-#include "common/measure/histogram.h"
+#include "common/schema/histogram.h"
 
 #include <algorithm>
 #include <bit>

@@ -1,10 +1,10 @@
-#include "runners/gb_output.h"
+#include "runners/run/gb_output.h"
 
 #include <benchmark/benchmark.h>
 
 #include <ctime>
 
-#include "common/measure/stats.h"
+#include "common/schema/stats.h"
 
 namespace wb {
 

@@ -7,7 +7,8 @@
 #include <optional>
 #include <vector>
 
-#include "common/measure/driver.h"
+#include "common/schema/case.h"
+#include "common/schema/outcome.h"
 
 namespace wb {
 

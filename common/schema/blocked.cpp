@@ -1,4 +1,4 @@
-#include "common/measure/blocked.h"
+#include "common/schema/blocked.h"
 
 #include <cstdint>
 

@@ -1,4 +1,4 @@
-#include "common/measure/clock.h"
+#include "common/system/clock.h"
 
 #include <algorithm>
 #include <fstream>

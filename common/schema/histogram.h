@@ -34,7 +34,7 @@ class Histogram {
   // Non-empty buckets, index -> count, in increasing order.
   const std::map<int64_t, int64_t>& buckets() const { return buckets_; }
 
-  // The q-quantile (q in [0, 1]) the way common/measure/stats.h's percentile_sorted() computes it
+  // The q-quantile (q in [0, 1]) the way common/schema/stats.h's percentile_sorted() computes it
   // on the raw samples (linear interpolation between closest ranks), with each order statistic
   // placed at the middle of its bucket: within half a bucket width (0.39 %) of the exact value. 0
   // if empty.
