@@ -288,6 +288,31 @@ def strided_order(t):
     return sorted(range(t["cpus"]), key=lambda i: (i % t["threads"], i // t["threads"]))
 
 
+def place_on_nodes(cpus, numa_args):
+    """Sets each CPU record's "node" from -numa node,cpus= and -numa cpu,node-id=,<level>-id=."""
+    for arg in numa_args:
+        kind, kv = parse_kv(arg)
+        where = f"-numa '{arg}'"
+        if kind not in ("node", "cpu", "dist"):
+            raise LabError(f"{where}: the lab models -numa node, cpu and dist, not {kind!r}")
+        if kind == "node":
+            node = node_id(kv.get("nodeid", ["0"])[-1], where)
+            for text in kv.get("cpus", []):
+                for c in numa_cpus(text, where):
+                    if c not in cpus:
+                        raise LabError(f"{where}: CPU {c} is not among -smp's {len(cpus)}")
+                    cpus[c]["node"] = node
+        elif kind == "cpu":
+            if "node-id" not in kv:
+                raise LabError(f"{where}: no node-id=")
+            node = node_id(kv["node-id"][-1], where)
+            sel = {k[:-3]: node_id(v[-1], where) for k, v in kv.items()
+                   if k.endswith("-id") and k != "node-id"}
+            for info in cpus.values():
+                if all(info.get(k) == v for k, v in sel.items()):
+                    info["node"] = node
+
+
 def expected_topology(smp, numa_args, arch="x86_64", caches=None, numbering="contiguous"):
     """CPU index -> socket/die/core ids as qemu lays them out, threads innermost (x86: hw/i386/x86.c
     x86_topo_ids_from_idx; arm64 virt: virt_possible_cpu_arch_ids, clusters where x86 has dies),
@@ -313,27 +338,7 @@ def expected_topology(smp, numa_args, arch="x86_64", caches=None, numbering="con
                    "node": 0, "index": i}
     if numbering == "strided":
         cpus = {n: cpus[i] for n, i in enumerate(strided_order(t))}
-    for arg in numa_args:
-        kind, kv = parse_kv(arg)
-        where = f"-numa '{arg}'"
-        if kind not in ("node", "cpu", "dist"):
-            raise LabError(f"{where}: the lab models -numa node, cpu and dist, not {kind!r}")
-        if kind == "node":
-            node = node_id(kv.get("nodeid", ["0"])[-1], where)
-            for text in kv.get("cpus", []):
-                for c in numa_cpus(text, where):
-                    if c not in cpus:
-                        raise LabError(f"{where}: CPU {c} is not among -smp's {len(cpus)}")
-                    cpus[c]["node"] = node
-        elif kind == "cpu":
-            if "node-id" not in kv:
-                raise LabError(f"{where}: no node-id=")
-            node = node_id(kv["node-id"][-1], where)
-            sel = {k[:-3]: node_id(v[-1], where) for k, v in kv.items()
-                   if k.endswith("-id") and k != "node-id"}
-            for info in cpus.values():
-                if all(info.get(k) == v for k, v in sel.items()):
-                    info["node"] = node
+    place_on_nodes(cpus, numa_args)
     keys = {"core": ("socket", "die", "module", "core"), "module": ("socket", "die", "module"),
             "cluster": ("socket", "die"), "socket": ("socket",)}
     for i, info in cpus.items():
