@@ -14,6 +14,7 @@ from wblab.guest import GuestPlan, cache_groups, device_tree_order, qemu_command
 from wblab.qemu import PRESETS, expected_topology
 from wblab.qemubin import Qemu
 from wblab.renumber import renumber_config, twin_mapping
+from wblab.twins import rows
 
 QEMU10 = Qemu("/cache/qemu/usr/bin/qemu-system-ppc64", (10, 0, 2), "QEMU emulator version 10.0.2",
               ("/cache/qemu/usr/share/qemu",))
@@ -157,3 +158,22 @@ def test_icount_reaches_qemu_and_only_under_tcg(tmp_path):
     assert cmd[cmd.index("-icount") + 1] == "shift=0"
     from wblab.cli import main
     assert main(["--preset", "arm64-cls4", "--accel", "kvm", "--icount", "0"]) == 2
+
+
+def test_twins_pairs_each_case_with_its_renumbered_twin(tmp_path):
+    def cell(preset, policy, cases):
+        d = tmp_path / preset / "gated" / policy
+        d.mkdir(parents=True)
+        (d / "agreement.json").write_text(json.dumps({"cases": [
+            {"start": list(s), "model": {"classes": {m: 1.0}, "cpus": cpus},
+             "observed": {"classes": obs}} for s, m, cpus, obs in cases]}))
+    cell("arm64-smt2-cls", "sync-core", [((0, 7), "smt-sibling", [0, 1], {"smt-sibling": 0.85,
+                                                                        "cluster": 0.15})])
+    cell("arm64-smt2-cls-strided", "sync-core", [((0, 7), "cluster", [0, 1], {"cluster": 1.0})])
+    got = rows(str(tmp_path), "arm64-smt2-cls", "arm64-smt2-cls-strided", ["sync-core"])
+    assert got == [("sync-core", (0, 7), (0, 7), "smt-sibling 0,1", "smt-sibling 85% cluster 15%",
+                    "cluster 0,1", "cluster 100%")]
+    cell("arm64-smt2-cls", "mainline", [((0, 1), "smt-sibling", [0, 1], {"smt-sibling": 1.0})])
+    cell("arm64-smt2-cls-strided", "mainline", [((0, 1), "cluster", [0, 1], {"cluster": 1.0})])
+    with pytest.raises(LabError, match="no case starting on \\(0, 4\\)"):
+        rows(str(tmp_path), "arm64-smt2-cls", "arm64-smt2-cls-strided", ["mainline"])

@@ -173,6 +173,9 @@ def main(argv=None):
         if argv[:1] == ["pmu"]:
             from .pmu import main as pmu_main
             return pmu_main(argv[1:])
+        if argv[:1] == ["twins"]:
+            from .twins import main as twins_main
+            return twins_main(argv[1:])
         if argv[:1] == ["renumber"]:
             from .renumber import main as renumber_main
             return renumber_main(argv[1:])
