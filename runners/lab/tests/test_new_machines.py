@@ -177,3 +177,11 @@ def test_twins_pairs_each_case_with_its_renumbered_twin(tmp_path):
     cell("arm64-smt2-cls-strided", "mainline", [((0, 1), "cluster", [0, 1], {"cluster": 1.0})])
     with pytest.raises(LabError, match="no case starting on \\(0, 4\\)"):
         rows(str(tmp_path), "arm64-smt2-cls", "arm64-smt2-cls-strided", ["mainline"])
+
+
+def test_pseries_ram_is_rounded_up_to_256_mib_blocks(tmp_path):
+    p = PRESETS["power10-smt8"]
+    plan = GuestPlan("power10-smt8", p["smp"], [], "power10", "vmlinux", "mainline", {}, "wb",
+                     None, tmp_path, arch="ppc64le", mem=1152)
+    cmd = qemu_command(plan, QEMU10, "initrd", "console.log", "xfer.log")
+    assert cmd[cmd.index("-m") + 1] == "1280M"

@@ -52,11 +52,13 @@ def default_out(name, policy):
 def qemu_command(plan, qemu, initrd, console, xfer, dtb=None):
     """`qemu` (a qemubin.Qemu) booting `plan`'s guest."""
     arch = ARCHES[plan.arch]
-    objects, numa_full = add_memory_backends(plan.numa, plan.mem)
+    # pseries takes RAM in 256 MiB blocks (spapr: "Memory size ... is not aligned to 256 MiB").
+    mem = -(-plan.mem // 256) * 256 if plan.arch == "ppc64le" else plan.mem
+    objects, numa_full = add_memory_backends(plan.numa, mem)
     tcg_thread = plan.tcg_thread if plan.accel == "tcg" else None
     cmd = [*qemubin.command_prefix(qemu), *(plan.machine or arch["machine"]),
            *accel_args(plan.accel, tcg_thread),
-           "-cpu", plan.cpu_model, "-m", f"{plan.mem}M", "-smp", plan.smp]
+           "-cpu", plan.cpu_model, "-m", f"{mem}M", "-smp", plan.smp]
     if plan.icount is not None:
         cmd += ["-icount", f"shift={plan.icount}"]
     for o in objects:
