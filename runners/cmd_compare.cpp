@@ -1,5 +1,6 @@
-// wakebench compare BASE.json NEW.json [MORE.json...]: see analysis/compare.h; and the noise floor
-// it reads, wakebench noise A.json B.json [...] --out NOISE.json: see analysis/noise.h.
+// wakebench compare BASE.json NEW.json [MORE.json...], or sides of several runs (A1.json A2.json --
+// B1.json B2.json, or folders): see analysis/compare.h; and the noise floor it reads, wakebench
+// noise A.json B.json [...] --out NOISE.json: see analysis/noise.h.
 #include <algorithm>
 #include <cstdio>
 #include <deque>
