@@ -92,10 +92,10 @@ std::string stem_label(const std::string& path) {
 }
 
 // Events that occur as counters anywhere, for the "no such metric" message.
-std::set<std::string> counter_names(const std::vector<ResultSet>& sets) {
+std::set<std::string> counter_names(const std::vector<const ResultSet*>& sets) {
   std::set<std::string> names;
-  for (const ResultSet& rs : sets)
-    for (const CaseView& c : rs.views)
+  for (const ResultSet* rs : sets)
+    for (const CaseView& c : rs->views)
       for (const auto& side : c.counters.side)
         for (const auto& [k, v] : side) names.insert(k);
   return names;
@@ -133,48 +133,117 @@ Metric parse_metric(std::string_view id_view) {
     if ((side != "waker" && side != "wakee") || colon + 1 == id.size()) {
       throw std::invalid_argument("metric \"" + id + "\": a side prefix is waker: or wakee:");
     }
-    return {id, id.substr(colon + 1) + " per round trip (" + side + ")", "events", false};
+    return {id, id.substr(colon + 1) + " per round trip (" + side + ")", "events", false, true};
   }
-  return {id, id + " per round trip (waker + wakee)", "events", false};
+  return {id, id + " per round trip (waker + wakee)", "events", false, true};
 }
 
 bool CompareRow::in_all() const {
   return std::all_of(cells.begin(), cells.end(), [](const CompareCell& c) { return c.present; });
 }
 
+std::string_view level_id(CompareLevel level) {
+  return level == CompareLevel::kRuns ? "runs" : "repetitions";
+}
+
 namespace {
 
+using Runs = std::vector<const ResultSet*>;
+
+Runs all_runs(const std::vector<CompareSide>& sides) {
+  Runs out;
+  for (const CompareSide& side : sides) out.insert(out.end(), side.runs.begin(), side.runs.end());
+  return out;
+}
+
 // Without --noise, the floor the baseline set stored (`wakebench run --noise FILE`).
-CompareOptions resolve_options(const std::vector<ResultSet>& sets, const CompareOptions& given) {
+CompareOptions resolve_options(const ResultSet& base, const CompareOptions& given) {
   CompareOptions options = given;
-  if (!options.noise && sets[0].set.noise)
+  if (!options.noise && base.set.noise)
     options.noise =
-        noise_from_json(nlohmann::json(*sets[0].set.noise), "results " + sets[0].path + ": noise");
+        noise_from_json(nlohmann::json(*base.set.noise), "results " + base.path + ": noise");
   return options;
 }
 
 // Timings of the topology lab (qemu TCG) are emulated: never held against a real machine's.
-void refuse_emulated_mix(const std::vector<ResultSet>& sets) {
-  const auto emulated = [](const ResultSet& rs) { return is_emulated(rs.set); };
-  for (std::size_t s = 1; s < sets.size(); ++s)
-    if (emulated(sets[s]) != emulated(sets[0])) {
-      const ResultSet& e = emulated(sets[s]) ? sets[s] : sets[0];
-      const ResultSet& r = emulated(sets[s]) ? sets[0] : sets[s];
-      throw std::runtime_error("compare: " + e.path +
-                               " holds EMULATED timings (topology lab) and " + r.path +
+void refuse_emulated_mix(const Runs& runs) {
+  const auto emulated = [](const ResultSet* rs) { return is_emulated(rs->set); };
+  for (const ResultSet* other : runs)
+    if (emulated(other) != emulated(runs[0])) {
+      const ResultSet* e = emulated(other) ? other : runs[0];
+      const ResultSet* r = emulated(other) ? runs[0] : other;
+      throw std::runtime_error("compare: " + e->path +
+                               " holds EMULATED timings (topology lab) and " + r->path +
                                " does not: not comparable");
     }
 }
 
-void label_sets(const std::vector<ResultSet>& sets, Comparison& cmp) {
+std::set<std::string> case_keys(const ResultSet& rs) {
+  std::set<std::string> keys;
+  for (const CaseView& c : rs.views) keys.insert(c.key());
+  return keys;
+}
+
+// The runs of one side: one machine, one config, the same cases, no set twice.
+void check_side(const CompareSide& side, std::size_t index) {
+  const std::string where = "compare: side " + std::to_string(index + 1);
+  if (side.runs.empty()) throw std::runtime_error(where + " has no result set");
+  const ResultSet& a = *side.runs[0];
+  for (std::size_t k = 1; k < side.runs.size(); ++k) {
+    const ResultSet& b = *side.runs[k];
+    const std::string pair = where + ": " + a.path + " and " + b.path;
+    if (b.machine.hostname != a.machine.hostname)
+      throw std::runtime_error(pair + " come from different machines (\"" + a.machine.hostname +
+                               "\", \"" + b.machine.hostname + "\")");
+    if (b.machine.config_hash != a.machine.config_hash)
+      throw std::runtime_error(pair + " ran different configs (config_hash)");
+    if (case_keys(b) != case_keys(a))
+      throw std::runtime_error(pair + " hold different cases (a side's runs run one suite)");
+    for (std::size_t j = 0; j < k; ++j)
+      if (side.runs[j]->set == b.set)
+        throw std::runtime_error(where + ": " + side.runs[j]->path + " and " + b.path +
+                                 " are the same result set (a side's runs are separate runs)");
+  }
+}
+
+// The runs' common file stem ("runs0-a" of runs0-a0, runs0-a1), else the first's and a count.
+std::string runs_label(const CompareSide& side) {
+  std::string common = stem_label(side.runs[0]->path);
+  for (const ResultSet* rs : side.runs) {
+    const std::string stem = stem_label(rs->path);
+    std::size_t n = 0;
+    while (n < common.size() && n < stem.size() && common[n] == stem[n]) ++n;
+    common.resize(n);
+  }
+  while (!common.empty() && std::string("-_.").find(common.back()) != std::string::npos)
+    common.pop_back();
+  if (side.runs.size() == 1 || !common.empty())
+    return side.runs.size() == 1 ? common : common + "*";
+  return stem_label(side.runs[0]->path) + "+" + std::to_string(side.runs.size() - 1);
+}
+
+CompareSet side_set(const CompareSide& side, const std::string& label) {
+  CompareSet set{label, "", side.runs[0]->machine, true, {}};
+  for (const ResultSet* rs : side.runs) {
+    set.runs.push_back(rs->path);
+    set.path += (set.path.empty() ? "" : ", ") + rs->path;
+    set.complete = set.complete && rs->set.is_complete();
+  }
+  return set;
+}
+
+void label_sets(const std::vector<CompareSide>& sides, Comparison& cmp) {
   std::map<std::string, int> label_uses;
-  for (const ResultSet& rs : sets) ++label_uses[stem_label(rs.path)];
-  for (std::size_t s = 0; s < sets.size(); ++s) {
-    std::string label = stem_label(sets[s].path);
+  std::vector<std::string> labels;
+  for (const CompareSide& side : sides) {
+    labels.push_back(side.label.empty() ? runs_label(side) : side.label);
+    ++label_uses[labels.back()];
+  }
+  for (std::size_t s = 0; s < sides.size(); ++s) {
+    std::string label = labels[s];
     if (label_uses[label] > 1) label = "#" + std::to_string(s + 1) + ":" + label;
-    const bool complete = sets[s].set.is_complete();
-    cmp.sets.push_back({label, sets[s].path, sets[s].machine, complete});
-    if (!complete) {
+    cmp.sets.push_back(side_set(sides[s], label));
+    if (!cmp.sets.back().complete) {
       cmp.warnings.push_back(label +
                              " is an incomplete run (\"complete\": false): its missing "
                              "cases show as one-sided");
@@ -188,6 +257,7 @@ void fill_cell(const CaseView& c, const Metric& metric, CompareCell& cell) {
   cell.present = true;
   cell.status = c.status;
   if (!c.ok()) return;
+  cell.run_count = 1;
   Extracted e = extract(c, metric.id);
   cell.value = e.value;
   cell.repetitions_total = e.repetitions.size();
@@ -212,87 +282,83 @@ void fill_cell(const CaseView& c, const Metric& metric, CompareCell& cell) {
   cell.sd_pct = sd_percent(cell.repetitions);
 }
 
-void collect_rows(const std::vector<ResultSet>& sets, Comparison& cmp) {
+// The geometric mean of the runs' values (the arithmetic one when one is not > 0).
+double mean_value(const std::vector<double>& v) {
+  const bool positive = std::all_of(v.begin(), v.end(), [](double x) { return x > 0; });
+  double sum = 0;
+  for (double x : v) sum += positive ? std::log(x) : x;
+  sum /= static_cast<double>(v.size());
+  return positive ? std::exp(sum) : sum;
+}
+
+// One side's cell from its runs' cells: their repetitions together, each run's kept apart for
+// the run level, the value the mean of the runs' (geometric), the first ok run's schedstat.
+void merge_runs(const std::vector<CompareCell>& runs, CompareCell& cell) {
+  cell.present = true;
+  cell.status = runs.front().status;
+  cell.run_count = 0;
+  std::vector<double> values;
+  for (const CompareCell& r : runs) {
+    if (r.status != CaseStatus::kOk) continue;
+    if (cell.run_count++ == 0) {
+      cell.status = CaseStatus::kOk;
+      cell.schedstat = r.schedstat;
+      cell.schedstat_round_trips = r.schedstat_round_trips;
+    }
+    if (r.value) values.push_back(*r.value);
+    cell.repetitions.insert(cell.repetitions.end(), r.repetitions.begin(), r.repetitions.end());
+    cell.classes.insert(cell.classes.end(), r.classes.begin(), r.classes.end());
+    cell.marked += r.marked;
+    cell.repetitions_total += r.repetitions_total;
+    if (!r.repetitions.empty()) cell.runs.push_back(r.repetitions);
+  }
+  if (!values.empty() && values.size() == cell.run_count) cell.value = mean_value(values);
+  if (cell.runs.size() < 2) cell.runs.clear();
+  cell.sd_pct = sd_percent(cell.repetitions);
+}
+
+void fill_side_cell(const std::vector<const CaseView*>& views, const Metric& metric,
+                    CompareCell& cell) {
+  if (views.size() == 1) return fill_cell(*views[0], metric, cell);
+  std::vector<CompareCell> per_run(views.size());
+  for (std::size_t k = 0; k < views.size(); ++k) fill_cell(*views[k], metric, per_run[k]);
+  merge_runs(per_run, cell);
+}
+
+std::size_t row_for(const CaseView& c, std::size_t sets, Comparison& cmp,
+                    std::map<std::string, std::size_t>& row_of) {
+  auto [it, inserted] = row_of.try_emplace(c.key(), cmp.rows.size());
+  if (inserted) {
+    cmp.rows.push_back({.key = c.key(),
+                        .mechanism = c.mechanism,
+                        .mode = std::string(mode_id(c.mode)),
+                        .placement = c.placement,
+                        .pair = c.pair,
+                        .params = c.params_json,
+                        .suffix = c.suffix,
+                        .cells = std::vector<CompareCell>(sets)});
+  }
+  return it->second;
+}
+
+void collect_rows(const std::vector<CompareSide>& sides, Comparison& cmp) {
   std::map<std::string, std::size_t> row_of;
-  for (std::size_t s = 0; s < sets.size(); ++s) {
-    std::set<std::string> seen;
-    for (const CaseView& c : sets[s].views) {
-      const std::string key = c.key();
-      if (!seen.insert(key).second) {
-        cmp.warnings.push_back(cmp.sets[s].label + ": case " + c.name +
-                               " occurs more than once with the same params; the first is used");
-        continue;
+  for (std::size_t s = 0; s < sides.size(); ++s) {
+    std::map<std::size_t, std::vector<const CaseView*>> of_row;
+    for (const ResultSet* run : sides[s].runs) {
+      std::set<std::string> seen;
+      for (const CaseView& c : run->views) {
+        if (!seen.insert(c.key()).second) {
+          cmp.warnings.push_back(cmp.sets[s].label + ": case " + c.name +
+                                 " occurs more than once with the same params in " + run->path +
+                                 "; the first is used");
+          continue;
+        }
+        of_row[row_for(c, sides.size(), cmp, row_of)].push_back(&c);
       }
-      auto [it, inserted] = row_of.try_emplace(key, cmp.rows.size());
-      if (inserted) {
-        cmp.rows.push_back({.key = key,
-                            .mechanism = c.mechanism,
-                            .mode = std::string(mode_id(c.mode)),
-                            .placement = c.placement,
-                            .pair = c.pair,
-                            .params = c.params_json,
-                            .suffix = c.suffix,
-                            .cells = std::vector<CompareCell>(sets.size())});
-      }
-      fill_cell(c, cmp.options.metric, cmp.rows[it->second].cells[s]);
     }
-  }
-}
-
-// The values of two cells on the log scale, paired by round when both come from one --ab run.
-std::optional<EffectSamples> log_samples(const CompareCell& base, const CompareCell& c,
-                                         bool paired) {
-  EffectSamples s;
-  s.paired = paired && !base.rounds.empty() && !c.rounds.empty();
-  const auto logs = [](const std::vector<double>& v, std::vector<double>& out) {
-    for (double x : v) {
-      if (!(x > 0)) return false;
-      out.push_back(std::log(x));
-    }
-    return true;
-  };
-  if (!s.paired) {
-    if (!logs(base.repetitions, s.base) || !logs(c.repetitions, s.other)) return std::nullopt;
-  } else {
-    std::map<int, double> by_round;
-    for (std::size_t i = 0; i < base.rounds.size(); ++i)
-      by_round[base.rounds[i]] = base.repetitions[i];
-    std::vector<double> a, b;
-    for (std::size_t i = 0; i < c.rounds.size(); ++i)
-      if (auto it = by_round.find(c.rounds[i]); it != by_round.end()) {
-        a.push_back(it->second);
-        b.push_back(c.repetitions[i]);
-      }
-    if (!logs(a, s.base) || !logs(b, s.other)) return std::nullopt;
-  }
-  if (s.base.size() < 2 || s.other.size() < 2) return std::nullopt;
-  return s;
-}
-
-// Ratio, change, the test and the interval of every cell against the base.
-void test_cells(Comparison& cmp, bool paired,
-                std::map<std::pair<std::size_t, std::size_t>, int>& too_few) {
-  const CompareOptions& o = cmp.options;
-  for (CompareRow& row : cmp.rows) {
-    const CompareCell& base = row.cells[0];
-    if (!base.value || *base.value == 0) continue;
-    for (std::size_t s = 1; s < row.cells.size(); ++s) {
-      CompareCell& c = row.cells[s];
-      if (!c.value) continue;
-      c.ratio = *c.value / *base.value;
-      c.change_pct = (o.metric.higher_is_better ? *c.ratio - 1.0 : 1.0 - *c.ratio) * 100.0;
-      if (o.noise) c.aa_floor_pct = o.noise->floor(row.key, o.metric.id);
-      const auto samples = log_samples(base, c, paired);
-      if (!samples) continue;
-      const EffectTest t = test_effect(*samples, o.confidence);
-      c.test = CellTest{t.p, samples->paired ? CellTestKind::kPairedT
-                             : t.exact       ? CellTestKind::kExact
-                                             : CellTestKind::kNormal};
-      c.interval =
-          ShiftInterval{std::exp(t.estimate), std::exp(t.lo), std::exp(t.hi), o.confidence};
-      if (samples->base.size() < o.min_repetitions || samples->other.size() < o.min_repetitions)
-        ++too_few[{samples->base.size(), samples->other.size()}];
-    }
+    for (const auto& [row, views] : of_row)
+      fill_side_cell(views, cmp.options.metric, cmp.rows[row].cells[s]);
   }
 }
 
@@ -312,66 +378,59 @@ void refuse_disjoint(const Comparison& cmp) {
                                " (case names, params and placements differ)");
 }
 
-// A cell with a value on both sides that could not be tested: UNKNOWN, and why.
-Decision untested(const CompareCell& base, const CompareCell& c) {
-  const auto side = [](const CompareCell& x) {
-    return std::to_string(x.repetitions.size()) + " of " + std::to_string(x.repetitions_total) +
-           (x.marked ? " (" + std::to_string(x.marked) + " did not sleep)" : "");
-  };
-  Decision d;
-  d.why = "too few repetitions to test (at least 2 a side): base " + side(base) + ", this set " +
-          side(c);
-  return d;
-}
-
-// BH over the tested cases of one set against the base, then each cell's verdict.
-void decide_cells(Comparison& cmp, bool paired) {
+// Each other set against the base: its family of cells, with the A/A floors of the noise file.
+void judge_sets(Comparison& cmp, bool paired) {
   const CompareOptions& o = cmp.options;
   for (std::size_t s = 1; s < cmp.sets.size(); ++s) {
-    std::vector<CompareRow*> tested;
-    std::vector<double> p;
-    for (CompareRow& row : cmp.rows)
-      if (row.cells[s].test) {
-        tested.push_back(&row);
-        p.push_back(row.cells[s].test->p_value);
-      }
-    const std::vector<double> q = bh_qvalues(p);
-    for (std::size_t i = 0; i < tested.size(); ++i) {
-      CompareCell& c = tested[i]->cells[s];
-      c.q_value = q[i];
-      // The floor holds the case's own change (its statistic over every repetition), as the A/A
-      // sets measured it (analysis/noise.h).
-      DecisionInput in{*log_samples(tested[i]->cells[0], c, paired), q[i], std::log(*c.ratio),
-                       c.aa_floor_pct.value_or(0.0) / 100, o.base_fixed};
-      c.decision = decide(in, o.rules(), o.look_level());
+    std::vector<CellPair> family;
+    for (CompareRow& row : cmp.rows) {
+      CompareCell& c = row.cells[s];
+      if (o.noise && c.value) c.aa_floor_pct = o.noise->floor(row.key, o.metric.id);
+      family.push_back({&row.cells[0], &c});
     }
-    if (kind_of(o.metric.id) == MetricKind::kCounter) continue;  // shown, never tested
-    for (CompareRow& row : cmp.rows)
-      if (CompareCell& c = row.cells[s]; c.ratio && !c.test) c.decision = untested(row.cells[0], c);
+    judge_family(family, o, paired);
   }
 }
 
-void no_metric_error(const std::vector<ResultSet>& sets, const Metric& metric) {
+// Cells tested at the repetition level with fewer than compare's minimum a side: (n base, n
+// other) -> cells.
+std::map<std::pair<std::size_t, std::size_t>, int> too_few_counts(const Comparison& cmp,
+                                                                  bool paired) {
+  std::map<std::pair<std::size_t, std::size_t>, int> too_few;
+  const std::size_t least = cmp.options.min_repetitions;
+  for (const CompareRow& row : cmp.rows)
+    for (std::size_t s = 1; s < row.cells.size(); ++s) {
+      const CompareCell& c = row.cells[s];
+      if (!c.test || c.level == CompareLevel::kRuns) continue;
+      std::size_t a = row.cells[0].repetitions.size(), b = c.repetitions.size();
+      if (paired && c.paired()) a = b = std::min(a, b);
+      if (a < least || b < least) ++too_few[{a, b}];
+    }
+  return too_few;
+}
+
+void no_metric_error(const Runs& sets, const Metric& metric) {
   std::string msg = "metric \"" + metric.id + "\" occurs in no ok case of the result sets";
   if (kind_of(metric.id) == MetricKind::kCounter) {
-    std::string names;
-    for (const std::string& n : counter_names(sets)) names += (names.empty() ? "" : ", ") + n;
-    msg += names.empty() ? " (they record no counters)" : " (counters recorded: " + names + ")";
-    for (const ResultSet& rs : sets) {
-      if (const std::string why = unavailable_reason(rs, metric.id); !why.empty()) {
-        msg += "; " + rs.path + ": " + why;
+    std::string list;
+    for (const std::string& n : counter_names(sets)) list += (list.empty() ? "" : ", ") + n;
+    msg += list.empty() ? " (they record no counters)" : " (counters recorded: " + list + ")";
+    for (const ResultSet* rs : sets) {
+      if (const std::string why = unavailable_reason(*rs, metric.id); !why.empty()) {
+        msg += "; " + rs->path + ": " + why;
       }
     }
   }
   throw std::runtime_error(msg);
 }
-
 void noise_warnings(Comparison& cmp) {
   const CompareOptions& o = cmp.options;
   int without = 0;
   for (const CompareRow& row : cmp.rows)
-    for (std::size_t s = 1; s < row.cells.size(); ++s)
-      without += row.cells[s].ratio && !row.cells[s].aa_floor_pct;
+    for (std::size_t s = 1; s < row.cells.size(); ++s) {
+      const CompareCell& c = row.cells[s];
+      without += c.ratio && !c.aa_floor_pct && c.level == CompareLevel::kRepetitions;
+    }
   if (without > 0)
     cmp.warnings.push_back(std::to_string(without) +
                            " compared case(s) have no A/A noise floor of \"" + o.metric.id +
@@ -413,7 +472,8 @@ void common_mode_warnings(Comparison& cmp) {
     int different = 0, up = 0, down = 0;
     for (const CompareRow& row : cmp.rows) {
       const CompareCell& c = row.cells[s];
-      if (!c.decision || !c.change_pct) continue;
+      // The run level measured what varies between runs: its verdicts hold that already.
+      if (!c.decision || !c.change_pct || c.level == CompareLevel::kRuns) continue;
       changes.push_back(*c.change_pct);
       if (c.decision->verdict != CompareVerdict::kDifferent) continue;
       ++different;
@@ -462,10 +522,14 @@ void marked_warnings(Comparison& cmp) {
     }
 }
 
-// Both sets come from one `wakebench run --ab` run: their repetitions pair by round.
-bool one_ab_run(const std::vector<ResultSet>& sets) {
-  for (const ResultSet& rs : sets)
-    if (!rs.set.ab || rs.set.ab->id != sets[0].set.ab->id) return false;
+// Both sets come from one `wakebench run --ab` run, one run a side: their repetitions pair by
+// round.
+bool one_ab_run(const std::vector<CompareSide>& sides) {
+  const ResultSet& first = *sides[0].runs[0];
+  for (const CompareSide& side : sides)
+    if (side.runs.size() != 1 || !side.runs[0]->set.ab ||
+        side.runs[0]->set.ab->id != first.set.ab->id)
+      return false;
   return true;
 }
 
@@ -490,26 +554,28 @@ int Comparison::slower(std::size_t set) const {
   return n;
 }
 
+CompareCell case_cell(const CaseView& c, const Metric& metric) {
+  CompareCell cell;
+  fill_cell(c, metric, cell);
+  return cell;
+}
+
 Comparison compare_result_sets(const std::vector<ResultSet>& sets, const CompareOptions& given) {
-  if (sets.size() < 2) throw std::invalid_argument("compare needs at least two result sets");
-  refuse_emulated_mix(sets);
-  Comparison cmp;
-  cmp.options = resolve_options(sets, given);
-  label_sets(sets, cmp);
-  collect_rows(sets, cmp);
-  refuse_disjoint(cmp);
-  const bool paired = one_ab_run(sets);
-  std::map<std::pair<std::size_t, std::size_t>, int> too_few;  // (n base, n other) -> cases
-  test_cells(cmp, paired, too_few);
-  decide_cells(cmp, paired);
-  explain_kernel_cases(cmp);
+  std::vector<CompareSide> sides;
+  for (const ResultSet& rs : sets) sides.push_back({"", {&rs}});
+  return compare_sides(sides, given);
+}
+
+namespace {
+
+void metric_warnings(const Runs& runs, Comparison& cmp) {
   bool any_value = false, any_without_reps = false;
   for (const CompareRow& row : cmp.rows)
     for (const CompareCell& c : row.cells) {
       any_value = any_value || c.value.has_value();
       any_without_reps = any_without_reps || (c.value && c.repetitions_total < 2);
     }
-  if (!any_value) no_metric_error(sets, cmp.options.metric);
+  if (!any_value) no_metric_error(runs, cmp.options.metric);
   const std::string& id = cmp.options.metric.id;
   if (kind_of(id) == MetricKind::kCounter) {
     cmp.warnings.push_back("counters are counted in one pass of their own per case, so \"" + id +
@@ -519,8 +585,26 @@ Comparison compare_result_sets(const std::vector<ResultSet>& sets, const Compare
                            "\" (result sets of schema 1 keep them for median, p99, mean and tps "
                            "only): no sd%, q-value, interval or verdict for them");
   }
+}
+
+}  // namespace
+
+Comparison compare_sides(const std::vector<CompareSide>& sides, const CompareOptions& given) {
+  if (sides.size() < 2) throw std::invalid_argument("compare needs at least two result sets");
+  for (std::size_t s = 0; s < sides.size(); ++s) check_side(sides[s], s);
+  const Runs runs = all_runs(sides);
+  refuse_emulated_mix(runs);
+  Comparison cmp;
+  cmp.options = resolve_options(*sides[0].runs[0], given);
+  label_sets(sides, cmp);
+  collect_rows(sides, cmp);
+  refuse_disjoint(cmp);
+  const bool paired = one_ab_run(sides);
+  judge_sets(cmp, paired);
+  explain_kernel_cases(cmp);
+  metric_warnings(runs, cmp);
   if (cmp.options.noise) noise_warnings(cmp);
-  too_few_warnings(cmp, too_few);
+  too_few_warnings(cmp, too_few_counts(cmp, paired));
   marked_warnings(cmp);
   common_mode_warnings(cmp);
   if (paired)

@@ -5,7 +5,10 @@
 // of one comparison, and the change clears the case's A/A floor: analysis/noise.h), SAME (two
 // one-sided tests: the interval, widened by the floor, lies within +-margin) or UNKNOWN (with the
 // smallest change the comparison detects and the repetitions a side that would decide it).
-// Repetitions that did not sleep (docs/result-set.md#blocked) are left out of every test.
+// Repetitions that did not sleep (docs/result-set.md#blocked) are left out of every test. A side
+// may hold several runs of one suite (compare A1 A2 -- B1 B2): where both sides have two or more,
+// the run is the unit (analysis/levels.h) and the variance between runs, measured, replaces the
+// A/A floor.
 // Kernel-placed cases also get why they changed (analysis/decompose.h) and their sched domains'
 // wakeup counters.
 #pragma once
@@ -41,6 +44,7 @@ struct Metric {
   std::string label;  // "median RTT", "cycles per round trip (waker + wakee)"
   std::string unit;   // "ns", "tx/s", "events"
   bool higher_is_better = false;
+  bool counter = false;  // a perf counter: one value per case, shown, never tested
 };
 Metric parse_metric(std::string_view id);
 
@@ -67,7 +71,13 @@ struct CompareOptions {
 // The test a cell's verdict rests on: Mann-Whitney on the repetitions' logs, with its exact null
 // distribution or the normal approximation, or a paired t test on the rounds' differences (run
 // --ab sets of one run).
-enum class CellTestKind { kExact, kNormal, kPairedT };
+enum class CellTestKind { kExact, kNormal, kPairedT, kWelchRuns };
+
+// The level a cell's verdict rests on (analysis/levels.h): the repetitions (one run a side: what
+// varies between runs is unknown, and only the A/A floor stands for it), or the runs (two or more
+// a side: Welch's t on their means).
+enum class CompareLevel { kRepetitions, kRuns };
+std::string_view level_id(CompareLevel level);  // "repetitions" | "runs"
 struct CellTest {
   double p_value = 1;  // two-sided
   CellTestKind kind = CellTestKind::kNormal;
@@ -82,6 +92,10 @@ struct CompareCell {
   std::size_t marked = 0;               // repetitions left out: they did not sleep
   std::size_t repetitions_total = 0;
   std::vector<int> rounds;  // run --ab: the round of each value in `repetitions` (else empty)
+  // A side of several runs: each run's kept values, when two or more runs have some (else empty);
+  // `repetitions` holds them all.
+  std::vector<std::vector<double>> runs;
+  std::size_t run_count = 0;             // the side's runs that hold the case ok
   std::vector<RepetitionTally> classes;  // kernel placement: per kept repetition, by class
   nlohmann::json schedstat;              // the case's recorded schedstat (null when absent)
   double schedstat_round_trips = 0;      // the round trips its window covers, warm-up included
@@ -92,8 +106,10 @@ struct CompareCell {
   std::optional<CellTest> test;
   std::optional<double> q_value;          // BH over the tested cases of this set against the base
   std::optional<ShiftInterval> interval;  // Hodges-Lehmann: ratio of repetition values, interval
-  std::optional<double> aa_floor_pct;     // the noise file's A/A change of this case and metric
-  std::optional<Decision> decision;       // the verdict (log scale; the ratio's percent: below)
+  std::optional<double> aa_floor_pct;     // the noise file's A/A change (repetition level only)
+  CompareLevel level = CompareLevel::kRepetitions;  // of the test against the base
+  std::optional<LevelVariances> levels;             // the run level's variances (log scale)
+  std::optional<Decision> decision;  // the verdict (log scale; the ratio's percent: below)
   bool paired() const { return test && test->kind == CellTestKind::kPairedT; }
   bool slower() const;  // a DIFFERENT change for the worse
 };
@@ -132,10 +148,12 @@ struct CompareRow {
 };
 
 struct CompareSet {
-  std::string label;  // short column name: the file's stem, made unique
-  std::string path;
-  MachineSummary machine;
-  bool complete = true;
+  std::string label;  // short column name: the file's stem (a side's: its folder's, or the runs'
+                      // common stem), made unique
+  std::string path;   // the file; for several runs, their paths joined by ", "
+  MachineSummary machine;         // of its (first) run
+  bool complete = true;           // every run complete
+  std::vector<std::string> runs;  // the side's runs (one: `path`)
 };
 
 struct Comparison {
@@ -155,6 +173,30 @@ struct Comparison {
 // (naming the metric and, for counters, the events that do occur). Without options.noise, the
 // baseline's stored noise floor (its "noise", from `wakebench run --noise FILE`) applies.
 Comparison compare_result_sets(const std::vector<ResultSet>& sets, const CompareOptions& options);
+
+// A side of a comparison: one or more runs of one suite on one machine.
+struct CompareSide {
+  std::string label;  // "" : from the runs' file names
+  std::vector<const ResultSet*> runs;
+};
+// The same over sides, the first the baseline. Throws std::runtime_error with one line for a side
+// without runs, or whose runs come from two machines (hostname), ran two configs (config_hash),
+// hold different cases, or repeat a set.
+Comparison compare_sides(const std::vector<CompareSide>& sides, const CompareOptions& options);
+
+// compare's verdict machinery on one family of cells held against their bases (one other set's
+// cases against the baseline, or a set's premise checks: analysis/predict_results.h): each
+// other's ratio, change, test and interval (at the run level where both hold two or more runs),
+// Benjamini-Hochberg across the family, and each verdict. An other's aa_floor_pct, set before,
+// is its floor at the repetition level. `paired`: the cells' rounds pair (one run --ab run).
+struct CellPair {
+  const CompareCell* base = nullptr;
+  CompareCell* other = nullptr;
+};
+void judge_family(const std::vector<CellPair>& family, const CompareOptions& options, bool paired);
+
+// A case's cell: the metric, its per-repetition values without those that did not sleep.
+CompareCell case_cell(const CaseView& c, const Metric& metric);
 
 // Fills cmp.why (analysis/compare_why.cpp): the kernel-placed rows whose base and other cells both
 // have repetitions by observed class.

@@ -45,7 +45,21 @@ std::string absence(const CompareCell& c) {
   return c.value ? "no baseline" : "n/a";
 }
 
-std::string verdict_legend(const CompareOptions& o) {
+// The run level's rule, said once where some case was judged at it.
+std::string run_level_legend() {
+  return ". At the run level (two or more runs a side) the test and both intervals are Welch's t "
+         "on the runs' means of the log values, with no A/A floor: DIFFERENT from 2 runs a side, "
+         "SAME when that interval lies within the margin";
+}
+
+bool has_run_level(const Comparison& cmp) {
+  for (const CompareRow& r : cmp.rows)
+    for (const CompareCell& c : r.cells)
+      if (c.level == CompareLevel::kRuns) return true;
+  return false;
+}
+
+std::string verdict_legend(const CompareOptions& o, bool any_run_level) {
   const std::string margin = fmt("%.0f", o.margin * 100) + "%";
   const std::string floor = o.noise
                                 ? " and beyond the case's A/A floor in " +
@@ -59,7 +73,8 @@ std::string verdict_legend(const CompareOptions& o) {
          "% interval of the change, widened by the A/A floor, within +-" + margin +
          "; UNKNOWN = neither (see \"undecided\"). [lo, hi] = " + fmt("%.0f", o.confidence * 100) +
          "% Hodges-Lehmann interval of the change over per-repetition values; q = Mann-Whitney U "
-         "p-value, Benjamini-Hochberg-adjusted over the cases of the comparison";
+         "p-value, Benjamini-Hochberg-adjusted over the cases of the comparison" +
+         (any_run_level ? run_level_legend() : "");
 }
 
 // A log-scale interval of the ratio as a change in percent, + = better.
@@ -86,6 +101,38 @@ std::string summary_line(const Comparison& cmp, std::size_t s) {
               : "");
 }
 
+std::string runs_text(const CompareSet& set) {
+  return std::to_string(set.runs.size()) + (set.runs.size() == 1 ? " run" : " runs");
+}
+
+// What the verdicts against set s rest on: the level, and what stands for the variation between
+// runs (README.md#compare-the-verdict).
+std::string level_line(const Comparison& cmp, std::size_t s) {
+  int runs = 0, reps = 0, paired = 0;
+  for (const CompareRow& r : cmp.rows)
+    if (const CompareCell& c = r.cells[s]; c.test)
+      ++(c.level == CompareLevel::kRuns ? runs : c.paired() ? paired : reps);
+  const std::string sides = runs_text(cmp.sets[0]) + " vs " + runs_text(cmp.sets[s]);
+  const CompareOptions& o = cmp.options;
+  const std::string floor =
+      o.noise ? "the verdicts rest on the A/A floor of " +
+                    (o.noise->path.empty() ? std::string("the noise floor") : o.noise->path)
+              : "no A/A floor (--noise) stands for it";
+  if (paired && !runs && !reps) return "level: the rounds of one run --ab run, paired";
+  if (runs && !reps && !paired)
+    return "level: runs (" + sides +
+           "): each case's variance between runs, measured from them, "
+           "replaces the A/A floor";
+  const bool single = cmp.sets[0].runs.size() == 1 && cmp.sets[s].runs.size() == 1;
+  if (!runs)
+    return std::string("level: repetitions (") + sides +
+           (single ? "): the variation between runs is unknown with one run a side; "
+                   : "; the run level needs 2 or more a side): ") +
+           floor;
+  return "level: runs for " + std::to_string(runs) + " case(s), repetitions for " +
+         std::to_string(reps + paired) + " (fewer than 2 runs a side held them; " + floor + ")";
+}
+
 std::string case_text(const CompareRow& r) {
   return r.mechanism + "/" + r.mode + "/" + r.placement + r.suffix + r.pair;
 }
@@ -95,10 +142,22 @@ std::string undecided_text(const CompareOptions& o, const CompareCell& base, con
                            const std::string& label) {
   const Decision& d = *c.decision;
   std::string t = d.why;
+  if (c.levels)
+    t += "; sd between runs " + fmt("%.1f", 100 * std::sqrt(c.levels->between)) +
+         "%, within a run " + fmt("%.1f", 100 * std::sqrt(c.levels->within)) + "% (" +
+         std::to_string(c.levels->runs_base) + " vs " + std::to_string(c.levels->runs_other) +
+         " runs)";
+  else if (!c.paired() && base.run_count <= 1 && c.run_count <= 1)
+    t += "; the variation between runs is unknown (one run a side)";
   if (d.detectable)
     t += "; it detects changes beyond " + fmt("%.1f", std::expm1(*d.detectable) * 100) + "%";
-  if (!d.needed) return t + "; no repetition count decides it";
-  const std::string aim = " would show " + std::string(verdict_id(*d.needed_for));
+  const std::string aim =
+      d.needed_for ? " would show " + std::string(verdict_id(*d.needed_for)) : "";
+  if (d.needed && d.needed_per_run)
+    return t + "; " + std::to_string(*d.needed) + " runs a side of " +
+           std::to_string(*d.needed_per_run) + " repetitions" + aim;
+  if (!d.needed)
+    return t + (c.levels ? "; no run count decides it" : "; no repetition count decides it");
   if (d.needed_base)
     return t + "; the baseline's " + std::to_string(base.repetitions.size()) +
            " repetitions limit this: " + std::to_string(*d.needed_base) + " a side" + aim;
@@ -402,14 +461,16 @@ std::string format_text(const Comparison& cmp) {
   std::ostringstream out;
   out << "wakebench compare: " << m.label << " in " << m.unit << ", "
       << (m.higher_is_better ? "higher" : "lower") << " is better\n";
-  for (std::size_t s = 1; s < cmp.sets.size(); ++s) out << "  " << summary_line(cmp, s) << "\n";
+  for (std::size_t s = 1; s < cmp.sets.size(); ++s)
+    out << "  " << summary_line(cmp, s) << "\n" << wrap(level_line(cmp, s), "    ");
   for (const CompareSet& s : cmp.sets) {
-    out << "  " << s.label << ": " << s.path << (s.complete ? "" : " (incomplete run)") << "\n"
+    const std::string runs = s.runs.size() > 1 ? runs_text(s) + ": " : "";
+    out << wrap(s.label + ": " + runs + s.path + (s.complete ? "" : " (incomplete run)"), "  ")
         << wrap(machine_line(s.machine), "    ");
   }
-  out << wrap(
-      "ratio = set / " + cmp.sets[0].label + "; change: + = better; " + verdict_legend(cmp.options),
-      "  ");
+  out << wrap("ratio = set / " + cmp.sets[0].label + "; change: + = better; " +
+                  verdict_legend(cmp.options, has_run_level(cmp)),
+              "  ");
   out << text_tables(cmp) << text_undecided(cmp) << why_text(cmp) << text_one_sided(cmp);
   if (!cmp.warnings.empty()) {
     out << "\nnotes:\n";
@@ -426,13 +487,14 @@ std::string format_markdown(const Comparison& cmp) {
   out << "## wakebench compare: " << m.label << " in " << m.unit << " ("
       << (m.higher_is_better ? "higher" : "lower") << " is better; change: + = better)\n\n";
   for (std::size_t s = 1; s < cmp.sets.size(); ++s)
-    out << "- **" << md_escape(summary_line(cmp, s)) << "**\n";
+    out << "- **" << md_escape(summary_line(cmp, s)) << "**; " << md_escape(level_line(cmp, s))
+        << "\n";
   out << "\n| set | file | machine | complete |\n|---|---|---|---|\n";
   for (const CompareSet& s : cmp.sets) {
     out << "| " << md_escape(s.label) << " | " << md_escape(s.path) << " | "
         << md_escape(machine_line(s.machine)) << " | " << (s.complete ? "yes" : "no") << " |\n";
   }
-  out << "\n" << verdict_legend(cmp.options) << "\n";  // the program's own text
+  out << "\n" << verdict_legend(cmp.options, has_run_level(cmp)) << "\n";  // the program's own text
   std::vector<std::size_t> others;
   for (std::size_t s = 1; s < cmp.sets.size(); ++s) others.push_back(s);
   for (const auto& [mechanism, rows] : by_mechanism(cmp)) {
@@ -480,11 +542,18 @@ struct VerdictFigures {
   std::string verdict, why, needed_for;  // "" when there is no verdict
   std::optional<std::pair<double, double>> equivalence_pct;
   std::optional<double> detectable_pct;
-  std::optional<std::size_t> needed, needed_base;
+  std::optional<std::size_t> needed, needed_base, needed_per_run;
+  std::string level;                                // "" when the cell was not tested
+  std::optional<double> run_sd_pct, within_sd_pct;  // the run level's sd at each level
 };
 
 VerdictFigures figures_of(const CompareCell& c, const Metric& m) {
   VerdictFigures f;
+  if (c.test) f.level = level_id(c.level);
+  if (c.levels) {
+    f.run_sd_pct = 100 * std::sqrt(c.levels->between);
+    f.within_sd_pct = 100 * std::sqrt(c.levels->within);
+  }
   if (!c.decision) return f;
   const Decision& d = *c.decision;
   f.verdict = verdict_id(d.verdict);
@@ -493,6 +562,7 @@ VerdictFigures figures_of(const CompareCell& c, const Metric& m) {
   if (d.detectable) f.detectable_pct = std::expm1(*d.detectable) * 100;
   f.needed = d.needed;
   f.needed_base = d.needed_base;
+  f.needed_per_run = d.needed_per_run;
   if (d.needed_for) f.needed_for = verdict_id(*d.needed_for);
   return f;
 }
@@ -506,6 +576,8 @@ std::string test_name(const CompareCell& c) {
       return "exact";
     case CellTestKind::kNormal:
       return "normal";
+    case CellTestKind::kWelchRuns:
+      return "welch-runs";
   }
   return "";
 }
@@ -515,7 +587,7 @@ std::string format_csv(const Comparison& cmp) {
   out << "mechanism,mode,placement,pair,params,metric,set,file,status,value,repetitions,marked,"
          "sd_pct,ratio,change_pct,change_lo_pct,change_hi_pct,p_value,q_value,test,aa_floor_pct,"
          "verdict,equivalence_lo_pct,equivalence_hi_pct,detectable_pct,needed,needed_for,"
-         "needed_base,why\n";
+         "needed_base,why,level,runs,run_sd_pct,within_run_sd_pct,needed_repetitions_per_run\n";
   const auto count = [](const std::optional<std::size_t>& v) {
     return v ? std::to_string(*v) : std::string();
   };
@@ -537,7 +609,9 @@ std::string format_csv(const Comparison& cmp) {
           << test_name(c) << ',' << opt_number(c.aa_floor_pct) << ',' << f.verdict << ','
           << pair(f.equivalence_pct) << ',' << opt_number(f.detectable_pct) << ','
           << count(f.needed) << ',' << f.needed_for << ',' << count(f.needed_base) << ','
-          << csv_field(f.why) << "\n";
+          << csv_field(f.why) << ',' << f.level << ',' << (c.present ? c.run_count : 0) << ','
+          << opt_number(f.run_sd_pct) << ',' << opt_number(f.within_sd_pct) << ','
+          << count(f.needed_per_run) << "\n";
     }
   }
   return out.str();
@@ -580,7 +654,12 @@ nlohmann::json cell_json(const Comparison& cmp, const CompareCell& c, std::size_
       {"needed", opt_count(f.needed)},
       {"needed_for", opt_text(f.needed_for)},
       {"needed_base", opt_count(f.needed_base)},
-      {"why", opt_text(f.why)}};
+      {"why", opt_text(f.why)},
+      {"level", opt_text(f.level)},
+      {"runs", c.present ? c.run_count : 0},
+      {"run_sd_pct", opt_json(f.run_sd_pct)},
+      {"within_run_sd_pct", opt_json(f.within_sd_pct)},
+      {"needed_repetitions_per_run", opt_count(f.needed_per_run)}};
   if (const auto ci = change_interval(c, m)) cell["change_interval_pct"] = {ci->first, ci->second};
   if (f.equivalence_pct)
     cell["equivalence_interval_pct"] = {f.equivalence_pct->first, f.equivalence_pct->second};
@@ -662,8 +741,11 @@ std::string format_json(const Comparison& cmp) {
                               {"kernel_release", s.machine.kernel_release},
                               {"topology_source", s.machine.topology_source},
                               {"counts", format_counts(s.machine)}};
-    j["sets"].push_back(
-        {{"label", s.label}, {"path", s.path}, {"complete", s.complete}, {"machine", machine}});
+    j["sets"].push_back({{"label", s.label},
+                         {"path", s.path},
+                         {"runs", s.runs},
+                         {"complete", s.complete},
+                         {"machine", machine}});
   }
   j["rows"] = nlohmann::json::array();
   j["one_sided"] = nlohmann::json::array();

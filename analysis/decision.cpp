@@ -66,13 +66,19 @@ EffectTest paired_t(const EffectSamples& s, double confidence) {
   return t_test(mean_of(d), std::sqrt(sum_squares(d) / (n - 1) / n), n - 1, confidence);
 }
 
-EffectTest welch_t(const EffectSamples& s, double confidence) {
+// Welch's standard error of the difference of the means and its Welch-Satterthwaite degrees of
+// freedom (any, when both variances are 0: se is 0 then).
+std::pair<double, double> welch_se_dof(const EffectSamples& s) {
   const double n1 = static_cast<double>(s.base.size()), n2 = static_cast<double>(s.other.size());
   const double v1 = sum_squares(s.base) / (n1 - 1) / n1, v2 = sum_squares(s.other) / (n2 - 1) / n2;
-  // Welch-Satterthwaite degrees of freedom (any, when both variances are 0: se is 0 then).
   const double dof =
       v1 + v2 == 0 ? 1 : (v1 + v2) * (v1 + v2) / (v1 * v1 / (n1 - 1) + v2 * v2 / (n2 - 1));
-  return t_test(mean_of(s.other) - mean_of(s.base), std::sqrt(v1 + v2), dof, confidence);
+  return {std::sqrt(v1 + v2), dof};
+}
+
+EffectTest welch_t(const EffectSamples& s, double confidence) {
+  const auto [se, dof] = welch_se_dof(s);
+  return t_test(mean_of(s.other) - mean_of(s.base), se, dof, confidence);
 }
 
 // The variance of the estimate per unit spread^2: 1/n1 + 1/n2 over the rank test's efficiency, or
@@ -121,8 +127,32 @@ Band band(const DecisionInput& in, double x) {
   return {std::log(1 - std::min(x, 0.99)), std::log1p(x)};
 }
 
+// UNKNOWN at the run level: what the present runs detect (Welch's t), and the runs a side, and
+// repetitions a run, that would decide it from the variance measured at each level.
+void explain_runs(const DecisionInput& in, const DecisionRules& rules, double level, Band margin,
+                  Decision& d) {
+  const auto [se, dof] = welch_se_dof(in.samples);
+  const boost::math::students_t t(dof);
+  d.detectable =
+      (boost::math::quantile(t, 1 - level / 2) + boost::math::quantile(t, rules.power)) * se;
+  const LevelVariances& v = *in.levels;
+  std::optional<LevelPlan> to_differ, to_match;
+  if (in.estimate != 0) to_differ = runs_for(v, std::fabs(in.estimate), level, rules.power, true);
+  const double room = std::min(margin.hi - in.estimate, in.estimate - margin.lo);
+  if (room > 0) to_match = runs_for(v, room, level, rules.power, false);
+  const bool match_first = to_match && (!to_differ || to_match->runs < to_differ->runs);
+  if (const std::optional<LevelPlan>& p = match_first ? to_match : to_differ) {
+    d.needed = p->runs;
+    d.needed_per_run = p->repetitions;
+    d.needed_for = match_first ? CompareVerdict::kSame : CompareVerdict::kDifferent;
+  }
+  d.why = "no clear change between the runs (q " + fmt("%.3f", in.q.value_or(1.0)) +
+          ") and their interval reaches beyond the margin";
+}
+
 void explain_unknown(const DecisionInput& in, const DecisionRules& rules, double level, Band margin,
                      Band floor, Decision& d) {
+  if (in.levels) return explain_runs(in, rules, level, margin, d);
   const double z_two = normal_quantile(1 - level / 2), z_one = normal_quantile(1 - level);
   const double z_power = normal_quantile(rules.power);
   const double se = d.spread * std::sqrt(variance_factor(in.samples));
@@ -188,7 +218,7 @@ double effect_spread(const EffectSamples& s) {
 }
 
 Decision decide(const DecisionInput& in, const DecisionRules& rules, double level) {
-  const Band margin = band(in, rules.margin), floor = band(in, in.floor);
+  const Band margin = band(in, rules.margin), floor = band(in, in.levels ? 0.0 : in.floor);
   Decision d;
   const EffectTest eq = test_effect(in.samples, 1 - 2 * level);
   d.equiv_lo = eq.lo + floor.lo;
@@ -196,7 +226,9 @@ Decision decide(const DecisionInput& in, const DecisionRules& rules, double leve
   d.spread = effect_spread(in.samples);
   const std::size_t n = std::min(in.samples.base.size(), in.samples.other.size());
   const bool beyond_floor = in.estimate < floor.lo || in.estimate > floor.hi;
-  if (n >= rules.min_repetitions && in.q && *in.q < level && beyond_floor) {
+  // Runs: the t test holds from 2 a side, its width says how sure it is.
+  const std::size_t least = in.levels ? 2 : rules.min_repetitions;
+  if (n >= least && in.q && *in.q < level && beyond_floor) {
     d.verdict = CompareVerdict::kDifferent;
   } else if (d.equiv_lo >= margin.lo && d.equiv_hi <= margin.hi) {
     d.verdict = CompareVerdict::kSame;

@@ -13,7 +13,10 @@
 //
 // Unpaired sets (two runs): the Mann-Whitney U test and the Hodges-Lehmann interval. Paired sets
 // (`wakebench run --ab`: one value per round on each side): the t test and interval on the
-// per-round differences. Class shares: Welch's t test and interval of the means.
+// per-round differences. Class shares: Welch's t test and interval of the means. Several runs a
+// side (analysis/levels.h): Welch's t test and interval of the runs' means, the run the unit; no
+// A/A floor (the runs measure what it stood for), DIFFERENT from 2 runs a side (the t interval is
+// wide with few), and UNKNOWN's count is runs a side and repetitions a run.
 #pragma once
 
 #include <cstddef>
@@ -22,6 +25,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "analysis/levels.h"
 
 namespace wb {
 
@@ -69,6 +74,8 @@ struct Decision {
   std::optional<std::size_t> needed;         // repetitions a side (equal sides) that decide it
   std::optional<CompareVerdict> needed_for;  // the verdict that count aims at
   std::optional<std::size_t> needed_base;    // the fixed baseline's count is the limit: this many
+  // At the run level: `needed` is runs a side, and this the repetitions a run.
+  std::optional<std::size_t> needed_per_run;
 };
 
 struct DecisionInput {
@@ -81,6 +88,9 @@ struct DecisionInput {
   bool base_fixed = true;  // the base set gains no repetitions (compare; run --until-decided)
   // For a ratio the margin M means [log(1 - M), log(1 + M)] on the log scale.
   bool log_scale = true;
+  // The run level: `samples` hold the runs' means (means = true), these the variances of both
+  // levels; `floor` is not used.
+  std::optional<LevelVariances> levels;
 };
 
 // `level`: the level this look spends (rules.alpha for a single comparison; alpha_spent_at() under

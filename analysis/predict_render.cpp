@@ -189,6 +189,27 @@ json case_json_of(const CasePrediction& e) {
   return j;
 }
 
+// The change a against b in percent (+ = a cheaper) and its interval, from the judged cell.
+std::pair<double, double> premise_interval(const CompareCell& j) {
+  return {(1 - j.interval->hi) * 100, (1 - j.interval->lo) * 100};
+}
+
+// compare's verdict of a check (PremiseCheck::verdict) and the numbers behind it.
+void add_premise_verdict(const PremiseCheck& c, PremiseVerdict v, json& k) {
+  const CompareCell& j = *c.judged;
+  const Decision& d = *j.decision;
+  k["verdict"] = premise_verdict_word(v);
+  k["compare_verdict"] = verdict_id(d.verdict);
+  k["q_value"] = j.q_value ? json(*j.q_value) : json(nullptr);
+  k["change_interval_pct"] = nullptr;
+  if (j.interval) {
+    const auto [lo, hi] = premise_interval(j);
+    k["change_interval_pct"] = {round2(lo), round2(hi)};
+  }
+  k["detectable_pct"] = d.detectable ? json(round2(std::expm1(*d.detectable) * 100)) : json();
+  k["why"] = d.why.empty() ? json() : json(d.why);
+}
+
 json premise_json(const Premise& p) {
   json checks = json::array();
   for (const auto& c : p.checks) {
@@ -205,6 +226,7 @@ json premise_json(const Premise& p) {
       k["saving_pct"] = round2(100.0 * (*c.b_rtt_ns - *c.a_rtt_ns) / *c.b_rtt_ns);
       k["holds"] = *c.a_rtt_ns < *c.b_rtt_ns;
     }
+    if (const auto v = c.verdict()) add_premise_verdict(c, *v, k);
     checks.push_back(k);
   }
   json j = {{"premise", p.text}, {"checks", checks}};
@@ -350,6 +372,27 @@ std::string render_case(const CasePrediction& e, Footnotes& notes) {
   return out;
 }
 
+// "holds, 95.91% [+95.5, +96.2]", "fails: the same within +-5%, 1.20% [-2.1, +3.4]",
+// "cannot tell, 3.08%; it detects changes beyond 13.2%".
+std::string premise_reading(const PremiseCheck& c, PremiseVerdict v) {
+  const CompareCell& j = *c.judged;
+  const Decision& d = *j.decision;
+  std::string pct = fmt("%.2f%%", *j.change_pct);
+  if (j.interval) {
+    const auto [lo, hi] = premise_interval(j);
+    pct += " [" + fmt("%+.1f", lo) + ", " + fmt("%+.1f", hi) + "]";
+  }
+  if (v == PremiseVerdict::kHolds) return "holds, " + pct;
+  if (v == PremiseVerdict::kFails)
+    return d.verdict == CompareVerdict::kSame
+               ? "fails: the same within +-" + fmt("%.0f", CompareOptions{}.margin * 100) + "%, " +
+                     pct
+               : "fails, " + pct;
+  if (!d.detectable) return "cannot tell, " + pct + ": too few repetitions to test";
+  return "cannot tell, " + pct + "; it detects changes beyond " +
+         fmt("%.1f", std::expm1(*d.detectable) * 100) + "%";
+}
+
 std::string render_premise(const Premise& p) {
   std::string out =
       "    " + p.policy + std::string(p.policy.size() < 13 ? 13 - p.policy.size() : 1, ' ');
@@ -358,14 +401,18 @@ std::string render_premise(const Premise& p) {
   for (const auto& c : p.checks) {
     std::string line = c.label + " " + c.a + " " + (c.a_rtt_ns ? us_text(*c.a_rtt_ns) : "n/a") +
                        " vs " + c.b + " " + (c.b_rtt_ns ? us_text(*c.b_rtt_ns) : "n/a");
-    if (c.a_rtt_ns && c.b_rtt_ns && *c.b_rtt_ns > 0) {
-      char pct[32];
-      std::snprintf(pct, sizeof pct, "%.2f%%", 100.0 * (*c.b_rtt_ns - *c.a_rtt_ns) / *c.b_rtt_ns);
-      line += (*c.a_rtt_ns < *c.b_rtt_ns ? " (holds, " : " (fails, ") + std::string(pct) + ")";
-    }
+    if (const auto v = c.verdict()) line += " (" + premise_reading(c, *v) + ")";
     out += wrapped("      ", line, 8);
   }
   return out;
+}
+
+std::string premise_legend() {
+  return "holds / fails: compare's verdict on the two cases' repetitions in this run is decided "
+         "(DIFFERENT one way; SAME within +-" +
+         fmt("%.0f", CompareOptions{}.margin * 100) +
+         "% fails); else cannot tell, with the change it detects. [lo, hi]: the change's 95% "
+         "interval. One run: how much the premise moves between runs is not in it";
 }
 
 // "3 kernel cases by the nearest group's word: 1 MATCH, 0 EXPLAINED, 2 NO-PREDICTION, 0 MISS".
@@ -454,7 +501,7 @@ std::string render_results_text(const ResultsPrediction& p) {
   Footnotes notes;
   for (const auto& e : p.cases) out += render_case(e, notes);
   out += notes.render();
-  out += "  premises:\n";
+  out += "  premises:\n" + wrapped("    ", premise_legend(), 4);
   for (const auto& pr : p.premises) out += render_premise(pr);
   return out;
 }

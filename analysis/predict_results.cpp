@@ -46,8 +46,10 @@ std::optional<std::string> not_modelled(const std::string& mechanism) {
 struct Point {
   std::vector<const CaseView*> cases;
   std::map<std::string, double> pinned;  // class -> median of its first ok pinned case
+  std::map<std::string, const CaseView*> pinned_case;  // class -> that case
   std::optional<WakeFlags> flags;
-  std::optional<double> kernel_rtt;  // the default-cpuset kernel case's median, else the first
+  std::optional<double> kernel_rtt;       // the default-cpuset kernel case's median, else the first
+  const CaseView* kernel_case = nullptr;  // that case
   const CaseView& first() const { return *cases.front(); }
   // "pipe/threads/work=500ns", "binder-like/processes/w2s4", "pipe/threads" at the defaults.
   std::string label() const { return first().mech_mode() + first().suffix; }
@@ -84,10 +86,13 @@ std::vector<Point> points_of(const std::vector<CaseView>& views) {
       if (c->wake_flags && !pt.flags) pt.flags = c->wake_flags;
       if (c->kind == PlacementKind::kKernel) {
         // The premises compare with the default-cpuset kernel case when there are several.
-        if (c->ok() && (c->placement == "kernel" || !pt.kernel_rtt))
+        if (c->ok() && (c->placement == "kernel" || !pt.kernel_rtt)) {
           pt.kernel_rtt = c->rtt.get("median");
+          pt.kernel_case = c;
+        }
       } else if (c->kind == PlacementKind::kPinned && c->ok()) {
-        pt.pinned.try_emplace(std::string(class_id(*c->cls)), *c->rtt.get("median"));
+        const std::string cls(class_id(*c->cls));
+        if (pt.pinned.try_emplace(cls, *c->rtt.get("median")).second) pt.pinned_case[cls] = c;
       }
     }
     if (!pt.flags) pt.flags = default_wake_flags(pt.first().mechanism);
@@ -298,17 +303,45 @@ CasePrediction predict_case(const SchedTopology& sched, const Point& pt, const C
 }
 
 // A patch's premise at each params point apart: is `a` cheaper than `b` (medians of that
-// point's cases).
-PremiseCheck check_at(const Point& pt, const std::string& a, std::optional<double> a_rtt,
-                      const std::string& b, std::optional<double> b_rtt) {
-  return {pt.label(),
-          pt.first().mechanism,
-          std::string(mode_id(pt.first().mode)),
-          pt.first().params_json,
-          a,
-          b,
-          a_rtt,
-          b_rtt};
+// point's cases; the verdict over their repetitions: judge_premises).
+PremiseCheck check_at(const Point& pt, const std::string& a, const CaseView* a_case,
+                      const std::string& b, const CaseView* b_case) {
+  const auto median = [](const CaseView* c) { return c ? c->rtt.get("median") : std::nullopt; };
+  PremiseCheck check{.label = pt.label(),
+                     .mechanism = pt.first().mechanism,
+                     .mode = std::string(mode_id(pt.first().mode)),
+                     .params = pt.first().params_json,
+                     .a = a,
+                     .b = b,
+                     .a_rtt_ns = median(a_case),
+                     .b_rtt_ns = median(b_case)};
+  if (a_case && b_case) {
+    const Metric metric = parse_metric("median");
+    check.base = case_cell(*b_case, metric);
+    check.judged = case_cell(*a_case, metric);
+  }
+  return check;
+}
+
+const CaseView* pinned_case_at(const Point& pt, const std::string& cls) {
+  const auto it = pt.pinned_case.find(cls);
+  return it == pt.pinned_case.end() ? nullptr : it->second;
+}
+
+// compare's verdict on every check, a against b, Benjamini-Hochberg across the set's distinct
+// checks (sync-core and sync-core-v2 share theirs: judged once, copied).
+void judge_premises(std::vector<Premise>& premises) {
+  std::map<std::string, PremiseCheck*> first;
+  std::vector<CellPair> family;
+  for (Premise& p : premises)
+    for (PremiseCheck& c : p.checks)
+      if (c.judged && first.try_emplace(c.label + " " + c.a + " " + c.b, &c).second)
+        family.push_back({&*c.base, &*c.judged});
+  judge_family(family, CompareOptions{}, false);
+  for (Premise& p : premises)
+    for (PremiseCheck& c : p.checks)
+      if (PremiseCheck* j = first[c.label + " " + c.a + " " + c.b]; c.judged && j != &c)
+        c.judged = j->judged;
 }
 
 // Why a class has no measurement: the skipped case's reason, else the topology's.
@@ -328,7 +361,8 @@ Premise class_premise(const std::string& policy, const std::string& text, const 
                       const SchedTopology& sched, const std::vector<CaseView>& views) {
   Premise p{policy, text, {}, std::nullopt};
   for (const Point& pt : points)
-    if (pt.flags == flags) p.checks.push_back(check_at(pt, a, pt.pinned_at(a), b, pt.pinned_at(b)));
+    if (pt.flags == flags)
+      p.checks.push_back(check_at(pt, a, pinned_case_at(pt, a), b, pinned_case_at(pt, b)));
   for (const auto& cls : {a, b}) {
     const bool any = std::any_of(points.begin(), points.end(), [&](const Point& pt) {
       return pt.flags == flags && pt.pinned_at(cls).has_value();
@@ -352,7 +386,7 @@ Premise kernel_premise(const std::string& policy, const std::string& text, Want 
   for (const Point& pt : points)
     if (pt.flags && want(pt.first().mechanism, *pt.flags))
       p.checks.push_back(
-          check_at(pt, "same-cpu", pt.pinned_at("same-cpu"), "kernel", pt.kernel_rtt));
+          check_at(pt, "same-cpu", pinned_case_at(pt, "same-cpu"), "kernel", pt.kernel_case));
   if (p.checks.empty()) {
     p.not_measurable = "not measurable here: no matching mechanism";
   } else if (std::none_of(p.checks.begin(), p.checks.end(),
@@ -369,7 +403,7 @@ std::vector<Premise> premises_of(const std::vector<Point>& points, const SchedTo
                                  const std::vector<CaseView>& views) {
   const std::string core =
       "sync wakeups: the waker's SMT sibling is cheaper than another core of the LLC";
-  return {
+  std::vector<Premise> premises = {
       class_premise("sync-pair",
                     "sync wakeups: handing off on the waker CPU is cheaper than another core of "
                     "the LLC",
@@ -389,6 +423,8 @@ std::vector<Premise> premises_of(const std::vector<Point>& points, const SchedTo
             return e && e->futex_handoff;
           },
           points, sched, views)};
+  judge_premises(premises);
+  return premises;
 }
 
 }  // namespace
@@ -431,6 +467,31 @@ ResultsPrediction predict(const ResultSetDoc& rs, const std::vector<CaseView>& v
 }
 
 }  // namespace
+
+std::string_view premise_verdict_word(PremiseVerdict v) {
+  switch (v) {
+    case PremiseVerdict::kHolds:
+      return "holds";
+    case PremiseVerdict::kFails:
+      return "fails";
+    case PremiseVerdict::kCannotTell:
+      break;
+  }
+  return "cannot tell";
+}
+
+std::optional<PremiseVerdict> PremiseCheck::verdict() const {
+  if (!judged || !judged->decision) return std::nullopt;
+  switch (judged->decision->verdict) {
+    case CompareVerdict::kDifferent:
+      return judged->slower() ? PremiseVerdict::kFails : PremiseVerdict::kHolds;
+    case CompareVerdict::kSame:
+      return PremiseVerdict::kFails;
+    case CompareVerdict::kUnknown:
+      break;
+  }
+  return PremiseVerdict::kCannotTell;
+}
 
 std::string_view verdict_word(Verdict v) {
   switch (v) {

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/compare.h"
 #include "analysis/mix.h"
 #include "analysis/predict.h"
 #include "analysis/replay.h"
@@ -84,11 +85,21 @@ struct CasePrediction {
   const PolicyPrediction& first_of(const PolicyGroup& g) const { return policies[g.members[0]]; }
 };
 
+// A premise check's reading: compare's verdict (analysis/compare.h, judge_family) of case a
+// against case b over their per-repetition medians in this run. holds: DIFFERENT, a cheaper;
+// fails: DIFFERENT, a dearer, or SAME (within compare's margin); cannot tell: UNKNOWN.
+enum class PremiseVerdict { kHolds, kFails, kCannotTell };
+std::string_view premise_verdict_word(PremiseVerdict v);  // "holds" | "fails" | "cannot tell"
+
 struct PremiseCheck {
   std::string label, mechanism, mode;
   nlohmann::json params;
   std::string a, b;  // classes, or "kernel"
   std::optional<double> a_rtt_ns, b_rtt_ns;
+  // Both measured: b's cell (the base) and a's, judged against it: ratio a / b, change (+ = a
+  // cheaper), q (Benjamini-Hochberg over the set's distinct checks), interval and verdict.
+  std::optional<CompareCell> base, judged;
+  std::optional<PremiseVerdict> verdict() const;
 };
 
 struct Premise {

@@ -1,6 +1,9 @@
-// wakebench compare BASE.json NEW.json [MORE.json...]: see analysis/compare.h; and the noise floor
-// it reads, wakebench noise A.json B.json [...] --out NOISE.json: see analysis/noise.h.
+// wakebench compare BASE.json NEW.json [MORE.json...], or sides of several runs (A1.json A2.json --
+// B1.json B2.json, or folders): see analysis/compare.h; and the noise floor it reads, wakebench
+// noise A.json B.json [...] --out NOISE.json: see analysis/noise.h.
+#include <algorithm>
 #include <cstdio>
+#include <deque>
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -19,6 +22,66 @@ std::vector<ResultSet> load_sets(const std::vector<std::string>& files) {
   std::vector<ResultSet> sets;
   for (const std::string& f : files) sets.push_back(load_result_set(f));
   return sets;
+}
+
+// compare's arguments by side: split at each kSideBreak; without one, each argument is a side.
+std::vector<std::vector<std::string>> side_args(const std::vector<std::string>& args) {
+  std::vector<std::vector<std::string>> sides(1);
+  const bool breaks = std::find(args.begin(), args.end(), kSideBreak) != args.end();
+  for (const std::string& a : args) {
+    if (a == kSideBreak)
+      sides.emplace_back();
+    else if (breaks)
+      sides.back().push_back(a);
+    else
+      sides.push_back({a});
+  }
+  if (!breaks) sides.erase(sides.begin());
+  for (std::size_t s = 0; s < sides.size(); ++s)
+    if (sides[s].empty())
+      throw std::invalid_argument("compare: side " + std::to_string(s + 1) +
+                                  " has no result set (a -- at an end, or two together)");
+  if (sides.size() < 2)
+    throw std::invalid_argument("compare: a baseline and at least one other side are needed");
+  return sides;
+}
+
+// A folder stands for its result sets: its *.json files, by name.
+std::vector<std::string> expand_folder(const std::string& arg) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(arg, ec)) return {arg};
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(arg, ec))
+    if (e.path().extension() == ".json" && e.is_regular_file(ec))
+      files.push_back(e.path().string());
+  if (ec) throw std::runtime_error("compare: folder " + arg + ": " + ec.message());
+  if (files.empty())
+    throw std::invalid_argument("compare: folder " + arg + " holds no result set (*.json)");
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// Every side's runs, read; a side that is one folder is labelled with its name.
+struct LoadedSides {
+  std::deque<ResultSet> sets;  // stable addresses for the sides' pointers
+  std::vector<CompareSide> sides;
+};
+void load_sides(const std::vector<std::string>& args, LoadedSides& out) {
+  for (const std::vector<std::string>& side : side_args(args)) {
+    CompareSide cs;
+    for (const std::string& a : side)
+      for (const std::string& f : expand_folder(a)) {
+        out.sets.push_back(load_result_set(f));
+        cs.runs.push_back(&out.sets.back());
+      }
+    std::error_code ec;
+    if (side.size() == 1 && std::filesystem::is_directory(side[0], ec)) {
+      std::filesystem::path folder = std::filesystem::path(side[0]).lexically_normal();
+      if (!folder.has_filename()) folder = folder.parent_path();
+      cs.label = folder.filename().string();
+    }
+    out.sides.push_back(std::move(cs));
+  }
 }
 
 // --fail-on: whether some case of some other set has that verdict.
@@ -52,7 +115,11 @@ void add_compare_command(CLI::App& app) {
       "Compare result sets case by case: the first is the baseline; each other set shows ratio, "
       "change (+ = better) with its confidence interval, a verdict (DIFFERENT, SAME or UNKNOWN, "
       "with what would decide it), sd% and a Benjamini-Hochberg q-value over repetitions");
-  cmd->add_option("files", args->files, "BASE.json NEW.json [MORE.json...]")
+  cmd->add_option(
+         "files", args->files,
+         "BASE.json NEW.json [MORE.json...]; or sides of several runs each, the run the "
+         "unit: A1.json A2.json -- B1.json B2.json [-- C1.json ...], a folder standing for "
+         "its *.json")
       ->required()
       ->expected(2, -1);
   cmd->add_option("--metric", args->metric,
@@ -82,7 +149,9 @@ void add_compare_command(CLI::App& app) {
     options.margin = args->margin;
     if (!args->noise.empty()) options.noise = load_noise(args->noise);
     const CompareFormat format = parse_compare_format(args->format);
-    const Comparison cmp = compare_result_sets(load_sets(args->files), options);
+    LoadedSides loaded;
+    load_sides(args->files, loaded);
+    const Comparison cmp = compare_sides(loaded.sides, options);
     std::cout << format_comparison(cmp, format) << std::flush;
     // CSV has no place for notes; humans read them on stderr (text, markdown and json carry them).
     if (format == CompareFormat::kCsv) {
@@ -117,6 +186,19 @@ void add_noise_command(CLI::App& app) {
 }
 
 static CommandRegistrar reg("compare", add_compare_command);
+
+}  // namespace
+
+std::vector<std::string> mark_side_breaks(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  if (args.size() < 2 || args[1] != "compare") return args;
+  for (std::size_t i = 2; i < args.size(); ++i)
+    if (args[i] == "--") args[i] = kSideBreak;
+  return args;
+}
+
+namespace {
+
 static CommandRegistrar noise_reg("noise", add_noise_command);
 
 }  // namespace

@@ -27,6 +27,12 @@ struct Command {
 };
 std::vector<Command>& registered_commands();
 
+// `wakebench compare A1 A2 -- B1 B2`: CLI11 takes a lone "--" for the end of options and drops
+// it, so main() hands compare's on as this word (mark_side_breaks), at which compare splits its
+// sides (runners/cmd_compare.cpp). Other commands' arguments are left alone.
+inline constexpr const char* kSideBreak = "\x1f--";
+std::vector<std::string> mark_side_breaks(int argc, char** argv);
+
 // Thrown by a subcommand to exit with a given status after it has printed what it wanted.
 struct ExitCode {
   int code;

@@ -27,8 +27,11 @@ int main(int argc, char** argv) {
   std::sort(commands.begin(), commands.end(),
             [](const wb::Command& a, const wb::Command& b) { return a.name < b.name; });
   for (auto& c : commands) c.add(app);
+  std::vector<std::string> args = wb::mark_side_breaks(argc, argv);
+  std::vector<char*> marked;
+  for (std::string& a : args) marked.push_back(a.data());
   try {
-    app.parse(argc, argv);
+    app.parse(argc, marked.data());
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
     std::fprintf(stderr, "wakebench: %s\n", e.what());

@@ -112,6 +112,9 @@ class BadInput : public ::testing::Test {
            [](nlohmann::json& d) { d["environment"]["hostname"] = "elsewhere"; });
     edited("other-config.json",
            [](nlohmann::json& d) { d["environment"]["config_hash"] = "sha256:0"; });
+    edited("rerun.json",  // a second run of base's suite
+           [](nlohmann::json& d) { d["cases"][0]["repetitions"][0]["median"] = 2291; });
+    edited("fewer-cases.json", [](nlohmann::json& d) { d["cases"].erase(d["cases"].size() - 1); });
     edited("one-repetition.json", [](nlohmann::json& d) {
       for (auto& c : d["cases"])
         if (auto& r = c["repetitions"]; r.size() > 1) r.erase(r.begin() + 1, r.end());
@@ -406,6 +409,31 @@ TEST_F(BadInput, NoiseSets) {
          "--out {dir}/a.json is one of the A/A sets it reads"},
         dir_ / "none");
   EXPECT_EQ(slurp(dir_ / "a.json"), before);
+}
+
+// compare's sides of several runs (README.md#runs-as-a-level): a side is one suite on one machine,
+// "--" never leaves a side empty, a folder holds result sets.
+TEST_F(BadInput, CompareSides) {
+  const std::string base = fixture("base.json"), d = dir_.string();
+  fs::create_directories(dir_ / "empty-folder");
+  const std::vector<Bad> rows = {
+      {"-- at the end", "compare " + base + " --", "compare: side 2 has no result set"},
+      {"-- at the start", "compare -- " + base + " " + base, "compare: side 1 has no result set"},
+      {"two -- together", "compare " + base + " -- -- " + base,
+       "compare: side 2 has no result set"},
+      {"two machines in a side", "compare " + base + " {dir}/other-host.json -- " + base,
+       "compare: side 1: " + base + " and " + d + "/other-host.json come from different machines"},
+      {"two configs in a side", "compare " + base + " {dir}/other-config.json -- " + base,
+       "ran different configs (config_hash)"},
+      {"two case sets in a side", "compare " + base + " {dir}/fewer-cases.json -- " + base,
+       "hold different cases (a side's runs run one suite)"},
+      {"a set twice in a side", "compare " + base + " {dir}/rerun.json -- " + base + " " + base,
+       "compare: side 2: " + base + " and " + base + " are the same result set"},
+      {"a folder without sets", "compare {dir}/empty-folder " + base,
+       "compare: folder {dir}/empty-folder holds no result set (*.json)"},
+      {"a folder with another file", "compare {dir} " + base, "not a wakebench result set"},
+  };
+  for (const Bad& b : rows) check(b, dir_ / "none");
 }
 
 // An hwloc topology (hwloc's minimal XML parser needs the header lines) whose one PU sits under

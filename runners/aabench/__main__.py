@@ -10,6 +10,8 @@
                  and of the 10 % shift: the run's own verdicts and the time they took
   ab             --pairs N runs of `run --ab SPEC` through a switch that changes nothing (the same
                  value on both sides): the two sets of each compared as A/A
+  runs           --trials N trials of --runs R runs a side, alternated (A, B, the 10 % shift S):
+                 compare's run level on the first r runs of each side, A/A and shift, r = 1..R
 
 Each mode prints its table and goal lines and writes them to DIR/summary.txt, next to the result
 sets, logs and compare outputs; exit status 0 when its goals are met, 1 when not, 2 on bad input.
@@ -25,7 +27,7 @@ import sys
 import textwrap
 import time
 
-from runners.aabench import core, shifts
+from runners.aabench import core, runs, shifts
 from runners.aabench.core import InputError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -75,11 +77,14 @@ class Bench:
         return took
 
     def compare(self, a, b, name):
-        """compare A B --format json, kept as `name` in --out; returns the checked document."""
+        """compare A B --format json, kept as `name` in --out; returns the checked document. A
+        side given as a list of several runs is compared at the run level (A1 A2 -- B1 B2)."""
         dest = self.path(name)
-        cmd = [self.binary, "compare", a, b, "--format", "json"]
+        sides = [[x] if isinstance(x, str) else list(x) for x in (a, b)]
+        cmd = [self.binary, "compare", "--format", "json"]
         if self.noise:
             cmd += ["--noise", self.noise]
+        cmd += sides[0] + ["--"] + sides[1]
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode != 0:
             raise InputError(f"wakebench compare {a} {b}: {p.stderr.strip().splitlines()[-1:]}")
@@ -298,7 +303,48 @@ def mode_ab(bench, args):
     return [f"--ab {spec}", ""] + core.pair_table(pairs) + ["", line, aa_same_note(pairs)], ok
 
 
-MODES = {"aa": mode_aa, "shift": mode_shift, "until-decided": mode_until_decided, "ab": mode_ab}
+def run_trial(bench, t, n_runs):
+    """One trial's runs, alternated (runs.trial_order): {"a": [paths], "b": [...], "s": [the S
+    sets relabelled as work 0]} and the shift's work {ident: work_ns}."""
+    paths, work, cfg = {s: [] for s in runs.STREAMS}, None, None
+    for stream, i in runs.trial_order(t, n_runs):
+        out = bench.path(runs.run_name(t, stream, i))
+        if stream != "s":
+            bench.run(out)
+            paths[stream].append(out)
+            continue
+        if cfg is None:
+            a_doc = core.check_result_set(core.load_json(paths["a"][0], "A set"), paths["a"][0])
+            work = shifts.work_plan(a_doc, (runs.SHIFT,))[runs.SHIFT]
+            cfg = bench.path(f"runs{t}-s-config.json")
+            save_json(cfg, shifts.shift_config(core.load_json(bench.config, "config"), work,
+                                               "shift10"))
+        bench.run(out, config=cfg)
+        relabelled = os.path.splitext(out)[0] + "-as-a.json"
+        save_json(relabelled, shifts.with_work(core.load_json(out, "shifted set"), {}))
+        paths["s"].append(relabelled)
+    return paths, work
+
+
+def mode_runs(bench, args):
+    by_r = {r: {"aa": [], "shift": []} for r in range(1, args.runs + 1)}
+    trials = [run_trial(bench, t, args.runs) for t in range(args.trials)]  # every run first
+    for t, (paths, work) in enumerate(trials):
+        docs = {s: [core.load_json(p, "result set") for p in paths[s]] for s in runs.STREAMS}
+        for r in by_r:
+            a, b, s = paths["a"][:r], paths["b"][:r], paths["s"][:r]
+            aa = core.case_verdicts(bench.compare(a, b, f"runs{t}-r{r}-aa.json"))
+            by_r[r]["aa"].append(core.count(aa))
+            recs = runs.classify_runs(docs["a"][:r], docs["s"][:r], work)
+            counted = {x["ident"] for x in recs if x["cls"] == runs.SHIFT}
+            sv = core.case_verdicts(bench.compare(a, s, f"runs{t}-r{r}-x10.json"))
+            by_r[r]["shift"].append(core.count(sv, counted))
+    lines, ok = runs.goals_at(by_r)
+    return runs.run_count_table(by_r) + [""] + lines, ok
+
+
+MODES = {"aa": mode_aa, "shift": mode_shift, "until-decided": mode_until_decided, "ab": mode_ab,
+         "runs": mode_runs}
 
 
 def parse(argv):
@@ -325,6 +371,8 @@ def parse(argv):
     ap.add_argument("--calibration-pairs", type=int, default=1,
                     help="aa, shift, until-decided: A/A pairs run first for the noise floor "
                     "(default 1; 0: no floor)")
+    ap.add_argument("--trials", type=int, default=10, help="runs: trials (default 10)")
+    ap.add_argument("--runs", type=int, default=6, help="runs: runs a side per trial (default 6)")
     ap.add_argument("--spec", help="ab: the --ab SPEC (default sysctl:kernel.sched_rr_timeslice_ms"
                     " with its current value on both sides)")
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -333,8 +381,8 @@ def parse(argv):
     args.run_args = run_args  # after --: extra arguments to every wakebench run
     if args.pairs is None:
         args.pairs = 1 if args.mode == "until-decided" else 10
-    if args.pairs < 1 or args.rounds < 1 or args.calibration_pairs < 0:
-        ap.error("--pairs and --rounds must be >= 1, --calibration-pairs >= 0")
+    if min(args.pairs, args.rounds, args.trials, args.runs) < 1 or args.calibration_pairs < 0:
+        ap.error("--pairs, --rounds, --trials and --runs must be >= 1, --calibration-pairs >= 0")
     if args.out is None:
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         args.out = os.path.join("results", f"power-{args.mode}-{stamp}")
