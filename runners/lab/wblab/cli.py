@@ -1,7 +1,8 @@
 """`wakebench-lab [options] [-- run args]`: one guest; `wakebench-lab matrix [options]`: presets x
 kernels (matrix.py); `wakebench-lab tables ...`: docs/lab-validation.md's headline tables from
 the matrix files (doctables.py); `wakebench-lab renumber ...`: a config carried to a renumbered
-twin preset (renumber.py). See runners/lab/README.md."""
+twin preset (renumber.py); `wakebench-lab twins ...`: where each policy put the wakee on two twins
+(twins.py); `wakebench-lab pmu SET EVENT`: the counter check of a work_ns sweep (pmu.py). See runners/lab/README.md."""
 import argparse
 import shutil
 import signal
