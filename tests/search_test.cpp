@@ -166,7 +166,7 @@ struct Cli {
   std::string out;
 };
 
-Cli run_cli(const std::string& args) {
+Cli run_search(const std::string& args) {
   const std::string cmd = std::string(WB_BINARY) + " search " + args + " 2>&1";
   Cli r;
   FILE* p = popen(cmd.c_str(), "r");
@@ -183,7 +183,7 @@ TEST(SearchCli, WritesARunConfigWithItsRecord) {
   const std::string dir = test::fresh_test_dir("search_cli").string();
   const std::string out = dir + "/cases.json";
   const Cli r =
-      run_cli("--topology " + kLab + "smt2-3core.xml --emulated --work-ns 200000 --out " + out);
+      run_search("--topology " + kLab + "smt2-3core.xml --emulated --work-ns 200000 --out " + out);
   ASSERT_EQ(r.status, 0) << r.out;
   const Config c = load_config(out);
   const auto cases =
@@ -210,13 +210,13 @@ TEST(SearchCli, BadInputIsOneLineAndWritesNothing) {
   for (const std::string& args :
        {topo + "--mechanism spin", topo + "--mechanism nope", topo + "--policies mainline",
         std::string("--topology /nope.xml"), topo + "--work-ns -1"}) {
-    const Cli r = run_cli(args + " --out " + out);
+    const Cli r = run_search(args + " --out " + out);
     EXPECT_EQ(r.status, 2) << args << ": " << r.out;
     EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << args << ": " << r.out;
   }
   // Nothing discriminates on 2llc: exit 1, no file.
   const Cli none =
-      run_cli("--topology " + kLab + "2llc.xml --emulated --work-ns 200000 --out " + out);
+      run_search("--topology " + kLab + "2llc.xml --emulated --work-ns 200000 --out " + out);
   EXPECT_EQ(none.status, 1) << none.out;
   EXPECT_NE(none.out.find("no case discriminates any pair"), std::string::npos) << none.out;
   EXPECT_FALSE(std::filesystem::exists(out));
