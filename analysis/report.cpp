@@ -22,7 +22,7 @@ using nlohmann::json;
 
 // ---- reading cases ----------------------------------------------------------------------------
 
-std::optional<double> num(const json& obj, const char* key) {
+std::optional<double> number_at(const json& obj, const char* key) {
   if (obj.is_object() && obj.contains(key) && obj[key].is_number()) return obj[key].get<double>();
   return std::nullopt;
 }
@@ -502,11 +502,11 @@ std::vector<PredictionRow> prediction_rows(const json& entries,
     r.label = entry_label(e);
     for (const std::string& p : policies) {
       const json pol = e.contains("policies") ? e["policies"].value(p, json()) : json();
-      r.predicted.push_back(pol.is_object() ? num(pol, "predicted_rtt_ns") : std::nullopt);
+      r.predicted.push_back(pol.is_object() ? number_at(pol, "predicted_rtt_ns") : std::nullopt);
       r.classes.push_back(policy_placement(pol));
     }
     if (e.contains("measured") && e["measured"].is_object())
-      r.measured = num(e["measured"], "rtt_ns");
+      r.measured = number_at(e["measured"], "rtt_ns");
     bool any = r.measured.has_value();
     for (const auto& v : r.predicted) any = any || v.has_value();
     if (any) rows.push_back(std::move(r));

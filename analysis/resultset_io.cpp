@@ -10,7 +10,7 @@
 namespace wb {
 namespace {
 
-[[noreturn]] void fail(const std::string& path, const std::string& what) {
+[[noreturn]] void fail_reading(const std::string& path, const std::string& what) {
   throw std::runtime_error("results " + path + ": " + what);
 }
 
@@ -155,13 +155,13 @@ ResultSet parse_result_set(const std::string& text, const std::string& path) {
   try {
     doc = parse_input_json(text);
   } catch (const std::invalid_argument& e) {
-    fail(path, e.what());
+    fail_reading(path, e.what());
   }
   ResultSet rs;
   try {
     rs = check_result_set(doc);
   } catch (const std::invalid_argument& e) {
-    fail(path, e.what());
+    fail_reading(path, e.what());
   }
   rs.path = path;
   return rs;

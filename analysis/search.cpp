@@ -26,7 +26,7 @@ std::vector<std::vector<int>> cpusets(const SchedTopology& sched) {
   return out;
 }
 
-bool contains(const std::vector<int>& v, int x) {
+bool has_cpu(const std::vector<int>& v, int x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
 
@@ -39,8 +39,8 @@ std::vector<std::vector<int>> busy_sets(const SchedTopology& sched, const std::v
   std::set<std::vector<int>> cores;
   for (int c : allowed) {
     const std::vector<int>& core = sched.smt_mask(c);
-    if (core.size() >= 2 && !contains(core, waker) &&
-        std::all_of(core.begin(), core.end(), [&](int x) { return contains(allowed, x); }))
+    if (core.size() >= 2 && !has_cpu(core, waker) &&
+        std::all_of(core.begin(), core.end(), [&](int x) { return has_cpu(allowed, x); }))
       cores.insert(core);
   }
   out.insert(out.end(), cores.begin(), cores.end());

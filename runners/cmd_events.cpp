@@ -114,7 +114,7 @@ void add_events_command(CLI::App& app) {
   cmd->callback([opt] { run_events(*opt); });
 }
 
-static CommandRegistrar reg("events", add_events_command);
+static CommandRegistrar events_reg("events", add_events_command);
 
 }  // namespace
 }  // namespace wb

@@ -142,6 +142,6 @@ void add_predict_command(CLI::App& app) {
 
 }  // namespace
 
-static CommandRegistrar reg("predict", add_predict_command);
+static CommandRegistrar predict_reg("predict", add_predict_command);
 
 }  // namespace wb

@@ -88,7 +88,7 @@ void add_replay_command(CLI::App& app) {
   });
 }
 
-static CommandRegistrar reg("replay", add_replay_command);
+static CommandRegistrar replay_reg("replay", add_replay_command);
 
 }  // namespace
 }  // namespace wb

@@ -40,7 +40,7 @@ void add_report_command(CLI::App& app) {
   });
 }
 
-static CommandRegistrar reg("report", add_report_command);
+static CommandRegistrar report_reg("report", add_report_command);
 
 }  // namespace
 }  // namespace wb

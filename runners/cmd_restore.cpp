@@ -28,7 +28,7 @@ void add_restore_command(CLI::App& app) {
   });
 }
 
-const CommandRegistrar reg("restore", add_restore_command);
+const CommandRegistrar restore_reg("restore", add_restore_command);
 
 }  // namespace
 }  // namespace wb

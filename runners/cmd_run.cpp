@@ -92,7 +92,7 @@ void add_run_command(CLI::App& app) {
   });
 }
 
-const CommandRegistrar reg("run", add_run_command);
+const CommandRegistrar run_reg("run", add_run_command);
 
 }  // namespace
 }  // namespace wb

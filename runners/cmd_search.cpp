@@ -179,6 +179,6 @@ void add_search_command(CLI::App& app) {
 
 }  // namespace
 
-static CommandRegistrar reg("search", add_search_command);
+static CommandRegistrar search_reg("search", add_search_command);
 
 }  // namespace wb

@@ -64,7 +64,7 @@ std::string smt_text(const Topology& topo) {
   return text;
 }
 
-void print_text(const Topology& topo, const std::vector<ClassPairs>& classes) {
+void print_topology_text(const Topology& topo, const std::vector<ClassPairs>& classes) {
   const TopologyCounts n = topo.counts();
   std::cout << "source: " << topo.source() << '\n';
   if (auto model = topo.info("CPUModel")) std::cout << "CPU model: " << *model << '\n';
@@ -102,7 +102,7 @@ void run_topology(const TopologyOptions& opt) {
   if (opt.json)
     std::cout << topology_json(topo, classes).dump(2) << std::endl;
   else
-    print_text(topo, classes);
+    print_topology_text(topo, classes);
 }
 
 void add_topology_command(CLI::App& app) {
@@ -119,7 +119,7 @@ void add_topology_command(CLI::App& app) {
   cmd->callback([opt] { run_topology(*opt); });
 }
 
-static CommandRegistrar reg("topology", add_topology_command);
+static CommandRegistrar topology_reg("topology", add_topology_command);
 
 }  // namespace
 }  // namespace wb

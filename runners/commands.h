@@ -1,5 +1,7 @@
 // Subcommand registration for the wakebench CLI. Each runners/cmd_*.cpp adds its subcommand with
-// one line at namespace scope:   static wb::CommandRegistrar reg("topology", add_topology_command);
+// one line at namespace scope, the registrar named after its command (a unity build compiles
+// several runners/cmd_*.cpp as one file, CMakeLists.txt):
+//   static wb::CommandRegistrar topology_reg("topology", add_topology_command);
 // main() builds the CLI11 app from every registrar (sorted by name) and runs it.
 //
 // Error convention: a subcommand throws any std::exception whose what() is one line saying what is

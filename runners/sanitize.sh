@@ -70,7 +70,7 @@ jobs=${WB_SANITIZE_JOBS:-$(nproc)}
 
 # What the build and the tests need (the README's test command installs the same), clang-16 with
 # its sanitizer runtimes, and the symbolizer.
-packages=(cmake clang-16 libclang-rt-16-dev llvm-14 lld make pkg-config git
+packages=(cmake clang-16 libclang-rt-16-dev llvm-14 lld make ninja-build pkg-config git
           libhwloc-dev hwloc libpfm4-dev libboost-dev nlohmann-json3-dev libssl-dev
           libbenchmark-dev libgtest-dev libgmock-dev libcli11-dev gnuplot-nox libbpf-dev bpftool)
 # shellcheck source=runners/install-packages.sh
@@ -86,7 +86,10 @@ if [ "$kind" = asan ]; then
   fuzz=ON
   targets+=(fuzz_config fuzz_cpulist fuzz_scenario fuzz_resultset)
 fi
-cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++-16 \
+# Ninja for a new build folder, as runners/bootstrap.sh (one that exists keeps its generator).
+generator=()
+[ -f "$build/CMakeCache.txt" ] || generator=(-G Ninja)
+cmake -S "$here" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++-16 \
   -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1" -DCMAKE_CXX_FLAGS="$flags" \
   -DCMAKE_EXE_LINKER_FLAGS="$flags -fuse-ld=lld" -DWB_FUZZ_TARGETS=$fuzz >/dev/null
 cmake --build "$build" -j"$jobs" --target "${targets[@]}"

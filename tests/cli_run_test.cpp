@@ -301,7 +301,7 @@ TEST_F(RunCli, InterruptWritesAnIncompleteResultSetAndLeavesNothing) {
 // processes, so new children mean the first repetition is done.
 void RunCli::interrupt_in_second_repetition(int sig) {
   const auto cfg = write("reps.json", R"({"schema_version": 1,
-    "defaults": {"round_trips": 300000, "warmup": 10, "repetitions": 3, "timeout_s": 120},
+    "defaults": {"round_trips": 100000, "warmup": 10, "repetitions": 3, "timeout_s": 120},
     "cases": [{"mechanisms": ["pipe"], "modes": ["processes"], "placements": ["same-cpu"]}]})");
   const auto out = dir_ / "r.json";
   const pid_t pid =

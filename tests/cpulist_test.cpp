@@ -38,7 +38,7 @@ TEST(CpuList, RoundTrips) {
 }
 
 // The message names the list, what is wrong and the 0-based position of the offending token.
-std::string error_of(const std::string& text) {
+std::string cpulist_error(const std::string& text) {
   try {
     parse_cpu_list(text);
   } catch (const std::invalid_argument& e) {
@@ -48,22 +48,22 @@ std::string error_of(const std::string& text) {
 }
 
 TEST(CpuList, ErrorsNameTokenAndPosition) {
-  EXPECT_EQ(error_of("0-x"), "invalid CPU list \"0-x\": bad number at position 2");
-  EXPECT_EQ(error_of("a"), "invalid CPU list \"a\": bad number at position 0");
-  EXPECT_EQ(error_of("1,,2"), "invalid CPU list \"1,,2\": empty item at position 2");
-  EXPECT_EQ(error_of("1,"), "invalid CPU list \"1,\": empty item at position 2");
-  EXPECT_EQ(error_of(",1"), "invalid CPU list \",1\": empty item at position 0");
-  EXPECT_EQ(error_of("0,5-3"),
+  EXPECT_EQ(cpulist_error("0-x"), "invalid CPU list \"0-x\": bad number at position 2");
+  EXPECT_EQ(cpulist_error("a"), "invalid CPU list \"a\": bad number at position 0");
+  EXPECT_EQ(cpulist_error("1,,2"), "invalid CPU list \"1,,2\": empty item at position 2");
+  EXPECT_EQ(cpulist_error("1,"), "invalid CPU list \"1,\": empty item at position 2");
+  EXPECT_EQ(cpulist_error(",1"), "invalid CPU list \",1\": empty item at position 0");
+  EXPECT_EQ(cpulist_error("0,5-3"),
             "invalid CPU list \"0,5-3\": range end below its start at position 2");
-  EXPECT_EQ(error_of("0-7:2"),
+  EXPECT_EQ(cpulist_error("0-7:2"),
             "invalid CPU list \"0-7:2\": stride form (a-b:n) is not supported at position 3");
-  EXPECT_EQ(error_of("-1"), "invalid CPU list \"-1\": bad number at position 0");
-  EXPECT_EQ(error_of("1 2"), "invalid CPU list \"1 2\": unexpected ' ' at position 1");
-  EXPECT_EQ(error_of("1-2-3"), "invalid CPU list \"1-2-3\": unexpected '-' at position 3");
-  EXPECT_EQ(error_of("99999999999999999999999"),
+  EXPECT_EQ(cpulist_error("-1"), "invalid CPU list \"-1\": bad number at position 0");
+  EXPECT_EQ(cpulist_error("1 2"), "invalid CPU list \"1 2\": unexpected ' ' at position 1");
+  EXPECT_EQ(cpulist_error("1-2-3"), "invalid CPU list \"1-2-3\": unexpected '-' at position 3");
+  EXPECT_EQ(cpulist_error("99999999999999999999999"),
             "invalid CPU list \"99999999999999999999999\": CPU id 99999999999999999999999 above "
             "the maximum 8191 (the kernel's NR_CPUS limit is 8192) at position 0");
-  EXPECT_EQ(error_of("0,2-8192"),
+  EXPECT_EQ(cpulist_error("0,2-8192"),
             "invalid CPU list \"0,2-8192\": CPU id 8192 above the maximum 8191 (the kernel's "
             "NR_CPUS limit is 8192) at position 4");
 }

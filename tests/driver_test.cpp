@@ -33,18 +33,12 @@ CaseSpec pipe_case(Mode mode, int waker, int wakee) {
   return s;
 }
 
-size_t open_fds() {
-  size_t n = 0;
-  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
-  return n;
-}
-
 class DriverModes : public ::testing::TestWithParam<Mode> {};
 
 TEST_P(DriverModes, PinnedPipeRoundTripsAreAllSampledOnTheirCpus) {
   const auto cpus = allowed_cpus();
   const int a = cpus.front(), b = cpus.size() > 1 ? cpus[1] : cpus.front();
-  const size_t fds_before = open_fds();
+  const size_t fds_before = test::open_fds();
   for (auto [w, e] : {std::pair{a, a}, std::pair{a, b}}) {
     const RunOutcome out =
         run_case(pipe_case(GetParam(), w, e), *find_mechanism("pipe"), test::this_machine(), {});
@@ -62,7 +56,7 @@ TEST_P(DriverModes, PinnedPipeRoundTripsAreAllSampledOnTheirCpus) {
       EXPECT_EQ(s.wakee_cpu[k], e);
     }
   }
-  EXPECT_EQ(open_fds(), fds_before) << "a case leaked file descriptors";
+  EXPECT_EQ(test::open_fds(), fds_before) << "a case leaked file descriptors";
   EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1) << "a task process is left";
 }
 
@@ -252,12 +246,12 @@ class RefusedMechanism final : public LinkMechanism {
 
 TEST_P(DriverModes, ASetupErrorFailsOnlyItsCase) {
   const auto cpus = allowed_cpus();
-  const size_t fds = open_fds();
+  const size_t fds = test::open_fds();
   const RunOutcome out = run_case(pipe_case(GetParam(), cpus.front(), cpus.back()),
                                   RefusedMechanism{}, test::this_machine(), {.timeout_s = 5});
   EXPECT_FALSE(out.ok);
   EXPECT_EQ(out.error.rfind("setup: connect 127.0.0.1", 0), 0u) << out.error;
-  EXPECT_EQ(open_fds(), fds);
+  EXPECT_EQ(test::open_fds(), fds);
   EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1) << "a task process is left";
 }
 

@@ -176,12 +176,6 @@ TEST(FanoutKnobs, RefusesWhatCannotFanOutInOneLine) {
 
 // --- whole cases ---------------------------------------------------------------------------------
 
-size_t open_fds() {
-  size_t n = 0;
-  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
-  return n;
-}
-
 // Named by mode: runners/sanitize.sh tsan runs the threads mode only.
 class Fanout : public ::testing::TestWithParam<Mode> {};
 
@@ -189,7 +183,7 @@ TEST_P(Fanout, KernelPlacedRunsEveryRoundTripOfEverySender) {
   const CaseSpec spec = fanout_case(GetParam(), 2, 8);
   EXPECT_EQ(spec.name, "fanout/" + std::string(mode_id(GetParam())) + "/kernel/w2s8");
   const auto cpus = allowed_cpus();
-  const size_t fds_before = open_fds();
+  const size_t fds_before = test::open_fds();
   const RunOutcome out = run_case(spec, *find_mechanism("fanout"), test::this_machine(), {});
   ASSERT_TRUE(out.ok) << out.error;
   ASSERT_EQ(out.pairs.size(), 2u) << "one stream per sender";
@@ -209,7 +203,7 @@ TEST_P(Fanout, KernelPlacedRunsEveryRoundTripOfEverySender) {
   EXPECT_EQ(j["wake_flags"], "sync");
   EXPECT_EQ(j["params"]["w"], 2);
   EXPECT_EQ(j["params"]["s"], 8);
-  EXPECT_EQ(open_fds(), fds_before) << "a case leaked file descriptors";
+  EXPECT_EQ(test::open_fds(), fds_before) << "a case leaked file descriptors";
   EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1) << "a task process is left";
 }
 
@@ -240,7 +234,7 @@ RunOutcome hurt_a_task(Mode mode, int sig, double timeout_s) {
   spec.round_trips = 300'000;  // far longer than the test waits
   RunOptions opts;
   opts.timeout_s = timeout_s;  // the driver's watchdog (run_case takes it from here)
-  const size_t fds_before = open_fds();
+  const size_t fds_before = test::open_fds();
   const size_t want = mode == Mode::kProcesses ? 10 : 1;
   const pid_t helper = start_hurting(test::children_of(getpid()), want, sig);
   const RunOutcome out = run_case(spec, *find_mechanism("fanout"), test::this_machine(), opts);
@@ -248,7 +242,7 @@ RunOutcome hurt_a_task(Mode mode, int sig, double timeout_s) {
   EXPECT_EQ(waitpid(helper, &status, 0), helper);
   EXPECT_TRUE(WIFEXITED(status) && static_cast<size_t>(WEXITSTATUS(status)) == want)
       << "the case's task processes never all appeared";
-  EXPECT_EQ(open_fds(), fds_before) << "a case leaked file descriptors";
+  EXPECT_EQ(test::open_fds(), fds_before) << "a case leaked file descriptors";
   EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1) << "a task process is left";
   return out;
 }

@@ -45,7 +45,7 @@ constexpr size_t kMaxTaskFds = 64;
 using wb::test::slurp;
 
 // Direct children of every thread of `pid`.
-std::vector<pid_t> children_of(pid_t pid) {
+std::vector<pid_t> child_pids(pid_t pid) {
   std::vector<pid_t> out;
   std::error_code ec;
   for (const auto& t : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
@@ -57,7 +57,7 @@ std::vector<pid_t> children_of(pid_t pid) {
 
 std::vector<pid_t> descendants_of(pid_t pid) {
   std::vector<pid_t> out;
-  for (pid_t c : children_of(pid)) {
+  for (pid_t c : child_pids(pid)) {
     out.push_back(c);
     for (pid_t g : descendants_of(c)) out.push_back(g);
   }
@@ -202,7 +202,7 @@ class Faults : public ::testing::TestWithParam<bool> {
     const bool up = wait_until(
         [&] {
           tasks.clear();
-          for (pid_t c : children_of(pid_))
+          for (pid_t c : child_pids(pid_))
             if (!not_these.count(c)) tasks.push_back(c);
           return tasks.size() == want;
         },
@@ -309,7 +309,7 @@ TEST_P(Faults, PartnerKilledInALaterRepetitionFailsItsCase) {
       [&] {
         if (seen_.size() < 3 * per_repetition) return false;
         third.clear();
-        for (pid_t c : children_of(pid_))
+        for (pid_t c : child_pids(pid_))
           if (seen_.count(c)) third.push_back(c);
         return seen_.size() == 3 * per_repetition && third.size() == per_repetition;
       },

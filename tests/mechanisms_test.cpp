@@ -29,12 +29,6 @@ namespace {
 
 constexpr int64_t kRoundTrips = 200;
 
-size_t open_fds() {
-  size_t n = 0;
-  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
-  return n;
-}
-
 CpuPair cross_pair() {
   const auto cpus = allowed_cpus();
   return {cpus.front(), cpus.size() > 1 ? cpus[1] : cpus.front()};
@@ -127,7 +121,7 @@ TEST_P(Protocol, EveryRoundTripIsSampledOnItsCpus) {
     FAIL() << "unexpected skip: " << *why;
   }
   ASSERT_FALSE(id == "spin" && same) << "spin must refuse one CPU";
-  const size_t fds_before = open_fds();
+  const size_t fds_before = test::open_fds();
   const RunOutcome out = run_case(spec, mech, test::this_machine(), {});
   ASSERT_TRUE(out.ok) << out.error;
   const size_t streams = mech.client_service() ? 2 : 1;
@@ -149,7 +143,7 @@ TEST_P(Protocol, EveryRoundTripIsSampledOnItsCpus) {
       ASSERT_EQ(s.wakee_cpu[k], pair.second);
     }
   }
-  EXPECT_EQ(open_fds(), fds_before) << "a case leaked file descriptors";
+  EXPECT_EQ(test::open_fds(), fds_before) << "a case leaked file descriptors";
   EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1) << "a task process is left";
 }
 

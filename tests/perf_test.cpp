@@ -347,7 +347,7 @@ TEST(Perf, DetectsPmusWithTheGenericPerfTable) {
   EXPECT_FALSE(cs->desc.empty());
 }
 
-std::string run_command(const std::string& cmd, int* status) {
+std::string events_output(const std::string& cmd, int* status) {
   FILE* f = popen(cmd.c_str(), "r");
   if (f == nullptr) return "";
   std::string out;
@@ -360,7 +360,7 @@ std::string run_command(const std::string& cmd, int* status) {
 
 TEST(Perf, EventsCommandJson) {
   int status = -1;
-  const std::string out = run_command(std::string(WB_BINARY) + " events --json", &status);
+  const std::string out = events_output(std::string(WB_BINARY) + " events --json", &status);
   ASSERT_EQ(status, 0) << out;
   const nlohmann::json j = nlohmann::json::parse(out);
   ASSERT_TRUE(j.at("pmus").is_array());
@@ -393,7 +393,7 @@ TEST(Perf, EventsCommandJson) {
     }
   }
   int text_status = -1;
-  const std::string text = run_command(std::string(WB_BINARY) + " events", &text_status);
+  const std::string text = events_output(std::string(WB_BINARY) + " events", &text_status);
   EXPECT_EQ(text_status, 0);
   EXPECT_NE(text.find("perf::PERF_COUNT_SW_CONTEXT_SWITCHES"), std::string::npos);
 }

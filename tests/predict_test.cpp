@@ -27,10 +27,10 @@ namespace {
 
 using nlohmann::json;
 
-const std::string kFixtures = WB_FIXTURES_DIR;
-const std::string kPredict = kFixtures + "/predict";
-const std::string kBoxC = kFixtures + "/topologies/model/box-c-8c-smt2-stride8-1llc.xml";
-const std::string kBoxDn = kFixtures + "/topologies/model/box-dn-2s-8c-nosmt-slit21.xml";
+const std::string kPredictFixtures = WB_FIXTURES_DIR;
+const std::string kPredict = kPredictFixtures + "/predict";
+const std::string kBoxC = kPredictFixtures + "/topologies/model/box-c-8c-smt2-stride8-1llc.xml";
+const std::string kBoxDn = kPredictFixtures + "/topologies/model/box-dn-2s-8c-nosmt-slit21.xml";
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
@@ -238,7 +238,7 @@ class Section10 : public ::testing::TestWithParam<SteadyRow> {};
 
 TEST_P(Section10, SettlesAsTheTableSays) {
   const SteadyRow& row = GetParam();
-  SchedTopology sched(Topology::from_xml(kFixtures + "/topologies/model/" + row.box));
+  SchedTopology sched(Topology::from_xml(kPredictFixtures + "/topologies/model/" + row.box));
   SteadyOptions opt;
   opt.sync = row.sync;
   opt.start_a = row.a;
@@ -436,7 +436,7 @@ TEST(Steady, AWakeThatStacksThePairCanLeaveItStacked) {
 // from CPU 5 takes the sibling first (the guest's mainline unix-dgram pairs ran on 4,5 in 2 of 6
 // repetitions).
 TEST(Steady, AStaleIdleCoresHintSettlesOnTheSibling) {
-  SchedTopology g(Topology::from_xml(kFixtures + "/topologies/lab/smt2-2socket-numa.xml"));
+  SchedTopology g(Topology::from_xml(kPredictFixtures + "/topologies/lab/smt2-2socket-numa.xml"));
   SteadyOptions opt;
   opt.start_a = 0;
   opt.start_b = 4;
@@ -604,7 +604,7 @@ TEST(Results, PremisesCarryTheMeasuredNumbers) {
 
 TEST(Results, MissingSmtClassIsNotMeasurable) {
   // The same cases on a box without SMT, with the smt-sibling cases dropped.
-  json rs = fixture_results(kFixtures + "/topologies/model/box-a-80c-nosmt-1llc.xml");
+  json rs = fixture_results(kPredictFixtures + "/topologies/model/box-a-80c-nosmt-1llc.xml");
   json kept = json::array();
   for (const auto& c : rs["cases"]) {
     if (c["placement"] != "smt-sibling") kept.push_back(c);
@@ -874,7 +874,8 @@ TEST(Verdicts, TheCasesBackgroundCpusArePredictedBusy) {
 // XML) whose kernel shares the LLC only at the SMT level, the core is the LLC, so mainline's sync
 // wake from CPU 0 pulls a wakee from CPU 4 (the other core of the L3) onto CPU 0's core.
 TEST(Verdicts, TheRecordedSchedDomainsNameTheLlc) {
-  json rs = fixture_results(kFixtures + "/topologies/power9-smt4-2pkg-2numa-128pu-butte.xml");
+  json rs =
+      fixture_results(kPredictFixtures + "/topologies/power9-smt4-2pkg-2numa-128pu-butte.xml");
   for (auto& c : rs["cases"])
     if (c["name"] == "pipe/threads/kernel")
       c["cpus"] = {{"waker", 0}, {"wakee", 4}, {"allowed", "0-15"}};
@@ -1117,7 +1118,7 @@ TEST(PredictCli, ScenarioJsonHasTheContractShape) {
 }
 
 TEST(PredictCli, SteadyAndResults) {
-  CliRun r = run_cli("--topology " + kFixtures +
+  CliRun r = run_cli("--topology " + kPredictFixtures +
                      "/topologies/model/box-d-2s-8c-smt2-stride16-slit21.xml --steady --sync "
                      "--start 2,9 --json");
   ASSERT_EQ(r.status, 0) << r.err;

@@ -21,14 +21,14 @@
 namespace wb {
 namespace {
 
-std::string slurp(const std::string& path) { return test::read_fixture(path); }
+std::string fixture_text(const std::string& path) { return test::read_fixture(path); }
 std::string capture(const std::string& rel) { return test::capture_path(rel); }
 std::string local(const std::string& rel) { return test::fixture_path("procfs/" + rel); }
 using test::sysroot_path;
 
 SchedstatSnapshot schedstat_fixture(const std::string& name) {
   const std::string path = capture("schedstat/" + name);
-  return parse_schedstat(slurp(path), path);
+  return parse_schedstat(fixture_text(path), path);
 }
 
 // A scratch tree for malformed files: removed when the test ends.
@@ -203,7 +203,7 @@ TEST(Schedstat, AndroidEasLinesAreSkipped) {
 
 TEST(Schedstat, Version17NamesAndFieldCount) {
   const std::string path = local("schedstat-v17-format.txt");
-  auto s = parse_schedstat(slurp(path), path);
+  auto s = parse_schedstat(fixture_text(path), path);
   EXPECT_EQ(s.version, 17);
   ASSERT_EQ(s.cpus.size(), 2u);
   EXPECT_EQ(s.cpus[0].domains[0].name, "MC");
@@ -529,7 +529,7 @@ TEST(SchedDomainsLive, ReadOrReason) {
 TEST(SchedFeatures, EevdfCfsAndOutOfTree) {
   auto read = [](const std::string& name) {
     const std::string path = capture("features/" + name);
-    return parse_sched_features(slurp(path), path);
+    return parse_sched_features(fixture_text(path), path);
   };
   auto find = [](const std::vector<SchedFeature>& v,
                  const std::string& name) -> const SchedFeature* {
@@ -765,7 +765,7 @@ TEST(Cpufreq, MalformedFilesAreNotedNotFatal) {
 
 CpuInfo cpuinfo_fixture(const std::string& name) {
   const std::string path = local(name);
-  return parse_cpuinfo(slurp(path), path);
+  return parse_cpuinfo(fixture_text(path), path);
 }
 
 TEST(Cpuinfo, X86ModelMicrocodeHypervisorFlag) {

@@ -15,7 +15,7 @@ namespace {
 using nlohmann::json;
 
 // 8 cores with SMT2, siblings strided by 8, one LLC: 0-0 same-cpu, 0-8 smt-sibling, 0-1 llc.
-const Topology& box_c() {
+const Topology& box_c_8c() {
   static const Topology t = test::fixture_topology("model/box-c-8c-smt2-stride8-1llc.xml");
   return t;
 }
@@ -61,7 +61,7 @@ const std::vector<Trip> kMixed = {{0, 1, 10000}, {0, 0, 1000},  {0, 1, 20000}, {
 TEST(RepetitionClasses, AKernelRepetitionIsSplitByObservedClass) {
   // As written (ordered_json: a parsed json object would sort its keys by name).
   const nlohmann::ordered_json c =
-      case_json(kernel_record({{samples(kMixed)}, {samples({{0, 1, 40000}})}}), box_c());
+      case_json(kernel_record({{samples(kMixed)}, {samples({{0, 1, 40000}})}}), box_c_8c());
   const nlohmann::ordered_json& first = c["repetitions"][0]["classes"];
   std::vector<std::string> order;
   for (const auto& [cls, v] : first.items()) order.push_back(cls);
@@ -85,7 +85,7 @@ TEST(RepetitionClasses, AKernelRepetitionIsSplitByObservedClass) {
 }
 
 TEST(RepetitionClasses, APinnedCaseHasNoClassSplit) {
-  const json c = case_json(kernel_record({{samples({{0, 1, 1000}})}}, false), box_c());
+  const json c = case_json(kernel_record({{samples({{0, 1, 1000}})}}, false), box_c_8c());
   EXPECT_FALSE(c["repetitions"][0].contains("classes"));
   EXPECT_TRUE(c["repetitions"][0].contains("marked"));
 }
@@ -94,7 +94,7 @@ TEST(RepetitionView, ReadsBackWhatCaseJsonWrote) {
   CaseRecord rec = kernel_record({{samples(kMixed)}, {samples({{0, 1, 40000}, {0, 1, 41000}})}});
   rec.repetitions[1][0].blocked = {1, 0};  // did not sleep
   rec.repetitions[1][0].preempted = {1, 0};
-  const json c = case_json(rec, box_c());
+  const json c = case_json(rec, box_c_8c());
   const CaseView v = parse_cases(json::array({c})).front();
   ASSERT_EQ(v.rep_info.size(), 2u);
   EXPECT_EQ(v.rep_info.size(), v.repetitions.size());
@@ -121,7 +121,7 @@ TEST(RepetitionView, ReadsBackWhatCaseJsonWrote) {
   CaseRecord spin = kernel_record({{samples({{0, 1, 100}})}}, false);
   spin.repetitions[0][0].blocked = {std::nullopt, std::nullopt};
   spin.repetitions[0][0].preempted = {std::nullopt, std::nullopt};
-  const CaseView s = parse_cases(json::array({case_json(spin, box_c())})).front();
+  const CaseView s = parse_cases(json::array({case_json(spin, box_c_8c())})).front();
   ASSERT_EQ(s.rep_info.size(), 1u);
   EXPECT_FALSE(s.rep_info[0].blocked[0]);
   EXPECT_FALSE(s.rep_info[0].blocked[1]);
@@ -129,7 +129,7 @@ TEST(RepetitionView, ReadsBackWhatCaseJsonWrote) {
   EXPECT_TRUE(s.rep_info[0].classes.empty());
 }
 
-std::string error_of(const json& c) {
+std::string view_error(const json& c) {
   try {
     parse_cases(json::array({c}));
   } catch (const std::invalid_argument& e) {
@@ -141,62 +141,63 @@ std::string error_of(const json& c) {
 }
 
 TEST(RepetitionView, BadValuesAreOneLineNamingTheCase) {
-  const json good = case_json(kernel_record({{samples(kMixed)}, {samples(kMixed)}}), box_c());
-  ASSERT_EQ(error_of(good), "accepted");
+  const json good = case_json(kernel_record({{samples(kMixed)}, {samples(kMixed)}}), box_c_8c());
+  ASSERT_EQ(view_error(good), "accepted");
   const std::string at = "cases[0] (pipe/threads/kernel): ";
   json bad = good;
   bad["repetitions"][0]["blocked"]["waker"] = -1;
-  EXPECT_EQ(error_of(bad), at + "repetitions[0].blocked.waker is -1, not a non-negative number");
+  EXPECT_EQ(view_error(bad), at + "repetitions[0].blocked.waker is -1, not a non-negative number");
   bad = good;
   bad["repetitions"][1]["blocked"]["wakee"] = "many";
-  EXPECT_EQ(error_of(bad),
+  EXPECT_EQ(view_error(bad),
             at + "repetitions[1].blocked.wakee is \"many\", not a non-negative number");
   bad = good;
   bad["repetitions"][0]["blocked"].erase("wakee");
-  EXPECT_EQ(error_of(bad), at + "repetitions[0].blocked: missing \"wakee\"");
+  EXPECT_EQ(view_error(bad), at + "repetitions[0].blocked: missing \"wakee\"");
   bad = good;
   bad["repetitions"][0]["blocked"] = 1;
-  EXPECT_EQ(error_of(bad), at + "repetitions[0].blocked is not an object or null");
+  EXPECT_EQ(view_error(bad), at + "repetitions[0].blocked is not an object or null");
   bad = good;
   bad["repetitions"][0]["marked"] = "yes";
-  EXPECT_EQ(error_of(bad), at + "repetitions[0].marked is not true or false");
+  EXPECT_EQ(view_error(bad), at + "repetitions[0].marked is not true or false");
   bad = good;
   bad["repetitions"][1].erase("marked");  // all of them or none
-  EXPECT_EQ(error_of(bad), at + "repetitions[1]: missing \"marked\"");
+  EXPECT_EQ(view_error(bad), at + "repetitions[1]: missing \"marked\"");
   bad = good;
   bad["repetitions"][1].erase("blocked");
-  EXPECT_EQ(error_of(bad), at + "repetitions[1]: missing \"blocked\"");
+  EXPECT_EQ(view_error(bad), at + "repetitions[1]: missing \"blocked\"");
   bad = good;
   bad["repetitions"][1].erase("preempted");
-  EXPECT_EQ(error_of(bad), at + "repetitions[1]: missing \"preempted\"");
+  EXPECT_EQ(view_error(bad), at + "repetitions[1]: missing \"preempted\"");
   bad = good;
   bad["repetitions"][0]["preempted"]["waker"] = -0.5;
-  EXPECT_EQ(error_of(bad),
+  EXPECT_EQ(view_error(bad),
             at + "repetitions[0].preempted.waker is -0.5, not a non-negative number");
   bad = good;
   bad["repetitions"][0]["classes"]["llc"]["round_trips"] = 4;
-  EXPECT_EQ(error_of(bad),
+  EXPECT_EQ(view_error(bad),
             at + "repetitions[0].classes.llc.hist holds 3 round trips, not its round_trips 4");
   bad = good;
   bad["repetitions"][0]["classes"]["llc"]["median_ns"] = 0;
-  EXPECT_EQ(error_of(bad), at + "repetitions[0].classes.llc.median_ns is 0, not a positive number");
+  EXPECT_EQ(view_error(bad),
+            at + "repetitions[0].classes.llc.median_ns is 0, not a positive number");
   bad = good;
   bad["repetitions"][0]["classes"]["llc"].erase("hist");
-  EXPECT_EQ(error_of(bad), at + "repetitions[0].classes.llc: missing \"hist\"");
+  EXPECT_EQ(view_error(bad), at + "repetitions[0].classes.llc: missing \"hist\"");
   bad = good;
   bad["repetitions"][0]["classes"] = json::array();
-  EXPECT_EQ(error_of(bad), at + "repetitions[0].classes is not an object");
+  EXPECT_EQ(view_error(bad), at + "repetitions[0].classes is not an object");
   bad = good;
   bad["repetitions"][0]["classes"]["l'lc"] = bad["repetitions"][0]["classes"]["llc"];
-  EXPECT_NE(error_of(bad).find("repetitions[0].classes key \"l'lc\" has a character outside"),
+  EXPECT_NE(view_error(bad).find("repetitions[0].classes key \"l'lc\" has a character outside"),
             std::string::npos)
-      << error_of(bad);
+      << view_error(bad);
   bad = good;
   bad["marked_repetitions"] = 1;
-  EXPECT_EQ(error_of(bad), at + "marked_repetitions is 1 but 0 of its repetitions are marked");
+  EXPECT_EQ(view_error(bad), at + "marked_repetitions is 1 but 0 of its repetitions are marked");
   bad = good;
   bad["marked_repetitions"] = -1;
-  EXPECT_EQ(error_of(bad), at + "marked_repetitions is -1, not a count");
+  EXPECT_EQ(view_error(bad), at + "marked_repetitions is -1, not a count");
 }
 
 // ---- schema versions ----------------------------------------------------------------------------
@@ -215,7 +216,7 @@ TEST(ResultSchema, Version4ReadsAnd1To3StillDo) {
   const json doc = {
       {"schema", kResultSchema},
       {"schema_version", 3},
-      {"cases", json::array({case_json(kernel_record({{samples(kMixed)}}), box_c())})}};
+      {"cases", json::array({case_json(kernel_record({{samples(kMixed)}}), box_c_8c())})}};
   const ResultSet v3 = parse_result_set(doc.dump(), "v3.json");
   ASSERT_EQ(v3.views.size(), 1u);
   EXPECT_EQ(v3.views[0].rep_info.size(), 1u);

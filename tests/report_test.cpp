@@ -31,7 +31,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string fixture(const std::string& name) {
+std::string results_fixture(const std::string& name) {
   return std::string(WB_FIXTURES_DIR) + "/results/" + name;
 }
 
@@ -75,7 +75,7 @@ const std::vector<std::string> kSampleStems = {
     "hist-futex", "predicted", "observed",  "matrix-pipe-processes"};
 
 TEST_F(ReportDir, WritesDataScriptsAndIndex) {
-  const ResultSet rs = load_result_set(fixture("report-sample.json"));
+  const ResultSet rs = load_result_set(results_fixture("report-sample.json"));
   ReportOptions options{dir_.string(), "/nonexistent/gnuplot-not-run"};
   // A gnuplot that cannot be spawned must fail loudly, naming it, and leave nothing behind.
   EXPECT_THROW(write_report(rs, options), std::runtime_error);
@@ -119,7 +119,7 @@ TEST_F(ReportDir, WritesDataScriptsAndIndex) {
 }
 
 TEST_F(ReportDir, DataFilesHoldTheResultSetsNumbers) {
-  const ResultSet rs = load_result_set(fixture("report-sample.json"));
+  const ResultSet rs = load_result_set(results_fixture("report-sample.json"));
   {
     NoGnuplotOnPath no_gnuplot;
     write_report(rs, ReportOptions{dir_.string(), ""});
@@ -204,7 +204,7 @@ TEST_F(ReportDir, DataFilesHoldTheResultSetsNumbers) {
 // that carries a `matrix` param: no config has such a knob, and a case with it stays in the class
 // heat map (before the typed case view the report took it for a matrix cell).
 TEST_F(ReportDir, MatrixCellsAreRecognisedByTheirPlacement) {
-  json doc = json::parse(slurp(fixture("report-sample.json")));
+  json doc = json::parse(slurp(results_fixture("report-sample.json")));
   for (json& c : doc["cases"])
     if (c["name"] == "pipe/processes/llc") c["params"]["matrix"] = true;
   const ResultSet rs = parse_result_set(doc.dump(), "matrix-param.json");
@@ -223,7 +223,7 @@ TEST_F(ReportDir, MatrixCellsAreRecognisedByTheirPlacement) {
 // A policy the model calls uncertain is marked in the predictions table: its marker is only its
 // steady state.
 TEST_F(ReportDir, UncertainPredictionsAreMarked) {
-  ResultSet rs = load_result_set(fixture("report-sample.json"));
+  ResultSet rs = load_result_set(results_fixture("report-sample.json"));
   for (auto& e : (*rs.set.predictions)["mechanisms"])
     if (e["mechanism"] == "pipe" && e["mode"] == "processes")
       e["policies"]["mainline"]["uncertain"] = {{"alternatives", json::array()}};
@@ -238,7 +238,7 @@ TEST_F(ReportDir, UncertainPredictionsAreMarked) {
 }
 
 TEST_F(ReportDir, SkipsWhatTheResultSetLacksAndSaysSo) {
-  const ResultSet rs = load_result_set(fixture("base.json"));  // no predictions, no matrix
+  const ResultSet rs = load_result_set(results_fixture("base.json"));  // no predictions, no matrix
   const ReportOutput out = [&] {
     NoGnuplotOnPath no_gnuplot;
     return write_report(rs, ReportOptions{dir_.string(), ""});
@@ -262,7 +262,7 @@ TEST_F(ReportDir, SkipsWhatTheResultSetLacksAndSaysSo) {
 TEST_F(ReportDir, GnuplotRendersPngAndSvg) {
   const auto gnuplot = find_on_path("gnuplot");
   if (!gnuplot) GTEST_SKIP() << "gnuplot not on PATH (Debian: apt-get install gnuplot-nox)";
-  const ResultSet rs = load_result_set(fixture("report-sample.json"));
+  const ResultSet rs = load_result_set(results_fixture("report-sample.json"));
   const ReportOutput out = write_report(rs, ReportOptions{dir_.string(), ""});
   EXPECT_EQ(out.gnuplot, *gnuplot);
   ASSERT_EQ(out.images.size(), 2 * kSampleStems.size());
@@ -279,8 +279,8 @@ TEST_F(ReportDir, GnuplotRendersPngAndSvg) {
 
 TEST_F(ReportDir, CliWithoutGnuplotSaysHowToRender) {
   const std::string cmd = "/usr/bin/env PATH=/nonexistent-wb-path " + std::string(WB_BINARY) +
-                          " report " + fixture("report-sample.json") + " --out " + dir_.string() +
-                          " 2>&1";
+                          " report " + results_fixture("report-sample.json") + " --out " +
+                          dir_.string() + " 2>&1";
   std::FILE* p = ::popen(cmd.c_str(), "r");
   ASSERT_NE(p, nullptr);
   std::string out;
@@ -302,7 +302,7 @@ TEST_F(ReportDir, CliWithoutGnuplotSaysHowToRender) {
 
   // A bad result set: one line, exit 2, nothing written.
   const fs::path other = dir_ / "bad";
-  const std::string bad = std::string(WB_BINARY) + " report " + fixture("schema-v5.json") +
+  const std::string bad = std::string(WB_BINARY) + " report " + results_fixture("schema-v5.json") +
                           " --out " + other.string() + " 2>/dev/null";
   const int rc = std::system(bad.c_str());
   EXPECT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 2);
@@ -376,7 +376,7 @@ void string_places(const json& v, const json::json_pointer& at, bool keys,
 // with its observed classes, another mechanism, matrix cells), two repetitions each and every 8th
 // bucket of their histograms: every plot and string kind, hundreds of times faster to report.
 json small_sample() {
-  json doc = json::parse(slurp(fixture("report-sample.json")));
+  json doc = json::parse(slurp(results_fixture("report-sample.json")));
   json cases = json::array();
   for (int i : {0, 1, 2, 6, 7, 10, 11}) cases.push_back(doc["cases"][i]);
   for (json& c : cases) {
@@ -582,8 +582,8 @@ struct Ran {
 Ran run_report(const fs::path& out, const std::vector<std::string>& extra, const std::string& path,
                const std::function<void(pid_t)>& meanwhile = {}) {
   const fs::path err = out.string() + ".stderr";
-  std::vector<std::string> args = {WB_BINARY, "report", fixture("report-sample.json"), "--out",
-                                   out.string()};
+  std::vector<std::string> args = {WB_BINARY, "report", results_fixture("report-sample.json"),
+                                   "--out", out.string()};
   args.insert(args.end(), extra.begin(), extra.end());
   const pid_t pid = ::fork();
   if (pid == 0) {

@@ -9,7 +9,7 @@
 namespace wb {
 namespace {
 
-CaseRecord record(int64_t begin_ns, int64_t end_ns) {
+CaseRecord case_record(int64_t begin_ns, int64_t end_ns) {
   CaseRecord rec;
   rec.spec.name = "pipe/threads/same-cpu";
   rec.spec.mechanism = "pipe";
@@ -33,17 +33,17 @@ CaseRecord record(int64_t begin_ns, int64_t end_ns) {
 // A repetition whose span was never recorded (begin == end) measured no rate: tps is null, in the
 // case and in each repetition, not 0.0 (which reads as "no transaction went through").
 TEST(ResultSet, TpsIsNullWhenTheSpanIsZero) {
-  const auto j = case_json(record(0, 0), test::this_machine());
+  const auto j = case_json(case_record(0, 0), test::this_machine());
   EXPECT_TRUE(j["tps"].is_null()) << j["tps"];
   for (const auto& rep : j["repetitions"]) EXPECT_TRUE(rep["tps"].is_null()) << rep["tps"];
-  const auto k = case_json(record(1'000'000'000, 1'000'500'000), test::this_machine());
+  const auto k = case_json(case_record(1'000'000'000, 1'000'500'000), test::this_machine());
   EXPECT_DOUBLE_EQ(k["tps"].get<double>(), 200000.0);  // 100 round trips in 0.5 ms
 }
 
 // Every metric compare offers has a value per repetition, and the histograms give back the
 // repetition's percentiles to within the bucket error.
 TEST(ResultSet, RepetitionsCarryEveryStatisticAndTheHistograms) {
-  const auto j = case_json(record(0, 1000), test::this_machine());
+  const auto j = case_json(case_record(0, 1000), test::this_machine());
   ASSERT_EQ(j["repetitions"].size(), 2u);
   const auto& rep = j["repetitions"][1];
   for (const char* k : {"min", "mean", "median", "p90", "p99", "p999", "max", "wakeup-min",

@@ -152,7 +152,7 @@ TEST(RunSchedule, TheSeedFixesTheOrderAndSkippedCasesHaveNoStep) {
   }
 }
 
-CaseRecord record(const std::string& name, int64_t rtt_ns, int reps_done) {
+CaseRecord record_of(const std::string& name, int64_t rtt_ns, int reps_done) {
   CaseRecord r;
   r.spec.name = name;
   r.spec.round_trips = 100;
@@ -166,15 +166,16 @@ CaseRecord record(const std::string& name, int64_t rtt_ns, int reps_done) {
 }
 
 TEST(RunProgress, OneLinePerCaseWithTheEta) {
-  CaseRecord a = record("pipe/threads/llc", 5000, 0), b = record("pipe/threads/same-cpu", 0, 0);
-  CaseRecord skipped = record("pipe/threads/smt-sibling", 0, 0);
+  CaseRecord a = record_of("pipe/threads/llc", 5000, 0),
+             b = record_of("pipe/threads/same-cpu", 0, 0);
+  CaseRecord skipped = record_of("pipe/threads/smt-sibling", 0, 0);
   skipped.spec.skip_reason = "unavailable: no SMT";
   Progress progress({&skipped, &a, &b});
   skipped.status = CaseStatus::kSkipped;
   skipped.reason = skipped.spec.skip_reason;
   EXPECT_EQ(progress.case_done(skipped, "", 1),
             "[1/3] pipe/threads/smt-sibling                 skipped: unavailable: no SMT\n");
-  a = record("pipe/threads/llc", 5000, 2);
+  a = record_of("pipe/threads/llc", 5000, 2);
   progress.repetition_done(a.spec);
   progress.repetition_done(a.spec);
   // 200 of 400 round trips in 30 s: 30 s left.

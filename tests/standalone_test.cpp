@@ -110,7 +110,7 @@ std::vector<std::string> offenders(const fs::path& root) {
   return hits;
 }
 
-std::string joined(const std::vector<std::string>& lines) {
+std::string joined_indented(const std::vector<std::string>& lines) {
   std::string s;
   for (const auto& l : lines) s += "  " + l + "\n";
   return s;
@@ -123,7 +123,7 @@ TEST(Standalone, NoTrackedFileRefersToTheFolderBesideTheClone) {
   EXPECT_TRUE(hits.empty()) << hits.size()
                             << " line(s) point outside the repository; cite docs/ or "
                                "tests/fixtures/ instead:\n"
-                            << joined(hits);
+                            << joined_indented(hits);
 }
 
 // The check itself: a tree (no git) with one offending file, one history file and one offending
@@ -145,6 +145,6 @@ TEST(Standalone, CheckFindsAReferenceAndSkipsHistoryAndBuildDirs) {
   put("build-x/gen.cpp", "// " + kNeedles[1] + "\n");
   const auto hits = offenders(root);
   fs::remove_all(root);
-  ASSERT_EQ(hits.size(), 1u) << joined(hits);
+  ASSERT_EQ(hits.size(), 1u) << joined_indented(hits);
   EXPECT_EQ(hits[0].rfind("common/a.cpp:2: ", 0), 0u) << hits[0];
 }

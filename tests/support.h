@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -39,6 +40,13 @@ inline std::set<pid_t> children_of(pid_t pid) {
       slurp("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children"));
   for (pid_t c; in >> c;) out.insert(c);
   return out;
+}
+
+// How many file descriptors this process has open (a case must leave as many as it found).
+inline std::size_t open_fds() {
+  std::size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
+  return n;
 }
 
 // A folder of the running test's own, <temp>/<prefix>-<pid>-<test name>, made empty; the test

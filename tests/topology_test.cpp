@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 
 // The fixtures are part of the repository: without them these tests fail rather than skip.
 using test::topologies_dir;
-Topology machine(const std::string& name) { return test::fixture_topology(name); }
+Topology fixture_machine(const std::string& name) { return test::fixture_topology(name); }
 
 const Pu& pu(const Topology& t, int os) {
   const Pu* p = t.find(os);
@@ -33,7 +33,7 @@ const Pu& pu(const Topology& t, int os) {
   return *p;
 }
 
-std::vector<int> range(int first, int last) {
+std::vector<int> cpu_range(int first, int last) {
   std::vector<int> v;
   for (int i = first; i <= last; ++i) v.push_back(i);
   return v;
@@ -50,7 +50,7 @@ struct Expected {
 // From topologies/README.md and topologies/model/README.md. L2 groups: one per core unless the
 // README says otherwise (Raptor Lake's E-core clusters, POWER9's core-pair L2, the model boxes'
 // synthetic caches).
-const std::vector<Expected> kExpected = {
+const std::vector<Expected> kExpectedShapes = {
     {"arm64-kunpeng920-nosmt-2pkg-4numa-128c.xml", {128, 128, 128, 4, 4, 2}, 1, "none", 0},
     {"power9-smt4-2pkg-2numa-128pu-butte.xml", {128, 32, 16, 16, 2, 2}, 4, "contiguous", 0},
     {"amd-epyc7402-zen2-smt2-2pkg-nps4-8numa-16l3.xml", {96, 48, 48, 16, 8, 2}, 2, "strided", 48},
@@ -90,7 +90,7 @@ const std::vector<Expected> kExpected = {
 TEST(Topology, EverySharedFileHasExpectations) {
   const fs::path dir = topologies_dir();
   std::set<std::string> listed;
-  for (const Expected& e : kExpected) listed.insert(e.file);
+  for (const Expected& e : kExpectedShapes) listed.insert(e.file);
   for (const fs::path& sub : {dir, dir / "model"})
     for (const auto& entry : fs::directory_iterator(sub))
       if (entry.path().extension() == ".xml") {
@@ -100,9 +100,9 @@ TEST(Topology, EverySharedFileHasExpectations) {
 }
 
 TEST(Topology, SharedFilesCountsAndSmt) {
-  for (const Expected& e : kExpected) {
+  for (const Expected& e : kExpectedShapes) {
     SCOPED_TRACE(e.file);
-    const Topology t = machine(e.file);
+    const Topology t = fixture_machine(e.file);
     EXPECT_EQ(t.source(), "xml:" + fs::path(e.file).filename().string());
     const TopologyCounts c = t.counts();
     EXPECT_EQ(c.pus, e.counts.pus);
@@ -115,7 +115,7 @@ TEST(Topology, SharedFilesCountsAndSmt) {
     EXPECT_EQ(t.smt().numbering, e.numbering);
     EXPECT_EQ(t.smt().stride, e.stride);
     // Every real file here numbers its PUs densely from 0.
-    EXPECT_EQ(t.cpus(), range(0, e.counts.pus - 1));
+    EXPECT_EQ(t.cpus(), cpu_range(0, e.counts.pus - 1));
   }
 }
 
@@ -174,16 +174,16 @@ void check_invariants(const Topology& t) {
 }
 
 TEST(Topology, SharedFilesInvariants) {
-  for (const Expected& e : kExpected) {
+  for (const Expected& e : kExpectedShapes) {
     SCOPED_TRACE(e.file);
-    check_invariants(machine(e.file));
+    check_invariants(fixture_machine(e.file));
   }
 }
 
 TEST(Topology, XmlExportRoundTrips) {
-  for (const Expected& e : kExpected) {
+  for (const Expected& e : kExpectedShapes) {
     SCOPED_TRACE(e.file);
-    const Topology t = machine(e.file);
+    const Topology t = fixture_machine(e.file);
     const Topology again = Topology::from_xml_buffer(t.xml(), "resultset");
     EXPECT_EQ(again.source(), "resultset");
     ASSERT_EQ(again.pus().size(), t.pus().size());
@@ -201,7 +201,7 @@ TEST(Topology, XmlExportRoundTrips) {
 }
 
 TEST(Topology, EpycSiblingsL3sAndNodes) {
-  const Topology t = machine("amd-epyc7402-zen2-smt2-2pkg-nps4-8numa-16l3.xml");
+  const Topology t = fixture_machine("amd-epyc7402-zen2-smt2-2pkg-nps4-8numa-16l3.xml");
   std::set<int> nodes;
   for (int p = 0; p < 48; ++p) {
     EXPECT_EQ(pu(t, p).core, pu(t, p + 48).core) << p;     // strided +48
@@ -222,7 +222,7 @@ TEST(Topology, EpycSiblingsL3sAndNodes) {
 }
 
 TEST(Topology, CascadeLakeInterleavedPackagesAndSncInsideLlc) {
-  const Topology t = machine("xeon-gold6230-cascadelake-snc2-smt2-2pkg-4numa-80pu.xml");
+  const Topology t = fixture_machine("xeon-gold6230-cascadelake-snc2-smt2-2pkg-4numa-80pu.xml");
   for (int p = 0; p < 80; ++p) {
     EXPECT_EQ(pu(t, p).package, p % 2) << p;  // even PUs package 0, odd package 1
     EXPECT_EQ(pu(t, p).llc, p % 2) << p;      // one L3 per package
@@ -238,7 +238,7 @@ TEST(Topology, CascadeLakeInterleavedPackagesAndSncInsideLlc) {
 }
 
 TEST(Topology, Power9IgnoresCpuLessNodes) {
-  const Topology t = machine("power9-smt4-2pkg-2numa-128pu-butte.xml");
+  const Topology t = fixture_machine("power9-smt4-2pkg-2numa-128pu-butte.xml");
   std::set<int> nodes;
   for (const Pu& p : t.pus()) nodes.insert(p.numa);
   EXPECT_EQ(nodes, (std::set<int>{0, 8}));  // GPU memory nodes P#252..255 have no CPUs
@@ -254,7 +254,7 @@ TEST(Topology, Power9IgnoresCpuLessNodes) {
 }
 
 TEST(Topology, SierraAsymmetricL3s) {
-  const Topology t = machine("power9-smt4-2pkg-2numa-176pu-sierra-asym-l3.xml");
+  const Topology t = fixture_machine("power9-smt4-2pkg-2numa-176pu-sierra-asym-l3.xml");
   std::map<int, std::vector<int>> llcs;
   for (const Pu& p : t.pus()) llcs[p.llc].push_back(p.os);
   ASSERT_EQ(llcs.size(), 23u);
@@ -263,7 +263,8 @@ TEST(Topology, SierraAsymmetricL3s) {
     if (cpus.size() == 8) continue;
     ++single_core;
     EXPECT_EQ(cpus.size(), 4u);
-    EXPECT_TRUE(cpus == range(104, 107) || cpus == range(140, 143)) << format_cpu_list(cpus);
+    EXPECT_TRUE(cpus == cpu_range(104, 107) || cpus == cpu_range(140, 143))
+        << format_cpu_list(cpus);
   }
   EXPECT_EQ(single_core, 2);
   std::set<int> nodes;
@@ -274,7 +275,7 @@ TEST(Topology, SierraAsymmetricL3s) {
 }
 
 TEST(Topology, KunpengClusters) {
-  const Topology t = machine("arm64-kunpeng920-nosmt-2pkg-4numa-128c.xml");
+  const Topology t = fixture_machine("arm64-kunpeng920-nosmt-2pkg-4numa-128c.xml");
   for (int p = 0; p < 128; ++p) {
     EXPECT_EQ(pu(t, p).cluster, p / 4) << p;  // hwloc Group "Cluster" of 4 cores
     EXPECT_EQ(pu(t, p).llc, p / 32) << p;
@@ -286,7 +287,7 @@ TEST(Topology, KunpengClusters) {
 }
 
 TEST(Topology, RaptorLakeEcoreL2Clusters) {
-  const Topology t = machine("intel-raptorlake-i7-1370p-hybrid-6p8e-20pu.xml");
+  const Topology t = fixture_machine("intel-raptorlake-i7-1370p-hybrid-6p8e-20pu.xml");
   for (int p = 0; p < 12; ++p) {
     EXPECT_EQ(pu(t, p).core, p / 2) << p;  // P-cores: contiguous pairs
     EXPECT_EQ(pu(t, p).cluster, -1) << p;  // private L2
@@ -300,7 +301,7 @@ TEST(Topology, RaptorLakeEcoreL2Clusters) {
 }
 
 TEST(Topology, Gb10TwoL3s) {
-  const Topology t = machine("arm64-nvidia-gb10-hybrid-nosmt-2l3-20c.xml");
+  const Topology t = fixture_machine("arm64-nvidia-gb10-hybrid-nosmt-2l3-20c.xml");
   for (int p = 0; p < 20; ++p) {
     EXPECT_EQ(pu(t, p).llc, p < 10 ? 0 : 1) << p;
     EXPECT_EQ(pu(t, p).cluster, -1) << p;
@@ -308,7 +309,7 @@ TEST(Topology, Gb10TwoL3s) {
 }
 
 TEST(Topology, StrixPointAsymmetricL3s) {
-  const Topology t = machine("amd-ryzen-ai9-hx370-zen5-strixpoint-smt2-2l3-asym.xml");
+  const Topology t = fixture_machine("amd-ryzen-ai9-hx370-zen5-strixpoint-smt2-2l3-asym.xml");
   std::vector<int> l3_0, l3_1;
   for (const Pu& p : t.pus()) (p.llc == 0 ? l3_0 : l3_1).push_back(p.os);
   EXPECT_EQ(format_cpu_list(l3_0), "0-3,12-15");
@@ -316,7 +317,7 @@ TEST(Topology, StrixPointAsymmetricL3s) {
 }
 
 TEST(Topology, SilverAndSapphireRapidsLayouts) {
-  const Topology silver = machine("xeon-silver4108-skylake-smt2-2pkg-2numa-32pu.xml");
+  const Topology silver = fixture_machine("xeon-silver4108-skylake-smt2-2pkg-2numa-32pu.xml");
   for (const Pu& p : silver.pus()) {
     const int pkg = (p.os % 16) / 8;
     EXPECT_EQ(p.package, pkg);
@@ -327,7 +328,7 @@ TEST(Topology, SilverAndSapphireRapidsLayouts) {
   EXPECT_EQ(silver.info("CPUVendor"), "GenuineIntel");
   EXPECT_FALSE(silver.info("NoSuchKey").has_value());
 
-  const Topology spr = machine("xeon-max9462-sapphirerapids-snc4-smt2-2pkg-8numa.xml");
+  const Topology spr = fixture_machine("xeon-max9462-sapphirerapids-snc4-smt2-2pkg-8numa.xml");
   for (const Pu& p : spr.pus()) {
     EXPECT_EQ(p.numa, (p.os % 64) / 8) << p.os;  // node n = 8n..8n+7 plus +64
     EXPECT_EQ(p.llc, (p.os % 64) / 32) << p.os;  // one L3 spans 4 nodes
@@ -336,18 +337,20 @@ TEST(Topology, SilverAndSapphireRapidsLayouts) {
 
 TEST(Topology, ModelBoxes) {
   // A': no L3, the LLC is the 2-core L2.
-  const Topology a2 = machine("model/box-a2-80c-nosmt-l2pairs.xml");
+  const Topology a2 = fixture_machine("model/box-a2-80c-nosmt-l2pairs.xml");
   for (const Pu& p : a2.pus()) EXPECT_EQ(p.llc, p.os / 2);
   // B': the LLC is one 8-thread core.
-  const Topology b2 = machine("model/box-b2-20c-smt8-contig-llc-per-core.xml");
+  const Topology b2 = fixture_machine("model/box-b2-20c-smt8-contig-llc-per-core.xml");
   for (const Pu& p : b2.pus()) EXPECT_EQ(p.llc, p.core);
   // C: x86 numbering, sibling of c is c+8.
-  const Topology c = machine("model/box-c-8c-smt2-stride8-1llc.xml");
+  const Topology c = fixture_machine("model/box-c-8c-smt2-stride8-1llc.xml");
   for (int p = 0; p < 8; ++p) EXPECT_EQ(pu(c, p).core, pu(c, p + 8).core);
   // D / D32: SLIT 21 and 32.
-  EXPECT_EQ(machine("model/box-d-2s-8c-smt2-stride16-slit21.xml").numa_distance(0, 8), 21);
-  EXPECT_EQ(machine("model/box-d32-2s-8c-smt2-stride16-slit32.xml").numa_distance(0, 8), 32);
-  EXPECT_EQ(machine("model/box-d32-2s-8c-smt2-stride16-slit32.xml").numa_distance(0, 16), 10);
+  EXPECT_EQ(fixture_machine("model/box-d-2s-8c-smt2-stride16-slit21.xml").numa_distance(0, 8), 21);
+  EXPECT_EQ(fixture_machine("model/box-d32-2s-8c-smt2-stride16-slit32.xml").numa_distance(0, 8),
+            32);
+  EXPECT_EQ(fixture_machine("model/box-d32-2s-8c-smt2-stride16-slit32.xml").numa_distance(0, 16),
+            10);
 }
 
 TEST(Topology, Synthetic) {
@@ -383,7 +386,7 @@ TEST(Topology, Synthetic) {
   EXPECT_THROW(Topology::from_synthetic("pack:x"), std::runtime_error);
 }
 
-std::string error_of(const std::string& path) {
+std::string topology_error(const std::string& path) {
   try {
     Topology::from_xml(path);
   } catch (const std::runtime_error& e) {
@@ -402,15 +405,15 @@ TEST(Topology, XmlErrorsNameTheFile) {
   const fs::path no_pu = dir / "nopu.xml";
   std::ofstream(no_pu) << "<?xml version=\"1.0\"?>\n<topology version=\"2.0\"></topology>\n";
   EXPECT_EQ(
-      error_of((dir / "missing.xml").string()),
+      topology_error((dir / "missing.xml").string()),
       "topology " + (dir / "missing.xml").string() + ": cannot open: No such file or directory");
-  EXPECT_EQ(error_of(garbage.string()),
+  EXPECT_EQ(topology_error(garbage.string()),
             "topology " + garbage.string() + ": not a valid hwloc XML topology");
-  EXPECT_EQ(error_of(empty.string()), "topology " + empty.string() + ": empty file");
-  EXPECT_EQ(error_of(dir.string()),
+  EXPECT_EQ(topology_error(empty.string()), "topology " + empty.string() + ": empty file");
+  EXPECT_EQ(topology_error(dir.string()),
             "topology " + dir.string() + ": is a directory, not a regular file");
-  EXPECT_EQ(error_of(no_pu.string()).rfind("topology " + no_pu.string() + ": ", 0), 0u)
-      << error_of(no_pu.string());
+  EXPECT_EQ(topology_error(no_pu.string()).rfind("topology " + no_pu.string() + ": ", 0), 0u)
+      << topology_error(no_pu.string());
   fs::remove_all(dir);
   EXPECT_THROW(Topology::from_xml_buffer("<nope", "buffer"), std::runtime_error);
 }

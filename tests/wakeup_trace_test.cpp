@@ -25,7 +25,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string fixture(const std::string& name) {
+std::string trace_fixture(const std::string& name) {
   std::ifstream in(std::string(WB_FIXTURES_DIR) + "/trace/" + name);
   EXPECT_TRUE(in) << name;
   std::stringstream ss;
@@ -56,7 +56,7 @@ void expect_consistent(const WakeupTraceSummary& s) {
 }
 
 TEST(WakeupTrace, SelectionPaths) {
-  const auto s = attribute_wakeups(fixture("selection.txt"), options(), true);
+  const auto s = attribute_wakeups(trace_fixture("selection.txt"), options(), true);
   expect_consistent(s);
   // Three wakeups of 1003 by 1002; the kworker's and the supervisor's wakes are not counted.
   EXPECT_EQ(s.wakeups, 3);
@@ -117,7 +117,7 @@ TEST(WakeupTrace, FirstMovesPerRunAndInOrder) {
 }
 
 TEST(WakeupTrace, StillQueuedIsTtwuRunnable) {
-  const auto s = attribute_wakeups(fixture("ttwu_runnable.txt"), options(), true);
+  const auto s = attribute_wakeups(trace_fixture("ttwu_runnable.txt"), options(), true);
   expect_consistent(s);
   EXPECT_EQ(s.wakeups, 2);
   EXPECT_EQ(s.paths.at(kPathTtwuRunnable), 2);  // running, then preempted (R+)
@@ -129,7 +129,7 @@ TEST(WakeupTrace, StillQueuedIsTtwuRunnable) {
 // A pair on one CPU: the first wake preempts the waker (it switches out runnable, R), the second
 // lets it block (S).
 TEST(WakeupTrace, StackedWakesCountTheWakersPreemptedByTheirWakee) {
-  const auto s = attribute_wakeups(fixture("stacked.txt"), options(), true);
+  const auto s = attribute_wakeups(trace_fixture("stacked.txt"), options(), true);
   expect_consistent(s);
   EXPECT_EQ(s.wakeups, 2);
   EXPECT_EQ(s.stacked_wakes, 2);
@@ -137,13 +137,13 @@ TEST(WakeupTrace, StackedWakesCountTheWakersPreemptedByTheirWakee) {
   const auto j = trace_json(s, {"same-cpu", "llc"});
   EXPECT_EQ(j["stacked"], nlohmann::ordered_json({{"wakes", 2}, {"waker_preempted", 1}}));
   // The selection fixture's one stacked wake is followed by a blocking switch.
-  const auto sel = attribute_wakeups(fixture("selection.txt"), options());
+  const auto sel = attribute_wakeups(trace_fixture("selection.txt"), options());
   EXPECT_EQ(sel.stacked_wakes, 1);
   EXPECT_EQ(sel.stacked_waker_preempted, 0);
 }
 
 TEST(WakeupTrace, SwitchingOutIsQueuedRemote) {
-  auto s = attribute_wakeups(fixture("queued_remote.txt"), options(), true);
+  auto s = attribute_wakeups(trace_fixture("queued_remote.txt"), options(), true);
   expect_consistent(s);
   EXPECT_EQ(s.wakeups, 3);
   EXPECT_EQ(s.paths.at(kPathQueuedRemote), 2);  // blocked 2 us before, and right after
@@ -153,14 +153,14 @@ TEST(WakeupTrace, SwitchingOutIsQueuedRemote) {
   // A narrower on_cpu window leaves only the wakee that blocked after the waking.
   WakeupTraceOptions narrow = options();
   narrow.on_cpu_window_ns = 1000;
-  s = attribute_wakeups(fixture("queued_remote.txt"), narrow);
+  s = attribute_wakeups(trace_fixture("queued_remote.txt"), narrow);
   EXPECT_EQ(s.paths.at(kPathQueuedRemote), 1);
   EXPECT_EQ(s.paths.at(kPathSelection), 2);
 }
 
 TEST(WakeupTrace, MalformedLineNamesIt) {
   try {
-    attribute_wakeups(fixture("malformed.txt"), options());
+    attribute_wakeups(trace_fixture("malformed.txt"), options());
     FAIL() << "no error";
   } catch (const std::invalid_argument& e) {
     EXPECT_EQ(std::string(e.what()).rfind("trace line 5: sched_waking: no integer target_cpu=", 0),
@@ -201,9 +201,9 @@ TEST(WakeupTrace, CommsWithSpacesDashesAndTgid) {
 }
 
 TEST(WakeupTrace, JsonShapeAndSums) {
-  WakeupTraceSummary a = attribute_wakeups(fixture("selection.txt"), options());
-  a.add(attribute_wakeups(fixture("ttwu_runnable.txt"), options()));
-  a.add(attribute_wakeups(fixture("queued_remote.txt"), options()));
+  WakeupTraceSummary a = attribute_wakeups(trace_fixture("selection.txt"), options());
+  a.add(attribute_wakeups(trace_fixture("ttwu_runnable.txt"), options()));
+  a.add(attribute_wakeups(trace_fixture("queued_remote.txt"), options()));
   expect_consistent(a);
   EXPECT_EQ(a.wakeups, 8);
   const auto j = trace_json(a, {"same-cpu", "llc", "cross-llc"});

@@ -13,7 +13,8 @@ namespace wb {
 
 namespace {
 
-[[noreturn]] void fail(const std::string& path, const std::string& where, const std::string& what) {
+[[noreturn]] void fail_config(const std::string& path, const std::string& where,
+                              const std::string& what) {
   throw std::runtime_error("config " + (path.empty() ? std::string("<text>") : path) + ": " +
                            (where.empty() ? "" : where + ": ") + what);
 }
@@ -24,17 +25,18 @@ void safe(const std::string& path, const std::string& where, const std::string& 
   try {
     check("value", value);
   } catch (const std::invalid_argument& e) {
-    fail(path, where, e.what());
+    fail_config(path, where, e.what());
   }
 }
 
 std::vector<std::string> string_list(const std::string& path, const std::string& where,
                                      const nlohmann::json& v) {
-  if (!v.is_array() || v.empty()) fail(path, where, "expected a non-empty array of strings");
+  if (!v.is_array() || v.empty()) fail_config(path, where, "expected a non-empty array of strings");
   std::vector<std::string> out;
   for (size_t i = 0; i < v.size(); ++i) {
     if (!v[i].is_string())
-      fail(path, where + "[" + std::to_string(i) + "]", "expected a string, got " + v[i].dump());
+      fail_config(path, where + "[" + std::to_string(i) + "]",
+                  "expected a string, got " + v[i].dump());
     out.push_back(v[i].get<std::string>());
   }
   return out;
@@ -46,23 +48,24 @@ void read_run_keys(const std::string& path, const std::string& where, const nloh
     const std::string at = where.empty() ? key : where + "." + key;
     auto positive_int = [&](int64_t max) {
       if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > max)
-        fail(path, at, "expected an integer in [1, " + std::to_string(max) + "], got " + v.dump());
+        fail_config(path, at,
+                    "expected an integer in [1, " + std::to_string(max) + "], got " + v.dump());
       return v.get<int64_t>();
     };
     if (key == "round_trips") {
       run.round_trips = positive_int(100'000'000);
     } else if (key == "warmup") {
       if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > 100'000'000)
-        fail(path, at, "expected an integer in [0, 100000000], got " + v.dump());
+        fail_config(path, at, "expected an integer in [0, 100000000], got " + v.dump());
       run.warmup = v.get<int64_t>();
     } else if (key == "repetitions") {
       run.repetitions = static_cast<int>(positive_int(1000));
     } else if (key == "timeout_s") {
       if (!v.is_number() || v.get<double>() <= 0 || v.get<double>() > 1e6)
-        fail(path, at, "expected a number of seconds in (0, 1000000], got " + v.dump());
+        fail_config(path, at, "expected a number of seconds in (0, 1000000], got " + v.dump());
       run.timeout_s = v.get<double>();
     } else if (!other_keys.count(key)) {
-      fail(path, at, "unknown key");
+      fail_config(path, at, "unknown key");
     }
   }
 }
@@ -76,56 +79,58 @@ Config parse_config(const std::string& text, const std::string& path) {
   try {
     c.json = parse_input_json(text);
   } catch (const std::invalid_argument& e) {
-    fail(path, "", e.what());
+    fail_config(path, "", e.what());
   }
   const auto& j = c.json;
-  if (!j.is_object()) fail(path, "", "expected a JSON object at the top level");
+  if (!j.is_object()) fail_config(path, "", "expected a JSON object at the top level");
   for (const auto& [key, v] : j.items())
     if (key != "schema_version" && key != "name" && key != "defaults" && key != "cases" &&
         key != "description" && key != "claims" && key != "search")
-      fail(path, key, "unknown key");
-  if (!j.contains("schema_version")) fail(path, "schema_version", "missing");
+      fail_config(path, key, "unknown key");
+  if (!j.contains("schema_version")) fail_config(path, "schema_version", "missing");
   if (!j["schema_version"].is_number_integer() ||
       j["schema_version"].get<int64_t>() != kConfigSchemaVersion)  // 4294967297 is not 1
-    fail(path, "schema_version",
-         "unsupported value " + j["schema_version"].dump() + " (this wakebench reads " +
-             std::to_string(kConfigSchemaVersion) + ")");
+    fail_config(path, "schema_version",
+                "unsupported value " + j["schema_version"].dump() + " (this wakebench reads " +
+                    std::to_string(kConfigSchemaVersion) + ")");
   if (j.contains("name")) {
-    if (!j["name"].is_string()) fail(path, "name", "expected a string");
+    if (!j["name"].is_string()) fail_config(path, "name", "expected a string");
     c.name = j["name"].get<std::string>();
     safe(path, "name", c.name, check_name);
   }
   if (j.contains("description") && !j["description"].is_string())
-    fail(path, "description", "expected a string");
+    fail_config(path, "description", "expected a string");
   if (j.contains("description"))
     safe(path, "description", j["description"].get<std::string>(), check_text);
   // `wakebench search`'s record of how the cases were found (docs/policy-model.md#search): read
   // by the lab, embedded in the result set with the rest of the document.
-  if (j.contains("search") && !j["search"].is_object()) fail(path, "search", "expected an object");
+  if (j.contains("search") && !j["search"].is_object())
+    fail_config(path, "search", "expected an object");
   if (j.contains("defaults")) {
-    if (!j["defaults"].is_object()) fail(path, "defaults", "expected an object");
+    if (!j["defaults"].is_object()) fail_config(path, "defaults", "expected an object");
     read_run_keys(path, "defaults", j["defaults"], c.defaults, {});
   }
   if (j.contains("claims")) {
     // A seed experiment's claims, each printed after the summary beside this machine's measured
     // counterparts (analysis/summary.cpp claims_table).
     const auto& claims = j["claims"];
-    if (!claims.is_array()) fail(path, "claims", "expected an array of objects");
+    if (!claims.is_array()) fail_config(path, "claims", "expected an array of objects");
     for (size_t i = 0; i < claims.size(); ++i) {
       const std::string at = "claims[" + std::to_string(i) + "]";
-      if (!claims[i].is_object()) fail(path, at, "expected an object");
+      if (!claims[i].is_object()) fail_config(path, at, "expected an object");
       for (const auto& [key, v] : claims[i].items()) {
         if (key == "seed" || key == "text") {
-          if (!v.is_string()) fail(path, at + "." + key, "expected a string");
+          if (!v.is_string()) fail_config(path, at + "." + key, "expected a string");
           safe(path, at + "." + key, v.get<std::string>(), key == "seed" ? check_name : check_text);
         } else if (key == "policy") {
           // The patch the claim is about: `run` prints its prediction beside the claim.
           const std::vector<std::string> ids = registry().policy_ids();
           if (!v.is_string() ||
               std::find(ids.begin(), ids.end(), v.get<std::string>()) == ids.end())
-            fail(path, at + ".policy",
-                 (v.is_string() ? "unknown policy " + v.dump() : std::string("expected a string")) +
-                     " (known: " + join(ids, ", ") + ")");
+            fail_config(
+                path, at + ".policy",
+                (v.is_string() ? "unknown policy " + v.dump() : std::string("expected a string")) +
+                    " (known: " + join(ids, ", ") + ")");
         } else if (key == "cases") {
           string_list(path, at + ".cases", v);
           for (size_t k = 0; k < v.size(); ++k)
@@ -133,46 +138,47 @@ Config parse_config(const std::string& text, const std::string& path) {
                  check_name);
         } else if (key == "metric") {
           if (!v.is_string() || (v != "median" && v != "mean" && v != "p99" && v != "tps"))
-            fail(path, at + ".metric", "expected one of median, mean, p99, tps");
+            fail_config(path, at + ".metric", "expected one of median, mean, p99, tps");
         } else {
-          fail(path, at + "." + key, "unknown key");
+          fail_config(path, at + "." + key, "unknown key");
         }
       }
       for (const char* key : {"seed", "text", "cases"})
-        if (!claims[i].contains(key)) fail(path, at + "." + key, "missing");
+        if (!claims[i].contains(key)) fail_config(path, at + "." + key, "missing");
     }
   }
-  if (!j.contains("cases")) fail(path, "cases", "missing");
+  if (!j.contains("cases")) fail_config(path, "cases", "missing");
   if (!j["cases"].is_array() || j["cases"].empty())
-    fail(path, "cases", "expected a non-empty array of objects");
+    fail_config(path, "cases", "expected a non-empty array of objects");
   for (size_t i = 0; i < j["cases"].size(); ++i) {
     const auto& e = j["cases"][i];
     ConfigEntry entry;
     entry.where = "cases[" + std::to_string(i) + "]";
-    if (!e.is_object()) fail(path, entry.where, "expected an object");
+    if (!e.is_object()) fail_config(path, entry.where, "expected an object");
     entry.run = c.defaults;
     read_run_keys(path, entry.where, e, entry.run, {"mechanisms", "modes", "placements", "params"});
     for (const char* key : {"mechanisms", "modes", "placements"})
-      if (!e.contains(key)) fail(path, entry.where + "." + key, "missing");
+      if (!e.contains(key)) fail_config(path, entry.where + "." + key, "missing");
     entry.mechanisms = string_list(path, entry.where + ".mechanisms", e["mechanisms"]);
     entry.modes = string_list(path, entry.where + ".modes", e["modes"]);
     for (size_t m = 0; m < entry.modes.size(); ++m)
       if (!parse_mode(entry.modes[m]))
-        fail(path, entry.where + ".modes[" + std::to_string(m) + "]",
-             "unknown mode \"" + entry.modes[m] + "\" (known: threads, processes)");
+        fail_config(path, entry.where + ".modes[" + std::to_string(m) + "]",
+                    "unknown mode \"" + entry.modes[m] + "\" (known: threads, processes)");
     entry.placements = string_list(path, entry.where + ".placements", e["placements"]);
     if (e.contains("params")) {
-      if (!e["params"].is_object()) fail(path, entry.where + ".params", "expected an object");
+      if (!e["params"].is_object())
+        fail_config(path, entry.where + ".params", "expected an object");
       for (const auto& [key, values] : e["params"].items()) {
         const std::string at = entry.where + ".params." + key;
         if (!values.is_array() || values.empty())
-          fail(path, at, "expected a non-empty array of values");
+          fail_config(path, at, "expected a non-empty array of values");
         Params probe;
         for (const auto& v : values) {
           try {
             set_param(probe, key, v);
           } catch (const std::invalid_argument& ex) {
-            fail(path, entry.where, ex.what());
+            fail_config(path, entry.where, ex.what());
           }
         }
         entry.params.emplace_back(key, std::vector<nlohmann::json>(values.begin(), values.end()));
@@ -220,7 +226,7 @@ const ClassPairs& class_pairs(const std::string& path, const std::string& where,
                               const std::vector<ClassPairs>& classes, PlacementClass cls) {
   for (const auto& cp : classes)
     if (cp.cls == cls) return cp;
-  fail(path, where, "internal: class missing from the topology's pairs");
+  fail_config(path, where, "internal: class missing from the topology's pairs");
 }
 
 // The CPU list `list` of a placement, each CPU usable here; `expected` names the placement's
@@ -232,13 +238,14 @@ std::vector<int> usable_cpu_list(const std::string& path, const std::string& whe
   try {
     set = parse_cpu_list(list);
   } catch (const std::invalid_argument& e) {
-    fail(path, where, std::string(e.what()) + " (expected " + expected + ")");
+    fail_config(path, where, std::string(e.what()) + " (expected " + expected + ")");
   }
   for (int c : set)
     if (!topo.find(c))
-      fail(path, where,
-           "CPU " + std::to_string(c) + " is offline or not allowed for this process (usable: " +
-               format_cpu_list(topo.cpus()) + ")");
+      fail_config(path, where,
+                  "CPU " + std::to_string(c) +
+                      " is offline or not allowed for this process (usable: " +
+                      format_cpu_list(topo.cpus()) + ")");
   return set;
 }
 
@@ -277,7 +284,7 @@ Placement kernel_placement(const std::string& path, const std::string& where,
   }
   const std::vector<int> set =
       usable_cpu_list(path, where, arg, topo, "kernel, kernel:<class> or kernel:<cpu list>");
-  if (set.empty()) fail(path, where, "empty CPU list");
+  if (set.empty()) fail_config(path, where, "empty CPU list");
   const int a = set.front(), b = set.size() > 1 ? set[1] : set.front();
   return {.id = text,
           .name = "kernel-" + std::to_string(set.size()) + "cpus",
@@ -325,10 +332,10 @@ std::vector<Placement> resolve_placement(const std::string& path, const std::str
   if (text.rfind("kernel:", 0) == 0) return {kernel_placement(path, where, text, topo, classes)};
   if (text == "matrix" || text.rfind("matrix:", 0) == 0)
     return matrix_placements(path, where, text, topo);
-  fail(path, where,
-       "unknown placement \"" + text +
-           "\" (known: same-cpu, smt-sibling, cluster, llc, cross-llc, cross-numa, kernel, "
-           "kernel:<class>, kernel:<cpu list>, matrix, matrix:<cpu list>)");
+  fail_config(path, where,
+              "unknown placement \"" + text +
+                  "\" (known: same-cpu, smt-sibling, cluster, llc, cross-llc, cross-numa, kernel, "
+                  "kernel:<class>, kernel:<cpu list>, matrix, matrix:<cpu list>)");
 }
 
 // The K concurrent pairs of a case with the `pairs` knob, spread: for a pinned class, the class's
@@ -371,16 +378,17 @@ std::vector<CpuPair> start_pairs(const std::string& path, const std::string& whe
                                  const Placement& pl, const Params& pr) {
   const std::string at = where + ".params.start";
   if (pl.kind != PlacementKind::kKernel)
-    fail(path, at,
-         "only for kernel placements (kernel, kernel:<class>, kernel:<cpu list>), not \"" + pl.id +
-             "\"");
-  if (pr.pairs > 1) fail(path, at, "names one pair's CPUs; it cannot be given with pairs > 1");
+    fail_config(path, at,
+                "only for kernel placements (kernel, kernel:<class>, kernel:<cpu list>), not \"" +
+                    pl.id + "\"");
+  if (pr.pairs > 1)
+    fail_config(path, at, "names one pair's CPUs; it cannot be given with pairs > 1");
   if (!pl.skip_reason.empty()) return pl.pairs;  // the class is unavailable: skipped anyway
   for (int c : {pr.start->first, pr.start->second})
     if (std::find(pl.cpuset.begin(), pl.cpuset.end(), c) == pl.cpuset.end())
-      fail(path, at,
-           "CPU " + std::to_string(c) + " is not in " + pl.id + "'s cpuset " +
-               format_cpu_list(pl.cpuset));
+      fail_config(path, at,
+                  "CPU " + std::to_string(c) + " is not in " + pl.id + "'s cpuset " +
+                      format_cpu_list(pl.cpuset));
   return {*pr.start};
 }
 
@@ -396,9 +404,9 @@ std::vector<CaseSpec> expand_cases(const Config& config, const Topology& topo,
     for (size_t m = 0; m < e.mechanisms.size(); ++m)
       if (std::find(known_mechanisms.begin(), known_mechanisms.end(), e.mechanisms[m]) ==
           known_mechanisms.end())
-        fail(config.path, e.where + ".mechanisms[" + std::to_string(m) + "]",
-             "unknown mechanism \"" + e.mechanisms[m] +
-                 "\" (known: " + join(known_mechanisms, ", ") + ")");
+        fail_config(config.path, e.where + ".mechanisms[" + std::to_string(m) + "]",
+                    "unknown mechanism \"" + e.mechanisms[m] +
+                        "\" (known: " + join(known_mechanisms, ", ") + ")");
     std::vector<std::vector<Placement>> placements;
     for (size_t p = 0; p < e.placements.size(); ++p)
       placements.push_back(resolve_placement(config.path,
@@ -426,8 +434,8 @@ std::vector<CaseSpec> expand_cases(const Config& config, const Topology& topo,
               s.skip_reason = pl.skip_reason;
               s.name = mech + "/" + mode + "/" + pl.name + name_suffix(pr) + pl.pair_suffix;
               if (auto [it, fresh] = seen.emplace(s.name, e.where); !fresh)
-                fail(config.path, e.where,
-                     "duplicate case " + s.name + " (also from " + it->second + ")");
+                fail_config(config.path, e.where,
+                            "duplicate case " + s.name + " (also from " + it->second + ")");
               cases.push_back(std::move(s));
             }
   }

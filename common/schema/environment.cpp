@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <map>
 #include <stdexcept>
+#include <string>
+#include <string_view>
 #include <tuple>
 
 #include "common/util/cpulist.h"
@@ -276,8 +278,13 @@ std::vector<std::string> environment_warnings(const json& env) {
   return out;
 }
 
+// The build's identity, generated at configure time (cmake/build_info.cpp.in).
+extern const std::string_view kBuildVersion, kBuildGitSha, kBuildCompiler;
+
 json wakebench_build() {
-  return {{"version", WB_VERSION}, {"git_sha", WB_GIT_SHA}, {"compiler", WB_COMPILER}};
+  return {{"version", std::string(kBuildVersion)},
+          {"git_sha", std::string(kBuildGitSha)},
+          {"compiler", std::string(kBuildCompiler)}};
 }
 
 }  // namespace wb

@@ -11,7 +11,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string string_at(const json& entry, const char* key, const std::string& where) {
+std::string registry_string(const json& entry, const char* key, const std::string& where) {
   if (!entry.contains(key) || !entry[key].is_string())
     throw std::invalid_argument(where + ": \"" + key + "\" is not a string");
   return entry[key];
@@ -24,13 +24,14 @@ const json& list_at(const json& doc, const char* key) {
 }
 
 MechanismEntry mechanism_of(const json& j, const std::string& where) {
-  MechanismEntry m{string_at(j, "id", where)};
-  const std::string flags = string_at(j, "wake_flags", where);
+  MechanismEntry m{registry_string(j, "id", where)};
+  const std::string flags = registry_string(j, "wake_flags", where);
   const auto parsed = parse_wake_flags(flags);
   if (!parsed) throw std::invalid_argument(where + ": unknown wake_flags \"" + flags + "\"");
   m.wake_flags = *parsed;
-  if (j.contains("no_kernel_wakeup")) m.no_kernel_wakeup = string_at(j, "no_kernel_wakeup", where);
-  if (j.contains("not_modelled")) m.not_modelled = string_at(j, "not_modelled", where);
+  if (j.contains("no_kernel_wakeup"))
+    m.no_kernel_wakeup = registry_string(j, "no_kernel_wakeup", where);
+  if (j.contains("not_modelled")) m.not_modelled = registry_string(j, "not_modelled", where);
   if (j.contains("futex_handoff")) {
     if (!j["futex_handoff"].is_boolean())
       throw std::invalid_argument(where + ": \"futex_handoff\" is not a boolean");
@@ -118,8 +119,8 @@ Registry parse_registry(std::string_view text) {
   const json& policies = list_at(doc, "policies");
   for (size_t i = 0; i < policies.size(); ++i) {
     const std::string where = "policies[" + std::to_string(i) + "]";
-    PolicyEntry e{string_at(policies[i], "id", where), std::nullopt};
-    if (policies[i].contains("kernel")) e.kernel = string_at(policies[i], "kernel", where);
+    PolicyEntry e{registry_string(policies[i], "id", where), std::nullopt};
+    if (policies[i].contains("kernel")) e.kernel = registry_string(policies[i], "kernel", where);
     r.policies.push_back(std::move(e));
   }
   const json& mechanisms = list_at(doc, "mechanisms");

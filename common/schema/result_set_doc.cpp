@@ -138,11 +138,11 @@ void check_header(const json& doc) {
   if (!doc.contains("cases") || !doc["cases"].is_array()) throw E("missing \"cases\" array");
 }
 
-using Reader = std::function<void(ResultSetDoc&, const json&)>;
+using MemberReader = std::function<void(ResultSetDoc&, const json&)>;
 
 // Each top-level key after the header, and where it goes.
-const std::map<std::string, Reader>& member_readers() {
-  static const std::map<std::string, Reader> readers = {
+const std::map<std::string, MemberReader>& member_readers() {
+  static const std::map<std::string, MemberReader> readers = {
       {"schema", [](ResultSetDoc&, const json&) {}},
       {"schema_version", [](ResultSetDoc&, const json&) {}},
       {"cases", [](ResultSetDoc& d, const json& v) { d.cases = v; }},

@@ -121,7 +121,7 @@ struct BadLine : std::runtime_error {
 // Calls `f` on every line of `text`, trimmed, but blank lines and '#' comments. A BadLine from `f`
 // becomes std::invalid_argument "trace line N: <why>: "<the line, cut at 100 characters>"".
 template <class F>
-void for_each_line(std::string_view text, F&& f) {
+void for_each_trace_line(std::string_view text, F&& f) {
   size_t line_no = 0;
   for (size_t pos = 0; pos < text.size();) {
     const size_t nl = text.find('\n', pos);
@@ -431,7 +431,7 @@ WakeupTraceSummary attribute_wakeups(std::string_view text, const WakeupTraceOpt
   TaskStates tasks;
   PendingWakes pending;
   std::unordered_set<int> stacked_wakers;  // woke their partner onto their own CPU, not yet out
-  for_each_line(text, [&](std::string_view s) {
+  for_each_trace_line(text, [&](std::string_view s) {
     if (const std::optional<int64_t> lost = lost_events(s)) {
       sum.lost += *lost;
       return;

@@ -97,13 +97,13 @@ int keep_message(enum libbpf_print_level level, const char* fmt, va_list args) {
 
 // "BPF fentry on select_task_rq_fair refused (EPERM)": EPERM as root is the kernel's policy
 // (lockdown, or a vendor kernel that forbids function tracing).
-[[noreturn]] void fail(const std::string& what, int err) {
+[[noreturn]] void fail_bpf(const std::string& what, int err) {
   throw std::runtime_error("BPF " + what + " (" +
                            (strerrorname_np(err) ? strerrorname_np(err) : std::strerror(err)) +
                            ")");
 }
 
-std::vector<int> online_cpus() {
+std::vector<int> online_cpu_list() {
   std::ifstream f("/sys/devices/system/cpu/online");
   std::string text;
   std::getline(f, text);
@@ -134,7 +134,7 @@ struct DecisionRecorder::Impl {
 DecisionRecorder::DecisionRecorder(const std::string& comm) : impl_(std::make_unique<Impl>()) {
   if (::geteuid() != 0) throw std::runtime_error("the BPF recorder needs root");
   const int cpus = libbpf_num_possible_cpus();
-  if (cpus <= 0) fail("recorder cannot count the possible CPUs", -cpus);
+  if (cpus <= 0) fail_bpf("recorder cannot count the possible CPUs", -cpus);
   if (cpus > WB_DECISION_MAX_CPUS)
     throw std::runtime_error("the BPF recorder holds " + std::to_string(WB_DECISION_MAX_CPUS) +
                              " CPUs, this machine has " + std::to_string(cpus));
@@ -142,18 +142,19 @@ DecisionRecorder::DecisionRecorder(const std::string& comm) : impl_(std::make_un
   Impl& m = *impl_;
   m.words = (cpus + 63) / 64;
   m.skel = wake_decision__open();
-  if (!m.skel) fail("object does not open", errno);
+  if (!m.skel) fail_bpf("object does not open", errno);
   std::strncpy(const_cast<char*>(m.skel->rodata->comm), comm.c_str(), 15);
   m.skel->rodata->run_tgid = getpid();
   m.skel->rodata->nr_cpus = static_cast<__u32>(cpus);
   m.skel->rodata->mask_words = static_cast<__u32>(m.words);
-  for (int c : online_cpus())
+  for (int c : online_cpu_list())
     if (c < cpus) m.skel->bss->online[c / 64] |= 1ull << (c % 64);
-  if (const int e = wake_decision__load(m.skel)) fail("fentry on select_task_rq_fair refused", -e);
+  if (const int e = wake_decision__load(m.skel))
+    fail_bpf("fentry on select_task_rq_fair refused", -e);
   if (const int e = wake_decision__attach(m.skel))
-    fail("fentry on select_task_rq_fair not attached", -e);
+    fail_bpf("fentry on select_task_rq_fair not attached", -e);
   m.ring = ring_buffer__new(bpf_map__fd(m.skel->maps.records), Impl::on_record, &m, nullptr);
-  if (!m.ring) fail("record ring does not open", errno);
+  if (!m.ring) fail_bpf("record ring does not open", errno);
 }
 
 DecisionRecorder::~DecisionRecorder() = default;

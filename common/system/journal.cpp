@@ -98,7 +98,7 @@ void remove_if_empty(const std::string& dir) {
 }
 
 // Writes all of `text` at the end of `fd` (O_APPEND). Returns 0 or the errno.
-int write_all(int fd, std::string_view text) {
+int write_whole(int fd, std::string_view text) {
   while (!text.empty()) {
     const ssize_t n = ::write(fd, text.data(), text.size());
     if (n < 0 && errno == EINTR) continue;
@@ -130,7 +130,7 @@ Fd take_lock(const std::string& path, std::string* holder) {
     }
     if (!still_at(fd.get(), path)) continue;  // its holder removed it as this one opened it
     const std::string pid = std::to_string(::getpid()) + "\n";
-    if (::ftruncate(fd.get(), 0) != 0 || write_all(fd.get(), pid) != 0)
+    if (::ftruncate(fd.get(), 0) != 0 || write_whole(fd.get(), pid) != 0)
       throw std::runtime_error(sys_error("lock " + path, errno));
     return fd;
   }
@@ -221,7 +221,7 @@ bool restore_changes(int fd, const std::string& path, const JournalText& j) {
   for (const auto& [key, value] : j.changes) {
     if (std::find(j.restored.begin(), j.restored.end(), key) != j.restored.end()) continue;
     const std::string error = undo(key, value, j.root);
-    if (error.empty()) write_all(fd, "restored " + key + "\n");
+    if (error.empty()) write_whole(fd, "restored " + key + "\n");
     (error.empty() ? done : failed)
         .push_back(undone(key, value) + (error.empty() ? "" : ": ") + error);
   }
@@ -354,7 +354,7 @@ void RunJournal::create(const std::string& root) {
 }
 
 void RunJournal::append(const std::string& line) {
-  if (const int e = write_all(fd_.get(), line); e != 0 || ::fsync(fd_.get()) != 0)
+  if (const int e = write_whole(fd_.get(), line); e != 0 || ::fsync(fd_.get()) != 0)
     throw std::runtime_error(sys_error("journal " + path_, e ? e : errno));
 }
 
@@ -368,7 +368,7 @@ void RunJournal::record(const std::string& key, const std::string& value) {
 
 void RunJournal::restored(const std::string& key) noexcept {
   for (auto& [k, done] : keys_)
-    if (k == key && !done) done = write_all(fd_.get(), "restored " + key + "\n") == 0;
+    if (k == key && !done) done = write_whole(fd_.get(), "restored " + key + "\n") == 0;
 }
 
 RunJournal::~RunJournal() {

@@ -19,7 +19,7 @@
 namespace wb {
 namespace {
 
-[[noreturn]] void refuse(const std::string& where, const std::string& why) {
+[[noreturn]] void refuse_input(const std::string& where, const std::string& why) {
   throw std::runtime_error(where + ": " + why);
 }
 
@@ -65,11 +65,12 @@ std::string read_all(int fd, std::size_t expected, const std::string& where) {
       if (err == EAGAIN)
         wait_readable(fd);
       else if (err != EINTR)
-        refuse(where, std::string("read error: ") + std::strerror(err));
+        refuse_input(where, std::string("read error: ") + std::strerror(err));
       continue;
     }
     if (n == 0) return text;
-    if (text.size() + static_cast<std::size_t>(n) > limit) refuse(where, over_limit("is larger"));
+    if (text.size() + static_cast<std::size_t>(n) > limit)
+      refuse_input(where, over_limit("is larger"));
     text.append(buf, static_cast<std::size_t>(n));
   }
 }
@@ -80,8 +81,9 @@ std::string read_stdin(const std::string& where) {
   static std::optional<std::string> text;
   if (text) return *text;
   struct stat st {};
-  if (fstat(STDIN_FILENO, &st) != 0) refuse(where, std::string("stdin: ") + std::strerror(errno));
-  if (S_ISDIR(st.st_mode)) refuse(where, "stdin is a directory");
+  if (fstat(STDIN_FILENO, &st) != 0)
+    refuse_input(where, std::string("stdin: ") + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) refuse_input(where, "stdin is a directory");
   text =
       read_all(STDIN_FILENO, S_ISREG(st.st_mode) ? static_cast<std::size_t>(st.st_size) : 0, where);
   return *text;
@@ -93,13 +95,13 @@ std::string read_input_file(const std::string& what, const std::string& path) {
   const std::string where = what + " " + path;
   if (path == "-") return read_stdin(where);
   const Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
-  if (!fd) refuse(where, std::string("cannot open: ") + std::strerror(errno));
+  if (!fd) refuse_input(where, std::string("cannot open: ") + std::strerror(errno));
   struct stat st {};
-  if (fstat(fd.get(), &st) != 0) refuse(where, std::string("fstat: ") + std::strerror(errno));
+  if (fstat(fd.get(), &st) != 0) refuse_input(where, std::string("fstat: ") + std::strerror(errno));
   if (!S_ISREG(st.st_mode))
-    refuse(where, std::string("is ") + file_kind(st.st_mode) + ", not a regular file");
+    refuse_input(where, std::string("is ") + file_kind(st.st_mode) + ", not a regular file");
   if (static_cast<std::size_t>(st.st_size) > max_input_bytes())
-    refuse(where, over_limit("is " + std::to_string(st.st_size) + " bytes, larger"));
+    refuse_input(where, over_limit("is " + std::to_string(st.st_size) + " bytes, larger"));
   return read_all(fd.get(), static_cast<std::size_t>(st.st_size), where);
 }
 

@@ -18,7 +18,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-[[noreturn]] void refuse(const std::string& what, const std::string& path, const std::string& why) {
+[[noreturn]] void refuse_output(const std::string& what, const std::string& path,
+                                const std::string& why) {
   throw std::runtime_error(what + " " + path + ": " + why);
 }
 
@@ -26,7 +27,7 @@ void make_folder(const std::string& what, const fs::path& target) {
   if (!target.has_parent_path()) return;
   std::error_code ec;
   fs::create_directories(target.parent_path(), ec);
-  if (ec) refuse(what, target.string(), "cannot create its folder: " + ec.message());
+  if (ec) refuse_output(what, target.string(), "cannot create its folder: " + ec.message());
 }
 
 // A temporary file beside `target`, unique in this process and among processes (`err`: the errno
@@ -69,7 +70,7 @@ std::string link_new_name(const std::string& tmp, const std::string& stem, const
   for (int n = 1;; ++n) {
     const std::string path = stem + (n > 1 ? "-" + std::to_string(n) : "") + ext;
     if (::link(tmp.c_str(), path.c_str()) == 0) return path;
-    if (errno != EEXIST || n >= 1000) refuse("cannot write", path, std::strerror(errno));
+    if (errno != EEXIST || n >= 1000) refuse_output("cannot write", path, std::strerror(errno));
   }
 }
 
@@ -88,15 +89,15 @@ int write_through_temp(const fs::path& target, const std::string& text, Publish 
 }  // namespace
 
 void check_output_target(const std::string& what, const std::string& path) {
-  if (path.empty()) refuse(what, "\"\"", "empty path");
+  if (path.empty()) refuse_output(what, "\"\"", "empty path");
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {
-    if (errno != ENOENT) refuse(what, path, std::strerror(errno));
+    if (errno != ENOENT) refuse_output(what, path, std::strerror(errno));
     return;
   }
   if (!S_ISREG(st.st_mode))
-    refuse(what, path,
-           std::string("is ") + file_kind(st.st_mode) + ", not a regular file (refused)");
+    refuse_output(what, path,
+                  std::string("is ") + file_kind(st.st_mode) + ", not a regular file (refused)");
 }
 
 void check_output_writable(const std::string& what, const std::string& path) {
@@ -105,11 +106,12 @@ void check_output_writable(const std::string& what, const std::string& path) {
   // A result set is some 100 KiB: a filesystem that cannot take a block now will not take it.
   const int err =
       write_through_temp(path, std::string(4096, '\n'), [](const std::string&) { return 0; });
-  if (err) refuse(what, path, std::string("cannot write in its folder: ") + std::strerror(err));
+  if (err)
+    refuse_output(what, path, std::string("cannot write in its folder: ") + std::strerror(err));
 }
 
 void write_file_atomic(const std::string& path, const std::string& text) {
-  if (path.empty()) refuse("cannot write", "\"\"", "empty path");
+  if (path.empty()) refuse_output("cannot write", "\"\"", "empty path");
   StreamedFile file(path, "", "");
   file.append(text);
   file.publish();
@@ -131,7 +133,7 @@ StreamedFile::StreamedFile(std::string path, std::string stem, std::string ext)
   if (!path_.empty()) check_output_target("cannot write", target());  // a link never replaces
   make_folder("cannot write", target());
   Temp t = create_temp(target());
-  if (t.err) refuse("cannot write", target(), std::strerror(t.err));
+  if (t.err) refuse_output("cannot write", target(), std::strerror(t.err));
   tmp_ = t.path;
   fd_ = std::move(t.fd);
 }
@@ -144,19 +146,19 @@ StreamedFile::~StreamedFile() {
 void StreamedFile::append(std::string_view text) {
   if (!fd_) throw std::logic_error("StreamedFile::append after publish");
   if (const int err = write_text(fd_.get(), text))
-    refuse("cannot write", target(), std::strerror(err));
+    refuse_output("cannot write", target(), std::strerror(err));
 }
 
 std::string StreamedFile::publish() {
   if (!fd_) throw std::logic_error("StreamedFile::publish twice");
   const int err = ::fsync(fd_.get()) == 0 ? 0 : errno;
   fd_.reset();
-  if (err) refuse("cannot write", target(), std::strerror(err));
+  if (err) refuse_output("cannot write", target(), std::strerror(err));
   std::string out = path_;
   if (path_.empty())
     out = link_new_name(tmp_, stem_, ext_);
   else if (std::rename(tmp_.c_str(), path_.c_str()) != 0)
-    refuse("cannot write", path_, std::strerror(errno));
+    refuse_output("cannot write", path_, std::strerror(errno));
   ::unlink(tmp_.c_str());  // after a rename: gone already (ENOENT, ignored)
   tmp_.clear();
   return out;
