@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -198,6 +199,35 @@ TEST(EnvironmentWarnings, QuietEnvironmentAndUserChoices) {
                   {"numa_balancing", {{"unavailable", "x"}}}};
   EXPECT_TRUE(environment_warnings(unknown).empty());
   EXPECT_TRUE(environment_warnings(json::object()).empty());
+}
+
+// The measured CPU's SMT sibling set otherwise (tests/fixtures/sysroot-x86-smt-sibling-mismatch):
+// both CPUs' settings recorded, one warning naming each difference; none once they agree, none
+// for an unmeasured pair of siblings, and none when both threads are measured twice over.
+TEST(EnvironmentWarnings, SmtSiblingSetOtherwise) {
+  json env = capture_cpu_settings({0}, test::sysroot_path("x86-smt-sibling-mismatch"));
+  env["cpus"] = {0};
+  ASSERT_EQ(env["smt"]["siblings"]["0"], json({0, 1}));
+  EXPECT_EQ(env["cpufreq"]["1"]["governor"], "powersave");  // the sibling's, recorded
+  EXPECT_EQ(env["cpuidle"]["states"]["1"].size(), 4u);
+  auto w = environment_warnings(env);
+  EXPECT_TRUE(contains_text(w,
+                            "SMT sibling CPU 1 of measured CPU 0 is set otherwise: governor "
+                            "powersave (CPU 0: performance), idle state C1 enabled (CPU 0: "
+                            "disabled), idle state C1E enabled (CPU 0: disabled), max_khz "
+                            "3000000 (CPU 0: 5500000);",
+                            "give CPUs 0-1 the same"));
+  EXPECT_FALSE(contains_text(w, "C6"));                     // disabled on both
+  EXPECT_FALSE(contains_text(w, "governor is powersave"));  // CPU 1 is not measured
+  env["cpus"] = {0, 1};                                     // both threads measured: the pair once
+  env["smt"]["siblings"]["1"] = {0, 1};
+  w = environment_warnings(env);
+  EXPECT_EQ(std::count_if(w.begin(), w.end(),
+                          [](const std::string& l) { return l.find("SMT sibling") == 0; }),
+            1);
+  env["cpufreq"]["1"] = env["cpufreq"]["0"];
+  env["cpuidle"]["states"]["1"] = env["cpuidle"]["states"]["0"];
+  EXPECT_FALSE(contains_text(environment_warnings(env), "set otherwise"));
 }
 
 TEST(EnvironmentLive, EveryRequiredItemIsAValueOrUnavailable) {

@@ -138,12 +138,21 @@ std::string cpus_phrase(const std::vector<int>& cpus) {
   return (cpus.size() == 1 ? "CPU " : "CPUs ") + format_cpu_list(cpus);
 }
 
+// Whether `cpu` is one the run measured (env "cpus"); every CPU when the set does not say. The
+// capture also records the measured CPUs' SMT siblings, which warn_siblings judges.
+bool measured_cpu(const json& env, int cpu) {
+  if (!env.contains("cpus") || !env["cpus"].is_array()) return true;
+  const json& cpus = env["cpus"];
+  return std::find(cpus.begin(), cpus.end(), json(cpu)) != cpus.end();
+}
+
 void warn_cpufreq(const json& env, std::vector<std::string>& out) {
   if (!env.contains("cpufreq") || !env["cpufreq"].is_object()) return;
   Grouped by_governor;
   for (const auto& [key, p] : env["cpufreq"].items()) {
     auto cpu = cpu_key(key);
-    if (!cpu || !p.is_object() || !p.contains("governor") || !p["governor"].is_string()) continue;
+    if (!cpu || !measured_cpu(env, *cpu)) continue;
+    if (!p.is_object() || !p.contains("governor") || !p["governor"].is_string()) continue;
     const std::string gov = p["governor"];
     if (gov != "performance") by_governor[gov].push_back(*cpu);
   }
@@ -170,7 +179,7 @@ void warn_idle(const json& env, std::vector<std::string>& out) {
   std::map<std::tuple<int, std::string, uint64_t>, std::vector<int>> deep;  // state -> CPUs
   for (const auto& [key, states] : idle["states"].items()) {
     auto cpu = cpu_key(key);
-    if (!cpu || !states.is_array()) continue;
+    if (!cpu || !measured_cpu(env, *cpu) || !states.is_array()) continue;
     for (const auto& s : states) {
       if (!s.contains("latency_us") || !s["latency_us"].is_number_unsigned()) continue;
       if (s.contains("disabled") && s["disabled"].is_boolean() && s["disabled"].get<bool>())
@@ -248,6 +257,75 @@ void warn_load(const json& env, std::vector<std::string>& out) {
   }
 }
 
+// j[key], or null when `j` is not an object or has no `key`.
+const json& member(const json& j, const std::string& key) {
+  static const json kNull;
+  if (!j.is_object()) return kNull;
+  auto it = j.find(key);
+  return it != j.end() ? *it : kNull;
+}
+
+// The settings of one CPU that act on its whole core: cpufreq governor and limits, and per idle
+// state whether it is disabled. Names as the warning prints them; absent where not recorded.
+std::map<std::string, std::string> core_settings(const json& env, int cpu) {
+  std::map<std::string, std::string> out;
+  const std::string key = std::to_string(cpu);
+  const json& freq = member(member(env, "cpufreq"), key);
+  if (member(freq, "governor").is_string()) out["governor"] = freq["governor"];
+  for (const char* limit : {"min_khz", "max_khz"}) {
+    const json& v = member(freq, limit);
+    if (v.is_number_unsigned()) out[limit] = std::to_string(v.get<uint64_t>());
+  }
+  const json& states = member(member(member(env, "cpuidle"), "states"), key);
+  if (!states.is_array()) return out;
+  for (const auto& st : states) {
+    if (member(st, "name").is_string() && member(st, "disabled").is_boolean()) {
+      out["idle state " + st["name"].get<std::string>()] =
+          st["disabled"].get<bool>() ? "disabled" : "enabled";
+    }
+  }
+  return out;
+}
+
+// "governor powersave (CPU 0: performance), ..." for each setting both CPUs record differently.
+std::string setting_differences(const json& env, int cpu, int sibling) {
+  const auto mine = core_settings(env, cpu), theirs = core_settings(env, sibling);
+  std::string out;
+  for (const auto& [name, value] : theirs) {
+    auto it = mine.find(name);
+    if (it == mine.end() || it->second == value) continue;
+    out += (out.empty() ? "" : ", ") + name + " " + value + " (CPU " + std::to_string(cpu) + ": " +
+           it->second + ")";
+  }
+  return out;
+}
+
+// A measured CPU whose SMT sibling runs another governor, frequency limit or idle-state setting:
+// the core's clock and idle depth follow both threads, so the measured wakeups depend on the
+// sibling's settings too. Each pair of threads once.
+void warn_siblings(const json& env, std::vector<std::string>& out) {
+  if (!env.contains("cpus") || !env["cpus"].is_array()) return;
+  const json& siblings = member(member(env, "smt"), "siblings");
+  for (const json& c : env["cpus"]) {
+    if (!c.is_number_integer()) continue;
+    const int cpu = c.get<int>();
+    const json& list = member(siblings, std::to_string(cpu));
+    if (!list.is_array()) continue;
+    for (const json& s : list) {
+      if (!s.is_number_integer()) continue;
+      const int other = s.get<int>();
+      if (other == cpu || (other < cpu && measured_cpu(env, other))) continue;
+      const std::string diff = setting_differences(env, cpu, other);
+      if (diff.empty()) continue;
+      out.push_back("SMT sibling CPU " + std::to_string(other) + " of measured CPU " +
+                    std::to_string(cpu) + " is set otherwise: " + diff +
+                    "; the core's clock and idle depth follow both threads; fix: give CPUs " +
+                    format_cpu_list({std::min(cpu, other), std::max(cpu, other)}) +
+                    " the same cpufreq and cpuidle settings");
+    }
+  }
+}
+
 void warn_sched(const json& env, std::vector<std::string>& out) {
   if (env.contains("numa_balancing") && env["numa_balancing"].is_number_integer() &&
       env["numa_balancing"].get<int>() != 0) {
@@ -274,6 +352,7 @@ std::vector<std::string> environment_warnings(const json& env) {
   warn_idle(env, out);
   warn_hypervisor(env, out);
   warn_load(env, out);
+  warn_siblings(env, out);
   warn_sched(env, out);
   return out;
 }

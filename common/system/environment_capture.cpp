@@ -71,31 +71,26 @@ json cpu_load(const std::string& first, const std::string& second, const std::ve
   }
 }
 
-// The processor: cpu, smt, the load on the measured CPUs and their siblings (cpu_load), and the
-// hypervisor it runs under. `info` is /proc/cpuinfo as read, or nullopt and `why` not.
+// The processor: cpu, the load on the measured CPUs and their siblings (cpu_load, `smt` as
+// captured), and the hypervisor it runs under. `info` is /proc/cpuinfo as read, or nullopt and
+// `why` not.
 json processor_items(const struct utsname& u, const std::optional<CpuInfo>& info,
-                     const std::string& why, const std::vector<int>& cpus) {
+                     const std::string& why, const std::vector<int>& cpus, const json& smt) {
   json items;
   items["cpu"] = probe_cpu(u.machine, info, why);
-  items["smt"] = probe_smt(cpus);
   std::string stat_why;
   const auto stat = probe_proc_stat_twice(kLoadSampleMs, &stat_why);
-  items["cpu_load"] = stat ? cpu_load(stat->first, stat->second, load_cpus(cpus, items["smt"]))
-                           : unavailable(stat_why);
+  items["cpu_load"] =
+      stat ? cpu_load(stat->first, stat->second, load_cpus(cpus, smt)) : unavailable(stat_why);
   items["hypervisor"] =
       info ? detect_hypervisor(probe_hypervisor_evidence(*info)) : unavailable(why);
   return items;
 }
 
-// Frequency and idle: cpufreq, cpuidle, idle_latency {requested_us, effective_us}.
-json power_items(const std::vector<int>& cpus, std::optional<int> idle_latency_us) {
-  json items;
-  items["cpufreq"] = probe_cpufreq(cpus);
-  items["cpuidle"] = probe_cpuidle(cpus);
-  items["idle_latency"] = {
-      {"requested_us", idle_latency_us ? json(*idle_latency_us) : json(nullptr)},
-      {"effective_us", probe_idle_latency_effective()}};
-  return items;
+// idle_latency {requested_us, effective_us}.
+json idle_latency_item(std::optional<int> idle_latency_us) {
+  return {{"requested_us", idle_latency_us ? json(*idle_latency_us) : json(nullptr)},
+          {"effective_us", probe_idle_latency_effective()}};
 }
 
 // isolcpus and nohz_full: the kernel's lists and what the command line asked for.
@@ -131,6 +126,15 @@ json measurement_items() {
 
 }  // namespace
 
+json capture_cpu_settings(const std::vector<int>& cpus, const std::string& root) {
+  json items;
+  items["smt"] = probe_smt(cpus, root);
+  const std::vector<int> with_siblings = load_cpus(cpus, items["smt"]);
+  items["cpufreq"] = probe_cpufreq(with_siblings, root);
+  items["cpuidle"] = probe_cpuidle(with_siblings, root);
+  return items;
+}
+
 json capture_environment(const EnvironmentOptions& opts) {
   const std::vector<int> cpus = opts.cpus.empty() ? online_cpus() : opts.cpus;
   json env;
@@ -141,8 +145,9 @@ json capture_environment(const EnvironmentOptions& opts) {
   env["kernel"] = probe_kernel(u);
   std::string why;
   const std::optional<CpuInfo> info = read_cpuinfo(&why);
-  env.update(processor_items(u, info, why, cpus));
-  env.update(power_items(cpus, opts.idle_latency_us));
+  env.update(capture_cpu_settings(cpus));
+  env.update(processor_items(u, info, why, cpus, env["smt"]));
+  env["idle_latency"] = idle_latency_item(opts.idle_latency_us);
   env.update(isolation_items(probe_cmdline()));
   env.update(scheduler_items(cpus));
   env.update(measurement_items());

@@ -20,14 +20,20 @@ struct EnvironmentOptions {
 
 // Every item as JSON; an item that cannot be read is {"unavailable": "<reason>"}, never dropped.
 // Keys: kernel {release, version, cmdline}, cpu {arch, vendor, model, microcode}, smt {control,
-// active, siblings, sibling_busy_pct}, cpufreq {"<cpu>": {driver, governor, min_khz, max_khz,
-// ...}}, cpuidle {driver, governor, states {"<cpu>": [{index, name, desc, latency_us, residency_us,
-// disabled}]}}, idle_latency {requested_us, effective_us (null = no limit)}, isolcpus {list,
-// cmdline}, nohz_full {list, cmdline}, sched_features {NAME: bool}, sched_domains [...], sched_ext
-// {state, ops}, numa_balancing, perf_event_paranoid, hypervisor {detected, vendor, evidence},
-// schedstats {available, enabled}, wakebench {version, git_sha, compiler},
-// config_hash ("sha256:<hex>"), hostname, cpus (the measured CPUs). The reading of the system is
+// active, siblings}, cpu_load {sample_ms, busy_pct}, cpufreq {"<cpu>": {driver, governor, min_khz,
+// max_khz, ...}} and cpuidle {driver, governor, states {"<cpu>": [{index, name, desc, latency_us,
+// residency_us, disabled}]}} of the measured CPUs and their SMT siblings, idle_latency
+// {requested_us, effective_us (null = no limit)}, isolcpus {list, cmdline}, nohz_full {list,
+// cmdline}, sched_features {NAME: bool}, sched_domains [...], sched_ext {state, ops},
+// numa_balancing, perf_event_paranoid, hypervisor {detected, vendor, evidence}, schedstats
+// {available, enabled}, wakebench {version, git_sha, compiler}, config_hash ("sha256:<hex>"),
+// hostname, cpus (the measured CPUs). The reading of the system is
 // common/system/environment_probe.h's.
 nlohmann::json capture_environment(const EnvironmentOptions& opts);
+
+// The items a CPU's setting makes: smt of `cpus`, and cpufreq and cpuidle of `cpus` and their SMT
+// siblings (a sibling's governor, frequency limit and idle states act on the core the measured CPU
+// shares), read under `root` (common/system/kernel_files.h).
+nlohmann::json capture_cpu_settings(const std::vector<int>& cpus, const std::string& root = "/");
 
 }  // namespace wb

@@ -106,8 +106,8 @@ json probe_cpu(const std::string& arch, const std::optional<CpuInfo>& info,
   return cpu;
 }
 
-json probe_smt(const std::vector<int>& cpus) {
-  const std::string base = "/sys/devices/system/cpu/smt/";
+json probe_smt(const std::vector<int>& cpus, const std::string& root) {
+  const std::string base = under_root(root, "/sys/devices/system/cpu/smt/");
   json smt;
   smt["control"] = text_or_unavailable(base + "control");
   std::string why;
@@ -115,8 +115,8 @@ json probe_smt(const std::vector<int>& cpus) {
   smt["active"] = active ? json(trim(*active) == "1") : unavailable(why);
   json siblings = json::object();
   for (int cpu : cpus) {
-    const std::string path =
-        "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/thread_siblings_list";
+    const std::string path = under_root(root, "/sys/devices/system/cpu/cpu" + std::to_string(cpu) +
+                                                  "/topology/thread_siblings_list");
     auto text = read_text_file(path, &why);
     try {
       siblings[std::to_string(cpu)] = text ? json(parse_cpu_list(trim(*text))) : unavailable(why);
@@ -138,18 +138,18 @@ std::optional<std::pair<std::string, std::string>> probe_proc_stat_twice(int int
   return std::pair{std::move(*first), std::move(*second)};
 }
 
-json probe_cpufreq(const std::vector<int>& cpus) {
+json probe_cpufreq(const std::vector<int>& cpus, const std::string& root) {
   json cpufreq = json::object();
   for (int cpu : cpus) {
     std::string why;
-    auto p = read_cpufreq_policy(cpu, &why);
+    auto p = read_cpufreq_policy(cpu, &why, root);
     cpufreq[std::to_string(cpu)] = p ? to_json(*p) : unavailable(why);
   }
   return cpufreq;
 }
 
-json probe_cpuidle(const std::vector<int>& cpus) {
-  const std::string base = "/sys/devices/system/cpu/cpuidle/";
+json probe_cpuidle(const std::vector<int>& cpus, const std::string& root) {
+  const std::string base = under_root(root, "/sys/devices/system/cpu/cpuidle/");
   json idle;
   idle["driver"] = text_or_unavailable(base + "current_driver");
   std::error_code ec;
@@ -161,7 +161,7 @@ json probe_cpuidle(const std::vector<int>& cpus) {
   json states = json::object();
   for (int cpu : cpus) {
     std::string why;
-    auto st = read_cpuidle_states(cpu, &why);
+    auto st = read_cpuidle_states(cpu, &why, root);
     if (!st) {
       states[std::to_string(cpu)] = unavailable(why);
       continue;

@@ -26,15 +26,15 @@ nlohmann::json probe_kernel(const struct utsname& u);
 // `why` it could not be), and the sysfs microcode revision where cpuinfo has none.
 nlohmann::json probe_cpu(const std::string& arch, const std::optional<CpuInfo>& info,
                          const std::string& why);
-// smt {control, active, siblings {"<cpu>": [...]}}.
-nlohmann::json probe_smt(const std::vector<int>& cpus);
+// smt {control, active, siblings {"<cpu>": [...]}}; `root` as in common/system/kernel_files.h.
+nlohmann::json probe_smt(const std::vector<int>& cpus, const std::string& root = "/");
 // /proc/stat read twice, `interval_ms` apart, or nullopt and `*why`.
 std::optional<std::pair<std::string, std::string>> probe_proc_stat_twice(int interval_ms,
                                                                          std::string* why);
 // cpufreq {"<cpu>": policy}.
-nlohmann::json probe_cpufreq(const std::vector<int>& cpus);
+nlohmann::json probe_cpufreq(const std::vector<int>& cpus, const std::string& root = "/");
 // cpuidle {driver, governor, states {"<cpu>": [...]}}.
-nlohmann::json probe_cpuidle(const std::vector<int>& cpus);
+nlohmann::json probe_cpuidle(const std::vector<int>& cpus, const std::string& root = "/");
 // The CPU latency limit in effect (/dev/cpu_dma_latency): us, or null for no limit.
 nlohmann::json probe_idle_latency_effective();
 // The lists the kernel isolated (/sys/devices/system/cpu/isolated, .../nohz_full).
