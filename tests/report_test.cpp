@@ -16,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -372,6 +373,28 @@ void string_places(const json& v, const json::json_pointer& at, bool keys,
   }
 }
 
+// The places of `all` with one of each shape: the path with every array index but a case's
+// replaced by "*", and the key. The reader and the report treat the elements of an array alike
+// (each repetition, prediction entry and benchmark through the same code), so a second element's
+// place of the same shape tests nothing new; a case's kind changes how it is drawn, so each case
+// keeps its own. 1020 places -> 591: the test's time under the sanitizers nearly halves.
+std::vector<Place> one_per_shape(const std::vector<Place>& all) {
+  std::set<std::string> seen;
+  std::vector<Place> out;
+  for (const Place& place : all) {
+    std::vector<std::string> tokens;
+    for (auto p = place.at; !p.empty(); p = p.parent_pointer())
+      tokens.insert(tokens.begin(), p.back());
+    std::string shape;
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+      const bool index = tokens[i].find_first_not_of("0123456789") == std::string::npos;
+      shape += "/" + (index && (i == 0 || tokens[i - 1] != "cases") ? "*" : tokens[i]);
+    }
+    if (seen.insert(shape + " " + place.key).second) out.push_back(place);
+  }
+  return out;
+}
+
 // The sample set cut to one case of each kind the report draws (pinned, skipped, kernel-placed
 // with its observed classes, another mechanism, matrix cells), two repetitions each and every 8th
 // bucket of their histograms: every plot and string kind, hundreds of times faster to report.
@@ -406,15 +429,17 @@ void expect_no_command(const ReportOutput& out, const fs::path& dir, const std::
   }
 }
 
-// Each payload goes into every string of the sample set, one at a time: the loader refuses the set
+// Each payload goes into every string of the sample set (one place of each shape: one_per_shape),
+// one at a time: the loader refuses the set
 // in one line, or the report's scripts hold the payload only inside single-quoted literals. Then
 // it goes into every value the loader accepted at once, and gnuplot, when installed, renders that
 // report and runs nothing.
 TEST_F(ReportDir, NoStringOfAResultSetRunsACommand) {
   const json sample = small_sample();
   const std::string canary = "CANARY";
-  std::vector<Place> places;
-  string_places(sample, json::json_pointer(), false, places);
+  std::vector<Place> every;
+  string_places(sample, json::json_pointer(), false, every);
+  const std::vector<Place> places = one_per_shape(every);
   ASSERT_GT(places.size(), 300u);
   // Hundreds of reports, each file synced: in memory where there is a tmpfs, under a name the
   // leak checks of faults_test.cpp (anything "wb..." in /dev/shm) do not claim, since ctest runs
