@@ -185,3 +185,13 @@ def test_pseries_ram_is_rounded_up_to_256_mib_blocks(tmp_path):
                      None, tmp_path, arch="ppc64le", mem=1152)
     cmd = qemu_command(plan, QEMU10, "initrd", "console.log", "xfer.log")
     assert cmd[cmd.index("-m") + 1] == "1280M"
+
+
+def test_pseries_ram_of_each_numa_node_is_rounded_up_to_256_mib_blocks(tmp_path):
+    p = PRESETS["power9-smt8-2numa"]
+    plan = GuestPlan("power9-smt8-2numa", p["smp"], p["numa"], "power9", "vmlinux", "mainline",
+                     {}, "wb", None, tmp_path, arch="ppc64le", mem=1152)
+    cmd = qemu_command(plan, QEMU10, "initrd", "console.log", "xfer.log")
+    assert cmd[cmd.index("-m") + 1] == "1536M"
+    sizes = [o.rsplit("size=", 1)[1] for o in cmd if o.startswith("memory-backend-ram")]
+    assert sizes == ["768M", "768M"]

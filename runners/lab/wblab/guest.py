@@ -52,8 +52,11 @@ def default_out(name, policy):
 def qemu_command(plan, qemu, initrd, console, xfer, dtb=None):
     """`qemu` (a qemubin.Qemu) booting `plan`'s guest."""
     arch = ARCHES[plan.arch]
-    # pseries takes RAM in 256 MiB blocks (spapr: "Memory size ... is not aligned to 256 MiB").
-    mem = -(-plan.mem // 256) * 256 if plan.arch == "ppc64le" else plan.mem
+    # pseries takes RAM, and each NUMA node's share of it, in 256 MiB blocks (spapr: "Memory size
+    # ... is not aligned to 256 MiB", "Node 0 memory size ... is not aligned to 256 MiB").
+    nodes = max(1, sum(a.split(",", 1)[0] == "node" for a in plan.numa))
+    block = 256 * nodes if plan.arch == "ppc64le" else 1
+    mem = -(-plan.mem // block) * block
     objects, numa_full = add_memory_backends(plan.numa, mem)
     tcg_thread = plan.tcg_thread if plan.accel == "tcg" else None
     cmd = [*qemubin.command_prefix(qemu), *(plan.machine or arch["machine"]),
