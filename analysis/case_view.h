@@ -32,6 +32,7 @@ struct CounterView {
   // [waker, wakee]: event -> value; nullopt for a count that was never scheduled (null).
   std::map<std::string, std::optional<double>> side[2];
   std::map<std::string, std::string> unavailable;  // event -> why it could not be counted
+  std::map<std::string, std::string> notes;  // event -> what its value is when not the event's
 };
 
 // Where a kernel-placed case's wakee ran (the case's `observed`).

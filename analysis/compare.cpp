@@ -101,14 +101,29 @@ std::set<std::string> counter_names(const std::vector<const ResultSet*>& sets) {
   return names;
 }
 
+// The event of a counter metric ("waker:cycles" -> "cycles").
+std::string event_of(const std::string& metric_id) {
+  const auto colon = metric_id.find(':');
+  return colon == std::string::npos ? metric_id : metric_id.substr(colon + 1);
+}
+
 // Why a result set has no such counter ("perf_event_open: ENOENT ..."), from the first case whose
 // counters.unavailable names it; "" if none does.
 std::string unavailable_reason(const ResultSet& rs, const std::string& metric_id) {
-  const auto colon = metric_id.find(':');
-  const std::string event = colon == std::string::npos ? metric_id : metric_id.substr(colon + 1);
+  const std::string event = event_of(metric_id);
   for (const CaseView& c : rs.views)
     if (auto it = c.counters.unavailable.find(event); it != c.counters.unavailable.end())
       return it->second;
+  return "";
+}
+
+// What the sets' counter `metric_id` is when it is not the event it names (an emulated set's
+// cycles: case_view.h's CounterView::notes), from the first case that notes it; "" if none does.
+std::string counter_note(const std::vector<const ResultSet*>& sets, const std::string& metric_id) {
+  const std::string event = event_of(metric_id);
+  for (const ResultSet* rs : sets)
+    for (const CaseView& c : rs->views)
+      if (auto it = c.counters.notes.find(event); it != c.counters.notes.end()) return it->second;
   return "";
 }
 
@@ -580,6 +595,8 @@ void metric_warnings(const Runs& runs, Comparison& cmp) {
   if (kind_of(id) == MetricKind::kCounter) {
     cmp.warnings.push_back("counters are counted in one pass of their own per case, so \"" + id +
                            "\" has no per-repetition values: shown, never tested");
+    if (const std::string note = counter_note(runs, id); !note.empty())
+      cmp.warnings.push_back(id + ": " + note);
   } else if (any_without_reps) {
     cmp.warnings.push_back("some cases have fewer than 2 per-repetition values of \"" + id +
                            "\" (result sets of schema 1 keep them for median, p99, mean and tps "

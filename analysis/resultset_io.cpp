@@ -1,6 +1,7 @@
 #include "analysis/resultset_io.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <sstream>
 #include <stdexcept>
@@ -128,10 +129,47 @@ bool is_emulated(const ResultSetDoc& set) {
          set.environment->value("emulated", nlohmann::ordered_json(false)) == true;
 }
 
+namespace {
+
+// What qemu TCG makes of a hardware event: cycles follow the guest's virtual time (target/*/
+// cpu_get_*_cycles: icount or the virtual clock), cache and TLB events are not emulated.
+enum class TcgEvent { kCounted, kVirtualTime, kNotEmulated };
+
+TcgEvent tcg_event(std::string e) {
+  std::transform(e.begin(), e.end(), e.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  const auto has = [&](const char* part) { return e.find(part) != std::string::npos; };
+  if (has("cycles")) return TcgEvent::kVirtualTime;
+  if (has("cache") || has("llc") || has("l1d") || has("l2d") || has("tlb") || has("miss"))
+    return TcgEvent::kNotEmulated;
+  return TcgEvent::kCounted;
+}
+
+// An emulated set's counters as they are: cycles noted as virtual time; a cache or TLB event
+// that reads 0 on a side is unavailable there, with the reason, never shown as a count.
+void label_emulated_counters(const ResultSetDoc& set, std::vector<CaseView>& views) {
+  if (!is_emulated(set)) return;
+  for (CaseView& c : views)
+    for (auto& side : c.counters.side)
+      for (auto it = side.begin(); it != side.end();) {
+        const TcgEvent kind = tcg_event(it->first);
+        if (kind == TcgEvent::kVirtualTime)
+          c.counters.notes[it->first] = "virtual time under qemu TCG, not the CPU's cycles";
+        if (kind != TcgEvent::kNotEmulated || it->second != 0.0) {
+          ++it;
+          continue;
+        }
+        c.counters.unavailable[it->first] = "not emulated under qemu TCG: reads 0, not measured";
+        it = side.erase(it);
+      }
+}
+
+}  // namespace
+
 ResultSet typed_result_set(ResultSetDoc&& set, const std::string& path) {
   ResultSet rs;
   rs.path = path;
   rs.views = parse_cases(nlohmann::json(set.cases));
+  label_emulated_counters(set, rs.views);
   rs.machine = summarize_machine(set);
   rs.set = std::move(set);
   return rs;
@@ -146,6 +184,7 @@ ResultSet check_result_set(const nlohmann::json& doc) {
   // source: compare and predict print them), topology.xml excepted: a document for hwloc.
   check_texts(doc, {"topology.xml"});
   check_topology_xml(doc);
+  label_emulated_counters(rs.set, rs.views);
   rs.machine = summarize_machine(rs.set);
   return rs;
 }

@@ -48,7 +48,9 @@ const nlohmann::json* prediction_cases(const nlohmann::json& predictions);
 // supported (this wakebench reads versions 1 to 2)", "results FILE: cases[3]: missing \"mode\"".
 ResultSet load_result_set(const std::string& path);
 // The checks both make, on a parsed document: the typed set (read_result_set_doc), every case
-// (parse_cases), every name and text. Throws std::invalid_argument with one line (no file name).
+// (parse_cases; an emulated set's hardware counters labelled as qemu TCG counts them: cycles
+// noted as virtual time, a cache or TLB event reading 0 unavailable), every name and text. Throws
+// std::invalid_argument with one line (no file name).
 ResultSet check_result_set(const nlohmann::json& doc);
 // A set built in memory (`run`'s): its cases' views and who ran it, without a JSON document.
 // Throws std::invalid_argument with one line for a case that does not parse, `set` then untouched.

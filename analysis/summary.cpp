@@ -183,8 +183,9 @@ std::string case_note(const CaseView& c, const std::string& show,
                         nlohmann::json(c.reason).dump();
   if (c.ok()) {
     const CounterView& k = c.counters;
-    if (show.empty() || !k.recorded || !k.unavailable.count(show)) return "";
-    return show + ": " + k.unavailable.at(show);
+    if (show.empty() || !k.recorded) return "";
+    if (k.unavailable.count(show)) return show + ": " + k.unavailable.at(show);
+    return k.notes.count(show) ? show + ": " + k.notes.at(show) : "";
   }
   if (c.status == CaseStatus::kFailed) return c.name + ": FAILED: " + c.reason;
   return (c.reason.rfind("unavailable", 0) == 0 ? c.row() : c.name) + ": " + c.reason;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -14,6 +15,7 @@
 
 #include "analysis/mann_whitney.h"
 #include "analysis/resultset_io.h"
+#include "tests/support.h"
 
 namespace wb {
 namespace {
@@ -418,6 +420,38 @@ TEST(Compare, RefusesEmulatedAgainstRealTimings) {
   }
   ResultSet lab2 = lab;
   EXPECT_NO_THROW(compare_result_sets({lab, lab2}, CompareOptions{}));
+}
+
+// Counters of a lab guest (environment.emulated): cycles are TCG's virtual time, noted wherever
+// the metric is shown; a cache event that reads 0 is unavailable with the reason, a non-zero one
+// stays; a real machine's set keeps both as counted.
+TEST(Compare, EmulatedCountersSayWhatTheyAre) {
+  nlohmann::json doc = nlohmann::json::parse(test::read_fixture(fixture("new.json")));
+  std::size_t first_ok = 0;
+  while (doc["cases"][first_ok]["status"] != "ok") ++first_ok;
+  doc["cases"][first_ok]["counters"] = {
+      {"waker", {{"cycles", 85000.0}, {"cache-misses", 0}, {"instructions", 3379.0}}},
+      {"wakee", {{"cycles", 76000.0}, {"cache-misses", 12.0}, {"instructions", 3268.0}}}};
+  const auto read = [&](bool emulated) {
+    doc["environment"]["emulated"] = emulated;
+    return check_result_set(doc);
+  };
+  const CounterView real = read(false).views[first_ok].counters;
+  EXPECT_TRUE(real.notes.empty());
+  EXPECT_TRUE(real.side[0].count("cache-misses"));
+  const ResultSet lab = read(true);
+  const CounterView& k = lab.views[first_ok].counters;
+  EXPECT_FALSE(k.side[0].count("cache-misses"));
+  EXPECT_EQ(k.unavailable.at("cache-misses"), "not emulated under qemu TCG: reads 0, not measured");
+  EXPECT_EQ(k.side[1].at("cache-misses"), 12.0);  // not 0: counted, shown
+  EXPECT_EQ(k.notes.at("cycles"), "virtual time under qemu TCG, not the CPU's cycles");
+  EXPECT_FALSE(k.notes.count("instructions"));
+  CompareOptions options;
+  options.metric = parse_metric("waker:cycles");
+  const Comparison cmp = compare_result_sets({lab, lab}, options);
+  EXPECT_NE(std::find(cmp.warnings.begin(), cmp.warnings.end(),
+                      "waker:cycles: virtual time under qemu TCG, not the CPU's cycles"),
+            cmp.warnings.end());
 }
 
 TEST(Compare, UnknownCounterNamesWhatExists) {
