@@ -1,0 +1,35 @@
+// What compare's renderers share (analysis/compare_phrases.cpp): they draw one Comparison with the
+// same words and the same rows.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "analysis/compare.h"
+
+namespace wb {
+
+// Absolute values: ns and tps as integers, small counters with decimals.
+std::string format_value(double v);
+
+// "new vs base: 3 DIFFERENT (1 slower), 40 SAME, 9 UNKNOWN" for other set s.
+std::string summary_line(const Comparison& cmp, std::size_t s);
+
+// "1 run", "3 runs": a set's runs.
+std::string runs_text(const CompareSet& set);
+
+// What the verdicts against set s rest on: the level, and what stands for the variation between
+// runs (README.md#compare-the-verdict).
+std::string level_line(const Comparison& cmp, std::size_t s);
+
+// A row's case as its name reads: "binder-like/processes/llc/w2s4".
+std::string case_text(const CompareRow& r);
+
+// Rows in the baseline and at least one other set that have the metric or a status saying why not,
+// per mechanism, in first-appearance order.
+using MechanismRows = std::vector<std::pair<std::string, std::vector<const CompareRow*>>>;
+MechanismRows by_mechanism(const Comparison& cmp);
+
+}  // namespace wb
