@@ -7,7 +7,7 @@
 #include "analysis/compare.h"
 #include "common/util/text.h"
 
-// Renders a Comparison as text, markdown, CSV and JSON.
+// Renders a Comparison as text, markdown, CSV and JSON (the mail table: analysis/compare_mail.cpp).
 namespace wb {
 namespace {
 
@@ -691,8 +691,9 @@ CompareFormat parse_compare_format(std::string_view name) {
   if (name == "markdown") return CompareFormat::kMarkdown;
   if (name == "csv") return CompareFormat::kCsv;
   if (name == "json") return CompareFormat::kJson;
+  if (name == "mail") return CompareFormat::kMail;
   throw std::invalid_argument("unknown compare format \"" + std::string(name) +
-                              "\" (text, markdown, csv, json)");
+                              "\" (text, markdown, csv, json, mail)");
 }
 
 std::string format_comparison(const Comparison& cmp, CompareFormat format) {
@@ -705,6 +706,8 @@ std::string format_comparison(const Comparison& cmp, CompareFormat format) {
       return format_csv(cmp);
     case CompareFormat::kJson:
       return format_json(cmp);
+    case CompareFormat::kMail:
+      return format_mail(cmp);
   }
   return "";
 }

@@ -1,5 +1,6 @@
-// What compare's renderers share (analysis/compare_phrases.cpp): they draw one Comparison with the
-// same words and the same rows.
+// What compare's renderers share (analysis/compare_phrases.cpp): the text, markdown, CSV and JSON
+// of analysis/compare_render.cpp and the mail table of analysis/compare_mail.cpp draw one
+// Comparison with the same words and the same rows.
 #pragma once
 
 #include <cstddef>
@@ -31,5 +32,9 @@ std::string case_text(const CompareRow& r);
 // per mechanism, in first-appearance order.
 using MechanismRows = std::vector<std::pair<std::string, std::vector<const CompareRow*>>>;
 MechanismRows by_mechanism(const Comparison& cmp);
+
+// The mail table (analysis/compare_mail.cpp). Throws std::invalid_argument with one line when the
+// sets cannot fit in its 72 columns.
+std::string format_mail(const Comparison& cmp);
 
 }  // namespace wb
