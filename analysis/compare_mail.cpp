@@ -345,7 +345,8 @@ std::string environment_lines(const Comparison& cmp) {
     const MachineSummary& m = s.machine;
     const std::string kernel =
         m.kernel_release.empty() ? "kernel not recorded" : "Linux " + m.kernel_release;
-    const std::string host = m.hostname + (m.cpu_model.empty() ? "" : " (" + m.cpu_model + ")");
+    const std::string host = (m.hostname.empty() ? "a host not recorded" : m.hostname) +
+                             (m.cpu_model.empty() ? "" : " (" + m.cpu_model + ")");
     out += mail_wrap(s.label + ": " + kernel + " on " + host + ", " + topology_phrase(m) + "; " +
                          cmdline_phrase(m.kernel_cmdline),
                      "  ");
