@@ -237,9 +237,23 @@ std::string runs_label(const CompareSide& side) {
   return stem_label(side.runs[0]->path) + "+" + std::to_string(side.runs.size() - 1);
 }
 
+RunOrigin origin_of(const ResultSetDoc& doc) {
+  RunOrigin o;
+  if (doc.config) o.config = doc.config->path.value_or(doc.config->name.value_or(""));
+  if (doc.run) o.seed = doc.run->order_seed;
+  if (doc.ab) {
+    o.ab_label = doc.ab->label;
+    o.ab_setting = doc.ab->setting;
+    o.ab_settings = doc.ab->settings;
+  }
+  if (doc.until_decided) o.until_decided_base = doc.until_decided->base;
+  return o;
+}
+
 CompareSet side_set(const CompareSide& side, const std::string& label) {
   CompareSet set{label, "", side.runs[0]->machine, true, {}};
   for (const ResultSet* rs : side.runs) {
+    set.origins.push_back(origin_of(rs->set));
     set.runs.push_back(rs->path);
     set.path += (set.path.empty() ? "" : ", ") + rs->path;
     set.complete = set.complete && rs->set.is_complete();
@@ -277,6 +291,7 @@ void fill_cell(const CaseView& c, const Metric& metric, CompareCell& cell) {
   cell.value = e.value;
   cell.repetitions_total = e.repetitions.size();
   cell.schedstat = c.schedstat;
+  cell.wakee_ran = c.observed.histogram;
   cell.schedstat_round_trips =
       static_cast<double>(c.repetitions.size()) * static_cast<double>(c.round_trips + c.warmup);
   for (std::size_t i = 0; i < e.repetitions.size(); ++i) {
@@ -306,6 +321,18 @@ double mean_value(const std::vector<double>& v) {
   return positive ? std::exp(sum) : sum;
 }
 
+// `from`'s round trips per class added to `to`'s, classes in first-appearance order.
+void add_classes(const std::vector<std::pair<std::string, double>>& from,
+                 std::vector<std::pair<std::string, double>>& to) {
+  for (const auto& [cls, n] : from) {
+    auto it = std::find_if(to.begin(), to.end(), [&](const auto& t) { return t.first == cls; });
+    if (it == to.end())
+      to.emplace_back(cls, n);
+    else
+      it->second += n;
+  }
+}
+
 // One side's cell from its runs' cells: their repetitions together, each run's kept apart for
 // the run level, the value the mean of the runs' (geometric), the first ok run's schedstat.
 void merge_runs(const std::vector<CompareCell>& runs, CompareCell& cell) {
@@ -323,11 +350,13 @@ void merge_runs(const std::vector<CompareCell>& runs, CompareCell& cell) {
     if (r.value) values.push_back(*r.value);
     cell.repetitions.insert(cell.repetitions.end(), r.repetitions.begin(), r.repetitions.end());
     cell.classes.insert(cell.classes.end(), r.classes.begin(), r.classes.end());
+    add_classes(r.wakee_ran, cell.wakee_ran);
     cell.marked += r.marked;
     cell.repetitions_total += r.repetitions_total;
     if (!r.repetitions.empty()) cell.runs.push_back(r.repetitions);
   }
   if (!values.empty() && values.size() == cell.run_count) cell.value = mean_value(values);
+  cell.run_sd_pct = sd_percent(values);
   if (cell.runs.size() < 2) cell.runs.clear();
   cell.sd_pct = sd_percent(cell.repetitions);
 }

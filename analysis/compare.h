@@ -14,10 +14,12 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "analysis/decision.h"
@@ -28,8 +30,11 @@
 
 namespace wb {
 
-enum class CompareFormat { kText, kMarkdown, kCsv, kJson };
-// "text" | "markdown" | "csv" | "json"; throws std::invalid_argument naming the value otherwise.
+// kMail: the patch mail's table in mmtests' compare-kernels shape, at most 72 columns
+// (analysis/compare_mail.cpp).
+enum class CompareFormat { kText, kMarkdown, kCsv, kJson, kMail };
+// "text" | "markdown" | "csv" | "json" | "mail"; throws std::invalid_argument naming the value
+// otherwise.
 CompareFormat parse_compare_format(std::string_view name);
 
 // What is compared. RTT statistics (`rtt_ns`: min, mean, median, p90, p99, p999, max), the one-way
@@ -100,6 +105,11 @@ struct CompareCell {
   nlohmann::json schedstat;              // the case's recorded schedstat (null when absent)
   double schedstat_round_trips = 0;      // the round trips its window covers, warm-up included
   std::optional<double> sd_pct;  // sample sd / mean of the per-repetition values, in percent
+  // A side of two or more runs with the metric: sample sd / mean of the runs' values, in percent.
+  std::optional<double> run_sd_pct;
+  // Kernel placement: where the wakee ran, class -> round trips (the case's `observed.histogram`,
+  // summed over a side's runs); empty when not recorded.
+  std::vector<std::pair<std::string, double>> wakee_ran;
   // Against the baseline (never set for the baseline itself).
   std::optional<double> ratio;       // value / baseline value
   std::optional<double> change_pct;  // positive = better (lower latency, higher tps)
@@ -147,13 +157,24 @@ struct CompareRow {
   bool in_all() const;
 };
 
+// How one run of a side was made, as its result set records it (it does not record the command
+// line): the config, the order seed, the A/B setting and the --until-decided baseline.
+struct RunOrigin {
+  std::string config;            // config.path, else config.name, else ""
+  std::optional<uint64_t> seed;  // run.order_seed
+  std::string ab_label;          // ab.label ("TTWU_QUEUE=off"), "" outside run --ab
+  int ab_setting = 0, ab_settings = 0;
+  std::string until_decided_base;  // until_decided.base, "" without --until-decided
+};
+
 struct CompareSet {
   std::string label;  // short column name: the file's stem (a side's: its folder's, or the runs'
                       // common stem), made unique
   std::string path;   // the file; for several runs, their paths joined by ", "
-  MachineSummary machine;         // of its (first) run
-  bool complete = true;           // every run complete
-  std::vector<std::string> runs;  // the side's runs (one: `path`)
+  MachineSummary machine;          // of its (first) run
+  bool complete = true;            // every run complete
+  std::vector<std::string> runs;   // the side's runs (one: `path`)
+  std::vector<RunOrigin> origins;  // one per run
 };
 
 struct Comparison {

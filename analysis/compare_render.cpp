@@ -1,3 +1,5 @@
+#include "analysis/compare_render.h"
+
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -5,20 +7,12 @@
 #include "analysis/compare.h"
 #include "common/util/text.h"
 
-// Renders a Comparison as text, markdown, CSV and JSON.
+// Renders a Comparison as text, markdown, CSV and JSON (the mail table: analysis/compare_mail.cpp).
 namespace wb {
 namespace {
 
 constexpr std::size_t kTextWidth = 100;  // pasteable into a mail
 constexpr std::size_t kLabelWidth = 16;  // longest set label in text column headers
-
-// Absolute values: ns and tps as integers, small counters with decimals.
-std::string format_value(double v) {
-  const double a = std::fabs(v);
-  if (a >= 100) return fmt("%.0f", v);
-  if (a >= 1) return fmt("%.2f", v);
-  return fmt("%.3g", v);
-}
 
 std::string format_p(double p) { return p < 0.001 ? "<0.001" : fmt("%.3f", p); }
 
@@ -88,55 +82,6 @@ std::string verdict_text(const CompareCell& c) {
   return c.decision ? std::string(verdict_id(c.decision->verdict)) : "-";
 }
 
-// "new vs base: 3 DIFFERENT (1 slower), 40 SAME, 9 UNKNOWN".
-std::string summary_line(const Comparison& cmp, std::size_t s) {
-  const auto n = cmp.counts(s);
-  return cmp.sets[s].label + " vs " + cmp.sets[0].label + ": " +
-         std::to_string(n.at(CompareVerdict::kDifferent)) + " DIFFERENT (" +
-         std::to_string(cmp.slower(s)) + " slower), " +
-         std::to_string(n.at(CompareVerdict::kSame)) + " SAME, " +
-         std::to_string(n.at(CompareVerdict::kUnknown)) + " UNKNOWN" +
-         (std::count(cmp.moved_together.begin(), cmp.moved_together.end(), s)
-              ? "; most cases moved one way (see the notes)"
-              : "");
-}
-
-std::string runs_text(const CompareSet& set) {
-  return std::to_string(set.runs.size()) + (set.runs.size() == 1 ? " run" : " runs");
-}
-
-// What the verdicts against set s rest on: the level, and what stands for the variation between
-// runs (README.md#compare-the-verdict).
-std::string level_line(const Comparison& cmp, std::size_t s) {
-  int runs = 0, reps = 0, paired = 0;
-  for (const CompareRow& r : cmp.rows)
-    if (const CompareCell& c = r.cells[s]; c.test)
-      ++(c.level == CompareLevel::kRuns ? runs : c.paired() ? paired : reps);
-  const std::string sides = runs_text(cmp.sets[0]) + " vs " + runs_text(cmp.sets[s]);
-  const CompareOptions& o = cmp.options;
-  const std::string floor =
-      o.noise ? "the verdicts rest on the A/A floor of " +
-                    (o.noise->path.empty() ? std::string("the noise floor") : o.noise->path)
-              : "no A/A floor (--noise) stands for it";
-  if (paired && !runs && !reps) return "level: the rounds of one run --ab run, paired";
-  if (runs && !reps && !paired)
-    return "level: runs (" + sides +
-           "): each case's variance between runs, measured from them, "
-           "replaces the A/A floor";
-  const bool single = cmp.sets[0].runs.size() == 1 && cmp.sets[s].runs.size() == 1;
-  if (!runs)
-    return std::string("level: repetitions (") + sides +
-           (single ? "): the variation between runs is unknown with one run a side; "
-                   : "; the run level needs 2 or more a side): ") +
-           floor;
-  return "level: runs for " + std::to_string(runs) + " case(s), repetitions for " +
-         std::to_string(reps + paired) + " (fewer than 2 runs a side held them; " + floor + ")";
-}
-
-std::string case_text(const CompareRow& r) {
-  return r.mechanism + "/" + r.mode + "/" + r.placement + r.suffix + r.pair;
-}
-
 // Why a cell against set `label` is UNKNOWN and what would decide it, in one sentence.
 std::string undecided_text(const CompareOptions& o, const CompareCell& base, const CompareCell& c,
                            const std::string& label) {
@@ -184,37 +129,6 @@ std::vector<std::string> constant_params(const std::vector<const CompareRow*>& r
     if (std::find(varying.begin(), varying.end(), k) == varying.end()) out.push_back(k);
   }
   return out;
-}
-
-// Rows in the baseline and at least one other set that have the metric or a status saying why not,
-// per mechanism, in first-appearance order.
-std::vector<std::pair<std::string, std::vector<const CompareRow*>>> by_mechanism(
-    const Comparison& cmp) {
-  std::vector<std::pair<std::string, std::vector<const CompareRow*>>> groups;
-  for (const CompareRow& r : cmp.rows) {
-    const bool compared =
-        r.cells[0].present && std::any_of(r.cells.begin() + 1, r.cells.end(),
-                                          [](const CompareCell& c) { return c.present; });
-    const bool has_metric = std::any_of(r.cells.begin(), r.cells.end(), [](const CompareCell& c) {
-      return c.value.has_value() || (c.present && c.status != CaseStatus::kOk);
-    });
-    if (!compared || !has_metric) continue;
-    auto it = std::find_if(groups.begin(), groups.end(),
-                           [&](const auto& g) { return g.first == r.mechanism; });
-    if (it == groups.end()) {
-      groups.push_back({r.mechanism, {}});
-      it = std::prev(groups.end());
-    }
-    it->second.push_back(&r);
-  }
-  // A mechanism without the metric at all (tps of pipe cases) has nothing to show.
-  std::erase_if(groups, [](const auto& g) {
-    return std::none_of(g.second.begin(), g.second.end(), [](const CompareRow* r) {
-      return std::any_of(r->cells.begin(), r->cells.end(),
-                         [](const CompareCell& c) { return c.value.has_value(); });
-    });
-  });
-  return groups;
 }
 
 std::string presence_text(const Comparison& cmp, const CompareRow& r) {
@@ -777,8 +691,9 @@ CompareFormat parse_compare_format(std::string_view name) {
   if (name == "markdown") return CompareFormat::kMarkdown;
   if (name == "csv") return CompareFormat::kCsv;
   if (name == "json") return CompareFormat::kJson;
+  if (name == "mail") return CompareFormat::kMail;
   throw std::invalid_argument("unknown compare format \"" + std::string(name) +
-                              "\" (text, markdown, csv, json)");
+                              "\" (text, markdown, csv, json, mail)");
 }
 
 std::string format_comparison(const Comparison& cmp, CompareFormat format) {
@@ -791,6 +706,8 @@ std::string format_comparison(const Comparison& cmp, CompareFormat format) {
       return format_csv(cmp);
     case CompareFormat::kJson:
       return format_json(cmp);
+    case CompareFormat::kMail:
+      return format_mail(cmp);
   }
   return "";
 }

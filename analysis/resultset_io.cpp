@@ -37,6 +37,7 @@ MachineSummary summarize_machine(const ResultSetDoc& set) {
   if (m.hostname.empty()) m.hostname = string_at(set.context, "/host_name");
   m.cpu_model = string_at(set.environment, "/cpu/model");
   m.kernel_release = string_at(set.environment, "/kernel/release");
+  m.kernel_cmdline = string_at(set.environment, "/kernel/cmdline");
   m.config_hash = string_at(set.environment, "/config_hash");
   if (set.topology) {
     const nlohmann::ordered_json& topo = set.topology->summary;

@@ -20,6 +20,7 @@ struct MachineSummary {
   std::string hostname;         // environment.hostname, else context.host_name
   std::string cpu_model;        // environment.cpu_model
   std::string kernel_release;   // environment.kernel_release (or environment.kernel.release)
+  std::string kernel_cmdline;   // environment.kernel.cmdline ("" when not recorded)
   std::string topology_source;  // topology.source
   std::string config_hash;      // environment.config_hash: which suite ran
   std::optional<TopologyCounts> counts;  // topology.counts

@@ -127,8 +127,10 @@ void add_compare_command(CLI::App& app) {
                   "counter per round trip (shown, never tested: counted in one pass): EVENT "
                   "(waker + wakee), waker:EVENT, wakee:EVENT")
       ->capture_default_str();
-  cmd->add_option("--format", args->format, "text|markdown|csv|json")
-      ->check(CLI::IsMember({"text", "markdown", "csv", "json"}))
+  cmd->add_option("--format", args->format,
+                  "text|markdown|csv|json|mail (mail: the patch mail's table, mmtests' "
+                  "compare-kernels shape, at most 72 columns)")
+      ->check(CLI::IsMember({"text", "markdown", "csv", "json", "mail"}))
       ->capture_default_str();
   cmd->add_option("--noise", args->noise,
                   "A/A noise floor of this machine (wakebench noise A.json B.json --out FILE): a "

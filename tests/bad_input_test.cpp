@@ -432,6 +432,9 @@ TEST_F(BadInput, CompareSides) {
       {"a folder without sets", "compare {dir}/empty-folder " + base,
        "compare: folder {dir}/empty-folder holds no result set (*.json)"},
       {"a folder with another file", "compare {dir} " + base, "not a wakebench result set"},
+      {"more sets than a mail holds",
+       "compare " + base + " " + base + " " + base + " --format mail",
+       "compare --format mail: 3 sets need "},
   };
   for (const Bad& b : rows) check(b, dir_ / "none");
 }

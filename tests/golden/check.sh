@@ -2,11 +2,11 @@
 # Golden outputs: what wakebench prints and writes for committed fixtures, byte for byte.
 #   tests/golden/check.sh WAKEBENCH            exit 1 and a diff when any output changed
 #   tests/golden/check.sh WAKEBENCH --update   rewrite the files under tests/golden/out/
-# Covered: predict --results (text and JSON) on two result sets, compare in its four formats,
-# report's data files, tables and scripts (not its images). run's summary table has its golden
-# file too (tests/golden/summary.txt), checked by tests/summary_test.cpp (WB_GOLDEN_UPDATE=1
-# rewrites it). A structural change must leave all of them alone; a change of output updates
-# them in the same commit, and the diff shows what changed.
+# Covered: predict --results (text and JSON) on two result sets, compare in its five formats (and
+# the mail table of two runs a side), report's data files, tables and scripts (not its images).
+# run's summary table has its golden file too (tests/golden/summary.txt), checked by
+# tests/summary_test.cpp (WB_GOLDEN_UPDATE=1 rewrites it). A structural change must leave all of
+# them alone; a change of output updates them in the same commit, and the diff shows what changed.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -32,9 +32,13 @@ for r in results-2cpu results-box-c; do
   "$wb" predict --results $r.json --json >out/predict-$r.json
 done
 cp "$fx/results/base.json" "$fx/results/new.json" .
-for f in text markdown csv json; do
+for f in text markdown csv json mail; do
   "$wb" compare base.json new.json --format $f >out/compare.$f 2>&1
 done
+# The mail table of the run-level form: two runs a side (tests/fixtures/results/runs).
+cp "$fx"/results/runs/*.json .
+"$wb" compare base-run1.json base-run2.json -- new-run1.json new-run2.json --format mail \
+  >out/compare-runs.mail 2>&1
 cp "$fx/results/report-sample.json" .
 "$wb" report report-sample.json --out report >/dev/null
 mkdir out/report
