@@ -240,7 +240,10 @@ std::string runs_label(const CompareSide& side) {
 RunOrigin origin_of(const ResultSetDoc& doc) {
   RunOrigin o;
   if (doc.config) o.config = doc.config->path.value_or(doc.config->name.value_or(""));
-  if (doc.run) o.seed = doc.run->order_seed;
+  if (doc.run) {
+    o.seed = doc.run->order_seed;
+    o.command = doc.run->command;
+  }
   if (doc.ab) {
     o.ab_label = doc.ab->label;
     o.ab_setting = doc.ab->setting;

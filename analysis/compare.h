@@ -164,7 +164,8 @@ struct RunOrigin {
   std::optional<uint64_t> seed;  // run.order_seed
   std::string ab_label;          // ab.label ("TTWU_QUEUE=off"), "" outside run --ab
   int ab_setting = 0, ab_settings = 0;
-  std::string until_decided_base;  // until_decided.base, "" without --until-decided
+  std::string until_decided_base;    // until_decided.base, "" without --until-decided
+  std::vector<std::string> command;  // run.command: the command line; empty when not recorded
 };
 
 struct CompareSet {

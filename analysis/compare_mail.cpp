@@ -373,9 +373,46 @@ std::string origin_text(const CompareSet& set) {
   return t;
 }
 
+// An argument as a shell reads it back: as it is when it holds only such characters, else in
+// single quotes.
+std::string shell_word(const std::string& a) {
+  const bool plain = !a.empty() && a.find_first_not_of(
+                                       "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN"
+                                       "OPQRSTUVWXYZ0123456789_./=:,+-@%") == std::string::npos;
+  if (plain) return a;
+  std::string q = "'";
+  for (char ch : a) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return q + "'";
+}
+
+// The command lines of a side's runs (run.command), each once; empty when a run has none.
+std::vector<std::string> commands_of(const CompareSet& set) {
+  std::vector<std::string> out;
+  for (const RunOrigin& o : set.origins) {
+    if (o.command.empty()) return {};
+    std::vector<std::string> words;
+    for (const std::string& a : o.command) words.push_back(shell_word(a));
+    const std::string line = join(words, " ");
+    if (std::find(out.begin(), out.end(), line) == out.end()) out.push_back(line);
+  }
+  return out;
+}
+
+// Each set's command lines where its runs recorded them, else what the set records of its run.
 std::string origin_lines(const Comparison& cmp) {
-  std::string out = "\nmade by wakebench run (a result set does not record its command line):\n";
-  for (const CompareSet& s : cmp.sets) out += mail_wrap(origin_text(s), "  ");
+  bool any = false;
+  for (const CompareSet& s : cmp.sets) any = any || !commands_of(s).empty();
+  if (!any) {
+    std::string out = "\nmade by wakebench run (a result set does not record its command line):\n";
+    for (const CompareSet& s : cmp.sets) out += mail_wrap(origin_text(s), "  ");
+    return out;
+  }
+  std::string out = "\nmade by:\n";
+  for (const CompareSet& s : cmp.sets) {
+    const std::vector<std::string> commands = commands_of(s);
+    if (commands.empty()) out += mail_wrap(origin_text(s) + " (no command line recorded)", "  ");
+    for (const std::string& c : commands) out += mail_wrap(s.label + ": " + c, "  ");
+  }
   return out;
 }
 

@@ -11,12 +11,14 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <random>
 
 #include "common/system/environment_capture.h"
 #include "common/system/idle_latency.h"
+#include "common/system/kernel_files.h"
 #include "common/util/text.h"
 #include "runners/commands.h"
 #include "runners/run/ab.h"
@@ -43,10 +45,26 @@ void install_signal_handlers() {
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) sigaction(sig, &sa, nullptr);
 }
 
-// The moment the plan is made in: the UTC second, this process, and without --seed a random seed.
+// This process's command line as it was given (NUL-separated in /proc/self/cmdline); empty when
+// it cannot be read.
+std::vector<std::string> own_command_line() {
+  std::string why;
+  const auto text = read_text_file("/proc/self/cmdline", &why);
+  std::vector<std::string> out;
+  if (!text) return out;
+  for (std::size_t at = 0; at < text->size();) {
+    const std::size_t end = std::min(text->find('\0', at), text->size());
+    out.push_back(text->substr(at, end - at));
+    at = end + 1;
+  }
+  return out;
+}
+
+// The moment the plan is made in: the command line, the UTC second, this process, and without
+// --seed a random seed.
 RunMoment now(const RunArgs& args) {
-  return {format_utc(std::time(nullptr), "%Y%m%dT%H%M%SZ"), static_cast<int>(getpid()),
-          args.seed ? *args.seed : std::random_device{}()};
+  return {own_command_line(), format_utc(std::time(nullptr), "%Y%m%dT%H%M%SZ"),
+          static_cast<int>(getpid()), args.seed ? *args.seed : std::random_device{}()};
 }
 
 void run_command(const RunArgs& args) {

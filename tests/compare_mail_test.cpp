@@ -231,6 +231,23 @@ TEST(CompareMail, WhereTheWakeeRanInEachSet) {
       << mail;
 }
 
+// The command lines the sets recorded (run.command), quoted as a shell reads them back; a set
+// without one says so, beside what it records.
+TEST(CompareMail, TheCommandsThatMadeTheSets) {
+  Loaded f = load_sides({{"base.json"}, {"new.json"}});
+  f.sets[0].set.run =
+      RunOrder{"interleaved", 1, {"wakebench", "run", "--config", "configs/quick.json"}};
+  std::string mail = format_comparison(compare_sides(f.sides, {}), CompareFormat::kMail);
+  EXPECT_NE(mail.find("\nmade by:\n  base: wakebench run --config configs/quick.json\n"),
+            std::string::npos)
+      << mail;
+  EXPECT_NE(mail.find("(no command line recorded)"), std::string::npos) << mail;
+  f.sets[1].set.run = RunOrder{"interleaved", 2, {"wakebench", "run", "--out", "it's.json"}};
+  mail = format_comparison(compare_sides(f.sides, {}), CompareFormat::kMail);
+  EXPECT_NE(mail.find("  new: wakebench run --out 'it'\\''s.json'\n"), std::string::npos) << mail;
+  EXPECT_EQ(mail.find("no command line recorded"), std::string::npos) << mail;
+}
+
 // A case name too long for its column is broken before a '/', the rest on a line below.
 TEST(CompareMail, LongCaseNamesWrapWithinTheMail) {
   Loaded f = load_sides({{"base.json"}, {"new.json"}});

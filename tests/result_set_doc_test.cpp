@@ -52,7 +52,7 @@ TEST(ResultSetDoc, KeysInTheOrderRunWritesThem) {
   d.complete = false;
   d.context = d.environment = d.predictions = d.noise = json::object();
   d.benchmarks = json::array();
-  d.run = RunOrder{"interleaved", 7};
+  d.run = RunOrder{"interleaved", 7, {"wakebench", "run", "--config", "my config.json"}};
   d.ab = AbSet{"id", 0, 2, "x=1", {{"sysctl:x", "1"}}, 7};
   d.until_decided =
       UntilDecidedRecord{"base.json", 1, 5, 60, 3.5, 0.05, {{"SAME", 1}}, json::object()};
@@ -81,6 +81,10 @@ TEST(ResultSetDoc, BadBlocksAreOneLine) {
        "schema_version 5 is not supported (this wakebench reads versions 1 to 4)"},
       {{{"run", {{"order", "interleaved"}, {"order_seed", -1}}}},
        "run.order_seed is not an unsigned integer"},
+      {{{"run", {{"order", "interleaved"}, {"order_seed", 1}, {"command", {"run", 2}}}}},
+       "run.command is not a non-empty array of strings"},
+      {{{"run", {{"order", "interleaved"}, {"order_seed", 1}, {"command", json::array()}}}},
+       "run.command is not a non-empty array of strings"},
       {{{"topology", {{"xml", 1}}}}, "topology.xml is not a string"},
       {{{"decisions", {{"file", "f"}, {"sha256", "s"}, {"lines", -1}}}},
        "decisions.lines is -1, not an integer in [0, 9223372036854775807]"},

@@ -35,7 +35,7 @@ RunInputs inputs() {
                    "CPUs 2-3 offline"};
 }
 
-const RunMoment kMoment{"20250102T030405Z", 4242, 77};
+const RunMoment kMoment{{"wakebench", "run"}, "20250102T030405Z", 4242, 77};
 
 RunPlan plan_of(const RunArgs& args, const std::vector<std::string>& ab = {}) {
   return make_plan(args, inputs(), parse_ab_plan(ab), kMoment);

@@ -51,6 +51,9 @@ TEST(SetRoundTrip, EveryReaderTakesWhatRunWrites) {
   }
   EXPECT_EQ(statuses, (std::set<std::string>{"ok", "skipped", "failed"}));
   EXPECT_EQ(placements.size(), 5u);
+  // The command line that made it, as given.
+  EXPECT_EQ(doc["run"]["command"],
+            json({WB_BINARY, "run", "--config", (dir / "config.json").string(), "--out", set}));
   for (const std::vector<std::string>& reader : std::vector<std::vector<std::string>>{
            {"report", set, "--out", (dir / "report").string()},
            {"predict", "--results", set},

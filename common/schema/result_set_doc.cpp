@@ -1,5 +1,6 @@
 #include "common/schema/result_set_doc.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <stdexcept>
@@ -42,7 +43,14 @@ uint64_t unsigned_at(const json& obj, const std::string& what, const char* key) 
 
 RunOrder read_run(const json& v) {
   object_at(v, "run");
-  return {string_at(v, "run", "order"), unsigned_at(v, "run", "order_seed")};
+  RunOrder r{string_at(v, "run", "order"), unsigned_at(v, "run", "order_seed"), {}};
+  if (const json c = v.value("command", json()); !c.is_null()) {
+    if (!c.is_array() || c.empty() ||
+        !std::all_of(c.begin(), c.end(), [](const json& a) { return a.is_string(); }))
+      throw E("run.command is not a non-empty array of strings");
+    r.command = c.get<std::vector<std::string>>();
+  }
+  return r;
 }
 
 // The checks `ab` always had (its ids and values are names: common/util/input.h).
@@ -234,7 +242,10 @@ ojson result_set_json(const ResultSetDoc& d) {
   if (d.complete) j["complete"] = *d.complete;
   put(j, "context", d.context);
   put(j, "benchmarks", d.benchmarks);
-  if (d.run) j["run"] = {{"order", d.run->order}, {"order_seed", d.run->order_seed}};
+  if (d.run) {
+    j["run"] = {{"order", d.run->order}, {"order_seed", d.run->order_seed}};
+    if (!d.run->command.empty()) j["run"]["command"] = d.run->command;
+  }
   if (d.ab) j["ab"] = ab_json(*d.ab);
   if (d.until_decided) j["until_decided"] = until_decided_json(*d.until_decided);
   put(j, "environment", d.environment);

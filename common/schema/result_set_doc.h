@@ -34,6 +34,7 @@ namespace wb {
 struct RunOrder {
   std::string order = "interleaved";
   uint64_t order_seed = 0;
+  std::vector<std::string> command;  // the wakebench command line as given; empty: not recorded
   bool operator==(const RunOrder&) const = default;
 };
 

@@ -118,6 +118,7 @@ RunPlan make_plan(const RunArgs& args, RunInputs in, AbPlan ab, const RunMoment&
   RunPlan plan;
   plan.cases = plan_cases(args, in);
   plan.seed = args.seed ? *args.seed : now.random_seed;
+  plan.command = now.command;
   plan.host = in.topo.source().substr(in.topo.source().find(':') + 1);
   plan.targets =
       output_targets(args, "results/" + safe_file_name(plan.host) + "-" + now.utc, ab.settings);

@@ -61,9 +61,10 @@ struct RunInputs {
 
 // What make_plan takes of the moment it runs in.
 struct RunMoment {
-  std::string utc;           // "20250101T120000Z": the default file name's and the A/B id's
-  int pid = 0;               // the A/B id's
-  uint64_t random_seed = 0;  // the order's seed without --seed
+  std::vector<std::string> command;  // this process's command line (/proc/self/cmdline)
+  std::string utc;                   // "20250101T120000Z": the default file name's and the A/B id's
+  int pid = 0;                       // the A/B id's
+  uint64_t random_seed = 0;          // the order's seed without --seed
 };
 
 struct RunPlan {
@@ -71,6 +72,7 @@ struct RunPlan {
   std::vector<PlannedCase> cases;     // the config's that the filter selects, in its order
   std::string host;                   // the topology's host name
   uint64_t seed = 0;                  // the interleaved order's: --seed, else random
+  std::vector<std::string> command;   // the command line that made the plan (RunMoment's)
   AbPlan ab;                          // no specs without --ab
   std::string ab_id;                  // with --ab: "<UTC>-<pid>", the same in every set
   std::vector<OutputTarget> targets;  // one per result set: one, or one per --ab setting

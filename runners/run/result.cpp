@@ -40,7 +40,7 @@ ResultSetDoc whole_doc(const RunPlan& plan, const Measured& run, size_t k) {
   d.complete = !run.interrupted;
   d.context = gb_context(std::filesystem::read_symlink("/proc/self/exe").string());
   d.benchmarks = run.sets[k].gb.json();
-  d.run = RunOrder{"interleaved", plan.seed};
+  d.run = RunOrder{"interleaved", plan.seed, plan.command};
   d.ab = ab_set(plan, setting);
   d.until_decided = run.until_decided;
   const Topology& topo = plan.in.topo;
