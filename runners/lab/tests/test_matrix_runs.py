@@ -14,8 +14,10 @@ from wblab.matrix_runs import check_runs, guest_order, read_compare
 
 from test_matrix_run import FAKE, GROUPS, FAR, NEAR, result_set, write
 
-# compare of the stand-in: the command into compare-argv.json beside it, every side's set read,
-# the first case DIFFERENT and 10% slower, the others SAME, at the run level.
+# compare of the stand-in: the command into compare-argv.json beside it, every side's set read;
+# at the run level the first case DIFFERENT and 10% slower, the second and third UNKNOWN (with and
+# without a count that decides), the others SAME. Its rows read as compare's do for the lab's
+# searched cases: the same mechanism/mode/placement, parameters differing in their start alone.
 COMPARE = r'''
 if sys.argv[1] == "compare":
     import os
@@ -26,13 +28,16 @@ if sys.argv[1] == "compare":
     sets = [json.load(open(f)) for f in a + b]
     rows = []
     for i, c in enumerate(sets[0]["cases"]):
-        cell = {"runs": len(b), "verdict": "DIFFERENT" if i == 0 else "SAME",
-                "change_pct": -10.0 if i == 0 else 0.5, "level": "runs"}
-        rows.append({"key": f"{c['mechanism']}/{c['mode']}/{c['placement']} {{}}",
-                     "cells": [{"runs": len(a)}, cell]})
+        cell = {"runs": len(b), "verdict": ["DIFFERENT", "UNKNOWN", "UNKNOWN"][i] if i < 3
+                else "SAME", "change_pct": -10.0 if i == 0 else 0.5, "level": "runs",
+                "needed": 6 if i == 1 else None, "needed_repetitions_per_run": 5 if i == 1
+                else None, "needed_for": "DIFFERENT" if i == 1 else None}
+        params = {"start": [0, i], "work_ns": 200000}
+        rows.append({"key": f"{c['mechanism']}/{c['mode']}/kernel " + json.dumps(params),
+                     "params": params, "cells": [{"runs": len(a)}, cell]})
     print(json.dumps({"schema": "wakebench-compare", "schema_version": 2, "rows": rows,
                       "summary": [{"set": "B", "DIFFERENT": 1, "slower": 1,
-                                   "SAME": len(rows) - 1, "UNKNOWN": 0}],
+                                   "SAME": len(rows) - 3, "UNKNOWN": 2}],
                       "warnings": ["a note of compare's"]}))
     sys.exit(0)
 '''
@@ -90,15 +95,20 @@ def test_two_kernels_alternate_and_compare_judges_their_runs(lab, capsys):
     m = json.loads((out / "matrix.json").read_text())
     runs = m["runs"]["smt2"]
     assert runs["command"] == [str(lab["wb"])] + argv
-    assert runs["counts"] == {"DIFFERENT": 1, "slower": 1, "SAME": 5, "UNKNOWN": 0}
+    assert runs["counts"] == {"DIFFERENT": 1, "slower": 1, "SAME": 3, "UNKNOWN": 2}
     assert runs["came_back"] == [3, 3]
     text = (out / "matrix.md").read_text()
     assert "#### A/B over runs: sync-pair against mainline, 3 runs each, alternated" in text
     assert "on the median RTT (EMULATED (TCG) timings: not comparable" in " ".join(text.split())
-    assert "- smt2: 1 DIFFERENT (1 slower), 5 SAME, 0 UNKNOWN\n" in text
-    assert "  - pipe/threads/kernel:0: DIFFERENT -10.0% (level runs, 3 vs 3 runs)\n" in text
+    assert "- smt2: 1 DIFFERENT (1 slower), 3 SAME, 2 UNKNOWN\n" in text
+    assert "  - pipe/threads/kernel/start=0,0: DIFFERENT -10.0% (level runs, 3 vs 3 runs)\n" \
+        in text
+    assert "  - pipe/threads/kernel/start=0,1: UNKNOWN +0.5% (level runs, 3 vs 3 runs); 6 runs " \
+        "a side of 5\n    repetitions would show DIFFERENT\n" in text
+    assert "  - pipe/threads/kernel/start=0,2: UNKNOWN +0.5% (level runs, 3 vs 3 runs); no count " \
+        "decides it\n" in text
     assert "  - compare: a note of compare's\n" in text
-    assert json.loads((out / "smt2/compare-runs.json").read_text())["summary"][0]["SAME"] == 5
+    assert json.loads((out / "smt2/compare-runs.json").read_text())["summary"][0]["SAME"] == 3
     # the tables hold the first runs: both kernels' cells judged
     assert "rows" in m["cells"]["smt2"]["mainline"] and "rows" in m["cells"]["smt2"]["sync-pair"]
     err = capsys.readouterr().err

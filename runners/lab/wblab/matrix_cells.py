@@ -100,16 +100,21 @@ class CaseVerdict:
     """One case of `wakebench compare`'s run-level comparison, as compare judged it: its verdict
     (None: not tested), the change in percent (+ = better), the level the verdict rests on (runs,
     or repetitions where fewer than 2 runs a side held the case) and the runs a side that held
-    it."""
+    it; for an UNKNOWN, compare's advice: `needed` runs a side (or repetitions, at the
+    repetition level) of `needed_per_run` repetitions would show `needed_for`."""
     case: str
     verdict: str | None
     change_pct: float | None
     level: str | None
     runs: tuple
+    needed: int | None = None
+    needed_per_run: int | None = None
+    needed_for: str | None = None
 
     def to_json(self):
         return {"case": self.case, "verdict": self.verdict, "change_pct": self.change_pct,
-                "level": self.level, "runs": list(self.runs)}
+                "level": self.level, "runs": list(self.runs), "needed": self.needed,
+                "needed_per_run": self.needed_per_run, "needed_for": self.needed_for}
 
 
 @dataclass(frozen=True)

@@ -107,10 +107,19 @@ def preset_table(preset, per_kernel, columns):
 
 
 def verdict_text(c):
-    """One case of the run-level comparison as compare judged it."""
+    """One case of the run-level comparison as compare judged it, with compare's advice for an
+    UNKNOWN."""
     change = "" if c.change_pct is None else f" {c.change_pct:+.1f}%"
-    return (f"{c.case}: {c.verdict or 'not tested'}{change} (level {c.level or '-'}, "
+    text = (f"{c.case}: {c.verdict or 'not tested'}{change} (level {c.level or '-'}, "
             f"{c.runs[0]} vs {c.runs[1]} runs)")
+    if c.verdict != "UNKNOWN":
+        return text
+    if c.needed is None:
+        return text + "; no count decides it"
+    aim = f" would show {c.needed_for}" if c.needed_for else " would decide it"
+    if c.needed_per_run is not None:
+        return text + f"; {c.needed} runs a side of {c.needed_per_run} repetitions" + aim
+    return text + f"; {c.needed} repetitions" + aim
 
 
 def runs_lines(matrix):

@@ -88,11 +88,25 @@ def shortfall(kernel, asked, got, gaps):
     return f"{kernel} has {got} of the {asked} runs asked for ({runs})"
 
 
+def param_text(value):
+    """A parameter's value as case names write it: "0,1" for a list, compact JSON otherwise."""
+    if isinstance(value, list) and all(isinstance(v, (int, float, str)) for v in value):
+        return ",".join(map(str, value))
+    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+
+
 def case_names(rows):
     """Each compare row's case as mechanism/mode/placement (compare's key before its
-    parameters), the parameters added where two rows would read the same."""
+    parameters), with /name=value for each parameter that differs between the rows that would
+    otherwise read the same (the lab's searched cases differ by their start CPUs alone)."""
     short = [r["key"].split(" ", 1)[0] for r in rows]
-    return [s if short.count(s) == 1 else r["key"] for s, r in zip(short, rows)]
+    names = []
+    for s, r in zip(short, rows):
+        same = [o.get("params") or {} for t, o in zip(short, rows) if t == s]
+        mine = r.get("params") or {}
+        varying = [k for k in mine if any(p.get(k) != mine[k] for p in same)]
+        names.append(s + "".join(f"/{k}={param_text(mine[k])}" for k in varying))
+    return names
 
 
 def read_compare(doc, where):
@@ -106,7 +120,8 @@ def read_compare(doc, where):
     for name, row in zip(case_names(doc["rows"]), doc["rows"]):
         a, b = row["cells"][0], row["cells"][1]
         cases.append(CaseVerdict(name, b.get("verdict"), b.get("change_pct"), b.get("level"),
-                                 (a.get("runs", 0), b.get("runs", 0))))
+                                 (a.get("runs", 0), b.get("runs", 0)), b.get("needed"),
+                                 b.get("needed_repetitions_per_run"), b.get("needed_for")))
     counts = {k: v for k, v in doc["summary"][0].items() if k != "set"}
     return counts, tuple(cases), tuple(doc.get("warnings") or ())
 
