@@ -3,7 +3,22 @@ guest with a problem counting as done, a guest that does not boot leaving the ET
 lines overwritten in place on a terminal, one per guest elsewhere."""
 import io
 
-from wblab.progress import CLEAR, Progress, Step, eta_s, fmt_duration, step_line
+import pytest
+
+from wblab.progress import CLEAR, Progress, Relay, Step, eta_s, fmt_duration, run_step, \
+    step_line
+from wblab.qemu import console_lines, run_qemu
+
+# `wakebench run`'s case lines as runners/run/progress.cpp prints them ("[%zu/%zu] %-40s %s%s").
+RUN_OK = f"[14/40] {'pipe/threads/kernel':<40} ok  median   45.5 us  p99   80.0 us  ETA 0:15"
+RUN_FAILED = f"[15/40] {'futex/threads/llc ab1':<40} failed: timed out after 60 s  ETA 0:12"
+RUN_LAST = f"[40/40] {'pipe/threads/kernel':<40} unsupported: no seccomp"
+
+
+@pytest.fixture(autouse=True)
+def wide_terminal(monkeypatch):
+    """A terminal's lines are cut to its width: the tests' terminal is wider than 100 columns."""
+    monkeypatch.setenv("COLUMNS", "120")
 
 
 class Clock:
@@ -76,3 +91,60 @@ def test_a_terminal_sees_one_line_overwritten_and_the_problems_kept():
         assert not out.getvalue().endswith("\n")
     assert out.getvalue().endswith("ok in 0:10\n")  # closed: the shell prompt starts clean
     assert out.getvalue().count("\n") == 2
+
+
+def test_a_guests_run_lines_read_without_their_timings():
+    assert run_step(RUN_OK) == "[14/40] pipe/threads/kernel ok  ETA 0:15"
+    assert run_step(RUN_OK + "\r", eta=False) == "[14/40] pipe/threads/kernel ok"
+    assert run_step(RUN_FAILED) == "[15/40] futex/threads/llc ab1 failed  ETA 0:12"
+    assert run_step(RUN_LAST) == "[40/40] pipe/threads/kernel unsupported"
+    for other in ("[    0.512000] smp: Bringing up secondary CPUs", "wakebench: look 1 of 4",
+                  "wakebench-lab guest: step run exited 0", ""):
+        assert run_step(other) is None
+
+
+def test_one_guest_shows_its_run_lines_the_last_kept():
+    out = Terminal()
+    relay = Relay(out)
+    for line in ("booting", RUN_OK, RUN_LAST):
+        relay.line(line)
+    assert out.getvalue() == CLEAR + "guest: [14/40] pipe/threads/kernel ok  ETA 0:15" + \
+        CLEAR + "guest: [40/40] pipe/threads/kernel unsupported\n"
+    relay.close()  # nothing left open
+    assert out.getvalue().endswith("unsupported\n")
+    out = io.StringIO()
+    Relay(out).line(RUN_OK)
+    assert out.getvalue() == "guest: [14/40] pipe/threads/kernel ok  ETA 0:15\n"
+
+
+def test_the_matrix_shows_the_running_guests_case_on_a_terminal_only():
+    clock, out = Clock(), Terminal()
+    p = Progress([Step("smt2 x mainline"), Step("smt2 x sync-pair")], out, clock)
+    go(p, clock, p.steps[0], 60)
+    p.begin(p.steps[1])
+    p.line(RUN_OK)
+    assert out.getvalue().endswith(
+        CLEAR + f"[2/2] {'smt2 x sync-pair':<40} running: [14/40] pipe/threads/kernel ok  ETA 1:00")
+    plain = io.StringIO()
+    p = Progress([Step("a")], plain, clock)
+    p.begin(p.steps[0])
+    p.line(RUN_OK)
+    assert plain.getvalue() == ""
+
+
+def test_the_console_relays_complete_lines(tmp_path):
+    console = tmp_path / "console.log"
+    assert console_lines(console, 0) == ([], 0)
+    console.write_bytes(b"one\r\ntwo\nthr")
+    lines, offset = console_lines(console, 0)
+    assert (lines, offset) == (["one", "two"], 9)
+    assert console_lines(console, offset) == ([], 9)  # "thr" is not a line yet
+    # a stand-in qemu writing a run line, then (1 s later) a marker and a line just before it
+    # exits: the first comes while it runs, the last after
+    done = tmp_path / "done"
+    script = (f"printf '%s\\r\\n' '{RUN_OK}' > {console}; sleep 1; touch {done}; "
+              f"printf '%s\\n' '{RUN_LAST}' >> {console}")
+    seen = []
+    run_qemu(["sh", "-c", script], tmp_path / "xfer", console, 30, False,
+             lambda line: seen.append((line, done.exists())))
+    assert seen == [(RUN_OK, False), (RUN_LAST, True)]

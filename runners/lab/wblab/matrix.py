@@ -189,8 +189,8 @@ def run_and_collect(args, kernels, presets, images, wakebench, configs, records,
             guest = run_dir(out / preset / kernel, i)
             with guest_log(guest, step.boots):
                 why, problems = run_cell(args, preset, kernel, images, wakebench,
-                                         configs[preset], guest, run_args) if step.boots \
-                    else (None, [])
+                                         configs[preset], guest, run_args,
+                                         progress.line) if step.boots else (None, [])
                 if i == 1:
                     cells += collected_cells(wakebench, records[preset], preset, kernel, guest,
                                              why)
@@ -264,9 +264,10 @@ def ran(guest, kernel):
     return (guest / ("results-ab0.json" if kernel == GATED else "results.json")).is_file()
 
 
-def run_cell(args, preset, kernel, images, wakebench, config, guest, run_args):
-    """Boots one guest (the gated kernel's with the --ab settings); (the reason when its kernel
-    cannot be had, its cells left out and the others run, else None; the guest's problems)."""
+def run_cell(args, preset, kernel, images, wakebench, config, guest, run_args, relay=None):
+    """Boots one guest (the gated kernel's with the --ab settings), its console's lines to
+    `relay`; (the reason when its kernel cannot be had, its cells left out and the others run,
+    else None; the guest's problems)."""
     topo = topology_args(preset)
     try:
         image, pol, info = resolve_kernel(images.get(kernel), kernel, arch=topo["arch"])
@@ -284,7 +285,7 @@ def run_cell(args, preset, kernel, images, wakebench, config, guest, run_args):
                      config=config, out=guest, mem=mem,
                      timeout=args.timeout * (len(settings()) if gated else 1),
                      run_args=run_args + (ab_args() if gated else []), predict=not gated,
-                     accel=args.accel, **topo,
+                     accel=args.accel, relay=relay, **topo,
                      guest_wakebench=find_guest_wakebench(args.guest_wakebench, topo["arch"],
                                                           wakebench))
     for old in guest.glob("results*.json"):  # a guest that fails must not leave an older set
