@@ -1,16 +1,16 @@
 """How a long lab run goes, on stderr, in the style of `wakebench run`'s progress
-(runners/run/progress.cpp): one line per guest once it is done, "[n/N] what  outcome  ETA m:ss".
-On a terminal the line is overwritten in place (the guest that runs now shows while it runs, a
-guest with a problem keeps its line); elsewhere one line per guest, nothing overwritten.
+(runners/run/progress.cpp): one line per guest once it is done, "[n/N] what outcome ETA m:ss". On a
+terminal the line is overwritten in place (the guest that runs now shows while it runs, a guest with
+a problem keeps its line); elsewhere one line per guest, nothing overwritten.
 
 The ETA comes from the cells done so far: the seconds the guests that booted took, per cell they
 filled (a gated guest fills one cell per setting), times the cells still to boot. A guest with a
-problem took its time too, so it counts as done. A guest that does not boot (its results are
-there, --no-run, or its kernel could not be had) takes no guest's time: it neither enters the
-rate nor counts as left. While a guest runs, its own `wakebench run` case lines come from its
-console (qemu.run_lines, reduced by run_step): on a terminal they follow the guest's name on the
-line that runs; a single guest (`wakebench-lab`) shows them as its progress (Relay). The text is
-made from the values given and the clock passed in, so it is tested with a fake clock."""
+problem took its time too, so it counts as done. A guest that does not boot (its results are there,
+--no-run, or its kernel could not be had) takes no guest's time: it neither enters the rate nor
+counts as left. While a guest runs, its own `wakebench run` case lines come from its console
+(qemu.console_lines, reduced by run_step): on a terminal they follow the guest's name on the line
+that runs; a single guest (`wakebench-lab`) shows them as its progress (Relay). The text is made
+from the values given and the clock passed in, so it is tested with a fake clock."""
 import re
 import shutil
 import sys
