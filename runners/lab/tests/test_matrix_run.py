@@ -237,6 +237,7 @@ def test_the_gated_guest_runs_the_five_settings_zipped(lab, monkeypatch):
         gated_guest(plan.out, lab["sha"])
         write(plan.out / "topology.json", {"classes": [
             {"class": c} for c in ("same-cpu", "smt-sibling", "llc")]})
+        return {}, []
     monkeypatch.setattr(wblab.matrix, "run_guest", boot)
     monkeypatch.setattr(wblab.matrix, "resolve_kernel",
                         lambda image, policy, arch: ("/k/bzImage", "gated", {"policy": "gated"}))

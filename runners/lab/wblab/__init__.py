@@ -3,8 +3,9 @@ siblings, several LLCs, several NUMA nodes), held against the policy model of th
 runs. Modules: qemu (presets, the requested topology, running the guest), initramfs, sysfs (the
 guest's view), kernel (images and their build metadata), resultset (the one reader of a result
 set), agreement (placements vs a policy's model), matrix (presets x kernels: matrix_collect reads
-the guests, matrix_judge judges them into matrix_cells' typed records, matrix_render and
-matrix_document only read them), cli. Python standard library only."""
+the guests, matrix_runs has two kernels' alternated runs judged by `wakebench compare`,
+matrix_judge judges them into matrix_cells' typed records, matrix_render and matrix_document only
+read them), progress (the lines with the ETA), cli. Python standard library only."""
 import os
 import sys
 from pathlib import Path

@@ -15,6 +15,7 @@ from .initramfs import static_busybox
 from .registry import FILE as REGISTRY_FILE
 from .kernel import KERNEL_POLICIES, cache_dir, find_guest_wakebench, find_kernel, \
     find_wakebench, resolve_kernel
+from .progress import Relay
 from .qemu import ACCELERATORS, ARCHES, PRESETS, accel_args, check_kvm, preset_arch
 from .topology import topology_args
 
@@ -154,7 +155,9 @@ def main_one(argv):
                      predict=not args.no_predict, check_domains=not args.no_predict,
                      verbose=args.verbose, sched_features=args.sched_feature,
                      guest_wakebench=guest_wb, **topo)
-    _, problems = run_guest(plan)
+    with Relay() as relay:
+        plan.relay = relay.line
+        _, problems = run_guest(plan)
     return 1 if problems else 0
 
 

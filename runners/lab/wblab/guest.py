@@ -22,14 +22,16 @@ from .sysfs import check_sysfs, parse_sysfs
 
 class GuestPlan:
     """What one guest runs: the topology (a preset or free-form -smp/-numa), the kernel and the
-    policy it is held to, the suite and where the results go."""
+    policy it is held to, the suite and where the results go; `relay(line)` takes the console's
+    lines while it runs (progress.Relay.line, progress.Progress.line: the guest's `run` case
+    lines)."""
 
     def __init__(self, name, smp, numa, cpu_model, kernel, policy, lab_kernel, wakebench, config,
                  out, mem=512, tcg_thread="single", append="", timeout=2400, guest_cmd=None,
                  no_run=False, run_args=(), predict=True, verbose=False, sched_features=(),
                  accel="tcg", arch="x86_64", caches=None, domains=None, guest_wakebench=None,
                  check_domains=True, departures=None, qemu_needs=None, machine=None,
-                 numbering="contiguous", icount=None):
+                 numbering="contiguous", icount=None, relay=None):
         self.__dict__.update(locals())
         del self.__dict__["self"]
         # The binary the guest runs; `wakebench` (the host's) classifies and predicts.
@@ -308,7 +310,8 @@ def run_guest(plan):
     out.mkdir(parents=True, exist_ok=True)
     qemu = plan.choose_qemu()
     cmd, initrd, xfer, console = prepare_guest(plan, qemu, out)
-    boot_s, total_s, stopped = run_qemu(cmd, xfer, console, plan.timeout, plan.verbose)
+    boot_s, total_s, stopped = run_qemu(cmd, xfer, console, plan.timeout, plan.verbose,
+                                        plan.relay)
     initrd.unlink()
     got = scan_transfer(xfer)
     for n, data in got["files"].items():

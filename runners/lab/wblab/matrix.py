@@ -3,8 +3,11 @@ runs the blocking mechanisms kernel-placed, each held against its own policy's m
 gives per cell the agreement, the observed shift against mainline's run on the same preset and the
 model's predicted shift. Cells whose results.json exists are not run again (--rerun forces it);
 their agreement is recomputed with the current wakebench, so a model fix re-renders the matrix
-without booting anything."""
+without booting anything. With --runs K, two kernels' guests alternate on each preset (K runs
+each) and `wakebench compare` judges them at the run level (matrix_runs.py). Progress goes to
+stderr with an ETA (progress.py); each guest's own lines go to its folder's lab.log."""
 import argparse
+import contextlib
 import datetime
 import json
 from pathlib import Path
@@ -20,6 +23,8 @@ from .matrix_collect import aa_observed, case_record, cases_ran, collect, collec
     topology_order
 from .matrix_document import render_document
 from .matrix_judge import judge
+from .matrix_runs import check_runs, guest_order, run_dir, runs_verdict
+from .progress import Progress, Step
 from .registry import BLOCKING_MECHANISMS
 from .topology import topology_args
 
@@ -101,6 +106,10 @@ def parser():
     ap.add_argument("--repetitions", type=int, default=REPETITIONS,
                     help="fresh pairs per kernel-placed case (default %(default)s; the lab "
                          "configs' own count is 3)")
+    ap.add_argument("--runs", type=int, default=1, metavar="K",
+                    help="run each of two kernels K times on every preset, their guests "
+                         "alternated (A, B, A, B ...), and judge A against B at the run level "
+                         "with `wakebench compare A1..AK -- B1..BK` (default 1: no A/B verdict)")
     ap.add_argument("--no-trace", action="store_true",
                     help="do not record the wakeups (by default every guest runs `wakebench run "
                          "--trace-wakeups`, so a cell that falls short carries its wakeup paths "
@@ -126,6 +135,7 @@ def checked(args):
     aa = {p: aa_observed(args.aa, p, configs[p]) for p in presets} if args.aa else {}
     if args.repetitions < 1:
         raise LabError(f"--repetitions: {args.repetitions} is not a positive count")
+    check_runs(args.runs, kernels)
     return presets, kernels, images, aa, configs
 
 
@@ -145,7 +155,10 @@ def main(argv):
         RESULTS / "lab" / f"matrix-{datetime.datetime.now():%Y%m%d-%H%M%S}")
     records = {p: case_record(configs[p]) for p in presets}
     runs = run_and_collect(args, kernels, presets, images, wakebench, configs, records, out)
-    matrix = judge(draft(kernels, presets, records, runs), topology_order(out), aa, args.aa)
+    verdicts = {p: runs_verdict(wakebench, out / p, kernels, args.runs, records[p])
+                for p in presets} if args.runs > 1 else {}
+    matrix = judge(draft(kernels, presets, records, runs, verdicts), topology_order(out), aa,
+                   args.aa)
     table = render_document(matrix)
     out.mkdir(parents=True, exist_ok=True)
     write_atomic(out / "matrix.json", json.dumps(matrix.to_json(), indent=1) + "\n")
@@ -154,36 +167,87 @@ def main(argv):
         update_doc(args.doc, table, args.arch)
     print(table, end="")
     log(f"matrix in {out}/matrix.md")
-    return 0
+    unjudged = [p for p, v in verdicts.items() if v.missing]
+    if unjudged:
+        log(f"the A/B verdict was not given on {', '.join(unjudged)} (matrix.md says why): exit 1")
+    return 1 if unjudged else 0
 
 
 def run_and_collect(args, kernels, presets, images, wakebench, configs, records, out):
-    """[(preset, column, Cell)] in the order the cells ran: kernel by kernel (each image is built
-    or found once), every preset on each; a guest runs unless --no-run or it already ran."""
+    """[(preset, column, Cell)] of every kernel's first run on every preset, in the order the
+    guests ran (matrix_runs.guest_order); a guest runs unless --no-run or it already ran. Each
+    guest is a step of the progress on stderr."""
     run_args = [f"--benchmark_filter={RUN_FILTER}", f"--benchmark_repetitions={args.repetitions}"]
     if not args.no_trace:
         run_args.append("--trace-decisions")  # --trace-wakeups and the kernel's decisions
-    runs = []
-    for kernel in kernels:
-        for preset in presets:
-            guest = out / preset / kernel
-            why = None
-            if not args.no_run and (args.rerun or not ran(guest, kernel)):
-                why = run_cell(args, preset, kernel, images, wakebench, configs[preset], guest,
-                               run_args)
-            if kernel == GATED:
-                runs += [(preset, cell_name(policy), Cell(why) if why else
-                          collect_gated(wakebench, records[preset], guest, policy))
-                         for policy, _ in settings()]
-            else:
-                runs.append((preset, kernel, Cell(why) if why else
-                             collect(wakebench, records[preset], guest, kernel)))
-    return runs
+    order = guest_order(kernels, presets, args.runs)
+    steps = [guest_step(args, out, *g) for g in order]
+    cells = []
+    with Progress(steps) as progress:
+        for (preset, kernel, i), step in zip(order, steps):
+            progress.begin(step)
+            guest = run_dir(out / preset / kernel, i)
+            with guest_log(guest, step.boots):
+                why, problems = run_cell(args, preset, kernel, images, wakebench,
+                                         configs[preset], guest, run_args,
+                                         progress.line) if step.boots else (None, [])
+                if i == 1:
+                    cells += collected_cells(wakebench, records[preset], preset, kernel, guest,
+                                             why)
+            progress.end(step, step_outcome(args, step, guest, kernel, why, problems),
+                         booted=step.boots and why is None, problem=bool(why or problems))
+    return cells
 
 
-def draft(kernels, presets, records, runs):
+def collected_cells(wakebench, record, preset, kernel, guest, why):
+    """The cells of one kernel's guest on one preset: the gated guest's one per setting."""
+    if kernel == GATED:
+        return [(preset, cell_name(policy), Cell(why) if why else
+                 collect_gated(wakebench, record, guest, policy)) for policy, _ in settings()]
+    return [(preset, kernel, Cell(why) if why else collect(wakebench, record, guest, kernel))]
+
+
+def guest_step(args, out, preset, kernel, i):
+    """The progress step of one guest: its name, the cells it fills, whether it boots."""
+    gated = kernel == GATED
+    name = f"{preset} x {kernel}" + (f" run {i}/{args.runs}" if args.runs > 1 else "") + \
+        (f" ({len(settings())} settings)" if gated else "")
+    boots = not args.no_run and (args.rerun or not ran(run_dir(out / preset / kernel, i), kernel))
+    return Step(name, len(settings()) if gated else 1, boots)
+
+
+def step_outcome(args, step, guest, kernel, why, problems):
+    """What one guest's step came to, in a phrase."""
+    if not step.boots:
+        there = ran(guest, kernel)
+        if args.no_run:
+            return "--no-run: read back" if there else "--no-run: not run"
+        return "already ran (--rerun runs it again)"
+    if why:
+        return why
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    return f"PROBLEM: {problems[0]}{more}" if problems else "ok"
+
+
+@contextlib.contextmanager
+def guest_log(guest, boots):
+    """What a guest's run and its reading back print (its checks, its agreement) goes to
+    <guest>/lab.log, appended, so that the terminal shows the progress; nothing is made for a
+    guest that neither boots nor exists."""
+    if not boots and not guest.is_dir():
+        yield
+        return
+    guest.mkdir(parents=True, exist_ok=True)
+    with open(guest / "lab.log", "a") as f, contextlib.redirect_stdout(f), \
+            contextlib.redirect_stderr(f):
+        print(f"--- {datetime.datetime.now():%Y-%m-%d %H:%M:%S} "
+              + ("boot" if boots else "read back"), flush=True)
+        yield
+
+
+def draft(kernels, presets, records, runs, verdicts=None):
     """The Matrix of the collected cells, before judging: each kernel's metadata from its first
-    cell that read, each preset's cases record with what ran it."""
+    cell that read, each preset's cases record with what ran it, the A/B verdicts over runs."""
     cells = {p: {} for p in presets}
     meta = {}
     for preset, name, cell in runs:
@@ -191,7 +255,8 @@ def draft(kernels, presets, records, runs):
         if cell.note.kernel is not None:
             meta.setdefault(cell.note.kernel, cell.note.kernel_info)
     cases = {p: cases_ran(records[p], [c.note for q, _, c in runs if q == p]) for p in presets}
-    return Matrix(tuple(kernels), tuple(columns(kernels)), cells, meta, cases)
+    return Matrix(tuple(kernels), tuple(columns(kernels)), cells, meta, cases,
+                  runs=verdicts or {})
 
 
 def ran(guest, kernel):
@@ -199,9 +264,10 @@ def ran(guest, kernel):
     return (guest / ("results-ab0.json" if kernel == GATED else "results.json")).is_file()
 
 
-def run_cell(args, preset, kernel, images, wakebench, config, guest, run_args):
-    """Boots one guest (the gated kernel's with the --ab settings); the reason when its kernel
-    cannot be had (its cells are left out, the others run), else None."""
+def run_cell(args, preset, kernel, images, wakebench, config, guest, run_args, relay=None):
+    """Boots one guest (the gated kernel's with the --ab settings), its console's lines to
+    `relay`; (the reason when its kernel cannot be had, its cells left out and the others run,
+    else None; the guest's problems)."""
     topo = topology_args(preset)
     try:
         image, pol, info = resolve_kernel(images.get(kernel), kernel, arch=topo["arch"])
@@ -209,7 +275,7 @@ def run_cell(args, preset, kernel, images, wakebench, config, guest, run_args):
             raise LabError(f"{image} runs policy {pol}, not {kernel}")
     except LabError as e:
         log(f"{preset} x {kernel}: no kernel: {e}")
-        return f"no kernel: {e}"
+        return f"no kernel: {e}", []
     gated = kernel == GATED
     # --trace-decisions: each setting's side file (about 60 MB for the searched cases; wakebench
     # writes it as it goes) sits in the guest's /tmp until the guest ends: 128 MiB more per set.
@@ -219,10 +285,12 @@ def run_cell(args, preset, kernel, images, wakebench, config, guest, run_args):
                      config=config, out=guest, mem=mem,
                      timeout=args.timeout * (len(settings()) if gated else 1),
                      run_args=run_args + (ab_args() if gated else []), predict=not gated,
-                     accel=args.accel, **topo,
+                     accel=args.accel, relay=relay, **topo,
                      guest_wakebench=find_guest_wakebench(args.guest_wakebench, topo["arch"],
                                                           wakebench))
-    run_guest(plan)
-    return None
+    for old in guest.glob("results*.json"):  # a guest that fails must not leave an older set
+        old.unlink()
+    _, problems = run_guest(plan)
+    return None, problems
 
 

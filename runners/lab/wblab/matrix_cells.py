@@ -1,6 +1,8 @@
 """The matrix's typed records, each built once: what collection read from a cell's guest
 (Collected), a judged case row (Row, with its Shift against mainline), a cell (Cell: judged
-rows, or why it is missing) and the whole matrix (Matrix). matrix_collect.py reads the guests,
+rows, or why it is missing), the A/B verdict of two kernels' alternated runs on a preset as
+`wakebench compare` gave it (RunsVerdict, its cases CaseVerdict) and the whole matrix (Matrix).
+matrix_collect.py reads the guests (matrix_runs.py the alternated runs, through compare),
 matrix_judge.py builds the rows and the matrix, matrix_render.py and matrix_document.py only read
 them; `to_json` gives matrix.json's layout."""
 from dataclasses import dataclass, field
@@ -94,11 +96,58 @@ class Cell:
 
 
 @dataclass(frozen=True)
+class CaseVerdict:
+    """One case of `wakebench compare`'s run-level comparison, as compare judged it: its verdict
+    (None: not tested), the change in percent (+ = better), the level the verdict rests on (runs,
+    or repetitions where fewer than 2 runs a side held the case) and the runs a side that held
+    it; for an UNKNOWN, compare's advice: `needed` runs a side (or repetitions, at the
+    repetition level) of `needed_per_run` repetitions would show `needed_for`."""
+    case: str
+    verdict: str | None
+    change_pct: float | None
+    level: str | None
+    runs: tuple
+    needed: int | None = None
+    needed_per_run: int | None = None
+    needed_for: str | None = None
+
+    def to_json(self):
+        return {"case": self.case, "verdict": self.verdict, "change_pct": self.change_pct,
+                "level": self.level, "runs": list(self.runs), "needed": self.needed,
+                "needed_per_run": self.needed_per_run, "needed_for": self.needed_for}
+
+
+@dataclass(frozen=True)
+class RunsVerdict:
+    """Two kernels' alternated runs on one preset: the kernels (A the baseline, B), the runs a
+    side asked for and those that came back, whether their timings are EMULATED (TCG), and
+    either compare's verdict (its command, its counts, its cases, its warnings) or `missing`,
+    why it was not judged."""
+    kernels: tuple
+    asked: int
+    came_back: tuple
+    emulated: bool = False
+    missing: str | None = None
+    command: tuple = ()
+    counts: dict = field(default_factory=dict)
+    cases: tuple = ()
+    warnings: tuple = ()
+
+    def to_json(self):
+        out = {"kernels": list(self.kernels), "asked": self.asked,
+               "came_back": list(self.came_back), "emulated": self.emulated}
+        if self.missing is not None:
+            return dict(out, missing=self.missing)
+        return dict(out, command=list(self.command), counts=self.counts,
+                    cases=[c.to_json() for c in self.cases], warnings=list(self.warnings))
+
+
+@dataclass(frozen=True)
 class Matrix:
     """The whole matrix: kernels asked for and the table's columns, cells (preset -> column ->
     Cell), each kernel's build metadata, each preset's cases record (cases.provenance and what ran
     it), the gated kernel's fidelity ((preset, policy, result) each), the --aa run and the
-    confusion summaries per column."""
+    confusion summaries per column, and with --runs each preset's RunsVerdict."""
     kernels: tuple
     columns: tuple
     cells: dict
@@ -107,6 +156,7 @@ class Matrix:
     fidelity: tuple = ()
     aa: str | None = None
     confusion: dict = field(default_factory=dict)
+    runs: dict = field(default_factory=dict)
 
     def to_json(self):
         out = {"kernels": list(self.kernels), "columns": list(self.columns),
@@ -117,6 +167,8 @@ class Matrix:
         if self.aa is not None:
             out["aa"] = self.aa
         out["confusion"] = self.confusion
+        if self.runs:
+            out["runs"] = {p: v.to_json() for p, v in self.runs.items()}
         return out
 
 

@@ -1,6 +1,7 @@
-"""matrix.md from a judged matrix_cells.Matrix; reads it, changes nothing: how to read the table,
-the kernels and cases files, the replayed decisions, the tables (matrix_render.py), the kernel
-named from its placements, the gated kernel's fidelity and the dropped cases."""
+"""matrix.md from a judged matrix_cells.Matrix; reads it, changes nothing: with --runs the A/B
+verdict over the runs first, then how to read the table, the kernels and cases files, the
+replayed decisions, the tables (matrix_render.py), the kernel named from its placements, the gated
+kernel's fidelity and the dropped cases."""
 import datetime
 import os
 
@@ -9,7 +10,7 @@ from .cases import provenance_lines
 from .fidelity import FIDELITY_SLACK, fidelity_lines
 from .matrix_cells import confusion_rows
 from .matrix_judge import SHIFT_EPS
-from .matrix_render import ADMITS, MATCH, render
+from .matrix_render import ADMITS, MATCH, render, runs_lines
 
 
 def kernel_line(policy, info):
@@ -60,7 +61,7 @@ def render_document(matrix, now=None):
     """The whole matrix.md; `now` (UTC, default rendered_at()) is the time it says it was
     rendered."""
     now = now or rendered_at()
-    head = [legend(matrix, now), "", "Kernels:"]
+    head = runs_lines(matrix) + [legend(matrix, now), "", "Kernels:"]
     head += [kernel_line(p, matrix.kernel_meta.get(p, {})) for p in matrix.kernels]
     head += ["", "Cases (the file each preset ran, and whether it was committed unchanged before "
              "the guests ran):"]

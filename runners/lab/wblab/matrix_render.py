@@ -1,6 +1,9 @@
 """The matrix's tables and row lists from a judged matrix_cells.Matrix; reads it, changes nothing:
-the totals, one table per preset (rows are cases, columns kernels), then the rows by word."""
+the totals, one table per preset (rows are cases, columns kernels), then the rows by word; and
+with --runs the A/B verdict over the runs (runs_lines, which matrix.md opens with)."""
+from . import BANNER
 from .agreement import MATCH_DISTANCE, NO_PREDICTION_COVERAGE, mix_text, pct_text
+from .confusion import wrap
 from .matrix_cells import every_row
 from .matrix_judge import SHIFTS
 
@@ -100,6 +103,50 @@ def preset_table(preset, per_kernel, columns):
                  for k in columns]
         mark = " (e)" if n in marked else ""
         lines.append(f"| {n}{mark} | {flags} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
+def verdict_text(c):
+    """One case of the run-level comparison as compare judged it, with compare's advice for an
+    UNKNOWN."""
+    change = "" if c.change_pct is None else f" {c.change_pct:+.1f}%"
+    text = (f"{c.case}: {c.verdict or 'not tested'}{change} (level {c.level or '-'}, "
+            f"{c.runs[0]} vs {c.runs[1]} runs)")
+    if c.verdict != "UNKNOWN":
+        return text
+    if c.needed is None:
+        return text + "; no count decides it"
+    aim = f" would show {c.needed_for}" if c.needed_for else " would decide it"
+    if c.needed_per_run is not None:
+        return text + f"; {c.needed} runs a side of {c.needed_per_run} repetitions" + aim
+    return text + f"; {c.needed} repetitions" + aim
+
+
+def runs_lines(matrix):
+    """The A/B verdict over the alternated runs, preset by preset: compare's counts and cases, or
+    why a preset was not judged."""
+    if not matrix.runs:
+        return []
+    first = next(iter(matrix.runs.values()))
+    a, b = first.kernels
+    emulated = any(v.emulated for v in matrix.runs.values())
+    lines = [f"#### A/B over runs: {b} against {a}, {first.asked} runs each, alternated", ""]
+    lines += wrap(
+        f"`wakebench compare` of {a}'s runs -- {b}'s judged each preset on the median RTT"
+        + (f" ({BANNER})" if emulated else "") + ", the run the unit where both sides hold a "
+        "case in two runs or more (the variance between runs, measured, replaces the A/A floor; "
+        "a case's level says which it rests on). The command is in matrix.json (`runs`), "
+        "compare's document in <preset>/compare-runs.json. The tables below hold each kernel's "
+        "first run only.", "") + [""]
+    for preset, v in matrix.runs.items():
+        if v.missing:
+            lines += wrap(f"- {preset}: NOT JUDGED: {v.missing}")
+            continue
+        n = v.counts
+        lines += wrap(f"- {preset}: {n.get('DIFFERENT', 0)} DIFFERENT ({n.get('slower', 0)} "
+                      f"slower), {n.get('SAME', 0)} SAME, {n.get('UNKNOWN', 0)} UNKNOWN")
+        lines += [x for c in v.cases for x in wrap(f"  - {verdict_text(c)}", "    ")]
+        lines += [x for w in v.warnings for x in wrap(f"  - compare: {w}", "    ")]
     return lines + [""]
 
 

@@ -451,18 +451,39 @@ def scan_transfer(path):
     return {"files": files, "exits": exits, "hello": hello, "done": done, "errors": errors}
 
 
-def run_qemu(cmd, xfer, console, timeout, verbose):
+def console_lines(console, offset):
+    """(the complete lines the console file gained past byte `offset`, the offset after them)."""
+    try:
+        data = console.read_bytes()
+    except FileNotFoundError:
+        return [], offset
+    end = data.rfind(b"\n", offset) + 1
+    if end <= offset:
+        return [], offset
+    return [x.rstrip("\r") for x in data[offset:end].decode("utf-8", "replace").splitlines()], end
+
+
+def relay_console(console, offset, relay):
+    """Each complete console line past `offset` to `relay`; returns the offset after them."""
+    lines, offset = console_lines(console, offset)
+    for line in lines:
+        relay(line)
+    return offset
+
+
+def run_qemu(cmd, xfer, console, timeout, verbose, relay=None):
     """Runs qemu until it powers off, `timeout` s pass or the guest kernel reports a CPU stuck for
     LOCKUP_S (a hung guest never recovers: waiting out the budget would only waste the host);
-    returns (boot_s, total_s, why it was stopped or None). No qemu process outlives this
-    function: it is killed in `finally`, on SIGTERM/SIGINT (the handlers raise), and by
-    PDEATHSIG if this process dies outright."""
+    returns (boot_s, total_s, why it was stopped or None). Without `verbose`, each complete line
+    of the console goes to `relay(line)` when given (the progress shows the guest's `run` case
+    lines from it). No qemu process outlives this function: it is killed in `finally`, on
+    SIGTERM/SIGINT (the handlers raise), and by PDEATHSIG if this process dies outright."""
     start = time.monotonic()
     boot_s = None
     with open(console.with_suffix(".qemu-stderr"), "wb") as err:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=err, stderr=err,
                                 preexec_fn=set_pdeathsig)
-    shown = 0
+    shown = relayed = 0
     try:
         while True:
             try:
@@ -478,6 +499,8 @@ def run_qemu(cmd, xfer, console, timeout, verbose):
                 data = console.read_bytes()
                 sys.stderr.write(data[shown:].decode("utf-8", "replace"))
                 shown = len(data)
+            elif relay:
+                relayed = relay_console(console, relayed, relay)
             stuck = lockup(console)
             if now > timeout or stuck:
                 why = stuck or f"timed out after {timeout} s"
@@ -487,6 +510,8 @@ def run_qemu(cmd, xfer, console, timeout, verbose):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+    if relay and not verbose:
+        relay_console(console, relayed, relay)  # what came after the last look
     if proc.returncode != 0:
         msg = console.with_suffix(".qemu-stderr").read_text(errors="replace")
         msg = [l for l in msg.splitlines() if "TCG doesn't support" not in l]
