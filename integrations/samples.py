@@ -18,6 +18,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "runners" / "lab"))
+sys.dont_write_bytecode = True  # the engines run it in place: no __pycache__ in the tree
 
 from wblab import LabError, resultset  # noqa: E402  (found through the path above)
 

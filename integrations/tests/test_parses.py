@@ -38,7 +38,8 @@ def lkp(set_path, tmp_path):
     with open(tmp_path / "wakebench") as stdin:
         return subprocess.run([str(LKP_PARSE), str(tmp_path / "wakebench")], stdin=stdin,
                               capture_output=True, text=True,
-                              env={"PATH": "/usr/bin:/bin", "RESULT_ROOT": str(tmp_path)})
+                              env={"PATH": "/usr/bin:/bin", "RESULT_ROOT": str(tmp_path),
+                                   "PYTHONDONTWRITEBYTECODE": "1"})
 
 
 def rows(stdout):
@@ -86,18 +87,23 @@ def test_lkp_stats_are_each_cases_mean_and_spread(tmp_path):
                                                  "binder-like/processes/llc/w2s4.tps_stddev%"]
 
 
-def test_marked_repetitions_are_left_out_as_compare_leaves_them(tmp_path):
+def test_marked_repetitions_and_cases_that_did_not_run_are_left_out(tmp_path):
     doc = json.loads((RESULTS / "base.json").read_text())
     doc["schema_version"] = 3
     case = doc["cases"][0]
     for i, rep in enumerate(case["repetitions"]):
         rep["marked"] = i in (1, 3)  # 2300 and 2295 timed syscalls, not wakeups
+    # A failed case has no repetitions (docs/result-set.md); one that keeps some still counts none.
+    doc["cases"][1]["status"] = "failed"
     marked = tmp_path / "marked.json"
     marked.write_text(json.dumps(doc))
-    got = [row[3:5] for row in rows(mmtests(marked, tmp_path).stdout) if row[1] == case["name"]]
-    assert got == [["1", "2.29"], ["3", "2.28"], ["5", "2.285"]]
+    got = rows(mmtests(marked, tmp_path).stdout)
+    assert [row[3:5] for row in got if row[1] == case["name"]] == [
+        ["1", "2.29"], ["3", "2.28"], ["5", "2.285"]]
     stats = dict(line.split(": ") for line in lkp(marked, tmp_path).stdout.splitlines())
     assert stats[case["name"] + ".median_us"] == "2.285"
+    failed = doc["cases"][1]["name"]
+    assert failed not in {row[1] for row in got} and not any(k.startswith(failed) for k in stats)
 
 
 @pytest.mark.parametrize("name, why", [
