@@ -3,9 +3,10 @@
 #   tests/install_check.sh BUILD_DIR
 # installs BUILD_DIR into a temporary prefix (cmake --install), runs the installed wakebench on
 # one case of the quick suite twice, the config given by its installed path and by its name
-# (`--config quick`: quick.json of the installed configs), and the installed lab runner's --help,
-# which must name its kernel patches, suites and registry under the prefix. Nothing outside the
-# prefix is read from the checkout: the commands run from an empty directory.
+# (`--config quick`: quick.json of the installed configs), the installed LKP parse on that set, and
+# the installed lab runner's --help, which must name its kernel patches, suites and registry under
+# the prefix. Nothing outside the prefix is read from the checkout: the commands run from an empty
+# directory.
 set -euo pipefail
 build=$(cd "$1" && pwd)
 tmp=$(mktemp -d)
@@ -29,6 +30,12 @@ sys.exit(not (rs["complete"] and [c["status"] for c in rs["cases"]] == ["ok"]
 }
 run_one by-path.json --config "$share/configs/quick.json"
 run_one by-name.json --config quick
+# The installed LKP parse reads what the installed wakebench wrote (through the installed lab's
+# reader: integrations/ finds it beside itself).
+cp by-path.json wakebench.output
+RESULT_ROOT=$PWD "$share/integrations/lkp/wakebench/parse" </dev/null >stats.txt
+grep -q '^pipe/threads/same-cpu\.median_us: [0-9.]*$' stats.txt ||
+  { echo "install: the installed LKP parse did not read the installed wakebench's set" >&2; exit 1; }
 help=$("$prefix/bin/wakebench-lab" --help)
 for want in "kernel patches $share/runners/lab/patches (4," "suites $share/configs/lab" \
   "registry $share/registry/registry.json"; do
@@ -38,5 +45,5 @@ for want in "kernel patches $share/runners/lab/patches (4," "suites $share/confi
     exit 1
   fi
 done
-echo "install: $prefix holds wakebench (ran pipe/threads/same-cpu of quick by path and by name)" \
-  "and the lab runner"
+echo "install: $prefix holds wakebench (ran pipe/threads/same-cpu of quick by path and by name)," \
+  "the lab runner and the integrations (LKP's parse read the set)"

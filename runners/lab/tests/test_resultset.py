@@ -52,6 +52,10 @@ def test_the_records_hold_what_the_set_says():
                                        "values": {"feature:X": "off"}, "order_seed": 7}), "g")
     assert gated.ab == resultset.AbSet(1, 2, {"feature:X": "off"})
     assert gated.cases[0].repetitions == (resultset.Repetition(2, {"feature:X": "NO_X"}),)
+    rep = resultset.parse(document([{"repetitions": [{"median": 2290, "p99": 3664.5, "tps": None,
+                                                       "marked": True}]}]), "r").cases[0]
+    assert rep.repetitions == (resultset.Repetition(None, {}, {"median": 2290, "p99": 3664.5},
+                                                    marked=True),)
 
 
 @pytest.mark.parametrize("text, message", [

@@ -5,7 +5,7 @@ file. Kept as dicts, because they are open JSON by nature (common/schema/result_
 them): `environment`, `predictions`, a case's `trace` and `observed.cpus`; and `doc`, the document
 as read, which the lab labels (guest.label_results) before it writes the set again."""
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from . import REPO, LabError
 
@@ -22,6 +22,11 @@ TYPES = {"object": dict, "array": list, "string": str, "boolean": bool, "null": 
 class Repetition:
     ab_round: int | None  # `ab.round` in a set of `run --ab`, else None
     read_back: dict  # `ab.read_back`: knob -> its value read back ({} when not recorded)
+    # Its statistics by name, the numbers the schema keeps beside the typed blocks: "median",
+    # "p99", "wakeup-median", "tps" (ns, tps in round trips or transactions per second); a null
+    # one (tps where no span was measured) is left out.
+    stats: dict = field(default_factory=dict)
+    marked: bool = False  # it timed syscalls, not wakeups: compare leaves it out of its tests
 
 
 @dataclass(frozen=True)
@@ -173,12 +178,17 @@ def typed_case(c):
                 cpus=(cpus["waker"], cpus["wakee"])
                 if cpus.get("waker") is not None and cpus.get("wakee") is not None else None,
                 rtt_median_ns=(c.get("rtt_ns") or {}).get("median"),
-                repetitions=tuple(Repetition((r.get("ab") or {}).get("round"),
-                                             (r.get("ab") or {}).get("read_back") or {})
-                                  for r in c.get("repetitions") or []),
+                repetitions=tuple(typed_repetition(r) for r in c.get("repetitions") or []),
                 histogram=observed.get("histogram") or {},
                 observed_cpus=observed.get("cpus"), trace=c.get("trace"),
                 work_ns=(c.get("params") or {}).get("work_ns"), counters=c.get("counters"))
+
+
+def typed_repetition(r):
+    ab = r.get("ab") or {}
+    return Repetition(ab.get("round"), ab.get("read_back") or {},
+                      stats={k: v for k, v in r.items() if is_type(v, "number")},
+                      marked=r.get("marked", False))
 
 
 def prediction_cases(pred):
