@@ -338,6 +338,13 @@ TEST(Config, ClaimsAreValidated) {
   EXPECT_NE(error_of(base + R"([{"seed": "000", "text": "t", "cases": ["x"], "metric": "max"}]})")
                 .find("claims[0].metric: expected one of"),
             std::string::npos);
+  EXPECT_NE(error_of(base + R"([{"seed": "000", "text": "t", "cases": ["x"],
+                                  "needs_hardware": "yes"}]})")
+                .find("claims[0].needs_hardware: expected true or false"),
+            std::string::npos);
+  EXPECT_EQ(error_of(base + R"([{"seed": "f", "text": "t", "cases": ["x"], "metric": "placement",
+                                  "needs_hardware": false}]})"),
+            "");
   EXPECT_NE(error_of(base + R"([{"seed": "000", "text": "t", "cases": ["x"], "why": 1}]})")
                 .find("claims[0].why: unknown key"),
             std::string::npos);
