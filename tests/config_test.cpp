@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <set>
 #include <stdexcept>
 
 #include "benchmarks/registry.h"
+#include "common/util/cpulist.h"
 
 namespace wb {
 namespace {
@@ -327,6 +329,36 @@ TEST(Config, ShippedConfigsParseAndExpand) {
       for (const auto& name : claim["cases"]) EXPECT_TRUE(names.count(name)) << name;
   }
   EXPECT_GE(n, 7u) << "quick, overhead and the seed configs at least";
+}
+
+// The sched-feature seeds (configs/seeds/README.md#features) plan on the lab preset each is
+// written for: no case skipped, the kernel cases on the CPUs their claims reason about.
+TEST(Config, FeatureSeedsPlanOnTheirPresets) {
+  std::vector<std::string> known;
+  for (const Mechanism* m : all_mechanisms()) known.emplace_back(m->id());
+  const std::string dir = std::string(WB_SOURCE_DIR) + "/configs/";
+  const std::pair<const char*, const char*> seeds[] = {{"wake-affine", "2llc"},
+                                                       {"idle-search", "4core"},
+                                                       {"queueing", "2llc"},
+                                                       {"preemption", "2llc"}};
+  std::map<std::string, std::string> kernel;  // case -> "cpuset start"
+  for (const auto& [seed, preset] : seeds) {
+    SCOPED_TRACE(seed);
+    const Config c = load_config(dir + "seeds/features-" + seed + ".json");
+    EXPECT_FALSE(c.json["claims"].empty());
+    const auto cases =
+        expand_cases(c, Topology::from_xml(dir + "lab/topologies/" + preset + ".xml"), known);
+    for (const CaseSpec& cs : cases) {
+      EXPECT_EQ(cs.skip_reason, "") << cs.name;
+      if (!cs.cpuset.empty())
+        kernel[cs.name] = format_cpu_list(cs.cpuset) + " " +
+                          std::to_string(cs.cpu_pairs.at(0).first) + "," +
+                          std::to_string(cs.cpu_pairs.at(0).second);
+    }
+  }
+  EXPECT_EQ(kernel["pipe/threads/kernel-cross-llc"], "0,2 0,2");
+  EXPECT_EQ(kernel["eventfd/threads/kernel-cross-llc/bg=prev-cpu"], "0,2 0,2");
+  EXPECT_EQ(kernel["pipe/threads/kernel/bg=1-2/start=0,1"], "0-3 0,1");
 }
 
 TEST(Config, ClaimsAreValidated) {
