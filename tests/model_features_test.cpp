@@ -6,9 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 
 #include "analysis/predict.h"
@@ -16,6 +14,7 @@
 #include "analysis/replay_io.h"
 #include "analysis/resultset_io.h"
 #include "common/system/topology.h"
+#include "tests/support.h"
 
 namespace wb {
 namespace {
@@ -27,12 +26,7 @@ const std::string kFixtures = WB_FIXTURES_DIR;
 // decides at the NUMA level, and select_idle_sibling() then searches the chosen CPU's LLC.
 const std::string kBoxDn = kFixtures + "/topologies/model/box-dn-2s-8c-nosmt-slit21.xml";
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string read_file(const std::string& path) { return test::read_fixture(path); }
 
 const SchedTopology& box_dn() {
   static const SchedTopology s(Topology::from_xml(kBoxDn));
@@ -262,14 +256,11 @@ TEST(SetFeatures, PredictionsUseTheSetsFeaturesAndSayWhatIsLeftOut) {
       dn_results({{"WA_IDLE", true}, {"DELAY_DEQUEUE", false}}, {{"feature:WA_IDLE", "off"}}));
   EXPECT_EQ(mainline_classes(off, kCase), R"({"cross-numa":1.0})");
   const std::string text = render_results_text(off);
-  EXPECT_NE(text.find("  sched features NO_WA_IDLE: modelled (environment.sched_features with "
-                      "this A/B setting's features)\n"),
-            std::string::npos)
-      << text;
-  EXPECT_NE(text.find("  not modelled: NO_DELAY_DEQUEUE: acts on dequeue, not on where the "
-                      "wakee is placed\n"),
-            std::string::npos)
-      << text;
+  for (const char* line : {"  sched features NO_WA_IDLE: modelled (environment.sched_features "
+                           "with this A/B setting's features)\n",
+                           "  not modelled: NO_DELAY_DEQUEUE: acts on dequeue, not on where the "
+                           "wakee is placed\n"})
+    EXPECT_NE(text.find(line), std::string::npos) << text;
   const json j = to_json(off)["sched_features"];
   EXPECT_EQ(j["model"]["WA_IDLE"], false);
   EXPECT_EQ(j["off_default"].size(), 2u);
