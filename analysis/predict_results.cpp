@@ -213,7 +213,9 @@ SteadyOptions options_for(const CasePrediction& e, bool emulated, const ModelFea
   opt.current_cpu = e.wake_flags == WakeFlags::kCurrentCpu;
   const nlohmann::json work =
       e.params.is_object() ? e.params.value("work_ns", nlohmann::json()) : nlohmann::json();
+  // Without TTWU_QUEUE no wake is queued on a CPU still switching out: nothing to add.
   opt.slow_switch_out =
+      features.ttwu_queue &&
       slow_switch_out_applies(emulated, work.is_number_integer() ? work.get<long long>() : 0);
   opt.allowed = e.allowed;
   opt.busy = e.busy;

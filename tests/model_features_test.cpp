@@ -266,6 +266,22 @@ TEST(SetFeatures, PredictionsUseTheSetsFeaturesAndSayWhatIsLeftOut) {
   EXPECT_EQ(j["off_default"].size(), 2u);
 }
 
+// An emulated set (a TCG guest) gets the slow switch-out alternatives only with TTWU_QUEUE.
+TEST(SetFeatures, AnEmulatedSetWithoutTtwuQueueIsNotHeldAtItsStart) {
+  auto held = [](const json& recorded) {
+    json rs = dn_results(recorded);
+    rs["environment"]["emulated"] = true;
+    int n = 0;
+    for (const CasePrediction& e : predict_for_results(rs).cases)
+      for (const PolicyPrediction& p : e.policies)
+        for (const SteadyAlternative& a : p.steady.alternatives)
+          n += a.cause.kind == AltCause::Kind::kHeldAtStart;
+    return n;
+  };
+  EXPECT_GT(held({{"TTWU_QUEUE", true}}), 0);
+  EXPECT_EQ(held({{"TTWU_QUEUE", false}}), 0);
+}
+
 // The lab's gated kernel runs the policy whose gate the set (its A/B setting) turned on: replay
 // and the predictions' replay digests take that policy's model.
 TEST(SetFeatures, TheGatedKernelRunsThePolicyItsSettingTurnedOn) {
