@@ -91,8 +91,6 @@ bool noteworthy(const std::string& name, bool enabled) {
 
 }  // namespace
 
-const std::vector<SchedFeatureInfo>& sched_feature_table() { return table(); }
-
 const SchedFeatureInfo* find_sched_feature(std::string_view name) {
   for (const SchedFeatureInfo& f : table())
     if (f.name == name) return &f;

@@ -22,8 +22,7 @@ struct SchedFeatureInfo {
   bool ModelFeatures::*model = nullptr;  // its switch; nullptr: not modelled
   std::string_view why;                  // modelled: where it acts; else why it is not modelled
 };
-// Every feature the model knows, in features.h's order (then those of other kernels).
-const std::vector<SchedFeatureInfo>& sched_feature_table();
+// The feature the model knows by that name (6.12's, then NI_RATE and SIS_PROP), else nullptr.
 const SchedFeatureInfo* find_sched_feature(std::string_view name);
 
 // A feature of a set away from its default, or one the model does not know.
