@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -486,7 +487,7 @@ class Selector {
       note("ttwu_runnable: wakee still queued on prev -> " + n(in_.prev));
       return chose(DecisionRule::kTtwuRunnable, in_.prev);
     }
-    if (in_.wakee_on_cpu && ttwu_queue_cond()) {
+    if (in_.features.ttwu_queue && in_.wakee_on_cpu && ttwu_queue_cond()) {
       note("ttwu_queue_wakelist: wakee still on prev " + n(in_.prev) + ", queued there");
       return chose(DecisionRule::kTtwuQueueWakelist, in_.prev);
     }
@@ -500,7 +501,8 @@ class Selector {
     return cpu;
   }
 
-  // core.c ttwu_queue_cond() for the wakee's CPU (TTWU_QUEUE on; every CPU active).
+  // core.c ttwu_queue_cond() for the wakee's CPU (every CPU active); ttwu_queue_wakelist() asks
+  // it only with TTWU_QUEUE (core.c:3951), else the waker waits for the switch-out and selects.
   bool ttwu_queue_cond() const {
     const int prev = in_.prev;
     if (!ctx_.allowed(prev)) return false;
@@ -582,16 +584,17 @@ class Selector {
     return !(slave < factor || master < slave * factor);
   }
 
+  // wake_affine() (fair.c:7520): WA_IDLE and WA_WEIGHT each gate their test (fair.c:7525-7529);
+  // with neither answering, prev.
   int wake_affine(const SchedDomain& sd, int this_cpu, int prev) {
-    std::optional<int> t = wake_affine_idle(this_cpu, prev);
-    std::string how;
-    if (t) {
-      how = "WA_IDLE";
-    } else if (wake_affine_weight(sd, this_cpu, prev)) {
-      t = this_cpu;
+    const ModelFeatures& f = in_.features;
+    std::optional<int> t = f.wa_idle ? wake_affine_idle(this_cpu, prev) : std::nullopt;
+    std::string how = f.wa_idle ? "WA_IDLE" : "NO_WA_IDLE";
+    if (!t && f.wa_weight) {
       how = "WA_WEIGHT";
-    } else {
-      how = "WA_WEIGHT";
+      if (wake_affine_weight(sd, this_cpu, prev)) t = this_cpu;
+    } else if (!t) {
+      how += ", NO_WA_WEIGHT";
     }
     int r = (t && *t == this_cpu) ? this_cpu : prev;
     note("wake_affine(" + sd.name + ") " + how + " -> " + n(r));
@@ -608,7 +611,8 @@ class Selector {
     return std::nullopt;
   }
 
-  // wake_affine_weight() with WA_BIAS, signed 64-bit as in the kernel.
+  // wake_affine_weight(), signed 64-bit as in the kernel; WA_BIAS scales this by 100 and prev by
+  // 100 + half the imbalance_pct's excess (fair.c:7498, 7504).
   bool wake_affine_weight(const SchedDomain& sd, int this_cpu, int prev) const {
     long long this_eff = ctx_.load(this_cpu);
     if (in_.sync) {
@@ -617,9 +621,10 @@ class Selector {
       this_eff -= current_load;
     }
     long long task_load = ctx_.wakee_load();
-    this_eff = (this_eff + task_load) * 100 * ctx_.capacity(prev);
-    long long prev_eff = (ctx_.load(prev) - task_load) * (100 + (sd.imbalance_pct - 100) / 2) *
-                         ctx_.capacity(this_cpu);
+    const bool bias = in_.features.wa_bias;
+    this_eff = (this_eff + task_load) * (bias ? 100 : 1) * ctx_.capacity(prev);
+    long long prev_eff = (ctx_.load(prev) - task_load) *
+                         (bias ? 100 + (sd.imbalance_pct - 100) / 2 : 1) * ctx_.capacity(this_cpu);
     if (in_.sync) prev_eff += 1;
     return this_eff < prev_eff;
   }
@@ -771,16 +776,17 @@ class Selector {
     return std::nullopt;
   }
 
-  // select_idle_cpu() (policy-model.md#select-idle-cpu), with the cluster pre-pass and the SIS_UTIL
-  // budget.
+  // select_idle_cpu() (policy-model.md#select-idle-cpu), with the cluster pre-pass and, with
+  // SIS_UTIL, its budget (fair.c:7810; without it nr stays INT_MAX: no limit).
   std::optional<int> select_idle_cpu(const SchedDomain& sd, bool has_idle_core, int target,
                                      int sync_cpu) {
     std::vector<char> cpus(static_cast<size_t>(sched_.max_cpu() + 1), 0);
     for (int c : sd.span) cpus[c] = ctx_.allowed(c) ? 1 : 0;
     const WakeInput::LlcHint* hint = llc_hint(target);
     const std::optional<int> recorded = hint ? hint->nr_idle_scan : in_.nr_idle_scan;
-    int budget = recorded ? *recorded : default_nr_idle_scan(sched_, in_, target);
-    int nr = budget + 1;
+    int nr = std::numeric_limits<int>::max();
+    if (in_.features.sis_util)
+      nr = (recorded ? *recorded : default_nr_idle_scan(sched_, in_, target)) + 1;
     if (nr == 1) {
       note("SIS select_idle_cpu: nr_idle_scan 0");
       return std::nullopt;

@@ -115,6 +115,19 @@ SchedTopology load_sched_topology(const std::string& command, const std::string&
 
 // ---- one wakeup -----------------------------------------------------------------------------
 
+// The sched features that act where the model decides (select_task_rq_fair() and
+// try_to_wake_up()'s wakelist queueing), each switched off as the kernel does it
+// (docs/policy-model.md#sched-features); true = on, every one's default. The others:
+// analysis/model_features.h.
+struct ModelFeatures {
+  bool wa_idle = true;     // WA_IDLE: wake_affine() asks wake_affine_idle() first
+  bool wa_weight = true;   // WA_WEIGHT: then wake_affine_weight(), when WA_IDLE had no answer
+  bool wa_bias = true;     // WA_BIAS: wake_affine_weight() biases prev by half the imbalance_pct
+  bool sis_util = true;    // SIS_UTIL: select_idle_cpu() spends the LLC's nr_idle_scan budget
+  bool ttwu_queue = true;  // TTWU_QUEUE: a wakee still switching out may be queued on its CPU
+  bool operator==(const ModelFeatures&) const = default;
+};
+
 // One wakeup snapshot (docs/policy-model.md#snapshot; its scenario fields: #scenario).
 struct WakeInput {
   int waker = -1;                 // waker CPU
@@ -153,6 +166,7 @@ struct WakeInput {
   // wakee, capacity_of() per CPU; what is absent takes section 7 item 4's defaults (capacity 1024).
   std::map<int, long long> load, capacity;
   std::optional<long long> waker_load, wakee_load;
+  ModelFeatures features;  // the sched features the kernel ran with
 };
 
 // What the model derives from a WakeInput before any policy runs; the hooks read it.

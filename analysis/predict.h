@@ -65,6 +65,9 @@ struct SteadyOptions {
   bool slow_switch_out = false;  // see slow_switch_out_applies()
   // The has_idle_cores hint of every wake (default: exact); see try_disturbances.
   std::optional<bool> has_idle_cores;
+  // The sched features of every wake; without TTWU_QUEUE no wake is queued on a CPU still
+  // switching out, so slow_switch_out adds nothing.
+  ModelFeatures features;
 };
 
 // A case's work before each answer after which every wake reaches a wakee that switched out long

@@ -466,29 +466,34 @@ json to_json(const ResultsPrediction& p) {
   for (const auto& e : p.cases) cases.push_back(case_json_of(e));
   json premises = json::object();
   for (const auto& pr : p.premises) premises[pr.policy] = premise_json(pr);
-  return {{"topology", p.topology},
-          {"llc", std::string(llc_source_name(p.llc))},
-          {"llc_from", p.llc_from},
-          {"node_reclaim_distance", p.node_reclaim_distance},
-          {"domains", domains_json(p.domains)},
-          {"emulated", p.emulated},
-          {"model_kernel",
-           {{"follows", model_kernel_range()},
-            {"set_kernel", p.kernel_release},
-            {"same_version", model_follows(p.kernel_release)}}},
-          {"model",
-           "docs/policy-model.md#steady-state: steady state of an otherwise idle box but for the "
-           "case's busy CPUs; no delayed-dequeue or wakelist races (#bypasses)"},
-          {"match_distance", kMatchDistance},
-          {"no_prediction_coverage", kNoPredictionCoverage},
-          {"cases", cases},
-          {"premises", premises}};
+  json out = {
+      {"topology", p.topology},
+      {"llc", std::string(llc_source_name(p.llc))},
+      {"llc_from", p.llc_from},
+      {"node_reclaim_distance", p.node_reclaim_distance},
+      {"domains", domains_json(p.domains)},
+      {"emulated", p.emulated},
+      {"model_kernel",
+       {{"follows", model_kernel_range()},
+        {"set_kernel", p.kernel_release},
+        {"same_version", model_follows(p.kernel_release)}}},
+      {"model",
+       "docs/policy-model.md#steady-state: steady state of an otherwise idle box but for the "
+       "case's busy CPUs; no delayed-dequeue or wakelist races (#bypasses)"},
+      {"match_distance", kMatchDistance},
+      {"no_prediction_coverage", kNoPredictionCoverage},
+      {"cases", cases},
+      {"premises", premises}};
+  // Only a set with a feature off its default says so: every other set's block is unchanged.
+  if (!p.features.notes.empty()) out["sched_features"] = features_json(p.features);
+  return out;
 }
 
 std::string render_results_text(const ResultsPrediction& p) {
   std::string out = "policy predictions (" + p.topology + ")\n" +
                     wrapped("  ", "LLC from " + p.llc_from + (p.emulated ? "; emulated" : ""), 4) +
                     wrapped("  ", model_kernel_line(p.kernel_release), 4);
+  for (const std::string& line : feature_lines(p.features)) out += wrapped("  ", line, 4);
   if (!p.replay_unavailable.empty()) out += wrapped("  ", p.replay_unavailable, 4);
   char legend[400];
   std::snprintf(legend, sizeof legend,

@@ -206,13 +206,16 @@ class CoverageCache {
 };
 
 // The steady-state options of the case that ran: flags, cpuset, start and busy CPUs.
-SteadyOptions options_for(const CasePrediction& e, bool emulated) {
+SteadyOptions options_for(const CasePrediction& e, bool emulated, const ModelFeatures& features) {
   SteadyOptions opt;
+  opt.features = features;
   opt.sync = e.wake_flags == WakeFlags::kSync;
   opt.current_cpu = e.wake_flags == WakeFlags::kCurrentCpu;
   const nlohmann::json work =
       e.params.is_object() ? e.params.value("work_ns", nlohmann::json()) : nlohmann::json();
+  // Without TTWU_QUEUE no wake is queued on a CPU still switching out: nothing to add.
   opt.slow_switch_out =
+      features.ttwu_queue &&
       slow_switch_out_applies(emulated, work.is_number_integer() ? work.get<long long>() : 0);
   opt.allowed = e.allowed;
   opt.busy = e.busy;
@@ -258,7 +261,7 @@ void set_discriminated(CasePrediction& e, const SchedTopology& sched, const Stea
 }
 
 CasePrediction predict_case(const SchedTopology& sched, const Point& pt, const CaseView* kc,
-                            bool emulated, CoverageCache& coverage) {
+                            bool emulated, const ModelFeatures& features, CoverageCache& coverage) {
   const CaseView& first = pt.first();
   CasePrediction e{
       kc ? kc->name : pt.label(),    first.mechanism,   std::string(mode_id(first.mode)),
@@ -277,7 +280,7 @@ CasePrediction predict_case(const SchedTopology& sched, const Point& pt, const C
   }
   e.wake_flags = *pt.flags;
   set_case_setup(e, kc, sched);
-  const SteadyOptions opt = options_for(e, emulated);
+  const SteadyOptions opt = options_for(e, emulated, features);
   std::vector<SteadyResult> results = simulate_steady_state(sched, opt);
   set_discriminated(e, sched, opt, results);
   const auto [def_a, def_b] = default_start_pair(sched, opt.allowed);
@@ -447,6 +450,7 @@ ResultsPrediction predict(const ResultSetDoc& rs, const std::vector<CaseView>& v
   // A guest under qemu TCG (environment.emulated, set by the lab) switches tasks out slowly next
   // to its partner's reaction (docs/policy-model.md#switching-out).
   out.emulated = is_emulated(rs);
+  out.features = set_features(rs);
   const std::vector<Point> points = points_of(views);
   CoverageCache coverage;
   for (const Point& pt : points) {
@@ -455,7 +459,7 @@ ResultsPrediction predict(const ResultSetDoc& rs, const std::vector<CaseView>& v
       if (c->kind == PlacementKind::kKernel) kernel_cases.push_back(c);
     if (kernel_cases.empty()) kernel_cases.push_back(nullptr);  // predicted, not measured
     for (const CaseView* kc : kernel_cases)
-      out.cases.push_back(predict_case(sched, pt, kc, out.emulated, coverage));
+      out.cases.push_back(predict_case(sched, pt, kc, out.emulated, out.features.model, coverage));
   }
   // A premise is about one waker handing off to one wakee: not checked on the cases the model
   // does not describe.

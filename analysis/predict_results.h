@@ -15,6 +15,7 @@
 
 #include "analysis/compare.h"
 #include "analysis/mix.h"
+#include "analysis/model_features.h"
 #include "analysis/predict.h"
 #include "analysis/replay.h"
 #include "analysis/resultset_io.h"
@@ -115,6 +116,9 @@ struct ResultsPrediction {
   int node_reclaim_distance = 0;
   bool emulated = false;       // environment.emulated: the slow switch-out alternatives are on
   std::string kernel_release;  // the set's kernel (environment.kernel.release; "" if unrecorded)
+  // The sched features the set ran with (environment.sched_features, its A/B setting's over
+  // them): the model's switches, and a note per feature off its default.
+  SetFeatures features;
   std::string replay_unavailable;  // the set records decisions that could not be replayed: why
   // The sched domains the model built from the embedded topology and `llc`, per CPU (lab guests
   // hold them against the domains their kernel built: runners/lab/wblab/domains.py).

@@ -4,6 +4,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "analysis/model_features.h"
 #include "analysis/predict.h"
 #include "common/util/cpulist.h"
 #include "common/util/input.h"
@@ -64,7 +65,7 @@ const std::set<std::string> kFields = {
     "reciprocal",   "nr_running",    "delayed",     "recent_used_cpu",
     "allowed",      "waker_flips",   "wakee_flips", "has_idle_cores",
     "nr_idle_scan", "waker_kthread", "in_task",     "wakee_queued",
-    "llc_level"};
+    "llc_level",    "sched_features"};
 
 }  // namespace
 
@@ -126,6 +127,12 @@ Scenario parse_scenario(const json& j, const std::string& where) {
   if (j.contains("in_task")) w.in_task = get_bool(j["in_task"], "in_task", where);
   if (j.contains("wakee_queued")) {
     w.wakee_queued = get_bool(j["wakee_queued"], "wakee_queued", where);
+  }
+  if (j.contains("sched_features")) {
+    if (!j["sched_features"].is_string())
+      fail(where, "field \"sched_features\" must be a string such as \"NO_WA_IDLE,NO_SIS_UTIL\"");
+    w.features = parse_model_features(j["sched_features"].get<std::string>(),
+                                      "scenario " + where + ": field \"sched_features\"");
   }
   if (j.contains("llc_level")) {
     if (!j["llc_level"].is_string()) fail(where, "field \"llc_level\" must be \"L3\" or \"L2\"");

@@ -135,6 +135,7 @@ WakeInput next_wake(const PairState& s, const SteadyOptions& opt, bool disturbed
   in.allowed = opt.allowed;
   in.waker_flips = s.flips[w];
   in.wakee_flips = s.flips[e];
+  in.features = opt.features;
   return in;
 }
 
@@ -361,7 +362,7 @@ std::vector<SteadyAlternative> alternatives(const SchedTopology& sched, const St
   };
   keep(after_disturbances(sched, opt, policy, wakes, res));
   if (sched.smt_active() && !opt.has_idle_cores) keep(with_stale_idle_cores(sched, opt, policy));
-  if (opt.slow_switch_out) {
+  if (opt.slow_switch_out && opt.features.ttwu_queue) {  // no queueing by IPI without TTWU_QUEUE
     if (start[0] != start[1]) {
       keep({held(sched.topology(), start[0], start[1],
                  {.kind = AltCause::Kind::kHeldAtStart, .from = start[0], .to = start[1]})});

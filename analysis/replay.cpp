@@ -104,7 +104,8 @@ void tally_state(const DecisionRecord& d, const WakeInput& in, const SchedTopolo
 }  // namespace
 
 ReplayResult replay_decisions(const std::vector<DecisionRecord>& records,
-                              const SchedTopology& sched, const WakeupPolicy& policy) {
+                              const SchedTopology& sched, const WakeupPolicy& policy,
+                              const ModelFeatures& features) {
   ReplayResult out;
   out.policy = std::string(policy.id());
   std::set<int> seen;              // wakees whose first record was counted
@@ -116,7 +117,8 @@ ReplayResult replay_decisions(const std::vector<DecisionRecord>& records,
     const bool bpf = d.source == DecisionSource::kBpf;
     const auto rule = parse_decision_rule(d.rule);
     if (!bpf && !rule) throw std::invalid_argument(at + ": unknown rule \"" + d.rule + "\"");
-    const WakeInput in = wake_input_of(d, sched);
+    WakeInput in = wake_input_of(d, sched);
+    in.features = features;
     WakeDecision model;
     try {
       model = predict_wakeup(sched, in, policy);
@@ -314,14 +316,15 @@ ReplayDigest digest_of(const ReplayResult& r) {
 }
 
 CaseReplays replay_cases(const std::vector<std::pair<std::string, std::string>>& cases,
-                         const SchedTopology& sched, const WakeupPolicy& policy) {
+                         const SchedTopology& sched, const WakeupPolicy& policy,
+                         const ModelFeatures& features) {
   CaseReplays out;
   out.total.policy = std::string(policy.id());
   for (const auto& [name, text] : cases) {
     const DecisionTrace t = parse_decision_trace(text);
     ReplayResult r;
     try {
-      r = replay_decisions(t.records, sched, policy);
+      r = replay_decisions(t.records, sched, policy, features);
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument("case " + name + ": " + e.what());
     }

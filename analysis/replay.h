@@ -60,10 +60,12 @@ struct ReplayResult {
   void add(const ReplayResult& o);  // another case's, under the same policy
 };
 
+// `features`: the sched features the kernel ran with (docs/policy-model.md#sched-features).
 // Throws std::invalid_argument "decision N: unknown rule \"x\"" or the model's error (a CPU
 // outside the topology) naming the record.
 ReplayResult replay_decisions(const std::vector<DecisionRecord>& records,
-                              const SchedTopology& sched, const WakeupPolicy& policy);
+                              const SchedTopology& sched, const WakeupPolicy& policy,
+                              const ModelFeatures& features = {});
 
 // The verdict line, the table by rule, the uncovered rules and the first `first` disagreements,
 // within 100 columns.
@@ -86,7 +88,8 @@ struct CaseReplays {
   ReplayResult total;
 };
 CaseReplays replay_cases(const std::vector<std::pair<std::string, std::string>>& cases,
-                         const SchedTopology& sched, const WakeupPolicy& policy);
+                         const SchedTopology& sched, const WakeupPolicy& policy,
+                         const ModelFeatures& features = {});
 // One line per case (wakeups, records, agree, %), then render_replay_text of the total.
 std::string render_case_replays(const CaseReplays& r, std::size_t first);
 nlohmann::ordered_json case_replays_json(const CaseReplays& r);

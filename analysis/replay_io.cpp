@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "analysis/model_features.h"
 #include "analysis/predict_results.h"
 #include "common/schema/environment.h"
 #include "common/util/input.h"
@@ -30,15 +31,18 @@ std::vector<std::pair<std::string, std::string>> side_file_cases(const ResultSet
 std::string kernel_policy(const ResultSet& rs) {
   if (!rs.set.environment) return "mainline";
   const nlohmann::ordered_json& env = *rs.set.environment;
-  if (env.contains("lab_kernel") && env["lab_kernel"].is_object() &&
-      env["lab_kernel"].value("policy", std::string()) != "gated")
-    return env["lab_kernel"].value("policy", std::string("mainline"));
+  if (!env.contains("lab_kernel") || !env["lab_kernel"].is_object()) return "mainline";
+  const std::string policy = env["lab_kernel"].value("policy", std::string("mainline"));
+  if (policy != "gated") return policy;
+  // The gated kernel runs the policy whose sched feature this set (its A/B setting) turned on.
+  for (const FeatureNote& n : set_features(rs.set).notes)
+    if (n.kind == FeatureNote::Kind::kPolicyGate && n.enabled) return n.why;
   return "mainline";
 }
 
 CaseReplays replay_recorded(const ResultSet& rs, const std::string& set_path) {
   return replay_cases(side_file_cases(rs, set_path), sched_topology_of(rs.set),
-                      policy_by_id(kernel_policy(rs)));
+                      policy_by_id(kernel_policy(rs)), set_features(rs.set).model);
 }
 
 }  // namespace wb

@@ -18,10 +18,12 @@ namespace wb {
 std::vector<std::pair<std::string, std::string>> side_file_cases(const ResultSet& rs,
                                                                  const std::string& set_path);
 
-// The policy the set's lab kernel runs (environment.lab_kernel.policy), else "mainline".
+// The policy the set's lab kernel runs (environment.lab_kernel.policy; for the gated kernel the
+// policy whose sched feature the set ran with on), else "mainline".
 std::string kernel_policy(const ResultSet& rs);
 
-// Every recorded case of the set replayed under its kernel's policy (side_file_cases' errors).
+// Every recorded case of the set replayed under its kernel's policy and the sched features it ran
+// with (set_features(); side_file_cases' errors).
 CaseReplays replay_recorded(const ResultSet& rs, const std::string& set_path);
 
 }  // namespace wb

@@ -261,6 +261,25 @@ std::string summary_table(const ResultSet& rs, const std::string& show) {
   return out.str();
 }
 
+namespace {
+
+// Where a kernel-placed case's wakee ran, "llc 64% same-cpu 36%"; a pinned case's class.
+std::string placement_text(const CaseView& c) {
+  if (c.kind != PlacementKind::kKernel)
+    return c.cls ? "pinned " + std::string(class_id(*c.cls)) : "pinned";
+  double total = 0;
+  for (const auto& [cls, n] : c.observed.histogram) total += n;
+  if (total <= 0) return "no placement recorded";
+  auto hist = c.observed.histogram;  // most round trips first
+  std::stable_sort(hist.begin(), hist.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<std::string> parts;
+  for (const auto& [cls, n] : hist) parts.push_back(cls + " " + fmt("%.0f", 100 * n / total) + "%");
+  return join(parts, " ");
+}
+
+}  // namespace
+
 std::string claims_table(const ResultSet& rs, const ResultsPrediction* predictions) {
   const auto& config = rs.set.config;
   if (!config || !config->document || !config->document->contains("claims")) return "";
@@ -269,12 +288,19 @@ std::string claims_table(const ResultSet& rs, const ResultsPrediction* predictio
   for (const CaseView& c : rs.views) by_name[c.name] = &c;
   std::ostringstream out;
   out << "The seed's claims, and this machine's counterparts:\n";
+  const bool emulated = is_emulated(rs.set);
   for (const auto& claim : (*claims)["claims"]) {
     const std::string metric = claim.value("metric", "median");
     const std::string policy = claim.value("policy", "");
     out << "\nseed " << claim["seed"].get<std::string>()
-        << (policy.empty() ? "" : " (" + policy + ")") << ": " << claim["text"].get<std::string>()
-        << "\n  here (" << (metric == "tps" ? "transactions/s" : metric + " RTT") << "):";
+        << (policy.empty() ? "" : " (" + policy + ")") << ": " << claim["text"].get<std::string>();
+    if (emulated && claim.value("needs_hardware", false))
+      out << "\n  needs hardware: this set's timings are emulated, so they do not test it";
+    out << "\n  here ("
+        << (metric == "tps"         ? "transactions/s"
+            : metric == "placement" ? "where the wakee ran"
+                                    : metric + " RTT")
+        << "):";
     for (const auto& name : claim["cases"]) {
       out << "\n    " << pad(name.get<std::string>(), 40) << " ";
       auto it = by_name.find(name.get<std::string>());
@@ -286,6 +312,8 @@ std::string claims_table(const ResultSet& rs, const ResultsPrediction* predictio
       const std::optional<double> v = metric == "tps" ? c.tps : c.rtt.get(metric);
       if (!c.ok())
         out << status_id(c.status) << ": " << c.reason;
+      else if (metric == "placement")
+        out << placement_text(c);
       else if (!v)
         out << "no " << metric;
       else if (metric == "tps")

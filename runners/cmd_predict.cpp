@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "analysis/model_features.h"
 #include "analysis/predict.h"
 #include "analysis/predict_results.h"
 #include "common/schema/registry.h"
@@ -18,7 +19,7 @@ namespace wb {
 namespace {
 
 struct PredictArgs {
-  std::string topology, scenario, results, llc_level, start, busy, allowed;
+  std::string topology, scenario, results, llc_level, start, busy, allowed, sched_features;
   bool json = false, steady = false, sync = false, no_sync = false, current_cpu = false;
 };
 
@@ -36,10 +37,10 @@ SchedTopology load_sched(const PredictArgs& a, std::optional<LlcSource> scenario
 
 void run_predict(const PredictArgs& a) {
   if (!a.results.empty()) {
-    if (!a.topology.empty() || !a.scenario.empty() || a.steady) {
+    if (!a.topology.empty() || !a.scenario.empty() || a.steady || !a.sched_features.empty()) {
       throw std::invalid_argument(
-          "predict --results uses the topology embedded in the result set; drop --topology, "
-          "--scenario and --steady");
+          "predict --results uses the topology and sched features the result set records; drop "
+          "--topology, --scenario, --steady and --sched-features");
     }
     const ResultsPrediction p = predict_for_results_file(a.results);
     std::cout << (a.json ? to_json(p).dump(2) + "\n" : render_results_text(p));
@@ -48,6 +49,9 @@ void run_predict(const PredictArgs& a) {
   if (!a.scenario.empty()) {
     if (a.steady)
       throw std::invalid_argument("predict: --scenario and --steady exclude each other");
+    if (!a.sched_features.empty())
+      throw std::invalid_argument(
+          "predict --scenario: give the features as the scenario's sched_features field");
     Scenario s = load_scenario(a.scenario);
     SchedTopology sched = load_sched(a, s.llc_level);
     auto p = predict_scenario(sched, s, a.scenario);
@@ -59,6 +63,7 @@ void run_predict(const PredictArgs& a) {
   SchedTopology sched = load_sched(a, std::nullopt);
   SteadyOptions base;
   base.current_cpu = a.current_cpu;
+  base.features = parse_model_features(a.sched_features, "predict --sched-features");
   if (!a.busy.empty()) base.busy = cpu_list_arg("--busy", a.busy);
   if (!a.allowed.empty()) base.allowed = cpu_list_arg("--allowed", a.allowed);
   if (!a.start.empty()) {
@@ -89,8 +94,10 @@ void run_predict(const PredictArgs& a) {
     opt.sync = sync && !a.current_cpu;
     auto j = steady_to_json(sched, opt, simulate_steady_state(sched, opt));
     text += (text.empty() ? "" : "\n") + render_steady_text(j);
+    if (!a.sched_features.empty()) j["sched_features"] = a.sched_features;
     out.push_back(j);
   }
+  if (!a.sched_features.empty()) text = "sched features: " + a.sched_features + "\n" + text;
   std::cout << (a.json ? nlohmann::json{{"steady", out}}.dump(2) + "\n" : text);
 }
 
@@ -109,7 +116,7 @@ void add_predict_command(CLI::App& app) {
                   "current_cpu, "
                   "reciprocal, nr_running, delayed, recent_used_cpu, allowed, waker_flips, "
                   "wakee_flips, has_idle_cores, nr_idle_scan, waker_kthread, in_task, "
-                  "wakee_queued, llc_level)");
+                  "wakee_queued, llc_level, sched_features)");
   cmd->add_option("--results", args->results,
                   "a wakebench result set: predicted vs measured per mechanism and mode, the "
                   "policy group the kernel matches, each patch's premise (uses the embedded "
@@ -137,6 +144,10 @@ void add_predict_command(CLI::App& app) {
                   "steady state: CPU list each running one always-runnable hog (e.g. 3,5-7)");
   cmd->add_option("--allowed", args->allowed,
                   "steady state: the pair's cpuset as a CPU list (default: every CPU)");
+  cmd->add_option("--sched-features", args->sched_features,
+                  "steady state: the features the model takes, switched from their defaults "
+                  "(e.g. NO_WA_IDLE,NO_SIS_UTIL; WA_IDLE, WA_WEIGHT, WA_BIAS, SIS_UTIL, "
+                  "TTWU_QUEUE: docs/policy-model.md#sched-features)");
   cmd->callback([args] { run_predict(*args); });
 }
 

@@ -3,6 +3,7 @@
 #include <memory>
 #include <string>
 
+#include "analysis/model_features.h"
 #include "analysis/model_kernel.h"
 #include "analysis/predict_results.h"
 #include "analysis/replay.h"
@@ -28,12 +29,15 @@ void replay_set(const ReplayArgs& a) {
   const ResultSet rs = load_result_set(a.input);
   const auto cases = side_file_cases(rs, a.input);
   const WakeupPolicy& policy = policy_by_id(a.policy.empty() ? kernel_policy(rs) : a.policy);
-  const CaseReplays r = replay_cases(cases, sched_topology_of(rs.set), policy);
-  if (a.json)
+  const SetFeatures features = set_features(rs.set);
+  const CaseReplays r = replay_cases(cases, sched_topology_of(rs.set), policy, features.model);
+  if (a.json) {
     std::cout << case_replays_json(r).dump(1) << "\n";
-  else
-    std::cout << render_case_replays(r, a.first) << "\n"
-              << wrap(model_kernel_line(rs.machine.kernel_release), "  ");
+    return;
+  }
+  std::cout << render_case_replays(r, a.first) << "\n"
+            << wrap(model_kernel_line(rs.machine.kernel_release), "  ");
+  for (const std::string& line : feature_lines(features)) std::cout << wrap(line, "  ");
 }
 
 void replay_trace(const ReplayArgs& a, const std::string& text) {

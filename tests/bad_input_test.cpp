@@ -77,6 +77,7 @@ class BadInput : public ::testing::Test {
     put("not-bool.json", R"({"waker": 0, "prev": 1, "sync": 3})");
     put("cut.json", R"({"waker": 0, "pr)");
     put("far-cpu.json", R"({"waker": 0, "prev": 100})");
+    put("bad-features.json", R"({"waker": 0, "prev": 1, "sched_features": "NO_PLACE_LAG"})");
     put("not-a-result-set.json", R"({"schema": "something-else", "cases": []})");
     fs::create_directories(dir_ / "a-folder");
     write_result_sets();
@@ -326,6 +327,12 @@ TEST_F(BadInput, PredictScenariosAndOptions) {
       {"bad --allowed", box + " --allowed 3-1",
        "predict --allowed: invalid CPU list \"3-1\": range end below its start"},
       {"bad --start", box + " --start 0", "predict --start \"0\": expected two CPU ids a,b"},
+      {"unmodelled --sched-features", box + " --sched-features NO_DELAY_DEQUEUE",
+       "predict --sched-features: \"NO_DELAY_DEQUEUE\" is not a feature the model takes (acts on "
+       "dequeue, not on where the wakee is placed)"},
+      {"unmodelled scenario sched_features", box + " --scenario {dir}/bad-features.json",
+       "scenario {dir}/bad-features.json: field \"sched_features\": \"NO_PLACE_LAG\" is not a "
+       "feature the model takes"},
   };
   for (const Bad& b : rows) check(b, dir_ / "none");
 }

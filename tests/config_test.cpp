@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <set>
 #include <stdexcept>
 
 #include "benchmarks/registry.h"
+#include "common/util/cpulist.h"
 
 namespace wb {
 namespace {
@@ -329,6 +331,36 @@ TEST(Config, ShippedConfigsParseAndExpand) {
   EXPECT_GE(n, 7u) << "quick, overhead and the seed configs at least";
 }
 
+// The sched-feature seeds (configs/seeds/README.md#features) plan on the lab preset each is
+// written for: no case skipped, the kernel cases on the CPUs their claims reason about.
+TEST(Config, FeatureSeedsPlanOnTheirPresets) {
+  std::vector<std::string> known;
+  for (const Mechanism* m : all_mechanisms()) known.emplace_back(m->id());
+  const std::string dir = std::string(WB_SOURCE_DIR) + "/configs/";
+  const std::pair<const char*, const char*> seeds[] = {{"wake-affine", "2llc"},
+                                                       {"idle-search", "4core"},
+                                                       {"queueing", "2llc"},
+                                                       {"preemption", "2llc"}};
+  std::map<std::string, std::string> kernel;  // case -> "cpuset start"
+  for (const auto& [seed, preset] : seeds) {
+    SCOPED_TRACE(seed);
+    const Config c = load_config(dir + "seeds/features-" + seed + ".json");
+    EXPECT_FALSE(c.json["claims"].empty());
+    const auto cases =
+        expand_cases(c, Topology::from_xml(dir + "lab/topologies/" + preset + ".xml"), known);
+    for (const CaseSpec& cs : cases) {
+      EXPECT_EQ(cs.skip_reason, "") << cs.name;
+      if (!cs.cpuset.empty())
+        kernel[cs.name] = format_cpu_list(cs.cpuset) + " " +
+                          std::to_string(cs.cpu_pairs.at(0).first) + "," +
+                          std::to_string(cs.cpu_pairs.at(0).second);
+    }
+  }
+  EXPECT_EQ(kernel["pipe/threads/kernel-cross-llc"], "0,2 0,2");
+  EXPECT_EQ(kernel["eventfd/threads/kernel-cross-llc/bg=prev-cpu"], "0,2 0,2");
+  EXPECT_EQ(kernel["pipe/threads/kernel/bg=1-2/start=0,1"], "0-3 0,1");
+}
+
 TEST(Config, ClaimsAreValidated) {
   const std::string base =
       R"({"schema_version":1,"cases":[{"mechanisms":["pipe"],"modes":["threads"],
@@ -338,6 +370,13 @@ TEST(Config, ClaimsAreValidated) {
   EXPECT_NE(error_of(base + R"([{"seed": "000", "text": "t", "cases": ["x"], "metric": "max"}]})")
                 .find("claims[0].metric: expected one of"),
             std::string::npos);
+  EXPECT_NE(error_of(base + R"([{"seed": "000", "text": "t", "cases": ["x"],
+                                  "needs_hardware": "yes"}]})")
+                .find("claims[0].needs_hardware: expected true or false"),
+            std::string::npos);
+  EXPECT_EQ(error_of(base + R"([{"seed": "f", "text": "t", "cases": ["x"], "metric": "placement",
+                                  "needs_hardware": false}]})"),
+            "");
   EXPECT_NE(error_of(base + R"([{"seed": "000", "text": "t", "cases": ["x"], "why": 1}]})")
                 .find("claims[0].why: unknown key"),
             std::string::npos);

@@ -112,6 +112,28 @@ TEST(Summary, ClaimWithAPolicyShowsTheModelsPrediction) {
   EXPECT_EQ(t.find("model for", t.find("no policy named")), std::string::npos) << t;
 }
 
+// A placement claim prints where each named kernel case's wakee ran; a claim about cost marked
+// needs_hardware says, in an emulated guest's set, that its timings do not test it.
+TEST(Summary, PlacementClaimsAndCostClaimsThatNeedHardware) {
+  json rs = json::parse(wb::test::read_fixture(WB_FIXTURES_DIR "/results/report-sample.json"));
+  rs["config"]["document"]["claims"] = json::parse(R"([
+    {"seed": "wake-affine", "text": "NO_WA_IDLE keeps the pair split", "metric": "placement",
+     "cases": ["pipe/processes/kernel", "pipe/processes/llc"]},
+    {"seed": "wake-affine", "text": "split costs more", "needs_hardware": true,
+     "cases": ["pipe/processes/llc"]}])");
+  std::string t = wb::claims_table(wb::check_result_set(rs), nullptr);
+  EXPECT_NE(t.find("here (where the wakee ran):\n    pipe/processes/kernel                    llc "
+                   "70% same-cpu 30%\n    pipe/processes/llc                       pinned llc"),
+            std::string::npos)
+      << t;
+  EXPECT_EQ(t.find("needs hardware"), std::string::npos) << t;
+  rs["environment"]["emulated"] = true;
+  t = wb::claims_table(wb::check_result_set(rs), nullptr);
+  EXPECT_NE(t.find("split costs more\n  needs hardware: this set's timings are emulated"),
+            std::string::npos)
+      << t;
+}
+
 // The golden summary (tests/golden/check.sh): the table of the report fixture, byte for byte.
 // WB_GOLDEN_UPDATE=1 rewrites the file instead.
 TEST(Summary, GoldenTableOfTheReportFixture) {

@@ -137,8 +137,12 @@ Config parse_config(const std::string& text, const std::string& path) {
             safe(path, at + ".cases[" + std::to_string(k) + "]", v[k].get<std::string>(),
                  check_name);
         } else if (key == "metric") {
-          if (!v.is_string() || (v != "median" && v != "mean" && v != "p99" && v != "tps"))
-            fail_config(path, at + ".metric", "expected one of median, mean, p99, tps");
+          if (!v.is_string() ||
+              (v != "median" && v != "mean" && v != "p99" && v != "tps" && v != "placement"))
+            fail_config(path, at + ".metric", "expected one of median, mean, p99, tps, placement");
+        } else if (key == "needs_hardware") {
+          // A claim about cost: an emulated guest's timings do not test it (run prints so).
+          if (!v.is_boolean()) fail_config(path, at + ".needs_hardware", "expected true or false");
         } else {
           fail_config(path, at + "." + key, "unknown key");
         }

@@ -119,8 +119,10 @@ Registry parse_registry(std::string_view text) {
   const json& policies = list_at(doc, "policies");
   for (size_t i = 0; i < policies.size(); ++i) {
     const std::string where = "policies[" + std::to_string(i) + "]";
-    PolicyEntry e{registry_string(policies[i], "id", where), std::nullopt};
+    PolicyEntry e{registry_string(policies[i], "id", where), std::nullopt, std::nullopt};
     if (policies[i].contains("kernel")) e.kernel = registry_string(policies[i], "kernel", where);
+    if (policies[i].contains("sched_feature"))
+      e.sched_feature = registry_string(policies[i], "sched_feature", where);
     r.policies.push_back(std::move(e));
   }
   const json& mechanisms = list_at(doc, "mechanisms");

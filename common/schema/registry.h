@@ -18,6 +18,9 @@ struct PolicyEntry {
   // The policy whose kernel runs it when it has no kernel of its own ("mainline" for
   // current-cpu); nullopt: a lab kernel of its own.
   std::optional<std::string> kernel;
+  // The sched feature that turns the policy on in the lab's gated kernel ("SYNC_PAIR"); nullopt:
+  // none (mainline, current-cpu).
+  std::optional<std::string> sched_feature;
 };
 
 struct MechanismEntry {
