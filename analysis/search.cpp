@@ -1,30 +1,21 @@
 #include "analysis/search.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
 #include <tuple>
 
 #include "analysis/predict_results.h"
+#include "analysis/symmetry.h"
 #include "common/util/cpulist.h"
 #include "common/util/text.h"
 
 namespace wb {
 
 namespace {
-
-// Every CPU, then each distinct sched-domain span of two or more CPUs, widest first.
-std::vector<std::vector<int>> cpusets(const SchedTopology& sched) {
-  std::set<std::vector<int>> spans = {sched.cpus()};
-  for (int cpu : sched.cpus())
-    for (const SchedDomain& d : sched.domains(cpu))
-      if (d.span.size() >= 2) spans.insert(d.span);
-  std::vector<std::vector<int>> out(spans.begin(), spans.end());
-  std::stable_sort(out.begin(), out.end(),
-                   [](const auto& x, const auto& y) { return x.size() > y.size(); });
-  return out;
-}
 
 bool has_cpu(const std::vector<int>& v, int x) {
   return std::find(v.begin(), v.end(), x) != v.end();
@@ -76,23 +67,39 @@ std::vector<PairReport> empty_reports(const std::vector<std::string>& policies) 
   return out;
 }
 
-// Evaluates one candidate: its discriminated pairs, and what it adds to the pair reports.
+// Separations by the answers of their two steady states (search_answer(): all that separation()
+// reads). Few answers recur over the candidates, and the distance to a range is most of a
+// candidate's cost.
+using SeparationMemo = std::map<std::pair<std::string, std::string>, Separation>;
+
+const Separation& separation_of(const std::vector<SteadyResult>& steady,
+                                const std::vector<std::string>& answers, std::size_t i,
+                                std::size_t j, SeparationMemo& memo) {
+  auto [it, fresh] = memo.try_emplace({answers[i], answers[j]});
+  if (fresh) it->second = separation(steady[i], steady[j]);
+  return it->second;
+}
+
+// Evaluates one candidate: its discriminated pairs, and what it adds to the pair reports, counted
+// `weight` times (the members of its shape).
 FoundCase evaluate(const SchedTopology& sched, const SearchOptions& opt, SearchCandidate c,
-                   std::vector<PairReport>& reports) {
+                   std::vector<PairReport>& reports, std::int64_t weight, SeparationMemo& memo) {
   std::vector<SteadyResult> steady = steady_states(sched, opt, c);
+  for (SteadyResult& s : steady) s.first_paths = {};  // never shown; kept per shape, they add up
+  const std::vector<std::string> answers = search_answer(steady);
   FoundCase f{std::move(c), std::move(steady), {}, 1.0};
   std::size_t k = 0;
   for (std::size_t i = 0; i < f.steady.size(); ++i)
     for (std::size_t j = i + 1; j < f.steady.size(); ++j, ++k) {
-      const Separation s = separation(f.steady[i], f.steady[j]);
+      const Separation& s = separation_of(f.steady, answers, i, j, memo);
       PairReport& r = reports[k];
       r.best_tv = std::max(r.best_tv, s.tv);
       if (s.discriminates()) {
-        ++r.candidates;
+        r.candidates += weight;
         f.pairs.emplace_back(i, j);
         f.margin = std::min(f.margin, s.margin());
       } else if (s.tv >= kDiscriminateTv) {
-        for (const std::string& cause : s.blocking) ++r.blocked_by[cause];
+        for (const std::string& cause : s.blocking) r.blocked_by[cause] += weight;
       }
     }
   std::set<std::string> states;
@@ -128,32 +135,52 @@ auto rank(const FoundCase& f, int gain, const std::set<std::string>& chosen) {
                     f.margin);
 }
 
-// Greedy: the best-ranked candidate that adds something, until nothing adds or max_cases are
-// chosen.
-std::vector<FoundCase> choose(std::vector<FoundCase> found, const SearchOptions& opt) {
+// A shape that discriminates: its simulated member, and the members not chosen yet (`left`, the
+// first at candidate index `next`). Every member ranks as the simulated one.
+struct Shape {
+  FoundCase found;
+  std::int64_t next = 0, left = 1;
+  std::size_t orbit = 0;
+  std::int64_t taken = 0;
+};
+
+// The index of a shape's member after `taken` were chosen.
+using NextMember = std::function<std::int64_t(const Shape&)>;
+
+// Greedy: the best-ranked member that adds something, the first in candidate order among equals,
+// until nothing adds or max_cases are chosen. Returns each choice's shape and candidate index.
+std::vector<std::pair<FoundCase, std::int64_t>> choose(std::vector<Shape> shapes,
+                                                       const SearchOptions& opt,
+                                                       const NextMember& next_member) {
   const std::size_t n = opt.policies.size();
   std::vector<int> pair_need(n * (n - 1) / 2, opt.per_pair), policy_need(n, opt.per_policy);
-  std::vector<FoundCase> chosen;
+  std::vector<std::pair<FoundCase, std::int64_t>> chosen;
   std::set<std::string> signatures;
   while (static_cast<int>(chosen.size()) < opt.max_cases) {
-    auto best = found.end();
-    decltype(rank(*best, 0, signatures)) best_rank;
-    for (auto it = found.begin(); it != found.end(); ++it) {
-      const int g = gain(*it, pair_need, policy_need, n);
+    auto best = shapes.end();
+    decltype(rank(best->found, 0, signatures)) best_rank;
+    for (auto it = shapes.begin(); it != shapes.end(); ++it) {
+      const int g = gain(it->found, pair_need, policy_need, n);
       if (g == 0) continue;
-      const auto r = rank(*it, g, signatures);
-      if (best == found.end() || r > best_rank) best = it, best_rank = r;
+      const auto r = rank(it->found, g, signatures);
+      if (best == shapes.end() || r > best_rank || (r == best_rank && it->next < best->next))
+        best = it, best_rank = r;
     }
-    if (best == found.end()) break;
+    if (best == shapes.end()) break;
     std::set<std::size_t> told;  // each policy once per case, however many of its pairs
-    for (const auto& [i, j] : best->pairs) {
+    for (const auto& [i, j] : best->found.pairs) {
       --pair_need[pair_index(i, j, n)];
       told.insert({i, j});
     }
     for (std::size_t p : told) --policy_need[p];
-    signatures.insert(best->signature);
-    chosen.push_back(std::move(*best));
-    found.erase(best);
+    signatures.insert(best->found.signature);
+    chosen.emplace_back(best->found, best->next);
+    ++best->taken;
+    if (--best->left == 0) {
+      shapes.erase(best);
+    } else {
+      best->next = next_member(*best);
+    }
   }
   return chosen;
 }
@@ -171,9 +198,26 @@ std::vector<std::string> checked_policies(const std::vector<std::string>& wanted
 
 }  // namespace
 
+std::vector<SteadyResult> candidate_steady_states(const SchedTopology& sched,
+                                                 const SearchOptions& opt,
+                                                 const SearchCandidate& c) {
+  return steady_states(sched, opt, c);
+}
+
+std::vector<std::string> search_answer(const std::vector<SteadyResult>& steady) {
+  std::vector<std::string> out;
+  for (const SteadyResult& s : steady) {
+    std::string one = classes_json(s.classes).dump();
+    for (const SteadyAlternative& a : s.alternatives)
+      one += "|" + std::string(cause_kind_id(a.cause.kind)) + classes_json(a.classes).dump();
+    out.push_back(std::move(one));
+  }
+  return out;
+}
+
 std::vector<SearchCandidate> search_candidates(const SchedTopology& sched) {
   std::vector<SearchCandidate> out;
-  for (const std::vector<int>& allowed : cpusets(sched))
+  for (const std::vector<int>& allowed : search_cpusets(sched))
     for (int a : allowed)
       for (int b : allowed)
         if (a != b)
@@ -182,19 +226,90 @@ std::vector<SearchCandidate> search_candidates(const SchedTopology& sched) {
   return out;
 }
 
-SearchResult search(const SchedTopology& sched, const SearchOptions& given) {
+namespace {
+
+// The shapes to simulate: how many, and each one's first member (a candidate and its index) and
+// member count.
+struct ShapeList {
+  std::size_t count = 0;
+  std::function<SearchCandidate(std::size_t)> candidate;
+  std::function<std::int64_t(std::size_t)> first, size;
+};
+
+// Simulates each shape's first member, counted for all its members, until `control` says stop;
+// returns the shapes that discriminate some pair.
+std::vector<Shape> simulate_shapes(const SchedTopology& sched, const SearchOptions& opt,
+                                   const ShapeList& list, const SearchControl& control,
+                                   SearchResult& r) {
+  r.shapes = static_cast<std::int64_t>(list.count);
+  std::vector<Shape> out;
+  SeparationMemo memo;
+  for (std::size_t k = 0; k < list.count; ++k) {
+    FoundCase f = evaluate(sched, opt, list.candidate(k), r.pairs, list.size(k), memo);
+    ++r.simulated;
+    if (!f.pairs.empty()) out.push_back({std::move(f), list.first(k), list.size(k), k});
+    if (control && !control(r.simulated, r.shapes) && r.simulated < r.shapes) {
+      r.cut = true;
+      break;
+    }
+  }
+  return out;
+}
+
+// The chosen member `index` of a shape whose first member gave `shape`: simulated directly, for
+// its own CPUs; a different answer means a renaming that does not keep the model.
+FoundCase chosen_member(const SchedTopology& sched, const SearchOptions& opt,
+                        const CandidateSpace& space, FoundCase shape, std::int64_t index) {
+  SearchCandidate c = space.at(index);
+  std::vector<SteadyResult> steady = steady_states(sched, opt, c);
+  if (search_answer(steady) != search_answer(shape.steady))
+    throw std::logic_error("search: candidate " + std::to_string(index) +
+                           " differs from the first member of its shape");
+  shape.candidate = std::move(c);
+  shape.steady = std::move(steady);
+  return shape;
+}
+
+}  // namespace
+
+SearchResult search(const SchedTopology& sched, const SearchOptions& given,
+                    const SearchControl& control) {
   SearchOptions opt = given;
   opt.policies = checked_policies(given.policies);
   SearchResult r;
   r.policies = opt.policies;
   r.pairs = empty_reports(opt.policies);
-  std::vector<FoundCase> found;
-  for (SearchCandidate& c : search_candidates(sched)) {
-    ++r.candidates;
-    FoundCase f = evaluate(sched, opt, std::move(c), r.pairs);
-    if (!f.pairs.empty()) found.push_back(std::move(f));
+  std::vector<std::pair<FoundCase, std::int64_t>> picked;
+  if (opt.exhaustive) {  // every candidate its own shape
+    const std::vector<SearchCandidate> all = search_candidates(sched);
+    r.candidates = static_cast<std::int64_t>(all.size());
+    const ShapeList list{all.size(), [&](std::size_t k) { return all[k]; },
+                         [](std::size_t k) { return static_cast<std::int64_t>(k); },
+                         [](std::size_t) { return std::int64_t{1}; }};
+    picked = choose(simulate_shapes(sched, opt, list, control, r), opt, [](const Shape& s) {
+      return s.next;  // never asked: a shape of one member
+    });
+    for (auto& [f, index] : picked) r.chosen.push_back(std::move(f));
+  } else {
+    const SymmetryRules rules{slow_switch_out_applies(opt.emulated, opt.work_ns)};
+    const CandidateSpace space(sched);
+    const CandidateOrbits orbits(space, model_symmetries(sched, rules));
+    r.candidates = space.size();
+    const ShapeList list{orbits.count(),
+                         [&](std::size_t k) { return space.at(orbits.first(k)); },
+                         [&](std::size_t k) { return orbits.first(k); },
+                         [&](std::size_t k) { return orbits.size(k); }};
+    std::map<std::size_t, std::vector<std::int64_t>> members;
+    picked = choose(simulate_shapes(sched, opt, list, control, r), opt,
+                    [&](const Shape& s) {
+                      auto it = members.find(s.orbit);
+                      if (it == members.end())
+                        it = members.emplace(s.orbit, orbits.members(s.orbit)).first;
+                      return it->second[static_cast<std::size_t>(s.taken)];
+                    });
+    for (auto& [f, index] : picked)
+      r.chosen.push_back(chosen_member(sched, opt, space, std::move(f), index));
   }
-  r.chosen = choose(std::move(found), opt);
   for (const FoundCase& f : r.chosen)
     for (const auto& [i, j] : f.pairs) ++r.pairs[pair_index(i, j, opt.policies.size())].chosen;
   return r;
@@ -231,7 +346,12 @@ std::string pair_line(const PairReport& p) {
 
 std::string render_search_text(const SearchResult& r, const SearchOptions& opt) {
   std::ostringstream os;
-  os << r.chosen.size() << " cases chosen of " << r.candidates << " candidates ("
+  if (r.cut)
+    os << "INCOMPLETE, cut short after " << r.simulated << " of " << r.shapes
+       << " shapes: the counts and cases cover those only\n";
+  os << r.chosen.size() << " cases chosen of " << r.candidates << " candidates"
+     << (opt.exhaustive ? ", each simulated" : " in " + std::to_string(r.shapes) + " shapes")
+     << " ("
      << (opt.current_cpu ? "current-cpu"
          : opt.sync      ? "sync"
                          : "no-sync")
