@@ -390,8 +390,8 @@ std::vector<SteadyAlternative> after_reversed_start(const SchedTopology& sched,
 std::vector<SteadyAlternative> alternatives(const SchedTopology& sched, const SteadyOptions& opt,
                                             const WakeupPolicy& policy,
                                             const std::array<int, 2>& start,
-                                            const std::vector<Wake>& wakes,
-                                            const SteadyResult& res, StepMemo& memo) {
+                                            const std::vector<Wake>& wakes, const SteadyResult& res,
+                                            StepMemo& memo) {
   std::vector<SteadyAlternative> kept;
   auto keep = [&](std::vector<SteadyAlternative> found) {
     for (auto& a : found) {
@@ -401,7 +401,8 @@ std::vector<SteadyAlternative> alternatives(const SchedTopology& sched, const St
     }
   };
   keep(after_disturbances(sched, opt, policy, wakes, res, memo));
-  if (sched.smt_active() && !opt.has_idle_cores) keep(with_stale_idle_cores(sched, opt, policy, memo));
+  if (sched.smt_active() && !opt.has_idle_cores)
+    keep(with_stale_idle_cores(sched, opt, policy, memo));
   if (opt.slow_switch_out) {
     if (start[0] != start[1]) {
       keep({held(sched.topology(), start[0], start[1],
@@ -423,8 +424,11 @@ namespace {
 
 SteadyResult steady_state(const SchedTopology& sched, const SteadyOptions& opt,
                           const WakeupPolicy& policy, StepMemo& memo) {
-  auto [def_a, def_b] = default_start_pair(sched, opt.allowed);
-  const std::array<int, 2> start = {opt.start_a.value_or(def_a), opt.start_b.value_or(def_b)};
+  std::array<int, 2> start = {opt.start_a.value_or(-1), opt.start_b.value_or(-1)};
+  if (!opt.start_a || !opt.start_b) {  // a quadratic walk: only when a start is missing
+    auto [def_a, def_b] = default_start_pair(sched, opt.allowed);
+    start = {opt.start_a.value_or(def_a), opt.start_b.value_or(def_b)};
+  }
   check_in_topology(sched, {start[0], start[1]}, "start");
   check_in_topology(sched, opt.busy, "busy");
   auto [res, wakes] = run_pair(sched, opt, policy, start, memo);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -49,8 +50,17 @@ std::vector<SteadyResult> steady_states(const SchedTopology& sched, const Search
   so.allowed = c.allowed;
   so.slow_switch_out = slow_switch_out_applies(opt.emulated, opt.work_ns);
   std::vector<SteadyResult> out;
-  for (const std::string& id : opt.policies)
-    out.push_back(simulate_steady_state(sched, so, policy_by_id(id)));
+  std::optional<SteadyResult> mainline;  // for the policies whose hooks cannot act here
+  for (const std::string& id : opt.policies) {
+    const WakeupPolicy& p = policy_by_id(id);
+    if (p.acts_on(sched)) {
+      out.push_back(simulate_steady_state(sched, so, p));
+      continue;
+    }
+    if (!mainline) mainline = simulate_steady_state(sched, so, policy_by_id("mainline"));
+    out.push_back(*mainline);
+    out.back().policy = id;
+  }
   return out;
 }
 
@@ -80,18 +90,54 @@ const Separation& separation_of(const std::vector<SteadyResult>& steady,
   return it->second;
 }
 
-// Evaluates one candidate: its discriminated pairs, and what it adds to the pair reports, counted
-// `weight` times (the members of its shape).
-FoundCase evaluate(const SchedTopology& sched, const SearchOptions& opt, SearchCandidate c,
-                   std::vector<PairReport>& reports, std::int64_t weight, SeparationMemo& memo) {
-  std::vector<SteadyResult> steady = steady_states(sched, opt, c);
-  for (SteadyResult& s : steady) s.first_paths = {};  // never shown; kept per shape, they add up
+// Strings kept once each, by number: the shapes of a large machine share a few.
+class Interned {
+ public:
+  int id(std::string s) {
+    auto [it, fresh] = ids_.try_emplace(std::move(s), static_cast<int>(by_id_.size()));
+    if (fresh) by_id_.push_back(&it->first);
+    return it->second;
+  }
+  const std::string& text(int id) const { return *by_id_[static_cast<std::size_t>(id)]; }
+
+ private:
+  std::map<std::string, int> ids_;
+  std::vector<const std::string*> by_id_;
+};
+
+// What the choice reads of a candidate (kept per shape, so small): the pairs it discriminates,
+// their least margin, its signature (each policy's steady classes, joined: equal for cases that
+// tell the policies apart the same way) and number of distinct steady states, its busy and cpuset
+// sizes, and its answer (search_answer(), joined) to check the chosen members against.
+struct Found {
+  std::vector<std::pair<std::size_t, std::size_t>> pairs;
+  double margin = 1.0;
+  int signature = -1, answer = -1;  // Interned
+  std::size_t distinct = 0, busy = 0, allowed = 0;
+};
+
+struct Memos {
+  SeparationMemo separations;
+  Interned signatures, answers;
+};
+
+std::string joined(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const std::string& p : parts) out += p + "\n";
+  return out;
+}
+
+// Evaluates one candidate: what the choice reads of it, and what it adds to the pair reports,
+// counted `weight` times (the members of its shape).
+Found evaluate(const SchedTopology& sched, const SearchOptions& opt, const SearchCandidate& c,
+               std::vector<PairReport>& reports, std::int64_t weight, Memos& memo) {
+  const std::vector<SteadyResult> steady = steady_states(sched, opt, c);
   const std::vector<std::string> answers = search_answer(steady);
-  FoundCase f{std::move(c), std::move(steady), {}, 1.0};
+  Found f;
   std::size_t k = 0;
-  for (std::size_t i = 0; i < f.steady.size(); ++i)
-    for (std::size_t j = i + 1; j < f.steady.size(); ++j, ++k) {
-      const Separation& s = separation_of(f.steady, answers, i, j, memo);
+  for (std::size_t i = 0; i < steady.size(); ++i)
+    for (std::size_t j = i + 1; j < steady.size(); ++j, ++k) {
+      const Separation& s = separation_of(steady, answers, i, j, memo.separations);
       PairReport& r = reports[k];
       r.best_tv = std::max(r.best_tv, s.tv);
       if (s.discriminates()) {
@@ -102,18 +148,24 @@ FoundCase evaluate(const SchedTopology& sched, const SearchOptions& opt, SearchC
         for (const std::string& cause : s.blocking) r.blocked_by[cause] += weight;
       }
     }
+  if (f.pairs.empty()) return f;
   std::set<std::string> states;
-  for (const SteadyResult& r : f.steady) {
+  std::string signature;
+  for (const SteadyResult& r : steady) {
     const std::string one = classes_json(r.classes).dump();
-    f.signature += one + ";";
+    signature += one + ";";
     states.insert(one);
   }
+  f.signature = memo.signatures.id(std::move(signature));
+  f.answer = memo.answers.id(joined(answers));
   f.distinct = states.size();
+  f.busy = c.busy.size();
+  f.allowed = c.allowed.size();
   return f;
 }
 
 // What choosing `f` adds: pairs and policies still short of their quota.
-int gain(const FoundCase& f, const std::vector<int>& pair_need, const std::vector<int>& policy_need,
+int gain(const Found& f, const std::vector<int>& pair_need, const std::vector<int>& policy_need,
          std::size_t n) {
   int g = 0;
   std::vector<bool> seen(policy_need.size(), false);
@@ -129,16 +181,15 @@ int gain(const FoundCase& f, const std::vector<int>& pair_need, const std::vecto
 // What makes one case better than another, most important first: what it adds to the quotas, a
 // way of telling the policies apart not chosen yet, more different steady states, fewer busy CPUs,
 // a wider cpuset, a larger margin. Compared as a tuple; the first found wins ties.
-auto rank(const FoundCase& f, int gain, const std::set<std::string>& chosen) {
-  return std::tuple(gain, chosen.count(f.signature) == 0, f.distinct,
-                    -static_cast<int>(f.candidate.busy.size()), f.candidate.allowed.size(),
-                    f.margin);
+auto rank(const Found& f, int gain, const std::set<int>& chosen) {
+  return std::tuple(gain, chosen.count(f.signature) == 0, f.distinct, -static_cast<int>(f.busy),
+                    f.allowed, f.margin);
 }
 
-// A shape that discriminates: its simulated member, and the members not chosen yet (`left`, the
-// first at candidate index `next`). Every member ranks as the simulated one.
+// A shape that discriminates: what its simulated member gave, and the members not chosen yet
+// (`left`, the first at candidate index `next`). Every member ranks as the simulated one.
 struct Shape {
-  FoundCase found;
+  Found found;
   std::int64_t next = 0, left = 1;
   std::size_t orbit = 0;
   std::int64_t taken = 0;
@@ -148,14 +199,14 @@ struct Shape {
 using NextMember = std::function<std::int64_t(const Shape&)>;
 
 // Greedy: the best-ranked member that adds something, the first in candidate order among equals,
-// until nothing adds or max_cases are chosen. Returns each choice's shape and candidate index.
-std::vector<std::pair<FoundCase, std::int64_t>> choose(std::vector<Shape> shapes,
-                                                       const SearchOptions& opt,
-                                                       const NextMember& next_member) {
+// until nothing adds or max_cases are chosen. Returns each choice and its candidate index.
+std::vector<std::pair<Found, std::int64_t>> choose(std::vector<Shape> shapes,
+                                                   const SearchOptions& opt,
+                                                   const NextMember& next_member) {
   const std::size_t n = opt.policies.size();
   std::vector<int> pair_need(n * (n - 1) / 2, opt.per_pair), policy_need(n, opt.per_policy);
-  std::vector<std::pair<FoundCase, std::int64_t>> chosen;
-  std::set<std::string> signatures;
+  std::vector<std::pair<Found, std::int64_t>> chosen;
+  std::set<int> signatures;
   while (static_cast<int>(chosen.size()) < opt.max_cases) {
     auto best = shapes.end();
     decltype(rank(best->found, 0, signatures)) best_rank;
@@ -199,8 +250,8 @@ std::vector<std::string> checked_policies(const std::vector<std::string>& wanted
 }  // namespace
 
 std::vector<SteadyResult> candidate_steady_states(const SchedTopology& sched,
-                                                 const SearchOptions& opt,
-                                                 const SearchCandidate& c) {
+                                                  const SearchOptions& opt,
+                                                  const SearchCandidate& c) {
   return steady_states(sched, opt, c);
 }
 
@@ -240,12 +291,11 @@ struct ShapeList {
 // returns the shapes that discriminate some pair.
 std::vector<Shape> simulate_shapes(const SchedTopology& sched, const SearchOptions& opt,
                                    const ShapeList& list, const SearchControl& control,
-                                   SearchResult& r) {
+                                   SearchResult& r, Memos& memo) {
   r.shapes = static_cast<std::int64_t>(list.count);
   std::vector<Shape> out;
-  SeparationMemo memo;
   for (std::size_t k = 0; k < list.count; ++k) {
-    FoundCase f = evaluate(sched, opt, list.candidate(k), r.pairs, list.size(k), memo);
+    Found f = evaluate(sched, opt, list.candidate(k), r.pairs, list.size(k), memo);
     ++r.simulated;
     if (!f.pairs.empty()) out.push_back({std::move(f), list.first(k), list.size(k), k});
     if (control && !control(r.simulated, r.shapes) && r.simulated < r.shapes) {
@@ -256,18 +306,16 @@ std::vector<Shape> simulate_shapes(const SchedTopology& sched, const SearchOptio
   return out;
 }
 
-// The chosen member `index` of a shape whose first member gave `shape`: simulated directly, for
-// its own CPUs; a different answer means a renaming that does not keep the model.
-FoundCase chosen_member(const SchedTopology& sched, const SearchOptions& opt,
-                        const CandidateSpace& space, FoundCase shape, std::int64_t index) {
-  SearchCandidate c = space.at(index);
+// The chosen member `c` of a shape whose first member gave `f`: simulated directly, for its own
+// CPUs; a different answer means a renaming that does not keep the model.
+FoundCase chosen_case(const SchedTopology& sched, const SearchOptions& opt, SearchCandidate c,
+                      std::int64_t index, const Found& f, const Memos& memo) {
   std::vector<SteadyResult> steady = steady_states(sched, opt, c);
-  if (search_answer(steady) != search_answer(shape.steady))
+  if (joined(search_answer(steady)) != memo.answers.text(f.answer))
     throw std::logic_error("search: candidate " + std::to_string(index) +
                            " differs from the first member of its shape");
-  shape.candidate = std::move(c);
-  shape.steady = std::move(steady);
-  return shape;
+  return {std::move(c), std::move(steady), f.pairs, f.margin, memo.signatures.text(f.signature),
+          f.distinct};
 }
 
 }  // namespace
@@ -279,36 +327,36 @@ SearchResult search(const SchedTopology& sched, const SearchOptions& given,
   SearchResult r;
   r.policies = opt.policies;
   r.pairs = empty_reports(opt.policies);
-  std::vector<std::pair<FoundCase, std::int64_t>> picked;
+  Memos memo;
   if (opt.exhaustive) {  // every candidate its own shape
     const std::vector<SearchCandidate> all = search_candidates(sched);
     r.candidates = static_cast<std::int64_t>(all.size());
     const ShapeList list{all.size(), [&](std::size_t k) { return all[k]; },
                          [](std::size_t k) { return static_cast<std::int64_t>(k); },
                          [](std::size_t) { return std::int64_t{1}; }};
-    picked = choose(simulate_shapes(sched, opt, list, control, r), opt, [](const Shape& s) {
-      return s.next;  // never asked: a shape of one member
-    });
-    for (auto& [f, index] : picked) r.chosen.push_back(std::move(f));
+    for (const auto& [f, index] :
+         choose(simulate_shapes(sched, opt, list, control, r, memo), opt, [](const Shape& s) {
+           return s.next;  // never asked: a shape of one member
+         }))
+      r.chosen.push_back(
+          chosen_case(sched, opt, all[static_cast<std::size_t>(index)], index, f, memo));
   } else {
     const SymmetryRules rules{slow_switch_out_applies(opt.emulated, opt.work_ns)};
     const CandidateSpace space(sched);
     const CandidateOrbits orbits(space, model_symmetries(sched, rules));
     r.candidates = space.size();
-    const ShapeList list{orbits.count(),
-                         [&](std::size_t k) { return space.at(orbits.first(k)); },
+    const ShapeList list{orbits.count(), [&](std::size_t k) { return space.at(orbits.first(k)); },
                          [&](std::size_t k) { return orbits.first(k); },
                          [&](std::size_t k) { return orbits.size(k); }};
     std::map<std::size_t, std::vector<std::int64_t>> members;
-    picked = choose(simulate_shapes(sched, opt, list, control, r), opt,
-                    [&](const Shape& s) {
-                      auto it = members.find(s.orbit);
-                      if (it == members.end())
-                        it = members.emplace(s.orbit, orbits.members(s.orbit)).first;
-                      return it->second[static_cast<std::size_t>(s.taken)];
-                    });
-    for (auto& [f, index] : picked)
-      r.chosen.push_back(chosen_member(sched, opt, space, std::move(f), index));
+    const NextMember next = [&](const Shape& s) {
+      auto it = members.find(s.orbit);
+      if (it == members.end()) it = members.emplace(s.orbit, orbits.members(s.orbit)).first;
+      return it->second[static_cast<std::size_t>(s.taken)];
+    };
+    for (const auto& [f, index] :
+         choose(simulate_shapes(sched, opt, list, control, r, memo), opt, next))
+      r.chosen.push_back(chosen_case(sched, opt, space.at(index), index, f, memo));
   }
   for (const FoundCase& f : r.chosen)
     for (const auto& [i, j] : f.pairs) ++r.pairs[pair_index(i, j, opt.policies.size())].chosen;

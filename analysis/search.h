@@ -48,9 +48,9 @@ struct FoundCase {
 
 struct PairReport {
   std::string a, b;
-  int chosen = 0;      // chosen cases that discriminate the pair
+  int chosen = 0;               // chosen cases that discriminate the pair
   std::int64_t candidates = 0;  // candidates that do
-  double best_tv = 0;  // the largest TV between the two steady states over every candidate
+  double best_tv = 0;           // the largest TV between the two steady states over every candidate
   // Candidates whose steady states are >= kDiscriminateTv apart but within one's range: per cause
   // of the alternative that brings them within (Separation::blocking), how many.
   std::map<std::string, std::int64_t> blocked_by;
@@ -72,8 +72,8 @@ std::vector<SearchCandidate> search_candidates(const SchedTopology& sched);
 
 // Every policy's steady state on the candidate (SearchOptions::policies, in order).
 std::vector<SteadyResult> candidate_steady_states(const SchedTopology& sched,
-                                                 const SearchOptions& opt,
-                                                 const SearchCandidate& c);
+                                                  const SearchOptions& opt,
+                                                  const SearchCandidate& c);
 // What the search reads of them: per policy its classes, its alternatives' causes and classes, in
 // order; equal for every member of a shape.
 std::vector<std::string> search_answer(const std::vector<SteadyResult>& steady);

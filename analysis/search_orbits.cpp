@@ -34,9 +34,8 @@ CandidateSpace::CandidateSpace(const SchedTopology& sched) {
     std::set<std::vector<int>> cores;
     for (int c : cpus) {
       const std::vector<int>& core = sched.smt_mask(c);
-      if (core.size() >= 2 && std::all_of(core.begin(), core.end(), [&](int x) {
-            return s.pos[x] >= 0;
-          }))
+      if (core.size() >= 2 &&
+          std::all_of(core.begin(), core.end(), [&](int x) { return s.pos[x] >= 0; }))
         cores.insert(core);
     }
     s.cores.assign(cores.begin(), cores.end());
@@ -65,17 +64,16 @@ int CandidateSpace::find_set(const std::vector<int>& cpus) const {
 
 CandidateSpace::Parts CandidateSpace::parts(std::int64_t index) const {
   Parts p;
-  p.set = static_cast<int>(std::upper_bound(sets_.begin(), sets_.end(), index,
-                                            [](std::int64_t i, const Cpuset& s) {
-                                              return i < s.first;
-                                            }) -
-                           sets_.begin()) -
+  p.set = static_cast<int>(
+              std::upper_bound(sets_.begin(), sets_.end(), index,
+                               [](std::int64_t i, const Cpuset& s) { return i < s.first; }) -
+              sets_.begin()) -
           1;
   const Cpuset& s = sets_[p.set];
   const std::int64_t rest = index - s.first;
-  const int pa =
-      static_cast<int>(std::upper_bound(s.from_a.begin(), s.from_a.end(), rest) - s.from_a.begin()) -
-      1;
+  const int pa = static_cast<int>(std::upper_bound(s.from_a.begin(), s.from_a.end(), rest) -
+                                  s.from_a.begin()) -
+                 1;
   const int n = static_cast<int>(s.cpus.size());
   const int per_b = s.busy_sets(pa);
   const std::int64_t in_a = rest - s.from_a[pa];
@@ -121,8 +119,7 @@ SearchCandidate CandidateSpace::at(std::int64_t index) const {
   return c;
 }
 
-CandidateSpace::Parts CandidateSpace::image(const Parts& p, const CpuMap& m,
-                                            int set_image) const {
+CandidateSpace::Parts CandidateSpace::image(const Parts& p, const CpuMap& m, int set_image) const {
   Parts q = p;
   if (set_image < 0) {
     std::vector<int> to;

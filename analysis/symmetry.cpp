@@ -81,10 +81,14 @@ std::string partitions_violation(const SchedTopology& sched, const CpuMap& m) {
     return cls.empty() ? llc_id(c) : cls.front();
   };
   for (const std::string& why :
-       {partition_violation(sched, m, "core", [&](int c) { return pu(c).core; }, true),
-        partition_violation(sched, m, "cluster", [&](int c) { return pu(c).cluster; }, true),
-        partition_violation(sched, m, "LLC", [&](int c) { return pu(c).llc; }, true),
-        partition_violation(sched, m, "NUMA node", [&](int c) { return pu(c).numa; }, false),
+       {partition_violation(
+            sched, m, "core", [&](int c) { return pu(c).core; }, true),
+        partition_violation(
+            sched, m, "cluster", [&](int c) { return pu(c).cluster; }, true),
+        partition_violation(
+            sched, m, "LLC", [&](int c) { return pu(c).llc; }, true),
+        partition_violation(
+            sched, m, "NUMA node", [&](int c) { return pu(c).numa; }, false),
         partition_violation(sched, m, "sd_llc", llc_id, false),
         partition_violation(sched, m, "sd_share_id", share_id, false)})
     if (!why.empty()) return why;

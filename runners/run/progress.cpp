@@ -86,12 +86,10 @@ std::string Progress::case_done(const CaseRecord& r, const std::string& tag, dou
 }
 
 std::string search_progress_line(std::int64_t done, std::int64_t total, double elapsed_s) {
-  return printf_text("search: %lld/%lld shapes simulated, %s spent%s\n",
-                     static_cast<long long>(done), static_cast<long long>(total),
-                     fmt_duration(elapsed_s).c_str(),
-                     eta_text(elapsed_s, static_cast<double>(done),
-                              static_cast<double>(total - done))
-                         .c_str());
+  return printf_text(
+      "search: %lld/%lld shapes simulated, %s spent%s\n", static_cast<long long>(done),
+      static_cast<long long>(total), fmt_duration(elapsed_s).c_str(),
+      eta_text(elapsed_s, static_cast<double>(done), static_cast<double>(total - done)).c_str());
 }
 
 std::string look_line(const LookCounts& n, double elapsed_s, double budget_s, double next_s) {
