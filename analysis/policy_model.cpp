@@ -325,6 +325,7 @@ WakeContext::WakeContext(const SchedTopology& sched, const WakeInput& in)
       if (sched.has_cpu(c)) allowed_[c] = 1;
     }
   }
+  nr_allowed_ = static_cast<int>(std::count(allowed_.begin(), allowed_.end(), 1));
 }
 
 int WakeContext::nr_running(int cpu) const {
@@ -341,9 +342,7 @@ bool WakeContext::allowed(int cpu) const {
   return cpu >= 0 && cpu < static_cast<int>(allowed_.size()) && allowed_[cpu];
 }
 
-int WakeContext::nr_allowed() const {
-  return static_cast<int>(std::count(allowed_.begin(), allowed_.end(), 1));
-}
+int WakeContext::nr_allowed() const { return nr_allowed_; }
 
 int WakeContext::first_allowed() const {
   for (int c : sched_.cpus()) {

@@ -188,6 +188,7 @@ class WakeContext {
   const SchedTopology& sched_;
   const WakeInput& in_;
   std::vector<char> allowed_;  // indexed by CPU id
+  int nr_allowed_ = 0;
 };
 
 // Where the patches hook into the selection (sections 6.2, 6.3): both compute the same gate in

@@ -47,7 +47,7 @@ std::vector<SteadyResult> steady_states(const SchedTopology& sched, const Search
   so.start_a = c.start_a;
   so.start_b = c.start_b;
   so.busy = c.busy;
-  so.allowed = c.allowed;
+  if (c.allowed != sched.cpus()) so.allowed = c.allowed;  // empty: every CPU, never copied
   so.slow_switch_out = slow_switch_out_applies(opt.emulated, opt.work_ns);
   std::vector<SteadyResult> out;
   std::optional<SteadyResult> mainline;  // for the policies whose hooks cannot act here
