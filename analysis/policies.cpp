@@ -35,6 +35,7 @@ class SyncPair final : public WakeupPolicy {
     }
     return std::nullopt;
   }
+  bool acts_on(const SchedTopology& sched) const override { return !sched.smt_active(); }
 };
 
 // P3: Madadi Vineeth Reddy v1 "Let sync wakeups target the waker's core" (seed 001, first diff):
@@ -46,6 +47,8 @@ class SyncCore final : public WakeupPolicy {
     return "Madadi v1: sync wakeups target the waker's core (select_idle_core)";
   }
   SyncCoreHook sync_core_hook() const override { return SyncCoreHook::kIdleCoreScan; }
+  // select_idle_core() runs only with has_idle_cores, which needs SMT.
+  bool acts_on(const SchedTopology& sched) const override { return sched.smt_active(); }
 };
 
 // P4: the Madadi/Prateek revision (seed 001, third diff): select_idle_sync_core() after
@@ -57,6 +60,8 @@ class SyncCoreV2 final : public WakeupPolicy {
     return "Madadi/Prateek revision: select_idle_sync_core() before select_idle_cpu()";
   }
   SyncCoreHook sync_core_hook() const override { return SyncCoreHook::kSiblingFirst; }
+  // The hook sits inside select_idle_sibling()'s SMT branch.
+  bool acts_on(const SchedTopology& sched) const override { return sched.smt_active(); }
 };
 
 // P5: Joel Fernandes 2017 RFC (seed 003): before wake_wide and the domain walk (record_wakee

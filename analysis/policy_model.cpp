@@ -248,6 +248,7 @@ std::vector<SchedDomain> degenerate(std::vector<SchedDomain> levels) {
 SchedTopology::PerCpu SchedTopology::summarize(int cpu, std::vector<int> smt,
                                                std::vector<SchedDomain> domains) {
   PerCpu pc;
+  pc.present = true;
   pc.smt = std::move(smt);
   pc.domains = std::move(domains);
   for (size_t i = 0; i < pc.domains.size(); ++i) {
@@ -264,6 +265,7 @@ SchedTopology::SchedTopology(Topology topo, LlcSource llc) : topo_(std::move(top
   std::tie(reclaim_distance_, reclaim_reason_) = reclaim_distance_of(topo_);
   const ObjectSpans spans = object_spans(topo_.pus());
   for (const auto& [core, span] : spans.cores) smt_active_ |= core >= 0 && span.size() >= 2;
+  per_cpu_.resize(cpus_.empty() ? 0 : static_cast<std::size_t>(cpus_.back() + 1));
   for (const auto& pu : topo_.pus()) {
     std::vector<int> smt = span_or_self(spans.cores, pu.core, pu.os);
     const std::vector<int> llc_span = llc_span_of(pu, llc_, spans, smt, topo_.source());
@@ -272,18 +274,19 @@ SchedTopology::SchedTopology(Topology topo, LlcSource llc) : topo_(std::move(top
       levels.push_back(std::move(level));
     PerCpu pc = summarize(pu.os, std::move(smt), degenerate(std::move(levels)));
     cluster_active_ |= !pc.cluster.empty();
-    per_cpu_.emplace(pu.os, std::move(pc));
+    per_cpu_[static_cast<std::size_t>(pu.os)] = std::move(pc);
   }
 }
 
-bool SchedTopology::has_cpu(int cpu) const { return per_cpu_.count(cpu) != 0; }
+bool SchedTopology::has_cpu(int cpu) const {
+  return cpu >= 0 && cpu < static_cast<int>(per_cpu_.size()) && per_cpu_[cpu].present;
+}
 
 const SchedTopology::PerCpu& SchedTopology::at(int cpu) const {
-  auto it = per_cpu_.find(cpu);
-  if (it == per_cpu_.end()) {
+  if (!has_cpu(cpu)) {
     throw std::out_of_range("CPU " + std::to_string(cpu) + " is not in topology " + topo_.source());
   }
-  return it->second;
+  return per_cpu_[static_cast<std::size_t>(cpu)];
 }
 
 const std::vector<SchedDomain>& SchedTopology::domains(int cpu) const { return at(cpu).domains; }
@@ -323,6 +326,7 @@ WakeContext::WakeContext(const SchedTopology& sched, const WakeInput& in)
       if (sched.has_cpu(c)) allowed_[c] = 1;
     }
   }
+  nr_allowed_ = static_cast<int>(std::count(allowed_.begin(), allowed_.end(), 1));
 }
 
 int WakeContext::nr_running(int cpu) const {
@@ -339,9 +343,7 @@ bool WakeContext::allowed(int cpu) const {
   return cpu >= 0 && cpu < static_cast<int>(allowed_.size()) && allowed_[cpu];
 }
 
-int WakeContext::nr_allowed() const {
-  return static_cast<int>(std::count(allowed_.begin(), allowed_.end(), 1));
-}
+int WakeContext::nr_allowed() const { return nr_allowed_; }
 
 int WakeContext::first_allowed() const {
   for (int c : sched_.cpus()) {
@@ -368,14 +370,16 @@ long long WakeContext::load(int cpu) const {
   return l;
 }
 
-int default_nr_idle_scan(const SchedTopology& sched, const WakeInput& in, int cpu) {
-  const SchedDomain* sd = sched.sd_llc(cpu);
+namespace {
+
+// default_nr_idle_scan() and exact_has_idle_cores() on a context already built (the selector's).
+int nr_idle_scan_in(const WakeContext& ctx, int cpu) {
+  const SchedDomain* sd = ctx.sched().sd_llc(cpu);
   if (!sd) return 0;
-  WakeContext ctx(sched, in);
   long long sum = 0;
   for (int c : sd->span) {
     long long n = ctx.nr_running(c);
-    long long util = (c == in.waker && n >= 1) ? 512 + 1024 * (n - 1) : 1024 * n;
+    long long util = (c == ctx.cpu() && n >= 1) ? 512 + 1024 * (n - 1) : 1024 * n;
     sum += std::min<long long>(util, 1024);
   }
   // update_idle_cpu_scan(): x = sum_util / llc_weight; y = 1024 - x^2 pct^2 / (10000 * 1024)
@@ -387,15 +391,24 @@ int default_nr_idle_scan(const SchedTopology& sched, const WakeInput& in, int cp
   return static_cast<int>((1024 - tmp) * w / 1024);
 }
 
-bool exact_has_idle_cores(const SchedTopology& sched, const WakeInput& in, int cpu) {
-  const SchedDomain* sd = sched.sd_llc(cpu);
+bool has_idle_cores_in(const WakeContext& ctx, int cpu) {
+  const SchedDomain* sd = ctx.sched().sd_llc(cpu);
   if (!sd) return false;
-  WakeContext ctx(sched, in);
   for (int c : sd->span) {
-    const auto& core = sched.smt_mask(c);
+    const auto& core = ctx.sched().smt_mask(c);
     if (std::all_of(core.begin(), core.end(), [&](int s) { return ctx.idle(s); })) return true;
   }
   return false;
+}
+
+}  // namespace
+
+int default_nr_idle_scan(const SchedTopology& sched, const WakeInput& in, int cpu) {
+  return nr_idle_scan_in(WakeContext(sched, in), cpu);
+}
+
+bool exact_has_idle_cores(const SchedTopology& sched, const WakeInput& in, int cpu) {
+  return has_idle_cores_in(WakeContext(sched, in), cpu);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -671,7 +684,7 @@ class Selector {
       const WakeInput::LlcHint* hint = llc_hint(target);
       has_idle_core = hint                 ? hint->has_idle_cores
                       : in_.has_idle_cores ? *in_.has_idle_cores
-                                           : exact_has_idle_cores(sched_, in_, target);
+                                           : has_idle_cores_in(ctx_, target);
       if (!has_idle_core && sched_.cpus_share_cache(prev, target)) {
         if (auto i = select_idle_smt(*sd, prev)) {
           note("SIS select_idle_smt(prev " + n(prev) + ") -> " + n(*i));
@@ -785,8 +798,7 @@ class Selector {
     const WakeInput::LlcHint* hint = llc_hint(target);
     const std::optional<int> recorded = hint ? hint->nr_idle_scan : in_.nr_idle_scan;
     int nr = std::numeric_limits<int>::max();
-    if (in_.features.sis_util)
-      nr = (recorded ? *recorded : default_nr_idle_scan(sched_, in_, target)) + 1;
+    if (in_.features.sis_util) nr = (recorded ? *recorded : nr_idle_scan_in(ctx_, target)) + 1;
     if (nr == 1) {
       note("SIS select_idle_cpu: nr_idle_scan 0");
       return std::nullopt;

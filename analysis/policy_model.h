@@ -81,9 +81,10 @@ class SchedTopology {
     std::vector<SchedDomain> domains;
     std::vector<int> smt;
     std::vector<int> cluster;
-    int llc_index = -1;  // index into domains of sd_llc, -1 if none
-    int llc_id = -1;     // first CPU of sd_llc's span (the CPU itself when none)
-    int share_id = -1;   // sd_share_id: first CPU of the cluster span, else llc_id
+    int llc_index = -1;    // index into domains of sd_llc, -1 if none
+    int llc_id = -1;       // first CPU of sd_llc's span (the CPU itself when none)
+    int share_id = -1;     // sd_share_id: first CPU of the cluster span, else llc_id
+    bool present = false;  // the id is one of the topology's CPUs
   };
   // sd_llc, the cluster and the sharing ids of `cpu` from its kept levels.
   static PerCpu summarize(int cpu, std::vector<int> smt, std::vector<SchedDomain> domains);
@@ -92,7 +93,7 @@ class SchedTopology {
   Topology topo_;
   LlcSource llc_;
   std::vector<int> cpus_;
-  std::map<int, PerCpu> per_cpu_;
+  std::vector<PerCpu> per_cpu_;  // by CPU id
   bool smt_active_ = false;
   bool cluster_active_ = false;
   int reclaim_distance_ = 30;
@@ -201,6 +202,7 @@ class WakeContext {
   const SchedTopology& sched_;
   const WakeInput& in_;
   std::vector<char> allowed_;  // indexed by CPU id
+  int nr_allowed_ = 0;
 };
 
 // Where the patches hook into the selection (sections 6.2, 6.3): both compute the same gate in
@@ -227,6 +229,9 @@ class WakeupPolicy {
     return std::nullopt;
   }
   virtual SyncCoreHook sync_core_hook() const { return SyncCoreHook::kNone; }
+  // Whether the hooks can change a decision on `sched`; where they cannot, the policy decides as
+  // mainline at every wake (the search simulates mainline once for all such policies).
+  virtual bool acts_on(const SchedTopology&) const { return true; }
 };
 
 // Every policy's model, in registry/registry.json's order (docs/result-set.md#policies).

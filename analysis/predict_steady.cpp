@@ -183,35 +183,71 @@ PairState after_wake(PairState s, const WakeDecision& d) {
   return s;
 }
 
+// One wake from a state: what it was, and the state after it.
+struct Step {
+  Wake wake;
+  std::string path;  // WakeDecision::path
+  PairState next;
+  bool stacked = false;  // a disturbed wake put the wakee on the waker's CPU, away from prev
+};
+
+// The wakes from every state met so far, per disturbed or not: within one steady state and its
+// alternatives (one policy, one cpuset, one start up to reversal, the same busy CPUs and flags)
+// the wake from a state depends on the state alone, and the alternatives' runs go through the
+// same states again and again (docs/policy-model.md#steady-state).
+using Steps = std::map<std::pair<State, bool>, Step>;
+// Per has_idle_cores override (-1 none, else its value): the one option the alternatives change.
+using StepMemo = std::map<int, Steps>;
+
+Steps& steps_for(StepMemo& memo, const SteadyOptions& opt) {
+  return memo[opt.has_idle_cores ? static_cast<int>(*opt.has_idle_cores) : -1];
+}
+
+const Step& step(const SchedTopology& sched, const SteadyOptions& opt, const WakeupPolicy& policy,
+                 const PairState& s, State key, bool disturbed, Steps& steps) {
+  auto [it, fresh] = steps.try_emplace({std::move(key), disturbed});
+  if (!fresh) return it->second;
+  const WakeInput in = next_wake(s, opt, disturbed);
+  const WakeDecision d = predict_wakeup(sched, in, policy);
+  Step& out = it->second;
+  out.wake = {classify(sched.topology(), in.waker, d.cpu), in.waker, in.prev, d.cpu};
+  out.path = d.path;
+  out.stacked = disturbed && d.cpu == in.waker && in.prev != in.waker;
+  out.next = after_wake(s, d);
+  idle_cores_after(sched, opt, in, d, disturbed, out.next.idle_cores);
+  return out;
+}
+
 // Wakes the pair from `start` until its state repeats or opt.max_wakes: the result up to its
 // classes, cpus and alternatives, and the wakes that count (those after the disturbed wake, if
 // one is; res.transient_wakes and res.cycle_wakes index them).
 std::pair<SteadyResult, std::vector<Wake>> run_pair(const SchedTopology& sched,
                                                     const SteadyOptions& opt,
                                                     const WakeupPolicy& policy,
-                                                    const std::array<int, 2>& start) {
+                                                    const std::array<int, 2>& start,
+                                                    StepMemo& memo) {
   SteadyResult res;
   res.policy = std::string(policy.id());
+  Steps& steps = steps_for(memo, opt);
   PairState s{.cpu = start, .recent = start, .idle_cores = first_idle_cores(sched, opt)};
   std::map<State, int> seen;  // state -> index into `wakes` of the wake from it
   std::vector<Wake> wakes;
-  for (int step = 0; step < opt.max_wakes; ++step) {
+  for (int step_no = 0; step_no < opt.max_wakes; ++step_no) {
     const int index = static_cast<int>(wakes.size());
-    auto [it, fresh] = seen.emplace(s.key(), index);
+    State key = s.key();
+    auto [it, fresh] = seen.emplace(key, index);
     if (!fresh) {
       res.settled = true;
       res.transient_wakes = it->second;
       res.cycle_wakes = index - it->second;
       break;
     }
-    const bool disturbed = step == opt.disturb_wake;
-    const WakeInput in = next_wake(s, opt, disturbed);
-    const WakeDecision d = predict_wakeup(sched, in, policy);
-    if (res.first_paths.size() < 4) res.first_paths.push_back(d.path);
-    wakes.push_back({classify(sched.topology(), in.waker, d.cpu), in.waker, in.prev, d.cpu});
-    if (disturbed && d.cpu == in.waker && in.prev != in.waker) res.disturbed_stacked_on = d.cpu;
-    s = after_wake(s, d);
-    idle_cores_after(sched, opt, in, d, disturbed, s.idle_cores);
+    const bool disturbed = step_no == opt.disturb_wake;
+    const Step& st = step(sched, opt, policy, s, std::move(key), disturbed, steps);
+    if (res.first_paths.size() < 4) res.first_paths.push_back(st.path);
+    wakes.push_back(st.wake);
+    if (st.stacked) res.disturbed_stacked_on = st.wake.cpu;
+    s = st.next;
     if (disturbed) {  // only what follows the disturbed wake counts
       seen.clear();
       wakes.clear();
@@ -239,13 +275,17 @@ std::pair<std::map<PlacementClass, double>, std::vector<int>> cycle_placement(
   return {std::move(classes), std::vector<int>(cpus.begin(), cpus.end())};
 }
 
+// simulate_steady_state() with the wakes met so far (the public one starts a memo).
+SteadyResult steady_state(const SchedTopology& sched, const SteadyOptions& opt,
+                          const WakeupPolicy& policy, StepMemo& memo);
+
 // A disturbed wake at each wake of the settled cycle (`wakes`, from res.transient_wakes on):
 // where the pair settles after it, and where it stays stacked when the wake stacks it.
 std::vector<SteadyAlternative> after_disturbances(const SchedTopology& sched,
                                                   const SteadyOptions& opt,
                                                   const WakeupPolicy& policy,
                                                   const std::vector<Wake>& wakes,
-                                                  const SteadyResult& res) {
+                                                  const SteadyResult& res, StepMemo& memo) {
   using K = AltCause::Kind;
   std::vector<SteadyAlternative> found;
   for (int k = 0; k < res.cycle_wakes; ++k) {
@@ -253,7 +293,7 @@ std::vector<SteadyAlternative> after_disturbances(const SchedTopology& sched,
     d.disturb_wake = res.transient_wakes + k;
     d.try_disturbances = false;
     const Wake& at = wakes[res.transient_wakes + k];
-    const SteadyResult after = simulate_steady_state(sched, d, policy);
+    const SteadyResult after = steady_state(sched, d, policy, memo);
     if (after.settled) {
       found.push_back(
           {{.kind = K::kBusyPrev, .waker = at.waker, .busy = at.prev}, after.classes, after.cpus});
@@ -277,11 +317,11 @@ std::vector<SteadyAlternative> after_disturbances(const SchedTopology& sched,
 // where an idle core waits.
 std::vector<SteadyAlternative> with_stale_idle_cores(const SchedTopology& sched,
                                                      const SteadyOptions& opt,
-                                                     const WakeupPolicy& policy) {
+                                                     const WakeupPolicy& policy, StepMemo& memo) {
   SteadyOptions h = opt;
   h.has_idle_cores = false;
   h.try_disturbances = false;
-  const SteadyResult stale = simulate_steady_state(sched, h, policy);
+  const SteadyResult stale = steady_state(sched, h, policy, memo);
   if (!stale.settled) return {};
   return {{{.kind = AltCause::Kind::kStaleIdleCores}, stale.classes, stale.cpus}};
 }
@@ -322,12 +362,13 @@ std::vector<SteadyAlternative> balancer_pulls(const SchedTopology& sched,
 std::vector<SteadyAlternative> after_reversed_start(const SchedTopology& sched,
                                                     const SteadyOptions& opt,
                                                     const WakeupPolicy& policy,
-                                                    const std::array<int, 2>& start) {
+                                                    const std::array<int, 2>& start,
+                                                    StepMemo& memo) {
   SteadyOptions r = opt;
   r.start_a = start[1];
   r.start_b = start[0];
   r.try_reverse = false;
-  const SteadyResult reversed = simulate_steady_state(sched, r, policy);
+  const SteadyResult reversed = steady_state(sched, r, policy, memo);
   std::vector<SteadyAlternative> found;
   if (reversed.settled) {
     found.push_back({{.kind = AltCause::Kind::kReversedStart, .from = start[1], .to = start[0]},
@@ -350,8 +391,8 @@ std::vector<SteadyAlternative> after_reversed_start(const SchedTopology& sched,
 std::vector<SteadyAlternative> alternatives(const SchedTopology& sched, const SteadyOptions& opt,
                                             const WakeupPolicy& policy,
                                             const std::array<int, 2>& start,
-                                            const std::vector<Wake>& wakes,
-                                            const SteadyResult& res) {
+                                            const std::vector<Wake>& wakes, const SteadyResult& res,
+                                            StepMemo& memo) {
   std::vector<SteadyAlternative> kept;
   auto keep = [&](std::vector<SteadyAlternative> found) {
     for (auto& a : found) {
@@ -360,8 +401,9 @@ std::vector<SteadyAlternative> alternatives(const SchedTopology& sched, const St
         kept.push_back(std::move(a));
     }
   };
-  keep(after_disturbances(sched, opt, policy, wakes, res));
-  if (sched.smt_active() && !opt.has_idle_cores) keep(with_stale_idle_cores(sched, opt, policy));
+  keep(after_disturbances(sched, opt, policy, wakes, res, memo));
+  if (sched.smt_active() && !opt.has_idle_cores)
+    keep(with_stale_idle_cores(sched, opt, policy, memo));
   if (opt.slow_switch_out && opt.features.ttwu_queue) {  // no queueing by IPI without TTWU_QUEUE
     if (start[0] != start[1]) {
       keep({held(sched.topology(), start[0], start[1],
@@ -369,7 +411,7 @@ std::vector<SteadyAlternative> alternatives(const SchedTopology& sched, const St
     }
     keep(balancer_pulls(sched, opt.allowed, res.cpus, kept));
   }
-  if (opt.try_reverse) keep(after_reversed_start(sched, opt, policy, start));
+  if (opt.try_reverse) keep(after_reversed_start(sched, opt, policy, start, memo));
   return kept;
 }
 
@@ -379,17 +421,30 @@ bool slow_switch_out_applies(bool emulated, long long work_ns) {
   return emulated && work_ns < kSwitchOutWorkNs;
 }
 
-SteadyResult simulate_steady_state(const SchedTopology& sched, const SteadyOptions& opt,
-                                   const WakeupPolicy& policy) {
-  auto [def_a, def_b] = default_start_pair(sched, opt.allowed);
-  const std::array<int, 2> start = {opt.start_a.value_or(def_a), opt.start_b.value_or(def_b)};
+namespace {
+
+SteadyResult steady_state(const SchedTopology& sched, const SteadyOptions& opt,
+                          const WakeupPolicy& policy, StepMemo& memo) {
+  std::array<int, 2> start = {opt.start_a.value_or(-1), opt.start_b.value_or(-1)};
+  if (!opt.start_a || !opt.start_b) {  // a quadratic walk: only when a start is missing
+    auto [def_a, def_b] = default_start_pair(sched, opt.allowed);
+    start = {opt.start_a.value_or(def_a), opt.start_b.value_or(def_b)};
+  }
   check_in_topology(sched, {start[0], start[1]}, "start");
   check_in_topology(sched, opt.busy, "busy");
-  auto [res, wakes] = run_pair(sched, opt, policy, start);
+  auto [res, wakes] = run_pair(sched, opt, policy, start, memo);
   std::tie(res.classes, res.cpus) = cycle_placement(wakes, res.transient_wakes, res.cycle_wakes);
   if (opt.try_disturbances && res.settled)
-    res.alternatives = alternatives(sched, opt, policy, start, wakes, res);
+    res.alternatives = alternatives(sched, opt, policy, start, wakes, res, memo);
   return std::move(res);
+}
+
+}  // namespace
+
+SteadyResult simulate_steady_state(const SchedTopology& sched, const SteadyOptions& opt,
+                                   const WakeupPolicy& policy) {
+  StepMemo memo;
+  return steady_state(sched, opt, policy, memo);
 }
 
 std::vector<SteadyResult> simulate_steady_state(const SchedTopology& sched,

@@ -1,6 +1,7 @@
 // `wakebench search`: kernel-placed cases that tell the policies apart on a topology (an hwloc XML,
 // a lab preset's XML in configs/lab/topologies/, or the live machine), written as a `wakebench
 // run` config with the search's record (docs/policy-model.md#search).
+#include <chrono>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
@@ -18,6 +19,7 @@
 #include "common/util/output_file.h"
 #include "common/util/text.h"
 #include "runners/commands.h"
+#include "runners/run/progress.h"
 
 namespace wb {
 
@@ -27,8 +29,9 @@ using json = nlohmann::json;
 
 struct SearchArgs {
   std::string topology, llc_level, policies, mechanism = "pipe", out;
-  bool emulated = false;
+  bool emulated = false, exhaustive = false;
   long long work_ns = 0;
+  double max_seconds = 0;  // 0: no limit
   int per_pair = 2, per_policy = 6, max_cases = 24;
 };
 
@@ -53,6 +56,7 @@ SearchOptions options_of(const SearchArgs& a) {
   o.per_pair = a.per_pair;
   o.per_policy = a.per_policy;
   o.max_cases = a.max_cases;
+  o.exhaustive = a.exhaustive;
   return o;
 }
 
@@ -120,9 +124,30 @@ std::string config_text(const SearchResult& r, const SearchOptions& opt, const S
                    {"rules", {{"tv", kDiscriminateTv}, {"match_distance", kMatchDistance}}},
                    {"model", wakebench_build()},
                    {"candidates", r.candidates},
+                   {"exhaustive", opt.exhaustive},
+                   {"shapes", r.shapes},
+                   {"complete", !r.cut},
+                   {"simulated_shapes", r.simulated},
+                   {"max_seconds", a.max_seconds > 0 ? json(a.max_seconds) : json(nullptr)},
                    {"pairs", pairs},
                    {"cases", rec}};
   return cfg.dump(2) + "\n";
+}
+
+// Progress on stderr once the search has run kProgressAfterS, every kProgressEveryS, with the ETA;
+// false once `max_seconds` (> 0) have passed.
+SearchControl progress_and_limit(double max_seconds) {
+  constexpr double kProgressAfterS = 5, kProgressEveryS = 2;
+  const auto start = std::chrono::steady_clock::now();
+  auto next_line = std::make_shared<double>(kProgressAfterS);
+  return [=](std::int64_t done, std::int64_t total) {
+    const double s = seconds_since(start);
+    if (s >= *next_line) {
+      std::cerr << search_progress_line(done, total, s);
+      *next_line = s + kProgressEveryS;
+    }
+    return max_seconds <= 0 || s < max_seconds;
+  };
 }
 
 void run_search(const SearchArgs& a) {
@@ -132,8 +157,10 @@ void run_search(const SearchArgs& a) {
   const SchedTopology sched = load_sched_topology("search", a.topology, a.llc_level);
   SearchOptions opt = options_of(a);
   if (!a.out.empty()) check_output_writable("search --out", a.out);
-  const SearchResult r = search(sched, opt);
-  std::cout << "search on " << sched.topology().source() << ": " << render_search_text(r, opt);
+  const SearchResult r = search(sched, opt, progress_and_limit(a.max_seconds));
+  std::cout << "search on " << sched.topology().source() << ": "
+            << (r.cut ? "--max-seconds " + fmt("%g", a.max_seconds) + " reached: " : "")
+            << render_search_text(r, opt);
   if (r.chosen.empty()) {
     std::cout << "no case discriminates any pair: no config written\n";
     throw ExitCode{1};
@@ -173,6 +200,13 @@ void add_search_command(CLI::App& app) {
   cmd->add_option("--per-policy", a->per_policy,
                   "cases wanted per policy, each telling it from another (default 6)");
   cmd->add_option("--max-cases", a->max_cases, "at most this many cases (default 24)");
+  cmd->add_option("--max-seconds", a->max_seconds,
+                  "stop simulating after this many seconds and choose among the shapes simulated "
+                  "so far; the output and the config's record say the search was cut")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--exhaustive", a->exhaustive,
+                "simulate every candidate, not one per shape (the reference the shapes are "
+                "checked against; slow on large machines)");
   cmd->add_option("--out", a->out, "write the config here");
   cmd->callback([a] { run_search(*a); });
 }

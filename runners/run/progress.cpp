@@ -31,6 +31,11 @@ std::string fmt_duration(double s) {
   return buf;
 }
 
+std::string eta_text(double elapsed_s, double done, double left) {
+  if (done <= 0 || left <= 0) return {};
+  return "  ETA " + fmt_duration(elapsed_s * left / done);
+}
+
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -74,12 +79,17 @@ std::string Progress::case_done(const CaseRecord& r, const std::string& tag, dou
       left_ -=
           r.spec.round_trips * (r.spec.repetitions - static_cast<int64_t>(r.repetitions.size()));
   }
-  std::string eta;
-  if (done_ > 0 && left_ > 0)
-    eta = "  ETA " +
-          fmt_duration(elapsed_s * static_cast<double>(left_) / static_cast<double>(done_));
+  const std::string eta =
+      eta_text(elapsed_s, static_cast<double>(done_), static_cast<double>(left_));
   return printf_text("[%zu/%zu] %-40s %s%s\n", ++reported_, total_, (r.spec.name + tag).c_str(),
                      what.c_str(), eta.c_str());
+}
+
+std::string search_progress_line(std::int64_t done, std::int64_t total, double elapsed_s) {
+  return printf_text(
+      "search: %lld/%lld shapes simulated, %s spent%s\n", static_cast<long long>(done),
+      static_cast<long long>(total), fmt_duration(elapsed_s).c_str(),
+      eta_text(elapsed_s, static_cast<double>(done), static_cast<double>(total - done)).c_str());
 }
 
 std::string look_line(const LookCounts& n, double elapsed_s, double budget_s, double next_s) {

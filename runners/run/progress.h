@@ -18,6 +18,9 @@ struct RunPlan;
 // "m:ss" (minutes unbounded).
 std::string fmt_duration(double s);
 
+// "  ETA m:ss" for `left` units of work after `done` took `elapsed_s`; empty when either is 0.
+std::string eta_text(double elapsed_s, double done, double left);
+
 // Seconds since `start` on the steady clock.
 double seconds_since(std::chrono::steady_clock::time_point start);
 
@@ -35,6 +38,9 @@ struct LookCounts {
 // The look's line: its counts, the time spent of the budget and, with `next_s` >= 0, the next
 // look's ETA.
 std::string look_line(const LookCounts& n, double elapsed_s, double budget_s, double next_s);
+
+// `wakebench search`'s line after `done` of `total` shapes took `elapsed_s`, with the ETA.
+std::string search_progress_line(std::int64_t done, std::int64_t total, double elapsed_s);
 
 // One line per case once it is done (its last repetition, its failure, or its skip), with the ETA
 // from the round trips done so far and those left.
