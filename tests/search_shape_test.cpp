@@ -324,7 +324,7 @@ TEST(SearchShape, ACutSearchSaysSo) {
 }
 
 // On the 128- and 176-PU fixtures, 200 random candidates each answer as their orbit's first
-// member. CI: see the benchmark note in the README (labelled long, outside the default ctest).
+// member (2 s in the release build).
 TEST(SearchShapeLong, RandomCandidatesOnLargeMachinesAnswerAsTheirShape) {
   for (const std::string name : {"arm64-kunpeng920-nosmt-2pkg-4numa-128c.xml",
                                  "power9-smt4-2pkg-2numa-176pu-sierra-asym-l3.xml"}) {
