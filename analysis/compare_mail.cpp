@@ -170,15 +170,6 @@ Layout layout_of(const Comparison& cmp, const std::vector<MailRow>& rows) {
   return l;
 }
 
-std::string right(const std::string& text, std::size_t width) {
-  if (text.size() >= width) return text;
-  return std::string(width - text.size(), ' ') + text;
-}
-
-std::string left(const std::string& text, std::size_t width) {
-  return text.size() >= width ? text : text + std::string(width - text.size(), ' ');
-}
-
 std::string trimmed(std::string line) {
   while (!line.empty() && line.back() == ' ') line.pop_back();
   return line + "\n";
@@ -186,7 +177,7 @@ std::string trimmed(std::string line) {
 
 // A header cell: right-aligned in its column with a space before it, cut with '~' if longer.
 std::string header_cell(const std::string& text, std::size_t width) {
-  if (text.size() < width) return right(text, width);
+  if (text.size() < width) return align_right(text, width);
   return " " + text.substr(0, width - 2) + "~";
 }
 
@@ -224,9 +215,9 @@ std::vector<std::string> name_lines(const std::string& name, std::size_t first, 
 std::string figure_row(const MailRow& r, const Layout& l) {
   const std::size_t indent = l.stat + 3;
   const std::vector<std::string> names = name_lines(r.name, l.name, kMailWidth - indent);
-  std::string line = left(r.stat, l.stat) + " " + left(names[0], l.name);
+  std::string line = align_left(r.stat, l.stat) + " " + align_left(names[0], l.name);
   for (std::size_t s = 0; s < r.cells.size(); ++s)
-    line += right(r.cells[s].first, l.value[s]) + left(r.cells[s].second, l.change);
+    line += align_right(r.cells[s].first, l.value[s]) + align_left(r.cells[s].second, l.change);
   std::string out = trimmed(line);
   for (std::size_t k = 1; k < names.size(); ++k) out += std::string(indent, ' ') + names[k] + "\n";
   return out;

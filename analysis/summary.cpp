@@ -17,11 +17,6 @@ namespace wb {
 
 namespace {
 
-std::string pad(const std::string& s, size_t w, bool right = false) {
-  if (s.size() >= w) return s;
-  return right ? std::string(w - s.size(), ' ') + s : s + std::string(w - s.size(), ' ');
-}
-
 // A counter per round trip: integers as they are, small values with two decimals.
 std::string fmt_count(const std::map<std::string, std::optional<double>>& side,
                       const std::string& event) {
@@ -214,17 +209,17 @@ std::string summary_grid(const std::vector<std::string>& columns,
   std::ostringstream out;
   for (size_t first = 0; first < columns.size(); first += per_table) {
     const size_t last = std::min(columns.size(), first + per_table);
-    out << "\n" << pad("placement", row_w) << " ";
-    for (size_t c = first; c < last; ++c) out << " " << pad(columns[c], cell_w, true);
+    out << "\n" << align_left("placement", row_w) << " ";
+    for (size_t c = first; c < last; ++c) out << " " << align_right(columns[c], cell_w);
     out << "\n" << std::string(row_w + 1 + (last - first) * (cell_w + 1), '-') << "\n";
     for (const auto& r : rows) {
       bool any = false;
       for (size_t c = first; c < last; ++c) any |= cells.count({r, columns[c]}) > 0;
       if (!any) continue;
-      out << pad(r, row_w) << " ";
+      out << align_left(r, row_w) << " ";
       for (size_t c = first; c < last; ++c) {
         auto it = cells.find({r, columns[c]});
-        out << " " << pad(it == cells.end() ? "" : it->second, cell_w, true);
+        out << " " << align_right(it == cells.end() ? "" : it->second, cell_w);
       }
       out << "\n";
     }
@@ -302,7 +297,7 @@ std::string claims_table(const ResultSet& rs, const ResultsPrediction* predictio
                                     : metric + " RTT")
         << "):";
     for (const auto& name : claim["cases"]) {
-      out << "\n    " << pad(name.get<std::string>(), 40) << " ";
+      out << "\n    " << align_left(name.get<std::string>(), 40) << " ";
       auto it = by_name.find(name.get<std::string>());
       if (it == by_name.end()) {
         out << "not run (filtered out?)";

@@ -44,6 +44,14 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep) {
   return out;
 }
 
+std::string align_left(const std::string& text, std::size_t width) {
+  return text.size() >= width ? text : text + std::string(width - text.size(), ' ');
+}
+
+std::string align_right(const std::string& text, std::size_t width) {
+  return text.size() >= width ? text : std::string(width - text.size(), ' ') + text;
+}
+
 std::string wrap(const std::string& text, const std::string& indent, std::size_t width) {
   std::string out, line = indent;
   std::istringstream words(text);

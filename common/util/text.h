@@ -21,6 +21,10 @@ std::string_view trim(std::string_view s);
 // `text` as lines of at most `width` columns, each starting with `indent` (continuation lines
 // with two more spaces), broken at spaces; a final newline.
 std::string wrap(const std::string& text, const std::string& indent, std::size_t width = 100);
+// `text` in a column of `width`: spaces after it (align_left) or before it (align_right); a
+// longer text as it is.
+std::string align_left(const std::string& text, std::size_t width);
+std::string align_right(const std::string& text, std::size_t width);
 // "a, b, c" for join({"a", "b", "c"}, ", ").
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
 // Text from a result set or a user as markdown, also inside a table cell: '<', '>' and '&' as HTML
