@@ -243,7 +243,19 @@ def test_matrix_refuses_a_bad_aa_or_repetitions_before_any_guest(tmp_path):
         main(["--out", str(tmp_path / "m"), "--aa", str(tmp_path / "none")])
     with pytest.raises(LabError, match="not a positive count"):
         main(["--out", str(tmp_path / "m"), "--repetitions", "0"])
+    with pytest.raises(LabError, match="--mem: 100 MiB is less than"):
+        main(["--out", str(tmp_path / "m"), "--mem", "100"])
     assert not (tmp_path / "m").exists()
+
+
+def test_a_full_guest_tmp_says_to_give_it_more_ram():
+    from wblab.guest import transfer_problems
+    got = {"errors": [], "hello": True, "done": True, "exits": {"run": 2},
+           "files": {"run.log": b"wakebench: cannot write /tmp/out/results-ab1.decisions.txt: "
+                                 b"No space left on device\n"}}
+    assert any("--mem" in p for p in transfer_problems(got, None))
+    got["files"]["run.log"] = b"wakebench: case timed out\n"
+    assert not any("--mem" in p for p in transfer_problems(got, None))
 
 
 def test_observed_classes_reads_each_cases_histogram():

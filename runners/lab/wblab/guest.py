@@ -280,6 +280,9 @@ def transfer_problems(got, stopped):
     for step, rc in got["exits"].items():
         if rc:
             problems.append(f"guest step '{step}' exited {rc} (see {step}.err / run.log)")
+    if b"No space left on device" in got["files"].get("run.log", b""):
+        problems.append("the guest's /tmp (85% of its RAM) filled up: give it more RAM "
+                        "(--mem MiB)")
     return problems
 
 

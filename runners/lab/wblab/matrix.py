@@ -110,6 +110,10 @@ def parser():
                     help="run each of two kernels K times on every preset, their guests "
                          "alternated (A, B, A, B ...), and judge A against B at the run level "
                          "with `wakebench compare A1..AK -- B1..BK` (default 1: no A/B verdict)")
+    ap.add_argument("--mem", type=int, metavar="MIB",
+                    help="RAM of every guest (default 512 MiB, plus 128 MiB per result set when "
+                         "the guest records decisions: its /tmp holds them, about 550 bytes a "
+                         "wakeup on 16 CPUs, until it ends)")
     ap.add_argument("--no-trace", action="store_true",
                     help="do not record the wakeups (by default every guest runs `wakebench run "
                          "--trace-wakeups`, so a cell that falls short carries its wakeup paths "
@@ -133,6 +137,8 @@ def checked(args):
     images = parse_images(args.image)
     configs = parse_cases(args.cases, presets)
     aa = {p: aa_observed(args.aa, p, configs[p]) for p in presets} if args.aa else {}
+    if args.mem is not None and args.mem < 256:
+        raise LabError(f"--mem: {args.mem} MiB is less than a guest needs (256)")
     if args.repetitions < 1:
         raise LabError(f"--repetitions: {args.repetitions} is not a positive count")
     check_runs(args.runs, kernels)
@@ -280,7 +286,7 @@ def run_cell(args, preset, kernel, images, wakebench, config, guest, run_args, r
     # --trace-decisions: each setting's side file (about 60 MB for the searched cases; wakebench
     # writes it as it goes) sits in the guest's /tmp until the guest ends: 128 MiB more per set.
     sets = len(settings()) if gated else 1
-    mem = 512 + 128 * sets if "--trace-decisions" in run_args else 512
+    mem = args.mem or (512 + 128 * sets if "--trace-decisions" in run_args else 512)
     plan = GuestPlan(kernel=image, policy=pol, lab_kernel=info, wakebench=wakebench,
                      config=config, out=guest, mem=mem,
                      timeout=args.timeout * (len(settings()) if gated else 1),
