@@ -120,6 +120,11 @@ TEST(Hypervisor, Detection) {
   lpar.ppc_machine = info.machine;
   EXPECT_EQ(detect_hypervisor(lpar)["vendor"], "PowerVM (LPAR)");
 
+  HypervisorEvidence qemu_pseries;  // qemu's pseries, under KVM or TCG alike
+  qemu_pseries.ppc_platform = "pSeries";
+  qemu_pseries.ppc_machine = "CHRP IBM pSeries (emulated by qemu)";
+  EXPECT_EQ(detect_hypervisor(qemu_pseries)["vendor"], "KVM/QEMU (pseries guest)");
+
   HypervisorEvidence xen;
   xen.sys_hypervisor_type = "xen";
   EXPECT_EQ(detect_hypervisor(xen)["vendor"], "Xen");

@@ -72,7 +72,7 @@ json detect_hypervisor(const HypervisorEvidence& ev) {
   if (ev.ppc_platform == "pSeries") {
     const bool qemu = ev.ppc_machine.find("qemu") != std::string::npos;
     note("cpuinfo platform: pSeries, machine: " + ev.ppc_machine,
-         qemu ? "KVM (pseries guest)" : "PowerVM (LPAR)");
+         qemu ? "KVM/QEMU (pseries guest)" : "PowerVM (LPAR)");
   }
   json j;
   j["detected"] = !evidence.empty();
