@@ -70,18 +70,43 @@ void read_run_keys(const std::string& path, const std::string& where, const nloh
   }
 }
 
-}  // namespace
-
-Config parse_config(const std::string& text, const std::string& path) {
-  Config c;
-  c.path = path;
-  c.text = text;
-  try {
-    c.json = parse_input_json(text);
-  } catch (const std::invalid_argument& e) {
-    fail_config(path, "", e.what());
+// A seed experiment's claims, each printed after the summary beside this machine's measured
+// counterparts (analysis/summary.cpp claims_table).
+void check_claim(const std::string& path, const std::string& at, const nlohmann::json& claim) {
+  if (!claim.is_object()) fail_config(path, at, "expected an object");
+  for (const auto& [key, v] : claim.items()) {
+    if (key == "seed" || key == "text") {
+      if (!v.is_string()) fail_config(path, at + "." + key, "expected a string");
+      safe(path, at + "." + key, v.get<std::string>(), key == "seed" ? check_name : check_text);
+    } else if (key == "policy") {
+      // The patch the claim is about: `run` prints its prediction beside the claim.
+      const std::vector<std::string> ids = registry().policy_ids();
+      if (!v.is_string() || std::find(ids.begin(), ids.end(), v.get<std::string>()) == ids.end())
+        fail_config(
+            path, at + ".policy",
+            (v.is_string() ? "unknown policy " + v.dump() : std::string("expected a string")) +
+                " (known: " + join(ids, ", ") + ")");
+    } else if (key == "cases") {
+      string_list(path, at + ".cases", v);
+      for (size_t k = 0; k < v.size(); ++k)
+        safe(path, at + ".cases[" + std::to_string(k) + "]", v[k].get<std::string>(), check_name);
+    } else if (key == "metric") {
+      if (!v.is_string() ||
+          (v != "median" && v != "mean" && v != "p99" && v != "tps" && v != "placement"))
+        fail_config(path, at + ".metric", "expected one of median, mean, p99, tps, placement");
+    } else if (key == "needs_hardware") {
+      // A claim about cost: an emulated guest's timings do not test it (run prints so).
+      if (!v.is_boolean()) fail_config(path, at + ".needs_hardware", "expected true or false");
+    } else {
+      fail_config(path, at + "." + key, "unknown key");
+    }
   }
-  const auto& j = c.json;
+  for (const char* key : {"seed", "text", "cases"})
+    if (!claim.contains(key)) fail_config(path, at + "." + key, "missing");
+}
+
+// The top level's own keys: schema_version, name, description, search, defaults, claims.
+void read_header(const std::string& path, const nlohmann::json& j, Config& c) {
   if (!j.is_object()) fail_config(path, "", "expected a JSON object at the top level");
   for (const auto& [key, v] : j.items())
     if (key != "schema_version" && key != "name" && key != "defaults" && key != "cases" &&
@@ -111,85 +136,70 @@ Config parse_config(const std::string& text, const std::string& path) {
     read_run_keys(path, "defaults", j["defaults"], c.defaults, {});
   }
   if (j.contains("claims")) {
-    // A seed experiment's claims, each printed after the summary beside this machine's measured
-    // counterparts (analysis/summary.cpp claims_table).
     const auto& claims = j["claims"];
     if (!claims.is_array()) fail_config(path, "claims", "expected an array of objects");
-    for (size_t i = 0; i < claims.size(); ++i) {
-      const std::string at = "claims[" + std::to_string(i) + "]";
-      if (!claims[i].is_object()) fail_config(path, at, "expected an object");
-      for (const auto& [key, v] : claims[i].items()) {
-        if (key == "seed" || key == "text") {
-          if (!v.is_string()) fail_config(path, at + "." + key, "expected a string");
-          safe(path, at + "." + key, v.get<std::string>(), key == "seed" ? check_name : check_text);
-        } else if (key == "policy") {
-          // The patch the claim is about: `run` prints its prediction beside the claim.
-          const std::vector<std::string> ids = registry().policy_ids();
-          if (!v.is_string() ||
-              std::find(ids.begin(), ids.end(), v.get<std::string>()) == ids.end())
-            fail_config(
-                path, at + ".policy",
-                (v.is_string() ? "unknown policy " + v.dump() : std::string("expected a string")) +
-                    " (known: " + join(ids, ", ") + ")");
-        } else if (key == "cases") {
-          string_list(path, at + ".cases", v);
-          for (size_t k = 0; k < v.size(); ++k)
-            safe(path, at + ".cases[" + std::to_string(k) + "]", v[k].get<std::string>(),
-                 check_name);
-        } else if (key == "metric") {
-          if (!v.is_string() ||
-              (v != "median" && v != "mean" && v != "p99" && v != "tps" && v != "placement"))
-            fail_config(path, at + ".metric", "expected one of median, mean, p99, tps, placement");
-        } else if (key == "needs_hardware") {
-          // A claim about cost: an emulated guest's timings do not test it (run prints so).
-          if (!v.is_boolean()) fail_config(path, at + ".needs_hardware", "expected true or false");
-        } else {
-          fail_config(path, at + "." + key, "unknown key");
-        }
-      }
-      for (const char* key : {"seed", "text", "cases"})
-        if (!claims[i].contains(key)) fail_config(path, at + "." + key, "missing");
-    }
+    for (size_t i = 0; i < claims.size(); ++i)
+      check_claim(path, "claims[" + std::to_string(i) + "]", claims[i]);
   }
+}
+
+// One entry's params: each key a parameter set_param knows, each value one it accepts.
+void read_params(const std::string& path, const nlohmann::json& params, ConfigEntry& entry) {
+  if (!params.is_object()) fail_config(path, entry.where + ".params", "expected an object");
+  for (const auto& [key, values] : params.items()) {
+    const std::string at = entry.where + ".params." + key;
+    if (!values.is_array() || values.empty())
+      fail_config(path, at, "expected a non-empty array of values");
+    Params probe;
+    for (const auto& v : values) {
+      try {
+        set_param(probe, key, v);
+      } catch (const std::invalid_argument& ex) {
+        fail_config(path, entry.where, ex.what());
+      }
+    }
+    entry.params.emplace_back(key, std::vector<nlohmann::json>(values.begin(), values.end()));
+  }
+}
+
+ConfigEntry read_entry(const std::string& path, size_t i, const nlohmann::json& e,
+                       const RunDefaults& defaults) {
+  ConfigEntry entry;
+  entry.where = "cases[" + std::to_string(i) + "]";
+  if (!e.is_object()) fail_config(path, entry.where, "expected an object");
+  entry.run = defaults;
+  read_run_keys(path, entry.where, e, entry.run, {"mechanisms", "modes", "placements", "params"});
+  for (const char* key : {"mechanisms", "modes", "placements"})
+    if (!e.contains(key)) fail_config(path, entry.where + "." + key, "missing");
+  entry.mechanisms = string_list(path, entry.where + ".mechanisms", e["mechanisms"]);
+  entry.modes = string_list(path, entry.where + ".modes", e["modes"]);
+  for (size_t m = 0; m < entry.modes.size(); ++m)
+    if (!parse_mode(entry.modes[m]))
+      fail_config(path, entry.where + ".modes[" + std::to_string(m) + "]",
+                  "unknown mode \"" + entry.modes[m] + "\" (known: threads, processes)");
+  entry.placements = string_list(path, entry.where + ".placements", e["placements"]);
+  if (e.contains("params")) read_params(path, e["params"], entry);
+  return entry;
+}
+
+}  // namespace
+
+Config parse_config(const std::string& text, const std::string& path) {
+  Config c;
+  c.path = path;
+  c.text = text;
+  try {
+    c.json = parse_input_json(text);
+  } catch (const std::invalid_argument& e) {
+    fail_config(path, "", e.what());
+  }
+  const auto& j = c.json;
+  read_header(path, j, c);
   if (!j.contains("cases")) fail_config(path, "cases", "missing");
   if (!j["cases"].is_array() || j["cases"].empty())
     fail_config(path, "cases", "expected a non-empty array of objects");
-  for (size_t i = 0; i < j["cases"].size(); ++i) {
-    const auto& e = j["cases"][i];
-    ConfigEntry entry;
-    entry.where = "cases[" + std::to_string(i) + "]";
-    if (!e.is_object()) fail_config(path, entry.where, "expected an object");
-    entry.run = c.defaults;
-    read_run_keys(path, entry.where, e, entry.run, {"mechanisms", "modes", "placements", "params"});
-    for (const char* key : {"mechanisms", "modes", "placements"})
-      if (!e.contains(key)) fail_config(path, entry.where + "." + key, "missing");
-    entry.mechanisms = string_list(path, entry.where + ".mechanisms", e["mechanisms"]);
-    entry.modes = string_list(path, entry.where + ".modes", e["modes"]);
-    for (size_t m = 0; m < entry.modes.size(); ++m)
-      if (!parse_mode(entry.modes[m]))
-        fail_config(path, entry.where + ".modes[" + std::to_string(m) + "]",
-                    "unknown mode \"" + entry.modes[m] + "\" (known: threads, processes)");
-    entry.placements = string_list(path, entry.where + ".placements", e["placements"]);
-    if (e.contains("params")) {
-      if (!e["params"].is_object())
-        fail_config(path, entry.where + ".params", "expected an object");
-      for (const auto& [key, values] : e["params"].items()) {
-        const std::string at = entry.where + ".params." + key;
-        if (!values.is_array() || values.empty())
-          fail_config(path, at, "expected a non-empty array of values");
-        Params probe;
-        for (const auto& v : values) {
-          try {
-            set_param(probe, key, v);
-          } catch (const std::invalid_argument& ex) {
-            fail_config(path, entry.where, ex.what());
-          }
-        }
-        entry.params.emplace_back(key, std::vector<nlohmann::json>(values.begin(), values.end()));
-      }
-    }
-    c.entries.push_back(std::move(entry));
-  }
+  for (size_t i = 0; i < j["cases"].size(); ++i)
+    c.entries.push_back(read_entry(path, i, j["cases"][i], c.defaults));
   return c;
 }
 
