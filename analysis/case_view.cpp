@@ -270,6 +270,59 @@ std::vector<int> ab_rounds(const json& reps) {
   return rounds;
 }
 
+// The case's "repetitions": each one's stats, its --ab round, its histogram and what it recorded.
+void read_repetitions(const json& reps, CaseView& c) {
+  if (!reps.is_array()) throw std::invalid_argument("\"repetitions\" is not an array");
+  for (const json& r : reps) c.repetitions.push_back(stats_of(r));
+  for (std::size_t i = 0; c.ok() && i < c.repetitions.size(); ++i)
+    check_positive("repetitions[" + std::to_string(i) + "].median", c.repetitions[i].get("median"));
+  c.ab_round = ab_rounds(reps);
+  // Schema 2: each repetition's histogram of its round trips; all of them or none.
+  for (std::size_t i = 0; i < reps.size(); ++i) {
+    const json& r = reps[i];
+    if (!r.is_object() || !r.contains("rtt_hist")) {
+      c.rtt_hist.clear();
+      break;
+    }
+    try {
+      c.rtt_hist.push_back(Histogram::from_json(r["rtt_hist"]));
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument("repetitions[" + std::to_string(i) + "]." + e.what());
+    }
+  }
+  c.rep_info = rep_info_of(reps);
+}
+
+// The case's "counters" object: each side's events and why the unavailable ones are.
+CounterView counters_of(const json& k) {
+  CounterView out;
+  out.recorded = true;
+  for (int s = 0; s < 2; ++s) {
+    const json& side = k.value(s == 0 ? "waker" : "wakee", json());
+    if (!side.is_object()) continue;
+    for (const auto& [event, v] : side.items())
+      out.side[s][event] = v.is_number() ? std::optional(v.get<double>()) : std::nullopt;
+  }
+  if (const json& u = k.value("unavailable", json()); u.is_object())
+    for (const auto& [event, why] : u.items())
+      out.unavailable[event] = why.is_string() ? why.get<std::string>() : why.dump();
+  return out;
+}
+
+// The case's "observed" object (kernel placement): the class histogram and the migrations.
+ObservedView observed_of(const json& o) {
+  ObservedView out;
+  out.recorded = true;
+  for (const auto& [cls, n] : o["histogram"].items())
+    out.histogram.emplace_back(cls, n.is_number() ? n.get<double>() : 0.0);
+  if (o.contains("migrations")) {
+    out.migrations_json = o["migrations"];
+    out.migrations[0] = number(o["migrations"], "waker");
+    out.migrations[1] = number(o["migrations"], "wakee");
+  }
+  return out;
+}
+
 CaseView parse_case(std::size_t index, const json& j) {
   const std::string where = "cases[" + std::to_string(index) + "]";
   if (!j.is_object()) throw std::invalid_argument(where + " is not an object");
@@ -312,57 +365,16 @@ CaseView parse_case(std::size_t index, const json& j) {
     if (c.ok() && !c.rtt.get("median"))
       throw std::invalid_argument("status ok but no numeric rtt_ns.median");
     if (c.ok()) check_positive("rtt_ns.median", c.rtt.get("median"));
-    if (j.contains("repetitions")) {
-      if (!j["repetitions"].is_array())
-        throw std::invalid_argument("\"repetitions\" is not an array");
-      for (const json& r : j["repetitions"]) c.repetitions.push_back(stats_of(r));
-      for (std::size_t i = 0; c.ok() && i < c.repetitions.size(); ++i)
-        check_positive("repetitions[" + std::to_string(i) + "].median",
-                       c.repetitions[i].get("median"));
-      c.ab_round = ab_rounds(j["repetitions"]);
-      // Schema 2: each repetition's histogram of its round trips; all of them or none.
-      for (std::size_t i = 0; i < j["repetitions"].size(); ++i) {
-        const json& r = j["repetitions"][i];
-        if (!r.is_object() || !r.contains("rtt_hist")) {
-          c.rtt_hist.clear();
-          break;
-        }
-        try {
-          c.rtt_hist.push_back(Histogram::from_json(r["rtt_hist"]));
-        } catch (const std::invalid_argument& e) {
-          throw std::invalid_argument("repetitions[" + std::to_string(i) + "]." + e.what());
-        }
-      }
-      c.rep_info = rep_info_of(j["repetitions"]);
-    }
+    if (j.contains("repetitions")) read_repetitions(j["repetitions"], c);
     check_marked_count(j, c);
     c.tps = number(j, "tps");
     c.schedstat = j.value("schedstat", json());
     if (const json& n = j.value("round_trips", json()); n.is_number_integer()) c.round_trips = n;
     if (const json& n = j.value("warmup", json()); n.is_number_integer()) c.warmup = n;
-    if (const json& k = j.value("counters", json()); k.is_object()) {
-      c.counters.recorded = true;
-      for (int s = 0; s < 2; ++s) {
-        const json& side = k.value(s == 0 ? "waker" : "wakee", json());
-        if (!side.is_object()) continue;
-        for (const auto& [event, v] : side.items())
-          c.counters.side[s][event] = v.is_number() ? std::optional(v.get<double>()) : std::nullopt;
-      }
-      if (const json& u = k.value("unavailable", json()); u.is_object())
-        for (const auto& [event, why] : u.items())
-          c.counters.unavailable[event] = why.is_string() ? why.get<std::string>() : why.dump();
-    }
+    if (const json& k = j.value("counters", json()); k.is_object()) c.counters = counters_of(k);
     if (const json& o = j.value("observed", json());
-        o.is_object() && o.contains("histogram") && o["histogram"].is_object()) {
-      c.observed.recorded = true;
-      for (const auto& [cls, n] : o["histogram"].items())
-        c.observed.histogram.emplace_back(cls, n.is_number() ? n.get<double>() : 0.0);
-      if (o.contains("migrations")) {
-        c.observed.migrations_json = o["migrations"];
-        c.observed.migrations[0] = number(o["migrations"], "waker");
-        c.observed.migrations[1] = number(o["migrations"], "wakee");
-      }
-    }
+        o.is_object() && o.contains("histogram") && o["histogram"].is_object())
+      c.observed = observed_of(o);
     c.trace = j.value("trace", json());
     // The busy tasks' CPUs as the driver resolved them (`background`: null for none).
     if (const json& b = j.value("background", json()); b.is_object() && b.contains("cpus")) {
