@@ -45,74 +45,89 @@ const SchedstatCpu* SchedstatSnapshot::find(int cpu) const {
   return nullptr;
 }
 
-SchedstatSnapshot parse_schedstat(std::string_view text, const std::string& path) {
+namespace {
+
+using Tokens = std::vector<std::string_view>;
+
+// Token i of a schedstat line as a counter, else the line's one-line error.
+uint64_t field(const Tokens& tok, size_t i, const std::string& at, std::string_view what) {
+  try {
+    return need_u64(tok[i], at, what);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(e.what());
+  }
+}
+
+SchedstatCpu cpu_line(int cpu, const Tokens& tok, const std::string& at) {
+  if (tok.size() != 10)
+    fail(at, "cpu line has " + std::to_string(tok.size() - 1) + " fields, expected 9");
+  SchedstatCpu c;
+  c.cpu = cpu;
+  c.yld_count = field(tok, 1, at, "yld_count");
+  // Field 2 is the legacy O(1) expired-queue count, always 0.
+  c.sched_count = field(tok, 3, at, "sched_count");
+  c.sched_goidle = field(tok, 4, at, "sched_goidle");
+  c.ttwu_count = field(tok, 5, at, "ttwu_count");
+  c.ttwu_local = field(tok, 6, at, "ttwu_local");
+  c.run_time_ns = field(tok, 7, at, "rq_cpu_time");
+  c.run_delay_ns = field(tok, 8, at, "run_delay");
+  c.pcount = field(tok, 9, at, "pcount");
+  return c;
+}
+
+SchedstatDomain domain_line(int index, const Tokens& tok, int version, const std::string& at) {
   // Token counts of a domain line (name + fields): v15/v16 "domainN mask" + 36 numbers, v17
   // "domainN name mask" + 45 numbers (sched-stats.rst; show_schedstat()).
   constexpr size_t kDomainTokensV15 = 2 + 36;
   constexpr size_t kDomainTokensV17 = 3 + 45;
+  SchedstatDomain d;
+  d.index = index;
+  size_t mask_at = 1;
+  if (tok.size() == kDomainTokensV17 && version != 15 && version != 16) {
+    d.name = std::string(tok[1]);
+    mask_at = 2;
+  } else if (tok.size() != kDomainTokensV15 || version == 17) {
+    fail(at, "domain line has " + std::to_string(tok.size() - 1) + " fields, expected " +
+                 (version == 17  ? std::string("47 (version 17)")
+                  : version != 0 ? std::string("37 (version 15/16)")
+                                 : std::string("37 (version 15/16) or 47 (17)")));
+  }
+  try {
+    d.span = parse_cpumask(tok[mask_at]);
+  } catch (const std::invalid_argument& e) {
+    fail(at, e.what());
+  }
+  // The last three fields are ttwu_wake_remote, ttwu_move_affine, ttwu_move_balance.
+  d.ttwu_wake_remote = field(tok, tok.size() - 3, at, "ttwu_wake_remote");
+  d.ttwu_move_affine = field(tok, tok.size() - 2, at, "ttwu_move_affine");
+  d.ttwu_move_balance = field(tok, tok.size() - 1, at, "ttwu_move_balance");
+  for (size_t i = mask_at + 1; i < tok.size() - 3; ++i) field(tok, i, at, "domain field");
+  return d;
+}
+
+}  // namespace
+
+SchedstatSnapshot parse_schedstat(std::string_view text, const std::string& path) {
   SchedstatSnapshot snap;
   for_each_line(text, [&](std::string_view line, int n) {
-    auto tok = split_ws(line);
+    const Tokens tok = split_ws(line);
     if (tok.empty()) return;
     const std::string at = where(path, n);
-    auto num = [&](size_t i, std::string_view what) {
-      try {
-        return need_u64(tok[i], at, what);
-      } catch (const std::invalid_argument& e) {
-        throw std::runtime_error(e.what());
-      }
-    };
     if (tok[0] == "version") {
       if (tok.size() != 2) fail(at, "expected \"version N\"");
-      uint64_t v = num(1, "version");
+      uint64_t v = field(tok, 1, at, "version");
       if (v < 15 || v > 17) {
         fail(at, "schedstat version " + std::to_string(v) + " is not supported (15-17 are)");
       }
       snap.version = static_cast<int>(v);
     } else if (tok[0] == "timestamp") {
       if (tok.size() != 2) fail(at, "expected \"timestamp N\"");
-      snap.timestamp_jiffies = num(1, "timestamp");
+      snap.timestamp_jiffies = field(tok, 1, at, "timestamp");
     } else if (auto cpu = indexed_name(tok[0], "cpu")) {
-      if (tok.size() != 10) {
-        fail(at, "cpu line has " + std::to_string(tok.size() - 1) + " fields, expected 9");
-      }
-      SchedstatCpu c;
-      c.cpu = *cpu;
-      c.yld_count = num(1, "yld_count");
-      // Field 2 is the legacy O(1) expired-queue count, always 0.
-      c.sched_count = num(3, "sched_count");
-      c.sched_goidle = num(4, "sched_goidle");
-      c.ttwu_count = num(5, "ttwu_count");
-      c.ttwu_local = num(6, "ttwu_local");
-      c.run_time_ns = num(7, "rq_cpu_time");
-      c.run_delay_ns = num(8, "run_delay");
-      c.pcount = num(9, "pcount");
-      snap.cpus.push_back(std::move(c));
+      snap.cpus.push_back(cpu_line(*cpu, tok, at));
     } else if (auto dom = indexed_name(tok[0], "domain")) {
       if (snap.cpus.empty()) fail(at, "domain line before any cpu line");
-      SchedstatDomain d;
-      d.index = *dom;
-      size_t mask_at = 1;
-      if (tok.size() == kDomainTokensV17 && snap.version != 15 && snap.version != 16) {
-        d.name = std::string(tok[1]);
-        mask_at = 2;
-      } else if (tok.size() != kDomainTokensV15 || snap.version == 17) {
-        fail(at, "domain line has " + std::to_string(tok.size() - 1) + " fields, expected " +
-                     (snap.version == 17  ? std::string("47 (version 17)")
-                      : snap.version != 0 ? std::string("37 (version 15/16)")
-                                          : std::string("37 (version 15/16) or 47 (17)")));
-      }
-      try {
-        d.span = parse_cpumask(tok[mask_at]);
-      } catch (const std::invalid_argument& e) {
-        fail(at, e.what());
-      }
-      // The last three fields are ttwu_wake_remote, ttwu_move_affine, ttwu_move_balance.
-      d.ttwu_wake_remote = num(tok.size() - 3, "ttwu_wake_remote");
-      d.ttwu_move_affine = num(tok.size() - 2, "ttwu_move_affine");
-      d.ttwu_move_balance = num(tok.size() - 1, "ttwu_move_balance");
-      for (size_t i = mask_at + 1; i < tok.size() - 3; ++i) num(i, "domain field");
-      snap.cpus.back().domains.push_back(std::move(d));
+      snap.cpus.back().domains.push_back(domain_line(*dom, tok, snap.version, at));
     }
     // Anything else (Android's "eas" lines) is not part of the mainline format: skipped.
   });
@@ -143,6 +158,62 @@ std::optional<SchedstatSnapshot> read_schedstat(std::string* why_not, const std:
   return snap;
 }
 
+namespace {
+
+const char* const kSchedstatsOff =
+    "kernel.sched_schedstats=0, the kernel does not count this (sysctl -w "
+    "kernel.sched_schedstats=1)";
+
+json counter_diff(uint64_t b, uint64_t a) {
+  if (a < b) return unavailable("counter went backwards between snapshots");
+  return a - b;
+}
+
+// One CPU's domains between the snapshots: each domain's ttwu counters, or why not.
+json domains_delta(const SchedstatCpu& b, const SchedstatCpu& a, bool off) {
+  if (a.domains.size() != b.domains.size())
+    return unavailable("sched domains were rebuilt between the snapshots");
+  json doms = json::array();
+  for (size_t i = 0; i < a.domains.size(); ++i) {
+    const auto& da = a.domains[i];
+    const auto& db = b.domains[i];
+    json d = {{"domain", da.index}, {"span", da.span}};
+    if (!da.name.empty()) d["name"] = da.name;
+    for (auto [name, bv, av] :
+         {std::tuple{"ttwu_wake_remote", db.ttwu_wake_remote, da.ttwu_wake_remote},
+          std::tuple{"ttwu_move_affine", db.ttwu_move_affine, da.ttwu_move_affine},
+          std::tuple{"ttwu_move_balance", db.ttwu_move_balance, da.ttwu_move_balance}}) {
+      d[name] = off ? unavailable(kSchedstatsOff) : counter_diff(bv, av);
+    }
+    doms.push_back(std::move(d));
+  }
+  return doms;
+}
+
+// One CPU's counters between the snapshots, each also added to `total`.
+json cpu_delta(const SchedstatCpu& b, const SchedstatCpu& a, bool off, json& total) {
+  json c;
+  auto counted = [&](const char* name, uint64_t bv, uint64_t av, bool needs_schedstats) {
+    c[name] = (needs_schedstats && off) ? unavailable(kSchedstatsOff) : counter_diff(bv, av);
+    if (c[name].is_number()) {
+      total[name] = total.value(name, json(uint64_t{0})).get<uint64_t>() + c[name].get<uint64_t>();
+    }
+  };
+  // Fields 7-9 come from sched_info and count even with schedstats off (tests/fixtures/README.md).
+  counted("ttwu_count", b.ttwu_count, a.ttwu_count, true);
+  counted("ttwu_local", b.ttwu_local, a.ttwu_local, true);
+  counted("sched_count", b.sched_count, a.sched_count, true);
+  counted("sched_goidle", b.sched_goidle, a.sched_goidle, true);
+  counted("yld_count", b.yld_count, a.yld_count, true);
+  counted("run_time_ns", b.run_time_ns, a.run_time_ns, false);
+  counted("run_delay_ns", b.run_delay_ns, a.run_delay_ns, false);
+  counted("pcount", b.pcount, a.pcount, false);
+  c["domains"] = domains_delta(b, a, off);
+  return c;
+}
+
+}  // namespace
+
 json schedstat_delta(const SchedstatSnapshot& before, const SchedstatSnapshot& after,
                      const std::vector<int>& cpus) {
   json out = {{"source", "/proc/schedstat"}, {"version", after.version}};
@@ -154,60 +225,14 @@ json schedstat_delta(const SchedstatSnapshot& before, const SchedstatSnapshot& a
                               : (before.schedstats_enabled && after.schedstats_enabled)
                                   ? json(true)
                                   : json(nullptr);
-  const std::string off_reason =
-      "kernel.sched_schedstats=0, the kernel does not count this (sysctl -w "
-      "kernel.sched_schedstats=1)";
-  auto diff = [](uint64_t b, uint64_t a) -> json {
-    if (a < b) return unavailable("counter went backwards between snapshots");
-    return a - b;
-  };
-  // Fields 7-9 come from sched_info and count even with schedstats off (tests/fixtures/README.md).
   json per_cpu = json::object();
   json total = json::object();
   for (int cpu : cpus) {
     const SchedstatCpu* b = before.find(cpu);
     const SchedstatCpu* a = after.find(cpu);
     const std::string key = std::to_string(cpu);
-    if (!a || !b) {
-      per_cpu[key] = unavailable("cpu " + key + " not in /proc/schedstat");
-      continue;
-    }
-    json c;
-    auto counted = [&](const char* name, uint64_t bv, uint64_t av, bool needs_schedstats) {
-      c[name] = (needs_schedstats && off) ? unavailable(off_reason) : diff(bv, av);
-      if (c[name].is_number()) {
-        total[name] =
-            total.value(name, json(uint64_t{0})).get<uint64_t>() + c[name].get<uint64_t>();
-      }
-    };
-    counted("ttwu_count", b->ttwu_count, a->ttwu_count, true);
-    counted("ttwu_local", b->ttwu_local, a->ttwu_local, true);
-    counted("sched_count", b->sched_count, a->sched_count, true);
-    counted("sched_goidle", b->sched_goidle, a->sched_goidle, true);
-    counted("yld_count", b->yld_count, a->yld_count, true);
-    counted("run_time_ns", b->run_time_ns, a->run_time_ns, false);
-    counted("run_delay_ns", b->run_delay_ns, a->run_delay_ns, false);
-    counted("pcount", b->pcount, a->pcount, false);
-    if (a->domains.size() != b->domains.size()) {
-      c["domains"] = unavailable("sched domains were rebuilt between the snapshots");
-    } else {
-      json doms = json::array();
-      for (size_t i = 0; i < a->domains.size(); ++i) {
-        const auto& da = a->domains[i];
-        const auto& db = b->domains[i];
-        json d = {{"domain", da.index}, {"span", da.span}};
-        if (!da.name.empty()) d["name"] = da.name;
-        for (auto [name, bv, av] :
-             {std::tuple{"ttwu_wake_remote", db.ttwu_wake_remote, da.ttwu_wake_remote},
-              std::tuple{"ttwu_move_affine", db.ttwu_move_affine, da.ttwu_move_affine},
-              std::tuple{"ttwu_move_balance", db.ttwu_move_balance, da.ttwu_move_balance}}) {
-          d[name] = off ? unavailable(off_reason) : diff(bv, av);
-        }
-        doms.push_back(std::move(d));
-      }
-      c["domains"] = std::move(doms);
-    }
-    per_cpu[key] = std::move(c);
+    per_cpu[key] = (a && b) ? cpu_delta(*b, *a, off, total)
+                            : unavailable("cpu " + key + " not in /proc/schedstat");
   }
   out["cpus"] = std::move(per_cpu);
   out["total"] = std::move(total);
