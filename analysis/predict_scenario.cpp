@@ -67,6 +67,63 @@ const std::set<std::string> kFields = {
     "nr_idle_scan", "waker_kthread", "in_task",     "wakee_queued",
     "llc_level",    "sched_features"};
 
+// The scenario's optional true/false fields, each left at WakeInput's default when absent.
+void read_flags(const json& j, const std::string& where, WakeInput& w) {
+  auto flag = [&](const char* field, auto& out) {
+    if (j.contains(field)) out = get_bool(j[field], field, where);
+  };
+  flag("sync", w.sync);
+  flag("current_cpu", w.current_cpu);
+  flag("reciprocal", w.reciprocal);
+  flag("has_idle_cores", w.has_idle_cores);
+  flag("waker_kthread", w.waker_kthread);
+  flag("in_task", w.in_task);
+  flag("wakee_queued", w.wakee_queued);
+}
+
+// The optional counts: the runqueues, the flips and the idle-scan budget.
+void read_counts(const json& j, const std::string& where, WakeInput& w) {
+  w.nr_running = j.contains("nr_running") ? get_cpu_counts(j["nr_running"], "nr_running", where)
+                                          : std::map<int, int>{{w.waker, 1}};
+  if (j.contains("delayed")) w.delayed = get_cpu_counts(j["delayed"], "delayed", where);
+  if (j.contains("waker_flips")) w.waker_flips = get_int(j["waker_flips"], "waker_flips", where);
+  if (j.contains("wakee_flips")) w.wakee_flips = get_int(j["wakee_flips"], "wakee_flips", where);
+  if (w.waker_flips < 0) fail(where, "field \"waker_flips\" must be >= 0");
+  if (w.wakee_flips < 0) fail(where, "field \"wakee_flips\" must be >= 0");
+  if (j.contains("nr_idle_scan")) {
+    w.nr_idle_scan = get_int(j["nr_idle_scan"], "nr_idle_scan", where);
+    if (*w.nr_idle_scan < 0) fail(where, "field \"nr_idle_scan\" must be >= 0");
+  }
+}
+
+// The string fields: allowed (a CPU list), sched_features, llc_level.
+void read_strings(const json& j, const std::string& where, Scenario& s) {
+  WakeInput& w = s.wake;
+  if (j.contains("allowed")) {
+    if (!j["allowed"].is_string()) fail(where, "field \"allowed\" must be a CPU list string");
+    try {
+      w.allowed = parse_cpu_list(j["allowed"].get<std::string>());
+    } catch (const std::exception& e) {
+      fail(where, std::string("field \"allowed\": ") + e.what());
+    }
+    if (w.allowed.empty()) fail(where, "field \"allowed\" is empty");
+  }
+  if (j.contains("sched_features")) {
+    if (!j["sched_features"].is_string())
+      fail(where, "field \"sched_features\" must be a string such as \"NO_WA_IDLE,NO_SIS_UTIL\"");
+    w.features = parse_model_features(j["sched_features"].get<std::string>(),
+                                      "scenario " + where + ": field \"sched_features\"");
+  }
+  if (j.contains("llc_level")) {
+    if (!j["llc_level"].is_string()) fail(where, "field \"llc_level\" must be \"L3\" or \"L2\"");
+    try {
+      s.llc_level = parse_llc_level(j["llc_level"].get<std::string>());
+    } catch (const std::exception& e) {
+      fail(where, std::string("field \"llc_level\": ") + e.what());
+    }
+  }
+}
+
 }  // namespace
 
 Scenario parse_scenario(const json& j, const std::string& where) {
@@ -85,63 +142,16 @@ Scenario parse_scenario(const json& j, const std::string& where) {
   w.prev = get_int(j["prev"], "prev", where);
   if (w.waker < 0) fail(where, "field \"waker\" must be a CPU id");
   if (w.prev < 0) fail(where, "field \"prev\" must be a CPU id");
-  if (j.contains("sync")) w.sync = get_bool(j["sync"], "sync", where);
-  if (j.contains("current_cpu")) w.current_cpu = get_bool(j["current_cpu"], "current_cpu", where);
-  if (j.contains("reciprocal")) w.reciprocal = get_bool(j["reciprocal"], "reciprocal", where);
+  read_flags(j, where, w);
   // A strict pair wakes only each other: the waker's last wakee is this wakee exactly when the
   // wakee's last wakee is the waker (policy-model.md#simplifications item 5 applies record_wakee on
   // top).
   w.waker_last_wakee_is_wakee = w.reciprocal;
-  if (j.contains("nr_running")) {
-    w.nr_running = get_cpu_counts(j["nr_running"], "nr_running", where);
-  } else {
-    w.nr_running = {{w.waker, 1}};
-  }
-  if (j.contains("delayed")) w.delayed = get_cpu_counts(j["delayed"], "delayed", where);
+  read_counts(j, where, w);
   w.recent_used_cpu = j.contains("recent_used_cpu")
                           ? get_int(j["recent_used_cpu"], "recent_used_cpu", where)
                           : w.prev;
-  if (j.contains("allowed")) {
-    if (!j["allowed"].is_string()) fail(where, "field \"allowed\" must be a CPU list string");
-    try {
-      w.allowed = parse_cpu_list(j["allowed"].get<std::string>());
-    } catch (const std::exception& e) {
-      fail(where, std::string("field \"allowed\": ") + e.what());
-    }
-    if (w.allowed.empty()) fail(where, "field \"allowed\" is empty");
-  }
-  if (j.contains("waker_flips")) w.waker_flips = get_int(j["waker_flips"], "waker_flips", where);
-  if (j.contains("wakee_flips")) w.wakee_flips = get_int(j["wakee_flips"], "wakee_flips", where);
-  if (w.waker_flips < 0) fail(where, "field \"waker_flips\" must be >= 0");
-  if (w.wakee_flips < 0) fail(where, "field \"wakee_flips\" must be >= 0");
-  if (j.contains("has_idle_cores")) {
-    w.has_idle_cores = get_bool(j["has_idle_cores"], "has_idle_cores", where);
-  }
-  if (j.contains("nr_idle_scan")) {
-    w.nr_idle_scan = get_int(j["nr_idle_scan"], "nr_idle_scan", where);
-    if (*w.nr_idle_scan < 0) fail(where, "field \"nr_idle_scan\" must be >= 0");
-  }
-  if (j.contains("waker_kthread")) {
-    w.waker_kthread = get_bool(j["waker_kthread"], "waker_kthread", where);
-  }
-  if (j.contains("in_task")) w.in_task = get_bool(j["in_task"], "in_task", where);
-  if (j.contains("wakee_queued")) {
-    w.wakee_queued = get_bool(j["wakee_queued"], "wakee_queued", where);
-  }
-  if (j.contains("sched_features")) {
-    if (!j["sched_features"].is_string())
-      fail(where, "field \"sched_features\" must be a string such as \"NO_WA_IDLE,NO_SIS_UTIL\"");
-    w.features = parse_model_features(j["sched_features"].get<std::string>(),
-                                      "scenario " + where + ": field \"sched_features\"");
-  }
-  if (j.contains("llc_level")) {
-    if (!j["llc_level"].is_string()) fail(where, "field \"llc_level\" must be \"L3\" or \"L2\"");
-    try {
-      s.llc_level = parse_llc_level(j["llc_level"].get<std::string>());
-    } catch (const std::exception& e) {
-      fail(where, std::string("field \"llc_level\": ") + e.what());
-    }
-  }
+  read_strings(j, where, s);
   return s;
 }
 
