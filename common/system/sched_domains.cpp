@@ -96,6 +96,51 @@ std::vector<std::string> parse_sd_flags_text(std::string_view text) {
   return out;
 }
 
+namespace {
+
+// Why neither tree is there: debugfs unmounted or unreadable, sched/verbose off, or no debugfs.
+std::string no_domains_reason(const std::string& root, const fs::path& debugfs) {
+  const std::string verbose = "/sys/kernel/debug/sched/verbose";
+  std::error_code ec;
+  if (std::string reason = debugfs_unavailable_reason(root); !reason.empty()) return reason;
+  if (std::string why;
+      fs::exists(under_root(root, verbose), ec) && !read_debugfs_file(verbose, &why, root))
+    return why;
+  if (fs::is_directory(under_root(root, "/sys/kernel/debug/sched"), ec))
+    return debugfs.string() +
+           " absent: the tree exists only while "
+           "/sys/kernel/debug/sched/verbose is Y (echo Y > /sys/kernel/debug/sched/verbose)";
+  return "/sys/kernel/debug/sched absent: this kernel has no scheduler debugfs";
+}
+
+// One domainN directory: each file a field; a file that cannot be read or parsed says why.
+SchedDomainEntry read_domain_dir(int cpu, const fs::path& dom_dir,
+                                 const std::optional<SdFlagsTable>& table) {
+  SchedDomainEntry e;
+  e.cpu = cpu;
+  e.domain = *indexed_name(dom_dir.filename().string(), "domain");
+  std::error_code ec;
+  std::vector<fs::path> files;
+  for (const auto& f : fs::directory_iterator(dom_dir, ec)) files.push_back(f.path());
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    std::string why;
+    auto text = read_text_file(f.string(), &why);
+    if (!text) {
+      e.other[f.filename().string()] = "unavailable: " + why;
+      continue;
+    }
+    try {
+      set_domain_field(e, f.filename().string(), trim(*text), table, f.string());
+    } catch (const std::exception& ex) {
+      e.other[f.filename().string()] = std::string("unavailable: ") + ex.what();
+    }
+  }
+  return e;
+}
+
+}  // namespace
+
 std::optional<std::vector<SchedDomainEntry>> read_sched_domains(const std::vector<int>& cpus,
                                                                 std::string* why_not,
                                                                 const std::string& root) {
@@ -114,48 +159,13 @@ std::optional<std::vector<SchedDomainEntry>> read_sched_domains(const std::vecto
     if (auto release = read_text_file(under_root(root, "/proc/sys/kernel/osrelease"), &why))
       table = sd_flags_table_for_release(trim(*release));
   } else {
-    const std::string verbose = "/sys/kernel/debug/sched/verbose";
-    std::string reason = debugfs_unavailable_reason(root);
-    if (!reason.empty()) {
-      *why_not = reason;
-    } else if (std::string why; fs::exists(under_root(root, verbose), ec) &&
-                                !read_debugfs_file(verbose, &why, root)) {
-      *why_not = why;
-    } else if (fs::is_directory(under_root(root, "/sys/kernel/debug/sched"), ec)) {
-      *why_not = debugfs.string() +
-                 " absent: the tree exists only while "
-                 "/sys/kernel/debug/sched/verbose is Y (echo Y > /sys/kernel/debug/sched/verbose)";
-    } else {
-      *why_not = "/sys/kernel/debug/sched absent: this kernel has no scheduler debugfs";
-    }
+    *why_not = no_domains_reason(root, debugfs);
     return std::nullopt;
   }
   std::vector<SchedDomainEntry> out;
-  for (int cpu : cpus) {
-    const fs::path cpu_dir = base / ("cpu" + std::to_string(cpu));
-    for (const auto& dom_dir : indexed_children(cpu_dir, "domain")) {
-      SchedDomainEntry e;
-      e.cpu = cpu;
-      e.domain = *indexed_name(dom_dir.filename().string(), "domain");
-      std::vector<fs::path> files;
-      for (const auto& f : fs::directory_iterator(dom_dir, ec)) files.push_back(f.path());
-      std::sort(files.begin(), files.end());
-      for (const auto& f : files) {
-        std::string why;
-        auto text = read_text_file(f.string(), &why);
-        if (!text) {
-          e.other[f.filename().string()] = "unavailable: " + why;
-          continue;
-        }
-        try {
-          set_domain_field(e, f.filename().string(), trim(*text), table, f.string());
-        } catch (const std::exception& ex) {
-          e.other[f.filename().string()] = std::string("unavailable: ") + ex.what();
-        }
-      }
-      out.push_back(std::move(e));
-    }
-  }
+  for (int cpu : cpus)
+    for (const auto& dom_dir : indexed_children(base / ("cpu" + std::to_string(cpu)), "domain"))
+      out.push_back(read_domain_dir(cpu, dom_dir, table));
   if (out.empty()) {
     *why_not = base.string() + " lists no domains for CPUs of this run";
     return std::nullopt;
