@@ -22,9 +22,10 @@ mount -t devtmpfs devtmpfs /dev
 mkdir -p /dev/shm /tmp /run
 # Boost.Interprocess shared memory (processes mode) lives in /dev/shm.
 mount -t tmpfs tmpfs /dev/shm
-# /tmp/out holds what the guest ships, decision records too (60-150 MB a setting): tmpfs's
-# default is half the RAM, so most of it goes to /tmp here.
-mount -t tmpfs -o size=85% tmpfs /tmp
+# /tmp/out holds what the guest ships, decision records too (60-150 MB a setting), in tmpfs's
+# default half of the RAM: with 85% a guest whose records outgrew it had wakebench OOM-killed
+# instead of a full /tmp that says so (2026-12-04); the host gives such guests more RAM.
+mount -t tmpfs tmpfs /tmp
 # wakebench's settings journal (--ab, --trace-wakeups) lives in /run/wakebench.
 mount -t tmpfs tmpfs /run
 # Sched-domain names (SMT/MC/DIE/NUMA) are only in debugfs (kernel/sched/debug.c).

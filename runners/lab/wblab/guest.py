@@ -281,7 +281,7 @@ def transfer_problems(got, stopped):
         if rc:
             problems.append(f"guest step '{step}' exited {rc} (see {step}.err / run.log)")
     if b"No space left on device" in got["files"].get("run.log", b""):
-        problems.append("the guest's /tmp, which lives in its RAM, filled up: give it more "
+        problems.append("the guest's /tmp, half of its RAM, filled up: give it more "
                         "(--mem MiB)")
     return problems
 

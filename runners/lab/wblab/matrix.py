@@ -111,9 +111,9 @@ def parser():
                          "alternated (A, B, A, B ...), and judge A against B at the run level "
                          "with `wakebench compare A1..AK -- B1..BK` (default 1: no A/B verdict)")
     ap.add_argument("--mem", type=int, metavar="MIB",
-                    help="RAM of every guest (default 512 MiB, plus 128 MiB per result set when "
-                         "the guest records decisions: its /tmp holds them, about 550 bytes a "
-                         "wakeup on 16 CPUs, until it ends)")
+                    help="RAM of every guest (default 512 MiB, plus 512 MiB per result set when "
+                         "the guest records decisions: half of it is its /tmp, which holds them, "
+                         "about 550 bytes a wakeup on 16 CPUs, until it ends)")
     ap.add_argument("--no-trace", action="store_true",
                     help="do not record the wakeups (by default every guest runs `wakebench run "
                          "--trace-wakeups`, so a cell that falls short carries its wakeup paths "
@@ -283,10 +283,11 @@ def run_cell(args, preset, kernel, images, wakebench, config, guest, run_args, r
         log(f"{preset} x {kernel}: no kernel: {e}")
         return f"no kernel: {e}", []
     gated = kernel == GATED
-    # --trace-decisions: each setting's side file (about 60 MB for the searched cases; wakebench
-    # writes it as it goes) sits in the guest's /tmp until the guest ends: 128 MiB more per set.
+    # --trace-decisions: each setting's side file (60-150 MB for the lab's configs; wakebench
+    # writes it as it goes) sits in the guest's /tmp, half its RAM, until the guest ends: 512 MiB
+    # more per set (qemu touches guest RAM only as the guest uses it).
     sets = len(settings()) if gated else 1
-    mem = args.mem or (512 + 128 * sets if "--trace-decisions" in run_args else 512)
+    mem = args.mem or (512 + 512 * sets if "--trace-decisions" in run_args else 512)
     plan = GuestPlan(kernel=image, policy=pol, lab_kernel=info, wakebench=wakebench,
                      config=config, out=guest, mem=mem,
                      timeout=args.timeout * (len(settings()) if gated else 1),
