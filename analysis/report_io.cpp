@@ -35,6 +35,17 @@ namespace fs = std::filesystem;
   throw std::runtime_error("report: " + path.string() + ": " + why);
 }
 
+// `out` as a folder's own name: "" and names ending in "." or ".." are refused, a trailing slash
+// dropped.
+fs::path out_folder(const std::string& out) {
+  fs::path p = fs::path(out).lexically_normal();
+  if (!p.empty() && !p.has_filename()) p = p.parent_path();
+  const std::string name = p.filename().string();
+  if (name.empty() || name == "." || name == "..")
+    throw std::runtime_error("report: --out \"" + out + "\" names no folder of its own");
+  return p;
+}
+
 // `out` may be absent, an empty folder, or (with `replace`) a folder; nothing else.
 void check_out_dir(const fs::path& out, bool replace) {
   struct stat st {};
@@ -48,6 +59,18 @@ void check_out_dir(const fs::path& out, bool replace) {
     refuse(out, ec ? ec.message() : "is not empty (--replace replaces it whole)");
 }
 
+// What a report killed with SIGKILL left beside `out`: its staged folders, named for a process
+// that is gone.
+void remove_orphans(const fs::path& parent, const std::string& prefix) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(parent, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) != 0 || !e.is_directory(ec) || e.is_symlink(ec)) continue;
+    const pid_t pid = static_cast<pid_t>(std::atoi(name.c_str() + prefix.size()));
+    if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH) fs::remove_all(e.path(), ec);
+  }
+}
+
 // A new folder beside `out` that the report is built in, renamed to `out` when it is complete
 // (publish) and removed, with everything in it, when it is not: `out` is never half written.
 class Staging {
@@ -57,9 +80,10 @@ class Staging {
     std::error_code ec;
     fs::create_directories(parent, ec);
     if (ec) refuse(parent, "cannot create it: " + ec.message());
+    const std::string prefix = "." + out.filename().string() + ".wakebench-";
+    remove_orphans(parent, prefix);
     for (int n = 0; path_.empty(); ++n) {
-      const fs::path p = parent / ("." + out.filename().string() + ".wakebench-" +
-                                   std::to_string(::getpid()) + "-" + std::to_string(n));
+      const fs::path p = parent / (prefix + std::to_string(::getpid()) + "-" + std::to_string(n));
       if (::mkdir(p.c_str(), 0777) == 0)
         path_ = p;
       else if (errno != EEXIST || n >= 1000)
@@ -74,11 +98,16 @@ class Staging {
   }
   const fs::path& path() const { return path_; }
 
-  // The staged folder becomes `out`: by rename when `out` is absent or empty, else by exchange
-  // (the old folder then removed).
-  void publish() {
+  // The staged folder becomes `out`: by rename when `out` is absent or empty, else (`replace`
+  // only) by exchange, the old folder then removed. A folder that filled while the report was
+  // made is never replaced without `replace`: the report fails, nothing written.
+  void publish(bool replace) {
     if (::rename(path_.c_str(), out_.c_str()) == 0) return path_.clear();
     if (errno != ENOTEMPTY && errno != EEXIST) refuse(out_, std::strerror(errno));
+    if (!replace)
+      refuse(out_,
+             "was filled while the report was made (--replace replaces it whole): "
+             "nothing written");
     if (::renameat2(AT_FDCWD, path_.c_str(), AT_FDCWD, out_.c_str(), RENAME_EXCHANGE) != 0)
       refuse(out_, std::string("cannot replace it: ") + std::strerror(errno));
     // path_ now names the old folder: the destructor removes it.
@@ -190,14 +219,15 @@ std::optional<std::string> find_on_path(const std::string& name) {
 }
 
 ReportOutput write_report(const ResultSet& rs, const ReportOptions& options) {
-  check_out_dir(options.out_dir, options.replace);
+  const fs::path out = out_folder(options.out_dir);
+  check_out_dir(out, options.replace);
   ReportOutput result;
   result.gnuplot =
       !options.gnuplot.empty() ? options.gnuplot : find_on_path("gnuplot").value_or("");
   result.render_command = "cd " + options.out_dir + " && for f in *.gp; do gnuplot \"$f\"; done";
   const ReportFiles report = report_files(rs, result.gnuplot.empty() ? result.render_command : "");
   const SignalGuard signals;
-  Staging staging(options.out_dir);
+  Staging staging(out);
   for (const ReportFile& f : report.files) {
     write_in(staging.path(), f);
     result.files.push_back(f.name);
@@ -214,7 +244,7 @@ ReportOutput write_report(const ResultSet& rs, const ReportOptions& options) {
       }
     }
   }
-  staging.publish();
+  staging.publish(options.replace);
   return result;
 }
 

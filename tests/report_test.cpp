@@ -606,7 +606,8 @@ struct Ran {
 };
 Ran run_report(const fs::path& out, const std::vector<std::string>& extra, const std::string& path,
                const std::function<void(pid_t)>& meanwhile = {}) {
-  const fs::path err = out.string() + ".stderr";
+  const fs::path err =
+      fs::temp_directory_path() / ("wb-report-" + std::to_string(::getpid()) + ".stderr");
   std::vector<std::string> args = {WB_BINARY, "report", results_fixture("report-sample.json"),
                                    "--out", out.string()};
   args.insert(args.end(), extra.begin(), extra.end());
@@ -703,6 +704,49 @@ TEST_F(ReportDir, ASignalStopsGnuplotAndLeavesNothing) {
     EXPECT_TRUE(::kill(gnuplot, 0) != 0 && errno == ESRCH) << "gnuplot " << gnuplot << " alive";
     EXPECT_FALSE(fs::exists(out));
     EXPECT_EQ(staged_left(out), "");
+  }
+}
+
+// A folder that appears at --out and fills while gnuplot runs (another report, a user) is never
+// replaced without --replace: the report fails, the folder's files are untouched, nothing staged
+// is left. With --replace it is replaced whole.
+TEST_F(ReportDir, AFolderFilledWhileTheReportRunsIsKept) {
+  const fs::path out = dir_ / "report";
+  const std::string fill = "mkdir -p " + out.string() + "; echo precious > " + out.string() +
+                           "/precious.txt; printf '\\211PNG IEND\\256B`\\202' > \"$b.png\"; "
+                           "printf '<svg></svg>' > \"$b.svg\"";
+  const fs::path bin = fake_gnuplot(dir_ / "bin", fill);
+  const Ran kept = run_report(out, {}, bin.string() + ":/usr/bin:/bin");
+  EXPECT_EQ(exit_code(kept), 2) << kept.err;
+  EXPECT_NE(kept.err.find("was filled while the report was made"), std::string::npos) << kept.err;
+  EXPECT_EQ(slurp(out / "precious.txt"), "precious\n");
+  EXPECT_FALSE(fs::exists(out / "index.md"));
+  EXPECT_EQ(staged_left(out), "");
+  const Ran replaced = run_report(out, {"--replace"}, bin.string() + ":/usr/bin:/bin");
+  EXPECT_EQ(exit_code(replaced), 0) << replaced.err;
+  EXPECT_TRUE(fs::exists(out / "index.md"));
+  EXPECT_EQ(staged_left(out), "");
+}
+
+// --out with a trailing slash is the folder; "", "." and "/" (no folder of its own) are refused
+// before anything is rendered; a staged folder that a killed report left (its process gone) is
+// removed by the next.
+TEST_F(ReportDir, OutIsAFolderOfItsOwnAndOrphansAreCleared) {
+  const std::string no_gnuplot = "/nonexistent-wb-path";
+  const fs::path out = dir_ / "report";
+  fs::create_directories(dir_);
+  const fs::path orphan = dir_ / ".report.wakebench-999999999-0";
+  fs::create_directories(orphan);
+  const Ran slash = run_report(out.string() + "/", {}, no_gnuplot);
+  EXPECT_EQ(exit_code(slash), 0) << slash.err;
+  EXPECT_TRUE(fs::exists(out / "index.md"));
+  EXPECT_FALSE(fs::exists(orphan));
+  EXPECT_EQ(staged_left(out), "");
+  for (const std::string& bad : {"", ".", "/"}) {
+    SCOPED_TRACE(bad);
+    const Ran r = run_report(bad, {}, no_gnuplot);
+    EXPECT_EQ(exit_code(r), 2) << r.err;
+    EXPECT_NE(r.err.find("names no folder of its own"), std::string::npos) << r.err;
   }
 }
 
