@@ -12,6 +12,7 @@ namespace {
 
 void add_restore_command(CLI::App& app) {
   auto dir = std::make_shared<std::string>(kStateDir);
+  auto any_setting = std::make_shared<bool>(false);
   CLI::App* cmd = app.add_subcommand(
       "restore",
       "restore the settings (--ab) and tracefs instances (--trace-wakeups) that runs which ended "
@@ -19,8 +20,11 @@ void add_restore_command(CLI::App& app) {
           std::string(kStateDir) + " (a run does this first, too)");
   // Hidden (no group), for tests: the folder of the journals (README.md#ab-runs).
   cmd->add_option("--state-dir", *dir, "")->group("");
-  cmd->callback([dir] {
-    const Recovered r = recover_journals(*dir);
+  cmd->add_flag("--ab-any-setting", *any_setting,
+                "also restore settings that are not the scheduler's (a run's --ab-any-setting "
+                "changed them; without this flag they are left, and said)");
+  cmd->callback([dir, any_setting] {
+    const Recovered r = recover_journals(*dir, *any_setting);
     if (r.removed == 0 && r.kept == 0)
       std::fprintf(stderr, "wakebench: nothing to restore (no journal of an ended run in %s)\n",
                    dir->c_str());

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -193,6 +194,61 @@ TEST_F(Journal, ReadsWhatWasWholeAndKeepsWhatItCannotRestore) {
   EXPECT_NE(err.find("tracefs instance /etc removed: not a wakebench tracefs instance"),
             std::string::npos)
       << err;
+}
+
+// A setting the kernel refuses to write at all (here /proc/self/setgroups, which refuses every
+// write in the first user namespace with EPERM, behind the fake sysctl): the run is refused with
+// the kernel's reason and leaves no journal. Before, the write-back of the unchanged value failed
+// too and the journal stayed for every later run.
+TEST_F(Journal, ASettingTheKernelRefusesLeavesNoJournal) {
+  fs::remove(dir_ / "root/proc/sys/kernel/sched_fake");
+  fs::create_symlink("/proc/self/setgroups", dir_ / "root/proc/sys/kernel/sched_fake");
+  if (geteuid() != 0 || sysctl() != "allow\n") GTEST_SKIP() << "needs root and setgroups";
+  {
+    const wb::AbPlan refused = wb::parse_ab_plan({"sysctl:kernel.sched_fake=deny,deny"});
+    wb::RunJournal j(state_, root(), refused);
+    try {
+      wb::SettingsGuard g(refused, root(), &j);
+      FAIL() << "the kernel took the value";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("the kernel refuses deny (write "), std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_EQ(sysctl(), "allow\n");
+  EXPECT_TRUE(state_files().empty());
+}
+
+// A journal is input like any other: a setting that is not the scheduler's is left (and said)
+// unless restore is told --ab-any-setting; a value no run writes, a control character or a FIFO
+// named like a journal is refused, and nothing hangs or is written.
+TEST_F(Journal, ACraftedJournalIsNotTrusted) {
+  fs::create_directories(state_);
+  put("root/proc/sys/kernel/core_pattern", "core\n");
+  const std::string head =
+      "wakebench-journal 1\nboot " + boot_id() + "\npid 12\nroot " + root() + "\n";
+  put("state/a.journal", head + "change sysctl:kernel.core_pattern safe\n");
+  put("state/b.journal", head + "change sysctl:kernel.sched_fake |/tmp/x\n");
+  put("state/c.journal", "wakebench-journal 1\nboot " + boot_id() + "\npid 1\x1b[2J\n");
+  ASSERT_EQ(mkfifo((dir_ / "state/d.journal").c_str(), 0600), 0);
+  testing::internal::CaptureStderr();
+  const wb::Recovered r = wb::recover_journals(state_);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(r.kept, 3) << err;
+  EXPECT_EQ(slurp(dir_ / "root/proc/sys/kernel/core_pattern"), "core\n");
+  EXPECT_EQ(sysctl(), "7\n");
+  EXPECT_NE(err.find("sysctl:kernel.core_pattern to safe: not one of the scheduler's settings"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("refused: \"|/tmp/x\""), std::string::npos) << err;
+  EXPECT_NE(err.find("c.journal is unreadable (line 3"), std::string::npos) << err;
+  EXPECT_EQ(err.find('\x1b'), std::string::npos) << err;
+  EXPECT_NE(err.find("d.journal is not a regular file"), std::string::npos) << err;
+  testing::internal::CaptureStderr();
+  const wb::Recovered any = wb::recover_journals(state_, true);
+  testing::internal::GetCapturedStderr();
+  EXPECT_EQ(any.removed, 1);
+  EXPECT_EQ(slurp(dir_ / "root/proc/sys/kernel/core_pattern"), "safe\n");
 }
 
 // A state folder that cannot be made: one line naming it.

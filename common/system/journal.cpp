@@ -19,6 +19,7 @@
 #include "common/system/kernel_files.h"
 #include "common/system/settings.h"
 #include "common/system/tracefs.h"
+#include "common/util/input.h"
 #include "common/util/text.h"
 
 namespace wb {
@@ -52,6 +53,21 @@ int lock(int fd, int op) {
 pid_t holder_pid(std::string_view text) {
   int64_t pid = 0;
   return parse_int(trim(text), pid) && pid > 0 ? static_cast<pid_t>(pid) : 0;
+}
+
+// A lock file's text (its holder's pid), "" when it does not read as one.
+std::string lock_text(const std::string& path) {
+  try {
+    return read_input_file("lock", path);
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
+// `fd`, just opened, is a regular file (a FIFO, device or folder named like ours is not ours).
+bool regular(int fd) {
+  struct stat st {};
+  return ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 // flock(fd, LOCK_EX | LOCK_NB), retried for up to 2 s while the run `holder` that held it has
@@ -119,10 +135,10 @@ std::string lock_path(const std::string& dir, const std::string& key) {
 // with the pid the file names when a live run holds it. Throws std::runtime_error naming it.
 Fd take_lock(const std::string& path, std::string* holder) {
   for (;;) {
-    Fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+    Fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600));
     if (!fd) throw std::runtime_error(sys_error("lock " + path, errno));
-    std::string why;
-    const std::string text = read_text_file(path, &why).value_or("");
+    if (!regular(fd.get())) throw std::runtime_error("lock " + path + ": not a regular file");
+    const std::string text = lock_text(path);
     if (const int e = lock_unless_live(fd.get(), holder_pid(text))) {
       if (e != EWOULDBLOCK) throw std::runtime_error(sys_error("lock " + path, e));
       *holder = std::string(trim(text));
@@ -149,6 +165,7 @@ JournalText parse_journal(std::string_view text) {
   const auto end = text.rfind('\n');
   text = end == std::string_view::npos ? "" : text.substr(0, end + 1);  // a torn last line: out
   ktext::for_each_line(text, [&](std::string_view line, int number) {
+    check_text("line " + std::to_string(number), std::string(line));
     const auto sp = line.find(' ');
     const std::string_view word = line.substr(0, sp);
     const std::string rest(sp == std::string_view::npos ? "" : line.substr(sp + 1));
@@ -166,6 +183,8 @@ JournalText parse_journal(std::string_view text) {
                                std::string(line.substr(0, 40)) + "\"");
     }
   });
+  if (!j.pid.empty() && holder_pid(j.pid) == 0)
+    throw std::runtime_error("pid " + json_text(j.pid) + " is not a process id");
   return j;  // a torn header holds no change: its run changed nothing yet
 }
 
@@ -177,8 +196,11 @@ bool is_instance(const std::string& dir) {
          parse_int(std::string_view(dir).substr(slash + 11), pid) && pid > 0;
 }
 
-// Puts one change back: "" or why not.
-std::string undo(const std::string& key, const std::string& value, const std::string& root) {
+// Puts one change back: "" or why not. A journal is input like any other: its setting must be
+// one of the scheduler's (unless `any_setting`), its value one a run reads back, its root a
+// path; a knob that already holds the value (the kernel refused the change) is not written.
+std::string undo(const std::string& key, const std::string& value, const std::string& root,
+                 bool any_setting) {
   try {
     if (key.rfind(kTracefs, 0) == 0) {
       const std::string dir = key.substr(kTracefs.size());
@@ -186,7 +208,13 @@ std::string undo(const std::string& key, const std::string& value, const std::st
       const int e = remove_trace_instance(dir);
       return e == 0 || e == ENOENT ? "" : std::strerror(e);
     }
-    write_setting(setting_of_key(key), value, root);
+    const SettingSpec s = setting_of_key(key);
+    if (!any_setting && !is_scheduler_setting(s))
+      return "not one of the scheduler's settings (wakebench restore --ab-any-setting restores it)";
+    if (!restorable_token(s, value) || root.empty() || root[0] != '/')
+      return "refused: " + json_text(value) + " under root " + json_text(root) +
+             " is not what a run writes";
+    if (read_setting(s, root) != value) write_setting(s, value, root);
     return "";
   } catch (const std::exception& e) {
     return e.what();
@@ -200,13 +228,11 @@ std::string undone(const std::string& key, const std::string& value) {
   return key + " to " + value;
 }
 
-// The journal at `path` as read, or nullopt when it cannot be (said so).
+// The journal at `path` as read (a regular file only, never waited on, up to the input limit),
+// or nullopt when it cannot be (said so).
 std::optional<JournalText> read_journal(const std::string& path) {
-  std::string why;
-  const auto text = read_text_file(path, &why);
   try {
-    if (!text) throw std::runtime_error(why);
-    return parse_journal(*text);
+    return parse_journal(read_input_file("journal", path));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "wakebench: warning: journal %s is unreadable (%s): kept\n", path.c_str(),
                  e.what());
@@ -216,11 +242,11 @@ std::optional<JournalText> read_journal(const std::string& path) {
 
 // Undoes each change of the journal at `path` (open and locked as `fd`) not restored yet: returns
 // whether every one is, after saying what it restored and what it could not.
-bool restore_changes(int fd, const std::string& path, const JournalText& j) {
+bool restore_changes(int fd, const std::string& path, const JournalText& j, bool any_setting) {
   std::vector<std::string> done, failed;
   for (const auto& [key, value] : j.changes) {
     if (std::find(j.restored.begin(), j.restored.end(), key) != j.restored.end()) continue;
-    const std::string error = undo(key, value, j.root);
+    const std::string error = undo(key, value, j.root, any_setting);
     if (error.empty()) write_whole(fd, "restored " + key + "\n");
     (error.empty() ? done : failed)
         .push_back(undone(key, value) + (error.empty() ? "" : ": ") + error);
@@ -238,28 +264,35 @@ bool restore_changes(int fd, const std::string& path, const JournalText& j) {
 
 // Restores the journal at `path` when no live run holds it, and removes it once nothing in it is
 // left to restore (one of another boot at once: what it changed ended with that boot).
-void recover_one(const std::string& path, const std::string& this_boot, Recovered& count) {
-  Fd fd(::open(path.c_str(), O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW));
+void recover_one(const std::string& path, const std::string& this_boot, bool any_setting,
+                 Recovered& count) {
+  Fd fd(::open(path.c_str(), O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
   const std::string_view name = std::string_view(path).substr(path.rfind('-') + 1);
   const pid_t pid = holder_pid(name.substr(0, name.size() - kSuffix.size()));
+  if (fd && !regular(fd.get())) {
+    std::fprintf(stderr,
+                 "wakebench: warning: %s is not a regular file: not a journal, left alone\n",
+                 path.c_str());
+    return;
+  }
   if (!fd || lock_unless_live(fd.get(), pid) != 0 || !still_at(fd.get(), path)) return;
   const std::optional<JournalText> j = read_journal(path);
   const bool other_boot = j && !j->changes.empty() && j->boot != this_boot;
   if (other_boot)
     std::fprintf(stderr, "wakebench: removed journal %s of another boot (nothing to restore)\n",
                  path.c_str());
-  const bool all = j && (j->changes.empty() || other_boot || restore_changes(fd.get(), path, *j));
+  const bool all =
+      j && (j->changes.empty() || other_boot || restore_changes(fd.get(), path, *j, any_setting));
   ++(all ? count.removed : count.kept);
   if (all) ::unlink(path.c_str());
 }
 
 // Removes the lock file at `path` when no live run holds it (its run ended without removing it).
 void remove_stale_lock(const std::string& path) {
-  const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-  std::string why;
-  const pid_t pid = holder_pid(read_text_file(path, &why).value_or(""));
-  if (fd && lock_unless_live(fd.get(), pid) == 0 && still_at(fd.get(), path))
-    ::unlink(path.c_str());
+  const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  if (!fd || !regular(fd.get())) return;
+  const pid_t pid = holder_pid(lock_text(path));
+  if (lock_unless_live(fd.get(), pid) == 0 && still_at(fd.get(), path)) ::unlink(path.c_str());
 }
 
 // The names in `dir` that end in `suffix`, sorted.
@@ -278,10 +311,11 @@ std::vector<std::string> names_in(const std::string& dir, std::string_view suffi
 }
 
 // Each journal of `dir`, then each lock file no live run holds, under the folder's lock.
-Recovered recover_in(const std::string& dir) {
+Recovered recover_in(const std::string& dir, bool any_setting) {
   const std::string this_boot = boot_id();
   Recovered count;
-  for (const std::string& n : names_in(dir, kSuffix)) recover_one(dir + "/" + n, this_boot, count);
+  for (const std::string& n : names_in(dir, kSuffix))
+    recover_one(dir + "/" + n, this_boot, any_setting, count);
   for (const std::string& n : names_in(dir, ".lock")) remove_stale_lock(dir + "/" + n);
   return count;
 }
@@ -292,9 +326,9 @@ std::string tracefs_key(const std::string& instance_dir) {
   return std::string(kTracefs) + instance_dir;
 }
 
-Recovered recover_journals(const std::string& dir) {
+Recovered recover_journals(const std::string& dir, bool any_setting) {
   Recovered count;
-  if (const Fd folder = locked_folder(dir, false)) count = recover_in(dir);
+  if (const Fd folder = locked_folder(dir, false)) count = recover_in(dir, any_setting);
   remove_if_empty(dir);  // what ended runs left there is gone now
   return count;
 }
@@ -313,7 +347,7 @@ RunJournal::RunJournal(const std::string& dir, const std::string& root, const Ab
 void RunJournal::open(const std::string& root, const AbPlan& plan) {
   const Fd folder = locked_folder(dir_, true);
   lock_settings(plan);
-  recover_in(dir_);
+  recover_in(dir_, plan.any_setting);
   create(root);
 }
 

@@ -46,9 +46,12 @@ struct Recovered {
   int removed = 0, kept = 0;
 };
 // Restores every journal in `dir` that no live run holds (under the folder's lock) and says on
-// stderr what it restored or removed, or why it kept one. A folder that does not exist holds
-// none. Throws std::runtime_error when the folder exists but cannot be opened or locked.
-Recovered recover_journals(const std::string& dir);
+// stderr what it restored or removed, or why it kept one. A journal is read as any input: a
+// regular file, its settings the scheduler's (any setting with `any_setting`, as a run's
+// --ab-any-setting), its values those a run writes; a setting that already holds its value is
+// not written. A folder that does not exist holds none. Throws std::runtime_error when the folder
+// exists but cannot be opened or locked.
+Recovered recover_journals(const std::string& dir, bool any_setting = false);
 
 // One run's journal, created with the locks of the run's --ab settings (none without --ab).
 class RunJournal {

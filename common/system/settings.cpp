@@ -32,7 +32,8 @@ namespace fs = std::filesystem;
 
 bool made_of(const std::string& s, const char* extra) {
   for (char c : s)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && !std::strchr(extra, c)) return false;
+    if (!std::isalnum(static_cast<unsigned char>(c)) && (c == '\0' || !std::strchr(extra, c)))
+      return false;
   return !s.empty();
 }
 
@@ -99,11 +100,24 @@ SettingSpec kind_and_name(const std::string& text, std::size_t colon, std::size_
   return s;
 }
 
+}  // namespace
+
+bool is_scheduler_setting(const SettingSpec& s) {
+  return registry().scheduler_setting(kKinds[static_cast<int>(s.kind)], s.name);
+}
+
+bool restorable_token(const SettingSpec& s, const std::string& token) {
+  if (s.kind == SettingKind::kFeature) return token == s.name || token == "NO_" + s.name;
+  return normalized(token) == token && made_of(token, "._:=/+- ");
+}
+
+namespace {
+
 void check_scheduler_setting(const SettingSpec& s) {
-  const Registry& r = registry();
-  if (!r.scheduler_setting(kKinds[static_cast<int>(s.kind)], s.name))
+  if (!is_scheduler_setting(s))
     refuse(s.text, s.name + " is not one of the scheduler's settings (" +
-                       r.scheduler_settings_text() + "); --ab-any-setting switches any setting");
+                       registry().scheduler_settings_text() +
+                       "); --ab-any-setting switches any setting");
 }
 
 }  // namespace
@@ -151,6 +165,7 @@ AbPlan parse_ab_plan(const std::vector<std::string>& texts, bool any_setting) {
     plan.specs.push_back(std::move(s));
   }
   plan.settings = plan.specs.empty() ? 0 : static_cast<int>(plan.specs[0].values.size());
+  plan.any_setting = any_setting;
   return plan;
 }
 
@@ -289,8 +304,11 @@ void SettingsGuard::trial(std::size_t i) {
   }
 }
 
+// A knob the kernel refused to change still holds its value: nothing is written then (a write
+// the kernel refuses again would leave the journal's change unrestorable for ever).
 void SettingsGuard::write_back(std::size_t i) {
-  write_setting(plan_.specs[i], originals_[i], root_);
+  if (read_setting(plan_.specs[i], root_) != originals_[i])
+    write_setting(plan_.specs[i], originals_[i], root_);
   changed_[i] = false;
 }
 

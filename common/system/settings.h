@@ -40,12 +40,20 @@ SettingSpec parse_setting_spec(const std::string& text);
 // std::invalid_argument when it names none.
 SettingSpec setting_of_key(const std::string& key);
 
+// Whether `s` is one of the scheduler's own settings (registry/registry.json).
+bool is_scheduler_setting(const SettingSpec& s);
+// Whether `token` is a value a run may write back into the knob `s` names (a journal's, which is
+// input like any other): a feature's NAME or NO_NAME; else words of [A-Za-z0-9._:=/+-] joined
+// by single spaces, as read_setting reads a file.
+bool restorable_token(const SettingSpec& s, const std::string& token);
+
 // Per setting, each SPEC's key with what was read back (or its value as given).
 using SettingValues = std::vector<std::pair<std::string, std::string>>;
 
 struct AbPlan {
   std::vector<SettingSpec> specs;
   int settings = 0;                   // K
+  bool any_setting = false;           // --ab-any-setting: not only the scheduler's settings
   SettingValues values(int k) const;  // key -> value as given
   std::string label(int k) const;     // "TTWU_QUEUE=off,base_slice_ns=3000000"
 };

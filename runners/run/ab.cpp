@@ -14,7 +14,7 @@ std::string ab_root(const RunArgs& args) { return args.ab_root.empty() ? "/" : a
 std::unique_ptr<RunJournal> open_journal(const RunArgs& args, const AbPlan& ab) {
   if (ab.specs.empty() && !args.trace_wakeups && !args.trace_decisions) {
     try {
-      recover_journals(args.state_dir);
+      recover_journals(args.state_dir, args.ab_any_setting);
     } catch (const std::runtime_error&) {
       // A folder this user cannot open holds nothing this user's run could restore.
     }
