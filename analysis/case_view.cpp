@@ -2,14 +2,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <stdexcept>
 
 #include "common/schema/blocked.h"
+#include "common/schema/registry.h"
 #include "common/schema/result_set_doc.h"  // json_int_in
 #include "common/util/cpulist.h"
+#include "common/util/input.h"
 #include "common/util/text.h"
 
 namespace wb {
@@ -273,7 +276,12 @@ std::vector<int> ab_rounds(const json& reps) {
 // The case's "repetitions": each one's stats, its --ab round, its histogram and what it recorded.
 void read_repetitions(const json& reps, CaseView& c) {
   if (!reps.is_array()) throw std::invalid_argument("\"repetitions\" is not an array");
-  for (const json& r : reps) c.repetitions.push_back(stats_of(r));
+  for (std::size_t i = 0; i < reps.size(); ++i) {
+    if (reps[i].is_object() && reps[i].contains("median") && !reps[i]["median"].is_number())
+      throw std::invalid_argument("repetitions[" + std::to_string(i) + "].median is " +
+                                  reps[i]["median"].dump() + ", not a number");
+    c.repetitions.push_back(stats_of(reps[i]));
+  }
   for (std::size_t i = 0; c.ok() && i < c.repetitions.size(); ++i)
     check_positive("repetitions[" + std::to_string(i) + "].median", c.repetitions[i].get("median"));
   c.ab_round = ab_rounds(reps);
@@ -339,6 +347,9 @@ CaseView parse_case(std::size_t index, const json& j) {
   try {
     check_names(j);
     c.mechanism = j["mechanism"];
+    if (!registry().find_mechanism(c.mechanism))
+      throw std::invalid_argument("unknown mechanism " + json_text(c.mechanism) +
+                                  " (known: " + join(registry().mechanism_ids(), ", ") + ")");
     const auto mode = parse_mode(j["mode"].get<std::string>());
     if (!mode) throw std::invalid_argument("unknown mode " + j["mode"].dump());
     c.mode = *mode;
@@ -425,7 +436,14 @@ std::vector<CaseView> parse_cases(const json& cases) {
   if (!cases.is_array()) throw std::invalid_argument("missing \"cases\" array");
   std::vector<CaseView> out;
   out.reserve(cases.size());
-  for (std::size_t i = 0; i < cases.size(); ++i) out.push_back(parse_case(i, cases[i]));
+  std::map<std::string, std::size_t> first;  // each case's key, once: compare pairs by it
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    out.push_back(parse_case(i, cases[i]));
+    if (const auto [it, fresh] = first.emplace(out.back().key(), i); !fresh)
+      throw std::invalid_argument("cases[" + std::to_string(i) + "] (" + out.back().name +
+                                  ") repeats cases[" + std::to_string(it->second) +
+                                  "]: the same mechanism, mode, placement and params");
+  }
   return out;
 }
 

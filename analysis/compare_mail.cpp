@@ -22,14 +22,18 @@ constexpr std::size_t kMailWidth = 72;     // a reviewer's mail
 constexpr std::size_t kMinCaseWidth = 12;  // the case column never narrower: else refused
 constexpr std::size_t kValueGap = 2;       // spaces before a column's widest value
 
-// `text` wrapped to the mail's width; a word longer than a line is cut.
+// `text` wrapped to the mail's width; a word longer than a line is cut (in time linear in it).
 std::string mail_wrap(const std::string& text, const std::string& indent) {
   std::string out;
+  const std::string more = indent + "  ";
   std::istringstream lines(wrap(text, indent, kMailWidth));
   for (std::string l; std::getline(lines, l);) {
-    for (; l.size() > kMailWidth; l = indent + "  " + l.substr(kMailWidth))
-      out.append(l, 0, kMailWidth).push_back('\n');
-    out.append(l).push_back('\n');
+    std::size_t at = 0;
+    for (std::size_t room = kMailWidth; l.size() - at > room; room = kMailWidth - more.size()) {
+      out.append(at ? more : "").append(l, at, room).push_back('\n');
+      at += room;
+    }
+    out.append(at ? more : "").append(l, at).push_back('\n');
   }
   return out;
 }
@@ -227,7 +231,7 @@ std::string mechanism_table(const Comparison& cmp, const std::string& mechanism,
                             const std::vector<const CompareRow*>& rows) {
   const std::vector<MailRow> mrows = mail_rows(cmp, rows);
   const Layout l = layout_of(cmp, mrows);
-  std::string out = "\n" + mechanism + "\n" + header_rows(cmp, l);
+  std::string out = "\n" + mail_wrap(mechanism, "") + header_rows(cmp, l);
   for (const MailRow& r : mrows) out += figure_row(r, l);
   return out;
 }
@@ -376,17 +380,34 @@ std::string shell_word(const std::string& a) {
   return q + "'";
 }
 
-// The command lines of a side's runs (run.command), each once; empty when a run has none.
-std::vector<std::string> commands_of(const CompareSet& set) {
-  std::vector<std::string> out;
+// The command lines of a side's runs (run.command) as shell words, each once; empty when a run
+// has none.
+std::vector<std::vector<std::string>> commands_of(const CompareSet& set) {
+  std::vector<std::vector<std::string>> out;
   for (const RunOrigin& o : set.origins) {
     if (o.command.empty()) return {};
     std::vector<std::string> words;
     for (const std::string& a : o.command) words.push_back(shell_word(a));
-    const std::string line = join(words, " ");
-    if (std::find(out.begin(), out.end(), line) == out.end()) out.push_back(line);
+    if (std::find(out.begin(), out.end(), words) == out.end()) out.push_back(words);
   }
   return out;
+}
+
+// "  LABEL: " and a command that a shell reads back as it ran: its words wrapped at the mail's
+// width, each continued line ending in a backslash; a word longer than a line stays whole (the
+// command matters more than the width there).
+std::string command_lines(const std::string& label, const std::vector<std::string>& words) {
+  const std::string more = "    ";
+  std::string out, line = "  " + label + ":";
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (i > 0 && line.size() + 1 + words[i].size() + 2 > kMailWidth) {
+      out += line + " \\\n";
+      line = more + words[i];
+    } else {
+      line += " " + words[i];
+    }
+  }
+  return out + line + "\n";
 }
 
 // Each set's command lines where its runs recorded them, else what the set records of its run.
@@ -400,9 +421,9 @@ std::string origin_lines(const Comparison& cmp) {
   }
   std::string out = "\nmade by:\n";
   for (const CompareSet& s : cmp.sets) {
-    const std::vector<std::string> commands = commands_of(s);
+    const std::vector<std::vector<std::string>> commands = commands_of(s);
     if (commands.empty()) out += mail_wrap(origin_text(s) + " (no command line recorded)", "  ");
-    for (const std::string& c : commands) out += mail_wrap(s.label + ": " + c, "  ");
+    for (const std::vector<std::string>& c : commands) out += command_lines(s.label, c);
   }
   return out;
 }

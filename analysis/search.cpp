@@ -343,7 +343,17 @@ SearchResult search(const SchedTopology& sched, const SearchOptions& given,
   } else {
     const SymmetryRules rules{slow_switch_out_applies(opt.emulated, opt.work_ns)};
     const CandidateSpace space(sched);
-    const CandidateOrbits orbits(space, model_symmetries(sched, rules));
+    // Asked as (0, 0) while the shapes are found: a limit holds from the start.
+    const InTime in_time = [&] { return !control || control(0, 0); };
+    std::vector<CpuMap> symmetries;
+    try {
+      symmetries = model_symmetries(sched, rules, in_time);
+    } catch (const OutOfTime&) {
+      r.candidates = space.size();
+      r.cut = true;
+      return r;
+    }
+    const CandidateOrbits orbits(space, symmetries);
     r.candidates = space.size();
     const ShapeList list{orbits.count(), [&](std::size_t k) { return space.at(orbits.first(k)); },
                          [&](std::size_t k) { return orbits.first(k); },

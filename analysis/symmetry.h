@@ -6,6 +6,7 @@
 // the group they generate (analysis/search_orbits.h). Pure.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,10 +31,15 @@ CpuMap identity_map(const SchedTopology& sched);
 std::string symmetry_violation(const SchedTopology& sched, const CpuMap& m,
                                SymmetryRules rules = {});
 
+// Thrown when the caller's `in_time` says the time is up (wakebench search --max-seconds).
+struct OutOfTime {};
+using InTime = std::function<bool()>;
+
 // Generators of a group of such renamings, each checked by symmetry_violation(): per block (a
 // domain span, a core, a cluster) its least rotation that keeps the model, and swaps of blocks of
 // one size in id order. A subgroup of all the symmetries (fewer found: more orbits, same answer);
-// none with rules.ids_ordered.
-std::vector<CpuMap> model_symmetries(const SchedTopology& sched, SymmetryRules rules = {});
+// none with rules.ids_ordered. `in_time`, when given, is asked before each renaming is checked.
+std::vector<CpuMap> model_symmetries(const SchedTopology& sched, SymmetryRules rules = {},
+                                     const InTime& in_time = {});
 
 }  // namespace wb

@@ -12,7 +12,9 @@
 #include "analysis/compare.h"
 #include "analysis/noise.h"
 #include "analysis/resultset_io.h"
+#include "common/util/input.h"
 #include "common/util/output_file.h"
+#include "common/util/text.h"
 #include "runners/commands.h"
 
 namespace wb {
@@ -51,14 +53,31 @@ std::vector<std::string> expand_folder(const std::string& arg) {
   std::error_code ec;
   if (!std::filesystem::is_directory(arg, ec)) return {arg};
   std::vector<std::string> files;
-  for (const auto& e : std::filesystem::directory_iterator(arg, ec))
-    if (e.path().extension() == ".json" && e.is_regular_file(ec))
-      files.push_back(e.path().string());
+  for (const auto& e : std::filesystem::directory_iterator(arg, ec)) {
+    if (e.path().extension() != ".json") continue;
+    if (!e.is_regular_file(ec))
+      throw std::invalid_argument("compare: folder " + arg + ": " + e.path().filename().string() +
+                                  " is not a regular file (a result set is)");
+    files.push_back(e.path().string());
+  }
   if (ec) throw std::runtime_error("compare: folder " + arg + ": " + ec.message());
   if (files.empty())
     throw std::invalid_argument("compare: folder " + arg + " holds no result set (*.json)");
   std::sort(files.begin(), files.end());
   return files;
+}
+
+// One file on two sides compares a run with itself: refused (twice in one side, compare says so).
+void refuse_a_set_on_two_sides(const std::vector<CompareSide>& sides) {
+  for (std::size_t i = 0; i < sides.size(); ++i)
+    for (std::size_t j = i + 1; j < sides.size(); ++j)
+      for (const ResultSet* x : sides[i].runs)
+        for (const ResultSet* y : sides[j].runs)
+          if (std::error_code ec;
+              x->path == y->path || std::filesystem::equivalent(x->path, y->path, ec))
+            throw std::invalid_argument("compare: " + y->path + " is on side " +
+                                        std::to_string(i + 1) + " and side " +
+                                        std::to_string(j + 1) + ": a run compared with itself");
 }
 
 // Every side's runs, read; a side that is one folder is labelled with its name.
@@ -100,6 +119,47 @@ bool fails_on(const Comparison& cmp, const std::string& what) {
   return false;
 }
 
+// --fail-on vouches only for what was compared: the cases measured in the baseline that have no
+// verdict in some other set (failed, skipped or absent there), by key.
+std::vector<std::string> unjudged(const Comparison& cmp) {
+  std::vector<std::string> out;
+  for (const CompareRow& r : cmp.rows)
+    if (r.cells[0].value &&
+        std::any_of(r.cells.begin() + 1, r.cells.end(),
+                    [](const CompareCell& c) { return !c.decision.has_value(); }))
+      out.push_back(r.key);
+  return out;
+}
+
+bool some_verdict(const Comparison& cmp) {
+  return std::any_of(cmp.rows.begin(), cmp.rows.end(), [](const CompareRow& r) {
+    return std::any_of(r.cells.begin() + 1, r.cells.end(),
+                       [](const CompareCell& c) { return c.decision.has_value(); });
+  });
+}
+
+// The gate: exit 1 when a case has the verdict --fail-on names, and also (said on stderr) when
+// nothing was compared or a case measured in the baseline has no verdict: a kernel on which
+// nothing ran never passes.
+void gate(const Comparison& cmp, const std::string& fail_on) {
+  const std::vector<std::string> missing = unjudged(cmp);
+  if (!some_verdict(cmp)) {
+    std::fprintf(stderr,
+                 "wakebench: --fail-on %s: no case was compared (every case failed, "
+                 "skipped or missing on a side)\n",
+                 fail_on.c_str());
+    throw ExitCode{1};
+  }
+  if (!missing.empty()) {
+    std::fprintf(stderr,
+                 "wakebench: --fail-on %s: %zu case(s) measured in the baseline have no verdict "
+                 "(failed, skipped or missing in another set), the first: %s\n",
+                 fail_on.c_str(), missing.size(), json_text(missing.front()).c_str());
+    throw ExitCode{1};
+  }
+  if (fails_on(cmp, fail_on)) throw ExitCode{1};
+}
+
 void add_compare_command(CLI::App& app) {
   struct Args {
     std::vector<std::string> files;
@@ -139,11 +199,13 @@ void add_compare_command(CLI::App& app) {
   cmd->add_option("--margin", args->margin,
                   "SAME: the change's interval, widened by the A/A floor, lies within +-this "
                   "fraction (0.05 = 5%)")
+      ->check(finite_number)
       ->check(CLI::Range(0.001, 0.5))
       ->capture_default_str();
   cmd->add_option("--fail-on", args->fail_on,
                   "exit 1 when a case is: slower (DIFFERENT and worse), different (DIFFERENT), "
-                  "unknown (UNKNOWN) or not-same (anything but SAME)")
+                  "unknown (UNKNOWN) or not-same (anything but SAME); also when a case "
+                  "measured in the baseline has no verdict in another set")
       ->check(CLI::IsMember({"slower", "different", "unknown", "not-same"}));
   cmd->callback([args] {
     CompareOptions options;
@@ -153,14 +215,15 @@ void add_compare_command(CLI::App& app) {
     const CompareFormat format = parse_compare_format(args->format);
     LoadedSides loaded;
     load_sides(args->files, loaded);
-    const Comparison cmp = compare_sides(loaded.sides, options);
+    const Comparison cmp = compare_sides(loaded.sides, options);  // each side checked first
+    refuse_a_set_on_two_sides(loaded.sides);
     std::cout << format_comparison(cmp, format) << std::flush;
     // CSV has no place for notes; humans read them on stderr (text, markdown and json carry them).
     if (format == CompareFormat::kCsv) {
       for (const std::string& w : cmp.warnings)
         std::fprintf(stderr, "wakebench: note: %s\n", w.c_str());
     }
-    if (!args->fail_on.empty() && fails_on(cmp, args->fail_on)) throw ExitCode{1};
+    if (!args->fail_on.empty()) gate(cmp, args->fail_on);
   });
 }
 
@@ -173,13 +236,18 @@ void add_noise_command(CLI::App& app) {
       "machine): per case and metric, the largest change between any two; compare --noise FILE "
       "never calls a smaller change DIFFERENT");
   cmd->add_option("files", *files, "A.json B.json [C.json...]")->required()->expected(2, -1);
-  cmd->add_option("--out", *out, "the noise file to write")->required();
+  cmd->add_option("--out", *out, "the noise file to write (- : standard output)")->required();
   cmd->callback([files, out] {
-    check_output_writable("--out", *out);
+    const bool to_stdout = *out == "-";
+    if (!to_stdout) check_output_writable("--out", *out);
     for (const std::string& f : *files)
-      if (std::error_code ec; f == *out || std::filesystem::equivalent(f, *out, ec))
+      if (std::error_code ec; !to_stdout && (f == *out || std::filesystem::equivalent(f, *out, ec)))
         throw std::invalid_argument("--out " + *out + " is one of the A/A sets it reads");
     const NoiseFloor n = measure_noise(load_sets(*files));
+    if (to_stdout) {
+      std::printf("%s\n", nlohmann::ordered_json(noise_json(n)).dump(1).c_str());
+      return;
+    }
     write_json_atomic(*out, nlohmann::ordered_json(noise_json(n)));
     std::fprintf(stderr, "wakebench: A/A noise of %zu cases from %zu sets\n", n.floor_pct.size(),
                  files->size());

@@ -80,7 +80,9 @@ void add_replay_command(CLI::App& app) {
   cmd->add_option("--policy", args->policy,
                   "the policy whose model replays them (default: the lab kernel's a result set "
                   "names, else mainline)");
-  cmd->add_option("--first", args->first, "disagreements listed in full")->capture_default_str();
+  cmd->add_option("--first", args->first, "disagreements listed in full")
+      ->check(unsigned_integer)
+      ->capture_default_str();
   cmd->add_flag("--json", args->json, "JSON instead of text");
   cmd->callback([args] {
     const std::string text = read_input_file("replay", args->input);

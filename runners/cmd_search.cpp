@@ -154,10 +154,17 @@ void run_search(const SearchArgs& a) {
   if (a.per_pair < 1 || a.per_policy < 0 || a.max_cases < 1)
     throw std::invalid_argument(
         "search: --per-pair and --max-cases must be >= 1, --per-policy >= 0");
+  const SearchControl control = progress_and_limit(a.max_seconds);  // counts from here
   const SchedTopology sched = load_sched_topology("search", a.topology, a.llc_level);
   SearchOptions opt = options_of(a);
   if (!a.out.empty()) check_output_writable("search --out", a.out);
-  const SearchResult r = search(sched, opt, progress_and_limit(a.max_seconds));
+  const SearchResult r = search(sched, opt, control);
+  if (r.cut && r.simulated == 0) {
+    std::cout << "search on " << sched.topology().source() << ": --max-seconds "
+              << fmt("%g", a.max_seconds)
+              << " reached while finding the shapes, before any was simulated: no case\n";
+    throw ExitCode{1};
+  }
   std::cout << "search on " << sched.topology().source() << ": "
             << (r.cut ? "--max-seconds " + fmt("%g", a.max_seconds) + " reached: " : "")
             << render_search_text(r, opt);
@@ -193,7 +200,8 @@ void add_search_command(CLI::App& app) {
       ->check(CLI::Range(0LL, 100'000'000LL));
   cmd->add_option("--policies", a->policies,
                   "comma-separated policies to tell apart (default: those with a lab kernel: " +
-                      join(registry().kernel_policy_ids(), ",") + ")");
+                      join(registry().kernel_policy_ids(), ",") + ")")
+      ->check([](const std::string& t) { return t.empty() ? "an empty list of policies" : ""; });
   cmd->add_option("--mechanism", a->mechanism,
                   "the mechanism the cases run (its wake flags decide the model; default pipe)");
   cmd->add_option("--per-pair", a->per_pair, "cases wanted per pair of policies (default 2)");
@@ -203,6 +211,7 @@ void add_search_command(CLI::App& app) {
   cmd->add_option("--max-seconds", a->max_seconds,
                   "stop simulating after this many seconds and choose among the shapes simulated "
                   "so far; the output and the config's record say the search was cut")
+      ->check(finite_number)
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--exhaustive", a->exhaustive,
                 "simulate every candidate, not one per shape (the reference the shapes are "

@@ -29,6 +29,24 @@ namespace {
 namespace fs = std::filesystem;
 using wb::test::slurp;
 
+// A two-PU hwloc topology whose second PU is numbered 99999999 (its cpuset says 1).
+std::string far_pu_topology() {
+  const auto pu = [](const std::string& os, const std::string& set) {
+    return R"(<object type="PU" os_index=")" + os + R"(" cpuset=")" + set +
+           R"(" complete_cpuset=")" + set + R"(" nodeset="0x1" complete_nodeset="0x1"/>)";
+  };
+  const std::string sets = R"(cpuset="0x3" complete_cpuset="0x3" nodeset="0x1" )"
+                           R"(complete_nodeset="0x1")";
+  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topology SYSTEM "
+         "\"hwloc2.dtd\">\n<topology version=\"2.0\">\n"
+         R"(<object type="Machine" os_index="0" )" +
+         sets +
+         R"( allowed_cpuset="0x3" allowed_nodeset="0x1">)"
+         R"(<object type="NUMANode" os_index="0" )" +
+         sets + R"( local_memory="1073741824"/>)" + pu("0", "0x1") + pu("99999999", "0x2") +
+         "</object>\n</topology>\n";
+}
+
 struct Bad {
   std::string what;    // the row's name in a failure
   std::string args;    // wakebench's arguments; {dir} is the row's scratch folder
@@ -79,6 +97,7 @@ class BadInput : public ::testing::Test {
     put("far-cpu.json", R"({"waker": 0, "prev": 100})");
     put("bad-features.json", R"({"waker": 0, "prev": 1, "sched_features": "NO_PLACE_LAG"})");
     put("not-a-result-set.json", R"({"schema": "something-else", "cases": []})");
+    put("far-pu.xml", far_pu_topology());
     fs::create_directories(dir_ / "a-folder");
     write_result_sets();
   }
@@ -107,6 +126,19 @@ class BadInput : public ::testing::Test {
       d["cases"][1]["repetitions"][0]["blocked"]["waker"] = -1;
     });
     edited("zero-median.json", [](nlohmann::json& d) { d["cases"][1]["rtt_ns"]["median"] = 0; });
+    edited("unknown-mechanism.json", [](nlohmann::json& d) {
+      d["cases"][1]["mechanism"] = "pipez";
+      d["cases"][1]["name"] = "pipez/processes/llc";
+    });
+    edited("word-median.json",
+           [](nlohmann::json& d) { d["cases"][1]["repetitions"][0]["median"] = "fast"; });
+    edited("case-twice.json", [](nlohmann::json& d) { d["cases"].push_back(d["cases"][1]); });
+    // The same key twice in one object (nlohmann keeps the last): "schema" as text.
+    put("key-twice.json", [&] {
+      std::string text = base.dump();
+      text.insert(1, R"("schema_version": 99, )");
+      return text;
+    }());
     edited("negative-repetition.json",
            [](nlohmann::json& d) { d["cases"][1]["repetitions"][0]["median"] = -5; });
     edited("other-host.json",
@@ -302,6 +334,10 @@ TEST_F(BadInput, SearchOptions) {
       {"one policy", box + " --policies mainline",
        "search: give at least two policies to tell apart"},
       {"bad --llc-level", box + " --llc-level L4", "search --llc-level:"},
+      {"--max-seconds nan", box + " --max-seconds nan", "not a finite number"},
+      {"--policies empty", box + " --policies ''", "an empty list of policies"},
+      {"a PU past NR_CPUS", "search --topology {dir}/far-pu.xml",
+       "far-pu.xml: PU 99999999 is over the highest CPU id 8191"},
   };
   for (const Bad& b : rows) check(b, dir_ / "none");
   EXPECT_FALSE(fs::exists(dir_ / "cases.json"));
@@ -369,6 +405,15 @@ TEST_F(BadInput, ResultSets) {
        "cases[1] (pipe/processes/llc): rtt_ns.median is 0, not a positive number"},
       {"negative repetition median", dir_.string() + "/negative-repetition.json",
        "cases[1] (pipe/processes/llc): repetitions[0].median is -5, not a positive number"},
+      {"unknown mechanism", dir_.string() + "/unknown-mechanism.json",
+       "cases[1] (pipez/processes/llc): unknown mechanism \"pipez\" (known: pipe,"},
+      {"a word as a repetition median", dir_.string() + "/word-median.json",
+       "cases[1] (pipe/processes/llc): repetitions[0].median is \"fast\", not a number"},
+      {"a case twice", dir_.string() + "/case-twice.json",
+       "cases[8] (pipe/processes/llc) repeats cases[1]: the same mechanism, mode, placement and "
+       "params"},
+      {"a key twice", dir_.string() + "/key-twice.json",
+       "invalid JSON: the key \"schema_version\" twice in one object"},
   };
   for (const Set& s : sets) {
     const std::string where = "results " + s.path + ": ";
@@ -423,6 +468,9 @@ TEST_F(BadInput, NoiseSets) {
 TEST_F(BadInput, CompareSides) {
   const std::string base = fixture("base.json"), d = dir_.string();
   fs::create_directories(dir_ / "empty-folder");
+  fs::create_directories(dir_ / "fifo-folder");
+  fs::copy_file(base, dir_ / "fifo-folder/a.json");
+  ASSERT_EQ(mkfifo((dir_ / "fifo-folder/b.json").c_str(), 0600), 0);
   const std::vector<Bad> rows = {
       {"-- at the end", "compare " + base + " --", "compare: side 2 has no result set"},
       {"-- at the start", "compare -- " + base + " " + base, "compare: side 1 has no result set"},
@@ -439,8 +487,12 @@ TEST_F(BadInput, CompareSides) {
       {"a folder without sets", "compare {dir}/empty-folder " + base,
        "compare: folder {dir}/empty-folder holds no result set (*.json)"},
       {"a folder with another file", "compare {dir} " + base, "not a wakebench result set"},
+      {"one set on both sides", "compare " + base + " " + base,
+       "compare: " + base + " is on side 1 and side 2: a run compared with itself"},
+      {"a FIFO in a folder", "compare {dir}/fifo-folder " + base,
+       "compare: folder {dir}/fifo-folder: b.json is not a regular file"},
       {"more sets than a mail holds",
-       "compare " + base + " " + base + " " + base + " --format mail",
+       "compare " + base + " {dir}/rerun.json {dir}/one-repetition.json --format mail",
        "compare --format mail: 3 sets need "},
   };
   for (const Bad& b : rows) check(b, dir_ / "none");
@@ -557,8 +609,8 @@ TEST_F(BadInputKinds, OutOfMemory) {
         dir_ / "none");
 }
 
-// "-" reads stdin, a pipe or a file, for every input kind; a command that reads it twice (compare
-// - -, search hashing its topology) gets the same document.
+// "-" reads stdin, a pipe or a file, for every input kind; a command that reads it twice (search
+// hashing its topology) gets the same document. (compare - - is refused: one run on both sides.)
 TEST_F(BadInputKinds, StdinIsAnInput) {
   const std::string box = (wb::test::topologies_dir() / "model/box-a-80c-nosmt-1llc.xml").string();
   // search enumerates every experiment: 4 PUs take 0.1 s (release), box-c's 16 over 60 s under
@@ -571,7 +623,6 @@ TEST_F(BadInputKinds, StdinIsAnInput) {
   const std::vector<Use> uses = {
       {"cat " + fixture("report-sample.json") + " |", "predict --results -"},
       {"", "compare - " + good_ + " <" + good_},
-      {"", "compare - - <" + good_},
       {"cat " + box + " |", "topology --topology -"},
       {"", "search --topology - --out {dir}/cases.json <" + small_box},
       {"", "predict --topology " + box + " --scenario - <{dir}/scenario.json"},

@@ -340,6 +340,7 @@ TEST_F(RunCli, HangupKeepsTheRepetitionsACaseFinished) { interrupt_in_second_rep
 
 // Out of processes (RLIMIT_NPROC, which binds only an unprivileged user): a fork or a thread that
 // cannot start fails its own case with the cause, and the run goes on and writes its result set.
+// (Here both cases fail, so the run exits 1.)
 TEST_F(RunCli, AForkOrThreadShortageFailsOnlyItsCase) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to run wakebench as another user";
   // A clone under a private folder (mktemp -d, a 0700 home) keeps user nobody from the binary.
@@ -364,7 +365,12 @@ TEST_F(RunCli, AForkOrThreadShortageFailsOnlyItsCase) {
       });
   ASSERT_GT(pid, 0);
   const Cmd run = finish(pid);
-  ASSERT_EQ(run.status, 0) << run.err;
+  // Every case failed: the set is written with their causes, and the run says it measured
+  // nothing and exits 1 (it exited 0 before, as though it had measured).
+  ASSERT_EQ(run.status, 1) << run.err;
+  EXPECT_NE(run.err.find("wakebench: no case was measured (2 failed, 0 skipped)\n"),
+            std::string::npos)
+      << run.err;
   const auto rs = nlohmann::json::parse(slurp(out));
   ASSERT_EQ(rs["cases"].size(), 2u);
   for (const auto& c : rs["cases"]) {
@@ -464,6 +470,26 @@ TEST_F(RunCli, UntilDecidedRefusesABaselineItCannotCompareBeforeMeasuring) {
                          ": cannot be compared with this run: " + reason + "\n");
     EXPECT_FALSE(fs::exists(dir_ / "u.json"));
   }
+}
+
+// A baseline that shares no case with the run's plan is refused before the first case: one line,
+// no set. Before, the run measured every case, then said so at its first look and wrote nothing.
+TEST_F(RunCli, UntilDecidedRefusesADisjointBaselineBeforeMeasuring) {
+  const fs::path base = baseline();
+  const auto cfg = write("other.json", R"({"schema_version": 1, "name": "other",
+    "defaults": {"round_trips": 200, "warmup": 20, "repetitions": 2, "timeout_s": 30},
+    "cases": [{"mechanisms": ["eventfd"], "modes": ["threads"], "placements": ["same-cpu"]}]})");
+  const Cmd c = run("run --events none --looks 1 --config " + cfg.string() + " --until-decided " +
+                    base.string() + " --out " + (dir_ / "u.json").string());
+  EXPECT_EQ(c.status, 2);
+  EXPECT_EQ(c.err.rfind("wakebench: --until-decided " + base.string() +
+                            ": cannot be compared with this run: compare: this run shares no case "
+                            "with the baseline ",
+                        0),
+            0u)
+      << c.err;
+  EXPECT_EQ(std::count(c.err.begin(), c.err.end(), '\n'), 1) << c.err;
+  EXPECT_FALSE(fs::exists(dir_ / "u.json"));
 }
 
 // Out of descriptors (ulimit -n 8): a processes case whose second task cannot be watched

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
@@ -328,6 +329,42 @@ TEST_F(CompareCommand, FailOnSlowerExitsOneOnlyWhenACaseIsSlower) {
   EXPECT_EQ(run("compare " + a + " " + faster + " --fail-on different"), 1) << err();
   EXPECT_EQ(run("compare " + a + " " + slower), 0) << err();
   EXPECT_EQ(run("compare " + a + " " + slower + " --fail-on sometimes"), 2);
+}
+
+// A gate never passes a side on which nothing ran: with every case of NEW failed, skipped,
+// missing, or no case at all, --fail-on exits 1 and says why (it exited 0 with "0 DIFFERENT,
+// 0 SAME, 0 UNKNOWN"); without --fail-on the comparison is shown, exit 0. One case missing of
+// two is enough.
+TEST_F(CompareCommand, FailOnFailsWhenABaselineCaseHasNoVerdict) {
+  std::mt19937_64 rng(5);
+  const json base_case = case_doc("llc", around(rng, 10, 30000, 0.02));
+  json other = case_doc("same-cpu", around(rng, 10, 5000, 0.02));
+  const auto set_file = [&](const std::string& name, const json& cases) {
+    return write(name, {{"schema", "wakebench-results"}, {"schema_version", 3}, {"cases", cases}});
+  };
+  const std::string a = set_file("a.json", {base_case, other});
+  json failed = base_case, skipped = base_case;
+  for (json* c : {&failed, &skipped}) {
+    for (const char* k : {"rtt_ns", "repetitions", "marked_repetitions", "round_trips", "warmup"})
+      c->erase(k);
+    (*c)["status"] = c == &failed ? "failed" : "skipped";
+    (*c)["reason"] = "partner exited";
+  }
+  const std::map<std::string, std::string> sides = {
+      {set_file("failed.json", {failed, other}), "1 case(s) measured in the baseline"},
+      {set_file("skipped.json", {skipped, other}), "1 case(s) measured in the baseline"},
+      {set_file("missing.json", json::array({other})), "1 case(s) measured in the baseline"},
+      {set_file("empty.json", json::array()), "no case was compared"}};
+  for (const auto& [b, why] : sides) {
+    SCOPED_TRACE(b);
+    EXPECT_EQ(run("compare " + a + " " + b + " --fail-on not-same"), 1) << err();
+    EXPECT_NE(err().find("wakebench: --fail-on not-same: " + why), std::string::npos) << err();
+    EXPECT_EQ(run("compare " + a + " " + b), 0) << err();
+  }
+  EXPECT_EQ(run("compare " + a + " " + set_file("same.json", {base_case, other}) +
+                " --fail-on different"),
+            0)
+      << err();
 }
 
 // A real run against a baseline whose RTTs were divided by 100: the run is slower by far more than

@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "common/util/cpulist.h"
 #include "common/util/input.h"
 
 namespace wb {
@@ -157,6 +158,11 @@ std::vector<hwloc_obj_t> pus_by_os_index(hwloc_topology_t t, const std::string& 
   if (pus.empty()) throw std::runtime_error("topology " + source + ": no PUs");
   std::sort(pus.begin(), pus.end(),
             [](hwloc_obj_t a, hwloc_obj_t b) { return a->os_index < b->os_index; });
+  // Bounded as a config's CPU ids are: tables indexed by CPU id stay small.
+  if (pus.back()->os_index >= static_cast<unsigned>(kMaxCpus))
+    throw std::runtime_error("topology " + source + ": PU " + std::to_string(pus.back()->os_index) +
+                             " is over the highest CPU id " + std::to_string(kMaxCpus - 1) +
+                             " (the kernel's NR_CPUS limit is " + std::to_string(kMaxCpus) + ")");
   return pus;
 }
 

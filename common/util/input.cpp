@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <set>
 #include <stdexcept>
 
 #include "common/util/sys.h"
@@ -53,7 +54,9 @@ void wait_readable(int fd) {
 }
 
 // Everything `fd` holds up to its end, refused past the limit (a file that grows, /proc, stdin).
-std::string read_all(int fd, std::size_t expected, const std::string& where) {
+// Only stdin is waited for: a file whose read would block (tracefs' trace_pipe passes for a
+// regular file) is refused, never waited on.
+std::string read_all(int fd, std::size_t expected, const std::string& where, bool wait = false) {
   const std::size_t limit = max_input_bytes();
   std::string text;
   text.reserve(std::min(expected, limit));
@@ -62,6 +65,8 @@ std::string read_all(int fd, std::size_t expected, const std::string& where) {
     const ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0) {
       const int err = errno;
+      if (err == EAGAIN && !wait)
+        refuse_input(where, "its read would block (a pipe that passes for a file?): refused");
       if (err == EAGAIN)
         wait_readable(fd);
       else if (err != EINTR)
@@ -84,8 +89,8 @@ std::string read_stdin(const std::string& where) {
   if (fstat(STDIN_FILENO, &st) != 0)
     refuse_input(where, std::string("stdin: ") + std::strerror(errno));
   if (S_ISDIR(st.st_mode)) refuse_input(where, "stdin is a directory");
-  text =
-      read_all(STDIN_FILENO, S_ISREG(st.st_mode) ? static_cast<std::size_t>(st.st_size) : 0, where);
+  text = read_all(STDIN_FILENO, S_ISREG(st.st_mode) ? static_cast<std::size_t>(st.st_size) : 0,
+                  where, true);
   return *text;
 }
 
@@ -166,8 +171,21 @@ nlohmann::json parse_input_json(const std::string& text) {
     throw std::invalid_argument("invalid JSON at byte " + std::to_string(at) +
                                 ": nested deeper than " + std::to_string(kMaxInputDepth) +
                                 " levels");
+  // Each open object's keys so far: a key twice in one object is refused (nlohmann keeps the
+  // last, so a set could say one thing to a reader and another to a person).
+  std::vector<std::set<std::string>> keys;
+  const auto no_duplicate_keys = [&keys](int, nlohmann::json::parse_event_t event,
+                                         nlohmann::json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    if (event == Event::object_start) keys.emplace_back();
+    if (event == Event::object_end) keys.pop_back();
+    if (event == Event::key && !keys.back().insert(parsed.get<std::string>()).second)
+      throw std::invalid_argument("invalid JSON: the key " + json_text(parsed.get<std::string>()) +
+                                  " twice in one object");
+    return true;
+  };
   try {
-    return nlohmann::json::parse(text);
+    return nlohmann::json::parse(text, no_duplicate_keys);
   } catch (const nlohmann::json::exception& e) {
     throw std::invalid_argument(describe_json_error(e, text.size()));
   }

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <sstream>
@@ -26,6 +27,20 @@ bool parse_int(std::string_view s, int64_t& v) {
   if (ec != std::errc() || p != s.data() + s.size()) return false;
   v = out;
   return true;
+}
+
+std::string finite_number(const std::string& text) {
+  double v = 0;
+  const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  return !text.empty() && ec == std::errc() && p == text.data() + text.size() && std::isfinite(v)
+             ? ""
+             : "not a finite number";
+}
+
+std::string unsigned_integer(const std::string& text) {
+  return !text.empty() && text.find_first_not_of("0123456789") == std::string::npos
+             ? ""
+             : "not an unsigned integer";
 }
 
 std::string_view trim(std::string_view s) {

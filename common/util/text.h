@@ -16,6 +16,11 @@ std::string us_figure(double ns);
 // The whole of `s` as a decimal integer into `v`; false (v untouched) when `s` is empty or holds
 // anything else.
 bool parse_int(std::string_view s, int64_t& v);
+// Checks of a number given on a command line (CLI11 validators): "" when the text is acceptable,
+// else why not. CLI11's own ranges let NaN through (no comparison with it is false) and read "-1"
+// as a huge unsigned number.
+std::string finite_number(const std::string& text);
+std::string unsigned_integer(const std::string& text);
 // `s` without leading and trailing whitespace or NULs (some kernel files end in one).
 std::string_view trim(std::string_view s);
 // `text` as lines of at most `width` columns, each starting with `indent` (continuation lines

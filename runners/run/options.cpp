@@ -7,6 +7,7 @@
 #include "common/measure/perf.h"
 #include "common/schema/registry.h"
 #include "common/util/input.h"
+#include "common/util/text.h"
 
 namespace wb {
 namespace {
@@ -38,18 +39,6 @@ void refuse_extras(const std::vector<std::string>& extras) {
                                   " (run takes --benchmark_filter and --benchmark_repetitions)");
     throw std::invalid_argument("unknown option " + f + " (see wakebench run --help)");
   }
-}
-
-// CLI11 validators: "" when the text is acceptable, else why not.
-std::string finite_number(const std::string& text) {
-  double v = 0;
-  return CLI::detail::lexical_cast(text, v) && std::isfinite(v) ? "" : "not a finite number";
-}
-
-std::string unsigned_integer(const std::string& text) {
-  return !text.empty() && text.find_first_not_of("0123456789") == std::string::npos
-             ? ""
-             : "not an unsigned integer";
 }
 
 // What runs and how it is measured.

@@ -86,6 +86,9 @@ std::string Progress::case_done(const CaseRecord& r, const std::string& tag, dou
 }
 
 std::string search_progress_line(std::int64_t done, std::int64_t total, double elapsed_s) {
+  if (total == 0)
+    return printf_text("search: finding the shapes (the topology's symmetries), %s spent\n",
+                       fmt_duration(elapsed_s).c_str());
   return printf_text(
       "search: %lld/%lld shapes simulated, %s spent%s\n", static_cast<long long>(done),
       static_cast<long long>(total), fmt_duration(elapsed_s).c_str(),

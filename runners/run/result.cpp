@@ -77,6 +77,22 @@ void add_replays(ResultsPrediction& p, const ResultSet& rs, const std::string& s
   }
 }
 
+// A run in which no case was measured says so. When some failed it exits 1 (the set still written,
+// with each case's reason), so that a script never takes it for a measurement; when all were
+// skipped (this machine lacks what they need) that is its answer, exit 0.
+bool nothing_measured(const Measured& run) {
+  std::size_t failed = 0, skipped = 0;
+  for (const SetRun& set : run.sets)
+    for (const CaseState& cs : set.cases) {
+      if (cs.record.status == CaseStatus::kOk && !cs.record.repetitions.empty()) return false;
+      failed += cs.record.status == CaseStatus::kFailed;
+      skipped += cs.record.status == CaseStatus::kSkipped;
+    }
+  std::fprintf(stderr, "wakebench: no case was measured (%zu failed, %zu skipped)\n", failed,
+               skipped);
+  return failed > 0;
+}
+
 }  // namespace
 
 SetOut result_set(const RunPlan& plan, const Measured& run, size_t k,
@@ -126,7 +142,7 @@ int write_and_print(const RunPlan& plan, Measured& run) {
     std::fprintf(stderr, "wakebench: interrupted; the result set is marked incomplete\n");
     return 130;
   }
-  return 0;
+  return nothing_measured(run) ? 1 : 0;
 }
 
 }  // namespace wb

@@ -71,10 +71,23 @@ std::vector<size_t> take_look(Looks& ud, const SetRun& set, size_t look, double 
 
 }  // namespace
 
+// Every planned case as the set will name it, each marked skipped (nothing measured yet).
+ResultSet planned(const RunPlan& plan, const nlohmann::json& env, const SetRun& set) {
+  SetRun all;
+  all.cases = set.cases;
+  for (CaseState& cs : all.cases)
+    if (cs.record.status == CaseStatus::kOk) {
+      cs.record.status = CaseStatus::kSkipped;
+      cs.record.reason = "not run yet";
+    }
+  return typed_result_set(run_doc(plan, env, all), "this run");
+}
+
 void check_comparable(const RunPlan& plan, const nlohmann::json& env, const SetRun& set) {
   const ResultSet& base = plan.in.until->base;
   try {
     compare_result_sets({base, so_far(plan, env, set)}, CompareOptions{});
+    compare_result_sets({base, planned(plan, env, set)}, CompareOptions{});
   } catch (const std::exception& e) {
     throw std::invalid_argument("--until-decided " + base.path + ": cannot be compared with " +
                                 "this run: " + e.what());

@@ -13,8 +13,9 @@
 
 namespace wb {
 
-// Before the first case: the look compare takes, on this run with no case yet, so that a baseline
-// compare refuses (one from the topology lab, a noise floor that does not read) is one line.
+// Before the first case: the look compare takes, on this run with no case yet and on every planned
+// case, so that a baseline compare refuses (one from the topology lab, a noise floor that does not
+// read, one that shares no planned case) is one line and nothing is measured.
 void check_comparable(const RunPlan& plan, const nlohmann::json& env, const SetRun& set);
 
 // Runs the batches over run.sets[0] (each batch every active case's planned repetitions, the
