@@ -3,7 +3,6 @@
 every row answered as the table says, and a refusal is one line saying what and where."""
 import json
 import os
-import signal
 import subprocess
 import sys
 
@@ -16,15 +15,8 @@ ROWS = TABLE["rows"]
 
 
 @pytest.fixture(autouse=True)
-def no_hang():
-    """A read that blocks fails its test after 10 s instead of hanging the suite."""
-    def stuck(*_):
-        raise TimeoutError("the read blocked")
-    old = signal.signal(signal.SIGALRM, stuck)
-    signal.alarm(10)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, old)
+def every_test_without_hanging(no_hang):
+    """A read that blocks fails its test instead of hanging the suite (conftest.no_hang)."""
 
 
 def make(kind, tmp_path, monkeypatch):
