@@ -10,7 +10,11 @@ keeps, `median` and `p99` of the RTT in ns (printed in us), `tps` (higher is bet
                                       mean (CASE.median_us: 75.8) and, from 2 of them, their
                                       sample sd in percent of it (CASE.median_us_stddev%: 3.1)
 
-A set that is no readable result set is one line on stderr, exit status 2, nothing on stdout."""
+A set that is no readable result set is one line on stderr, exit status 2, nothing on stdout:
+the set is read by the input rules both readers hold (docs/result-set.md#input-rules), so its
+case names cannot hold the tab or the line break that would add a row to either engine's format,
+and each writer refuses such a field again before it writes."""
+import math
 import statistics
 import sys
 from dataclasses import dataclass
@@ -20,7 +24,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "runners" / "lab"))
 sys.dont_write_bytecode = True  # the engines run it in place: no __pycache__ in the tree
 
-from wblab import LabError, resultset  # noqa: E402  (found through the path above)
+from wblab import LabError, inputs, resultset  # noqa: E402  (found through the path above)
 
 LKP_METRICS = ("median", "p99", "tps")  # what the LKP program reports of every case
 
@@ -56,14 +60,25 @@ def case_samples(rs, metric):
 
 def number(v):
     """A value as both engines read it: fixed point, no exponent (LKP takes "1e+05" for 1)."""
+    if not math.isfinite(v):
+        raise LabError(f"{v} is not a finite number: it cannot be written")
     return f"{v:.4f}".rstrip("0").rstrip(".")
+
+
+def field(s):
+    """`s` as one field of a row: a name (inputs.is_safe_name) holds no tab, line break, space or
+    ": ", the separators of mmtests' table and LKP's `key: value` lines."""
+    if not inputs.is_safe_name(s):
+        raise LabError(f"{inputs.json_text(s)} cannot be written as a field of a row: "
+                       f"{inputs.name_fault(s)}")
+    return s
 
 
 def mmtests_lines(samples):
     """mmtests' parse-results format (ExtractShellpack.pm): METRIC, factor A (the case), factor B,
     the interval (the repetition), the value, extra; tab-separated. Its sub-heading reads
     METRIC-CASE."""
-    return [f"{s.metric}\t{s.case}\t_\t{i}\t{number(v)}\t_" for s in samples
+    return [f"{field(s.metric)}\t{field(s.case)}\t_\t{i}\t{number(v)}\t_" for s in samples
             for i, v in s.repetitions]
 
 
@@ -71,12 +86,13 @@ def lkp_lines(samples):
     """LKP's `key: value` stats (sbin/dump-stat prefixes the program's name)."""
     out = []
     for s in samples:
-        key = s.case + "." + (s.metric if s.metric == "tps" else f"{s.metric}_{unit(s.metric)}")
+        key = field(s.case + "." + (s.metric if s.metric == "tps" else
+                                    f"{s.metric}_{unit(s.metric)}"))
         values = [v for _, v in s.repetitions]
-        mean = statistics.fmean(values)
+        mean = math.fsum(v / len(values) for v in values)  # no sum beyond a double
         out.append(f"{key}: {number(mean)}")
         if len(values) >= 2 and mean > 0:
-            out.append(f"{key}_stddev%: {number(100 * statistics.stdev(values) / mean)}")
+            out.append(f"{key}_stddev%: {number(100 * (statistics.stdev(values) / mean))}")
     return out
 
 
@@ -100,6 +116,8 @@ def main(argv):
         return 2
     metric, path = (args[0], args[1]) if engine == "mmtests" else (None, args[0])
     try:
+        if metric is not None:
+            inputs.check_name("METRIC", metric)
         text = "".join(line + "\n" for line in lines(engine, metric, path))
     except LabError as e:
         print(f"wakebench {engine} parse: {e}", file=sys.stderr)

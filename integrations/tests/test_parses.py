@@ -4,8 +4,10 @@ base.json (hand-made, values chosen to be worked out by hand), marked repetition
 set that is no readable result set refused in one line with nothing on stdout. Also: the engines'
 configs and job name exactly wakebench's quick suite and seed configs."""
 import json
+import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,7 @@ REPO = INTEGRATIONS.parent
 RESULTS = REPO / "tests/fixtures/results"
 PARSE_RESULTS = INTEGRATIONS / "mmtests/shellpack/parse-results"
 LKP_PARSE = INTEGRATIONS / "lkp/wakebench/parse"
+sys.path.insert(0, str(INTEGRATIONS))
 
 # base.json's ok cases, in its order (pipe/processes/smt-sibling was skipped: no sub-heading).
 BASE_CASES = ["pipe/processes/same-cpu", "pipe/processes/llc", "pipe/processes/kernel",
@@ -139,3 +142,118 @@ def test_the_engines_run_the_quick_suite_and_every_seed_config():
     assert sorted(mmtests_configs) == sorted(wakebench_configs())
     job = (INTEGRATIONS / "lkp/jobs/wakebench.yaml").read_text()
     assert re.findall(r"^    - (\S+)$", job, re.M) == wakebench_configs()
+
+
+# --- the input rules (docs/result-set.md#input-rules): what no engine's parse may trust ---------
+
+ENGINES = ["mmtests", "lkp"]
+KEPT = {"mmtests": "wakebench.json", "lkp": "wakebench.output"}
+
+
+def placed(engine, tmp_path, place, alt=None, env=None):
+    """The engine's parse, as the engine runs it, on the file place(path) puts where the engine
+    keeps the set; at most 60 s (a parse that blocks fails)."""
+    if engine == "mmtests":
+        logs = tmp_path / "logs"
+        logs.mkdir(exist_ok=True)
+        place(logs / KEPT[engine])
+        cmd, stdin = [str(PARSE_RESULTS), str(logs)] + ([alt] if alt else []), None
+        env = dict(os.environ, **(env or {}))
+    else:
+        place(tmp_path / KEPT[engine])
+        (tmp_path / "wakebench").write_text("wakebench run ...\n")
+        cmd, stdin = [str(LKP_PARSE), str(tmp_path / "wakebench")], subprocess.DEVNULL
+        env = {"PATH": "/usr/bin:/bin", "RESULT_ROOT": str(tmp_path),
+               "PYTHONDONTWRITEBYTECODE": "1", **(env or {})}
+    return subprocess.run(cmd, stdin=stdin, capture_output=True, text=True, env=env, timeout=60)
+
+
+def edited(edit):
+    """A place function: base.json with `edit` applied to its document, written as text."""
+    def place(path):
+        doc = json.loads((RESULTS / "base.json").read_text())
+        text = edit(doc)
+        path.write_text(text if isinstance(text, str) else json.dumps(doc))
+    return place
+
+
+def refused_in_one_line(r, engine, why):
+    assert (r.returncode, r.stdout) == (2, ""), r.stdout[-300:]
+    assert re.fullmatch(f"wakebench {engine} parse: [^\n]*/{KEPT[engine]}: {why}[^\n]*\n",
+                        r.stderr), r.stderr[-300:]
+
+
+def median_text(word):
+    """base.json with its first repetition's median written as `word` (NaN, 1e999, ...)."""
+    return lambda doc: json.dumps(doc).replace('"median": 2290', f'"median": {word}', 1)
+
+
+@pytest.mark.parametrize("place, why", [
+    (os.mkfifo, r"not a readable result set \(is a FIFO, not a regular file\)"),
+    (lambda p: p.symlink_to("/dev/zero"),
+     r"not a readable result set \(is a character device, not a regular file\)"),
+    (lambda p: p.mkdir(), r"not a readable result set \(is a directory, not a regular file\)"),
+    (lambda p: p.write_text("[" * 100000 + "]" * 100000),
+     r"not a readable result set \(invalid JSON at byte 128: nested deeper than 128 levels\)"),
+    (edited(median_text("NaN")), r"not a readable result set \(invalid JSON: NaN is not"),
+    (edited(median_text("Infinity")), r"not a readable result set \(invalid JSON: Infinity"),
+    (edited(median_text("-Infinity")), r"not a readable result set \(invalid JSON: -Infinity"),
+    (edited(median_text("1e999")), r"not a readable result set \(invalid JSON: number overflow"),
+    (edited(median_text("1" + "0" * 400)), r"not a readable result set \(invalid JSON: number "),
+    (edited(median_text("2290, \"median\": 1")),
+     r'not a readable result set \(invalid JSON: duplicate key "median"\)'),
+    (edited(lambda d: d["cases"][0].update(name="pipe/processes/same-cpu\tinjected")),
+     r'cases\[0\].name "pipe/processes/same-cpu\\tinjected" has a character outside'),
+    (edited(lambda d: d["cases"][0].update(name="x\nevil.median_us: 999")),
+     r'cases\[0\].name "x\\nevil.median_us: 999" has a character outside'),
+    (edited(lambda d: d["cases"][0].update(reason="\x1b]0;owned\x07")),
+     r'cases\[0\].reason "\\u001b\]0;owned\\u0007" has a control character'),
+    (edited(lambda d: d["cases"][0]["repetitions"][0].update(median=0)),
+     r"cases\[0\].repetitions\[0\].median is 0, not a positive number"),
+], ids=["fifo", "dev-zero", "directory", "deep", "nan", "infinity", "-infinity", "1e999",
+        "huge-int", "duplicate-key", "tab-in-name", "newline-in-name", "escape-in-text",
+        "zero-median"])
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_set_against_the_input_rules_is_refused_in_one_line(tmp_path, engine, place, why):
+    refused_in_one_line(placed(engine, tmp_path, place), engine, why)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_set_over_the_size_limit_is_refused(tmp_path, engine):
+    pad = edited(lambda d: d.update(note=d.get("note", "") + " " * (1 << 20)))
+    r = placed(engine, tmp_path, pad, env={"WAKEBENCH_MAX_INPUT_MIB": "1"})
+    refused_in_one_line(r, engine, r"not a readable result set \(is \d+ bytes, larger than the "
+                        r"input limit of 1 MiB \(WAKEBENCH_MAX_INPUT_MIB raises it\)\)")
+    assert placed(engine, tmp_path, pad, env={"WAKEBENCH_MAX_INPUT_MIB": "2"}).returncode == 0
+
+
+def test_huge_finite_values_are_written_without_overflow(tmp_path):
+    # tps of 1.7e308 in every repetition: their sum overflows a double, their mean does not.
+    def huge(doc):
+        case = next(c for c in doc["cases"] if c["name"] == "binder-like/processes/llc/w2s4")
+        for rep in case["repetitions"]:
+            rep["tps"] = 1.7e308
+    r = placed("lkp", tmp_path, edited(huge))
+    assert (r.returncode, r.stderr) == (0, "")
+    stats = dict(line.split(": ") for line in r.stdout.splitlines())
+    key = "binder-like/processes/llc/w2s4.tps"
+    assert float(stats[key]) == 1.7e308 and stats[key + "_stddev%"] == "0"
+
+
+def test_a_metric_that_is_no_name_is_refused_before_the_set_is_read(tmp_path):
+    r = placed("mmtests", tmp_path, edited(lambda d: None), alt="p\t99")
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr == ('wakebench mmtests parse: METRIC "p\\t99" has a character outside '
+                        "[A-Za-z0-9._:,=/+-]\n")
+
+
+def test_the_writers_refuse_a_field_that_would_break_a_row():
+    import samples  # noqa: E402  (integrations/, on the path below)
+    for bad in ("a\tb", "a\nb", "a\rb", "a: b"):
+        s = samples.Samples(bad, "median", ((1, 2.5),))
+        with pytest.raises(samples.LabError, match="cannot be written"):
+            samples.mmtests_lines([s])
+        with pytest.raises(samples.LabError, match="cannot be written"):
+            samples.lkp_lines([s])
+    with pytest.raises(samples.LabError, match="not a finite number"):
+        samples.number(float("nan"))

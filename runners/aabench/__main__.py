@@ -29,6 +29,7 @@ import time
 
 from runners.aabench import core, runs, shifts
 from runners.aabench.core import InputError
+from wblab import inputs  # on the path core.py puts runners/lab on
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_SPEC_SYSCTL = "kernel.sched_rr_timeslice_ms"
@@ -90,11 +91,7 @@ class Bench:
             raise InputError(f"wakebench compare {a} {b}: {p.stderr.strip().splitlines()[-1:]}")
         with open(dest, "w") as f:
             f.write(p.stdout)
-        try:
-            doc = json.loads(p.stdout)
-        except ValueError:
-            raise InputError(f"{dest}: compare printed no JSON") from None
-        return core.check_compare(doc, dest)
+        return core.check_compare(inputs.parse_json(p.stdout, "compare output", dest), dest)
 
 
 def last_line(path):
@@ -149,7 +146,7 @@ def aa_same_note(pairs):
 def shifted_run(bench, a, tag, shift, extra=()):
     """The shifted copy of the suite (work_ns from the A set `a`) run into <tag>.json; returns
     (path, work {ident: work_ns})."""
-    a_doc = core.check_result_set(core.load_json(a, "A set"), a)
+    a_doc = core.load_set(a)
     work = shifts.work_plan(a_doc, (shift,))[shift]
     cfg = shifts.shift_config(core.load_json(bench.config, "config"), work,
                               f"shift{100 * shift:.0f}")
@@ -172,11 +169,11 @@ def mode_shift(bench, args):
         a = args.base if (args.base and r == 0) else bench.path(f"shift{r}-a.json")
         if a != args.base:
             bench.run(a)
-        a_doc = core.load_json(a, "A set")
+        a_doc = core.load_set(a)
         for s in shifts.SHIFTS:
             tag = f"shift{r}-x{100 * s:.0f}"
             b, work = shifted_run(bench, a, tag, s)
-            b_doc = core.load_json(b, "shifted set")
+            b_doc = core.load_set(b)
             relabelled = bench.path(f"{tag}-as-a.json")  # the shifted set labelled work 0
             save_json(relabelled, shifts.with_work(b_doc, {}))
             verdicts = core.case_verdicts(bench.compare(a, relabelled, f"{tag}-compare.json"))
@@ -217,7 +214,7 @@ def decided_cases(set_path, verdicts):
             times = core.look_times(f.read())
     except OSError:
         times = {}
-    doc = core.load_json(set_path, "result set")
+    doc = core.load_set(set_path)
     elapsed = doc["until_decided"].get("elapsed_s")
     out = []
     for name, v in verdicts.items():
@@ -256,7 +253,7 @@ def mode_until_decided(bench, args):
                   repetitions=args.base_repetitions)
         b = bench.path(f"ud{i}-aa.json")
         bench.run(b, [ud[0], a] + ud[2:])
-        b_doc = core.load_json(b, "result set")
+        b_doc = core.load_set(b)
         v = core.until_decided_verdicts(b_doc, b)
         aa_pairs.append(core.count(v))
         aa_cases = decided_cases(b, v)
@@ -264,8 +261,8 @@ def mode_until_decided(bench, args):
         times.append(f"A/A {i + 1}: {core.decide_times(aa_cases)}")
         warnings.append(core.counts_mismatch(b_doc, v))
         s, work = shifted_run(bench, a, f"ud{i}-x10", 0.10, ud)
-        s_doc = core.load_json(s, "result set")
-        recs = shifts.classify(core.load_json(a, "A set"), s_doc, 0.10, work)
+        s_doc = core.load_set(s)
+        recs = shifts.classify(core.load_set(a), s_doc, 0.10, work)
         records += recs
         counted = {r["ident"] for r in recs if r["cls"] == 0.10}
         sv = core.until_decided_verdicts(s_doc, s)
@@ -314,14 +311,14 @@ def run_trial(bench, t, n_runs):
             paths[stream].append(out)
             continue
         if cfg is None:
-            a_doc = core.check_result_set(core.load_json(paths["a"][0], "A set"), paths["a"][0])
+            a_doc = core.load_set(paths["a"][0])
             work = shifts.work_plan(a_doc, (runs.SHIFT,))[runs.SHIFT]
             cfg = bench.path(f"runs{t}-s-config.json")
             save_json(cfg, shifts.shift_config(core.load_json(bench.config, "config"), work,
                                                "shift10"))
         bench.run(out, config=cfg)
         relabelled = os.path.splitext(out)[0] + "-as-a.json"
-        save_json(relabelled, shifts.with_work(core.load_json(out, "shifted set"), {}))
+        save_json(relabelled, shifts.with_work(core.load_set(out), {}))
         paths["s"].append(relabelled)
     return paths, work
 
@@ -330,7 +327,7 @@ def mode_runs(bench, args):
     by_r = {r: {"aa": [], "shift": []} for r in range(1, args.runs + 1)}
     trials = [run_trial(bench, t, args.runs) for t in range(args.trials)]  # every run first
     for t, (paths, work) in enumerate(trials):
-        docs = {s: [core.load_json(p, "result set") for p in paths[s]] for s in runs.STREAMS}
+        docs = {s: [core.load_set(p) for p in paths[s]] for s in runs.STREAMS}
         for r in by_r:
             a, b, s = paths["a"][:r], paths["b"][:r], paths["s"][:r]
             aa = core.case_verdicts(bench.compare(a, b, f"runs{t}-r{r}-aa.json"))
@@ -348,7 +345,7 @@ MODES = {"aa": mode_aa, "shift": mode_shift, "until-decided": mode_until_decided
 
 
 def parse(argv):
-    ap = argparse.ArgumentParser(prog="python3 -m runners.aabench",
+    ap = inputs.ArgumentParser(prog="python3 -m runners.aabench",
                                  description=__doc__.split("\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog="\n".join(__doc__.split("\n")[2:]),
@@ -381,12 +378,27 @@ def parse(argv):
     args.run_args = run_args  # after --: extra arguments to every wakebench run
     if args.pairs is None:
         args.pairs = 1 if args.mode == "until-decided" else 10
-    if min(args.pairs, args.rounds, args.trials, args.runs) < 1 or args.calibration_pairs < 0:
-        ap.error("--pairs, --rounds, --trials and --runs must be >= 1, --calibration-pairs >= 0")
+    why = bad_numbers(args)
+    if why:
+        ap.error(why)  # one line, before any run: a run can take minutes
     if args.out is None:
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         args.out = os.path.join("results", f"power-{args.mode}-{stamp}")
     return args
+
+
+def bad_numbers(args):
+    """What is wrong with the numbers given, in a phrase, or "" (--looks and --budget as
+    `wakebench run --until-decided` takes them: runners/run/options.cpp)."""
+    if min(args.pairs, args.rounds, args.trials, args.runs) < 1 or args.calibration_pairs < 0:
+        return "--pairs, --rounds, --trials and --runs must be >= 1, --calibration-pairs >= 0"
+    if not 1 <= args.looks <= 100:
+        return f"--looks {args.looks}: not in [1, 100]"
+    if not 1 <= args.budget <= 1e6:  # NaN too
+        return f"--budget {args.budget}: not a number of seconds in [1, 1000000]"
+    if args.base_repetitions is not None and args.base_repetitions < 1:
+        return f"--base-repetitions {args.base_repetitions}: not a positive count"
+    return ""
 
 
 def main(argv=None):
@@ -395,7 +407,7 @@ def main(argv=None):
     try:
         core.load_json(args.config, "config")
         if args.base:
-            core.check_result_set(core.load_json(args.base, "A set"), args.base)
+            core.load_set(args.base)
         bench = Bench(args)
         floor = []
         if args.mode != "ab" and args.calibration_pairs > 0:

@@ -1,11 +1,18 @@
 """Pure functions of the A/A and power benchmark: counting compare's verdicts, the goals.
 
 Nothing here runs wakebench; aabench/__main__.py does, and tests/aa/test_aabench.py tests these.
-The shifts (work_ns, the measured shift, the class shares) are in aabench/shifts.py.
+The shifts (work_ns, the measured shift, the class shares) are in aabench/shifts.py. Files are read
+by the input rules (docs/result-set.md#input-rules: runners/lab/wblab/inputs.py) and result sets by
+the lab's reader (runners/lab/wblab/resultset.py), as integrations/samples.py reads them.
 """
 
-import json
+import os
 import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "lab"))
+from wblab import LabError, inputs, resultset  # noqa: E402  (found through the path above)
 
 VERDICTS = ("DIFFERENT", "SAME", "UNKNOWN")
 
@@ -18,28 +25,20 @@ MIN_SHIFT_DIFFERENT = 0.90  # --until-decided, 10 % shift: DIFFERENT (slower) in
 DECIDE_WITHIN_S = 300.0    # ... within this many seconds
 
 
-class InputError(Exception):
-    """Bad input (a missing file, another schema): main prints it as one line, exit 2."""
+# Bad input (a missing file, another schema): main prints it as one line, exit 2. The lab's one
+# error type, so that what its reader refuses is refused here alike.
+InputError = LabError
 
 
 def load_json(path, what="file"):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except OSError as e:
-        raise InputError(f"{path}: cannot read the {what}: {e.strerror}") from None
-    except ValueError as e:
-        raise InputError(f"{path}: not JSON ({e})") from None
+    """The JSON document in `path` (a config), by the input rules."""
+    return inputs.load_json(path, what)
 
 
-def check_result_set(doc, where="result set"):
-    """Raises InputError unless `doc` is a wakebench result set with cases."""
-    if not isinstance(doc, dict) or doc.get("schema") != "wakebench-results":
-        schema = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
-        raise InputError(f"{where}: not a wakebench result set (schema {schema!r})")
-    if not isinstance(doc.get("cases"), list):
-        raise InputError(f"{where}: no cases")
-    return doc
+def load_set(path):
+    """The document of the wakebench result set in `path`, read by the lab's reader: the input
+    rules, the schema and the C++ reader's names and text."""
+    return resultset.load(path).doc
 
 
 def check_compare(doc, where="compare output"):

@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, ROOT)
 
 from runners.aabench import core, shifts  # noqa: E402
 from runners.aabench.core import InputError  # noqa: E402
@@ -49,16 +50,24 @@ def test_compare_of_another_schema_is_one_line_error():
         core.case_verdicts({"schema": "wakebench-results", "cases": []})
 
 
-def test_result_set_check():
+def test_a_result_set_is_read_by_the_labs_reader(tmp_path):
+    base = os.path.join(ROOT, "tests/fixtures/results/base.json")
+    assert [c["name"] for c in core.load_set(base)["cases"]][0] == "pipe/processes/same-cpu"
+    (tmp_path / "a.json").write_text(json.dumps(compare_doc(["SAME"] * 8)))
     with pytest.raises(InputError, match="a.json: not a wakebench result set"):
-        core.check_result_set(compare_doc(["SAME"] * 8), "a.json")
-    assert core.check_result_set({"schema": "wakebench-results", "cases": []})
+        core.load_set(str(tmp_path / "a.json"))
+    doc = json.loads(open(base).read())
+    doc["cases"][0]["name"] = "pipe/processes/same-cpu\tinjected"
+    (tmp_path / "tab.json").write_text(json.dumps(doc))
+    with pytest.raises(InputError, match=r'tab.json: cases\[0\].name "pipe/processes/same-cpu\\t'):
+        core.load_set(str(tmp_path / "tab.json"))
 
 
 def test_missing_file_is_one_line_error(tmp_path):
     with pytest.raises(InputError) as e:
-        core.load_json(str(tmp_path / "nope.json"), "A set")
-    assert "nope.json: cannot read the A set" in str(e.value) and "\n" not in str(e.value)
+        core.load_json(str(tmp_path / "nope.json"), "config")
+    assert str(e.value) == (f"{tmp_path / 'nope.json'}: not a readable config (cannot open: No "
+                            "such file or directory)")
 
 
 def aa_pair(n_different):

@@ -3,6 +3,7 @@ every committed set reads, the refused ones are refused in one line naming the f
 check of the schema's subset is shown able to fail. tests/result_set_schema_test.cpp holds the
 C++ reader and writer to the same schema on the same files."""
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -13,10 +14,11 @@ from resultsets import document
 
 # The committed result sets: every file of these folders whose text names the schema. The ones in
 # REFUSED are there to be refused (a later version, a truncated file, an overflowing version, a
-# document nested deeper than the readers take); every other one must read (escape-in-model.json
-# too: only the C++ reader's rules of text refuse its control characters, which no schema says).
+# document nested deeper than the readers take, a CPU model with control characters: the input
+# rules both readers hold, docs/result-set.md#input-rules); every other one must read.
 FOLDERS = ("tests/fixtures", "tests/fuzz/corpus/resultset")
-REFUSED = {"schema-v5.json", "truncated.json", "number-overflow.json", "nested-129.json"}
+REFUSED = {"schema-v5.json", "truncated.json", "number-overflow.json", "nested-129.json",
+           "escape-in-model.json"}
 LAB_SET = json.loads((Path(__file__).parent / "fixtures/2llc-sync-pair.json").read_text())[
     "results"]
 
@@ -128,3 +130,47 @@ def test_prediction_cases_reads_version_4s_cases_and_older_mechanisms():
     assert resultset.prediction_cases(new) == [{"case": "a"}]
     assert resultset.prediction_cases(old) == [{"case": "b"}]
     assert resultset.prediction_cases(None) == []
+
+
+# The C++ reader's rules past the schema (docs/result-set.md#input-rules), each broken once: a
+# name outside [A-Za-z0-9._:,=/+-] where the C++ reader checks names, a control character in
+# free text, a median that is no positive number.
+AB = {"id": "i", "setting": 0, "settings": 2, "label": "X=on", "values": {"feature:X": "on"},
+      "order_seed": 7}
+
+
+@pytest.mark.parametrize("cases, top, message", [
+    ([{"name": "a b"}], {}, r'cases\[0\].name "a b" has a character outside'),
+    ([{"mechanism": "pipe/../x"}], {}, r'cases\[0\].mechanism "pipe/../x" has an empty, "." or'),
+    ([{"placement": "llc\n"}], {}, r'cases\[0\].placement "llc\\n" has a character outside'),
+    ([{"params": {"payload": "1;rm"}}], {}, r'cases\[0\].params.payload "1;rm" has a char'),
+    ([{"observed": {"histogram": {"l\tc": 1}}}], {},
+     r'cases\[0\].observed.histogram key "l\\tc" has a character outside'),
+    ([{"counters": {"waker": {"": 1.0}}}], {}, r'cases\[0\].counters.waker key "" is empty'),
+    ([{"repetitions": [{"ab": {"round": 1, "read_back": {"feature:X": "a'b"}}}]}],
+     {"ab": AB}, r'cases\[0\].repetitions\[0\].ab.read_back.feature:X "a\'b" has a character'),
+    ([], {"ab": dict(AB, values={"feature:X": "on off"})},
+     r'ab.values.feature:X "on off" has a character outside'),
+    ([], {"environment": {"hostname": "h`id`"}}, r'environment.hostname "h`id`" has a character'),
+    ([], {"predictions": {"cases": [{"case": "x", "models": {"my policy": {}}}]}},
+     r'predictions.cases\[0\].models key "my policy" has a character outside'),
+    ([{"reason": "no\x1b[2J"}], {}, r'cases\[0\].reason "no\\u001b\[2J" has a control char'),
+    ([], {"environment": {"cpu": {"model": "x\x85"}}},
+     r'environment.cpu.model "x\\u0085" has a control character'),
+    ([{"rtt_ns": {"median": -1}}], {}, r"cases\[0\].rtt_ns.median is -1, not a positive"),
+    ([{"repetitions": [{"median": 0}]}], {},
+     r"cases\[0\].repetitions\[0\].median is 0, not a positive number"),
+])
+def test_a_set_against_the_input_rules_is_refused_saying_where(cases, top, message):
+    with pytest.raises(LabError, match=f"^r.json: {message}[^\n]*$"):
+        resultset.parse(document(cases, **top), "r.json")
+
+
+def test_a_file_the_input_rules_refuse_is_refused_before_it_is_read(tmp_path, no_hang):
+    os.mkfifo(tmp_path / "fifo.json")
+    with pytest.raises(LabError, match=r"fifo.json: not a readable result set \(is a FIFO, "):
+        resultset.load(tmp_path / "fifo.json")
+    (tmp_path / "deep.json").write_text("[" * 5000 + "]" * 5000)
+    with pytest.raises(LabError, match=r"deep.json: not a readable result set \(invalid JSON at "
+                                       "byte 128: nested deeper than 128 levels\\)$"):
+        resultset.load(tmp_path / "deep.json")

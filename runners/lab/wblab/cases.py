@@ -4,12 +4,11 @@ records which file ran, its sha256, whether it is committed in git unchanged (an
 wakebench commit the guests ran, so a reader sees the cases were fixed before the guests ran."""
 import datetime
 import hashlib
-import json
 import subprocess
 import textwrap
 from pathlib import Path
 
-from . import REPO, LabError
+from . import REPO, LabError, inputs
 from .registry import BLOCKING_MECHANISMS
 
 
@@ -31,10 +30,7 @@ def parse_cases(values, presets):
 def check_config(path, what):
     """LabError in one line unless `path` is a wakebench run config with at least one
     kernel-placed case of a blocking mechanism (the only cases the matrix runs)."""
-    try:
-        doc = json.loads(Path(path).read_text())
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise LabError(f"{what}: not a readable JSON config ({e})") from None
+    doc = inputs.load_json(path, "JSON config", where=what)  # the input rules: one line
     entries = doc.get("cases") if isinstance(doc, dict) else None
     if not isinstance(entries, list) or not entries or \
             not all(isinstance(c, dict) for c in entries):

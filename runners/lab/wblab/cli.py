@@ -3,15 +3,15 @@ kernels (matrix.py); `wakebench-lab tables ...`: docs/lab-validation.md's headli
 the matrix files (doctables.py); `wakebench-lab renumber ...`: a config carried to a renumbered
 twin preset (renumber.py); `wakebench-lab twins ...`: where each policy put the wakee on two twins
 (twins.py); `wakebench-lab pmu SET EVENT`: the counter check of a work_ns sweep (pmu.py). See runners/lab/README.md."""
-import argparse
 import shutil
 import signal
 import sys
 from pathlib import Path
 
 from . import HERE, REPO, LabError, qemubin
-from .guest import GuestPlan, default_out, run_guest
+from .guest import GuestPlan, check_mem, default_out, run_guest
 from .initramfs import static_busybox
+from .inputs import ArgumentParser
 from .registry import FILE as REGISTRY_FILE
 from .kernel import KERNEL_POLICIES, cache_dir, find_guest_wakebench, find_kernel, \
     find_wakebench, resolve_kernel
@@ -21,7 +21,7 @@ from .topology import topology_args
 
 
 def parser():
-    ap = argparse.ArgumentParser(
+    ap = ArgumentParser(
         prog="wakebench-lab",
         description="Run wakebench in a qemu guest (TCG, or KVM with --accel kvm) with a chosen "
                     "CPU topology and kernel, "
@@ -131,6 +131,7 @@ def main_one(argv):
     accel_args(args.accel, args.tcg_thread)  # --tcg-thread with kvm: one line, before anything
     if args.icount is not None and (args.accel != "tcg" or not 0 <= args.icount <= 10):
         raise LabError("--icount SHIFT: TCG only, SHIFT from 0 to 10")
+    check_mem(args.mem)
     if args.check:
         return check_prerequisites(args)
     if args.accel == "kvm":

@@ -6,6 +6,8 @@ sets with `wakebench-lab matrix --no-run`:
   same cells (e.g. two models), the cells both judged."""
 import argparse
 
+from . import inputs
+
 WORDS = ("MATCH", "EXPLAINED", "MISS")
 
 
@@ -67,13 +69,17 @@ def verdicts_table(before, after):
 
 def read(spec):
     path, _, label = spec.partition(":")
-    with open(path) as f:
-        return f.read(), label or None
+    data = inputs.read_bytes(path, "matrix file")
+    try:
+        return data.decode(), label or None
+    except UnicodeDecodeError as e:
+        raise inputs.InputError(f"{path}: not a readable matrix file (not UTF-8 at byte "
+                                f"{e.start})") from None
 
 
 def main(argv):
-    ap = argparse.ArgumentParser(prog="wakebench-lab tables", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = inputs.ArgumentParser(prog="wakebench-lab tables", description=__doc__,
+                               formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="table", required=True)
     sub.add_parser("replay").add_argument("files", nargs="+", metavar="FILE[:LABEL]")
     v = sub.add_parser("verdicts")

@@ -47,6 +47,15 @@ class GuestPlan:
         return qemubin.choose(arch["qemu"], seabios, self.qemu_needs, arch["package"])
 
 
+MIN_MEM_MIB = 256  # the least RAM a guest boots and runs wakebench in
+
+
+def check_mem(mib):
+    """LabError in one line, before anything runs, unless a guest can have `mib` MiB of RAM."""
+    if mib < MIN_MEM_MIB:
+        raise LabError(f"--mem: {mib} MiB is less than a guest needs ({MIN_MEM_MIB})")
+
+
 def default_out(name, policy):
     return RESULTS / "lab" / f"{name}-{policy}-{datetime.datetime.now():%Y%m%d-%H%M%S}"
 

@@ -5,13 +5,12 @@ bzImage's path and leaves meta.json beside it; a cached image costs nothing). `-
 an image; a meta.json beside it says its policy. Without either, the newest /boot/vmlinuz-* or the
 Debian image runners/lab/fetch-kernel.sh cached, held to the mainline model."""
 import glob
-import json
 import os
 import re
 import subprocess
 from pathlib import Path
 
-from . import CHECKOUT, HERE, INSTALLED_WAKEBENCH, REPO, LabError
+from . import CHECKOUT, HERE, INSTALLED_WAKEBENCH, REPO, LabError, inputs
 from .initramfs import elf_arch
 from .registry import ARCHITECTURES, KERNELS, host_arch
 
@@ -112,10 +111,7 @@ def read_meta(image):
     path = Path(image).parent / "meta.json"
     if not path.is_file():
         return None
-    try:
-        meta = json.loads(path.read_text())
-    except (OSError, ValueError) as e:
-        raise LabError(f"{path}: {e}") from None
+    meta = inputs.load_json(path, "kernel's meta.json")
     if not isinstance(meta, dict) or not isinstance(meta.get("policy"), str):
         raise LabError(f"{path}: not an object with a \"policy\" string")
     return meta

@@ -6,7 +6,6 @@ their agreement is recomputed with the current wakebench, so a model fix re-rend
 without booting anything. With --runs K, two kernels' guests alternate on each preset (K runs
 each) and `wakebench compare` judges them at the run level (matrix_runs.py). Progress goes to
 stderr with an ETA (progress.py); each guest's own lines go to its folder's lab.log."""
-import argparse
 import contextlib
 import datetime
 import json
@@ -16,7 +15,8 @@ from . import RESULTS, LabError, log, write_atomic
 from . import qemu
 from .cases import parse_cases
 from .fidelity import GATED, ab_args, cell_name, settings
-from .guest import GuestPlan, run_guest
+from .guest import GuestPlan, check_mem, run_guest
+from .inputs import ArgumentParser
 from .kernel import KERNEL_POLICIES, find_guest_wakebench, find_wakebench, resolve_kernel
 from .matrix_cells import Cell, Matrix
 from .matrix_collect import aa_observed, case_record, cases_ran, collect, collect_gated, \
@@ -65,7 +65,7 @@ def update_doc(doc, table, arch="x86_64"):
 
 
 def parser():
-    ap = argparse.ArgumentParser(prog="wakebench-lab matrix", description=__doc__)
+    ap = ArgumentParser(prog="wakebench-lab matrix", description=__doc__)
     ap.add_argument("--arch", choices=list(qemu.ARCHES), default="x86_64",
                     help="the guests' architecture: the default presets are its own (default "
                          "x86_64)")
@@ -137,8 +137,8 @@ def checked(args):
     images = parse_images(args.image)
     configs = parse_cases(args.cases, presets)
     aa = {p: aa_observed(args.aa, p, configs[p]) for p in presets} if args.aa else {}
-    if args.mem is not None and args.mem < 256:
-        raise LabError(f"--mem: {args.mem} MiB is less than a guest needs (256)")
+    if args.mem is not None:
+        check_mem(args.mem)
     if args.repetitions < 1:
         raise LabError(f"--repetitions: {args.repetitions} is not a positive count")
     check_runs(args.runs, kernels)

@@ -3,7 +3,7 @@ same number per ns of work at every step of a work_ns sweep (the loop runs work_
 calibrated once per run, so per ns is per iteration up to that rate). `wakebench-lab pmu SET
 EVENT` prints each side's growth per step and the verdict; an event that is not instructions
 (TCG's cycles, virtual time) grows otherwise and fails."""
-from . import LabError
+from . import LabError, inputs
 from .resultset import load
 
 # The largest spread of the growth per ns over the steps, relative to its mean, that still counts
@@ -48,9 +48,11 @@ def judge(points, tolerance=TOLERANCE):
 
 
 def main(argv):
-    if len(argv) != 2:
-        raise LabError("usage: wakebench-lab pmu RESULTS.json EVENT")
-    results, event = load(argv[0]), argv[1]
+    ap = inputs.ArgumentParser(prog="wakebench-lab pmu", description=__doc__)
+    ap.add_argument("results", metavar="RESULTS.json", help="a work_ns sweep's result set")
+    ap.add_argument("event", metavar="EVENT", help="the counter held to the work")
+    args = ap.parse_args(argv)
+    results, event = load(args.results), args.event
     ok = True
     for side in ("waker", "wakee"):
         points = sweep(results, event, side)

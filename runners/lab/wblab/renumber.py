@@ -5,7 +5,7 @@ import json
 import re
 from pathlib import Path
 
-from . import LabError, write_atomic
+from . import LabError, inputs, write_atomic
 from .cpulist import format_cpu_list, parse_cpu_list
 from .qemu import PRESETS, expected_topology
 
@@ -65,15 +65,14 @@ def renumber_config(doc, mapping, note):
 
 
 def main(argv):
-    if len(argv) != 4:
-        raise LabError("usage: wakebench-lab renumber FROM-PRESET TO-PRESET IN.json OUT.json")
-    src, dst, inp, outp = argv
+    ap = inputs.ArgumentParser(prog="wakebench-lab renumber", description=__doc__)
+    for dest, metavar in (("src", "FROM-PRESET"), ("dst", "TO-PRESET"), ("inp", "IN.json"),
+                          ("outp", "OUT.json")):
+        ap.add_argument(dest, metavar=metavar)
+    args = ap.parse_args(argv)
+    src, dst, inp, outp = args.src, args.dst, args.inp, args.outp
     mapping = twin_mapping(src, dst)
-    try:
-        with open(inp) as f:
-            doc = json.load(f)
-    except (OSError, ValueError) as e:
-        raise LabError(f"{inp}: {e}") from None
+    doc = inputs.load_json(inp, "config")
     note = (f"Mapped from {src}'s CPU ids to {dst}'s by `wakebench-lab renumber` "
             f"({', '.join(f'{a}->{b}' for a, b in sorted(mapping.items()))}).")
     write_atomic(Path(outp), json.dumps(renumber_config(doc, mapping, note), indent=2) + "\n")

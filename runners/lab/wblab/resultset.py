@@ -7,7 +7,7 @@ as read, which the lab labels (guest.label_results) before it writes the set aga
 import json
 from dataclasses import dataclass, field
 
-from . import REPO, LabError
+from . import REPO, LabError, inputs
 
 SCHEMA = json.loads((REPO / "docs" / "result-set.schema.json").read_text())
 NAME = SCHEMA["properties"]["schema"]["enum"][0]  # "wakebench-results"
@@ -125,26 +125,106 @@ def violation_in_object(v, schema, at):
 
 
 def load(path):
-    """The result set in file `path`."""
-    try:
-        text = open(path, "rb").read()
-    except OSError as e:
-        raise LabError(f"{path}: not a readable result set ({e.strerror})") from None
-    return parse(text, str(path))
+    """The result set in file `path` (stdin when "-"), read by the input rules (inputs.py)."""
+    return parse(inputs.read_bytes(path, "result set"), str(path))
 
 
 def parse(data, where):
     """The result set in `data` (the file's bytes or text, or the document already parsed);
-    `where` names it in errors."""
-    try:
-        doc = json.loads(data) if isinstance(data, (bytes, str)) else data
-    except (UnicodeDecodeError, ValueError) as e:
-        raise LabError(f"{where}: not a readable result set (invalid JSON: {e})") from None
+    `where` names it in errors. Past the schema, a set holds to the C++ reader's rules: names
+    made of [A-Za-z0-9._:,=/+-], free text without control characters, positive medians."""
+    doc = inputs.parse_json(data, "result set", where) if isinstance(data, (bytes, str)) \
+        else data
     check_header(doc, where)
     why = violation(doc, SCHEMA)
     if why:
         raise LabError(f"{where}: {why}")
+    try:
+        for at, name in names(doc):
+            inputs.check_name(at, name)
+        inputs.check_texts(doc, skip=("topology.xml",))  # a document for hwloc only
+        check_medians(doc["cases"])
+    except LabError as e:
+        raise LabError(f"{where}: {e}") from None
     return typed(doc, where)
+
+
+def keyed(at, obj, values=True):
+    """(place, name) of each key of `obj` (a dict, else nothing), and of each string value."""
+    for k, v in (obj.items() if isinstance(obj, dict) else ()):
+        yield f"{at} key", k
+        if values and isinstance(v, str):
+            yield f"{at}.{k}", v
+
+
+def flat_strings(at, v):
+    """(place, string) of every string inside `v`."""
+    if isinstance(v, str):
+        yield at, v
+    for k, x in (v.items() if isinstance(v, dict) else enumerate(v) if isinstance(v, list)
+                 else ()):
+        yield from flat_strings(f"{at}.{k}" if isinstance(k, str) else f"{at}[{k}]", x)
+
+
+def names(doc):
+    """(place, name) of every name a set holds where the C++ reader checks it (case_view.cpp,
+    resultset_io.cpp, result_set_doc.cpp: is_safe_name): host, --ab, case and prediction names."""
+    for block, key in (("environment", "hostname"), ("context", "host_name"), ("ab", "id"),
+                       ("ab", "label")):
+        v = (doc.get(block) or {}).get(key) if isinstance(doc.get(block), dict) else None
+        if isinstance(v, str):
+            yield f"{block}.{key}", v
+    yield from keyed("ab.values", (doc.get("ab") or {}).get("values"))
+    for i, c in enumerate(doc["cases"]):
+        yield from case_names(f"cases[{i}]", c)
+    entries = prediction_cases(doc.get("predictions"))
+    for i, entry in enumerate(entries if isinstance(entries, list) else []):
+        yield from prediction_names(f"predictions.cases[{i}]", entry)
+
+
+def case_names(at, c):
+    for key in ("name", "mechanism", "placement"):
+        yield f"{at}.{key}", c[key]
+    yield from flat_strings(f"{at}.params", c.get("params"))
+    yield from keyed(f"{at}.observed.histogram", (c.get("observed") or {}).get("histogram"))
+    counters = c.get("counters") or {}
+    for side in ("waker", "wakee", "unavailable"):
+        yield from keyed(f"{at}.counters.{side}", counters.get(side), values=False)
+    for j, r in enumerate(c.get("repetitions") or []):
+        yield from keyed(f"{at}.repetitions[{j}].classes", r.get("classes"), values=False)
+        yield from keyed(f"{at}.repetitions[{j}].ab.read_back",
+                         (r.get("ab") or {}).get("read_back"))
+
+
+def prediction_names(at, entry):
+    """An entry's case, mechanism, mode and placement, and every key inside it (policies,
+    classes) but array indexes."""
+    if not isinstance(entry, dict):
+        raise LabError(f"{at} is not an object")
+    for key in ("case", "mechanism", "mode", "placement"):
+        if isinstance(entry.get(key), str):
+            yield f"{at}.{key}", entry[key]
+    stack = [(at, entry)]
+    while stack:
+        where, v = stack.pop()
+        items = v.items() if isinstance(v, dict) else enumerate(v) if isinstance(v, list) else ()
+        for k, x in items:
+            if isinstance(k, str):
+                yield f"{where} key", k
+            stack.append((f"{where}.{k}" if isinstance(k, str) else f"{where}[{k}]", x))
+
+
+def check_medians(cases):
+    """The RTT median of an ok case and of each of its repetitions, where given, is positive."""
+    for i, c in enumerate(cases):
+        if c["status"] != "ok":
+            continue
+        medians = [(f"cases[{i}].rtt_ns.median", (c.get("rtt_ns") or {}).get("median"))]
+        medians += [(f"cases[{i}].repetitions[{j}].median", r.get("median"))
+                    for j, r in enumerate(c.get("repetitions") or [])]
+        for at, m in medians:
+            if m is not None and not m > 0:
+                raise LabError(f"{at} is {m}, not a positive number")
 
 
 def check_header(doc, where):

@@ -1,20 +1,18 @@
 """`wakebench-lab twins MATRIX FROM TO [POLICY...]`: where each policy put the wakee on two twin
 presets (the same machine, other CPU numbers: renumber.py), case by case through the renumbering,
 in the model and in the guest kernel, from a matrix directory's cells (gated kernel)."""
-import json
-
-from . import LabError
+from . import LabError, inputs
 from .renumber import twin_mapping
 
 
 def cells(matrix, preset, policy):
     """{start pair: the case's agreement record} of one gated cell."""
     path = f"{matrix}/{preset}/gated/{policy}/agreement.json"
-    try:
-        with open(path) as f:
-            return {tuple(c["start"]): c for c in json.load(f)["cases"] if c.get("start")}
-    except (OSError, ValueError, KeyError) as e:
-        raise LabError(f"{path}: not a matrix cell's agreement ({e})") from None
+    doc = inputs.load_json(path, "matrix cell's agreement")
+    cases = doc.get("cases") if isinstance(doc, dict) else None
+    if not isinstance(cases, list) or not all(isinstance(c, dict) for c in cases):
+        raise LabError(f"{path}: not a matrix cell's agreement (no \"cases\" list of objects)")
+    return {tuple(c["start"]): c for c in cases if c.get("start")}
 
 
 def placement(case):
@@ -39,12 +37,18 @@ def rows(matrix, src, dst, policies):
 
 
 def main(argv):
-    if len(argv) < 3:
-        raise LabError("usage: wakebench-lab twins MATRIX FROM-PRESET TO-PRESET [POLICY...]")
-    matrix, src, dst = argv[:3]
-    policies = argv[3:] or ["mainline", "sync-core"]
+    ap = inputs.ArgumentParser(prog="wakebench-lab twins", description=__doc__)
+    ap.add_argument("matrix", metavar="MATRIX", help="a matrix directory (its gated cells)")
+    ap.add_argument("src", metavar="FROM-PRESET")
+    ap.add_argument("dst", metavar="TO-PRESET", help="FROM-PRESET's twin")
+    ap.add_argument("policies", metavar="POLICY", nargs="*",
+                    help="the policies compared (default mainline sync-core)")
+    args = ap.parse_args(argv)
+    matrix, src, dst = args.matrix, args.src, args.dst
+    policies = args.policies or ["mainline", "sync-core"]
+    table = rows(matrix, src, dst, policies)  # every cell read before a line is printed
     print(f"| policy | start ({src} / {dst}) | model | kernel | model, twin | kernel, twin |")
     print("|---|---|---|---|---|---|")
-    for policy, s, t, ma, oa, mb, ob in rows(matrix, src, dst, policies):
+    for policy, s, t, ma, oa, mb, ob in table:
         print(f"| {policy} | {s[0]},{s[1]} / {t[0]},{t[1]} | {ma} | {oa} | {mb} | {ob} |")
     return 0
