@@ -4,8 +4,15 @@
 #include "common/util/input.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
+
+#include "tests/support.h"
 
 namespace wb {
 namespace {
@@ -83,6 +90,62 @@ TEST(InputText, EveryStringAndKeyNamedByItsPlace) {
   const auto texts = [](const nlohmann::json& d) { check_texts(d); };
   EXPECT_EQ(message_of(texts, nlohmann::json{{"ok", {{"k\x1b", 1}}}}),
             "ok key \"k\\u001b\" has a control character");
+}
+
+// The rules held by both languages: each row of tests/fixtures/input-rules/table.json, which
+// runners/lab/tests/test_input_rules.py reads for the Python reader (runners/lab/wblab/inputs.py),
+// is accepted or refused here as it says.
+class InputRules : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = test::fresh_test_dir("wb-input-rules"); }
+  void TearDown() override {
+    ::unsetenv(kMaxInputEnv);
+    std::filesystem::remove_all(dir_);
+  }
+  // The file a file_kind row names, made in the test's folder.
+  std::string make(const std::string& kind) {
+    namespace fs = std::filesystem;
+    const fs::path p = dir_ / kind, target = dir_ / (kind + ".target");
+    const auto regular = [](const fs::path& at, std::size_t bytes, const std::string& text) {
+      std::ofstream(at, std::ios::binary) << (bytes ? std::string(bytes, ' ') : text);
+    };
+    ::unsetenv(kMaxInputEnv);
+    if (kind == "regular") regular(p, 0, "{}");
+    if (kind == "empty") regular(p, 0, "");
+    if (kind == "symlink_to_regular") regular(target, 0, "{}"), fs::create_symlink(target, p);
+    if (kind == "at_limit" || kind == "over_limit") {
+      ::setenv(kMaxInputEnv, "1", 1);
+      regular(p, (1u << 20) + (kind == "over_limit"), "");
+    }
+    if (kind == "directory") fs::create_directories(p);
+    if (kind == "fifo") ::mkfifo(p.c_str(), 0600);
+    if (kind == "symlink_to_fifo") ::mkfifo(target.c_str(), 0600), fs::create_symlink(target, p);
+    if (kind == "char_device") return "/dev/null";
+    return p.string();
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(InputRules, EveryRowOfTheSharedTable) {
+  const auto table =
+      nlohmann::json::parse(test::slurp(test::fixture_path("input-rules/table.json")));
+  ASSERT_EQ(table["schema"], "wakebench-input-rules");
+  std::size_t rows = 0;
+  for (const auto& row : table["rows"]) {
+    const std::string kind = row["kind"], input = row["input"];
+    SCOPED_TRACE(kind + " " + json_text(input) + ": " + row["why"].get<std::string>());
+    std::string why;
+    if (kind == "json_text")
+      why = message_of([](const std::string& t) { parse_input_json(t); }, input);
+    if (kind == "name") why = is_safe_name(input) ? "" : "refused";
+    if (kind == "text")
+      why = message_of([](const std::string& t) { check_text("text", t); }, input);
+    if (kind == "file_kind")
+      why = message_of([](const std::string& p) { read_input_file("input", p); }, make(input));
+    EXPECT_EQ(why.empty(), row["ok"].get<bool>()) << why;
+    ++rows;
+  }
+  EXPECT_GE(rows, 40u);
 }
 
 }  // namespace
