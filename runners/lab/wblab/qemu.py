@@ -20,16 +20,19 @@ from .registry import ARCHITECTURES
 # (target/i386/cpu.c, cpu_x86_cpuid case 4: L3 shared by 1 << apicid_die_offset), so the guest
 # kernel sees thread siblings and one LLC per die. `-cpu EPYC` with the same -smp shows no SMT
 # siblings to the guest (checked on Debian's qemu 7.2), so the presets use Skylake-Server.
-# Why a qemu pseries guest cannot build a POWER LPAR's domains (runners/lab/power/README.md):
-# qemu 10's device tree (hw/ppc/spapr.c, spapr_dt_cpu) gives the cpu nodes no ibm,thread-groups
-# and no l2-cache, so no big cores (SMT spans the SMT8 core) and no CACHE level; its FORM2
-# /rtas/ibm,max-associativity-domains has 2 cells, not more than primary_domain_index + 2 = 3
-# (ibm,associativity-reference-points <1>), so coregroup_enabled stays 0 and no MC level
-# (arch/powerpc/mm/numa.c, find_possible_nodes()).
-PSERIES_CAUSE = ("qemu's pseries tree has no ibm,thread-groups and no l2-cache: no big cores, "
+# Why a qemu pseries guest cannot build a POWER LPAR's domains (runners/lab/power/README.md,
+# DOMAINS.md): qemu 10's device tree (hw/ppc/spapr.c, spapr_dt_cpu) gives the cpu nodes no
+# ibm,thread-groups and no l2-cache, so no big cores (SMT spans the SMT8 core, not its small
+# core) and no CACHE level; qemu marks every pseries guest a shared-processor LPAR (the VPA's
+# shared bit, hw/ppc/spapr_hcall.c register_vpa()), which has no MC level
+# (has_coregroup_support()), and its FORM2 /rtas/ibm,max-associativity-domains has 2 cells, not
+# more than primary_domain_index + 2 = 3 (ibm,associativity-reference-points <1>), so
+# coregroup_enabled stays 0 anyway (arch/powerpc/mm/numa.c, find_possible_nodes()).
+PSERIES_CAUSE = ("qemu's pseries tree has no ibm,thread-groups and no l2-cache: no small cores, "
                  "no CACHE")
-PSERIES_MC_CAUSE = (PSERIES_CAUSE + "; 2 cells of ibm,max-associativity-domains: no "
-                    "coregroup, no MC")
+PSERIES_MC_CAUSE = ("qemu's pseries tree has no ibm,thread-groups: no small cores; a "
+                    "shared-processor LPAR (qemu's VPA) with 2 cells of "
+                    "ibm,max-associativity-domains: no coregroup, no MC")
 
 PRESETS = {
     "smt2": {
@@ -154,28 +157,34 @@ PRESETS = {
     # "departures" what the guest builds instead, and why: checked as strictly as "domains".
     "power10-smt8": {
         "arch": "ppc64le",
-        "doc": "POWER10 LPAR (pseries), 2 SMT8 big cores of two SMT4 halves, one chip, one node",
+        "doc": "qemu pseries -cpu power10, 2 SMT8 cores, one node; not a POWER10 LPAR's domains: "
+               "no small cores (SMT spans 8 threads), no MC, a shared-processor LPAR",
         "cpu": "power10",
         "qemu": (10, 0),
         "smp": "16,sockets=1,cores=2,threads=8",
         "numa": [],
-        # A POWER10 LPAR's device tree gives each big core ibm,thread-groups of property 1 (the
-        # two SMT4 halves: SMT over the small core, smallcore_smt_mask) and of property 2 (the L2
-        # shared by all 8 threads: CACHE, shared_cache_mask); PowerVM's
-        # ibm,max-associativity-domains is longer than primary_domain_index + 2, so
-        # coregroup_enabled and MC over the coregroup (mm/numa.c), here both cores; PKG spans
-        # the same 16 CPUs with no flag MC lacks and degenerates (sd_parent_degenerate).
-        "domains": [("SMT", "small-core"), ("CACHE", "core"), ("MC", "all")],
+        # A dedicated POWER10 LPAR's device tree gives each big core ibm,thread-groups of
+        # property 1 (the two interleaved SMT4 halves: SMT over the small core,
+        # smallcore_smt_mask) and of property 2 naming the same halves (the L2 and L3 per small
+        # core: no level above SMT shares the LLC, no CACHE; 9538abee18cc and the captures in
+        # runners/lab/power/DOMAINS.md); PowerVM's associativity gives dedicated LPARs
+        # coregroups, so MC over the coregroup (mm/numa.c), here both cores; PKG spans the same
+        # 16 CPUs with no flag MC lacks and degenerates (sd_parent_degenerate). An earlier
+        # statement here had a CACHE level over the big core, which POWER10 does not build.
+        "domains": [("SMT", "small-core"), ("MC", "all")],
         "departures": {"domains": [("SMT", "core"), ("PKG", "all")], "cause": PSERIES_MC_CAUSE},
     },
     # A POWER9 LPAR in SMT8 mode (tests/fixtures/sysroot-power9-lpar-smt8: SMT, CACHE, DIE and
-    # NUMA on 5.9; DIE is PKG since 6.5), cut to one SMT8 big core per chip and two chips, each
-    # its own node. SMT over the small core and CACHE over the big core as on POWER10; PKG spans
-    # the chip's node, as CACHE does here, and degenerates; NUMA over both chips. No coregroup:
-    # PowerVM gives POWER9 LPARs no coregroup level (MC came with POWER10).
+    # NUMA on 5.9; DIE is PKG since 6.7), cut to one SMT8 big core per chip and two chips, each
+    # its own node. SMT over the small core (ibm,thread-groups property 1) and CACHE over the
+    # big core (an l2-cache node per big core); PKG spans the chip's node, as CACHE does here,
+    # and degenerates; NUMA over both chips. No MC: the fixture's LPAR shows none
+    # (runners/lab/power/DOMAINS.md).
     "power9-smt8-2numa": {
         "arch": "ppc64le",
-        "doc": "POWER9 LPAR (pseries), 2 chips x 1 SMT8 big core (two SMT4 halves), 2 nodes",
+        "doc": "qemu pseries -cpu power9, 2 chips x 1 SMT8 core, 2 nodes; not a POWER9 LPAR's "
+               "domains: no small cores (SMT spans 8 threads), no CACHE level, a "
+               "shared-processor LPAR",
         "cpu": "power9",
         "qemu": (10, 0),
         "smp": "16,sockets=2,cores=1,threads=8",
