@@ -32,8 +32,7 @@ def test_power10_big_cores_have_interleaved_smt4_halves():
     assert t["cpus"][0]["small_core"] == {0, 2, 4, 6}
     assert t["cpus"][9]["small_core"] == {9, 11, 13, 15}
     levels = expected_domains(t, PRESETS["power10-smt8"]["domains"])
-    assert levels[9] == [("SMT", {9, 11, 13, 15}), ("CACHE", set(range(8, 16))),
-                         ("MC", set(range(16)))]
+    assert levels[9] == [("SMT", {9, 11, 13, 15}), ("MC", set(range(16)))]
 
 
 def test_pseries_command_takes_the_cached_qemu_its_firmware_and_two_vtys(tmp_path):

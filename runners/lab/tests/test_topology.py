@@ -3,8 +3,8 @@ import pytest
 
 from wblab import REPO, LabError
 from wblab.cpulist import format_cpu_list, parse_cpu_list
-from wblab.qemu import PRESETS, add_memory_backends, expected_topology, lockup, parse_smp, \
-    scan_transfer
+from wblab.qemu import PRESETS, add_memory_backends, bootable_presets, expected_topology, \
+    lockup, parse_smp, scan_transfer
 from wblab.sysfs import check_sysfs, parse_sysfs
 
 
@@ -51,7 +51,7 @@ def test_smt2_3core_preset_has_three_sibling_pairs_in_one_llc():
 
 
 def test_every_preset_has_its_suite():
-    for preset in PRESETS:
+    for preset in bootable_presets():  # a preset waiting for its shim runs nothing yet
         assert (REPO / f"configs/lab/{preset}.json").is_file(), preset
 
 

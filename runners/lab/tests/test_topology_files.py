@@ -5,7 +5,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from wblab import REPO
-from wblab.qemu import PRESETS, expected_topology
+from wblab.qemu import PRESETS, bootable_presets, expected_topology
 
 TOPOLOGIES = REPO / "configs/lab/topologies"
 
@@ -42,10 +42,12 @@ def xml_topology(path):
 
 
 def test_every_preset_has_its_topology_file():
-    assert sorted(p.stem for p in TOPOLOGIES.glob("*.xml")) == sorted(PRESETS)
+    """Every preset the lab boots; a preset waiting for its shim (qemu.missing_shim) has never
+    booted, so no guest has shown wakebench its topology yet."""
+    assert sorted(p.stem for p in TOPOLOGIES.glob("*.xml")) == sorted(bootable_presets())
 
 
-@pytest.mark.parametrize("preset", sorted(PRESETS))
+@pytest.mark.parametrize("preset", sorted(bootable_presets()))
 def test_topology_file_matches_the_qemu_arguments(preset):
     p = PRESETS[preset]
     want = expected_topology(p["smp"], p["numa"], p.get("arch", "x86_64"), p.get("caches"),

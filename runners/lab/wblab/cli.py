@@ -16,7 +16,8 @@ from .registry import FILE as REGISTRY_FILE
 from .kernel import KERNEL_POLICIES, cache_dir, find_guest_wakebench, find_kernel, \
     find_wakebench, resolve_kernel
 from .progress import Relay
-from .qemu import ACCELERATORS, ARCHES, PRESETS, accel_args, check_kvm, preset_arch
+from .qemu import ACCELERATORS, ARCHES, PRESETS, accel_args, check_bootable, check_kvm, \
+    preset_arch
 from .topology import topology_args
 
 
@@ -103,6 +104,8 @@ def files_line():
 def check_prerequisites(args):
     """Exit status 3 and one line naming what is missing (the CTest Vm test skips with it)."""
     try:
+        if args.preset:
+            check_bootable(args.preset)
         if args.accel == "kvm":
             check_kvm()
         arch = preset_arch(args.preset)
@@ -134,6 +137,8 @@ def main_one(argv):
     check_mem(args.mem)
     if args.check:
         return check_prerequisites(args)
+    if args.preset:
+        check_bootable(args.preset)  # a preset waiting for its shim never boots, even overridden
     if args.accel == "kvm":
         check_kvm()
     topo = topology_args(args.preset, args.smp, args.numa, args.cpu)

@@ -2,6 +2,7 @@
 kernel built (guest-init.sh's dump: names from debugfs, spans from /proc/schedstat; flags from the
 result set's environment.sched_domains) and the ones `wakebench predict --results` built from the
 result set (predict.json's `domains`). Every difference is one line; the lab fails on any."""
+from . import LabError
 from .cpulist import format_cpu_list, parse_cpu_list
 
 # The flag of the level whose CPUs share the LLC: SD_SHARE_LLC since 6.10, SD_SHARE_PKG_RESOURCES
@@ -16,8 +17,9 @@ SCOPES = {"small-core": "small_core", "core": "siblings", "cluster": "cluster",
 
 def expected_domains(topo, spec):
     """{cpu: [(name, span)]} for a preset's domain statement [(name, scope)], bottom-up;
-    scope is small-core (a POWER big core's half), core, cluster (arm64) or module (x86: its
-    cluster), socket, node or all."""
+    scope is small-core (a POWER SMT8 big core's small core: qemu.POWERVM_SMT8_GROUPS, the
+    interleaved halves), core, cluster (arm64) or module (x86: its cluster), socket, node or
+    all."""
     cpus = topo["cpus"]
     out = {}
     for c, info in cpus.items():
@@ -27,6 +29,9 @@ def expected_domains(topo, spec):
                 span = set(cpus)
             elif scope in ("socket", "node"):
                 span = {j for j, o in cpus.items() if o[scope] == info[scope]}
+            elif info.get(SCOPES[scope]) is None:
+                raise LabError(f"domain scope {scope}: cpu{c} has none (small cores are an SMT8 "
+                               "core's)")
             else:
                 span = set(info[SCOPES[scope]])
             levels.append((name, span))

@@ -70,8 +70,8 @@ def parser():
                     help="the guests' architecture: the default presets are its own (default "
                          "x86_64)")
     ap.add_argument("--presets",
-                    help="comma-separated presets (default: every preset of --arch; "
-                         f"{', '.join(PRESETS)})")
+                    help="comma-separated presets (default: every preset of --arch the lab can "
+                         f"boot, none that waits for a shim; {', '.join(PRESETS)})")
     ap.add_argument("--kernels", default=",".join(KERNEL_POLICIES),
                     help=f"comma-separated policies (default {','.join(KERNEL_POLICIES)}); each "
                          "kernel comes from build-kernel.sh (built unless cached); "
@@ -125,10 +125,11 @@ def checked(args):
     """(presets, kernels, images, aa, configs) from the arguments, each checked before any guest
     runs (LabError in one line)."""
     presets = [p for p in args.presets.split(",") if p] if args.presets else \
-        [p for p in PRESETS if qemu.preset_arch(p) == args.arch]
+        qemu.bootable_presets(args.arch)
     for p in presets:
         if p not in PRESETS:
             raise LabError(f"--presets: unknown preset {p} (one of {', '.join(PRESETS)})")
+        qemu.check_bootable(p)
     kernels = [k for k in args.kernels.split(",") if k]
     known = KERNEL_POLICIES + (GATED,)
     for k in kernels:

@@ -20,16 +20,33 @@ from .registry import ARCHITECTURES
 # (target/i386/cpu.c, cpu_x86_cpuid case 4: L3 shared by 1 << apicid_die_offset), so the guest
 # kernel sees thread siblings and one LLC per die. `-cpu EPYC` with the same -smp shows no SMT
 # siblings to the guest (checked on Debian's qemu 7.2), so the presets use Skylake-Server.
-# Why a qemu pseries guest cannot build a POWER LPAR's domains (runners/lab/power/README.md):
-# qemu 10's device tree (hw/ppc/spapr.c, spapr_dt_cpu) gives the cpu nodes no ibm,thread-groups
-# and no l2-cache, so no big cores (SMT spans the SMT8 core) and no CACHE level; its FORM2
-# /rtas/ibm,max-associativity-domains has 2 cells, not more than primary_domain_index + 2 = 3
-# (ibm,associativity-reference-points <1>), so coregroup_enabled stays 0 and no MC level
-# (arch/powerpc/mm/numa.c, find_possible_nodes()).
-PSERIES_CAUSE = ("qemu's pseries tree has no ibm,thread-groups and no l2-cache: no big cores, "
+# Why a qemu pseries guest cannot build a POWER LPAR's domains (runners/lab/power/README.md,
+# DOMAINS.md): qemu 10's device tree (hw/ppc/spapr.c, spapr_dt_cpu) gives the cpu nodes no
+# ibm,thread-groups and no l2-cache, so no big cores (SMT spans the SMT8 core, not its small
+# core) and no CACHE level; qemu marks every pseries guest a shared-processor LPAR (the VPA's
+# shared bit, hw/ppc/spapr_hcall.c register_vpa()), which has no MC level
+# (has_coregroup_support()), and its FORM2 /rtas/ibm,max-associativity-domains has 2 cells, not
+# more than primary_domain_index + 2 = 3 (ibm,associativity-reference-points <1>), so
+# coregroup_enabled stays 0 anyway (arch/powerpc/mm/numa.c, find_possible_nodes()).
+PSERIES_CAUSE = ("qemu's pseries tree has no ibm,thread-groups and no l2-cache: no small cores, "
                  "no CACHE")
-PSERIES_MC_CAUSE = (PSERIES_CAUSE + "; 2 cells of ibm,max-associativity-domains: no "
-                    "coregroup, no MC")
+PSERIES_MC_CAUSE = ("qemu's pseries tree has no ibm,thread-groups: no small cores; a "
+                    "shared-processor LPAR (qemu's VPA) with 2 cells of "
+                    "ibm,max-associativity-domains: no coregroup, no MC")
+
+# PowerVM's ibm,thread-groups on an SMT8 core, as thread indexes within the core: property 1 (the
+# small cores, sharing an L1) on POWER9, POWER10 and POWER11 LPARs, and on POWER10 property 2 (the
+# L2 and L3) naming the same groups. Interleaved, not consecutive: the captures and smp.c's
+# parse_thread_groups() in runners/lab/power/DOMAINS.md, section 1. The "small-core" scope of a
+# domain statement is a thread's group here.
+POWERVM_SMT8_GROUPS = ((0, 2, 4, 6), (1, 3, 5, 7))
+
+# The shims the lab has, by name: a preset's "shim" names the one its guest needs (what the
+# guest's firmware must supply and qemu's does not), and the lab boots no preset whose shim is
+# missing (check_bootable). None is built yet: runners/lab/power/DOMAINS.md, section 6, lists
+# what the POWER one must supply (issue 51, item 2).
+SHIMS = frozenset()
+POWERVM_SHIM = "powervm-devicetree"
 
 PRESETS = {
     "smt2": {
@@ -154,28 +171,34 @@ PRESETS = {
     # "departures" what the guest builds instead, and why: checked as strictly as "domains".
     "power10-smt8": {
         "arch": "ppc64le",
-        "doc": "POWER10 LPAR (pseries), 2 SMT8 big cores of two SMT4 halves, one chip, one node",
+        "doc": "qemu pseries -cpu power10, 2 SMT8 cores, one node; not a POWER10 LPAR's domains: "
+               "no small cores (SMT spans 8 threads), no MC, a shared-processor LPAR",
         "cpu": "power10",
         "qemu": (10, 0),
         "smp": "16,sockets=1,cores=2,threads=8",
         "numa": [],
-        # A POWER10 LPAR's device tree gives each big core ibm,thread-groups of property 1 (the
-        # two SMT4 halves: SMT over the small core, smallcore_smt_mask) and of property 2 (the L2
-        # shared by all 8 threads: CACHE, shared_cache_mask); PowerVM's
-        # ibm,max-associativity-domains is longer than primary_domain_index + 2, so
-        # coregroup_enabled and MC over the coregroup (mm/numa.c), here both cores; PKG spans
-        # the same 16 CPUs with no flag MC lacks and degenerates (sd_parent_degenerate).
-        "domains": [("SMT", "small-core"), ("CACHE", "core"), ("MC", "all")],
+        # A dedicated POWER10 LPAR's device tree gives each big core ibm,thread-groups of
+        # property 1 (the two interleaved SMT4 halves: SMT over the small core,
+        # smallcore_smt_mask) and of property 2 naming the same halves (the L2 and L3 per small
+        # core: no level above SMT shares the LLC, no CACHE; 9538abee18cc and the captures in
+        # runners/lab/power/DOMAINS.md); PowerVM's associativity gives dedicated LPARs
+        # coregroups, so MC over the coregroup (mm/numa.c), here both cores; PKG spans the same
+        # 16 CPUs with no flag MC lacks and degenerates (sd_parent_degenerate). An earlier
+        # statement here had a CACHE level over the big core, which POWER10 does not build.
+        "domains": [("SMT", "small-core"), ("MC", "all")],
         "departures": {"domains": [("SMT", "core"), ("PKG", "all")], "cause": PSERIES_MC_CAUSE},
     },
     # A POWER9 LPAR in SMT8 mode (tests/fixtures/sysroot-power9-lpar-smt8: SMT, CACHE, DIE and
-    # NUMA on 5.9; DIE is PKG since 6.5), cut to one SMT8 big core per chip and two chips, each
-    # its own node. SMT over the small core and CACHE over the big core as on POWER10; PKG spans
-    # the chip's node, as CACHE does here, and degenerates; NUMA over both chips. No coregroup:
-    # PowerVM gives POWER9 LPARs no coregroup level (MC came with POWER10).
+    # NUMA on 5.9; DIE is PKG since 6.7), cut to one SMT8 big core per chip and two chips, each
+    # its own node. SMT over the small core (ibm,thread-groups property 1) and CACHE over the
+    # big core (an l2-cache node per big core); PKG spans the chip's node, as CACHE does here,
+    # and degenerates; NUMA over both chips. No MC: the fixture's LPAR shows none
+    # (runners/lab/power/DOMAINS.md).
     "power9-smt8-2numa": {
         "arch": "ppc64le",
-        "doc": "POWER9 LPAR (pseries), 2 chips x 1 SMT8 big core (two SMT4 halves), 2 nodes",
+        "doc": "qemu pseries -cpu power9, 2 chips x 1 SMT8 core, 2 nodes; not a POWER9 LPAR's "
+               "domains: no small cores (SMT spans 8 threads), no CACHE level, a "
+               "shared-processor LPAR",
         "cpu": "power9",
         "qemu": (10, 0),
         "smp": "16,sockets=2,cores=1,threads=8",
@@ -183,6 +206,48 @@ PRESETS = {
         "numa": ["node,nodeid=0,cpus=0-7", "node,nodeid=1,cpus=8-15"],
         "domains": [("SMT", "small-core"), ("CACHE", "core"), ("NUMA", "all")],
         "departures": {"domains": [("SMT", "core"), ("NUMA", "all")], "cause": PSERIES_CAUSE},
+    },
+    # Issue 51: PowerVM LPARs' domains as sourced in runners/lab/power/DOMAINS.md (section 3),
+    # stated before any guest boots. Their "shim" says what the guest's firmware must supply
+    # that qemu's pseries does not (DOMAINS.md, section 6): ibm,thread-groups by property
+    # (groups of thread indexes), an l2-cache node per big core or none, the shared-processor
+    # bit, a coregroup over all cores or none, and the kernel's CONFIG_NR_CPUS (kernel.config
+    # has 16). No "departures": the guest must build the statement itself.
+    # A dedicated POWER9 LPAR, the fixture's (tests/fixtures/sysroot-power9-lpar-smt8: SMT,
+    # CACHE, DIE, NUMA), cut to two chips/nodes of two SMT8 big cores: SMT over the small core
+    # (property 1 only), CACHE over the big core (its own l2-cache node: the L2 mask is the
+    # cpu node's small cores), PKG over the node (two big cores: it stays), NUMA over both.
+    "power9-bigcore": {
+        "arch": "ppc64le",
+        "doc": "POWER9 dedicated LPAR as sourced: 2 nodes x 2 SMT8 big cores, interleaved SMT4 "
+               "small cores, L2 per big core (needs the device-tree shim, not built yet)",
+        "cpu": "power9",
+        "qemu": (10, 0),
+        "smp": "32,sockets=2,cores=2,threads=8",
+        "numa": ["node,nodeid=0,cpus=0-15", "node,nodeid=1,cpus=16-31"],
+        "shim": {"name": POWERVM_SHIM, "thread_groups": {1: POWERVM_SMT8_GROUPS},
+                 "l2_cache": "core", "shared_processor": False, "coregroup": None,
+                 "nr_cpus": 32},
+        "domains": [("SMT", "small-core"), ("CACHE", "core"), ("PKG", "node"), ("NUMA", "all")],
+    },
+    # A dedicated POWER10 LPAR (9538abee18cc's and Shrikanth Hegde's captures): SMT over the
+    # small core, properties 1 and 2 naming the same groups so the L2 is the small core's and no
+    # CACHE level exists (SMT is the LLC), MC over the coregroup (both big cores here), PKG over
+    # the same 16 CPUs degenerates. POWER11 gets no preset of its own: nothing in smp.c tells it
+    # from POWER10 (DOMAINS.md, sections 3-5).
+    "power10-smallcore": {
+        "arch": "ppc64le",
+        "doc": "POWER10 dedicated LPAR as sourced: 2 SMT8 big cores of interleaved SMT4 small "
+               "cores, L2 per small core, one coregroup, one node (needs the device-tree shim, "
+               "not built yet)",
+        "cpu": "power10",
+        "qemu": (10, 0),
+        "smp": "16,sockets=1,cores=2,threads=8",
+        "numa": [],
+        "shim": {"name": POWERVM_SHIM,
+                 "thread_groups": {1: POWERVM_SMT8_GROUPS, 2: POWERVM_SMT8_GROUPS},
+                 "l2_cache": None, "shared_processor": False, "coregroup": "all", "nr_cpus": 16},
+        "domains": [("SMT", "small-core"), ("MC", "all")],
     },
 }
 
@@ -213,6 +278,28 @@ for _arch, _qemu in ARCHES.items():
 
 def preset_arch(preset):
     return PRESETS.get(preset, {}).get("arch", "x86_64")
+
+
+def missing_shim(preset):
+    """The name of the shim `preset`'s guest needs and the lab lacks, or None."""
+    shim = PRESETS.get(preset, {}).get("shim")
+    return shim["name"] if shim and shim["name"] not in SHIMS else None
+
+
+def check_bootable(preset):
+    """LabError in one line, before anything boots, if `preset`'s guest needs a shim the lab lacks:
+    without it qemu's own firmware would build other domains than the preset states."""
+    shim = missing_shim(preset)
+    if shim:
+        raise LabError(f"preset {preset} needs the lab's {shim} shim, which is not built yet "
+                       "(runners/lab/power/DOMAINS.md, section 6): without it the guest would "
+                       "build qemu's domains, not the preset's")
+
+
+def bootable_presets(arch=None):
+    """The presets the lab can boot (every shim they name is built), of `arch` if given."""
+    return [p for p in PRESETS
+            if (arch is None or preset_arch(p) == arch) and not missing_shim(p)]
 
 
 def xfer_args(arch, xfer):
@@ -345,10 +432,11 @@ def expected_topology(smp, numa_args, arch="x86_64", caches=None, numbering="con
         def sharing(scope):
             return {j for j, o in cpus.items() if all(o[k] == info[k] for k in keys[scope])}
         info["siblings"] = sharing("core")
-        # A POWER big core's two SMT4 halves: its even and its odd threads (ibm,thread-groups
-        # on POWER9 SMT8 and POWER10: threads 0,2,4,6 share one L1, 1,3,5,7 the other).
-        info["small_core"] = {j for j in info["siblings"]
-                              if cpus[j]["thread"] % 2 == info["thread"] % 2}
+        # A POWER big core's two SMT4 small cores, as PowerVM's ibm,thread-groups names them
+        # (POWERVM_SMT8_GROUPS: threads 0,2,4,6 and 1,3,5,7); only an SMT8 core has them.
+        group = next((g for g in POWERVM_SMT8_GROUPS if info["thread"] in g), ())
+        info["small_core"] = ({j for j in info["siblings"] if cpus[j]["thread"] in group}
+                              if t["threads"] == 8 else None)
         if arch == "x86_64" and not caches:
             info["l3"] = sharing("cluster")
             continue
