@@ -3,12 +3,14 @@
 #include <memory>
 #include <string>
 
+#include "analysis/decision_diff.h"
 #include "analysis/model_features.h"
 #include "analysis/model_kernel.h"
 #include "analysis/predict_results.h"
 #include "analysis/replay.h"
 #include "analysis/replay_io.h"
 #include "analysis/resultset_io.h"
+#include "common/system/kernel_files.h"
 #include "common/util/input.h"
 #include "common/util/text.h"
 #include "runners/commands.h"
@@ -17,10 +19,51 @@ namespace wb {
 namespace {
 
 struct ReplayArgs {
-  std::string input, topology, policy;
+  std::string input, topology, policy, diff;
   std::size_t first = 10;
   bool json = false;
 };
+
+// --diff's policies: "all", or two or more ids.
+std::vector<const WakeupPolicy*> diff_policies(const std::string& list) {
+  if (list == "all") return all_policies();
+  std::vector<const WakeupPolicy*> out;
+  for (std::string_view id : ktext::split(list, ',')) out.push_back(&policy_by_id(id));
+  if (out.size() < 2)
+    throw std::invalid_argument("replay --diff: give two or more policies, or all");
+  return out;
+}
+
+void print_splits(const ReplayArgs& a, const CaseSplits& s) {
+  if (a.json)
+    std::cout << splits_json(s).dump(1) << "\n";
+  else
+    std::cout << render_splits_text(s);
+}
+
+// Each case's records split between the models, its first-order cost from the set's pinned
+// medians for the case's mechanism and mode.
+void diff_set(const ReplayArgs& a, const ResultSet& rs,
+              const std::vector<std::pair<std::string, std::string>>& cases) {
+  const ResultsPrediction p = predict_for_results(rs);
+  const SchedTopology sched = sched_topology_of(rs.set);
+  const ModelFeatures features = set_features(rs.set).model;
+  const std::vector<const WakeupPolicy*> policies = diff_policies(a.diff);
+  CaseSplits s;
+  for (const auto& [name, text] : cases) {
+    std::map<std::string, double> pinned;
+    for (const CasePrediction& c : p.cases)
+      if (c.label == name) pinned = c.pinned;
+    try {
+      add_case(
+          s, name,
+          split_decisions(parse_decision_trace(text).records, sched, policies, features, pinned));
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument("replay: " + a.input + ": case " + name + ": " + e.what());
+    }
+  }
+  print_splits(a, s);
+}
 
 void replay_set(const ReplayArgs& a) {
   if (!a.topology.empty())
@@ -28,6 +71,7 @@ void replay_set(const ReplayArgs& a) {
                                 " is a result set, which holds its own topology");
   const ResultSet rs = load_result_set(a.input);
   const auto cases = side_file_cases(rs, a.input);
+  if (!a.diff.empty()) return diff_set(a, rs, cases);
   const WakeupPolicy& policy = policy_by_id(a.policy.empty() ? kernel_policy(rs) : a.policy);
   const SetFeatures features = set_features(rs.set);
   const CaseReplays r = replay_cases(cases, sched_topology_of(rs.set), policy, features.model);
@@ -56,6 +100,11 @@ void replay_trace(const ReplayArgs& a, const std::string& text) {
     throw std::invalid_argument("replay: " + a.input +
                                 " holds no sched_wake_decision line (a kernel without the "
                                 "decision event records none: runners/lab/KERNELS.md)");
+  if (!a.diff.empty()) {
+    CaseSplits s;
+    add_case(s, a.input, split_decisions(t.records, sched, diff_policies(a.diff)));
+    return print_splits(a, s);
+  }
   ReplayResult r = replay_decisions(t.records, sched, policy);
   r.wakings = t.wakings;
   if (a.json)
@@ -83,8 +132,17 @@ void add_replay_command(CLI::App& app) {
   cmd->add_option("--first", args->first, "disagreements listed in full")
       ->check(unsigned_integer)
       ->capture_default_str();
+  cmd->add_option("--diff", args->diff,
+                  "POLICIES (comma-separated, or all): instead of one replay, per pair the "
+                  "records on which their models choose different CPUs, by rule, state and "
+                  "class, whom the kernel followed, a first-order cost "
+                  "(docs/policy-model.md#decision-diff)");
   cmd->add_flag("--json", args->json, "JSON instead of text");
   cmd->callback([args] {
+    if (!args->diff.empty() && !args->policy.empty())
+      throw std::invalid_argument(
+          "replay: --diff compares the policies it names; --policy "
+          "replays one: give one or the other");
     const std::string text = read_input_file("replay", args->input);
     const std::size_t start = text.find_first_not_of(" \t\r\n");
     if (start != std::string::npos && text[start] == '{')

@@ -1,0 +1,87 @@
+// The decisions that differ (docs/policy-model.md#decision-diff): every recorded wakeup given,
+// inputs only, to each policy's model, and per pair of policies the records on which their
+// models choose different CPUs: how many (and their share of all wakeups), by the first policy's
+// rule, by the state the record was in, by the class each would have put the wakee in, which of
+// the two the kernel followed, and a first-order cost from the set's pinned medians per class.
+// The engine that `replay --diff` prints and that the what-if and your-patch reports reuse. Pure.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "analysis/policy_model.h"
+#include "common/schema/wake_decision.h"
+
+namespace wb {
+
+// A pair's split records name the kernel that made them when it followed one model on at least
+// kNameShare of them and the other on at most 1 - kNameShare, over at least kMinSplitToName
+// records (fewer cannot show 1% either way).
+inline constexpr int64_t kMinSplitToName = 100;
+inline constexpr double kNameShare = 0.99;
+
+// The states a split record was in (a record counts under each that holds).
+enum class SplitState {
+  kPrevBusy,      // prev is not in the recorded idle set
+  kPrevIsWaker,   // the wakee last ran on the waker's CPU
+  kWakerQueued,   // the waker's CPU runs more than the waker
+  kHintStale,     // the LLC's has_idle_cores hint said otherwise than the idle set
+  kRecentStale,   // recent_used_cpu is set, not prev, and busy
+  kSync,          // WF_SYNC
+};
+std::string_view split_state_id(SplitState s);  // "prev-busy", "prev-is-waker", ...
+
+// One record on which the two models chose different CPUs.
+struct SplitRecord {
+  std::size_t index = 0;  // in the records given
+  WakeDecision a, b;
+};
+
+struct PairSplit {
+  std::string a, b;        // policy ids, in all_policies() order
+  int64_t records = 0;     // records replayed under both
+  int64_t split = 0;       // those on which the CPUs differ
+  std::map<DecisionRule, int64_t> by_rule;           // a's rule on the split records
+  std::map<SplitState, int64_t> by_state;            // states of the split records
+  std::map<std::pair<std::string, std::string>, int64_t> by_classes;  // (a's, b's) class
+  int64_t kernel_a = 0, kernel_b = 0;  // split records whose recorded CPU is a's / b's
+  // First-order: pinned[b's class] - pinned[a's class] summed over the split records (ns), and
+  // the split records a class of which has no pinned median.
+  double cost_sum_ns = 0;
+  int64_t unpriced = 0;
+  std::vector<SplitRecord> first;  // the first kFirstSplits, in record order
+  // The mean of that difference per split wakeup (what b's choice costs against a's); nullopt
+  // when none split or some split record is unpriced.
+  std::optional<double> cost_ns() const;
+  // a, b, or "" (not named: too few split records, or the kernel followed neither enough).
+  std::string named() const;
+  void add(const PairSplit& o);  // another case's, same pair
+};
+inline constexpr std::size_t kFirstSplits = 5;
+
+// Per pair of `policies` (each pair once, in the order given), over `records`: `pinned` maps a
+// class id to its pinned median RTT (ns) for the records' mechanism and mode (empty: no cost).
+std::vector<PairSplit> split_decisions(const std::vector<DecisionRecord>& records,
+                                       const SchedTopology& sched,
+                                       const std::vector<const WakeupPolicy*>& policies,
+                                       const ModelFeatures& features = {},
+                                       const std::map<std::string, double>& pinned = {});
+
+// A run's cases, each split apart, and every pair's total.
+struct CaseSplits {
+  std::vector<std::pair<std::string, std::vector<PairSplit>>> cases;
+  std::vector<PairSplit> total;
+};
+void add_case(CaseSplits& all, const std::string& name, std::vector<PairSplit> pairs);
+
+// Per pair: the verdict line (split count and share, whom the kernel followed, the name), then
+// its rules, states, classes and cost, the cases with splits, within 100 columns.
+std::string render_splits_text(const CaseSplits& s);
+nlohmann::ordered_json splits_json(const CaseSplits& s);
+
+}  // namespace wb
