@@ -11,6 +11,7 @@
 #include <string>
 
 #include "common/schema/wake_decision.h"
+#include "common/util/input.h"
 #include "tests/support.h"
 
 namespace wb {
@@ -247,6 +248,52 @@ TEST(DecisionRecords, AnUnknownRuleIsRefusedWhereItsLineIsRead) {
               0u)
         << e.what();
   }
+}
+
+// A task name is any bytes, and a trace's lines reach the terminal (in errors; a side file's case
+// names in replay's output): an escape sequence, a C1 control or a carriage return in any line is
+// refused, the line escaped in the one-line error.
+TEST(DecisionRecords, AControlCharacterInALineIsRefusedEscaped) {
+  const std::string good = test::read_fixture(test::fixture_path(kSample));
+  for (const std::string bad : {"pipe\x1b[2J-812",
+                                "pipe\xc2\x9b"
+                                "31m-812",
+                                "pi\rpe-812"}) {
+    std::string text = good;
+    text.replace(text.find("pipe-812"), 8, bad);
+    try {
+      parse_decisions(text);
+      ADD_FAILURE() << "no error: " << json_text(bad);
+    } catch (const std::invalid_argument& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(what.rfind("line 5: has a control character: \"pi", 0), 0u) << json_text(what);
+      const std::string escaped = json_text(bad);  // quoted
+      EXPECT_NE(what.find(escaped.substr(1, escaped.size() - 2)), std::string::npos) << escaped;
+      EXPECT_EQ(what.find_first_of("\x1b\r"), std::string::npos) << json_text(what);
+      EXPECT_EQ(what.find("\xc2\x9b"), std::string::npos) << json_text(what);
+    }
+  }
+  EXPECT_THROW(parse_decisions("# \x1b]0;owned\x07\n" + good), std::invalid_argument);
+}
+
+// A side file's cases are named as a result set's are; its lines are numbered in the file.
+TEST(DecisionRecords, ASideFilesCaseNamesAndLinesAreChecked) {
+  EXPECT_EQ(decision_cases("# head\n# case a/b\nx\n# case c\ny\n# case a/b\nz\n"),
+            (std::vector<std::pair<std::string, std::string>>{{"a/b", "x\nz\n"}, {"c", "y\n"}}));
+  const auto error_of = [](const std::string& text) {
+    try {
+      decision_cases(text);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error_of("# head\n# case pipe\x1b[2J\nx\n"),
+            "line 2: has a control character: \"# case pipe\\u001b[2J\"");
+  EXPECT_EQ(error_of("# head\n# case a\nx\x1b[2J\n"),
+            "line 3: has a control character: \"x\\u001b[2J\"");
+  EXPECT_EQ(error_of("# head\n# case a b\n"),
+            "line 2: case \"a b\" has a character outside [A-Za-z0-9._:,=/+-]");
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "common/util/cpulist.h"
 #include "common/util/ids.h"
+#include "common/util/input.h"
 #include "common/util/text.h"
 
 namespace wb {
@@ -43,6 +44,14 @@ constexpr Ids<AffineTest> kAffineIds[] = {{AffineTest::kNone, "none"},
                                           {AffineTest::kWeight, "WA_WEIGHT"}};
 
 constexpr std::string_view kEvent = ": sched_wake_decision: ";
+
+// A line that reaches the terminal (in an error; a case name in replay's output) holds no control
+// character: a task name in a trace may be any bytes. Throws "line N: has a control character".
+void check_line(std::string_view line, std::size_t line_no) {
+  if (control_at(line) != std::string_view::npos)
+    throw std::invalid_argument("line " + std::to_string(line_no) +
+                                ": has a control character: " + quoted_line(trim(line)));
+}
 
 using Fields = std::map<std::string, std::string, std::less<>>;
 
@@ -228,12 +237,11 @@ std::vector<DecisionRecord> parse_decisions(std::string_view text) {
 
 DecisionTrace parse_decision_trace(std::string_view text) {
   DecisionTrace out;
-  std::size_t line_no = 0;
-  for (std::size_t pos = 0; pos < text.size();) {
+  for (std::size_t pos = 0, line_no = 1; pos < text.size(); ++line_no) {
     const std::size_t nl = std::min(text.find('\n', pos), text.size());
-    const std::string_view line = trim(text.substr(pos, nl - pos));
+    const std::string_view raw = text.substr(pos, nl - pos), line = trim(raw);
     pos = nl + 1;
-    ++line_no;
+    check_line(raw, line_no);
     if (line.empty() || line.front() == '#') continue;
     if (line.find(": sched_waking: ") != std::string_view::npos) ++out.wakings;
     const std::size_t at = line.find(kEvent);
@@ -241,9 +249,8 @@ DecisionTrace parse_decision_trace(std::string_view text) {
     try {
       out.records.push_back(parse_decision_fields(line.substr(at + kEvent.size())));
     } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument("line " + std::to_string(line_no) + ": " + e.what() + ": \"" +
-                                  std::string(line.substr(0, 100)) +
-                                  (line.size() > 100 ? "...\"" : "\""));
+      throw std::invalid_argument("line " + std::to_string(line_no) + ": " + e.what() + ": " +
+                                  quoted_line(line));
     }
   }
   return out;
@@ -253,15 +260,21 @@ std::vector<std::pair<std::string, std::string>> decision_cases(std::string_view
   constexpr std::string_view kCase = "# case ";
   std::vector<std::pair<std::string, std::string>> out;
   std::string* into = nullptr;  // the current case's text
-  for (std::size_t pos = 0; pos < text.size();) {
+  for (std::size_t pos = 0, line_no = 1; pos < text.size(); ++line_no) {
     const std::size_t nl = std::min(text.find('\n', pos), text.size());
     const std::string_view line = text.substr(pos, nl - pos);
     pos = nl + 1;
+    check_line(line, line_no);
     if (line.rfind(kCase, 0) == 0) {
-      const std::string_view name = line.substr(kCase.size());
+      const std::string name(line.substr(kCase.size()));
+      try {
+        check_name("case", name);
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument("line " + std::to_string(line_no) + ": " + e.what());
+      }
       auto it =
           std::find_if(out.begin(), out.end(), [&](const auto& c) { return c.first == name; });
-      if (it == out.end()) it = out.insert(out.end(), {std::string(name), std::string()});
+      if (it == out.end()) it = out.insert(out.end(), {name, std::string()});
       into = &it->second;
     } else if (into) {
       into->append(line).push_back('\n');

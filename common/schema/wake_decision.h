@@ -115,7 +115,8 @@ DecisionRecord parse_decision_fields(std::string_view fields);
 std::string format_bpf_decision_fields(const DecisionRecord& d, bool delayed_known);
 
 // Every sched_wake_decision line of a trace text, in order; other lines (other events, comments,
-// blank lines) are passed over. Throws std::invalid_argument "line N: <why>: \"<line>\"".
+// blank lines) are passed over. Throws std::invalid_argument "line N: <why>: \"<line>\"", the
+// line escaped: "line N: has a control character: ..." for any line holding one (C0, DEL, C1).
 std::vector<DecisionRecord> parse_decisions(std::string_view text);
 
 // A trace text or a run's side file: its records, and its sched_waking lines (every wakeup of the
@@ -128,7 +129,9 @@ DecisionTrace parse_decision_trace(std::string_view text);
 
 // A run's side file (`run --trace-decisions`) cut at its "# case NAME" lines: (name, text) in
 // the order the names first appear, the blocks of one name joined in order (a run writes one per
-// repetition, interleaved); text before the first such line is dropped.
+// repetition, interleaved); text before the first such line is dropped. Throws
+// std::invalid_argument "line N: ..." for a line with a control character or a NAME that is not a
+// name (common/util/input.h check_name).
 std::vector<std::pair<std::string, std::string>> decision_cases(std::string_view text);
 
 }  // namespace wb
