@@ -412,56 +412,6 @@ bool exact_has_idle_cores(const SchedTopology& sched, const WakeInput& in, int c
 }
 
 // ---------------------------------------------------------------------------------------------
-// The rules (docs/policy-model.md#rules): ids named after the kernel's code.
-
-namespace {
-constexpr std::pair<DecisionRule, std::string_view> kRules[] = {
-    {DecisionRule::kTtwuRunnable, "ttwu_runnable"},
-    {DecisionRule::kTtwuQueueWakelist, "ttwu_queue_wakelist"},
-    {DecisionRule::kOneAllowedCpu, "nr_cpus_allowed_1"},
-    {DecisionRule::kCurrentCpu, "wf_current_cpu"},
-    {DecisionRule::kFeec, "find_energy_efficient_cpu"},
-    {DecisionRule::kBeforeDomainWalk, "hook_before_domain_walk"},
-    {DecisionRule::kAfterWakeAffine, "hook_after_wake_affine"},
-    {DecisionRule::kSlowPath, "sched_balance_find_dst_cpu"},
-    {DecisionRule::kSisTarget, "sis_target"},
-    {DecisionRule::kSisPrev, "sis_prev"},
-    {DecisionRule::kSisKthread, "sis_kthread"},
-    {DecisionRule::kSisRecent, "sis_recent_used_cpu"},
-    {DecisionRule::kSisCapacity, "sis_select_idle_capacity"},
-    {DecisionRule::kSisNoLlc, "sis_no_sd_llc"},
-    {DecisionRule::kSisSmt, "sis_select_idle_smt"},
-    {DecisionRule::kSisSyncCore, "hook_select_idle_sync_core"},
-    {DecisionRule::kSisIdleCpu, "sis_select_idle_cpu"},
-    {DecisionRule::kSisPrevAff, "sis_prev_aff"},
-    {DecisionRule::kSisRecentFallback, "sis_recent_fallback"},
-    {DecisionRule::kSisTargetFallback, "sis_target_fallback"},
-    {DecisionRule::kSelectFallbackRq, "select_fallback_rq"},
-};
-}  // namespace
-
-const std::vector<DecisionRule>& all_decision_rules() {
-  static const std::vector<DecisionRule> rules = [] {
-    std::vector<DecisionRule> v;
-    for (const auto& [rule, id] : kRules) v.push_back(rule);
-    return v;
-  }();
-  return rules;
-}
-
-std::string_view decision_rule_id(DecisionRule r) {
-  for (const auto& [rule, id] : kRules)
-    if (rule == r) return id;
-  return "?";
-}
-
-std::optional<DecisionRule> parse_decision_rule(std::string_view id) {
-  for (const auto& [rule, name] : kRules)
-    if (name == id) return rule;
-  return std::nullopt;
-}
-
-// ---------------------------------------------------------------------------------------------
 // One wakeup through the kernel path, with the policy's hooks.
 
 namespace {

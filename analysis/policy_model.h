@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/schema/wake_decision.h"
 #include "common/system/topology.h"
 
 namespace wb {
@@ -238,37 +239,6 @@ class WakeupPolicy {
 const std::vector<const WakeupPolicy*>& all_policies();
 // Throws std::invalid_argument("unknown policy \"x\"") for an unknown id.
 const WakeupPolicy& policy_by_id(std::string_view id);
-
-// The branch of the kernel's wakeup path that returned the CPU, named after the code it is
-// (docs/policy-model.md#rules): the unit in which a recorded decision and the model's agree or
-// not. In the order the path reaches them.
-enum class DecisionRule {
-  kTtwuRunnable,       // ttwu_runnable(): the wakee still queued on prev
-  kTtwuQueueWakelist,  // try_to_wake_up(): the wakee still on its CPU, queued there by IPI
-  kOneAllowedCpu,      // select_task_rq(): nr_cpus_allowed == 1
-  kCurrentCpu,         // select_task_rq_fair(): WF_CURRENT_CPU
-  kFeec,               // find_energy_efficient_cpu() (EAS; never in the model)
-  kBeforeDomainWalk,   // a policy's hook before the domain walk (sync-2017)
-  kAfterWakeAffine,    // a policy's hook after wake_affine() (sync-pair)
-  kSlowPath,           // sched_balance_find_dst_cpu(): a domain with SD_BALANCE_WAKE
-  kSisTarget,          // select_idle_sibling(): target idle
-  kSisPrev,            // prev idle, sharing the LLC with target
-  kSisKthread,         // a per-CPU kthread waker: stack on prev
-  kSisRecent,          // recent_used_cpu idle, sharing the LLC with target
-  kSisCapacity,        // select_idle_capacity() (asymmetric capacity; never in the model)
-  kSisNoLlc,           // no sd_llc for target
-  kSisSmt,             // select_idle_smt(): an idle sibling of prev
-  kSisSyncCore,        // a policy's hook before select_idle_cpu() (sync-core-v2)
-  kSisIdleCpu,         // select_idle_cpu() found an idle core or CPU
-  kSisPrevAff,         // nothing idle: prev kept for the end (clusters)
-  kSisRecentFallback,  // nothing idle: recent_used_cpu kept for the end (clusters)
-  kSisTargetFallback,  // nothing idle: target
-  kSelectFallbackRq,   // the class chose a CPU the wakee may not use: select_fallback_rq()
-};
-// Every rule, in the enum's order, and each one's id ("ttwu_runnable", "sis_target", ...).
-const std::vector<DecisionRule>& all_decision_rules();
-std::string_view decision_rule_id(DecisionRule r);
-std::optional<DecisionRule> parse_decision_rule(std::string_view id);
 
 // The result of one wakeup under one policy, plus the side effects the steady-state simulation
 // carries to the next wakeup.

@@ -92,8 +92,8 @@ namespace {
 // The state checks of ReplayResult: `in` is the record's input as the model reads it.
 void tally_state(const DecisionRecord& d, const WakeInput& in, const SchedTopology& sched,
                  std::set<int>& seen, ReplayResult& out) {
-  if (d.allowed.size() != 1 && seen.insert(d.pid).second && !d.rule.empty())
-    ++out.first_rules[d.rule];
+  if (d.allowed.size() != 1 && seen.insert(d.pid).second && d.rule)
+    ++out.first_rules[std::string(decision_rule_id(*d.rule))];
   if (d.on_rq || d.on_cpu || d.allowed.size() == 1) return;
   const bool exact = exact_has_idle_cores(sched, in, d.waker_cpu);
   ++out.hint_read;
@@ -114,9 +114,6 @@ ReplayResult replay_decisions(const std::vector<DecisionRecord>& records,
     const DecisionRecord& d = records[i];
     const std::string at =
         "decision " + std::to_string(i + 1) + " (pid " + std::to_string(d.pid) + ")";
-    const bool bpf = d.source == DecisionSource::kBpf;
-    const auto rule = parse_decision_rule(d.rule);
-    if (!bpf && !rule) throw std::invalid_argument(at + ": unknown rule \"" + d.rule + "\"");
     WakeInput in = wake_input_of(d, sched);
     in.features = features;
     WakeDecision model;
@@ -126,11 +123,11 @@ ReplayResult replay_decisions(const std::vector<DecisionRecord>& records,
       throw std::invalid_argument(at + ": " + e.what());
     }
     tally_state(d, in, sched, seen, out);
-    RuleTally& t = out.by_rule[bpf ? model.rule : *rule];
-    const bool agree = model.cpu == d.cpu && (bpf || model.rule == *rule);
+    RuleTally& t = out.by_rule[d.rule.value_or(model.rule)];
+    const bool agree = model.cpu == d.cpu && (!d.rule || model.rule == *d.rule);
     ++t.count;
     t.agree += agree;
-    out.inferred += bpf;
+    out.inferred += !d.rule;
     out.moved.count += d.idle_moved;
     out.moved.agree += d.idle_moved && agree;
     out.wide.count += d.wake_wide;
@@ -244,9 +241,9 @@ std::string render_replay_text(const ReplayResult& r, std::size_t first) {
     if (!x.case_name.empty()) out << "  " << x.case_name << ":\n";
     const DecisionRecord& d = x.record;
     const std::string kernel =
-        d.source == DecisionSource::kBpf
-            ? "-> " + std::to_string(d.cpu) + (d.idle_moved ? " (its inputs moved)" : "")
-            : d.rule + " -> " + std::to_string(d.cpu) + " (" + d.affine + ")";
+        d.rule ? std::string(decision_rule_id(*d.rule)) + " -> " + std::to_string(d.cpu) + " (" +
+                     std::string(affine_test_id(d.affine.value_or(AffineTest::kNone))) + ")"
+               : "-> " + std::to_string(d.cpu) + (d.idle_moved ? " (its inputs moved)" : "");
     out << "  #" << x.index + 1 << " pid " << d.pid << ": " << inputs_text(d) << "\n"
         << "    kernel " << kernel << "; model " << decision_rule_id(x.model.rule) << " -> "
         << x.model.cpu << "\n";
@@ -261,14 +258,16 @@ nlohmann::ordered_json replay_json(const ReplayResult& r) {
         {"count", t.count}, {"agree", t.agree}, {"disagree", t.count - t.agree}};
   nlohmann::ordered_json dis = nlohmann::ordered_json::array();
   for (const ReplayDisagreement& x : r.disagreements)
-    dis.push_back({{"case", x.case_name},
-                   {"index", x.index},
-                   {"pid", x.record.pid},
-                   {"kernel", {{"rule", x.record.rule}, {"cpu", x.record.cpu}}},
-                   {"model",
-                    {{"rule", decision_rule_id(x.model.rule)},
-                     {"cpu", x.model.cpu},
-                     {"path", x.model.path}}}});
+    dis.push_back(
+        {{"case", x.case_name},
+         {"index", x.index},
+         {"pid", x.record.pid},
+         {"kernel",
+          {{"rule", x.record.rule ? decision_rule_id(*x.record.rule) : ""}, {"cpu", x.record.cpu}}},
+         {"model",
+          {{"rule", decision_rule_id(x.model.rule)},
+           {"cpu", x.model.cpu},
+           {"path", x.model.path}}}});
   nlohmann::ordered_json uncovered = nlohmann::ordered_json::array();
   for (DecisionRule u : r.uncovered()) uncovered.push_back(decision_rule_id(u));
   return {{"policy", r.policy},

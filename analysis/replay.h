@@ -61,8 +61,8 @@ struct ReplayResult {
 };
 
 // `features`: the sched features the kernel ran with (docs/policy-model.md#sched-features).
-// Throws std::invalid_argument "decision N: unknown rule \"x\"" or the model's error (a CPU
-// outside the topology) naming the record.
+// Throws std::invalid_argument with the model's error (a CPU outside the topology) naming the
+// record: "decision N (pid P): ...". A record without a rule agrees on its CPU alone.
 ReplayResult replay_decisions(const std::vector<DecisionRecord>& records,
                               const SchedTopology& sched, const WakeupPolicy& policy,
                               const ModelFeatures& features = {});

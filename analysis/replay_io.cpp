@@ -25,7 +25,11 @@ std::vector<std::pair<std::string, std::string>> side_file_cases(const ResultSet
   if (sha256_hex(text) != d.sha256)
     throw std::invalid_argument("replay: " + side + ": its sha256 is not the one " + set_path +
                                 " names (another run's decisions, or changed since)");
-  return decision_cases(text);
+  try {
+    return decision_cases(text);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("replay: " + side + ": " + e.what());
+  }
 }
 
 std::string kernel_policy(const ResultSet& rs) {

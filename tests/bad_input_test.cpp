@@ -21,7 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "common/util/input.h"  // kMaxInputDepth
+#include "common/schema/environment.h"  // sha256_hex
+#include "common/util/input.h"          // kMaxInputDepth
 #include "tests/support.h"
 
 namespace {
@@ -708,6 +709,64 @@ TEST_F(BadInputKinds, ControlCharactersInFreeText) {
                          R"("altra-a\u001b[2J", "sets": [], "cases": {}})");
   check_uses({{"noise", "compare " + good_ + " " + good_ + " --noise {in}"}},
              "{dir}/noise-text.json", "hostname \"altra-a\\u001b[2J\" has a control character");
+}
+
+// The same in what replay reads line by line: a trace (where a task name may be any bytes) and a
+// set's side file (its case names, its records): refused in one line naming the file and the
+// line, the text escaped, before anything is printed.
+TEST_F(BadInputKinds, ControlCharactersInReplaysInputs) {
+  const std::string smt2 = std::string(WB_SOURCE_DIR) + "/configs/lab/topologies/smt2.xml";
+  const fs::path decisions = fs::path(WB_FIXTURES_DIR) / "decisions";
+  const std::string trace = slurp(decisions / "smt2-mainline.txt");
+  const std::string side = slurp(decisions / "smt2-3core-mainline/results.decisions.txt");
+  const std::string set = slurp(decisions / "smt2-3core-mainline/results.json");
+  struct Row {
+    std::string what, from, to, expect;
+    bool side;  // the side file of a set, else a trace
+  };
+  const std::string kCase = "# case pipe/threads/kernel/", kWaker = "migration/5-40 ";
+  const std::vector<Row> rows = {
+      {"ESC in a trace's task", "pipe-812", "pipe\x1b[2J-812",
+       "line 5: has a control character: \"pipe\\u001b[2J-812 [000]", false},
+      {"C1 in a trace's task", "pipe-812",
+       "pipe\xc2\x9b"
+       "31m-812",
+       "line 5: has a control character: \"pipe\\u009b31m-812 [000]", false},
+      {"CR in a trace's task", "pipe-812", "pipe\r-812",
+       "line 5: has a control character: \"pipe\\r-812 [000]", false},
+      {"ESC in a side file's case", kCase, "# case pipe/threads\x1b]0;owned\x07/",
+       "line 2: has a control character: \"# case pipe/threads\\u001b]0;owned\\u0007/", true},
+      {"CR in a side file's case", kCase, "# case pipe/threads\r/",
+       "line 2: has a control character: \"# case pipe/threads\\r/", true},
+      {"a side file's case not a name", kCase, "# case pipe/threads kernel/",
+       "line 2: case \"pipe/threads kernel/work=200000ns/bg=2/start=0,2\" has a character outside",
+       true},
+      {"ESC in a side file's record", kWaker, "migration/5\x1b[2J-40 ",
+       "line 4: has a control character: \"migration/5\\u001b[2J-40 ", true},
+  };
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
+    std::string text = r.side ? side : trace;
+    text.replace(text.find(r.from), r.from.size(), r.to);
+    const std::string n = std::to_string(i);
+    if (!r.side) {
+      put("trace" + n + ".txt", text);
+      check({r.what, "replay {dir}/trace" + n + ".txt --topology " + smt2,
+             "replay: {dir}/trace" + n + ".txt: " + r.expect},
+            dir_ / "none");
+    } else {
+      nlohmann::json doc = nlohmann::json::parse(set);
+      doc["decisions"]["file"] = "set" + n + ".decisions.txt";
+      doc["decisions"]["sha256"] = wb::sha256_hex(text);
+      put("set" + n + ".json", doc.dump());
+      put("set" + n + ".decisions.txt", text);
+      check({r.what, "replay {dir}/set" + n + ".json",
+             "replay: {dir}/set" + n + ".decisions.txt: " + r.expect},
+            dir_ / "none");
+    }
+    EXPECT_EQ(slurp(dir_ / "stderr").find_first_of("\x1b\x07\r"), std::string::npos);
+    EXPECT_EQ(slurp(dir_ / "stderr").find("\xc2\x9b"), std::string::npos);
+  }
 }
 
 }  // namespace

@@ -56,7 +56,8 @@ TEST(DecisionRecorder, ARecordIsATraceLineTheParserReadsBack) {
   EXPECT_EQ(d.prev_nr_idle_scan, -1);
   EXPECT_EQ(d.allowed, (std::vector<int>{0, 1, 2, 3}));
   EXPECT_EQ(d.idle, (std::vector<int>{0, 2, 3}));
-  EXPECT_EQ(d.rule, "");  // not observable: replay takes the model's
+  EXPECT_FALSE(d.rule);  // not observable: replay takes the model's
+  EXPECT_FALSE(d.affine);
   EXPECT_EQ(d.cpu, 2);
   EXPECT_FALSE(d.idle_moved);
 }

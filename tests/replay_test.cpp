@@ -11,6 +11,7 @@
 #include <string>
 
 #include "common/schema/wake_decision.h"
+#include "common/util/input.h"
 #include "tests/support.h"
 
 namespace wb {
@@ -37,8 +38,8 @@ TEST(DecisionRecords, EveryDecisionLineOfTheSampleParses) {
   EXPECT_EQ(d[0].wake_flags, 0x18u);
   EXPECT_EQ(d[0].idle, (std::vector<int>{1, 2, 3}));
   EXPECT_EQ(d[0].allowed, (std::vector<int>{0, 1, 2, 3}));
-  EXPECT_EQ(d[0].affine, "WA_IDLE");
-  EXPECT_EQ(d[0].rule, "sis_prev");
+  EXPECT_EQ(d[0].affine, AffineTest::kIdle);
+  EXPECT_EQ(d[0].rule, DecisionRule::kSisPrev);
   EXPECT_EQ(d[2].recent_used_cpu, 3);
   EXPECT_EQ(d[3].recent_used_cpu, -1);
   EXPECT_TRUE(d[6].idle.empty());
@@ -104,13 +105,25 @@ TEST(DecisionRecords, TheKernelEventNamesTheModelsRules) {
   const std::string sample = test::read_fixture(test::fixture_path(kSample));
   const std::string first = sample.substr(sample.find("sched_wake_decision:"));
   const std::string line = first.substr(0, first.find('\n'));
-  for (const std::string& rule : kernel) {
-    const std::string raw = std::regex_replace(line, std::regex("rule=\\w+"), "rule=" + rule);
+  for (DecisionRule rule : all_decision_rules()) {
+    const std::string id(decision_rule_id(rule));
+    const std::string raw = std::regex_replace(line, std::regex("rule=\\w+"), "rule=" + id);
     const std::vector<DecisionRecord> d = parse_decisions("x-1 [000] d.... 1.0: " + raw);
-    ASSERT_EQ(d.size(), 1u) << rule;
+    ASSERT_EQ(d.size(), 1u) << id;
     EXPECT_EQ(d[0].rule, rule);
-    EXPECT_NO_THROW(replay_decisions(d, smt2(), policy_by_id("mainline"))) << rule;
+    EXPECT_NO_THROW(replay_decisions(d, smt2(), policy_by_id("mainline"))) << id;
   }
+  // Its wake_affine() tests, in AffineTest's order.
+  const auto affine = text.find("__print_symbolic(__entry->affine,");
+  ASSERT_NE(affine, std::string::npos);
+  const std::string symbols = text.substr(affine, text.find(")", affine) - affine);
+  std::vector<std::string> tests;
+  for (auto it = std::sregex_iterator(symbols.begin(), symbols.end(), entry);
+       it != std::sregex_iterator(); ++it)
+    tests.push_back((*it)[1]);
+  EXPECT_EQ(tests, (std::vector<std::string>{std::string(affine_test_id(AffineTest::kNone)),
+                                             std::string(affine_test_id(AffineTest::kIdle)),
+                                             std::string(affine_test_id(AffineTest::kWeight))}));
 }
 
 TEST(Replay, MainlinesModelAgreesWithEveryDecisionOfTheSample) {
@@ -131,8 +144,8 @@ TEST(Replay, MainlinesModelAgreesWithEveryDecisionOfTheSample) {
 
 // One decision altered (the kernel's CPU, then its rule): replay reports exactly that one.
 TEST(Replay, AnAlteredDecisionIsReported) {
-  for (const auto& alter :
-       {+[](DecisionRecord& d) { d.cpu = 1; }, +[](DecisionRecord& d) { d.rule = "sis_target"; }}) {
+  for (const auto& alter : {+[](DecisionRecord& d) { d.cpu = 1; },
+                            +[](DecisionRecord& d) { d.rule = DecisionRule::kSisTarget; }}) {
     std::vector<DecisionRecord> d = sample();
     alter(d[2]);
     d[5].wake_wide = true;  // what the kernel computed: counted, never given to the model
@@ -221,15 +234,66 @@ TEST(Replay, AnotherPolicysModelDisagreesWithMainlinesDecisions) {
   EXPECT_EQ(decision_rule_id(r.disagreements[0].model.rule), "hook_before_domain_walk");
 }
 
-TEST(Replay, AnUnknownRuleIsRefusedNamingTheDecision) {
-  std::vector<DecisionRecord> d = sample();
-  d[1].rule = "sis_somewhere";
+// A rule the model does not know is refused as its line is read, before replay sees a record.
+TEST(DecisionRecords, AnUnknownRuleIsRefusedWhereItsLineIsRead) {
+  std::string text = test::read_fixture(test::fixture_path(kSample));
+  text.replace(text.find("rule=sis_prev"), 13, "rule=sis_somewhere");
   try {
-    replay_decisions(d, smt2(), policy_by_id("mainline"));
+    parse_decisions(text);
     FAIL() << "no error";
   } catch (const std::invalid_argument& e) {
-    EXPECT_EQ(std::string(e.what()), "decision 2 (pid 812): unknown rule \"sis_somewhere\"");
+    EXPECT_EQ(std::string(e.what()).rfind("line 5: field \"rule\" is \"sis_somewhere\", not a rule "
+                                          "of docs/policy-model.md#rules: \"pipe-812 [000]",
+                                          0),
+              0u)
+        << e.what();
   }
+}
+
+// A task name is any bytes, and a trace's lines reach the terminal (in errors; a side file's case
+// names in replay's output): an escape sequence, a C1 control or a carriage return in any line is
+// refused, the line escaped in the one-line error.
+TEST(DecisionRecords, AControlCharacterInALineIsRefusedEscaped) {
+  const std::string good = test::read_fixture(test::fixture_path(kSample));
+  for (const std::string bad : {"pipe\x1b[2J-812",
+                                "pipe\xc2\x9b"
+                                "31m-812",
+                                "pi\rpe-812"}) {
+    std::string text = good;
+    text.replace(text.find("pipe-812"), 8, bad);
+    try {
+      parse_decisions(text);
+      ADD_FAILURE() << "no error: " << json_text(bad);
+    } catch (const std::invalid_argument& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(what.rfind("line 5: has a control character: \"pi", 0), 0u) << json_text(what);
+      const std::string escaped = json_text(bad);  // quoted
+      EXPECT_NE(what.find(escaped.substr(1, escaped.size() - 2)), std::string::npos) << escaped;
+      EXPECT_EQ(what.find_first_of("\x1b\r"), std::string::npos) << json_text(what);
+      EXPECT_EQ(what.find("\xc2\x9b"), std::string::npos) << json_text(what);
+    }
+  }
+  EXPECT_THROW(parse_decisions("# \x1b]0;owned\x07\n" + good), std::invalid_argument);
+}
+
+// A side file's cases are named as a result set's are; its lines are numbered in the file.
+TEST(DecisionRecords, ASideFilesCaseNamesAndLinesAreChecked) {
+  EXPECT_EQ(decision_cases("# head\n# case a/b\nx\n# case c\ny\n# case a/b\nz\n"),
+            (std::vector<std::pair<std::string, std::string>>{{"a/b", "x\nz\n"}, {"c", "y\n"}}));
+  const auto error_of = [](const std::string& text) {
+    try {
+      decision_cases(text);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error_of("# head\n# case pipe\x1b[2J\nx\n"),
+            "line 2: has a control character: \"# case pipe\\u001b[2J\"");
+  EXPECT_EQ(error_of("# head\n# case a\nx\x1b[2J\n"),
+            "line 3: has a control character: \"x\\u001b[2J\"");
+  EXPECT_EQ(error_of("# head\n# case a b\n"),
+            "line 2: case \"a b\" has a character outside [A-Za-z0-9._:,=/+-]");
 }
 
 }  // namespace

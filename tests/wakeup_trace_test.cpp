@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "analysis/resultset_io.h"
+#include "common/schema/wake_decision.h"
 #include "common/system/decision_recorder.h"
 #include "common/system/tracefs.h"
 #include "tests/support.h"
@@ -198,6 +199,38 @@ TEST(WakeupTrace, CommsWithSpacesDashesAndTgid) {
   EXPECT_EQ(s.list[0].target_cpu, 0);
   EXPECT_EQ(s.list[0].cls, "llc");
   EXPECT_EQ(s.events, 5);
+}
+
+// A task name is any bytes, and the trace holds those of other tasks (a waker, a switch's other
+// side): a line the attribution cannot read is escaped in its error (which a set keeps), and the
+// lines kept for the side file hold '?' for each control character, so replay reads them back.
+TEST(WakeupTrace, ATaskNamesControlCharactersReachNoOutput) {
+  try {
+    attribute_wakeups("evil\x1b[2J-7 [000] d..3. 1.000001: sched_waking: comm=a pid=1\n",
+                      options());
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.find('\x1b'), std::string::npos);
+    EXPECT_NE(what.find(": \"evil\\u001b[2J-7 [000]"), std::string::npos);
+  }
+  WakeupTraceOptions o = options();
+  o.keep_decisions = true;
+  const auto s = attribute_wakeups(
+      "wakebench-1000 [000] ..... 1.000001: sched_process_fork: comm=wakebench pid=1000 "
+      "child_comm=wakebench child_pid=1002\n"
+      "ev\x1b]0;x\x07il\r-7 [001] d..3. 1.000010: sched_waking: comm=wakebench pid=1002 prio=120 "
+      "target_cpu=000\n"
+      "ev\xc2\x9b"
+      "1il-7 [001] d..3. 1.000011: sched_waking: comm=wakebench pid=1002 prio=120 "
+      "target_cpu=000\n",
+      o);
+  EXPECT_EQ(s.decisions,
+            "ev?]0;x?il?-7 [001] d..3. 1.000010: sched_waking: comm=wakebench pid=1002 prio=120 "
+            "target_cpu=000\n"
+            "ev?1il-7 [001] d..3. 1.000011: sched_waking: comm=wakebench pid=1002 prio=120 "
+            "target_cpu=000\n");
+  EXPECT_EQ(parse_decision_trace(s.decisions).wakings, 2);
 }
 
 TEST(WakeupTrace, JsonShapeAndSums) {

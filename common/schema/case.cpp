@@ -6,43 +6,23 @@
 #include <utility>
 
 #include "common/util/cpulist.h"
+#include "common/util/ids.h"
 
 namespace wb {
 
-std::string_view mode_id(Mode m) { return m == Mode::kThreads ? "threads" : "processes"; }
-
-std::optional<Mode> parse_mode(std::string_view id) {
-  if (id == "threads") return Mode::kThreads;
-  if (id == "processes") return Mode::kProcesses;
-  return std::nullopt;
-}
-
 namespace {
 
-// Each value with the id a config or result set spells it with.
-template <class E>
-using Ids = std::pair<E, std::string_view>;
+constexpr Ids<Mode> kModeIds[] = {{Mode::kThreads, "threads"}, {Mode::kProcesses, "processes"}};
 constexpr Ids<WakeFlags> kWakeFlagsIds[] = {{WakeFlags::kSync, "sync"},
                                             {WakeFlags::kNone, "none"},
                                             {WakeFlags::kCurrentCpu, "current-cpu"}};
 constexpr Ids<CaseStatus> kStatusIds[] = {
     {CaseStatus::kOk, "ok"}, {CaseStatus::kSkipped, "skipped"}, {CaseStatus::kFailed, "failed"}};
 
-template <class E, size_t N>
-std::string_view id_in(const Ids<E> (&ids)[N], E value) {
-  for (const auto& [v, id] : ids)
-    if (v == value) return id;
-  return {};
-}
-
-template <class E, size_t N>
-std::optional<E> value_in(const Ids<E> (&ids)[N], std::string_view id) {
-  for (const auto& [v, name] : ids)
-    if (name == id) return v;
-  return std::nullopt;
-}
-
 }  // namespace
+
+std::string_view mode_id(Mode m) { return id_in(kModeIds, m); }
+std::optional<Mode> parse_mode(std::string_view id) { return value_in(kModeIds, id); }
 
 std::string_view wake_flags_id(WakeFlags f) { return id_in(kWakeFlagsIds, f); }
 std::optional<WakeFlags> parse_wake_flags(std::string_view id) {

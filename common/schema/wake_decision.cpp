@@ -8,12 +8,50 @@
 #include <stdexcept>
 
 #include "common/util/cpulist.h"
+#include "common/util/ids.h"
+#include "common/util/input.h"
 #include "common/util/text.h"
 
 namespace wb {
 namespace {
 
+// The rules' ids, named after the kernel's code (docs/policy-model.md#rules), in the enum's order.
+constexpr Ids<DecisionRule> kRuleIds[] = {
+    {DecisionRule::kTtwuRunnable, "ttwu_runnable"},
+    {DecisionRule::kTtwuQueueWakelist, "ttwu_queue_wakelist"},
+    {DecisionRule::kOneAllowedCpu, "nr_cpus_allowed_1"},
+    {DecisionRule::kCurrentCpu, "wf_current_cpu"},
+    {DecisionRule::kFeec, "find_energy_efficient_cpu"},
+    {DecisionRule::kBeforeDomainWalk, "hook_before_domain_walk"},
+    {DecisionRule::kAfterWakeAffine, "hook_after_wake_affine"},
+    {DecisionRule::kSlowPath, "sched_balance_find_dst_cpu"},
+    {DecisionRule::kSisTarget, "sis_target"},
+    {DecisionRule::kSisPrev, "sis_prev"},
+    {DecisionRule::kSisKthread, "sis_kthread"},
+    {DecisionRule::kSisRecent, "sis_recent_used_cpu"},
+    {DecisionRule::kSisCapacity, "sis_select_idle_capacity"},
+    {DecisionRule::kSisNoLlc, "sis_no_sd_llc"},
+    {DecisionRule::kSisSmt, "sis_select_idle_smt"},
+    {DecisionRule::kSisSyncCore, "hook_select_idle_sync_core"},
+    {DecisionRule::kSisIdleCpu, "sis_select_idle_cpu"},
+    {DecisionRule::kSisPrevAff, "sis_prev_aff"},
+    {DecisionRule::kSisRecentFallback, "sis_recent_fallback"},
+    {DecisionRule::kSisTargetFallback, "sis_target_fallback"},
+    {DecisionRule::kSelectFallbackRq, "select_fallback_rq"},
+};
+constexpr Ids<AffineTest> kAffineIds[] = {{AffineTest::kNone, "none"},
+                                          {AffineTest::kIdle, "WA_IDLE"},
+                                          {AffineTest::kWeight, "WA_WEIGHT"}};
+
 constexpr std::string_view kEvent = ": sched_wake_decision: ";
+
+// A line that reaches the terminal (in an error; a case name in replay's output) holds no control
+// character: a task name in a trace may be any bytes. Throws "line N: has a control character".
+void check_line(std::string_view line, std::size_t line_no) {
+  if (control_at(line) != std::string_view::npos)
+    throw std::invalid_argument("line " + std::to_string(line_no) +
+                                ": has a control character: " + quoted_line(trim(line)));
+}
 
 using Fields = std::map<std::string, std::string, std::less<>>;
 
@@ -57,6 +95,14 @@ class Reader {
     return n;
   }
   bool flag(const char* key) { return integer(key, 0, 1) == 1; }
+  // One of the ids of `ids`; `known` names them in the error.
+  template <class E, std::size_t N>
+  E id(const char* key, const Ids<E> (&ids)[N], const char* known) {
+    const std::string& v = text(key);
+    if (const std::optional<E> e = value_in(ids, v)) return *e;
+    throw std::invalid_argument("field \"" + std::string(key) + "\" is \"" + v + "\", not " +
+                                known);
+  }
   bool has(const char* key) const { return f_.count(key) > 0; }
   std::optional<std::string> optional_text(const char* key) {
     if (!has(key)) return std::nullopt;
@@ -88,24 +134,31 @@ class Reader {
   std::set<std::string, std::less<>> used_;
 };
 
-}  // namespace
-
-namespace {
-
 // What only the lab kernels' event records: how the kernel got to its CPU.
 void read_kernel_reasons(Reader& r, DecisionRecord& d) {
   d.in_task = r.flag("in_task");
   d.wake_wide = r.flag("wake_wide");
   d.want_affine = r.flag("want_affine");
-  d.affine = r.text("affine");
-  if (d.affine != "none" && d.affine != "WA_IDLE" && d.affine != "WA_WEIGHT")
-    throw std::invalid_argument("field \"affine\" is \"" + d.affine +
-                                "\", not none, WA_IDLE or WA_WEIGHT");
+  d.affine = r.id("affine", kAffineIds, "none, WA_IDLE or WA_WEIGHT");
   d.affine_cpu = r.cpu("affine_cpu", -1);
-  d.rule = r.text("rule");
+  d.rule = r.id("rule", kRuleIds, "a rule of docs/policy-model.md#rules");
 }
 
 }  // namespace
+
+const std::vector<DecisionRule>& all_decision_rules() {
+  static const std::vector<DecisionRule> rules = [] {
+    std::vector<DecisionRule> v;
+    for (const auto& [rule, id] : kRuleIds) v.push_back(rule);
+    return v;
+  }();
+  return rules;
+}
+std::string_view decision_rule_id(DecisionRule r) { return id_in(kRuleIds, r); }
+std::optional<DecisionRule> parse_decision_rule(std::string_view id) {
+  return value_in(kRuleIds, id);
+}
+std::string_view affine_test_id(AffineTest a) { return id_in(kAffineIds, a); }
 
 DecisionRecord parse_decision_fields(std::string_view fields) {
   Reader r(split_fields(fields));
@@ -184,12 +237,11 @@ std::vector<DecisionRecord> parse_decisions(std::string_view text) {
 
 DecisionTrace parse_decision_trace(std::string_view text) {
   DecisionTrace out;
-  std::size_t line_no = 0;
-  for (std::size_t pos = 0; pos < text.size();) {
+  for (std::size_t pos = 0, line_no = 1; pos < text.size(); ++line_no) {
     const std::size_t nl = std::min(text.find('\n', pos), text.size());
-    const std::string_view line = trim(text.substr(pos, nl - pos));
+    const std::string_view raw = text.substr(pos, nl - pos), line = trim(raw);
     pos = nl + 1;
-    ++line_no;
+    check_line(raw, line_no);
     if (line.empty() || line.front() == '#') continue;
     if (line.find(": sched_waking: ") != std::string_view::npos) ++out.wakings;
     const std::size_t at = line.find(kEvent);
@@ -197,9 +249,8 @@ DecisionTrace parse_decision_trace(std::string_view text) {
     try {
       out.records.push_back(parse_decision_fields(line.substr(at + kEvent.size())));
     } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument("line " + std::to_string(line_no) + ": " + e.what() + ": \"" +
-                                  std::string(line.substr(0, 100)) +
-                                  (line.size() > 100 ? "...\"" : "\""));
+      throw std::invalid_argument("line " + std::to_string(line_no) + ": " + e.what() + ": " +
+                                  quoted_line(line));
     }
   }
   return out;
@@ -209,15 +260,21 @@ std::vector<std::pair<std::string, std::string>> decision_cases(std::string_view
   constexpr std::string_view kCase = "# case ";
   std::vector<std::pair<std::string, std::string>> out;
   std::string* into = nullptr;  // the current case's text
-  for (std::size_t pos = 0; pos < text.size();) {
+  for (std::size_t pos = 0, line_no = 1; pos < text.size(); ++line_no) {
     const std::size_t nl = std::min(text.find('\n', pos), text.size());
     const std::string_view line = text.substr(pos, nl - pos);
     pos = nl + 1;
+    check_line(line, line_no);
     if (line.rfind(kCase, 0) == 0) {
-      const std::string_view name = line.substr(kCase.size());
+      const std::string name(line.substr(kCase.size()));
+      try {
+        check_name("case", name);
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument("line " + std::to_string(line_no) + ": " + e.what());
+      }
       auto it =
           std::find_if(out.begin(), out.end(), [&](const auto& c) { return c.first == name; });
-      if (it == out.end()) it = out.insert(out.end(), {std::string(name), std::string()});
+      if (it == out.end()) it = out.insert(out.end(), {name, std::string()});
       into = &it->second;
     } else if (into) {
       into->append(line).push_back('\n');

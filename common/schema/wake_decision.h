@@ -31,6 +31,42 @@ namespace wb {
 // include/linux/sched.h's wake flags (6.12) that the selection reads.
 inline constexpr unsigned kWfSync = 0x10, kWfCurrentCpu = 0x40;
 
+// The branch of the kernel's wakeup path that returned the CPU, named after the code it is
+// (docs/policy-model.md#rules): the unit in which a recorded decision and the model's agree or
+// not. In the order the path reaches them.
+enum class DecisionRule {
+  kTtwuRunnable,       // ttwu_runnable(): the wakee still queued on prev
+  kTtwuQueueWakelist,  // try_to_wake_up(): the wakee still on its CPU, queued there by IPI
+  kOneAllowedCpu,      // select_task_rq(): nr_cpus_allowed == 1
+  kCurrentCpu,         // select_task_rq_fair(): WF_CURRENT_CPU
+  kFeec,               // find_energy_efficient_cpu() (EAS; never in the model)
+  kBeforeDomainWalk,   // a policy's hook before the domain walk (sync-2017)
+  kAfterWakeAffine,    // a policy's hook after wake_affine() (sync-pair)
+  kSlowPath,           // sched_balance_find_dst_cpu(): a domain with SD_BALANCE_WAKE
+  kSisTarget,          // select_idle_sibling(): target idle
+  kSisPrev,            // prev idle, sharing the LLC with target
+  kSisKthread,         // a per-CPU kthread waker: stack on prev
+  kSisRecent,          // recent_used_cpu idle, sharing the LLC with target
+  kSisCapacity,        // select_idle_capacity() (asymmetric capacity; never in the model)
+  kSisNoLlc,           // no sd_llc for target
+  kSisSmt,             // select_idle_smt(): an idle sibling of prev
+  kSisSyncCore,        // a policy's hook before select_idle_cpu() (sync-core-v2)
+  kSisIdleCpu,         // select_idle_cpu() found an idle core or CPU
+  kSisPrevAff,         // nothing idle: prev kept for the end (clusters)
+  kSisRecentFallback,  // nothing idle: recent_used_cpu kept for the end (clusters)
+  kSisTargetFallback,  // nothing idle: target
+  kSelectFallbackRq,   // the class chose a CPU the wakee may not use: select_fallback_rq()
+};
+// Every rule, in the enum's order, and each one's id ("ttwu_runnable", "sis_target", ...).
+const std::vector<DecisionRule>& all_decision_rules();
+std::string_view decision_rule_id(DecisionRule r);
+std::optional<DecisionRule> parse_decision_rule(std::string_view id);
+
+// What wake_affine() decided by (the event's `affine`): no test answered, wake_affine_idle(),
+// wake_affine_weight().
+enum class AffineTest { kNone, kIdle, kWeight };
+std::string_view affine_test_id(AffineTest a);  // "none", "WA_IDLE", "WA_WEIGHT"
+
 // Who wrote a record: the lab kernels' event, or the BPF recorder of a stock kernel.
 enum class DecisionSource { kEvent, kBpf };
 
@@ -62,23 +98,25 @@ struct DecisionRecord {
     bool operator==(const Loads&) const = default;
   };
   std::optional<Loads> loads;
-  // What the kernel computed and chose; kBpf records hold the CPU only (rule "").
+  // What the kernel computed and chose; kBpf records hold the CPU only (no affine, no rule).
   bool wake_wide = false, want_affine = false;
-  std::string affine;  // "none", "WA_IDLE", "WA_WEIGHT"
+  std::optional<AffineTest> affine;
   int affine_cpu = -1;
-  std::string rule;  // docs/policy-model.md#rules
+  std::optional<DecisionRule> rule;
   int cpu = -1;
 };
 
 // The fields after "sched_wake_decision: ". Throws std::invalid_argument naming the field:
-// "field \"prev\" missing", "field \"idle\": invalid CPU list ...", "unknown field \"x\"".
+// "field \"prev\" missing", "field \"idle\": invalid CPU list ...", "unknown field \"x\"",
+// "field \"rule\" is \"x\", not a rule of docs/policy-model.md#rules".
 DecisionRecord parse_decision_fields(std::string_view fields);
 // The fields of a kBpf record as parse_decision_fields reads them back (`delayed_known` false:
 // no waker_delayed field).
 std::string format_bpf_decision_fields(const DecisionRecord& d, bool delayed_known);
 
 // Every sched_wake_decision line of a trace text, in order; other lines (other events, comments,
-// blank lines) are passed over. Throws std::invalid_argument "line N: <why>: \"<line>\"".
+// blank lines) are passed over. Throws std::invalid_argument "line N: <why>: \"<line>\"", the
+// line escaped: "line N: has a control character: ..." for any line holding one (C0, DEL, C1).
 std::vector<DecisionRecord> parse_decisions(std::string_view text);
 
 // A trace text or a run's side file: its records, and its sched_waking lines (every wakeup of the
@@ -91,7 +129,9 @@ DecisionTrace parse_decision_trace(std::string_view text);
 
 // A run's side file (`run --trace-decisions`) cut at its "# case NAME" lines: (name, text) in
 // the order the names first appear, the blocks of one name joined in order (a run writes one per
-// repetition, interleaved); text before the first such line is dropped.
+// repetition, interleaved); text before the first such line is dropped. Throws
+// std::invalid_argument "line N: ..." for a line with a control character or a NAME that is not a
+// name (common/util/input.h check_name).
 std::vector<std::pair<std::string, std::string>> decision_cases(std::string_view text);
 
 }  // namespace wb

@@ -9,6 +9,7 @@
 #include <variant>
 
 #include "common/schema/stats.h"
+#include "common/util/input.h"
 #include "common/util/text.h"
 
 namespace wb {
@@ -119,7 +120,7 @@ struct BadLine : std::runtime_error {
 };
 
 // Calls `f` on every line of `text`, trimmed, but blank lines and '#' comments. A BadLine from `f`
-// becomes std::invalid_argument "trace line N: <why>: "<the line, cut at 100 characters>"".
+// becomes std::invalid_argument "trace line N: <why>: "<the line, cut at 100 bytes, escaped>"".
 template <class F>
 void for_each_trace_line(std::string_view text, F&& f) {
   size_t line_no = 0;
@@ -132,11 +133,19 @@ void for_each_trace_line(std::string_view text, F&& f) {
     try {
       f(s);
     } catch (const BadLine& e) {
-      throw std::invalid_argument("trace line " + std::to_string(line_no) + ": " + e.what() +
-                                  ": \"" + std::string(s.substr(0, 100)) +
-                                  (s.size() > 100 ? "...\"" : "\""));
+      throw std::invalid_argument("trace line " + std::to_string(line_no) + ": " + e.what() + ": " +
+                                  quoted_line(s));
     }
   }
+}
+
+// `s` with '?' for each control character (a task name may hold any), as the side file keeps it:
+// replay refuses a line with one.
+std::string without_controls(std::string_view s) {
+  std::string out(s);
+  for (std::size_t at; (at = control_at(out)) != std::string::npos;)
+    out.replace(at, out[at] == '\xC2' ? 2 : 1, "?");
+  return out;
 }
 
 // "CPU:N [LOST M EVENTS]": M, the events the kernel lost there; nullopt for any other line.
@@ -441,7 +450,7 @@ WakeupTraceSummary attribute_wakeups(std::string_view text, const WakeupTraceOpt
     ++sum.events;
     if (opt.keep_decisions && (l.event == "sched_waking" || l.event == "sched_wake_decision"))
       if (const auto wakee = int_field(l.fields, "pid"); wakee && cases.contains(int(*wakee)))
-        sum.decisions.append(s).push_back('\n');
+        sum.decisions.append(without_controls(s)).push_back('\n');
     const Event e = read_event(l);
     if (const auto* forked = std::get_if<Fork>(&e))
       cases.fork(forked->parent, forked->child);

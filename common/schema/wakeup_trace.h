@@ -94,8 +94,9 @@ struct WakeupTraceSummary {
   int64_t events = 0;       // event lines read
   int64_t traced_runs = 0;  // run_case calls traced (repetitions, estimate calls included)
   std::vector<TracedWakeup> list;  // filled only when asked (keep_list)
-  // With keep_decisions: this trace's raw lines, in trace order, which `run` writes to the side
-  // file after each repetition (docs/policy-model.md#decision-records); add() does not keep them.
+  // With keep_decisions: this trace's raw lines (a control character in a task name as '?'), in
+  // trace order, which `run` writes to the side file after each repetition
+  // (docs/policy-model.md#decision-records); add() does not keep them.
   std::string decisions;
   // The first kFirstMovesPerRun moves of each run, runs in order, at most kFirstMovesMax.
   std::vector<TracedMove> first_moves;

@@ -265,10 +265,21 @@ void check_name(const std::string& what, const std::string& s) {
     throw std::invalid_argument(what + " " + json_text(s) + " " + fault);
 }
 
-void check_text(const std::string& what, const std::string& s) {
+std::size_t control_at(std::string_view s) {
   for (std::size_t i = 0; i < s.size(); ++i)
-    if (static_cast<unsigned char>(s[i]) < 0x20 || s[i] == 0x7f || c1_at(s, i))
-      throw std::invalid_argument(what + " " + json_text(s) + " has a control character");
+    if (static_cast<unsigned char>(s[i]) < 0x20 || s[i] == 0x7f || c1_at(s, i)) return i;
+  return std::string_view::npos;
+}
+
+void check_text(const std::string& what, const std::string& s) {
+  if (control_at(s) != std::string_view::npos)
+    throw std::invalid_argument(what + " " + json_text(s) + " has a control character");
+}
+
+std::string quoted_line(std::string_view line) {
+  std::string q = json_text(std::string(line.substr(0, 100)));
+  if (line.size() > 100) q.insert(q.size() - 1, "...");
+  return q;
 }
 
 namespace {

@@ -53,9 +53,15 @@ bool is_safe_name(std::string_view s);
 // Throws std::invalid_argument "<what> \"...\" has a character outside [A-Za-z0-9._:,=/+-]" (or
 // the other fault, the value JSON-escaped) unless is_safe_name(s).
 void check_name(const std::string& what, const std::string& s);
-// Free text (a reason, a verdict, a CPU model): no control character (C0, DEL or C1, which
-// terminals take as escape sequences). Throws std::invalid_argument like check_name.
+// Where `s` first holds a control character (C0, DEL or C1, which terminals take as escape
+// sequences; a C1 is two bytes there), else npos.
+std::size_t control_at(std::string_view s);
+// Free text (a reason, a verdict, a CPU model): no control character. Throws
+// std::invalid_argument like check_name.
 void check_text(const std::string& what, const std::string& s);
+// A line of a text input (a trace, a side file) for an error: its first 100 bytes as json_text,
+// "..." inside the quotes when cut.
+std::string quoted_line(std::string_view line);
 // check_text on every string and every key in `doc`, each named by its place ("environment.cpu.
 // model", "cases[2].reason"), except the places listed in `except`.
 void check_texts(const nlohmann::json& doc, const std::vector<std::string>& except = {});
