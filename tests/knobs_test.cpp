@@ -16,6 +16,7 @@
 
 #include "benchmarks/registry.h"
 #include "common/measure/driver.h"
+#include "common/schema/config.h"
 #include "common/schema/result_set.h"
 #include "common/schema/stats.h"
 #include "common/system/clock.h"
@@ -180,6 +181,83 @@ TEST(Background, PrevCpuPutsABusyTaskOnTheWakeeCpuDuringTheCase) {
   const auto j = case_json(rec, test::this_machine());
   EXPECT_EQ(j["background"]["knob"], "prev-cpu");
   EXPECT_EQ(j["background"]["cpus"], nlohmann::json::array({cpus[1]}));
+}
+
+// A duty cycle: named and recorded only when set, in range, and only with a background (a config
+// without one is refused naming the entry).
+TEST(Background, ADutyCycleIsAKnobOfTheBackground) {
+  Params p;
+  set_param(p, "background", "prev-cpu");
+  set_param(p, "duty", 30);
+  set_param(p, "period_ms", 5);
+  EXPECT_EQ(name_suffix(p), "/bg=prev-cpu/duty=30/period=5ms");
+  EXPECT_EQ(to_json(p)["duty"], 30);
+  EXPECT_EQ(to_json(p)["period_ms"], 5);
+  EXPECT_EQ(duty_busy_ns(p), 1'500'000);
+  EXPECT_EQ(duty_period_ns(p), 5'000'000);
+  EXPECT_FALSE(to_json(Params{}).contains("duty"));  // older sets' params stay as they were
+  EXPECT_EQ(duty_busy_ns(Params{}), duty_period_ns(Params{}));
+  for (const auto& [key, v] : std::vector<std::pair<std::string, int>>{
+           {"duty", 0}, {"duty", 100}, {"period_ms", 0}, {"period_ms", 1001}})
+    EXPECT_THROW(set_param(p, key, v), std::invalid_argument) << key << " " << v;
+  try {
+    parse_config(R"({"schema_version": 1, "cases": [{"mechanisms": ["pipe"], "modes": ["threads"],
+                     "placements": ["llc"], "params": {"duty": [30]}}]})",
+                 "c.json");
+    FAIL() << "a duty cycle without a background was taken";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("a duty cycle is the background's"), std::string::npos)
+        << e.what();
+  }
+}
+
+// A duty-cycled busy task sleeps between its busy parts (a task busy throughout never does), on
+// its CPU, and is gone when stopped.
+TEST(Background, ADutyCycledTaskSleepsBetweenItsBusyParts) {
+  const int cpu = allowed_cpus().back();
+  BusyTasks busy({cpu}, 2'000'000, 10'000'000);
+  const pid_t pid = busy.running().at(0);
+  bool slept = false;
+  for (int i = 0; i < 200 && !slept; ++i) {
+    slept = stat_of(pid).first == 'S';
+    usleep(1000);
+  }
+  EXPECT_TRUE(slept) << "the task never slept in 200 ms";
+  EXPECT_EQ(stat_of(pid).second, cpu);
+  busy.stop();
+  EXPECT_EQ(kill(pid, 0), -1);
+  EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1) << "a busy task is left unreaped";
+}
+
+// A case under a duty-cycled background, threads and processes, pinned and kernel-placed: it
+// runs, its busy tasks are gone after, and the set records the cycle.
+TEST(Background, ACaseRunsUnderADutyCycleAndRecordsIt) {
+  const auto cpus = allowed_cpus();
+  if (cpus.size() < 2) GTEST_SKIP() << "needs 2 allowed CPUs";
+  for (const Mode mode : {Mode::kThreads, Mode::kProcesses})
+    for (const PlacementKind kind : {PlacementKind::kPinned, PlacementKind::kKernel}) {
+      CaseSpec s = bg_case("prev-cpu", {cpus[0], cpus[1]});
+      s.name = "pipe/duty";
+      s.mechanism = "pipe";
+      s.mode = mode;
+      s.kind = kind;
+      if (kind == PlacementKind::kKernel) s.cpuset = {cpus[0], cpus[1]};
+      s.params.duty = 40;
+      s.params.period_ms = 2;
+      s.round_trips = 200;
+      s.warmup = 10;
+      const RunOutcome out = run_case(s, *find_mechanism("pipe"), test::this_machine(), {});
+      ASSERT_TRUE(out.ok) << out.error;
+      EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1) << "a task was not reaped";
+      CaseRecord rec;
+      rec.spec = s;
+      rec.repetitions.push_back(out.pairs);
+      rec.background_cpus = out.background_cpus;
+      const auto j = case_json(rec, test::this_machine());
+      EXPECT_EQ(j["background"]["busy_ns"], 800'000);
+      EXPECT_EQ(j["background"]["period_ns"], 2'000'000);
+      EXPECT_EQ(j["params"]["duty"], 40);
+    }
 }
 
 // The result set writes the CPUs the driver recorded, not a recomputation on its own topology.

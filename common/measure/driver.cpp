@@ -548,7 +548,7 @@ pid_t CaseRun::spawn(const std::function<int()>& body) {
 
 RunOutcome CaseRun::run(const RunOptions& opts) {
   // Busy before any task exists, so the tasks start (and are timed) under the load.
-  BusyTasks background(background_);
+  BusyTasks background(background_, duty_busy_ns(spec_.params), duty_period_ns(spec_.params));
   Children children = start_tasks(opts);
   std::string error = supervise(children, opts);
   background.stop();

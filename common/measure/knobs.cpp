@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
+#include <ctime>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -181,7 +182,26 @@ std::vector<int> background_cpus(const CaseSpec& spec, const Topology& topo, std
   return {out.begin(), out.end()};
 }
 
-BusyTasks::BusyTasks(const std::vector<int>& cpus) {
+namespace {
+
+// A background task's loop: busy throughout (busy_ns >= period_ns, or 0), else busy_ns of each
+// period_ns from its start, asleep until the next period begins.
+[[noreturn]] void spin(int64_t busy_ns, int64_t period_ns) {
+  volatile uint64_t sink = 0;
+  if (busy_ns <= 0 || busy_ns >= period_ns)
+    for (;;) sink = sink + busy_loop(1 << 20);
+  for (int64_t start = now_ns();; start += period_ns) {
+    while (now_ns() < start + busy_ns) sink = sink + busy_loop(1 << 10);
+    const timespec next{static_cast<time_t>((start + period_ns) / 1'000'000'000),
+                        static_cast<long>((start + period_ns) % 1'000'000'000)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, nullptr) == EINTR) {
+    }
+  }
+}
+
+}  // namespace
+
+BusyTasks::BusyTasks(const std::vector<int>& cpus, int64_t busy_ns, int64_t period_ns) {
   if (cpus.empty()) return;
   SharedRegion shared(sizeof(std::atomic<uint32_t>));
   auto* ready = new (shared.data()) std::atomic<uint32_t>{0};
@@ -202,8 +222,7 @@ BusyTasks::BusyTasks(const std::vector<int>& cpus) {
       if (sched_setaffinity(0, sizeof set, &set) != 0 || sched_getcpu() != cpu) _exit(3);
       ready->fetch_add(1);
       futex_wake(ready, 1, true);
-      volatile uint64_t sink = 0;
-      for (;;) sink = sink + busy_loop(1 << 20);
+      spin(busy_ns, period_ns);
     }
     pids_.push_back(pid);
   }

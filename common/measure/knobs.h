@@ -57,13 +57,15 @@ void touch_lines(char* buf, int lines) noexcept;
 // (no SMT: 1 PU per core)".
 std::vector<int> background_cpus(const CaseSpec& spec, const Topology& topo, std::string* why);
 
-// Busy tasks: one forked process per CPU, pinned there, spinning until stopped. The constructor
-// returns once every task runs on its CPU (so they are busy before any timing starts); stop() and
-// the destructor kill and reap them. Tasks die with wakebench (PR_SET_PDEATHSIG).
+// Busy tasks: one forked process per CPU, pinned there, spinning until stopped: throughout, or
+// `busy_ns` of every `period_ns` (the duty cycle, all tasks in phase), sleeping the rest. The
+// constructor returns once every task runs on its CPU (so they are busy before any timing
+// starts); stop() and the destructor kill and reap them. Tasks die with wakebench
+// (PR_SET_PDEATHSIG).
 class BusyTasks {
  public:
   // Throws std::runtime_error naming the CPU if a task cannot be pinned or does not start.
-  explicit BusyTasks(const std::vector<int>& cpus);
+  explicit BusyTasks(const std::vector<int>& cpus, int64_t busy_ns = 0, int64_t period_ns = 0);
   ~BusyTasks();
   BusyTasks(const BusyTasks&) = delete;
   BusyTasks& operator=(const BusyTasks&) = delete;

@@ -175,14 +175,18 @@ void set_param(Params& p, const std::string& key, const nlohmann::json& value) {
     p.pairs = static_cast<int>(int_in_range(key, value, 1, 256));
   } else if (key == "start") {
     p.start = start_from_json(value);
+  } else if (key == "duty") {
+    p.duty = static_cast<int>(int_in_range(key, value, 1, 99));
+  } else if (key == "period_ms") {
+    p.period_ms = static_cast<int>(int_in_range(key, value, 1, 1000));
   } else if (key == "w") {
     p.w = static_cast<int>(int_in_range(key, value, 1, 64));
   } else if (key == "s") {
     p.s = static_cast<int>(int_in_range(key, value, 1, 64));
   } else {
     throw std::invalid_argument("params: unknown knob \"" + key +
-                                "\" (known: payload, work_ns, work_lines, background, sched, nice, "
-                                "pairs, w, s, start)");
+                                "\" (known: payload, work_ns, work_lines, background, duty, "
+                                "period_ms, sched, nice, pairs, w, s, start)");
   }
 }
 
@@ -203,9 +207,21 @@ nlohmann::json to_json(const Params& p) {
     j["w"] = p.w.value_or(1);
     j["s"] = p.s.value_or(1);
   }
+  if (p.duty) j["duty"] = *p.duty;
+  if (p.period_ms) j["period_ms"] = *p.period_ms;
   if (p.start) j["start"] = {p.start->first, p.start->second};
   return j;
 }
+
+void check_duty(const Params& p) {
+  if ((p.duty || p.period_ms) && p.background == "none")
+    throw std::invalid_argument(std::string("params.") + (p.duty ? "duty" : "period_ms") +
+                                ": a duty cycle is the background's: give params.background");
+}
+
+int64_t duty_period_ns(const Params& p) { return int64_t{p.period_ms.value_or(10)} * 1'000'000; }
+
+int64_t duty_busy_ns(const Params& p) { return duty_period_ns(p) * p.duty.value_or(100) / 100; }
 
 std::string name_suffix(const Params& p) {
   const Params d;
@@ -216,6 +232,8 @@ std::string name_suffix(const Params& p) {
   if (p.work_ns != d.work_ns) s += "/work=" + std::to_string(p.work_ns) + "ns";
   if (p.work_lines != d.work_lines) s += "/lines=" + std::to_string(p.work_lines);
   if (p.background != d.background) s += "/bg=" + p.background;
+  if (p.duty) s += "/duty=" + std::to_string(*p.duty);
+  if (p.period_ms) s += "/period=" + std::to_string(*p.period_ms) + "ms";
   if (p.sched != d.sched) s += "/sched=" + per_side_text(p.sched, "inherit", sched_policy_id);
   if (p.nice != d.nice)
     s += "/nice=" + per_side_text(p.nice, "inherit", [](int n) { return std::to_string(n); });

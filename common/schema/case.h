@@ -54,6 +54,10 @@ struct Params {
   // Busy tasks relative to the measured pair: "none", "waker-sibling", "llc-others",
   // "all-others", "prev-cpu", or an explicit CPU list ("2,5-7"). See knobs.h.
   std::string background = "none";
+  // The background tasks' duty cycle: busy `duty` percent of each `period_ms` (1..99, 1..1000),
+  // idle the rest, so the CPUs they load are busy part of the time; nullopt: busy throughout
+  // (duty) and 10 ms (period). Only with a background.
+  std::optional<int> duty, period_ms;
   // nullopt: inherited from wakebench (nothing is changed).
   std::array<std::optional<SchedPolicy>, 2> sched;
   std::array<std::optional<int>, 2> nice;  // -20..19
@@ -72,14 +76,21 @@ struct Params {
 // unknown key or a bad value. Keys and values:
 //   payload: 1..1048576          work_ns: 0..100000000        work_lines: 0..65536
 //   background: see Params       pairs: 1..256                w, s: 1..64
+//   duty: 1..99 (percent)        period_ms: 1..1000 (both need a background; check_duty)
 //   start: "a,b" (two CPU ids; checked against the cpuset by expand_cases)
 //   sched: "fifo:10" (both sides) or {"waker": "fifo:10", "wakee": "other"}
 //   nice: -5 (both sides) or {"waker": -5, "wakee": 0}
 void set_param(Params& p, const std::string& key, const nlohmann::json& value);
 // Every knob, defaults included: {"payload", "work_ns", "work_lines", "background", "pairs",
 // "sched": {"waker", "wakee"} ("inherit" when unset), "nice": {"waker", "wakee"} (null when
-// unset)}, plus "w" and "s" when set, and "start": [a, b] when set.
+// unset)}, plus "w" and "s" when set, "duty" and "period_ms" when set, and "start": [a, b] when
+// set.
 nlohmann::json to_json(const Params& p);
+// Throws std::invalid_argument when duty or period_ms is set without a background.
+void check_duty(const Params& p);
+// The background's period in ns and the busy part of it (duty 100: the whole period).
+int64_t duty_period_ns(const Params& p);
+int64_t duty_busy_ns(const Params& p);
 // "/w2s4/payload=64/work=2000ns" style suffix of the knobs that differ from their defaults ("" when
 // none). w and s come first and together whenever either is set, as in
 // "binder-like/processes/llc/w2s4".

@@ -143,6 +143,30 @@ void read_header(const std::string& path, const nlohmann::json& j, Config& c) {
   }
 }
 
+// A duty cycle belongs to the background: every background value of an entry with duty or
+// period_ms must be one (check_duty says so for a case).
+void check_duty_cycles(const std::string& path, const ConfigEntry& entry) {
+  const auto values_of = [&](const std::string& key) -> const std::vector<nlohmann::json>* {
+    for (const auto& [k, v] : entry.params)
+      if (k == key) return &v;
+    return nullptr;
+  };
+  if (!values_of("duty") && !values_of("period_ms")) return;
+  const std::vector<nlohmann::json> none = {"none"};
+  const std::vector<nlohmann::json>* bg = values_of("background");
+  for (const nlohmann::json& v : bg ? *bg : none) {
+    Params p;
+    p.background = v.get<std::string>();
+    p.duty = values_of("duty") ? std::optional<int>(1) : std::nullopt;
+    p.period_ms = values_of("period_ms") ? std::optional<int>(1) : std::nullopt;
+    try {
+      check_duty(p);
+    } catch (const std::invalid_argument& ex) {
+      fail_config(path, entry.where, ex.what());
+    }
+  }
+}
+
 // One entry's params: each key a parameter set_param knows, each value one it accepts.
 void read_params(const std::string& path, const nlohmann::json& params, ConfigEntry& entry) {
   if (!params.is_object()) fail_config(path, entry.where + ".params", "expected an object");
@@ -160,6 +184,7 @@ void read_params(const std::string& path, const nlohmann::json& params, ConfigEn
     }
     entry.params.emplace_back(key, std::vector<nlohmann::json>(values.begin(), values.end()));
   }
+  check_duty_cycles(path, entry);
 }
 
 ConfigEntry read_entry(const std::string& path, size_t i, const nlohmann::json& e,

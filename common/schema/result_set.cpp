@@ -224,7 +224,10 @@ nlohmann::ordered_json case_json(const CaseRecord& rec, const Topology& topo) {
   if (s.params.background == "none")
     j["background"] = nullptr;
   else
-    j["background"] = {{"knob", s.params.background}, {"cpus", rec.background_cpus}};
+    j["background"] = {{"knob", s.params.background},
+                       {"cpus", rec.background_cpus},
+                       {"busy_ns", duty_busy_ns(s.params)},
+                       {"period_ns", duty_period_ns(s.params)}};
   j["status"] = std::string(status_id(rec.status));
   j["reason"] = rec.reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(rec.reason);
   j["round_trips"] = s.round_trips;
