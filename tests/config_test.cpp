@@ -361,6 +361,28 @@ TEST(Config, FeatureSeedsPlanOnTheirPresets) {
   EXPECT_EQ(kernel["pipe/threads/kernel/bg=1-2/start=0,1"], "0-3 0,1");
 }
 
+// The loaded configs (issue 53) plan on the presets they are scaled to: no case skipped, the
+// duty-cycled pair from CPUs 0 and 2 (one core apart), every fan-out group at its task count.
+TEST(Config, LoadedConfigsPlanOnTheirPresets) {
+  std::vector<std::string> known;
+  for (const Mechanism* m : all_mechanisms()) known.emplace_back(m->id());
+  const std::string dir = std::string(WB_SOURCE_DIR) + "/configs/lab/";
+  const std::pair<const char*, const char*> loads[] = {{"loads-6cpu", "smt2-3core"},
+                                                       {"loads-8cpu", "smt2-2socket-numa"},
+                                                       {"loads-8cpu", "arm64-smt2-cls"}};
+  for (const auto& [config, preset] : loads) {
+    SCOPED_TRACE(std::string(config) + " on " + preset);
+    const auto cases =
+        expand_cases(load_config(dir + config + ".json"),
+                     Topology::from_xml(dir + "topologies/" + preset + ".xml"), known);
+    EXPECT_EQ(cases.size(), 12u + 6u + 3u);
+    for (const CaseSpec& cs : cases) {
+      EXPECT_EQ(cs.skip_reason, "") << cs.name;
+      if (cs.params.duty) EXPECT_EQ(cs.cpu_pairs.at(0), (CpuPair{0, 2})) << cs.name;
+    }
+  }
+}
+
 TEST(Config, ClaimsAreValidated) {
   const std::string base =
       R"({"schema_version":1,"cases":[{"mechanisms":["pipe"],"modes":["threads"],
