@@ -69,7 +69,8 @@ template <class Map, class Name>
 std::string counts_text(const Map& m, Name name) {
   std::vector<std::pair<int64_t, std::string>> v;
   for (const auto& [k, n] : m) v.emplace_back(n, name(k));
-  std::stable_sort(v.begin(), v.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+  std::stable_sort(v.begin(), v.end(),
+                   [](const auto& x, const auto& y) { return x.first > y.first; });
   std::vector<std::string> parts;
   for (const auto& [n, s] : v) parts.push_back(s + " " + std::to_string(n));
   return join(parts, ", ");
@@ -94,30 +95,36 @@ std::string pair_text(const PairSplit& p, const CaseSplits& s, std::size_t k) {
   if (p.split == 0) return out;
   const auto rule = [](DecisionRule r) { return std::string(decision_rule_id(r)); };
   out += wrap(p.a + "'s rule: " + counts_text(p.by_rule, rule), "  ");
-  out += wrap("states: " + counts_text(p.by_state,
-                                       [](SplitState st) { return std::string(split_state_id(st)); }),
-              "  ");
-  out += wrap("classes (" + p.a + " -> " + p.b + "): " +
-                  counts_text(p.by_classes,
-                              [](const auto& c) { return c.first + " -> " + c.second; }),
-              "  ");
+  out +=
+      wrap("states: " + counts_text(p.by_state,
+                                    [](SplitState st) { return std::string(split_state_id(st)); }),
+           "  ");
+  out +=
+      wrap("classes (" + p.a + " -> " + p.b + "): " +
+               counts_text(p.by_classes, [](const auto& c) { return c.first + " -> " + c.second; }),
+           "  ");
   const std::optional<double> cost = p.cost_ns();
   out += wrap(cost ? "first-order cost of " + p.b + "'s choice: " + fmt("%+.2f", *cost / 1000) +
-                              " us per split wakeup (the set's pinned medians per class; "
-                              "a model's sum, not a measurement)"
-                        : std::string("first-order cost: not priced (a class has no pinned median)"),
+                         " us per split wakeup (the set's pinned medians per class; "
+                         "a model's sum, not a measurement)"
+                   : std::string("first-order cost: not priced (a class has no pinned median)"),
               "  ");
   std::vector<std::string> cases;
-  for (const auto& [name, pairs] : s.cases)
-    if (pairs[k].split > 0) cases.push_back(name + " " + std::to_string(pairs[k].split));
+  for (const auto& [name, c] : s.cases)
+    if (c.pairs[k].split > 0) cases.push_back(name + " " + std::to_string(c.pairs[k].split));
   if (!cases.empty()) out += wrap("cases: " + join(cases, ", "), "  ");
   return out;
 }
 
 nlohmann::ordered_json pair_json(const PairSplit& p) {
-  nlohmann::ordered_json j = {{"a", p.a},         {"b", p.b},           {"records", p.records},
-                              {"split", p.split}, {"kernel_a", p.kernel_a}, {"kernel_b", p.kernel_b},
-                              {"named", p.named().empty() ? nullptr : nlohmann::ordered_json(p.named())}};
+  nlohmann::ordered_json j = {
+      {"a", p.a},
+      {"b", p.b},
+      {"records", p.records},
+      {"split", p.split},
+      {"kernel_a", p.kernel_a},
+      {"kernel_b", p.kernel_b},
+      {"named", p.named().empty() ? nullptr : nlohmann::ordered_json(p.named())}};
   for (const auto& [r, n] : p.by_rule) j["by_rule"][std::string(decision_rule_id(r))] = n;
   for (const auto& [st, n] : p.by_state) j["by_state"][std::string(split_state_id(st))] = n;
   for (const auto& [c, n] : p.by_classes) j["by_classes"][c.first + "->" + c.second] = n;
@@ -127,6 +134,40 @@ nlohmann::ordered_json pair_json(const PairSplit& p) {
     j["first"].push_back({{"index", r.index},
                           {"a", {{"rule", decision_rule_id(r.a.rule)}, {"cpu", r.a.cpu}}},
                           {"b", {{"rule", decision_rule_id(r.b.rule)}, {"cpu", r.b.cpu}}}});
+  return j;
+}
+
+void count_choice(PolicyMix& m, const std::string& cls,
+                  const std::map<std::string, double>& pinned) {
+  ++m.classes[cls];
+  if (const auto it = pinned.find(cls); it != pinned.end())
+    m.pinned_sum_ns += it->second;
+  else
+    ++m.unpriced;
+}
+
+std::string mix_line(const PolicyMix& m) {
+  std::vector<std::pair<double, std::string>> v;
+  for (const auto& [c, share] : m.shares()) v.emplace_back(share, c);
+  std::stable_sort(v.begin(), v.end(),
+                   [](const auto& x, const auto& y) { return x.first > y.first; });
+  std::vector<std::string> parts;
+  for (const auto& [share, c] : v) parts.push_back(c + " " + fmt("%.0f%%", 100 * share));
+  const std::optional<double> rtt = m.rtt_ns();
+  return align_left(m.policy, 14) + join(parts, " ") +
+         (rtt ? "  ~" + us_figure(*rtt) + " us" : std::string());
+}
+
+nlohmann::ordered_json splits_json_of(const Splits& s) {
+  nlohmann::ordered_json j = {{"mixes", nlohmann::ordered_json::array()},
+                              {"pairs", nlohmann::ordered_json::array()}};
+  for (const PolicyMix& m : s.mixes) {
+    const std::optional<double> rtt = m.rtt_ns();
+    j["mixes"].push_back({{"policy", m.policy},
+                          {"classes", m.classes},
+                          {"rtt_ns", rtt ? nlohmann::ordered_json(*rtt) : nullptr}});
+  }
+  for (const PairSplit& p : s.pairs) j["pairs"].push_back(pair_json(p));
   return j;
 }
 
@@ -166,53 +207,85 @@ void PairSplit::add(const PairSplit& o) {
     if (first.size() < kFirstSplits) first.push_back(r);
 }
 
-std::vector<PairSplit> split_decisions(const std::vector<DecisionRecord>& records,
-                                       const SchedTopology& sched,
-                                       const std::vector<const WakeupPolicy*>& policies,
-                                       const ModelFeatures& features,
-                                       const std::map<std::string, double>& pinned) {
-  std::vector<PairSplit> pairs;
+std::map<std::string, double> PolicyMix::shares() const {
+  int64_t n = 0;
+  for (const auto& [c, k] : classes) n += k;
+  std::map<std::string, double> out;
+  for (const auto& [c, k] : classes) out[c] = static_cast<double>(k) / static_cast<double>(n);
+  return out;
+}
+
+std::optional<double> PolicyMix::rtt_ns() const {
+  int64_t n = 0;
+  for (const auto& [c, k] : classes) n += k;
+  if (n == 0 || unpriced > 0) return std::nullopt;
+  return pinned_sum_ns / static_cast<double>(n);
+}
+
+void PolicyMix::add(const PolicyMix& o) {
+  for (const auto& [c, k] : o.classes) classes[c] += k;
+  pinned_sum_ns += o.pinned_sum_ns;
+  unpriced += o.unpriced;
+}
+
+Splits split_decisions(const std::vector<DecisionRecord>& records, const SchedTopology& sched,
+                       const std::vector<const WakeupPolicy*>& policies,
+                       const ModelFeatures& features, const std::map<std::string, double>& pinned) {
+  Splits s;
   for (std::size_t i = 0; i < policies.size(); ++i)
     for (std::size_t j = i + 1; j < policies.size(); ++j)
-      pairs.push_back({std::string(policies[i]->id()), std::string(policies[j]->id())});
+      s.pairs.push_back({std::string(policies[i]->id()), std::string(policies[j]->id())});
+  s.mixes.push_back({"kernel"});
+  for (const WakeupPolicy* p : policies) s.mixes.push_back({std::string(p->id())});
   for (std::size_t r = 0; r < records.size(); ++r) {
     const DecisionRecord& d = records[r];
     WakeInput in = wake_input_of(d, sched);
     in.features = features;
     std::vector<WakeDecision> by(policies.size());
-    for (std::size_t i = 0; i < policies.size(); ++i) by[i] = predict_wakeup(sched, in, *policies[i]);
+    for (std::size_t i = 0; i < policies.size(); ++i)
+      by[i] = predict_wakeup(sched, in, *policies[i]);
+    count_choice(s.mixes[0], class_of(sched, d.waker_cpu, d.cpu), pinned);
+    for (std::size_t i = 0; i < policies.size(); ++i)
+      count_choice(s.mixes[i + 1], class_of(sched, d.waker_cpu, by[i].cpu), pinned);
     for (std::size_t i = 0, k = 0; i < policies.size(); ++i)
       for (std::size_t j = i + 1; j < policies.size(); ++j, ++k) {
-        ++pairs[k].records;
+        ++s.pairs[k].records;
         if (by[i].cpu != by[j].cpu)
-          count_split(pairs[k], {r, by[i], by[j]}, d, in, sched, pinned);
+          count_split(s.pairs[k], {r, by[i], by[j]}, d, in, sched, pinned);
       }
   }
-  return pairs;
+  return s;
 }
 
-void add_case(CaseSplits& all, const std::string& name, std::vector<PairSplit> pairs) {
-  if (all.total.empty()) {
-    for (const PairSplit& p : pairs) all.total.push_back({p.a, p.b});
+void add_case(CaseSplits& all, const std::string& name, Splits s) {
+  if (all.total.pairs.empty() && all.total.mixes.empty()) {
+    for (const PairSplit& p : s.pairs) all.total.pairs.push_back({p.a, p.b});
+    for (const PolicyMix& m : s.mixes) all.total.mixes.push_back({m.policy});
   }
-  for (std::size_t k = 0; k < pairs.size() && k < all.total.size(); ++k) all.total[k].add(pairs[k]);
-  all.cases.emplace_back(name, std::move(pairs));
+  for (std::size_t k = 0; k < s.pairs.size() && k < all.total.pairs.size(); ++k)
+    all.total.pairs[k].add(s.pairs[k]);
+  for (std::size_t k = 0; k < s.mixes.size() && k < all.total.mixes.size(); ++k)
+    all.total.mixes[k].add(s.mixes[k]);
+  all.cases.emplace_back(name, std::move(s));
 }
 
 std::string render_splits_text(const CaseSplits& s) {
-  std::string out;
-  for (std::size_t k = 0; k < s.total.size(); ++k) out += pair_text(s.total[k], s, k);
+  std::string out = wrap(
+      "where the wakee goes, from the recorded states (the kernel's own CPUs "
+      "first; ~ the pinned medians' mean, a model's sum):",
+      "");
+  for (const PolicyMix& m : s.total.mixes) out += "  " + mix_line(m) + "\n";  // short: unwrapped
+  for (std::size_t k = 0; k < s.total.pairs.size(); ++k) out += pair_text(s.total.pairs[k], s, k);
   return out;
 }
 
 nlohmann::ordered_json splits_json(const CaseSplits& s) {
-  nlohmann::ordered_json j = {{"pairs", nlohmann::ordered_json::array()},
-                              {"cases", nlohmann::ordered_json::array()}};
-  for (const PairSplit& p : s.total) j["pairs"].push_back(pair_json(p));
-  for (const auto& [name, pairs] : s.cases) {
-    nlohmann::ordered_json c = {{"case", name}, {"pairs", nlohmann::ordered_json::array()}};
-    for (const PairSplit& p : pairs) c["pairs"].push_back(pair_json(p));
-    j["cases"].push_back(c);
+  nlohmann::ordered_json j = splits_json_of(s.total);
+  j["cases"] = nlohmann::ordered_json::array();
+  for (const auto& [name, c] : s.cases) {
+    nlohmann::ordered_json one = splits_json_of(c);
+    one["case"] = name;
+    j["cases"].push_back(one);
   }
   return j;
 }

@@ -27,12 +27,12 @@ inline constexpr double kNameShare = 0.99;
 
 // The states a split record was in (a record counts under each that holds).
 enum class SplitState {
-  kPrevBusy,      // prev is not in the recorded idle set
-  kPrevIsWaker,   // the wakee last ran on the waker's CPU
-  kWakerQueued,   // the waker's CPU runs more than the waker
-  kHintStale,     // the LLC's has_idle_cores hint said otherwise than the idle set
-  kRecentStale,   // recent_used_cpu is set, not prev, and busy
-  kSync,          // WF_SYNC
+  kPrevBusy,     // prev is not in the recorded idle set
+  kPrevIsWaker,  // the wakee last ran on the waker's CPU
+  kWakerQueued,  // the waker's CPU runs more than the waker
+  kHintStale,    // the LLC's has_idle_cores hint said otherwise than the idle set
+  kRecentStale,  // recent_used_cpu is set, not prev, and busy
+  kSync,         // WF_SYNC
 };
 std::string_view split_state_id(SplitState s);  // "prev-busy", "prev-is-waker", ...
 
@@ -43,11 +43,11 @@ struct SplitRecord {
 };
 
 struct PairSplit {
-  std::string a, b;        // policy ids, in all_policies() order
-  int64_t records = 0;     // records replayed under both
-  int64_t split = 0;       // those on which the CPUs differ
-  std::map<DecisionRule, int64_t> by_rule;           // a's rule on the split records
-  std::map<SplitState, int64_t> by_state;            // states of the split records
+  std::string a, b;                         // policy ids, in all_policies() order
+  int64_t records = 0;                      // records replayed under both
+  int64_t split = 0;                        // those on which the CPUs differ
+  std::map<DecisionRule, int64_t> by_rule;  // a's rule on the split records
+  std::map<SplitState, int64_t> by_state;   // states of the split records
   std::map<std::pair<std::string, std::string>, int64_t> by_classes;  // (a's, b's) class
   int64_t kernel_a = 0, kernel_b = 0;  // split records whose recorded CPU is a's / b's
   // First-order: pinned[b's class] - pinned[a's class] summed over the split records (ns), and
@@ -64,23 +64,43 @@ struct PairSplit {
 };
 inline constexpr std::size_t kFirstSplits = 5;
 
-// Per pair of `policies` (each pair once, in the order given), over `records`: `pinned` maps a
-// class id to its pinned median RTT (ns) for the records' mechanism and mode (empty: no cost).
-std::vector<PairSplit> split_decisions(const std::vector<DecisionRecord>& records,
-                                       const SchedTopology& sched,
-                                       const std::vector<const WakeupPolicy*>& policies,
-                                       const ModelFeatures& features = {},
-                                       const std::map<std::string, double>& pinned = {});
-
-// A run's cases, each split apart, and every pair's total.
-struct CaseSplits {
-  std::vector<std::pair<std::string, std::vector<PairSplit>>> cases;
-  std::vector<PairSplit> total;
+// What-if: where one policy's model puts the wakee over the recorded states (each record's
+// inputs, its choice's class against the waker's CPU), counted by class; "kernel" is the recorded
+// CPUs' own mix. A mix from the states the kernel met, not from the states the policy would have
+// led to (its first-order reach on this trace).
+struct PolicyMix {
+  std::string policy;
+  std::map<std::string, int64_t> classes;
+  double pinned_sum_ns = 0;  // the pinned median of each choice's class, summed
+  int64_t unpriced = 0;      // choices whose class has no pinned median
+  // The shares of `classes`; the mean pinned median per wakeup (nullopt: some unpriced, or none).
+  std::map<std::string, double> shares() const;
+  std::optional<double> rtt_ns() const;
+  void add(const PolicyMix& o);
 };
-void add_case(CaseSplits& all, const std::string& name, std::vector<PairSplit> pairs);
 
-// Per pair: the verdict line (split count and share, whom the kernel followed, the name), then
-// its rules, states, classes and cost, the cases with splits, within 100 columns.
+struct Splits {
+  std::vector<PairSplit> pairs;  // each pair of the policies once, in the order given
+  std::vector<PolicyMix> mixes;  // the kernel's, then each policy's
+};
+
+// Over `records`: `pinned` maps a class id to its pinned median RTT (ns) for the records'
+// mechanism and mode (empty: no cost).
+Splits split_decisions(const std::vector<DecisionRecord>& records, const SchedTopology& sched,
+                       const std::vector<const WakeupPolicy*>& policies,
+                       const ModelFeatures& features = {},
+                       const std::map<std::string, double>& pinned = {});
+
+// A run's cases, each split apart, and every pair's and mix's total.
+struct CaseSplits {
+  std::vector<std::pair<std::string, Splits>> cases;
+  Splits total;
+};
+void add_case(CaseSplits& all, const std::string& name, Splits s);
+
+// The mixes (kernel first), then per pair: the verdict line (split count and share, whom the
+// kernel followed, the name), its rules, states, classes and cost, the cases with splits; within
+// 100 columns.
 std::string render_splits_text(const CaseSplits& s);
 nlohmann::ordered_json splits_json(const CaseSplits& s);
 
