@@ -86,7 +86,18 @@ def replay_section(matrix):
             "other columns are the wrong pairings, each with the records on which its model and "
             "the kernel's own policy's decide differently and how many of those it matched: a "
             "faithful kernel matches its own model on all of them and the other on none.", "") + \
-        [""] + replay.render(cells) + [""]
+        [""] + replay.render(cells) + [""] + coverage_section(cells)
+
+
+def coverage_section(cells):
+    """Every rule against the kernels' own records (wblab/replay.py coverage)."""
+    return ["#### Rule coverage: the kernels' records by the rule each took", ""] + \
+        confusion.wrap(
+            "Per rule of docs/policy-model.md#rules and per kernel (its own policy), the "
+            "decision records the kernel's event gave in this matrix's cells and how many of "
+            "them that policy's model reproduced (CPU and rule); kernel records only. A rule no "
+            "record reached is unreached, or exempt where no guest has what it needs.", "") + \
+        [""] + replay.render_coverage(cells) + [""]
 
 
 def extra_sections(matrix):

@@ -72,3 +72,51 @@ def render(cells):
         lines.append(f"| {preset} | {column} | {r['wakeups']} | {r['decisions']} | {wide} | "
                      f"{verdict(replays, own)} | " + " | ".join(shares) + " |")
     return lines
+
+
+# Rules no lab guest has what they need for (issue "The patches where they act", its goals):
+# coverage lists them as exempt, with the reason, instead of unreached.
+EXEMPT = {
+    "find_energy_efficient_cpu": "no energy model in any guest",
+    "sis_select_idle_capacity": "no asymmetric CPU capacity in any guest",
+    "sched_balance_find_dst_cpu": "reached only by exec and fork balancing, not a wakeup",
+    "select_fallback_rq": "needs the chosen CPU to go offline or out of the mask",
+    "sis_no_sd_llc": "every guest CPU has an LLC domain",
+    "sis_kthread": "needs a per-CPU kthread waking the wakee",
+}
+
+
+def coverage(cells):
+    """{rule: {policy: (records, agreed)}}: the kernel records of each cell under its own
+    policy's model, by the rule the kernel took, added up per own policy over the cells; every
+    rule a replay named (reached or uncovered) is a key."""
+    out = {}
+    for _, _, own, replays in cells:
+        if "unavailable" in replays:
+            continue
+        r = replays[own]
+        for rule in r.get("uncovered") or []:
+            out.setdefault(rule, {})
+        for rule, t in (r.get("rules") or {}).items():
+            n, a = out.setdefault(rule, {}).get(own, (0, 0))
+            out[rule][own] = (n + t["count"], a + t["agree"])
+    return out
+
+
+def coverage_note(rule, per_policy):
+    """'exempt: why', 'unreached' or ''."""
+    if sum(n for n, _ in per_policy.values()):
+        return ""
+    return f"exempt: {EXEMPT[rule]}" if rule in EXEMPT else "unreached"
+
+
+def render_coverage(cells):
+    """Markdown: one row per rule, one column per own policy: 'records / agreed'."""
+    cov = coverage(cells)
+    lines = ["| rule | " + " | ".join(POLICIES) + " | note |",
+             "|" + "---|" * (len(POLICIES) + 2)]
+    for rule in sorted(cov):
+        cols = [f"{n} / {a}" if n else "-" for n, a in
+                (cov[rule].get(p, (0, 0)) for p in POLICIES)]
+        lines.append(f"| {rule} | " + " | ".join(cols) + f" | {coverage_note(rule, cov[rule])} |")
+    return lines
