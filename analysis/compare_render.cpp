@@ -11,7 +11,6 @@
 namespace wb {
 namespace {
 
-constexpr std::size_t kTextWidth = 100;  // pasteable into a mail
 constexpr std::size_t kLabelWidth = 16;  // longest set label in text column headers
 
 std::string format_p(double p) { return p < 0.001 ? "<0.001" : fmt("%.3f", p); }

@@ -17,7 +17,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr size_t kColumns = 100;
 // An alternative with less weight than this in the closest mix is not named.
 constexpr double kNamedWeight = 0.005;
 
@@ -248,25 +247,11 @@ std::string pct_text(const ClassShares& shares) {
   return out;
 }
 
-// `text` broken at spaces into lines of at most kColumns, the first after `first`, the others
-// after `indent` spaces.
+// `text` after `first`, the next lines after `indent` spaces; kept as it is (spaces too) when it
+// fits on the first line.
 std::string wrapped(const std::string& first, const std::string& text, size_t indent) {
-  if (first.size() + text.size() <= kColumns) return first + text + "\n";
-  std::string out = first, line = first;
-  std::istringstream words(text);
-  std::string w;
-  bool fresh = true;
-  while (words >> w) {
-    if (!fresh && line.size() + 1 + w.size() > kColumns) {
-      out += "\n" + std::string(indent, ' ');
-      line = std::string(indent, ' ');
-      fresh = true;
-    }
-    out += (fresh ? "" : " ") + w;
-    line += (fresh ? "" : " ") + w;
-    fresh = false;
-  }
-  return out + "\n";
+  if (first.size() + text.size() <= kTextWidth) return first + text + "\n";
+  return wrap_hanging(first, text, std::string(indent, ' '));
 }
 
 // Footnotes: each cause's text once for the whole output, lettered in order of first use.

@@ -56,29 +56,12 @@ std::string claim_prediction(const ResultsPrediction& p, const std::string& poli
   return "";
 }
 
-// `text` after two spaces, broken at spaces into lines of at most 100 columns, the next ones after
-// four spaces; a word longer than a line (a long case name) stays whole.
-std::string indented_lines(const std::string& text) {
-  std::string out, line = "  ";
-  std::istringstream words(text);
-  bool first = true;
-  for (std::string w; words >> w; first = false) {
-    if (!first && line.size() + 1 + w.size() > 100) {
-      out += line + "\n";
-      line = "    " + w;
-    } else {
-      line += (first ? "" : " ") + w;
-    }
-  }
-  return out + line + "\n";
-}
-
 // The cases' marked repetitions (docs/result-set.md#blocked) under their heading, within 100
 // columns; "" when none is marked.
 std::string marked_block(const std::vector<CaseView>& cases) {
   std::string out;
   for (const CaseView& c : cases)
-    if (const std::string t = marked_text(c); !t.empty()) out += indented_lines(t);
+    if (const std::string t = marked_text(c); !t.empty()) out += wrap(t, "  ");
   return out.empty() ? "" : "\n" + marked_heading() + "\n" + out;
 }
 
@@ -205,7 +188,7 @@ std::string summary_grid(const std::vector<std::string>& columns,
   size_t row_w = 9;
   for (const auto& r : rows) row_w = std::max(row_w, r.size());
   const size_t cell_w = 19;
-  const size_t per_table = std::max<size_t>(1, (100 - row_w - 2) / (cell_w + 1));
+  const size_t per_table = std::max<size_t>(1, (kTextWidth - row_w - 2) / (cell_w + 1));
   std::ostringstream out;
   for (size_t first = 0; first < columns.size(); first += per_table) {
     const size_t last = std::min(columns.size(), first + per_table);

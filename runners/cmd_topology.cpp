@@ -9,6 +9,7 @@
 #include "common/schema/placement.h"
 #include "common/system/topology.h"
 #include "common/util/cpulist.h"
+#include "common/util/text.h"
 #include "runners/commands.h"
 
 namespace wb {
@@ -30,7 +31,7 @@ void print_groups(const std::string& name, const std::map<int, std::vector<int>>
     std::string item = (first ? " " : " | ") + label_prefix;
     if (!label_prefix.empty()) item += std::to_string(id) + " ";
     item += format_cpu_list(cpus);
-    if (line.size() + item.size() > 100) {
+    if (line.size() + item.size() > kTextWidth) {
       std::cout << line << (first ? "" : " |") << '\n';
       line = indent + item.substr(first ? 1 : 3);
     } else {

@@ -98,6 +98,12 @@ std::string name_suffix(const Params& p);
 // `a` and `b` without their placement setup (`start`): the same work, wherever it starts.
 bool same_workload(Params a, Params b);
 
+// What a case runs when its config does not say (RunDefaults, common/schema/config.h, starts
+// from the same).
+inline constexpr int64_t kDefaultRoundTrips = 20000, kDefaultWarmup = 1000;
+inline constexpr int kDefaultRepetitions = 5;
+inline constexpr double kDefaultTimeoutS = 60;
+
 struct CaseSpec {
   std::string name;       // Google Benchmark name, no CPU ids: "pipe/processes/llc"
   std::string mechanism;  // "pipe", ...
@@ -107,10 +113,10 @@ struct CaseSpec {
   std::vector<CpuPair> cpu_pairs;  // pinned: [waker, wakee] per concurrent pair; kernel: start CPUs
   std::vector<int> cpuset;         // kernel placement: the CPUs both tasks may run on
   Params params;
-  int64_t round_trips = 20000;
-  int64_t warmup = 1000;
-  int repetitions = 5;
-  double timeout_s = 60;    // per repetition, setup included (the watchdog)
+  int64_t round_trips = kDefaultRoundTrips;
+  int64_t warmup = kDefaultWarmup;
+  int repetitions = kDefaultRepetitions;
+  double timeout_s = kDefaultTimeoutS;  // per repetition, setup included (the watchdog)
   std::string skip_reason;  // non-empty: the case is reported `skipped` with this reason
   // Kernel placement: the tasks are not pinned individually, only to `cpuset`.
   bool by_kernel() const { return kind == PlacementKind::kKernel; }

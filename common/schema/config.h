@@ -15,10 +15,10 @@ namespace wb {
 inline constexpr int kConfigSchemaVersion = 1;
 
 struct RunDefaults {
-  int64_t round_trips = 20000;
-  int64_t warmup = 1000;
-  int repetitions = 5;
-  double timeout_s = 60;  // per repetition of a case, setup included
+  int64_t round_trips = kDefaultRoundTrips;
+  int64_t warmup = kDefaultWarmup;
+  int repetitions = kDefaultRepetitions;
+  double timeout_s = kDefaultTimeoutS;  // per repetition of a case, setup included
 };
 
 struct ConfigEntry {

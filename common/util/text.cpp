@@ -67,19 +67,24 @@ std::string align_right(const std::string& text, std::size_t width) {
   return text.size() >= width ? text : std::string(width - text.size(), ' ') + text;
 }
 
-std::string wrap(const std::string& text, const std::string& indent, std::size_t width) {
-  std::string out, line = indent;
+std::string wrap_hanging(const std::string& first, const std::string& text, const std::string& rest,
+                         std::size_t width) {
+  std::string out, line = first;
+  bool fresh = true;  // no word on the first line yet
   std::istringstream words(text);
-  for (std::string w; words >> w;) {
-    if (line.size() > indent.size() && line.size() + 1 + w.size() > width) {
+  for (std::string w; words >> w; fresh = false) {
+    if (!fresh && line.size() + 1 + w.size() > width) {
       out += line + "\n";
-      line = indent + "  ";
-    } else if (line.size() > indent.size()) {
-      line += ' ';
+      line = rest + w;
+    } else {
+      line += (fresh ? "" : " ") + w;
     }
-    line += w;
   }
   return out + line + "\n";
+}
+
+std::string wrap(const std::string& text, const std::string& indent, std::size_t width) {
+  return wrap_hanging(indent, text, indent + "  ", width);
 }
 
 std::string md_escape(std::string_view s) {

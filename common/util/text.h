@@ -23,9 +23,15 @@ std::string finite_number(const std::string& text);
 std::string unsigned_integer(const std::string& text);
 // `s` without leading and trailing whitespace or NULs (some kernel files end in one).
 std::string_view trim(std::string_view s);
-// `text` as lines of at most `width` columns, each starting with `indent` (continuation lines
-// with two more spaces), broken at spaces; a final newline.
-std::string wrap(const std::string& text, const std::string& indent, std::size_t width = 100);
+// The width of everything wakebench prints for people (a mail's table has its own, 72).
+inline constexpr std::size_t kTextWidth = 100;
+// `text` as lines of at most `width` columns broken at spaces, the first after `first`, the
+// others after `rest`; a word longer than a line stays whole; a final newline.
+std::string wrap_hanging(const std::string& first, const std::string& text, const std::string& rest,
+                         std::size_t width = kTextWidth);
+// wrap_hanging with `indent` first and two more spaces on the continuation lines.
+std::string wrap(const std::string& text, const std::string& indent,
+                 std::size_t width = kTextWidth);
 // `text` in a column of `width`: spaces after it (align_left) or before it (align_right); a
 // longer text as it is.
 std::string align_left(const std::string& text, std::size_t width);
