@@ -45,11 +45,9 @@ std::pair<int, std::string> reclaim_distance_of(const Topology& topo) {
       return {32, "AMD Zen (" + std::string(trim(*vendor)) + " family " +
                       std::string(trim(*family)) + ")"};
   }
-  auto arch = topo.info("Architecture");
-  auto model = topo.info("CPUModel");
-  if ((arch && upper(*arch).find("PPC") != std::string::npos) ||
-      (model && upper(*model).find("POWER") != std::string::npos)) {
-    return {10, "powerpc (" + std::string(trim(arch ? *arch : *model)) + ")"};
+  if (topo.powerpc()) {
+    auto arch = topo.info("Architecture");
+    return {10, "powerpc (" + std::string(trim(arch ? *arch : *topo.info("CPUModel"))) + ")"};
   }
   return {30, "RECLAIM_DISTANCE default"};
 }
@@ -197,10 +195,13 @@ std::vector<SchedDomain> numa_levels(const Topology& topo, const std::vector<int
 }
 
 // The PU's levels of the default topology table up to its NUMA node, bottom up, before
-// degeneration: SMT (its core `smt`), CLS, MC (`llc_span`), PKG; numa_levels() follow.
+// degeneration: SMT (its core `smt`), CLS, MC (`llc_span`), PKG; numa_levels() follow. powerpc's
+// table names the level of the shared L2 CACHE (arch/powerpc/kernel/smp.c,
+// build_sched_topology()): its MC is the coregroup, above the LLC and not in hwloc's topology.
 std::vector<SchedDomain> levels_within_node(const Pu& pu, const ObjectSpans& spans,
                                             const std::vector<int>& smt,
-                                            const std::vector<int>& llc_span) {
+                                            const std::vector<int>& llc_span,
+                                            const std::string& llc_name) {
   std::vector<SchedDomain> levels;
   levels.push_back({.name = "SMT", .span = smt, .share_llc = true, .imbalance_pct = 110});
   // CLS only where the cluster lies strictly inside the chosen LLC: a cluster at or above it is
@@ -212,7 +213,7 @@ std::vector<SchedDomain> levels_within_node(const Pu& pu, const ObjectSpans& spa
       levels.push_back({.name = "CLS", .span = cls, .share_llc = true, .cluster = true});
     }
   }
-  levels.push_back({.name = "MC", .span = llc_span, .share_llc = true});
+  levels.push_back({.name = llc_name, .span = llc_span, .share_llc = true});
   // The PKG domain spans the PU's NUMA node (docs/policy-model.md#sched-domains); no node: the
   // package.
   levels.push_back({.name = "PKG",
@@ -264,12 +265,13 @@ SchedTopology::SchedTopology(Topology topo, LlcSource llc) : topo_(std::move(top
   cpus_ = topo_.cpus();
   std::tie(reclaim_distance_, reclaim_reason_) = reclaim_distance_of(topo_);
   const ObjectSpans spans = object_spans(topo_.pus());
+  const std::string llc_name = topo_.powerpc() ? "CACHE" : "MC";
   for (const auto& [core, span] : spans.cores) smt_active_ |= core >= 0 && span.size() >= 2;
   per_cpu_.resize(cpus_.empty() ? 0 : static_cast<std::size_t>(cpus_.back() + 1));
   for (const auto& pu : topo_.pus()) {
     std::vector<int> smt = span_or_self(spans.cores, pu.core, pu.os);
     const std::vector<int> llc_span = llc_span_of(pu, llc_, spans, smt, topo_.source());
-    std::vector<SchedDomain> levels = levels_within_node(pu, spans, smt, llc_span);
+    std::vector<SchedDomain> levels = levels_within_node(pu, spans, smt, llc_span, llc_name);
     for (auto& level : numa_levels(topo_, cpus_, pu.os, reclaim_distance_))
       levels.push_back(std::move(level));
     PerCpu pc = summarize(pu.os, std::move(smt), degenerate(std::move(levels)));

@@ -42,7 +42,7 @@ std::optional<LlcSource> llc_source_from_domains(
 // One sched domain level of one CPU after degeneration (kernel/sched/topology.c sd_init,
 // sd_degenerate, sd_parent_degenerate, build_sched_domain).
 struct SchedDomain {
-  std::string name;         // "SMT", "CLS", "MC", "PKG", "NUMA(21)"
+  std::string name;         // "SMT", "CLS", "MC" (powerpc: "CACHE"), "PKG", "NUMA(21)"
   std::vector<int> span;    // sorted OS indexes
   bool share_llc = false;   // SD_SHARE_LLC
   bool cluster = false;     // SD_CLUSTER

@@ -214,9 +214,25 @@ struct PuObjects {
   hwloc_obj_t core, l2, l3, llc, cluster, package, kernel_cluster;
 };
 
-PuObjects objects_of(hwloc_topology_t t, hwloc_obj_t pu) {
+// The kernel's core of a PU (cpu_smt_mask()): its hwloc Core, or on powerpc the L1 inside it
+// when the L1 splits the Core. powerpc's big cores (ibm,thread-groups) make cpu_smt_mask() the
+// small core while thread_siblings, hwloc's Core, stays the SMT8 core: the small core shows as the
+// L1's shared_cpu_map (arch/powerpc/kernel/cacheinfo.c), e.g. CPUs 0,2,4,6 of Core 0-7
+// (docs/policy-model.md#inputs). Elsewhere the SMT mask is thread_siblings, whatever the L1s
+// (qemu's x86 and arm64 guests show an L1 per thread).
+hwloc_obj_t smt_core_of(hwloc_topology_t t, hwloc_obj_t pu, bool powerpc) {
+  hwloc_obj_t core = hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_CORE, pu);
+  hwloc_obj_t l1 = hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_L1CACHE, pu);
+  if (!powerpc || core == nullptr || l1 == nullptr ||
+      hwloc_bitmap_isequal(l1->cpuset, core->cpuset) ||
+      !hwloc_bitmap_isincluded(l1->cpuset, core->cpuset))
+    return core;
+  return l1;
+}
+
+PuObjects objects_of(hwloc_topology_t t, hwloc_obj_t pu, bool powerpc) {
   PuObjects o{};
-  o.core = hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_CORE, pu);
+  o.core = smt_core_of(t, pu, powerpc);
   o.l2 = hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_L2CACHE, pu);
   o.l3 = hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_L3CACHE, pu);
   o.package = hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_PACKAGE, pu);
@@ -243,11 +259,11 @@ std::vector<int> dense_ids(const std::vector<PuObjects>& objs, hwloc_obj_t PuObj
 }
 
 // Every PU, sorted by OS index, with the dense ids of its objects and its NUMA node.
-std::vector<Pu> read_pus(hwloc_topology_t t, const std::string& source) {
+std::vector<Pu> read_pus(hwloc_topology_t t, const std::string& source, bool powerpc) {
   const std::vector<hwloc_obj_t> pu_objs = pus_by_os_index(t, source);
   const std::vector<hwloc_obj_t> nodes = numa_nodes_with_cpus(t);
   std::vector<PuObjects> objs;
-  for (hwloc_obj_t pu : pu_objs) objs.push_back(objects_of(t, pu));
+  for (hwloc_obj_t pu : pu_objs) objs.push_back(objects_of(t, pu, powerpc));
   const std::vector<int> core = dense_ids(objs, &PuObjects::core),
                          l2 = dense_ids(objs, &PuObjects::l2), l3 = dense_ids(objs, &PuObjects::l3),
                          llc = dense_ids(objs, &PuObjects::llc),
@@ -324,6 +340,14 @@ std::map<std::string, std::string> infos_of(hwloc_topology_t t) {
   return out;
 }
 
+bool says_powerpc(const std::map<std::string, std::string>& info) {
+  auto has = [&](const char* key, const char* word) {
+    auto it = info.find(key);
+    return it != info.end() && strcasestr(it->second.c_str(), word) != nullptr;
+  };
+  return has("Architecture", "ppc") || has("CPUModel", "POWER");
+}
+
 std::string export_xml(hwloc_topology_t t, const std::string& source) {
   char* buffer = nullptr;
   int length = 0;
@@ -340,11 +364,12 @@ std::string export_xml(hwloc_topology_t t, const std::string& source) {
 Topology Topology::from_hwloc(hwloc_topology* t, std::string source) {
   Topology topo;
   topo.source_ = std::move(source);
-  topo.pus_ = read_pus(t, topo.source_);
+  topo.info_ = infos_of(t);
+  topo.powerpc_ = says_powerpc(topo.info_);
+  topo.pus_ = read_pus(t, topo.source_, topo.powerpc_);
   topo.counts_ = counts_of(topo.pus_);
   topo.smt_ = smt_info(topo.pus_);
   topo.numa_dist_ = numa_distances(t);
-  topo.info_ = infos_of(t);
   topo.xml_ = export_xml(t, topo.source_);
   return topo;
 }

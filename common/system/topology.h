@@ -16,7 +16,8 @@ namespace wb {
 // of objects of that kind, ordered by the lowest PU OS index they contain; -1 = no such object.
 struct Pu {
   int os = -1;       // kernel CPU id
-  int core = -1;     // Core object
+  int core = -1;     // the kernel's core (cpu_smt_mask()): the Core object, or on powerpc's big
+                     // cores the small core inside it (its L1; topology.cpp smt_core_of())
   int l2 = -1;       // L2 cache object above the PU (-1 if none)
   int l3 = -1;       // L3 cache object above the PU (-1 if none)
   int llc = -1;      // last-level cache: the L3 if any, else the L2 (docs/policy-model.md#llc)
@@ -71,6 +72,8 @@ class Topology {
   // Info key/values of the root object (CPUVendor, CPUFamilyNumber, CPUModel, Architecture, ...),
   // first found on the machine or package objects.
   std::optional<std::string> info(const std::string& key) const;
+  // The topology's own Architecture (ppc...) or CPUModel (POWER...) says powerpc, never the host's.
+  bool powerpc() const { return powerpc_; }
 
  private:
   // Reads everything wakebench needs out of a loaded hwloc topology (which stays owned by the
@@ -81,6 +84,7 @@ class Topology {
   std::vector<Pu> pus_;
   TopologyCounts counts_;
   SmtInfo smt_;
+  bool powerpc_ = false;
   std::map<int, std::map<int, int>> numa_dist_;  // node os -> node os -> distance
   std::map<std::string, std::string> info_;
 };
