@@ -339,18 +339,20 @@ def run_trial(bench, t, n_runs):
     return paths, work, cfg
 
 
-def compare_trial(bench, t, paths, work, r, kinds=("aa", "shift")):
-    """compare of the first r runs a side of trial t: (A/A verdicts, shift verdicts, the idents
-    counted as a 10 % shift over those runs); ({}, {}, set()) for a kind not in `kinds`."""
-    a, b, s = (paths[x][:r] for x in runs.STREAMS)
+def compare_trial(bench, t, paths, work, r, kinds=("aa", "shift"), first=0):
+    """compare of r runs a side of trial t, from run `first` on: (A/A verdicts, shift verdicts,
+    the idents counted as a 10 % shift over those runs); ({}, {}, set()) for a kind not in
+    `kinds`."""
+    a, b, s = (paths[x][first:first + r] for x in runs.STREAMS)
+    tag = f"runs{t}-r{r}" + (f"-from{first}" if first else "")
     aa, sv, counted = {}, {}, set()
     if "aa" in kinds:
-        aa = core.case_verdicts(bench.compare(a, b, f"runs{t}-r{r}-aa.json"))
+        aa = core.case_verdicts(bench.compare(a, b, f"{tag}-aa.json"))
     if "shift" in kinds:
         recs = runs.classify_runs([core.load_set(p) for p in a], [core.load_set(p) for p in s],
                                   work)
         counted = {x["ident"] for x in recs if x["cls"] == runs.SHIFT}
-        sv = core.case_verdicts(bench.compare(a, s, f"runs{t}-r{r}-x10.json"))
+        sv = core.case_verdicts(bench.compare(a, s, f"{tag}-x10.json"))
     return aa, sv, counted
 
 
@@ -373,8 +375,9 @@ def first_look(bench, trials, have):
     for t, (paths, work, _) in enumerate(trials):
         aa, sv, counted = compare_trial(bench, t, paths, work, have)
         before[t] = {"aa": core.count(aa), "shift": core.count(sv, counted)}
-        cands += advice.candidates(t, "aa", aa, have)
-        cands += advice.candidates(t, "shift", sv, have, counted)
+        reps = advice.repetitions_of(core.load_set(paths["a"][0]))
+        cands += advice.candidates(t, "aa", aa, have, reps=reps)
+        cands += advice.candidates(t, "shift", sv, have, counted, reps)
     return before, cands
 
 
@@ -405,18 +408,23 @@ def extend(bench, trials, p, have, limit, run_cost, unit):
         paths, _, cfg = trials[t]
         took = run_one(bench, t, stream, i, paths, cfg, reps)
         spent += 1 if unit == "runs" else took
+        have_reps = advice.repetitions_of(core.load_set(paths[stream][-1]))
+        if reps and have_reps < reps:  # a set kept by --reuse from another plan
+            raise InputError(f"{paths[stream][-1]}: {have_reps} repetitions, the advice needs "
+                             f"{reps}: use a new --out")
     return spent
 
 
 def judge_followed(bench, trials, followed):
-    """Each followed case's verdict at its advised runs a side (one compare per trial and run
-    count): advice.result records."""
+    """Each followed case's verdict on its advised runs a side (one compare per trial and window
+    of runs): advice.result records."""
     out = []
     for t, (paths, work, _) in enumerate(trials):
         mine = [c for c in followed if c["trial"] == t]
-        for k in sorted({c["runs"] for c in mine}):
-            at_k = [c for c in mine if c["runs"] == k]
-            aa, sv, counted = compare_trial(bench, t, paths, work, k, {c["kind"] for c in at_k})
+        for first, k in sorted({(c["first"], c["runs"]) for c in mine}):
+            at_k = [c for c in mine if (c["first"], c["runs"]) == (first, k)]
+            aa, sv, counted = compare_trial(bench, t, paths, work, k, {c["kind"] for c in at_k},
+                                            first)
             out += [advice.result(c, aa if c["kind"] == "aa" else sv, counted) for c in at_k]
     return out
 

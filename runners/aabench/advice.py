@@ -4,11 +4,12 @@ by tests/aa/test_advice.py; aabench/__main__.py runs wakebench.
 A run-level comparison (runs.py: per trial the streams A, B and the 10 % shift S, R runs each)
 leaves cases UNKNOWN, and compare's JSON names for each how many runs a side would decide it
 (`needed`: the runs of each side in all, of `needed_repetitions_per_run` repetitions each) and for
-which verdict (`needed_for`). The mode follows that advice within a budget: each followed case's
-two streams are brought to its advised runs (the new runs at the largest advised repetitions of
-the trial's followed cases), compare takes the first k runs a side again, k the case's advised
-count, and the case counts as decided the right way when A/A is SAME (not DIFFERENT at least) and
-the 10 % shift DIFFERENT and slower.
+which verdict (`needed_for`). The mode follows that advice within a budget: a case advised k runs
+of n repetitions is compared again on k runs a side, each of at least n repetitions: the first k
+when the first runs have n or more (new runs added after them), else k new runs after the first
+ones; the new runs of a trial run at the largest advised repetitions of its followed cases. It
+counts as decided the right way when A/A is SAME (not DIFFERENT at least) and the 10 % shift
+DIFFERENT and slower.
 """
 
 from runners.aabench import core, runs
@@ -49,21 +50,29 @@ def budget_text(amount, unit):
     return f"{amount} runs" if unit == "runs" else f"{amount:.0f} s"
 
 
-def candidates(trial, kind, verdicts, have, idents=None):
-    """The UNKNOWN cases of one comparison at `have` runs a side (kind "aa" or "shift";
-    `verdicts` core.case_verdicts, restricted to `idents` when given): [{"trial", "kind", "ident",
-    "at" (have), "change_pct", "advised" (compare's needed, None: no advice), "runs" (the runs a
-    side to follow it: advised, at least `have`), "per_run", "for"}]."""
+def candidates(trial, kind, verdicts, have, idents=None, reps=None):
+    """The UNKNOWN cases of one comparison at `have` runs a side of `reps` repetitions (kind "aa"
+    or "shift"; `verdicts` core.case_verdicts, restricted to `idents` when given): [{"trial",
+    "kind", "ident", "at" (have), "change_pct", "advised" (compare's needed, None: no advice),
+    "per_run", "for", "first", "runs"}]: the case is followed on runs first .. first + runs - 1
+    of each side (0 .. max(advised, have) - 1; have .. have + advised - 1, new runs only, when the
+    first runs have fewer repetitions than advised)."""
     out = []
     for ident, v in sorted(verdicts.items()):
         if v["verdict"] != "UNKNOWN" or (idents is not None and ident not in idents):
             continue
-        n = v.get("needed")
+        n, per_run = v.get("needed"), v.get("per_run")
+        fresh = bool(n and per_run and reps and per_run > reps)
         out.append({"trial": trial, "kind": kind, "ident": ident, "at": have,
-                    "change_pct": v.get("change_pct"), "advised": n,
-                    "runs": max(n, have) if n else None,
-                    "per_run": v.get("per_run"), "for": v.get("needed_for")})
+                    "change_pct": v.get("change_pct"), "advised": n, "per_run": per_run,
+                    "for": v.get("needed_for"), "first": have if fresh else 0,
+                    "runs": (n if fresh else max(n, have)) if n else None})
     return out
+
+
+def upto(c):
+    """The runs a side the case needs present: its last run's index + 1."""
+    return c["first"] + c["runs"]
 
 
 def targets(followed, have):
@@ -75,8 +84,8 @@ def targets(followed, have):
     for c in followed:
         t = out.setdefault(c["trial"], {"runs": dict.fromkeys(runs.STREAMS, have), "reps": None})
         for s in SIDES[c["kind"]]:
-            t["runs"][s] = max(t["runs"][s], c["runs"])
-        if c["per_run"] and c["runs"] > have:
+            t["runs"][s] = max(t["runs"][s], upto(c))
+        if c["per_run"] and upto(c) > have:
             t["reps"] = max(t["reps"] or 0, c["per_run"])
     return out
 
@@ -87,7 +96,7 @@ def cost(tg, have, run_cost):
 
 
 def follow_order(c):
-    return (c["runs"], c["per_run"] or 0, c["trial"], c["kind"], c["ident"])
+    return (upto(c), c["per_run"] or 0, c["trial"], c["kind"], c["ident"])
 
 
 def plan(cands, have, limit, run_cost):
@@ -119,7 +128,7 @@ def reached(followed, present):
     ok, short = [], []
     for c in followed:
         have = present.get(c["trial"], {})
-        (ok if all(have.get(s, 0) >= c["runs"] for s in SIDES[c["kind"]]) else short).append(c)
+        (ok if all(have.get(s, 0) >= upto(c) for s in SIDES[c["kind"]]) else short).append(c)
     return ok, short
 
 
@@ -145,7 +154,7 @@ def budget_line(p, amount, unit, have, note=""):
     if unit == "s":
         line += f" (about {p['cost']:.0f} s)"
     if cut:
-        lo, hi = min(c["runs"] for c in cut), max(c["runs"] for c in cut)
+        lo, hi = min(c["advised"] for c in cut), max(c["advised"] for c in cut)
         line += f"; {len(cut)} beyond it (advised {lo}-{hi} runs a side)"
     return line + (f"; {len(none)} UNKNOWN without advice (no run count decides them)"
                    if none else "")
@@ -255,7 +264,8 @@ def case_table(results, p, unreached=()):
     lines = [CASE_HEAD]
     for r in sorted(results, key=follow_order):
         note = ("outside 8-12% over them" if r["kind"] == "shift" and not r.get("counted")
-                else "advised <= runs present" if r["advised"] <= r["at"] else "")
+                else "advised <= runs present" if r["advised"] <= r["at"] and not r["first"]
+                else f"on new runs {r['first'] + 1}-{upto(r)}" if r["first"] else "")
         lines.append(case_line(r, note))
     for c in sorted(p["cut"], key=follow_order):
         lines.append(case_line(c, "beyond the budget"))

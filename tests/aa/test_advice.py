@@ -40,15 +40,32 @@ def test_the_unknown_cases_and_their_advice_come_from_compares_json():
     assert c["pipe/processes/llc"]["runs"] is None
     # Advice of fewer runs than present: followed at the runs present (no more to run).
     assert (c["futex/threads/llc"]["advised"], c["futex/threads/llc"]["runs"]) == (4, 6)
+    assert all(x["first"] == 0 for x in c.values())
     # Only the counted idents of a shift comparison.
     only = advice.candidates(0, "shift", core.case_verdicts(doc), 6, {"pipe/processes/llc"})
     assert [x["ident"] for x in only] == ["pipe/processes/llc"]
 
 
-def cand(trial, kind, runs, per_run=None, ident="p/t/llc", aim="DIFFERENT", at=6):
+def test_advice_of_longer_runs_than_the_first_is_followed_on_new_runs_only():
+    doc = compare_doc([row("pipe/threads/kernel", "UNKNOWN", 4, 88, "DIFFERENT"),
+                       row("pipe/threads/same-cpu", "UNKNOWN", 9, 10, "SAME"),
+                       row("eventfd/threads/kernel", "UNKNOWN", 3, 200, "SAME")])
+    c = {x["ident"]: x for x in advice.candidates(0, "aa", core.case_verdicts(doc), 6, reps=10)}
+    # 4 runs of 88 repetitions: runs 6-9, after the first six of 10 repetitions.
+    assert (c["pipe/threads/kernel"]["first"], c["pipe/threads/kernel"]["runs"]) == (6, 4)
+    assert advice.upto(c["pipe/threads/kernel"]) == 10
+    # The first runs have the advised 10: runs 0-8, three new.
+    assert (c["pipe/threads/same-cpu"]["first"], c["pipe/threads/same-cpu"]["runs"]) == (0, 9)
+    # Fewer runs than present, but longer ones: three new runs all the same.
+    assert advice.upto(c["eventfd/threads/kernel"]) == 9
+    tg = advice.targets(list(c.values()), 6)
+    assert tg[0] == {"runs": {"a": 10, "b": 10, "s": 6}, "reps": 200}
+
+
+def cand(trial, kind, runs, per_run=None, ident="p/t/llc", aim="DIFFERENT", at=6, fresh=False):
     return {"trial": trial, "kind": kind, "ident": ident, "at": at, "change_pct": -3.0,
-            "advised": runs, "runs": max(runs, at) if runs else None, "per_run": per_run,
-            "for": aim}
+            "advised": runs, "runs": (runs if fresh else max(runs, at)) if runs else None,
+            "per_run": per_run, "for": aim, "first": at if fresh else 0}
 
 
 ONE_A_RUN = (lambda reps: 1)
@@ -92,6 +109,9 @@ def test_new_runs_go_index_first_and_a_short_budget_leaves_cases_unreached():
     followed = [cand(0, "aa", 8), cand(1, "shift", 7)]
     ok, short = advice.reached(followed, {0: {"a": 8, "b": 7, "s": 6}, 1: {"a": 7, "s": 7}})
     assert ok == followed[1:] and short == followed[:1]
+    fresh = cand(0, "aa", 3, fresh=True)  # runs 6-8
+    assert advice.reached([fresh], {0: {"a": 8, "b": 8}}) == ([], [fresh])
+    assert advice.reached([fresh], {0: {"a": 9, "b": 9}}) == ([fresh], [])
 
 
 @pytest.mark.parametrize("text, parsed", [
@@ -193,8 +213,11 @@ def test_the_goal_lines_fit_in_100_columns_at_any_count():
 def test_the_tables_fit_in_100_columns():
     results = shift_results(3, unknown=1, excluded=1) + aa_results(3, different=1)
     p = advice.plan(CANDS, 6, 10, ONE_A_RUN)
+    results.append(dict(cand(2, "aa", 4, fresh=True), after="SAME", change_after=0.1,
+                        needed_after=None))
     lines = advice.case_table(results, p, [cand(1, "aa", 12)])
     assert len(lines) == 1 + len(results) + 2 + 1 + 1
+    assert any(x.endswith("on new runs 7-10") for x in lines)
     assert any(x.endswith("beyond the budget") for x in lines)
     assert any(x.endswith("outside 8-12% over them") for x in lines)
     before = {t: {"aa": core.count({}), "shift": core.count({})} for t in range(10)}
