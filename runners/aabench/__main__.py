@@ -1,4 +1,5 @@
-"""The A/A and power benchmark of `wakebench compare`'s verdicts (README.md#aa-benchmark-of-compare):
+"""The A/A and power benchmark of `wakebench compare`'s verdicts
+(README.md#aa-benchmark-of-compare):
 
     python3 -m runners.aabench MODE [--config configs/power.json] [--out DIR] [--reuse]
                                [MODE OPTIONS] [-- RUN ARGS...]
@@ -12,6 +13,9 @@
                  value on both sides): the two sets of each compared as A/A
   runs           --trials N trials of --runs R runs a side, alternated (A, B, the 10 % shift S):
                  compare's run level on the first r runs of each side, A/A and shift, r = 1..R
+  advice         --trials N trials of --runs R runs a side as `runs`, then, within --budget
+                 (seconds, or runs: 40runs), the runs compare advises for each case UNKNOWN at R,
+                 and compare again at the advised runs: how often the verdict then comes right
 
 Each mode prints its table and goal lines and writes them to DIR/summary.txt, next to the result
 sets, logs and compare outputs; exit status 0 when its goals are met, 1 when not, 2 on bad input.
@@ -27,7 +31,7 @@ import sys
 import textwrap
 import time
 
-from runners.aabench import core, runs, shifts
+from runners.aabench import advice, core, runs, shifts
 from runners.aabench.core import InputError
 from wblab import inputs  # on the path core.py puts runners/lab on
 
@@ -48,6 +52,7 @@ class Bench:
         self.reuse = args.reuse
         self.run_args = args.run_args
         self.noise = None  # the A/A noise file of the calibration runs, once made
+        self.timed = []  # (set, seconds) of each run this invocation ran
         try:
             os.makedirs(self.out, exist_ok=True)
         except OSError as e:
@@ -74,6 +79,7 @@ class Bench:
         if rc != 0:
             raise InputError(f"wakebench run exited {rc} after {took:.0f} s: {last_line(log)} "
                              f"(log {log})")
+        self.timed.append((out, took))
         print(f"  {took:.0f} s", file=sys.stderr, flush=True)
         return took
 
@@ -300,55 +306,165 @@ def mode_ab(bench, args):
     return [f"--ab {spec}", ""] + core.pair_table(pairs) + ["", line, aa_same_note(pairs)], ok
 
 
-def run_trial(bench, t, n_runs):
-    """One trial's runs, alternated (runs.trial_order): {"a": [paths], "b": [...], "s": [the S
-    sets relabelled as work 0]} and the shift's work {ident: work_ns}."""
-    paths, work, cfg = {s: [] for s in runs.STREAMS}, None, None
-    for stream, i in runs.trial_order(t, n_runs):
-        out = bench.path(runs.run_name(t, stream, i))
-        if stream != "s":
-            bench.run(out)
-            paths[stream].append(out)
-            continue
-        if cfg is None:
-            a_doc = core.load_set(paths["a"][0])
-            work = shifts.work_plan(a_doc, (runs.SHIFT,))[runs.SHIFT]
-            cfg = bench.path(f"runs{t}-s-config.json")
-            save_json(cfg, shifts.shift_config(core.load_json(bench.config, "config"), work,
-                                               "shift10"))
-        bench.run(out, config=cfg)
+def shift_setup(bench, t, a0):
+    """The 10 % shift of trial t: its work {ident: work_ns} from A's first run `a0` and its
+    config (kept as runs<t>-s-config.json). Returns (work, config path)."""
+    work = shifts.work_plan(core.load_set(a0), (runs.SHIFT,))[runs.SHIFT]
+    cfg = bench.path(f"runs{t}-s-config.json")
+    save_json(cfg, shifts.shift_config(core.load_json(bench.config, "config"), work, "shift10"))
+    return work, cfg
+
+
+def run_one(bench, t, stream, i, paths, cfg, repetitions=None):
+    """Run i of one stream of trial t, appended to paths[stream] (an S set relabelled as work 0);
+    returns the seconds it took."""
+    out = bench.path(runs.run_name(t, stream, i))
+    took = bench.run(out, config=cfg if stream == "s" else None, repetitions=repetitions)
+    if stream == "s":
         relabelled = os.path.splitext(out)[0] + "-as-a.json"
         save_json(relabelled, shifts.with_work(core.load_set(out), {}))
-        paths["s"].append(relabelled)
-    return paths, work
+        out = relabelled
+    paths[stream].append(out)
+    return took
+
+
+def run_trial(bench, t, n_runs):
+    """One trial's runs, alternated (runs.trial_order): {"a": [paths], "b": [...], "s": [the S
+    sets relabelled as work 0]}, the shift's work {ident: work_ns} and the S config."""
+    paths, work, cfg = {s: [] for s in runs.STREAMS}, None, None
+    for stream, i in runs.trial_order(t, n_runs):
+        if stream == "s" and cfg is None:
+            work, cfg = shift_setup(bench, t, paths["a"][0])
+        run_one(bench, t, stream, i, paths, cfg)
+    return paths, work, cfg
+
+
+def compare_trial(bench, t, paths, work, r, kinds=("aa", "shift"), first=0):
+    """compare of r runs a side of trial t, from run `first` on: (A/A verdicts, shift verdicts,
+    the idents counted as a 10 % shift over those runs); ({}, {}, set()) for a kind not in
+    `kinds`."""
+    a, b, s = (paths[x][first:first + r] for x in runs.STREAMS)
+    tag = f"runs{t}-r{r}" + (f"-from{first}" if first else "")
+    aa, sv, counted = {}, {}, set()
+    if "aa" in kinds:
+        aa = core.case_verdicts(bench.compare(a, b, f"{tag}-aa.json"))
+    if "shift" in kinds:
+        recs = runs.classify_runs([core.load_set(p) for p in a], [core.load_set(p) for p in s],
+                                  work)
+        counted = {x["ident"] for x in recs if x["cls"] == runs.SHIFT}
+        sv = core.case_verdicts(bench.compare(a, s, f"{tag}-x10.json"))
+    return aa, sv, counted
 
 
 def mode_runs(bench, args):
     by_r = {r: {"aa": [], "shift": []} for r in range(1, args.runs + 1)}
     trials = [run_trial(bench, t, args.runs) for t in range(args.trials)]  # every run first
-    for t, (paths, work) in enumerate(trials):
-        docs = {s: [core.load_set(p) for p in paths[s]] for s in runs.STREAMS}
+    for t, (paths, work, _) in enumerate(trials):
         for r in by_r:
-            a, b, s = paths["a"][:r], paths["b"][:r], paths["s"][:r]
-            aa = core.case_verdicts(bench.compare(a, b, f"runs{t}-r{r}-aa.json"))
+            aa, sv, counted = compare_trial(bench, t, paths, work, r)
             by_r[r]["aa"].append(core.count(aa))
-            recs = runs.classify_runs(docs["a"][:r], docs["s"][:r], work)
-            counted = {x["ident"] for x in recs if x["cls"] == runs.SHIFT}
-            sv = core.case_verdicts(bench.compare(a, s, f"runs{t}-r{r}-x10.json"))
             by_r[r]["shift"].append(core.count(sv, counted))
     lines, ok = runs.goals_at(by_r)
     return runs.run_count_table(by_r) + [""] + lines, ok
 
 
+def first_look(bench, trials, have):
+    """compare at the first `have` runs a side of every trial: ({trial: {"aa": count, "shift":
+    count of the counted cases}}, the UNKNOWN cases as advice.candidates)."""
+    before, cands = {}, []
+    for t, (paths, work, _) in enumerate(trials):
+        aa, sv, counted = compare_trial(bench, t, paths, work, have)
+        before[t] = {"aa": core.count(aa), "shift": core.count(sv, counted)}
+        reps = advice.repetitions_of(core.load_set(paths["a"][0]))
+        cands += advice.candidates(t, "aa", aa, have, reps=reps)
+        cands += advice.candidates(t, "shift", sv, have, counted, reps)
+    return before, cands
+
+
+def run_cost_of(bench, args, trials):
+    """(run_cost(repetitions or None), note) for advice.plan: 1 a run for a budget in runs; for
+    one in seconds, the seconds a repetition took in this invocation's runs times the run's
+    repetitions (the first runs' when the advice names none)."""
+    if args.budget_unit == "runs":
+        return (lambda reps: 1), ""
+    reps0 = advice.repetitions_of(core.load_set(trials[0][0]["a"][0]))
+    per_rep = advice.seconds_per_repetition(
+        [(took, advice.repetitions_of(core.load_set(out))) for out, took in bench.timed])
+    if per_rep is None:
+        raise InputError("--budget in seconds: no run was timed (all reused with --reuse); give "
+                         "the budget in runs (40runs)")
+    note = f" (a run of {reps0} repetitions about {per_rep * reps0:.0f} s here)"
+    return (lambda reps: per_rep * (reps or reps0)), note
+
+
+def extend(bench, trials, p, have, limit, run_cost, unit):
+    """The plan's new runs (advice.extension_order), each at its trial's advised repetitions,
+    stopping before one that would take the spending past `limit`; returns what was spent."""
+    spent = 0.0
+    for t, stream, i in advice.extension_order(p["targets"], have):
+        reps = p["targets"][t]["reps"]
+        if spent + run_cost(reps) > limit + 1e-9:
+            break
+        paths, _, cfg = trials[t]
+        took = run_one(bench, t, stream, i, paths, cfg, reps)
+        spent += 1 if unit == "runs" else took
+        have_reps = advice.repetitions_of(core.load_set(paths[stream][-1]))
+        if reps and have_reps < reps:  # a set kept by --reuse from another plan
+            raise InputError(f"{paths[stream][-1]}: {have_reps} repetitions, the advice needs "
+                             f"{reps}: use a new --out")
+    return spent
+
+
+def judge_followed(bench, trials, followed):
+    """Each followed case's verdict on its advised runs a side (one compare per trial and window
+    of runs): advice.result records."""
+    out = []
+    for t, (paths, work, _) in enumerate(trials):
+        mine = [c for c in followed if c["trial"] == t]
+        for first, k in sorted({(c["first"], c["runs"]) for c in mine}):
+            at_k = [c for c in mine if (c["first"], c["runs"]) == (first, k)]
+            aa, sv, counted = compare_trial(bench, t, paths, work, k, {c["kind"] for c in at_k},
+                                            first)
+            out += [advice.result(c, aa if c["kind"] == "aa" else sv, counted) for c in at_k]
+    return out
+
+
+def mode_advice(bench, args):
+    have, limit, unit = args.runs, args.budget, args.budget_unit
+    trials = [run_trial(bench, t, have) for t in range(args.trials)]
+    before, cands = first_look(bench, trials, have)
+    run_cost, note = run_cost_of(bench, args, trials)
+    p = advice.plan(cands, have, limit, run_cost)
+    spent = extend(bench, trials, p, have, limit, run_cost, unit)
+    present = {t: {s: len(tr[0][s]) for s in runs.STREAMS} for t, tr in enumerate(trials)}
+    followed, unreached = advice.reached(p["followed"], present)
+    results = judge_followed(bench, trials, followed)
+    added = {t: sum(n.values()) - 3 * have for t, n in present.items()}
+    lines = [f"{args.trials} trial(s) of {have} runs a side (A, B, S alternated), then the "
+             f"advice of the cases UNKNOWN there", advice.budget_line(p, limit, unit, have, note),
+             f"spent {budget_spent(spent, unit)}" + (f"; {len(unreached)} followed cases not "
+                                                     "reached (the budget ran out)"
+                                                     if unreached else ""), ""]
+    lines += advice.case_table(results, p, unreached) + [""]
+    lines += advice.trial_table(results, before, added) + [""]
+    lines += [advice.shortfall(results, k) for k in ("shift", "aa")]
+    g, ok = advice.goals(results, {t: b["aa"]["DIFFERENT"] for t, b in before.items()})
+    return lines + g, ok
+
+
+def budget_spent(spent, unit):
+    return f"{spent:.0f} runs" if unit == "runs" else f"{spent:.0f} s"
+
+
 MODES = {"aa": mode_aa, "shift": mode_shift, "until-decided": mode_until_decided, "ab": mode_ab,
-         "runs": mode_runs}
+         "runs": mode_runs, "advice": mode_advice}
 
 
 def parse(argv):
     ap = inputs.ArgumentParser(prog="python3 -m runners.aabench",
-                                 description=__doc__.split("\n")[0],
+                                 description=" ".join(__doc__.split("\n\n")[0].split()),
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog="\n".join(__doc__.split("\n")[2:]),
+                                 epilog=__doc__.split("\n\n", 1)[1],
                                  usage="%(prog)s MODE [options] [-- RUN ARGS...]")
     ap.add_argument("mode", choices=sorted(MODES))
     ap.add_argument("--config", default=os.path.join(ROOT, "configs", "power.json"))
@@ -361,15 +477,19 @@ def parse(argv):
     ap.add_argument("--rounds", type=int, default=1, help="shift: rounds of A, 5%%, 10%% runs")
     ap.add_argument("--base", help="shift: the A set of the first round (else it is run)")
     ap.add_argument("--looks", type=int, default=10, help="until-decided: --looks (default 10)")
-    ap.add_argument("--budget", type=float, default=300, help="until-decided: --budget s")
+    ap.add_argument("--budget", help="until-decided: --budget s (default 300); advice (required): "
+                    "what the runs the advice adds may spend, seconds (600 or 600s) or runs "
+                    "(40runs)")
     ap.add_argument("--base-repetitions", type=int, default=None,
                     help="until-decided: repetitions of the A run (default the config's; SAME "
                     "may need more in the baseline than a batch)")
-    ap.add_argument("--calibration-pairs", type=int, default=1,
-                    help="aa, shift, until-decided: A/A pairs run first for the noise floor "
-                    "(default 1; 0: no floor)")
-    ap.add_argument("--trials", type=int, default=10, help="runs: trials (default 10)")
-    ap.add_argument("--runs", type=int, default=6, help="runs: runs a side per trial (default 6)")
+    ap.add_argument("--calibration-pairs", type=int, default=None,
+                    help="aa, shift, until-decided, runs: A/A pairs run first for the noise floor "
+                    "(default 1; 0: no floor); advice: default 0 (the run level needs none)")
+    ap.add_argument("--trials", type=int, default=10, help="runs, advice: trials (default 10)")
+    ap.add_argument("--runs", type=int, default=6,
+                    help="runs, advice: runs a side per trial (default 6; advice: the runs the "
+                    "advice is taken at, >= 2)")
     ap.add_argument("--spec", help="ab: the --ab SPEC (default sysctl:kernel.sched_rr_timeslice_ms"
                     " with its current value on both sides)")
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -378,6 +498,8 @@ def parse(argv):
     args.run_args = run_args  # after --: extra arguments to every wakebench run
     if args.pairs is None:
         args.pairs = 1 if args.mode == "until-decided" else 10
+    if args.calibration_pairs is None:
+        args.calibration_pairs = 0 if args.mode == "advice" else 1
     why = bad_numbers(args)
     if why:
         ap.error(why)  # one line, before any run: a run can take minutes
@@ -394,10 +516,29 @@ def bad_numbers(args):
         return "--pairs, --rounds, --trials and --runs must be >= 1, --calibration-pairs >= 0"
     if not 1 <= args.looks <= 100:
         return f"--looks {args.looks}: not in [1, 100]"
-    if not 1 <= args.budget <= 1e6:  # NaN too
-        return f"--budget {args.budget}: not a number of seconds in [1, 1000000]"
+    why = budget_of(args)
+    if why:
+        return why
+    if args.mode == "advice" and args.runs < 2:
+        return f"--runs {args.runs}: advice is taken at the run level, >= 2 runs a side"
     if args.base_repetitions is not None and args.base_repetitions < 1:
         return f"--base-repetitions {args.base_repetitions}: not a positive count"
+    return ""
+
+
+def budget_of(args):
+    """Sets args.budget (a number) and args.budget_unit ("s" or "runs") from --budget; returns
+    what is wrong with it, in a phrase, or ""."""
+    if args.budget is None:
+        if args.mode == "advice":
+            return f"advice needs --budget for the runs it adds: {advice.BUDGET_FORMS}"
+        args.budget = "300"
+    try:
+        args.budget, args.budget_unit = advice.parse_budget(args.budget)
+    except ValueError as e:
+        return str(e)
+    if args.budget_unit == "runs" and args.mode != "advice":
+        return f"--budget {args.budget}runs: only advice takes a budget in runs (else seconds)"
     return ""
 
 

@@ -61,16 +61,21 @@ def row_ident(row):
 
 
 def case_verdicts(doc):
-    """{row ident: {"verdict", "change_pct", "key"}} of the second set of compare's JSON, for each
-    case both sets tested (verdict not null)."""
+    """{row ident: {"verdict", "change_pct", "key", "needed", "needed_for", "per_run"}} of the
+    second set of compare's JSON, for each case both sets tested (verdict not null). needed,
+    needed_for, per_run: an UNKNOWN case's advice (at the run level, runs a side of per_run
+    repetitions each; None when none)."""
     check_compare(doc)
     out = {}
     for row in doc["rows"]:
         cells = row.get("cells") or []
         if len(cells) < 2 or cells[1].get("verdict") is None:
             continue
-        out[row_ident(row)] = {"verdict": cells[1]["verdict"],
-                               "change_pct": cells[1].get("change_pct"), "key": row.get("key")}
+        c = cells[1]
+        out[row_ident(row)] = {"verdict": c["verdict"], "change_pct": c.get("change_pct"),
+                               "key": row.get("key"), "needed": c.get("needed"),
+                               "needed_for": c.get("needed_for"),
+                               "per_run": c.get("needed_repetitions_per_run")}
     return out
 
 

@@ -78,3 +78,22 @@ def test_a_file_against_the_input_rules_is_refused_before_any_run(bench, tmp_pat
     p, calls = bench("shift", option, path)
     what = "config" if option == "--config" else "result set"
     refused_before_any_run(p, calls, f"aabench: {path}: not a readable {what} ({why})")
+
+
+@pytest.mark.parametrize("args, message", [
+    ([], "advice needs --budget for the runs it adds: seconds (600 or 600s) or runs (40runs)"),
+    (["--budget", "1runs"], "--budget 1runs: not a number of runs in [2, 100000]"),
+    (["--budget", "lots"], "--budget lots: not seconds (600 or 600s) or runs (40runs)"),
+    (["--budget", "0s"], "--budget 0.0: not a number of seconds in [1, 1000000]"),
+    (["--budget", "40runs", "--runs", "1"], "--runs 1: advice is taken at the run level"),
+    (["--budget", "40runs", "--trials", "0"], "--pairs, --rounds, --trials and --runs must be"),
+])
+def test_advice_refuses_a_bad_budget_or_run_count_before_any_run(bench, tmp_path, args, message):
+    p, calls = bench("advice", *args)
+    refused_before_any_run(p, calls, "python3 -m runners.aabench: " + message)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_budget_in_runs_is_advices_only(bench):
+    p, calls = bench("until-decided", "--budget", "40runs")
+    refused_before_any_run(p, calls, "--budget 40runs: only advice takes a budget in runs")
