@@ -85,6 +85,61 @@ TEST(DecisionRecords, AMalformedLineIsRefusedNamingItAndTheField) {
             std::string::npos);
 }
 
+// The committed side files of both BPF recorders parse: fentry's of Debian's 6.12.118
+// (decisions/smt2-debian-bpf, source=bpf, the wake flags as the kernel passed them) and tp_btf's
+// of this VM's vendor 6.18 (decisions/vm2-vendor-tp_btf, source=tp_btf: the flags of the
+// mechanism's documented wake for a case task's wake, none for another waker's, and says so).
+TEST(DecisionRecords, TheCommittedLinesOfBothBpfRecordersParse) {
+  const auto records = [](const std::string& dir) {
+    return parse_decisions(test::read_fixture(test::fixture_path(dir + "/results.decisions.txt")));
+  };
+  const std::vector<DecisionRecord> fentry = records("decisions/smt2-debian-bpf");
+  ASSERT_EQ(fentry.size(), 38u);
+  for (const DecisionRecord& d : fentry) {
+    EXPECT_EQ(d.source, DecisionSource::kBpf);
+    EXPECT_EQ(d.wake_flags_from, "");
+  }
+  const std::vector<DecisionRecord> tp = records("decisions/vm2-vendor-tp_btf");
+  ASSERT_EQ(tp.size(), 24u);
+  std::map<std::string, int> from;
+  for (const DecisionRecord& d : tp) {
+    EXPECT_EQ(d.source, DecisionSource::kTpBtf);
+    EXPECT_FALSE(d.rule);
+    ++from[d.wake_flags_from];
+    EXPECT_EQ(d.wake_flags & kWfSync, d.wake_flags_from == "outside" ? 0u : kWfSync);
+  }
+  EXPECT_EQ(from, (std::map<std::string, int>{
+                      {"outside", 3}, {"registry:binder-like", 10}, {"registry:pipe", 11}}));
+  EXPECT_EQ(tp[1].pid, 17097);  // the first wake of the pipe pair: 17098 on CPU 1 woke it
+  EXPECT_EQ(tp[1].waker_cpu, 1);
+  EXPECT_EQ(tp[1].prev, 0);
+  EXPECT_EQ(tp[1].wake_flags, 0x18u);
+  EXPECT_EQ(decision_source_id(tp[1].source), "tp_btf");
+}
+
+TEST(DecisionRecords, ATpBtfLineSaysWhereItsWakeFlagsCameFrom) {
+  const std::string line =
+      test::read_fixture(test::fixture_path("decisions/vm2-vendor-tp_btf/results.decisions.txt"));
+  const auto error_of = [&](const std::string& from, const std::string& to) {
+    std::string text = line;
+    text.replace(text.find(from), from.size(), to);
+    try {
+      parse_decisions(text);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error_of(" wake_flags_from=outside", "").find("field \"wake_flags_from\" missing"),
+            std::string::npos);
+  EXPECT_NE(error_of("wake_flags_from=outside", "wake_flags_from=guessed")
+                .find("not registry:<mechanism>, outside or unknown"),
+            std::string::npos);
+  EXPECT_NE(error_of("source=tp_btf", "source=kprobe").find("not bpf or tp_btf"),
+            std::string::npos);
+  EXPECT_EQ(error_of("wake_flags_from=outside", "wake_flags_from=unknown"), "no error");
+}
+
 // The lab kernel's event names its rules in runners/lab/trace/wb_decision_trace.h: the same
 // list, in the same order, as the model's (docs/policy-model.md#rules), past its "none".
 TEST(DecisionRecords, TheKernelEventNamesTheModelsRules) {

@@ -144,6 +144,24 @@ void read_kernel_reasons(Reader& r, DecisionRecord& d) {
   d.rule = r.id("rule", kRuleIds, "a rule of docs/policy-model.md#rules");
 }
 
+// Each record source with the id its lines spell (the event's lines have no `source`).
+constexpr Ids<DecisionSource> kSourceIds[] = {{DecisionSource::kEvent, "event"},
+                                              {DecisionSource::kBpf, "bpf"},
+                                              {DecisionSource::kTpBtf, "tp_btf"}};
+
+// tp_btf's wake_flags_from: "registry:<mechanism>", "outside" or "unknown".
+std::string read_flags_from(Reader& r) {
+  const std::string& v = r.text("wake_flags_from");
+  const std::string_view id = std::string_view(v).substr(v.rfind("registry:", 0) == 0 ? 9 : 0);
+  const bool mechanism =
+      id.size() < v.size() && !id.empty() &&
+      id.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") == std::string_view::npos;
+  if (!mechanism && v != "outside" && v != "unknown")
+    throw std::invalid_argument("field \"wake_flags_from\" is \"" + v +
+                                "\", not registry:<mechanism>, outside or unknown");
+  return v;
+}
+
 }  // namespace
 
 const std::vector<DecisionRule>& all_decision_rules() {
@@ -159,19 +177,23 @@ std::optional<DecisionRule> parse_decision_rule(std::string_view id) {
   return value_in(kRuleIds, id);
 }
 std::string_view affine_test_id(AffineTest a) { return id_in(kAffineIds, a); }
+std::string_view decision_source_id(DecisionSource s) { return id_in(kSourceIds, s); }
 
 DecisionRecord parse_decision_fields(std::string_view fields) {
   Reader r(split_fields(fields));
   DecisionRecord d;
-  if (const auto src = r.optional_text("source")) {
-    if (*src != "bpf") throw std::invalid_argument("field \"source\" is \"" + *src + "\", not bpf");
-    d.source = DecisionSource::kBpf;
+  if (const auto src = r.optional_text("source")) {  // the event's lines have none
+    const auto source = value_in(kSourceIds, *src);
+    if (!source || *source == DecisionSource::kEvent)
+      throw std::invalid_argument("field \"source\" is \"" + *src + "\", not bpf or tp_btf");
+    d.source = *source;
   }
-  const bool bpf = d.source == DecisionSource::kBpf;
+  const bool bpf = d.source != DecisionSource::kEvent;
   d.pid = static_cast<int>(r.integer("pid", 1, 1 << 30));
   d.waker_cpu = r.cpu("waker_cpu");
   d.prev = r.cpu("prev");
   d.wake_flags = static_cast<unsigned>(r.integer("wake_flags", 0, 0xffff));
+  if (d.source == DecisionSource::kTpBtf) d.wake_flags_from = read_flags_from(r);
   d.waker_flips = static_cast<int>(r.integer("waker_flips", 0, 1 << 30));
   d.wakee_flips = static_cast<int>(r.integer("wakee_flips", 0, 1 << 30));
   d.last_wakee = r.flag("last_wakee");
@@ -210,8 +232,10 @@ std::string format_bpf_decision_fields(const DecisionRecord& d, bool delayed_kno
   const auto n = [](auto v) { return std::to_string(v); };
   char flags[16];
   std::snprintf(flags, sizeof flags, "%x", d.wake_flags);
-  std::string s = "source=bpf pid=" + n(d.pid) + " waker_cpu=" + n(d.waker_cpu) +
-                  " prev=" + n(d.prev) + " wake_flags=0x" + flags +
+  const bool tp_btf = d.source == DecisionSource::kTpBtf;
+  std::string s = "source=" + std::string(decision_source_id(d.source)) + " pid=" + n(d.pid) +
+                  " waker_cpu=" + n(d.waker_cpu) + " prev=" + n(d.prev) + " wake_flags=0x" + flags +
+                  (tp_btf ? " wake_flags_from=" + d.wake_flags_from : "") +
                   " waker_flips=" + n(d.waker_flips) + " wakee_flips=" + n(d.wakee_flips) +
                   " last_wakee=" + n(int(d.last_wakee));
   if (d.wakee_last_wakee) s += " wakee_last_wakee=" + n(int(*d.wakee_last_wakee));

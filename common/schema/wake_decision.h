@@ -16,7 +16,12 @@
 // `source=bpf` first: the inputs it can read and the CPU, without what only the kernel's own code
 // knows (in_task, wake_wide, want_affine, affine, affine_cpu, rule), with `waker_delayed` only
 // where the kernel has the field, and `idle_moved=1` when the idle CPUs read again at the
-// selection's exit were not those of its entry. Pure: parsing and formatting, no I/O.
+// selection's exit were not those of its entry. The recorder of kernels that refuse fentry writes
+// `source=tp_btf`: the inputs read at sched_waking, the CPU where the wake set it, `idle_moved=1`
+// when the idle CPUs read again there (but the waker's) were not those of sched_waking, and,
+// after `wake_flags` (WF_TTWU and what it adds), `wake_flags_from`: `registry:<mechanism>` (the
+// mechanism's documented wake, registry/registry.json), `outside` (a waker outside the case: none
+// added) or `unknown` (no mechanism given: none added). Pure: parsing and formatting, no I/O.
 #pragma once
 
 #include <cstdint>
@@ -67,14 +72,17 @@ std::optional<DecisionRule> parse_decision_rule(std::string_view id);
 enum class AffineTest { kNone, kIdle, kWeight };
 std::string_view affine_test_id(AffineTest a);  // "none", "WA_IDLE", "WA_WEIGHT"
 
-// Who wrote a record: the lab kernels' event, or the BPF recorder of a stock kernel.
-enum class DecisionSource { kEvent, kBpf };
+// Who wrote a record: the lab kernels' event, or a BPF recorder of a stock kernel (fentry on
+// select_task_rq_fair, or tp_btf on sched_waking where fentry is refused).
+enum class DecisionSource { kEvent, kBpf, kTpBtf };
+std::string_view decision_source_id(DecisionSource s);  // "event", "bpf", "tp_btf"
 
 struct DecisionRecord {
   DecisionSource source = DecisionSource::kEvent;
   int pid = 0;  // the wakee
   int waker_cpu = -1, prev = -1;
   unsigned wake_flags = 0;
+  std::string wake_flags_from;  // kTpBtf: where wake_flags came from (above); "" read by the kernel
   int waker_flips = 0, wakee_flips = 0;
   bool last_wakee = false;  // the waker's last_wakee was this wakee before this wake
   // p->last_wakee == current: the wakee last woke this waker (sync-pair's test); absent from the
@@ -88,7 +96,7 @@ struct DecisionRecord {
   int recent_used_cpu = -1;
   bool has_idle_cores = false, prev_has_idle_cores = false;
   int waker_nr_running = 0, waker_delayed = 0, prev_nr_running = 0;
-  bool idle_moved = false;  // kBpf: the idle CPUs changed while the selection ran
+  bool idle_moved = false;  // kBpf, kTpBtf: the idle CPUs changed while the selection ran
   // kBpf, where the recorder could read them (tasks of the root task group): what
   // wake_affine_weight() reads, cpu_load() of the waker's and prev's CPUs, task_h_load() of the
   // waker and the wakee, capacity_of() of both CPUs.
@@ -98,7 +106,8 @@ struct DecisionRecord {
     bool operator==(const Loads&) const = default;
   };
   std::optional<Loads> loads;
-  // What the kernel computed and chose; kBpf records hold the CPU only (no affine, no rule).
+  // What the kernel computed and chose; kBpf and kTpBtf records hold the CPU only (no affine, no
+  // rule).
   bool wake_wide = false, want_affine = false;
   std::optional<AffineTest> affine;
   int affine_cpu = -1;
@@ -110,8 +119,8 @@ struct DecisionRecord {
 // "field \"prev\" missing", "field \"idle\": invalid CPU list ...", "unknown field \"x\"",
 // "field \"rule\" is \"x\", not a rule of docs/policy-model.md#rules".
 DecisionRecord parse_decision_fields(std::string_view fields);
-// The fields of a kBpf record as parse_decision_fields reads them back (`delayed_known` false:
-// no waker_delayed field).
+// The fields of a kBpf or kTpBtf record as parse_decision_fields reads them back (`delayed_known`
+// false: no waker_delayed field).
 std::string format_bpf_decision_fields(const DecisionRecord& d, bool delayed_known);
 
 // Every sched_wake_decision line of a trace text, in order; other lines (other events, comments,
