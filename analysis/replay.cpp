@@ -64,6 +64,8 @@ void ReplayResult::add(const ReplayResult& o) {
   wide.count += o.wide.count;
   wide.agree += o.wide.agree;
   inferred += o.inferred;
+  at_waking += o.at_waking;
+  flags_from_registry += o.flags_from_registry;
   moved.count += o.moved.count;
   moved.agree += o.moved.agree;
   baseline_prev += o.baseline_prev;
@@ -128,6 +130,8 @@ ReplayResult replay_decisions(const std::vector<DecisionRecord>& records,
     ++t.count;
     t.agree += agree;
     out.inferred += !d.rule;
+    out.at_waking += d.source == DecisionSource::kTpBtf;
+    out.flags_from_registry += d.wake_flags_from.rfind("registry:", 0) == 0;
     out.moved.count += d.idle_moved;
     out.moved.agree += d.idle_moved && agree;
     out.wide.count += d.wake_wide;
@@ -193,6 +197,15 @@ std::string recorder_lines(const ReplayResult& r) {
                  percent(r.baseline_prev, n) + ", the waker's CPU " + percent(r.baseline_waker, n) +
                  ", the last choice " + percent(r.baseline_last, n),
              "") +
+         (r.at_waking == 0
+              ? ""
+              : wrap(std::to_string(r.at_waking) +
+                         " records read at sched_waking (tp_btf), before the selection; wake "
+                         "flags from the mechanism's documented wake in " +
+                         std::to_string(r.flags_from_registry) + ", none assumed in " +
+                         std::to_string(r.at_waking - r.flags_from_registry) +
+                         " (a waker outside the case, or no mechanism)",
+                     "")) +
          wrap("inputs moved (idle CPUs changed while the kernel chose): " +
                   std::to_string(r.moved.count) + " records, " + std::to_string(r.moved.agree) +
                   " agree (counted above)",
@@ -276,6 +289,8 @@ nlohmann::ordered_json replay_json(const ReplayResult& r) {
           {"unrecorded", r.unrecorded()},
           {"agree", r.agreed()},
           {"rules_inferred", r.inferred},
+          {"at_waking", r.at_waking},
+          {"wake_flags_from_registry", r.flags_from_registry},
           {"inputs_moved", {{"count", r.moved.count}, {"agree", r.moved.agree}}},
           {"baselines",
            {{"prev", r.baseline_prev},

@@ -35,11 +35,14 @@ struct ReplayResult {
   // The traced tasks' wakeups (sched_waking lines), when the text kept them: those beyond the
   // records had no decision recorded and count against agreement.
   int64_t wakings = 0;
-  // By the kernel's rule; for the BPF recorder's records (DecisionSource::kBpf, which hold no
-  // rule) by the rule the model took, and they agree when the CPU does: `inferred` counts them.
+  // By the kernel's rule; for the BPF recorders' records (kBpf, kTpBtf: they hold no rule) by the
+  // rule the model took, and they agree when the CPU does: `inferred` counts them.
   std::map<DecisionRule, RuleTally> by_rule;
   int64_t inferred = 0;
-  RuleTally moved;  // kBpf records whose idle CPUs changed while the kernel chose (idle_moved)
+  // Of those, the tp_btf recorder's (kTpBtf: read at sched_waking), and the ones whose wake flags
+  // are the mechanism's documented wake (wake_flags_from=registry:...), not the kernel's.
+  int64_t at_waking = 0, flags_from_registry = 0;
+  RuleTally moved;  // kBpf/kTpBtf records whose idle CPUs changed while the kernel chose
   // Trivial predictors held to the same records: prev, the waker's CPU, the wakee's last chosen CPU
   // (its previous record's; prev for its first); how many records each gets right.
   int64_t baseline_prev = 0, baseline_waker = 0, baseline_last = 0;

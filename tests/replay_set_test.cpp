@@ -25,8 +25,10 @@ class ReplaySet : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = test::fresh_test_dir("replay-set");
-    load("decisions/smt2-3core-mainline");
+    load(fixture());
   }
+  // The set and side file under tests/fixtures/ this suite reads.
+  virtual std::string fixture() const { return "decisions/smt2-3core-mainline"; }
   void load(const std::string& fixture) {
     const fs::path from = test::fixture_path(fixture);
     set_ = nlohmann::json::parse(test::read_fixture(from / "results.json"));
@@ -163,11 +165,7 @@ TEST_F(ReplaySet, ThePredictionsBlockSaysWhatEachCaseReproduced) {
 // They hold no rule: agreement is on the CPU, each rule is the model's, and the trivial baselines
 // are printed beside it. An altered CPU is reported.
 class ReplayBpfSet : public ReplaySet {
- protected:
-  void SetUp() override {
-    ReplaySet::SetUp();
-    load("decisions/smt2-debian-bpf");
-  }
+  std::string fixture() const override { return "decisions/smt2-debian-bpf"; }
 };
 
 TEST_F(ReplayBpfSet, EveryRecordAgreesOnTheCpuAndTheRulesAreTheModels) {
@@ -195,6 +193,33 @@ TEST_F(ReplayBpfSet, AnAlteredCpuIsReported) {
   EXPECT_NE(r.out.find("37 of 42 wakeups agree in CPU"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("first 1 of 1 disagreements:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("    kernel -> "), std::string::npos) << r.out;
+}
+
+// The tp_btf recorder's records of this VM's vendor 6.18 (tests/fixtures/decisions/
+// vm2-vendor-tp_btf: two cases of a `run --trace-decisions` here, the first 12 wakeups of each,
+// read at sched_waking). A record per wakeup (the wakes of a still queued task too); agreement on
+// the CPU alone, said so, with the baselines and where the wake flags came from beside it.
+class ReplayTpBtfSet : public ReplaySet {
+  std::string fixture() const override { return "decisions/vm2-vendor-tp_btf"; }
+};
+
+TEST_F(ReplayTpBtfSet, TheCpuAloneIsComparedAndSaidSo) {
+  const test::Ran r = replay(write(side_));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string head =
+      "replay under mainline: 21 of 24 wakeups agree in CPU (87.50%)\n"
+      "  3 records disagree; 0 wakeups have no record\n"
+      "the recorder holds the inputs and the CPU: each rule below is the "
+      "model's";
+  EXPECT_EQ(r.out.substr(0, head.size()), head);
+  EXPECT_NE(r.out.find("24 records read at sched_waking (tp_btf), before the selection; wake flags "
+                       "from the mechanism's\n  documented wake in 21, none assumed in 3"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("model's rule "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ttwu_runnable                        8         8"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("    kernel -> 0; model sis_no_sd_llc -> 1\n"), std::string::npos) << r.out;
 }
 
 }  // namespace
