@@ -74,8 +74,9 @@ void run_command(const RunArgs& args) {
   AbPlan ab = parse_ab_plan(args.ab, args.ab_any_setting);
   const std::unique_ptr<RunJournal> journal = open_journal(args, ab);
   RunInputs inputs = load_inputs(args);
-  const std::unique_ptr<WakeupTraceSession> session =
-      open_trace_session(tracing_choice(args), journal.get());
+  const std::unique_ptr<WakeupTraceSession> session = open_trace_session(
+      tracing_choice(args), journal.get(),
+      parse_recorder_choice(args.decision_recorder).value_or(RecorderChoice::kAuto));
   if (session) inputs.decisions_unavailable = session->decisions_unavailable();
   const RunPlan plan = make_plan(args, std::move(inputs), std::move(ab), now(args));
   check_targets(plan, args);

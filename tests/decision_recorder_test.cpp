@@ -100,6 +100,30 @@ TEST(DecisionRecorder, WhatItCannotReadIsLeftOutNotInvented) {
   EXPECT_THROW(parse_decisions(event + "\n"), std::invalid_argument);
 }
 
+// A tp_btf record (read at sched_waking: WF_TTWU alone) takes the wake flags of its case's
+// mechanism's documented wake when a case task woke, none otherwise, and its line says which.
+TEST(DecisionRecorder, ATpBtfRecordSaysWhereItsWakeFlagsCameFrom) {
+  wb_decision_record r = sample_record();
+  r.wake_flags = 0x8;
+  r.flags |= WB_DR_AT_WAKING | WB_DR_WAKER_OURS;
+  const std::string line = decision_line(r, 1, case_wake("pipe"));
+  EXPECT_NE(line.find("sched_wake_decision: source=tp_btf pid=812 waker_cpu=1 prev=0 "
+                      "wake_flags=0x18 wake_flags_from=registry:pipe waker_flips=3 "),
+            std::string::npos)
+      << line;
+  const DecisionRecord d = parse_decisions(line + "\n").at(0);
+  EXPECT_EQ(d.source, DecisionSource::kTpBtf);
+  EXPECT_EQ(d.wake_flags, 0x18u);
+  EXPECT_EQ(decision_of(r, 1, case_wake("futex-swap")).wake_flags, 0x48u);  // WF_CURRENT_CPU
+  EXPECT_EQ(decision_of(r, 1, case_wake("eventfd")).wake_flags_from, "registry:eventfd");
+  EXPECT_EQ(decision_of(r, 1, case_wake("eventfd")).wake_flags, 0x8u);
+  EXPECT_EQ(decision_of(r, 1).wake_flags_from, "unknown");
+  r.flags &= ~WB_DR_WAKER_OURS;  // woken by a task outside the case: no flag assumed
+  EXPECT_EQ(decision_of(r, 1, case_wake("pipe")).wake_flags, 0x8u);
+  EXPECT_EQ(decision_of(r, 1, case_wake("pipe")).wake_flags_from, "outside");
+  EXPECT_EQ(decision_of(sample_record(), 1, case_wake("pipe")).wake_flags, 0x18u);  // fentry's
+}
+
 TEST(DecisionRecorder, ItsLinesMergeIntoTheTraceByTime) {
   const std::string text =
       "# tracer: nop\n"
@@ -115,23 +139,21 @@ TEST(DecisionRecorder, ItsLinesMergeIntoTheTraceByTime) {
   EXPECT_EQ(merge_trace_lines(text, {}), text);
 }
 
-// On the live kernel: two threads of this process ping-pong through a pipe; every wakeup of one
-// is a select_task_rq_fair() call the recorder sees.
-TEST(DecisionRecorderLive, RecordsThisProcessesWakeups) {
-  std::unique_ptr<DecisionRecorder> rec;
-  try {
-    char comm[17] = {};
-    std::FILE* f = std::fopen("/proc/self/comm", "r");
-    if (f && std::fgets(comm, sizeof comm, f)) comm[std::strcspn(comm, "\n")] = 0;
-    if (f) std::fclose(f);
-    rec = std::make_unique<DecisionRecorder>(comm);
-  } catch (const std::runtime_error& e) {
-    GTEST_SKIP() << e.what();
-  }
-  rec->clear();
+// This process's comm, as the recorder filters on it.
+std::string own_comm() {
+  char comm[17] = {};
+  std::FILE* f = std::fopen("/proc/self/comm", "r");
+  if (f && std::fgets(comm, sizeof comm, f)) comm[std::strcspn(comm, "\n")] = 0;
+  if (f) std::fclose(f);
+  return comm;
+}
+
+// Two threads of this process ping-pong 200 times through a pipe: 400 wakeups, each a
+// try_to_wake_up() of one of them. The recorder's lines since `rec` was cleared.
+std::vector<std::string> ping_pong(DecisionRecorder& rec) {
+  rec.clear();
   int a[2], b[2];
-  ASSERT_EQ(pipe(a), 0);
-  ASSERT_EQ(pipe(b), 0);
+  if (pipe(a) != 0 || pipe(b) != 0) return {};
   std::thread partner([&] {
     char c;
     for (int i = 0; i < 200; ++i)
@@ -143,12 +165,72 @@ TEST(DecisionRecorderLive, RecordsThisProcessesWakeups) {
   partner.join();
   for (int fd : {a[0], a[1], b[0], b[1]}) close(fd);
   int64_t lost = 0;
-  const std::vector<std::string> lines = rec->drain(&lost);
+  std::vector<std::string> lines = rec.drain(&lost);
   EXPECT_EQ(lost, 0);
+  return lines;
+}
+
+// A recorder on the live kernel for this process's tasks, or null with `why` it cannot be.
+std::unique_ptr<DecisionRecorder> live_recorder(RecorderChoice choice, std::string& why) {
+  try {
+    return std::make_unique<DecisionRecorder>(own_comm(), choice);
+  } catch (const std::runtime_error& e) {
+    why = e.what();
+    return nullptr;
+  }
+}
+
+// On the live kernel: every wakeup of one of the two threads is a select_task_rq_fair() call the
+// fentry recorder sees (skipped with the reason where the kernel refuses it, as this VM's does).
+TEST(DecisionRecorderLive, RecordsThisProcessesWakeups) {
+  std::string why;
+  const std::unique_ptr<DecisionRecorder> rec = live_recorder(RecorderChoice::kFentry, why);
+  if (!rec) GTEST_SKIP() << why;
+  const std::vector<std::string> lines = ping_pong(*rec);
   EXPECT_GT(lines.size(), 100u);  // most of 400 wakeups (a wakee still running needs no select)
   std::string text;
   for (const auto& l : lines) text += l + "\n";
   EXPECT_EQ(parse_decisions(text).size(), lines.size());
+}
+
+// The tp_btf recorder on the live kernel (skipped with the reason where it cannot load: not
+// root, no BTF, built without BPF): a record per wakeup (each sched_waking), in time order, each
+// with the CPU the wake set; the threads are no case tasks of a run, so no wake flag is added and
+// the records say so.
+TEST(DecisionRecorderLive, TpBtfRecordsEveryWakeupWithItsCpu) {
+  std::string why;
+  const std::unique_ptr<DecisionRecorder> rec = live_recorder(RecorderChoice::kTpBtf, why);
+  if (!rec) GTEST_SKIP() << why;
+  EXPECT_EQ(rec->source(), DecisionSource::kTpBtf);
+  rec->set_case_wake(case_wake("pipe"));
+  const std::vector<std::string> lines = ping_pong(*rec);
+  EXPECT_GT(lines.size(), 100u);  // a reader that finds its byte waiting is not woken
+  EXPECT_LE(lines.size(), 410u);
+  std::string text;
+  for (const auto& l : lines) text += l + "\n";
+  const std::vector<DecisionRecord> d = parse_decisions(text);
+  ASSERT_EQ(d.size(), lines.size());
+  const int cpus = static_cast<int>(std::thread::hardware_concurrency());
+  for (const DecisionRecord& r : d) {
+    EXPECT_EQ(r.source, DecisionSource::kTpBtf);
+    EXPECT_EQ(r.wake_flags_from, "outside");  // this process is the run itself here
+    EXPECT_GE(r.cpu, 0);
+    EXPECT_LT(r.cpu, std::max(cpus, 1024));
+  }
+  EXPECT_EQ(merge_trace_lines("", lines), text);  // in time order
+}
+
+// auto: fentry where it attaches, else tp_btf with the reason fentry could not.
+TEST(DecisionRecorderLive, AutoFallsBackToTpBtfSayingWhy) {
+  std::string why;
+  const std::unique_ptr<DecisionRecorder> rec = live_recorder(RecorderChoice::kAuto, why);
+  if (!rec) GTEST_SKIP() << why;
+  if (rec->source() == DecisionSource::kBpf) {
+    EXPECT_EQ(rec->fallback_reason(), "");
+  } else {
+    EXPECT_NE(rec->fallback_reason().find("BPF fentry on select_task_rq_fair"), std::string::npos)
+        << rec->fallback_reason();
+  }
 }
 
 }  // namespace

@@ -209,6 +209,12 @@ TEST(RunOptionsCheck, OptionsThatGoOnlyWithAnotherAndExtras) {
   args.ab_any_setting = true;
   EXPECT_EQ(error_of([&] { check_options(args); }), "--ab-any-setting: only with --ab");
   args = RunArgs{};
+  args.decision_recorder = "tp_btf";
+  EXPECT_EQ(error_of([&] { check_options(args); }),
+            "--decision-recorder: only with --trace-decisions");
+  args.trace_decisions = true;
+  EXPECT_EQ(error_of([&] { check_options(args); }), "");
+  args = RunArgs{};
   args.until_decided = "base.json";
   args.ab = {"feature:TTWU_QUEUE=on,off"};
   EXPECT_EQ(error_of([&] { check_options(args); }),

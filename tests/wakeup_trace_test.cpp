@@ -328,6 +328,17 @@ class TraceRun : public ::testing::Test {
   }
   // `wakebench run` of tiny.json into r.json with `flag`, from a shell that writes its pid and
   // becomes wakebench, so the instance's name (wakebench-<pid>) is known: the result, the pid.
+  // Why a --trace-decisions run on a stock kernel cannot be tried here ("" when it can): not root,
+  // no usable tracefs, or a lab kernel (its own decision event); `instances` the instances folder.
+  static std::string stock_decisions_untried(std::string* instances) {
+    if (geteuid() != 0) return "--trace-decisions needs root";
+    std::string why_not;
+    *instances = instances_dir(&why_not);
+    if (instances->empty()) return why_not;
+    if (fs::exists(fs::path(*instances).parent_path() / "events" / kDecisionEvent))
+      return "this kernel has the decision event (a lab kernel)";
+    return "";
+  }
   std::pair<Cmd, int> run_tiny(const std::string& flag) {
     const fs::path pid_file = dir_ / "pid";
     const Cmd c =
@@ -451,12 +462,9 @@ TEST_F(TraceRun, WithoutTracefsItSaysWhyUpFront) {
 // vendor kernel refuses fentry programs; a build without libbpf): one warning line that says
 // why, and the run goes on tracing the wakeups alone, its set without a `decisions` block.
 TEST_F(TraceRun, WithoutAnyDecisionRecorderItSaysWhyAndGoesOn) {
-  if (geteuid() != 0) GTEST_SKIP() << "--trace-decisions needs root";
-  std::string why_not;
-  const std::string instances = instances_dir(&why_not);
-  if (instances.empty()) GTEST_SKIP() << why_not;
-  if (fs::exists(fs::path(instances).parent_path() / "events" / kDecisionEvent))
-    GTEST_SKIP() << "this kernel has the decision event (a lab kernel)";
+  std::string instances;
+  if (const std::string why = stock_decisions_untried(&instances); !why.empty())
+    GTEST_SKIP() << why;
   try {
     DecisionRecorder attaches("wb-probe");
     GTEST_SKIP() << "the BPF decision recorder attaches on this kernel";
@@ -473,6 +481,36 @@ TEST_F(TraceRun, WithoutAnyDecisionRecorderItSaysWhyAndGoesOn) {
   EXPECT_FALSE(fs::exists(dir_ / "r.decisions.txt"));
   ASSERT_GT(pid, 0);
   EXPECT_FALSE(fs::exists(fs::path(instances) / ("wakebench-" + std::to_string(pid))));
+}
+
+// --trace-decisions --decision-recorder tp_btf where it loads (this VM's vendor kernel, which
+// refuses fentry): the run says which recorder records, and its side file holds a source=tp_btf
+// record for each traced wakeup of the kernel cases, with the pipe's documented wake flags.
+TEST_F(TraceRun, TheTpBtfRecorderRecordsEveryWakeupAndSaysSo) {
+  std::string instances;
+  if (const std::string why = stock_decisions_untried(&instances); !why.empty())
+    GTEST_SKIP() << why;
+  try {
+    DecisionRecorder attaches("wb-probe", RecorderChoice::kTpBtf);
+  } catch (const std::runtime_error& e) {
+    GTEST_SKIP() << e.what();
+  }
+  const auto [c, pid] = run_tiny("--trace-decisions --decision-recorder tp_btf");
+  ASSERT_EQ(c.status, 0) << c.err;
+  EXPECT_NE(c.err.find("wakebench: note: --trace-decisions: recording at tp_btf/sched_waking"),
+            std::string::npos)
+      << c.err;
+  const ResultSet rs = load_result_set((dir_ / "r.json").string());
+  ASSERT_TRUE(rs.set.decisions);
+  const DecisionTrace t = parse_decision_trace(test::read_fixture(dir_ / "r.decisions.txt"));
+  EXPECT_GT(t.records.size(), 100u);
+  EXPECT_EQ(static_cast<int64_t>(t.records.size()), t.wakings);  // none lost on a tiny run
+  int64_t piped = 0;
+  for (const DecisionRecord& d : t.records) {
+    EXPECT_EQ(d.source, DecisionSource::kTpBtf);
+    piped += d.wake_flags_from == "registry:pipe" && (d.wake_flags & kWfSync);
+  }
+  EXPECT_GT(piped, 100);
 }
 
 }  // namespace

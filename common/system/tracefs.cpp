@@ -136,18 +136,31 @@ bool WakeupTraceSession::has_event(const std::string& event) const {
   return ::stat((dir_ + "/events/" + event + "/enable").c_str(), &st) == 0;
 }
 
-// A kernel without the lab's decision event: the BPF recorder, or the one line why not.
-void WakeupTraceSession::open_recorder() {
+// A kernel without the lab's decision event: a BPF recorder, or the one line why not.
+void WakeupTraceSession::open_recorder(RecorderChoice choice) {
   decisions_ = false;
   try {
-    recorder_ = std::make_unique<DecisionRecorder>(own_comm());
+    recorder_ = std::make_unique<DecisionRecorder>(own_comm(), choice);
   } catch (const std::runtime_error& e) {
     decisions_unavailable_ =
         std::string("--trace-decisions records nothing: no lab decision event and ") + e.what();
   }
 }
 
-WakeupTraceSession::WakeupTraceSession(RunJournal* journal, bool decisions)
+std::string WakeupTraceSession::recorder_note() const {
+  if (!recorder_ || recorder_->source() != DecisionSource::kTpBtf) return "";
+  const std::string& why = recorder_->fallback_reason();
+  return "--trace-decisions: " + (why.empty() ? "" : why + "; ") +
+         "recording at tp_btf/sched_waking, before the selection: the CPU is compared, not the "
+         "rule, and the wake flags are each mechanism's documented wake "
+         "(docs/policy-model.md#bpf-records)";
+}
+
+void WakeupTraceSession::set_case_wake(const CaseWake& wake) {
+  if (recorder_) recorder_->set_case_wake(wake);
+}
+
+WakeupTraceSession::WakeupTraceSession(RunJournal* journal, bool decisions, RecorderChoice recorder)
     : journal_(journal), decisions_(decisions) {
   root_ = find_or_mount_tracefs();
   remove_stale_instances(root_);
@@ -166,7 +179,7 @@ WakeupTraceSession::WakeupTraceSession(RunJournal* journal, bool decisions)
   }
   try {
     write("tracing_on", "0");  // a new instance starts on
-    if (decisions_ && !has_event(kDecisionEvent)) open_recorder();
+    if (decisions_ && !has_event(kDecisionEvent)) open_recorder(recorder);
     const auto filters = event_filters(own_comm(), decisions_);
     for (const auto& [ev, filter] : filters)
       if (!has_event(ev))

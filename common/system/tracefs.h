@@ -19,9 +19,10 @@
 //
 // `run --trace-decisions` also records the lab kernels' decision event (kDecisionEvent,
 // runners/lab/KERNELS.md), filtered on the wakee's comm like sched_waking. On a kernel without it
-// (a stock kernel) the BPF decision recorder (common/system/decision_recorder.h) records the
-// decisions instead, its lines merged into the text by time; where that cannot attach either, the
-// session records the wakeups alone and decisions_unavailable() says why in one line.
+// (a stock kernel) a BPF decision recorder (common/system/decision_recorder.h: fentry, else tp_btf
+// where the kernel refuses fentry, or the one `run --decision-recorder` names) records the
+// decisions instead, its lines merged into the text by time; where none can attach, the session
+// records the wakeups alone and decisions_unavailable() says why in one line.
 #pragma once
 
 #include <cstdint>
@@ -31,10 +32,11 @@
 #include <utility>
 #include <vector>
 
+#include "common/system/decision_recorder.h"
+
 namespace wb {
 
 class RunJournal;
-class DecisionRecorder;
 
 // Turns tracing off in the instance folder `dir` and removes it (retried while the kernel answers
 // EBUSY). Returns 0 or the errno of the last rmdir (ENOENT: not there).
@@ -55,8 +57,10 @@ std::vector<std::pair<std::string, std::string>> event_filters(const std::string
 // tracefs is mounted (left mounted).
 class WakeupTraceSession {
  public:
-  // With `decisions`: kDecisionEvent where the kernel has it, else the BPF recorder, else none.
-  explicit WakeupTraceSession(RunJournal* journal = nullptr, bool decisions = false);
+  // With `decisions`: kDecisionEvent where the kernel has it, else the BPF recorder `recorder`
+  // chooses, else none.
+  explicit WakeupTraceSession(RunJournal* journal = nullptr, bool decisions = false,
+                              RecorderChoice recorder = RecorderChoice::kAuto);
   ~WakeupTraceSession();
   WakeupTraceSession(const WakeupTraceSession&) = delete;
   WakeupTraceSession& operator=(const WakeupTraceSession&) = delete;
@@ -71,6 +75,11 @@ class WakeupTraceSession {
   const std::string& instance_dir() const { return dir_; }
   // Why decisions asked for are not recorded ("" when they are, or were not asked for).
   const std::string& decisions_unavailable() const { return decisions_unavailable_; }
+  // The BPF recorder's note: which one records, and why not fentry when auto fell back to tp_btf
+  // ("" with the lab event, or none).
+  std::string recorder_note() const;
+  // The wake flags the tp_btf recorder's records of the next repetitions take (their case's).
+  void set_case_wake(const CaseWake& wake);
 
   // KiB per CPU that one run of `round_trips` round trips needs (bounded: see .cpp).
   static int64_t buffer_kb_for(int64_t round_trips, int cpus_traced, bool decisions = false);
@@ -78,7 +87,7 @@ class WakeupTraceSession {
  private:
   void write(const std::string& file, const std::string& value) const;
   bool has_event(const std::string& event) const;
-  void open_recorder();
+  void open_recorder(RecorderChoice choice);
   std::string root_, dir_;
   RunJournal* journal_;
   bool decisions_ = false;  // the decision event is enabled

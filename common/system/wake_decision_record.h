@@ -1,6 +1,7 @@
-/* One wakeup decision as the BPF recorder (wake_decision.bpf.c) hands it to user space
+/* One wakeup decision as a BPF recorder (wake_decision.bpf.c) hands it to user space
  * (common/system/decision_recorder.cpp): the inputs select_task_rq_fair() reads, taken at its
- * entry, and the CPU it returned, at its exit. Shared by the BPF object and the C++ reader: C,
+ * entry (fentry) or at sched_waking (tp_btf), and the CPU it returned, at its exit (fentry) or
+ * where the wake set it (tp_btf). Shared by the BPF object and the C++ reader: C,
  * fixed widths, no padding the two could lay out differently. */
 #ifndef WB_WAKE_DECISION_RECORD_H
 #define WB_WAKE_DECISION_RECORD_H
@@ -31,9 +32,12 @@ typedef int32_t wb_s32;
 #define WB_DR_DELAYED_KNOWN (1u << 7) /* waker_delayed was read (a field this kernel has) */
 #define WB_DR_IDLE_MOVED (1u << 8)    /* the idle CPUs at exit were not those at entry */
 #define WB_DR_LOADS_KNOWN (1u << 9)   /* the loads below were read (tasks of the root group) */
+#define WB_DR_AT_WAKING (1u << 10)    /* tp_btf: read at sched_waking; no wake flags but WF_TTWU */
+#define WB_DR_WAKER_OURS (1u << 11)   /* tp_btf: the waker is a case task (not the run itself) */
+#define WB_DR_CPU_AT_MIGRATE (1u << 12) /* tp_btf: the CPU and idle CPUs at sched_migrate_task */
 
 struct wb_decision_record {
-  wb_u64 ts_ns; /* bpf_ktime_get_ns() at entry: CLOCK_MONOTONIC, the tracefs "mono" clock */
+  wb_u64 ts_ns; /* bpf_ktime_get_ns() at entry or sched_waking: the tracefs "mono" clock */
   wb_s32 pid, waker_pid, waker_cpu, prev, cpu;
   wb_u32 wake_flags, flags;
   wb_u32 waker_flips, wakee_flips;

@@ -76,8 +76,14 @@ void add_selection_options(CLI::App& sub, RunArgs& args) {
                "bypass (needs root and tracefs; adds the tracepoints' cost to those cases)");
   sub.add_flag("--trace-decisions", args.trace_decisions,
                "--trace-wakeups, and keep every wakeup decision a lab kernel records "
-               "(runners/lab/KERNELS.md) in a side file beside the result set, which names it "
-               "with its sha256; `wakebench replay RESULTS` replays them");
+               "(runners/lab/KERNELS.md), or on a stock kernel a BPF recorder, in a side file "
+               "beside the result set, which names it with its sha256; `wakebench replay "
+               "RESULTS` replays them");
+  sub.add_option("--decision-recorder", args.decision_recorder,
+                 "--trace-decisions on a stock kernel: fentry (select_task_rq_fair: the wake "
+                 "flags as passed), tp_btf (sched_waking, where fentry is refused: the flags of "
+                 "the mechanism's documented wake) or auto (default: fentry, else tp_btf)")
+      ->check(CLI::IsMember({"auto", "fentry", "tp_btf"}));
   sub.add_option("--benchmark_filter", args.filter,
                  "run only the cases whose name matches this regex (Google Benchmark's "
                  "semantics: a search; a leading '-' negates)");
@@ -140,6 +146,8 @@ void check_options(const RunArgs& args) {
   refuse_extras(args.extras);
   if (!args.ab_root.empty() && args.ab.empty())
     throw std::invalid_argument("--ab-root: only with --ab");
+  if (!args.decision_recorder.empty() && !args.trace_decisions)
+    throw std::invalid_argument("--decision-recorder: only with --trace-decisions");
   if (args.ab_any_setting && args.ab.empty())
     throw std::invalid_argument("--ab-any-setting: only with --ab");
   if (!args.until_decided.empty() && !args.ab.empty())

@@ -25,6 +25,7 @@ struct RunArgs {
   std::string show;                    // --show: a counter instead of the RTT in the summary
   bool trace_wakeups = false;          // --trace-wakeups: attribute kernel cases' wakeup paths
   bool trace_decisions = false;        // --trace-decisions: and keep the lab kernel's decisions
+  std::string decision_recorder;       // --decision-recorder auto|fentry|tp_btf ("": auto)
   std::string filter;                  // --benchmark_filter: regex over case names, '-' negates
   std::optional<int> repetitions;      // --benchmark_repetitions: overrides the config
   std::optional<int64_t> round_trips;  // --round-trips: overrides the config

@@ -15,11 +15,15 @@ namespace {
 constexpr const char* kExt = ".decisions.txt";
 }  // namespace
 
-std::unique_ptr<WakeupTraceSession> open_trace_session(Tracing tracing, RunJournal* journal) {
+std::unique_ptr<WakeupTraceSession> open_trace_session(Tracing tracing, RunJournal* journal,
+                                                       RecorderChoice recorder) {
   if (tracing == Tracing::kNone) return nullptr;
-  auto session = std::make_unique<WakeupTraceSession>(journal, tracing == Tracing::kDecisions);
+  auto session =
+      std::make_unique<WakeupTraceSession>(journal, tracing == Tracing::kDecisions, recorder);
   if (!session->decisions_unavailable().empty())
     std::fputs(wrap("wakebench: warning: " + session->decisions_unavailable(), "").c_str(), stderr);
+  if (const std::string note = session->recorder_note(); !note.empty())
+    std::fputs(wrap("wakebench: note: " + note, "").c_str(), stderr);
   return session;
 }
 
@@ -55,6 +59,7 @@ std::optional<WakeupTraceSummary> traced_run(const CaseTracer& tr, const CaseSpe
                                         static_cast<int>(spec.cpuset.size()), tr.decisions);
   bool started = false;
   try {
+    if (tr.decisions) tr.session->set_case_wake(case_wake(spec.mechanism));
     tr.session->start(spec.cpuset, kb);
     started = true;
   } catch (const std::exception& e) {

@@ -26,7 +26,9 @@ enum class Tracing { kNone, kWakeups, kDecisions };
 // The session of a run that traces, opened up front so that a run that cannot trace fails before
 // it measures anything (one line, exit 2); null for kNone. Decisions that cannot be recorded are
 // a warning line: the run traces the wakeups alone (RunInputs::decisions_unavailable).
-std::unique_ptr<WakeupTraceSession> open_trace_session(Tracing tracing, RunJournal* journal);
+// `recorder`: --decision-recorder's choice.
+std::unique_ptr<WakeupTraceSession> open_trace_session(
+    Tracing tracing, RunJournal* journal, RecorderChoice recorder = RecorderChoice::kAuto);
 
 // One set's decision records, written to its side file as each repetition ends (a cell's run holds
 // hundreds of thousands: never all in memory), each repetition's after a "# case NAME" and a
