@@ -80,6 +80,8 @@ void run_command(const RunArgs& args) {
   if (session) inputs.decisions_unavailable = session->decisions_unavailable();
   const RunPlan plan = make_plan(args, std::move(inputs), std::move(ab), now(args));
   check_targets(plan, args);
+  // debugfs mounted for the run, before --ab's debugfs files are checked and the environment read.
+  const std::unique_ptr<DebugfsMount> debugfs = mount_debugfs(args, journal.get());
   install_signal_handlers();  // before the trial writes, so an interruption reaches the restore
   std::unique_ptr<SettingsGuard> guard = settings_guard(args, plan.ab, journal.get());
   // Held until the run returns: the CPUs stay out of idle states deeper than the limit.
@@ -91,6 +93,8 @@ void run_command(const RunArgs& args) {
   run.sets = start_sets(plan);
   if (plan.in.until) check_comparable(plan, run.env, run.sets[0]);
   std::fputs(announcement(plan, run.env).c_str(), stderr);
+  if (debugfs && !debugfs->note().empty())  // said once nothing refuses the run any more
+    std::fputs(wrap("wakebench: note: " + debugfs->note(), "").c_str(), stderr);
   const CaseTracer tracer{session.get(), &plan.in.topo, plan.tracing == Tracing::kDecisions};
   if (plan.in.until)
     execute_until_decided(plan, run, tracer);

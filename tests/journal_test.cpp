@@ -5,19 +5,24 @@
 #include "common/system/journal.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "common/system/debugfs_mount.h"
 #include "common/system/settings.h"
 #include "common/system/tracefs.h"
 #include "tests/support.h"
@@ -282,8 +287,8 @@ TEST_F(Journal, AKilledTracedRunsInstanceIsRemovedByRestore) {
     freopen((dir_ / "stderr").c_str(), "w", stderr);
     freopen("/dev/null", "w", stdout);
     execl(WB_BINARY, WB_BINARY, "run", "--config", (dir_ / "k.json").c_str(), "--out",
-          (dir_ / "r.json").c_str(), "--events", "none", "--trace-wakeups", "--state-dir",
-          state_.c_str(), nullptr);
+          (dir_ / "r.json").c_str(), "--events", "none", "--trace-wakeups", "--no-mount-debugfs",
+          "--state-dir", state_.c_str(), nullptr);
     _exit(127);
   }
   const fs::path instance = instances + "/wakebench-" + std::to_string(pid);
@@ -300,6 +305,74 @@ TEST_F(Journal, AKilledTracedRunsInstanceIsRemovedByRestore) {
                                         " removed\n");
   EXPECT_FALSE(fs::exists(instance));
   EXPECT_TRUE(state_files().empty());
+}
+
+// debugfs mounted for a run at the fake root's sys/kernel/debug, in a mount namespace of this
+// test's own (its mounts are seen by no other process, and end with it). Skipped where the test
+// cannot mount (not root, no CAP_SYS_ADMIN).
+class DebugfsJournal : public Journal {
+ protected:
+  void SetUp() override {
+    Journal::SetUp();
+    if (geteuid() != 0) GTEST_SKIP() << "mounting debugfs needs root";
+    if (unshare(CLONE_NEWNS) != 0 || mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr))
+      GTEST_SKIP() << "no mount namespace of its own: " << std::strerror(errno);
+    fs::create_directories(debug());
+  }
+  void TearDown() override {
+    while (wb::debugfs_mounted_at(debug())) umount2(debug().c_str(), MNT_DETACH);
+    Journal::TearDown();
+  }
+  std::string debug() { return (dir_ / "root/sys/kernel/debug").string(); }
+};
+
+TEST_F(DebugfsJournal, IsMountedForTheRunAndUnmountedAfterJournalled) {
+  wb::RunJournal j(state_, root(), wb::AbPlan{});
+  {
+    wb::DebugfsMount m(&j, root());
+    ASSERT_TRUE(m.mounted()) << m.note();
+    EXPECT_TRUE(wb::debugfs_mounted_at(debug()));
+    EXPECT_NE(m.note().find("debugfs mounted at " + debug() + " for the run"), std::string::npos);
+    EXPECT_NE(slurp(j.path()).find("\nchange mount:" + debug() + " -\n"), std::string::npos);
+  }
+  EXPECT_FALSE(wb::debugfs_mounted_at(debug()));
+  EXPECT_NE(slurp(j.path()).find("\nrestored mount:" + debug() + "\n"), std::string::npos);
+}
+
+// A run killed before its unmount: the next run (or wakebench restore) unmounts it.
+TEST_F(DebugfsJournal, AKilledRunsMountIsUndoneByTheNextRun) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    auto* j = new wb::RunJournal(state_, root(), wb::AbPlan{});
+    auto* m = new wb::DebugfsMount(j, root());
+    _exit(m->mounted() ? 0 : 1);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ASSERT_TRUE(wb::debugfs_mounted_at(debug()));
+  testing::internal::CaptureStderr();
+  const wb::Recovered r = wb::recover_journals(state_);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+            "wakebench: restored what run " + std::to_string(pid) + " left changed: debugfs at " +
+                debug() + " unmounted\n");
+  EXPECT_EQ(r.removed, 1);
+  EXPECT_FALSE(wb::debugfs_mounted_at(debug()));
+  EXPECT_TRUE(state_files().empty());
+}
+
+// A debugfs already mounted is left as it is, mounted, and nothing is written down.
+TEST_F(DebugfsJournal, AMountedDebugfsIsLeftAsItIs) {
+  ASSERT_EQ(mount("debugfs", debug().c_str(), "debugfs", 0, nullptr), 0) << std::strerror(errno);
+  wb::RunJournal j(state_, root(), wb::AbPlan{});
+  {
+    wb::DebugfsMount m(&j, root());
+    EXPECT_FALSE(m.mounted());
+    EXPECT_EQ(m.note(), "");
+  }
+  EXPECT_TRUE(wb::debugfs_mounted_at(debug()));
+  EXPECT_EQ(slurp(j.path()).find("mount:"), std::string::npos);
+  EXPECT_EQ(wb::unmount_debugfs("/etc"), "not a debugfs folder a run mounts");
 }
 
 }  // namespace

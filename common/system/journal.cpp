@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "common/system/debugfs_mount.h"
 #include "common/system/kernel_files.h"
 #include "common/system/settings.h"
 #include "common/system/tracefs.h"
@@ -28,6 +29,7 @@ namespace {
 
 constexpr std::string_view kMagic = "wakebench-journal 1";
 constexpr std::string_view kTracefs = "tracefs:";
+constexpr std::string_view kMount = "mount:";
 constexpr std::string_view kSuffix = ".journal";
 
 std::string sys_error(const std::string& what, int err) { return what + ": " + std::strerror(err); }
@@ -208,6 +210,7 @@ std::string undo(const std::string& key, const std::string& value, const std::st
       const int e = remove_trace_instance(dir);
       return e == 0 || e == ENOENT ? "" : std::strerror(e);
     }
+    if (key.rfind(kMount, 0) == 0) return unmount_debugfs(key.substr(kMount.size()));
     const SettingSpec s = setting_of_key(key);
     if (!any_setting && !is_scheduler_setting(s))
       return "not one of the scheduler's settings (wakebench restore --ab-any-setting restores it)";
@@ -225,6 +228,7 @@ std::string undo(const std::string& key, const std::string& value, const std::st
 std::string undone(const std::string& key, const std::string& value) {
   if (key.rfind(kTracefs, 0) == 0)
     return "tracefs instance " + key.substr(kTracefs.size()) + " removed";
+  if (key.rfind(kMount, 0) == 0) return "debugfs at " + key.substr(kMount.size()) + " unmounted";
   return key + " to " + value;
 }
 

@@ -1,12 +1,13 @@
 // The journal of the settings a run changes (README.md#ab-runs, "The journal"). Before a run
-// writes a sysctl, sched feature or debugfs file (--ab) or creates its tracefs instance
-// (--trace-wakeups), it writes down what it will change and how to undo it (the value read before,
-// the instance to remove) in a journal of the state folder, /run/wakebench (a tmpfs: gone at
-// reboot), named and stamped with the boot id, and holds it under a lock (flock) while it lives;
-// it removes the journal once it has restored everything. A run killed before that (SIGKILL, a
-// crash) leaves it: the next run, or `wakebench restore`, restores it before anything else when
-// its boot id is this boot's and no live run holds its lock. Each setting has a lock of its own
-// there too: a second run that would change a setting a live run holds is refused.
+// writes a sysctl, sched feature or debugfs file (--ab), creates its tracefs instance
+// (--trace-wakeups) or mounts debugfs (common/system/debugfs_mount.h), it writes down what it will
+// change and how to undo it (the value read before, the instance to remove) in a journal of the
+// state folder, /run/wakebench (a tmpfs: gone at reboot), named and stamped with the boot id, and
+// holds it under a lock (flock) while it lives; it removes the journal once it has restored
+// everything. A run killed before that (SIGKILL, a crash) leaves it: the next run, or `wakebench
+// restore`, restores it before anything else when its boot id is this boot's and no live run holds
+// its lock. Each setting has a lock of its own there too: a second run that would change a setting
+// a live run holds is refused.
 //
 // The folder's own lock (flock on the folder) serializes what runs do there: a run takes the
 // locks of its settings, then restores what dead runs left, then creates its journal, all under
@@ -19,6 +20,7 @@
 //   root /                (the root of the settings' files: --ab-root in tests)
 //   change sysctl:kernel.sched_rr_timeslice_ms 100     (key, the value to write back)
 //   change tracefs:/sys/kernel/tracing/instances/wakebench-1234 -
+//   change mount:/sys/kernel/debug -                    (a debugfs mount to undo)
 //   restored sysctl:kernel.sched_rr_timeslice_ms
 #pragma once
 

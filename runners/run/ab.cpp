@@ -9,10 +9,21 @@ namespace {
 
 std::string ab_root(const RunArgs& args) { return args.ab_root.empty() ? "/" : args.ab_root; }
 
+// The run would mount debugfs (mount_debugfs).
+bool mounts_debugfs(const RunArgs& args) {
+  return !args.no_mount_debugfs && args.ab_root.empty() && geteuid() == 0 &&
+         !debugfs_mounted_at("/sys/kernel/debug");
+}
+
 }  // namespace
 
+std::unique_ptr<DebugfsMount> mount_debugfs(const RunArgs& args, RunJournal* journal) {
+  if (args.no_mount_debugfs || !args.ab_root.empty()) return nullptr;
+  return std::make_unique<DebugfsMount>(journal);
+}
+
 std::unique_ptr<RunJournal> open_journal(const RunArgs& args, const AbPlan& ab) {
-  if (ab.specs.empty() && !args.trace_wakeups && !args.trace_decisions) {
+  if (ab.specs.empty() && !args.trace_wakeups && !args.trace_decisions && !mounts_debugfs(args)) {
     try {
       recover_journals(args.state_dir, args.ab_any_setting);
     } catch (const std::runtime_error&) {
@@ -23,7 +34,10 @@ std::unique_ptr<RunJournal> open_journal(const RunArgs& args, const AbPlan& ab) 
   try {
     return std::make_unique<RunJournal>(args.state_dir, ab_root(args), ab);
   } catch (const std::runtime_error& e) {  // a setting a live run holds: std::invalid_argument
-    throw std::runtime_error(std::string(ab.specs.empty() ? "--trace-wakeups" : "--ab") +
+    const bool tracing = args.trace_wakeups || args.trace_decisions;
+    throw std::runtime_error(std::string(!ab.specs.empty() ? "--ab"
+                                         : tracing         ? "--trace-wakeups"
+                                                           : "mounting debugfs") +
                              ": the journal of the settings it changes: " + e.what() +
                              (geteuid() != 0 ? " (needs root)" : ""));
   }

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "common/schema/result_set_doc.h"
+#include "common/system/debugfs_mount.h"
 #include "common/system/journal.h"
 #include "common/system/settings.h"
 #include "runners/run/measured.h"
@@ -16,9 +17,13 @@
 namespace wb {
 
 // Before anything else: what a run that ended without restoring left changed is restored
-// (common/system/journal.h); with --ab or --trace-wakeups this run's own journal is made, holding
-// the locks of its settings. Null without.
+// (common/system/journal.h); with --ab or --trace-wakeups, or a debugfs to mount, this run's own
+// journal is made, holding the locks of its settings. Null without.
 std::unique_ptr<RunJournal> open_journal(const RunArgs& args, const AbPlan& ab);
+
+// debugfs mounted for the run where it is not and the run is root (common/system/debugfs_mount.h;
+// its note() is the line to say); null with --no-mount-debugfs or --ab-root (a test's fake tree).
+std::unique_ptr<DebugfsMount> mount_debugfs(const RunArgs& args, RunJournal* journal);
 
 // --ab: the SPECs checked against the files (one line, exit 2, before anything runs); it restores
 // every knob it changed when it is reset or unwinds. Null without --ab.

@@ -124,6 +124,10 @@ void add_compare_options(CLI::App& sub, RunArgs& args) {
                  "(default 300)")
       ->check(finite_number)
       ->check(CLI::Range(1.0, 1e6));
+  sub.add_flag("--no-mount-debugfs", args.no_mount_debugfs,
+               "where debugfs is not mounted and the run is root, leave it so (by default the "
+               "run mounts it at /sys/kernel/debug to record the sched domains and features, "
+               "journalled, and unmounts it at its end)");
   sub.add_flag("--ab-any-setting", args.ab_any_setting,
                "--ab: switch any sysctl or debugfs file, not only the scheduler's own settings "
                "(" +

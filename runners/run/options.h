@@ -34,6 +34,7 @@ struct RunArgs {
   std::vector<std::string> ab;        // --ab SPEC...: settings to switch (common/system/settings.h)
   bool ab_any_setting = false;        // --ab-any-setting: not only the scheduler's settings
   std::string ab_root;                // --ab-root: the root of the --ab files (tests)
+  bool no_mount_debugfs = false;      // --no-mount-debugfs: leave an unmounted debugfs as it is
   std::string state_dir = kStateDir;  // --state-dir: the journals and locks (tests)
   std::string until_decided;          // --until-decided BASE.json
   std::size_t looks = 10;             // --looks: the most looks --until-decided takes
