@@ -471,6 +471,7 @@ json to_json(const ResultsPrediction& p) {
       {"premises", premises}};
   // Only a set with a feature off its default says so: every other set's block is unchanged.
   if (!p.features.notes.empty()) out["sched_features"] = features_json(p.features);
+  if (!p.not_fair.empty()) out["fair_placement"] = {{"applies", false}, {"why", p.not_fair}};
   return out;
 }
 
@@ -478,6 +479,9 @@ std::string render_results_text(const ResultsPrediction& p) {
   std::string out = "policy predictions (" + p.topology + ")\n" +
                     wrapped("  ", "LLC from " + p.llc_from + (p.emulated ? "; emulated" : ""), 4) +
                     wrapped("  ", model_kernel_line(p.kernel_release), 4);
+  if (!p.not_fair.empty())
+    out +=
+        wrapped("  ", "the predictions do not apply here, no verdict is scored: " + p.not_fair, 4);
   for (const std::string& line : feature_lines(p.features)) out += wrapped("  ", line, 4);
   if (!p.replay_unavailable.empty()) out += wrapped("  ", p.replay_unavailable, 4);
   char legend[400];

@@ -41,6 +41,16 @@ std::optional<std::string> not_modelled(const std::string& mechanism) {
   return m ? m->not_modelled : std::nullopt;
 }
 
+// Why a side of the pair is in another class than fair (the `sched` knob: SCHED_FIFO), whose
+// wakes the RT class places (docs/policy-model.md#not-fair); nullopt: both are fair tasks.
+std::optional<std::string> other_class(const Params& params) {
+  for (int side = 0; side < 2; ++side)
+    if (params.sched[side] && params.sched[side]->kind == SchedPolicy::kFifo)
+      return std::string(side == 0 ? "the waker" : "the wakee") +
+             " runs SCHED_FIFO: the RT class places its wakes (select_task_rq_rt), not fair.c";
+  return std::nullopt;
+}
+
 // The cases of one params point: one mechanism and mode at one set of knob values
 // (CaseView::same_point). A kernel case is predicted and costed from its own point's pinned cases.
 struct Point {
@@ -271,6 +281,10 @@ CasePrediction predict_case(const SchedTopology& sched, const Point& pt, const C
     return e;
   }
   if (const auto why = not_modelled(first.mechanism)) {
+    e.skipped = "not compared: " + *why;
+    return e;
+  }
+  if (const auto why = other_class(first.params)) {
     e.skipped = "not compared: " + *why;
     return e;
   }
@@ -527,6 +541,10 @@ Verdict judge(const RangeFit& fit, double coverage) {
 ResultsPrediction predict_for_results(const ResultSet& rs) {
   ResultsPrediction out = predict(rs.set, rs.views);
   out.kernel_release = rs.machine.kernel_release;
+  out.not_fair = rs.machine.not_fair;
+  if (!out.not_fair.empty())  // placements the model does not describe: nothing is scored
+    for (CasePrediction& e : out.cases)
+      for (PolicyPrediction& p : e.policies) p.verdict.reset();
   return out;
 }
 

@@ -116,6 +116,9 @@ struct ResultsPrediction {
   int node_reclaim_distance = 0;
   bool emulated = false;       // environment.emulated: the slow switch-out alternatives are on
   std::string kernel_release;  // the set's kernel (environment.kernel.release; "" if unrecorded)
+  // Why the fair class did not place the set's tasks (MachineSummary::not_fair): the predictions
+  // do not apply, and no verdict is scored; "" where it did.
+  std::string not_fair;
   // The sched features the set ran with (environment.sched_features, its A/B setting's over
   // them): the model's switches, and a note per feature off its default.
   SetFeatures features;

@@ -39,6 +39,12 @@ MachineSummary summarize_machine(const ResultSetDoc& set) {
   m.kernel_release = string_at(set.environment, "/kernel/release");
   m.kernel_cmdline = string_at(set.environment, "/kernel/cmdline");
   m.config_hash = string_at(set.environment, "/config_hash");
+  const nlohmann::ordered_json::json_pointer applies("/fair_placement/applies");
+  if (set.environment && set.environment->contains(applies) &&
+      set.environment->at(applies) == false) {
+    m.not_fair = string_at(set.environment, "/fair_placement/why");
+    if (m.not_fair.empty()) m.not_fair = "environment.fair_placement.applies is false";
+  }
   if (set.topology) {
     const nlohmann::ordered_json& topo = set.topology->summary;
     m.topology_source = string_at(topo, "/source");

@@ -23,6 +23,9 @@ struct MachineSummary {
   std::string kernel_cmdline;   // environment.kernel.cmdline ("" when not recorded)
   std::string topology_source;  // topology.source
   std::string config_hash;      // environment.config_hash: which suite ran
+  // environment.fair_placement.why where it says the fair class did not place the run's tasks
+  // (a sched_ext scheduler, an RT policy: docs/policy-model.md#not-fair); "" where it did.
+  std::string not_fair;
   std::optional<TopologyCounts> counts;  // topology.counts
   int smt_width = 0;                     // topology.smt.width; 0 = not recorded
 };

@@ -4,6 +4,7 @@
 #include "common/schema/environment.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,9 +14,11 @@
 #include <stdexcept>
 #include <string>
 
+#include "analysis/predict_results.h"
 #include "common/system/cpu_sysfs.h"
 #include "common/system/cpuinfo.h"
 #include "common/system/environment_capture.h"
+#include "common/system/fair_placement.h"
 #include "common/system/idle_latency.h"
 #include "tests/support.h"
 
@@ -333,6 +336,109 @@ TEST(UnusedCpus, NamesTheOfflineAndTheBarredCpus) {
   EXPECT_EQ(describe_unused_cpus({0, 1}, {0, 1}, {0, 1}), "");
   // A root without those files (every capture but this one): nothing to say, no error.
   EXPECT_EQ(unused_cpus_note({0}, test::sysroot_path("x86-kvm-guest")), "");
+}
+
+// Placements the wakeup model does not describe (docs/policy-model.md#not-fair): a sched_ext
+// scheduler or another class, detected on fixture sysfs trees (tests/fixtures/sched-ext/, written
+// from kernel/sched/ext.c's sysfs attributes), and what a set that records one gets: one line in
+// the predictions and the run's warnings, and no verdict scored.
+#ifndef SCHED_EXT
+#define SCHED_EXT 7
+#endif
+
+json fair_probe(const std::string& tree, int policy = SCHED_OTHER) {
+  return probe_fair_placement(test::fixture_path("sched-ext/" + tree), policy);
+}
+
+TEST(FairPlacement, ASchedExtSchedulerForEveryTaskIsNotFairs) {
+  const json p = fair_probe("enabled-all");
+  EXPECT_EQ(p["applies"], false);
+  EXPECT_EQ(p["why"],
+            "a sched_ext scheduler (lavd_1.0.6_x86_64_unknown_linux_gnu) is enabled for every "
+            "task (/sys/kernel/sched_ext): its select_cpu places the run's tasks, not fair.c");
+}
+
+// switch_all 0: only SCHED_EXT tasks are the BPF scheduler's; a run of SCHED_OTHER tasks is fair's.
+TEST(FairPlacement, APartialSchedExtSchedulerTakesOnlySchedExtTasks) {
+  EXPECT_EQ(fair_probe("enabled-partial"), (json{{"applies", true}}));
+  const json ext = fair_probe("enabled-partial", SCHED_EXT);
+  EXPECT_EQ(ext["applies"], false);
+  EXPECT_NE(ext["why"].get<std::string>().find("(simple) is enabled for SCHED_EXT tasks"),
+            std::string::npos);
+}
+
+TEST(FairPlacement, DisabledOrAbsentSchedExtAndFairPoliciesAreFairs) {
+  EXPECT_EQ(fair_probe("disabled"), (json{{"applies", true}}));
+  EXPECT_EQ(fair_probe("disabled", SCHED_EXT), (json{{"applies", true}}));  // falls back to fair
+  EXPECT_EQ(fair_probe("no-such-tree"), (json{{"applies", true}}));  // no CONFIG_SCHED_CLASS_EXT
+  EXPECT_EQ(fair_probe("disabled", SCHED_BATCH), (json{{"applies", true}}));
+  EXPECT_EQ(fair_probe("disabled", SCHED_IDLE), (json{{"applies", true}}));
+}
+
+TEST(FairPlacement, RtTasksAreTheRtClasss) {
+  const json fifo = fair_probe("disabled", SCHED_FIFO);
+  EXPECT_EQ(fifo["applies"], false);
+  EXPECT_EQ(fifo["why"],
+            "the run's tasks are SCHED_FIFO: the RT class places them (select_task_rq_rt), not "
+            "fair.c");
+  EXPECT_EQ(fair_probe("disabled", SCHED_RR)["applies"], false);
+}
+
+// The predict fixture (model box C: pipe stacked, matching sync-2017) with a recorded
+// fair_placement that does not apply.
+json fair_box_c_results() {
+  json rs = json::parse(test::read_fixture(test::fixture_path("predict/results-box-c.json")));
+  rs["topology"]["xml"] =
+      test::read_fixture(test::fixture_path("topologies/model/box-c-8c-smt2-stride8-1llc.xml"));
+  return rs;
+}
+
+TEST(FairPlacement, ASetThatRecordsItGetsOneLineAndNoVerdict) {
+  json rs = fair_box_c_results();
+  const ResultsPrediction scored = predict_for_results(rs);
+  rs["environment"]["fair_placement"] = fair_probe("enabled-all");
+  const ResultsPrediction p = predict_for_results(rs);
+  ASSERT_EQ(p.cases.size(), scored.cases.size());
+  int was_scored = 0;
+  for (std::size_t i = 0; i < p.cases.size(); ++i)
+    for (std::size_t k = 0; k < p.cases[i].policies.size(); ++k) {
+      EXPECT_FALSE(p.cases[i].policies[k].verdict) << p.cases[i].label;
+      was_scored += scored.cases[i].policies[k].verdict.has_value();
+    }
+  EXPECT_GT(was_scored, 0);
+  const std::string text = render_results_text(p);
+  EXPECT_NE(text.find("\n  the predictions do not apply here, no verdict is scored: a sched_ext "
+                      "scheduler\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("0 observed kernel cases by the nearest group's word"), std::string::npos);
+  const json j = to_json(p);
+  EXPECT_EQ(j["fair_placement"]["applies"], false);
+  EXPECT_EQ(j["fair_placement"]["why"], fair_probe("enabled-all")["why"]);
+  EXPECT_FALSE(to_json(scored).contains("fair_placement"));  // other sets' blocks unchanged
+  const auto w = environment_warnings(rs["environment"]);
+  EXPECT_EQ(std::count_if(w.begin(), w.end(),
+                          [](const std::string& s) {
+                            return s.rfind("the wakeup model's predictions do not apply", 0) == 0;
+                          }),
+            1);
+}
+
+// A case whose waker or wakee runs SCHED_FIFO (the `sched` knob) is not compared: the RT class
+// places its wakes.
+TEST(FairPlacement, ACaseWithAnRtSideIsNotCompared) {
+  json rs = fair_box_c_results();
+  for (json& c : rs["cases"])
+    if (c["name"] == "pipe/threads/kernel") c["params"] = {{"sched", {{"wakee", "fifo:10"}}}};
+  for (const CasePrediction& e : predict_for_results(rs).cases)
+    if (e.label == "pipe/threads/kernel") {
+      ASSERT_TRUE(e.skipped);
+      EXPECT_EQ(*e.skipped,
+                "not compared: the wakee runs SCHED_FIFO: the RT class places its wakes "
+                "(select_task_rq_rt), not fair.c");
+      return;
+    }
+  FAIL() << "no pipe/threads/kernel case";
 }
 
 }  // namespace

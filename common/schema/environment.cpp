@@ -342,6 +342,12 @@ void warn_sched(const json& env, std::vector<std::string>& out) {
                   " is running: wakeup placement and costs are its own, not the fair class's; "
                   "fix: unload it for mainline figures");
   }
+  const json::json_pointer applies("/fair_placement/applies");
+  if (env.contains(applies) && env.at(applies) == false)
+    out.push_back(
+        "the wakeup model's predictions do not apply to this run, and predict scores no "
+        "verdict: " +
+        env.value(json::json_pointer("/fair_placement/why"), std::string("?")));
 }
 
 }  // namespace

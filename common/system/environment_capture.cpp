@@ -10,6 +10,7 @@
 #include "common/schema/environment.h"
 #include "common/system/cpuinfo.h"
 #include "common/system/environment_probe.h"
+#include "common/system/fair_placement.h"
 #include "common/system/kernel_files.h"
 #include "common/util/sys.h"
 #include "common/util/text.h"
@@ -110,6 +111,7 @@ json scheduler_items(const std::vector<int>& cpus) {
   items["sched_domains"] = probe_sched_domains(cpus);
   items["preempt"] = probe_preempt();
   items["sched_ext"] = probe_sched_ext();
+  items["fair_placement"] = probe_fair_placement();
   items["numa_balancing"] = probe_numa_balancing();
   items["schedstats"] = probe_schedstats();
   return items;

@@ -25,6 +25,7 @@ struct EnvironmentOptions {
 // residency_us, disabled}]}} of the measured CPUs and their SMT siblings, idle_latency
 // {requested_us, effective_us (null = no limit)}, isolcpus {list, cmdline}, nohz_full {list,
 // cmdline}, sched_features {NAME: bool}, sched_domains [...], sched_ext {state, ops},
+// fair_placement {applies, why?} (common/system/fair_placement.h),
 // numa_balancing, perf_event_paranoid, hypervisor {detected, vendor, evidence}, schedstats
 // {available, enabled}, wakebench {version, git_sha, compiler}, config_hash ("sha256:<hex>"),
 // hostname, cpus (the measured CPUs). The reading of the system is
