@@ -75,6 +75,7 @@ void ReplayResult::add(const ReplayResult& o) {
   hint_read += o.hint_read;
   hint_stale_true += o.hint_stale_true;
   hint_stale_false += o.hint_stale_false;
+  llc_wider += o.llc_wider;
   for (const auto& [rule, t] : o.by_rule) {
     by_rule[rule].count += t.count;
     by_rule[rule].agree += t.agree;
@@ -96,6 +97,7 @@ void tally_state(const DecisionRecord& d, const WakeInput& in, const SchedTopolo
                  std::set<int>& seen, ReplayResult& out) {
   if (d.allowed.size() != 1 && seen.insert(d.pid).second && d.rule)
     ++out.first_rules[std::string(decision_rule_id(*d.rule))];
+  out.llc_wider += d.nr_idle_scan >= 0 && !sched.sd_llc(d.waker_cpu);
   if (d.on_rq || d.on_cpu || d.allowed.size() == 1) return;
   const bool exact = exact_has_idle_cores(sched, in, d.waker_cpu);
   ++out.hint_read;
@@ -243,6 +245,12 @@ std::string render_replay_text(const ReplayResult& r, std::size_t first) {
                   std::to_string(r.hint_stale_true) + ", stale false " +
                   std::to_string(r.hint_stale_false),
               "");
+  if (r.llc_wider > 0)
+    out << wrap(std::to_string(r.llc_wider) +
+                    " records read the LLC shared state of a waker's CPU the model gives no LLC "
+                    "domain: this kernel's LLC is wider than the set's topology says, and the "
+                    "model's wake_wide() and idle scans follow the topology",
+                "");
   if (const auto none = r.uncovered(); !none.empty())
     out << "\n"
         << wrap("uncovered (no decision was made by them; not agreement): " + rule_list(none), "");
@@ -303,6 +311,7 @@ nlohmann::ordered_json replay_json(const ReplayResult& r) {
            {{"read", r.hint_read},
             {"stale_true", r.hint_stale_true},
             {"stale_false", r.hint_stale_false}}},
+          {"llc_wider", r.llc_wider},
           {"uncovered", uncovered},
           {"disagreements", dis}};
 }

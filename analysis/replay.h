@@ -54,6 +54,9 @@ struct ReplayResult {
   // (stale true) or false with one (stale false).
   std::map<std::string, int64_t> first_rules;
   int64_t hint_read = 0, hint_stale_true = 0, hint_stale_false = 0;
+  // Records that read an LLC's shared state (nr_idle_scan >= 0: the kernel has an sd_llc there)
+  // at a waker's CPU the model gives no LLC domain: the kernel's LLC is wider than the topology's.
+  int64_t llc_wider = 0;
   std::vector<ReplayDisagreement> disagreements;
   int64_t total() const;
   int64_t agreed() const;

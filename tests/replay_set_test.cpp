@@ -74,6 +74,8 @@ TEST_F(ReplaySet, EveryRecordOfTheMainlineKernelAgreesUnderItsModel) {
                            "sis_target", "sis_prev", "sis_recent_used_cpu", "sis_select_idle_cpu"})
     EXPECT_NE(r.out.find(std::string(rule) + " "), std::string::npos) << rule;
   EXPECT_NE(r.out.find("pipe/threads/kernel/work=200000ns/bg=2/start=0,2"), std::string::npos);
+  EXPECT_EQ(r.out.find("LLC shared state"),
+            std::string::npos);  // its topology's LLC is the kernel's
 }
 
 TEST_F(ReplaySet, AnAlteredRecordIsReportedWithItsCase) {
@@ -220,6 +222,13 @@ TEST_F(ReplayTpBtfSet, TheCpuAloneIsComparedAndSaidSo) {
   EXPECT_NE(r.out.find("ttwu_runnable                        8         8"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("    kernel -> 0; model sis_no_sd_llc -> 1\n"), std::string::npos) << r.out;
+  // This VM's hwloc shows no cache, so the set's topology gives each vCPU an LLC of its own,
+  // while every record read an LLC's shared state (nr_idle_scan 0): the kernel's sd_llc spans
+  // both. Replay says so, once, with the count.
+  EXPECT_NE(r.out.find("\n24 records read the LLC shared state of a waker's CPU the model gives no "
+                       "LLC domain:"),
+            std::string::npos)
+      << r.out;
 }
 
 }  // namespace
