@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "analysis/compare_render.h"
+#include "analysis/mix.h"
 #include "common/util/text.h"
 
 namespace wb {
@@ -271,6 +272,23 @@ std::string where_text(const CompareCell& c) {
   return join(parts, ", ");
 }
 
+// The cell's class shares (of its recorded round trips); empty where none were recorded.
+ClassShares shares_of(const CompareCell& c) {
+  ClassShares shares;
+  double total = 0;
+  for (const auto& [cls, n] : c.wakee_ran) total += n;
+  if (total > 0)
+    for (const auto& [cls, n] : c.wakee_ran) shares[cls] += n / total;
+  return shares;
+}
+
+// " (TV 0.04)": how far a set's shares lie from the baseline's (total variation), "" where
+// either recorded none.
+std::string tv_text(const CompareCell& base, const CompareCell& c) {
+  const ClassShares a = shares_of(base), b = shares_of(c);
+  return a.empty() || b.empty() ? "" : " (TV " + fmt("%.2f", tv_distance(a, b)) + ")";
+}
+
 std::string wakee_lines(const Comparison& cmp) {
   std::string out;
   for (const auto& [mechanism, rows] : by_mechanism(cmp))
@@ -278,10 +296,17 @@ std::string wakee_lines(const Comparison& cmp) {
       if (r->placement.rfind("kernel", 0) != 0) continue;
       std::vector<std::string> sets;
       for (std::size_t s = 0; s < cmp.sets.size(); ++s)
-        sets.push_back(cmp.sets[s].label + " " + where_text(r->cells[s]));
+        sets.push_back(cmp.sets[s].label + " " + where_text(r->cells[s]) +
+                       (s == 0 ? "" : tv_text(r->cells[0], r->cells[s])));
       out += mail_wrap(case_text(*r) + ": " + join(sets, "; "), "  ");
     }
-  return out.empty() ? "" : "\nwhere the wakee ran (its CPU's class to the waker's):\n" + out;
+  if (out.empty()) return "";
+  return "\n" +
+         wrap_hanging("",
+                      "where the wakee ran (its CPU's class to the waker's; TV: the total "
+                      "variation from the baseline's shares):",
+                      "  ", kMailWidth) +
+         out;
 }
 
 std::string plural(int n, const std::string& one, const std::string& many) {
