@@ -1,4 +1,4 @@
-// A typed view of a result set's cases (README "Result sets"): each case object, as
+// A typed view of a result set's cases (docs/cli.md#result-sets): each case object, as
 // common/schema/result_set.cpp's case_json writes it, parsed once into the facts the analysis reads
 // (summary, compare, report, predict). Nothing downstream re-derives a case's placement kind,
 // class, cpuset, params or statistics from strings; they ask the view.

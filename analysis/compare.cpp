@@ -510,9 +510,9 @@ void too_few_warnings(Comparison& cmp,
 }
 
 // Most cases moving one way by much alike is what a shift of the whole machine between two runs
-// looks like (host load, frequency): on the 2-vCPU VM of README.md#aa-benchmark-of-compare, 2 of
-// 10 A/A pairs moved every case by 10-18 % one way. Said beside the verdicts, which it does not
-// change: a patch may also slow every case.
+// looks like (host load, frequency): on the 2-vCPU VM of
+// docs/aa-benchmark.md#aa-benchmark-of-compare, 2 of 10 A/A pairs moved every case by 10-18 % one
+// way. Said beside the verdicts, which it does not change: a patch may also slow every case.
 void common_mode_warnings(Comparison& cmp) {
   for (std::size_t s = 1; s < cmp.sets.size(); ++s) {
     std::vector<double> changes;

@@ -43,7 +43,7 @@ CompareFormat parse_compare_format(std::string_view name);
 // "wakee:<event>" take one side. Per-repetition values (for sd%, the test and the interval) are
 // read from `repetitions[]` under the same name ("median", "wakeup-p99", "tps", ...) when every
 // repetition has it (result sets of schema 2). Counters are counted in one pass of their own
-// (README "Mechanisms"), so they have no per-repetition values: shown, never tested.
+// (docs/configs.md#mechanisms), so they have no per-repetition values: shown, never tested.
 struct Metric {
   std::string id;
   std::string label;  // "median RTT", "cycles per round trip (waker + wakee)"
@@ -124,7 +124,7 @@ struct CompareCell {
   bool slower() const;  // a DIFFERENT change for the worse
 };
 
-// A kernel-placed case's change, one other set against the base (README.md#compare-why).
+// A kernel-placed case's change, one other set against the base (docs/cli.md#compare-why).
 struct ClassShareVerdict {
   std::string cls;
   Decision decision;  // on the per-repetition share (difference scale, margin in share points)

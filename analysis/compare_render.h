@@ -22,7 +22,7 @@ std::string summary_line(const Comparison& cmp, std::size_t s);
 std::string runs_text(const CompareSet& set);
 
 // What the verdicts against set s rest on: the level, and what stands for the variation between
-// runs (README.md#compare-the-verdict).
+// runs (docs/cli.md#compare-the-verdict).
 std::string level_line(const Comparison& cmp, std::size_t s);
 
 // A row's case as its name reads: "binder-like/processes/llc/w2s4".

@@ -1,4 +1,4 @@
-// Why a kernel-placed case changed (README.md#compare-why): the decomposition of its mean RTT
+// Why a kernel-placed case changed (docs/cli.md#compare-why): the decomposition of its mean RTT
 // (analysis/decompose.h), a verdict on each observed class's share, the medians per class, and
 // the sched domains' wakeup counters of the two sets.
 #include <algorithm>

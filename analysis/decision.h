@@ -1,4 +1,4 @@
-// compare's verdict on one case and metric (README.md#compare-the-verdict): SAME, DIFFERENT or
+// compare's verdict on one case and metric (docs/cli.md#compare-the-verdict): SAME, DIFFERENT or
 // UNKNOWN, with the numbers behind it. Pure: per-repetition values in, a Decision out.
 //
 // The values are on the effect scale: the logarithm of a metric (the effect is then the log of the

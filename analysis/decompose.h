@@ -1,6 +1,6 @@
-// Why a kernel-placed case's mean RTT changed between two sets (README.md#compare-why): the change
-// split into the part from where the wakee ran (the shares of the observed classes moved) and the
-// part from what each placement cost (the mean RTT of a class moved), in the midpoint form
+// Why a kernel-placed case's mean RTT changed between two sets (docs/cli.md#compare-why): the
+// change split into the part from where the wakee ran (the shares of the observed classes moved)
+// and the part from what each placement cost (the mean RTT of a class moved), in the midpoint form
 //   delta = sum_c (s_c^B - s_c^A) (m_c^A + m_c^B) / 2   [placement]
 //         + sum_c (m_c^B - m_c^A) (s_c^A + s_c^B) / 2   [cost at equal placement]
 // so that the parts add up to the change exactly. A class seen on one side only has no cost change

@@ -1,9 +1,9 @@
 // Two levels of variation: the run (a separate `wakebench run`, with a reboot between two kernels)
 // and the repetition within a run. Between separate runs this VM moves every case by 10-18 % one
-// way now and then (README.md#aa-benchmark-of-compare), which no count of repetitions inside one
-// run estimates. Kalibera and Jones, "Rigorous benchmarking in reasonable time" (ISMM 2013): take
-// the experimental unit at the highest level that varies, measure the variance at each level, and
-// choose the repetitions at each level from those variances.
+// way now and then (docs/aa-benchmark.md#aa-benchmark-of-compare), which no count of repetitions
+// inside one run estimates. Kalibera and Jones, "Rigorous benchmarking in reasonable time" (ISMM
+// 2013): take the experimental unit at the highest level that varies, measure the variance at each
+// level, and choose the repetitions at each level from those variances.
 //
 // Nested one-way ANOVA on the effect scale (the logarithms), the runs of both sides pooled:
 // - within a run:   S_w^2 = sum over runs of sum_i (y_i - run mean)^2 / sum over runs (n_j - 1)
@@ -40,8 +40,9 @@ std::vector<double> run_means(const SideRuns& runs);
 
 // A run costs about this many repetitions of a case (a round of every case of the suite): the
 // reboot into the kernel and the run's start, about a minute, against about 2 s a round of
-// configs/power.json on the 2-vCPU VM of the README. Only the repetitions-per-run advice depends
-// on it (Kalibera and Jones: n = sqrt(cost of a run / cost of a repetition x S_w^2 / sigma_b^2)).
+// configs/power.json on the 2-vCPU VM of docs/aa-benchmark.md. Only the repetitions-per-run advice
+// depends on it (Kalibera and Jones: n = sqrt(cost of a run / cost of a repetition x S_w^2 /
+// sigma_b^2)).
 inline constexpr double kRunCostInRepetitions = 30;
 // The advice's bounds on repetitions per run: at least compare's minimum a side, at most about 7
 // minutes of rounds of configs/power.json here (where the runs showed no variance of their own,

@@ -1,4 +1,4 @@
-// `wakebench run --until-decided BASE.json` (README.md#until-decided): after each batch of
+// `wakebench run --until-decided BASE.json` (docs/cli.md#until-decided): after each batch of
 // interleaved rounds the run compares itself with the baseline (analysis/compare.h) at the level
 // this look may spend (alpha_spent_at: at most `looks` looks, so the chance of any false verdict
 // over all of them stays at most alpha), keeps each case's first SAME or DIFFERENT, and goes on

@@ -18,7 +18,7 @@ void add_restore_command(CLI::App& app) {
       "restore the settings (--ab) and tracefs instances (--trace-wakeups) that runs which ended "
       "without restoring them left changed, from their journals in " +
           std::string(kStateDir) + " (a run does this first, too)");
-  // Hidden (no group), for tests: the folder of the journals (README.md#ab-runs).
+  // Hidden (no group), for tests: the folder of the journals (docs/cli.md#ab-runs).
   cmd->add_option("--state-dir", *dir, "")->group("");
   cmd->add_flag("--ab-any-setting", *any_setting,
                 "also restore settings that are not the scheduler's (a run's --ab-any-setting "

@@ -1,7 +1,7 @@
 // `wakebench run`: config -> cases -> driver, repetitions interleaved -> result set -> summary.
-// wakebench owns the loop (README "Architecture"): a repetition is one run_case, a fixed number of
-// round trips between a fresh pair of tasks; the result set carries Google Benchmark's JSON shape
-// (context, benchmarks) so that its tools/compare.py reads it.
+// wakebench owns the loop (docs/architecture.md#architecture): a repetition is one run_case, a
+// fixed number of round trips between a fresh pair of tasks; the result set carries Google
+// Benchmark's JSON shape (context, benchmarks) so that its tools/compare.py reads it.
 //
 // This file only wires the parts of runners/run/: the options (options.h), the plan built before
 // the first case and const after (plan.h), the schedule (schedule.h) with --ab (ab.h) or

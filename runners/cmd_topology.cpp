@@ -113,7 +113,7 @@ void add_topology_command(CLI::App& app) {
   cmd->add_option("--topology", opt->topology_file,
                   "hwloc XML file to use instead of the live machine (restricted to the CPUs "
                   "this process may run on)");
-  cmd->add_flag("--json", opt->json, "Print the JSON summary (README: topology --json)");
+  cmd->add_flag("--json", opt->json, "Print the JSON summary (docs/cli.md#topology)");
   cmd->add_option("--pairs-per-class", opt->pairs_per_class,
                   "Pairs to choose per class, spread over cores / LLCs / NUMA nodes")
       ->check(CLI::Range(1, 4096));

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The search goal of issue 38 as a benchmark (README.md#search-cases-that-tell-the-policies-apart):
-# `wakebench search --work-ns 200000` on every topology in tests/fixtures/topologies, with its wall
-# time and peak memory from /usr/bin/time -v, whether it reports itself complete (not cut), and
-# whether its text (after the first line, which counts candidates and shapes) is the exhaustive
-# search's where `--exhaustive` finishes within EXHAUSTIVE_S.
+# The search goal of issue 38 as a benchmark
+# (docs/cli.md#search-cases-that-tell-the-policies-apart): `wakebench search --work-ns 200000` on
+# every topology in tests/fixtures/topologies, with its wall time and peak memory from
+# /usr/bin/time -v, whether it reports itself complete (not cut), and whether its text (after the
+# first line, which counts candidates and shapes) is the exhaustive search's where `--exhaustive`
+# finishes within EXHAUSTIVE_S.
 #   runners/searchbench.sh WAKEBENCH [EXHAUSTIVE_S (default 120; 0: skip)]
 # Prints one line per topology; exits 1 when a search fails, is cut, or differs from the
 # exhaustive one.

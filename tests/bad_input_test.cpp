@@ -1,4 +1,4 @@
-// Bad input, end to end (README.md#cli): every command handed a malformed, unknown or unreadable
+// Bad input, end to end (docs/cli.md#cli): every command handed a malformed, unknown or unreadable
 // input exits 2 with one line on stderr that starts "wakebench: " and says what is wrong and where
 // (the file, the key or field, the byte position), prints nothing on stdout, and writes no output
 // file (run's --out, report's --out folder). One table, one row per input. Every row runs under
@@ -464,8 +464,8 @@ TEST_F(BadInput, NoiseSets) {
   EXPECT_EQ(slurp(dir_ / "a.json"), before);
 }
 
-// compare's sides of several runs (README.md#runs-as-a-level): a side is one suite on one machine,
-// "--" never leaves a side empty, a folder holds result sets.
+// compare's sides of several runs (docs/cli.md#runs-as-a-level): a side is one suite on one
+// machine, "--" never leaves a side empty, a folder holds result sets.
 TEST_F(BadInput, CompareSides) {
   const std::string base = fixture("base.json"), d = dir_.string();
   fs::create_directories(dir_ / "empty-folder");

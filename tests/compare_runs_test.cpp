@@ -1,4 +1,4 @@
-// compare's run level (README.md#compare-the-verdict, analysis/levels.h) on constructed runs: a
+// compare's run level (docs/cli.md#compare-the-verdict, analysis/levels.h) on constructed runs: a
 // drift between runs that one run a side calls DIFFERENT is not DIFFERENT with three runs a side
 // while a real shift stays DIFFERENT; two runs a side of a drift say how many runs would decide;
 // SAME needs the runs' interval within the margin; the output names the level; a side's runs are

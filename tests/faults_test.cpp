@@ -1,4 +1,4 @@
-// Faults, end to end (README.md#run): `wakebench run` on a tiny suite while the test hurts one of
+// Faults, end to end (docs/cli.md#run): `wakebench run` on a tiny suite while the test hurts one of
 // its task processes from outside, as a crash, an OOM kill or a debugger would. A partner killed by
 // SIGKILL fails its case with "partner exited: killed by signal 9"; a partner that stops answering
 // (SIGSTOP) fails its case on the watchdog; either way the next case runs, and the hurt case's

@@ -1,6 +1,6 @@
-// The knobs (README.md#mechanisms, "Knobs"): parsing and naming (common/schema/case.h), background
-// CPU choice on synthetic topologies, busy tasks, the calibrated work loop, sched refusal, and what
-// each knob visibly changes when a case runs on this machine.
+// The knobs (docs/configs.md#mechanisms, "Knobs"): parsing and naming (common/schema/case.h),
+// background CPU choice on synthetic topologies, busy tasks, the calibrated work loop, sched
+// refusal, and what each knob visibly changes when a case runs on this machine.
 #include "common/measure/knobs.h"
 
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
-// The layers of README.md#layout, checked on the tree: every source of common/ sits in one of its
-// four folders by role; each folder includes only the folders below it (kAllowed); common/schema/
-// stays pure (no system header, and of common/system/ only the types it shares). The check also
-// runs on a tree made to break each rule once.
+// The layers of docs/architecture.md#layout, checked on the tree: every source of common/ sits in
+// one of its four folders by role; each folder includes only the folders below it (kAllowed);
+// common/schema/ stays pure (no system header, and of common/system/ only the types it shares). The
+// check also runs on a tree made to break each rule once.
 #include <gtest/gtest.h>
 #include <unistd.h>
 

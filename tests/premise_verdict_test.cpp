@@ -1,4 +1,4 @@
-// The premises' verdicts (README.md#compare-the-verdict, analysis/predict_results.h): a premise
+// The premises' verdicts (docs/cli.md#compare-the-verdict, analysis/predict_results.h): a premise
 // "a is cheaper than b" holds or fails only where compare's verdict on the two cases' repetitions
 // is decided, and otherwise "cannot tell" with the change it could detect. Each reading is shown
 // on an input that must give another.

@@ -1,5 +1,5 @@
-// The one ping-pong driver every mechanism shares (README, "run"): it places the tasks (threads of
-// one case process, or one process per task group), pins them and verifies the pinning with
+// The one ping-pong driver every mechanism shares (docs/cli.md#run): it places the tasks (threads
+// of one case process, or one process per task group), pins them and verifies the pinning with
 // sched_getcpu, applies the per-side scheduling knobs, opens each task's perf counters, parks them
 // at a barrier, runs warm-up round trips, then times every round trip into preallocated shared
 // memory. A supervisor (the calling process) starts the background busy tasks before the case
@@ -147,7 +147,7 @@ class Mechanism {
   virtual ~Mechanism() = default;
   // Its entry in registry/registry.json (common/schema/registry.h) holds its wake flags and traits.
   virtual std::string_view id() const = 0;
-  // One line for --help and the README: what a round trip is.
+  // One line for --help and docs/configs.md#mechanisms: what a round trip is.
   virtual std::string_view round_trip() const = 0;
   // Whether the knobs w and s apply (W clients x S services, or N senders x M receivers, instead
   // of pairs).

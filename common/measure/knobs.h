@@ -1,6 +1,6 @@
-// The knobs the driver applies around and inside the timed window (README.md#mechanisms, "Knobs"):
-// per-handoff work (a calibrated busy loop and cache-line touching), background busy tasks placed
-// relative to the measured pairs, and per-side scheduling class and nice.
+// The knobs the driver applies around and inside the timed window (docs/configs.md#mechanisms,
+// "Knobs"): per-handoff work (a calibrated busy loop and cache-line touching), background busy
+// tasks placed relative to the measured pairs, and per-side scheduling class and nice.
 #pragma once
 
 #include <sys/types.h>

@@ -43,9 +43,9 @@ struct SchedPolicy {
 SchedPolicy parse_sched_policy(std::string_view text);
 std::string sched_policy_id(const SchedPolicy& p);
 
-// Knob values of one case (README.md#mechanisms, "Knobs"). Defaults are the values a config may
-// omit; a knob at its default is left out of the case's name. Per-side knobs are indexed by Role
-// (0 waker, 1 wakee).
+// Knob values of one case (docs/configs.md#mechanisms, "Knobs"). Defaults are the values a config
+// may omit; a knob at its default is left out of the case's name. Per-side knobs are indexed by
+// Role (0 waker, 1 wakee).
 struct Params {
   int payload = 1;      // bytes the waker writes and the wakee reads each round trip
   int64_t work_ns = 0;  // calibrated busy loop each side runs before it answers

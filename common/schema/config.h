@@ -1,5 +1,5 @@
-// Suites as versioned JSON (README.md, "Configs"): parsing with errors that name the file and the
-// key, and expansion into cases on a topology.
+// Suites as versioned JSON (docs/configs.md#configs): parsing with errors that name the file and
+// the key, and expansion into cases on a topology.
 #pragma once
 
 #include <map>

@@ -1,4 +1,4 @@
-// debugfs for a run (README.md#ab-runs, "The journal"): where nothing is mounted at
+// debugfs for a run (docs/cli.md#ab-runs, "The journal"): where nothing is mounted at
 // /sys/kernel/debug and the run is root, `run` mounts debugfs there for the run, so the set
 // records the sched domains, sched features and preemption model read there, and unmounts it at
 // the end (`run --no-mount-debugfs` leaves it unmounted). Journalled like every setting: the

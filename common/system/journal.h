@@ -1,4 +1,4 @@
-// The journal of the settings a run changes (README.md#ab-runs, "The journal"). Before a run
+// The journal of the settings a run changes (docs/cli.md#ab-runs, "The journal"). Before a run
 // writes a sysctl, sched feature or debugfs file (--ab), creates its tracefs instance
 // (--trace-wakeups) or mounts debugfs (common/system/debugfs_mount.h), it writes down what it will
 // change and how to undo it (the value read before, the instance to remove) in a journal of the

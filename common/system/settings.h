@@ -1,4 +1,4 @@
-// The kernel settings of an A/B run (`wakebench run --ab SPEC`, README.md#ab-runs,
+// The kernel settings of an A/B run (`wakebench run --ab SPEC`, docs/cli.md#ab-runs,
 // docs/result-set.md#ab): parsing SPECs and the run's schedule (pure), and the files' I/O under a
 // root prefix (as common/system/kernel_files.h's readers take one, so tests point it at a fake
 // tree). A SPEC names one knob and K >= 2 values:

@@ -1,1 +1,2 @@
-"""The A/A benchmark of compare's verdict (README "A/A benchmark"): see aabench.__main__."""
+"""The A/A benchmark of compare's verdict (docs/aa-benchmark.md#aa-benchmark-of-compare): see
+aabench.__main__."""

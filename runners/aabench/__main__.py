@@ -1,5 +1,5 @@
 """The A/A and power benchmark of `wakebench compare`'s verdicts
-(README.md#aa-benchmark-of-compare):
+(docs/aa-benchmark.md#aa-benchmark-of-compare):
 
     python3 -m runners.aabench MODE [--config configs/power.json] [--out DIR] [--reuse]
                                [MODE OPTIONS] [-- RUN ARGS...]

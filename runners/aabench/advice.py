@@ -1,5 +1,5 @@
-"""Advice that decides (README.md#aa-benchmark-of-compare, mode `advice`): pure functions, tested
-by tests/aa/test_advice.py; aabench/__main__.py runs wakebench.
+"""Advice that decides (docs/aa-benchmark.md#aa-benchmark-of-compare, mode `advice`): pure
+functions, tested by tests/aa/test_advice.py; aabench/__main__.py runs wakebench.
 
 A run-level comparison (runs.py: per trial the streams A, B and the 10 % shift S, R runs each)
 leaves cases UNKNOWN, and compare's JSON names for each how many runs a side would decide it

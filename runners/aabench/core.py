@@ -16,7 +16,7 @@ from wblab import LabError, inputs, resultset  # noqa: E402  (found through the 
 
 VERDICTS = ("DIFFERENT", "SAME", "UNKNOWN")
 
-# The goals (README.md#aa-benchmark-of-compare).
+# The goals (docs/aa-benchmark.md#aa-benchmark-of-compare).
 MAX_AA_DIFFERENT = 1       # A/A: at most this many cases DIFFERENT in a pair ...
 MIN_CLEAN_SHARE = 0.90     # ... in at least this share of the pairs (9 of 10)
 MIN_AA_SAME = 0.80         # --until-decided A/A: this share of the cases ends SAME

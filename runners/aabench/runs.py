@@ -1,5 +1,5 @@
-"""The run-level design of the A/A benchmark (README.md#aa-benchmark-of-compare, mode `runs`): pure
-functions (tested by tests/aa/test_runs.py); aabench/__main__.py runs wakebench.
+"""The run-level design of the A/A benchmark (docs/aa-benchmark.md#aa-benchmark-of-compare, mode
+`runs`): pure functions (tested by tests/aa/test_runs.py); aabench/__main__.py runs wakebench.
 
 A trial runs three streams of the suite, alternated run by run: A (the suite), B (the suite again:
 the A/A side) and S (the suite shifted by 10 %, its work_ns from A's first run). compare then takes

@@ -1,4 +1,4 @@
-// --ab (README.md#ab-runs): the journal of the settings a run changes, the guard that writes each
+// --ab (docs/cli.md#ab-runs): the journal of the settings a run changes, the guard that writes each
 // setting before its repetitions and restores every one, one step of the A/B schedule, and what
 // set k records of its setting (docs/result-set.md#ab).
 #pragma once

@@ -1,6 +1,6 @@
-// wakebench's one boundary with Google Benchmark (README "Architecture"): wakebench owns the loop,
-// and its result sets carry Google Benchmark's JSON shape, `context` and `benchmarks`, so that
-// Google Benchmark's tools/compare.py reads two result sets.
+// wakebench's one boundary with Google Benchmark (docs/architecture.md#architecture): wakebench
+// owns the loop, and its result sets carry Google Benchmark's JSON shape, `context` and
+// `benchmarks`, so that Google Benchmark's tools/compare.py reads two result sets.
 #pragma once
 
 #include <map>

@@ -109,14 +109,14 @@ void add_compare_options(CLI::App& sub, RunArgs& args) {
   sub.add_option("--ab", args.ab,
                  "SPEC: switch a kernel setting inside the run, one result set per setting "
                  "(feature:NAME=on,off, sysctl:kernel.sched_x=V1,V2, debugfs:sched/FILE=V1,V2; "
-                 "repeat to zip several; README.md#ab-runs)")
+                 "repeat to zip several; docs/cli.md#ab-runs)")
       ->take_all()
       ->allow_extra_args(false);
   sub.add_option("--until-decided", args.until_decided,
                  "BASE.json: add batches of interleaved rounds (each the config's repetitions) "
                  "of the cases still UNKNOWN against this baseline until each is SAME or "
                  "DIFFERENT, --looks or --budget are spent; the verdicts spend alpha over the "
-                 "looks (README.md#until-decided)");
+                 "looks (docs/cli.md#until-decided)");
   sub.add_option("--looks", args.looks, "--until-decided: the most looks (default 10)")
       ->check(CLI::Range(1, 100));
   sub.add_option("--budget", args.budget_s,
@@ -133,7 +133,7 @@ void add_compare_options(CLI::App& sub, RunArgs& args) {
                "(" +
                    registry().scheduler_settings_text() + ")");
   // Hidden (no group), for tests: the root of --ab's files, a fake tree, and the folder of the
-  // journals and locks (README.md#ab-runs).
+  // journals and locks (docs/cli.md#ab-runs).
   sub.add_option("--ab-root", args.ab_root, "")->group("");
   sub.add_option("--state-dir", args.state_dir, "")->group("");
 }

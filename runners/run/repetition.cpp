@@ -16,7 +16,7 @@ int64_t thread_cpu_ns() {
 }
 
 // Counters perturb what they count: every context switch of a counted task saves and restores its
-// perf context, which slows a same-CPU round trip by a large share (README.md#mechanisms). So
+// perf context, which slows a same-CPU round trip by a large share (docs/configs.md#mechanisms). So
 // they are counted in a pass of their own, exactly as long as a repetition, before the timed
 // repetitions, which run uncounted (docs/result-set.md#counters). False when the pass failed.
 bool counting_pass(CaseState& cs, const RunOptions& opts, const Topology& topo) {

@@ -1,4 +1,4 @@
-// The schedule (README.md "run"): the repetitions of every case interleaved in an order drawn from
+// The schedule (docs/cli.md#run): the repetitions of every case interleaved in an order drawn from
 // the plan's seed, with --ab each under every setting, and the loop that runs it.
 #pragma once
 

@@ -1,6 +1,6 @@
 // --trace-wakeups and --trace-decisions: the tracefs session around a kernel case's repetitions,
 // the attribution of each repetition's wakeups, what a case's record says of them, and the side
-// file of the decision records (docs/result-set.md#decisions).
+// file of the decision records (docs/result-set.md#document, `decisions`).
 #pragma once
 
 #include <cstdint>
@@ -33,7 +33,7 @@ std::unique_ptr<WakeupTraceSession> open_trace_session(
 // One set's decision records, written to its side file as each repetition ends (a cell's run holds
 // hundreds of thousands: never all in memory), each repetition's after a "# case NAME" and a
 // "# run N" line; published beside the set, which names it by its sha256
-// (docs/result-set.md#decisions). Removed, never half-published, when the run fails.
+// (docs/result-set.md#document, `decisions`). Removed, never half-published, when the run fails.
 class DecisionSide {
  public:
   // Beside `set_path` (its extension replaced), or with it empty a new `<stem>.decisions.txt`.

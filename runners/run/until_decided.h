@@ -1,4 +1,4 @@
-// --until-decided BASE.json (README.md#until-decided): batches of interleaved rounds of the cases
+// --until-decided BASE.json (docs/cli.md#until-decided): batches of interleaved rounds of the cases
 // still UNKNOWN against the baseline, a look (analysis/sequential.h) after each, until every case
 // is decided or the looks or the budget are spent.
 #pragma once

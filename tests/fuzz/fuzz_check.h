@@ -1,6 +1,6 @@
 // Shared by the libFuzzer targets: what counts as a finding beyond a sanitizer report.
 // Each parser documents the one exception type its bad input raises (a one-line message naming
-// the input and the place, README.md "CLI"); anything else escaping it (a JSON library
+// the input and the place, docs/cli.md#cli); anything else escaping it (a JSON library
 // type_error, std::out_of_range, ...) reaches the user as a message without the file and key, so
 // the target aborts and libFuzzer keeps the input.
 #pragma once
