@@ -378,7 +378,9 @@ TEST(Config, LoadedConfigsPlanOnTheirPresets) {
     EXPECT_EQ(cases.size(), 12u + 6u + 3u);
     for (const CaseSpec& cs : cases) {
       EXPECT_EQ(cs.skip_reason, "") << cs.name;
-      if (cs.params.duty) EXPECT_EQ(cs.cpu_pairs.at(0), (CpuPair{0, 2})) << cs.name;
+      if (cs.params.duty) {
+        EXPECT_EQ(cs.cpu_pairs.at(0), (CpuPair{0, 2})) << cs.name;
+      }
     }
   }
 }
