@@ -226,9 +226,17 @@ TEST(CompareMail, WhereTheWakeeRanInEachSet) {
   const std::string mail = format_comparison(compare_sides(f.sides, {}), CompareFormat::kMail);
   const std::string unwrapped = std::regex_replace(mail, std::regex("\n    "), " ");
   EXPECT_NE(unwrapped.find("\n  pipe/processes/kernel: base llc 99%, same-cpu 1%; new same-cpu "
-                           "97%, llc 3%\n"),
+                           "97%, llc 3% (TV 0.96)\n"),
             std::string::npos)
       << mail;
+}
+
+// The total variation from the baseline's shares: 0 where a set ran its wakees as the baseline did.
+TEST(CompareMail, TheSameSharesAreNoDistance) {
+  Loaded f = load_sides({{"base.json"}, {"base.json"}});
+  const std::string mail = format_comparison(compare_sides(f.sides, {}), CompareFormat::kMail);
+  const std::string unwrapped = std::regex_replace(mail, std::regex("\n    "), " ");
+  EXPECT_NE(unwrapped.find("same-cpu 1% (TV 0.00)\n"), std::string::npos) << mail;
 }
 
 // The command lines the sets recorded (run.command), quoted as a shell reads them back; a set
