@@ -189,6 +189,9 @@ def main(argv=None):
         if argv[:1] == ["renumber"]:
             from .renumber import main as renumber_main
             return renumber_main(argv[1:])
+        if argv[:1] == ["whatif"]:
+            from .whatif import main as whatif_main
+            return whatif_main(argv[1:])
         if argv[:1] == ["tables"]:
             from .doctables import main as tables_main
             return tables_main(argv[1:])

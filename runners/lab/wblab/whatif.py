@@ -1,0 +1,115 @@
+"""What-if on mainline's own trace (docs/lab-validation.md#what-if): each policy's class mix over
+the states mainline's kernel recorded (`wakebench replay SET --diff ... --json`: per wakeup, where
+that policy's model would have put the wakee against the waker's CPU; a first-order mix from the
+recorded states, not the recorded outcome relabelled) against the class shares that policy's own
+kernel measured on the same cases (a gated setting's result set, `observed.histogram`).
+
+    wakebench-lab whatif MAINLINE.json POLICY=SET.json [POLICY=SET.json ...] [--wakebench W]
+
+Pure but for `main`: `predicted` reads replay's JSON, `rows` holds it against the measured shares,
+`verdicts` counts the cases within LIMIT per policy against GOAL."""
+import argparse
+import sys
+
+from .agreement import run_json
+from . import LabError
+from .fidelity import tv
+from .registry import KERNELS as POLICIES
+from .resultset import load
+
+LIMIT = 0.15  # TV between the predicted mix and the measured shares that counts as "within"
+GOAL = 0.80  # share of a policy's cases within LIMIT
+
+
+def shares(counts):
+    """class -> count as class -> share ({} when nothing was counted)."""
+    total = sum(counts.values())
+    return {c: n / total for c, n in counts.items() if n} if total else {}
+
+
+def predicted(diff):
+    """{case: {policy: class shares}} from `replay --diff ... --json` (each case's `mixes`; the
+    "kernel" mix is the recorded CPUs' own)."""
+    return {c["case"]: {m["policy"]: shares(m["classes"]) for m in c["mixes"]}
+            for c in diff["cases"]}
+
+
+def rows(pred, measured):
+    """One row per (case, policy) where both a prediction and a measurement exist: `measured` is
+    {policy: {case: class shares}}; a row holds both shares and their TV."""
+    out = []
+    for policy, cases in measured.items():
+        for case, got in sorted(cases.items()):
+            want = pred.get(case, {}).get(policy)
+            if want and got:
+                out.append({"case": case, "policy": policy, "predicted": want, "measured": got,
+                            "tv": tv(want, got)})
+    return out
+
+
+def verdicts(table, limit=LIMIT, goal=GOAL):
+    """{policy: {"cases", "within", "met"}}: how many of its rows lie within `limit`."""
+    out = {}
+    for r in table:
+        v = out.setdefault(r["policy"], {"cases": 0, "within": 0})
+        v["cases"] += 1
+        v["within"] += r["tv"] <= limit
+    for v in out.values():
+        v["met"] = v["cases"] > 0 and v["within"] >= goal * v["cases"]
+    return out
+
+
+def share_text(s):
+    return " ".join(f"{c} {100 * x:.0f}%" for c, x in sorted(s.items(), key=lambda i: -i[1]))
+
+
+def render(table, verdict, limit=LIMIT, goal=GOAL):
+    lines = []
+    for policy, v in verdict.items():
+        word = "goal met" if v["met"] else "short of the goal"
+        lines.append(f"{policy}: {word}: {v['within']} of {v['cases']} cases within TV {limit:.2f}"
+                     f" (goal {100 * goal:.0f}%)")
+    for r in table:
+        lines.append(f"  {r['policy']:<10} {r['case']}  TV {r['tv']:.2f}")
+        lines.append(f"    predicted {share_text(r['predicted'])}; measured "
+                     f"{share_text(r['measured'])}")
+    return "\n".join(lines)
+
+
+def measured_shares(path):
+    """{case: class shares} of a result set's ok kernel-placed cases."""
+    return {c.name: shares(c.histogram) for c in load(path).cases if c.ok and c.kernel}
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(prog="wakebench-lab whatif", description=__doc__.split("\n\n")[0])
+    ap.add_argument("mainline", help="mainline's result set of `run --trace-decisions`")
+    ap.add_argument("sets", nargs="+", metavar="POLICY=SET",
+                    help="a policy and the result set its kernel (or gated setting) measured")
+    ap.add_argument("--wakebench", default="build/wakebench")
+    args = ap.parse_args(argv)
+    args.measured = {}
+    for s in args.sets:
+        policy, _, path = s.partition("=")
+        if policy not in POLICIES or not path:
+            raise LabError(f"whatif: '{s}': want POLICY=SET with POLICY one of "
+                           + ", ".join(POLICIES))
+        args.measured[policy] = path
+    return args
+
+
+def main(argv):
+    args = parse_args(argv)
+    want = ",".join(["mainline"] + [p for p in args.measured if p != "mainline"])
+    diff, msg = run_json([args.wakebench, "replay", args.mainline, "--diff", want, "--json"])
+    if diff is None:
+        raise LabError(f"whatif: wakebench replay {args.mainline}: {msg}")
+    measured = {p: measured_shares(path) for p, path in args.measured.items()}
+    table = rows(predicted(diff), measured)
+    verdict = verdicts(table)
+    print(render(table, verdict))
+    return 0 if table else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
