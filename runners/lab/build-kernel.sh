@@ -6,13 +6,13 @@
 #   runners/lab/build-kernel.sh --gated [--arch ARCH] [--distro-config] [--jobs N] [--nice N]
 #   runners/lab/build-kernel.sh --check-patches | --compare-gated
 # Installs the build dependencies from Debian first (apt-get, only what is missing); the rest is
-# runners/lab/kernelbuild.py.
+# runners/lab/kernelbuild.py (with kerneltree.py and kernelcompare.py beside it).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../install-packages.sh"
 pkgs=(linux-source-6.12 make gcc bc flex bison libelf-dev libssl-dev cpio patch xz-utils python3)
 # A guest of another architecture than the host's is cross-compiled with Debian's gcc for it
-# (kernelbuild.py sets CROSS_COMPILE).
+# (kerneltree.py's make_env sets CROSS_COMPILE).
 arch=x86_64 prev=
 for a in "$@"; do
   [ "$prev" = --arch ] && arch=$a

@@ -7,7 +7,7 @@ import pytest
 
 from wblab.progress import CLEAR, Progress, Relay, Step, eta_s, fmt_duration, run_step, \
     step_line
-from wblab.qemu import console_lines, run_qemu
+from wblab.qemurun import console_lines, run_qemu
 
 # `wakebench run`'s case lines as runners/run/progress.cpp prints them ("[%zu/%zu] %-40s %s%s").
 RUN_OK = f"[14/40] {'pipe/threads/kernel':<40} ok  median   45.5 us  p99   80.0 us  ETA 0:15"

@@ -1,6 +1,6 @@
-"""registry/registry.json is the lab's only list of policies and mechanisms: kernelbuild.py,
-kernel.py, agreement.py and matrix.py derive theirs from it, and a policy or patch added in one
-place only fails here (tests/registry_test.cpp holds the C++ side)."""
+"""registry/registry.json is the lab's only list of policies and mechanisms: kernelbuild.py
+(kerneltree.py), kernel.py, agreement.py and matrix.py derive theirs from it, and a policy or
+patch added in one place only fails here (tests/registry_test.cpp holds the C++ side)."""
 import json
 import re
 import sys
@@ -10,6 +10,7 @@ from wblab import REPO, agreement, kernel, matrix, registry
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import kernelbuild as kb  # noqa: E402
+import kerneltree as kt  # noqa: E402
 
 FILE = json.loads((REPO / "registry" / "registry.json").read_text())
 
@@ -28,7 +29,7 @@ def test_kernel_builds_cover_every_policy_once():
 
 def test_every_patch_file_belongs_to_one_policy():
     named = sorted(p for p in kb.POLICIES.values() if p)
-    assert sorted(p.name for p in kb.PATCHES.glob("*.patch")) == named
+    assert sorted(p.name for p in kt.PATCHES.glob("*.patch")) == named
 
 
 def test_the_matrix_runs_every_blocking_mechanism_kernel_placed():

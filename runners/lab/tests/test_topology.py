@@ -1,10 +1,12 @@
-"""The requested topology (qemu.py), CPU lists and the guest's sysfs dump (sysfs.py)."""
+"""The requested topology (qemu.py), the transfer port and the lockup watchdog (qemurun.py),
+CPU lists and the guest's sysfs dump (sysfs.py)."""
 import pytest
 
 from wblab import REPO, LabError
 from wblab.cpulist import format_cpu_list, parse_cpu_list
 from wblab.qemu import PRESETS, add_memory_backends, bootable_presets, expected_topology, \
-    lockup, parse_smp, scan_transfer
+    parse_smp
+from wblab.qemurun import lockup, scan_transfer
 from wblab.sysfs import check_sysfs, parse_sysfs
 
 

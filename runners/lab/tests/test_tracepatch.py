@@ -6,7 +6,7 @@ import re
 import pytest
 
 from wblab import tracepatch
-from kernelbuild import POLICIES, TRACE, GATED
+from kerneltree import POLICIES, TRACE, GATED
 
 RULES_H = (tracepatch.HEADERS / "wb_decision_trace.h").read_text()
 ENUM_H = (tracepatch.HEADERS / "wb_decision.h").read_text()

@@ -16,7 +16,8 @@ from .domains import guest_levels, judge_domains, model_mismatches
 from .initramfs import build_initramfs, guest_job
 from .kernel import cache_dir
 from .qemu import ARCHES, accel_args, add_memory_backends, banner, emulated, expected_topology, \
-    run_qemu, scan_transfer, xfer_args
+    xfer_args
+from .qemurun import run_qemu, scan_transfer
 from .sysfs import check_sysfs, parse_sysfs
 
 

@@ -8,7 +8,7 @@ filled (a gated guest fills one cell per setting), times the cells still to boot
 problem took its time too, so it counts as done. A guest that does not boot (its results are there,
 --no-run, or its kernel could not be had) takes no guest's time: it neither enters the rate nor
 counts as left. While a guest runs, its own `wakebench run` case lines come from its console
-(qemu.console_lines, reduced by run_step): on a terminal they follow the guest's name on the line
+(qemurun.console_lines, reduced by run_step): on a terminal they follow the guest's name on the line
 that runs; a single guest (`wakebench-lab`) shows them as its progress (Relay). The text is made
 from the values given and the clock passed in, so it is tested with a fake clock."""
 import re
