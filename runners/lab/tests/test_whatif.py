@@ -16,7 +16,7 @@ def test_predicted_reads_each_cases_mixes_as_shares():
     pred = whatif.predicted(DIFF)
     assert pred["pipe/threads/kernel"]["sync-2017"] == {"same-cpu": 1.0}
     assert pred["pipe/threads/kernel"]["kernel"] == {"llc": 0.9, "same-cpu": 0.1}
-    assert whatif.shares({}) == {} and whatif.shares({"llc": 0}) == {}
+    assert whatif.class_shares({}) == {} and whatif.class_shares({"llc": 0}) == {}
 
 
 def test_a_policy_that_stacks_as_predicted_meets_the_goal():

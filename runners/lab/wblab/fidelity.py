@@ -63,6 +63,12 @@ def read_back_problems(results, k, features=None):
     return problems
 
 
+def class_shares(counts):
+    """class -> count as class -> share, classes counted 0 left out ({} when none counted)."""
+    total = sum(counts.values())
+    return {c: n / total for c, n in counts.items() if n} if total else {}
+
+
 def tv(p, q):
     """Total variation distance between two class distributions."""
     return 0.5 * sum(abs(p.get(c, 0.0) - q.get(c, 0.0)) for c in set(p) | set(q))

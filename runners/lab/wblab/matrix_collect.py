@@ -10,7 +10,7 @@ from . import REPO, LabError, write_atomic
 from . import confusion, replay, resultset
 from .agreement import agreement, check_thresholds
 from .cases import provenance
-from .fidelity import GATED, read_back_problems, settings
+from .fidelity import GATED, class_shares, read_back_problems, settings
 from .guest import label_results
 from .matrix_cells import Cell, Collected, RunNote
 
@@ -23,9 +23,8 @@ def observed_classes(results):
         if any(v < 0 for v in c.histogram.values()):
             raise LabError(f"{results.where}: cases[{i}] has a negative count in "
                            "observed.histogram")
-        n = sum(c.histogram.values())
-        if n:
-            out[c.name] = {k: v / n for k, v in c.histogram.items() if v}
+        if shares := class_shares(c.histogram):
+            out[c.name] = shares
     return out
 
 

@@ -13,7 +13,8 @@ import sys
 
 from .agreement import run_json
 from . import LabError
-from .fidelity import tv
+from .fidelity import class_shares, tv
+from .matrix_collect import observed_classes
 from .registry import KERNELS as POLICIES
 from .resultset import load
 
@@ -21,16 +22,10 @@ LIMIT = 0.15  # TV between the predicted mix and the measured shares that counts
 GOAL = 0.80  # share of a policy's cases within LIMIT
 
 
-def shares(counts):
-    """class -> count as class -> share ({} when nothing was counted)."""
-    total = sum(counts.values())
-    return {c: n / total for c, n in counts.items() if n} if total else {}
-
-
 def predicted(diff):
     """{case: {policy: class shares}} from `replay --diff ... --json` (each case's `mixes`; the
     "kernel" mix is the recorded CPUs' own)."""
-    return {c["case"]: {m["policy"]: shares(m["classes"]) for m in c["mixes"]}
+    return {c["case"]: {m["policy"]: class_shares(m["classes"]) for m in c["mixes"]}
             for c in diff["cases"]}
 
 
@@ -76,11 +71,6 @@ def render(table, verdict, limit=LIMIT, goal=GOAL):
     return "\n".join(lines)
 
 
-def measured_shares(path):
-    """{case: class shares} of a result set's ok kernel-placed cases."""
-    return {c.name: shares(c.histogram) for c in load(path).cases if c.ok and c.kernel}
-
-
 def parse_args(argv):
     ap = argparse.ArgumentParser(prog="wakebench-lab whatif", description=__doc__.split("\n\n")[0])
     ap.add_argument("mainline", help="mainline's result set of `run --trace-decisions`")
@@ -104,7 +94,7 @@ def main(argv):
     diff, msg = run_json([args.wakebench, "replay", args.mainline, "--diff", want, "--json"])
     if diff is None:
         raise LabError(f"whatif: wakebench replay {args.mainline}: {msg}")
-    measured = {p: measured_shares(path) for p, path in args.measured.items()}
+    measured = {p: observed_classes(load(path)) for p, path in args.measured.items()}
     table = rows(predicted(diff), measured)
     verdict = verdicts(table)
     print(render(table, verdict))
