@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "common/system/debugfs_mount.h"
+#include "common/system/kernel_files.h"
 #include "common/system/settings.h"
 #include "common/system/tracefs.h"
 #include "tests/support.h"

@@ -19,23 +19,9 @@ namespace {
 constexpr const char* kDebug = "/sys/kernel/debug";
 constexpr auto npos = std::string::npos;
 
-std::string errno_text(int e) { return errno_name(e) + " (" + std::strerror(e) + ")"; }
-
 }  // namespace
 
 std::string mount_key(const std::string& dir) { return "mount:" + dir; }
-
-bool debugfs_mounted_at(const std::string& dir) {
-  std::string why;
-  const std::optional<std::string> mounts = read_text_file("/proc/self/mounts", &why);
-  bool found = false;
-  if (mounts)
-    ktext::for_each_line(*mounts, [&](std::string_view line, int) {
-      const auto tok = ktext::split_ws(line);
-      if (tok.size() >= 3 && tok[1] == dir && tok[2] == "debugfs") found = true;
-    });
-  return found;
-}
 
 std::string unmount_debugfs(const std::string& dir) {
   if (!dir.ends_with(kDebug) || dir[0] != '/') return "not a debugfs folder a run mounts";

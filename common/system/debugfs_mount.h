@@ -17,8 +17,6 @@ class RunJournal;
 
 // The journal's key of a mount a run made: "mount:" + its folder.
 std::string mount_key(const std::string& dir);
-// Whether debugfs is mounted at `dir` (/proc/self/mounts).
-bool debugfs_mounted_at(const std::string& dir);
 // Unmounts the debugfs at `dir` (a folder ending in /sys/kernel/debug: what a run mounts; detached
 // when busy). "" when done or nothing was mounted there, else why not.
 std::string unmount_debugfs(const std::string& dir);

@@ -137,22 +137,26 @@ std::optional<std::string> read_text_file(const std::string& path, std::string* 
   return ss.str();
 }
 
+bool debugfs_mounted_at(const std::string& dir) {
+  std::string why;
+  const std::optional<std::string> mounts = read_text_file("/proc/self/mounts", &why);
+  bool found = false;
+  if (mounts)
+    for_each_line(*mounts, [&](std::string_view line, int) {
+      const auto tok = split_ws(line);
+      if (tok.size() >= 3 && tok[1] == dir && tok[2] == "debugfs") found = true;
+    });
+  return found;
+}
+
 std::string debugfs_unavailable_reason(const std::string& root) {
   const std::string debug = under_root(root, "/sys/kernel/debug");
   if (debug != "/sys/kernel/debug") {  // a fixture tree: nothing is mounted there
     std::error_code ec;
     return std::filesystem::is_directory(debug, ec) ? "" : debug + " absent";
   }
-  std::string why;
-  auto mounts = read_text_file("/proc/self/mounts", &why);
-  bool mounted = false;
-  if (mounts) {
-    for_each_line(*mounts, [&](std::string_view line, int) {
-      auto tok = split_ws(line);
-      if (tok.size() >= 3 && tok[1] == "/sys/kernel/debug" && tok[2] == "debugfs") mounted = true;
-    });
-  }
-  if (!mounted) return "/sys/kernel/debug not mounted (mount -t debugfs none /sys/kernel/debug)";
+  if (!debugfs_mounted_at("/sys/kernel/debug"))
+    return "/sys/kernel/debug not mounted (mount -t debugfs none /sys/kernel/debug)";
   if (access("/sys/kernel/debug", R_OK | X_OK) != 0) {
     return "/sys/kernel/debug not readable: " + std::string(std::strerror(errno)) +
            " (debugfs is root-only)";

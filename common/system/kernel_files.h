@@ -23,6 +23,8 @@ std::string under_root(const std::string& root, const std::string& path);
 // when it cannot be read.
 std::optional<std::string> read_text_file(const std::string& path, std::string* why_not);
 
+// Whether debugfs is mounted at `dir` (/proc/self/mounts).
+bool debugfs_mounted_at(const std::string& dir);
 // Why debugfs content is not readable (not mounted / not root), or "" if it is. Under a root other
 // than "/", whether <root>/sys/kernel/debug exists.
 std::string debugfs_unavailable_reason(const std::string& root = "/");

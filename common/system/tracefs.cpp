@@ -56,8 +56,6 @@ bool is_tracefs(const std::string& dir) {
          ::stat((dir + "/events/sched").c_str(), &st) == 0;
 }
 
-std::string errno_text(int e) { return errno_name(e) + " (" + std::strerror(e) + ")"; }
-
 std::string find_or_mount_tracefs() {
   // A mounted tracefs, wherever it is.
   std::ifstream mounts("/proc/self/mounts");

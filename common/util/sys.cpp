@@ -38,6 +38,8 @@ std::string errno_name(int err) {
   return name ? name : "errno " + std::to_string(err);
 }
 
+std::string errno_text(int err) { return errno_name(err) + " (" + std::strerror(err) + ")"; }
+
 const char* file_kind(mode_t mode) {
   if (S_ISDIR(mode)) return "a directory";
   if (S_ISLNK(mode)) return "a symlink";

@@ -39,6 +39,8 @@ long check(long rc, const char* what);
 
 // "ENOENT" for ENOENT, etc. (strerrorname_np where available).
 std::string errno_name(int err);
+// "EPERM (Operation not permitted)": errno_name and strerror.
+std::string errno_text(int err);
 
 // What a file of this st_mode is, for a refusal: "a directory", "a symlink", "a FIFO", ...
 const char* file_kind(mode_t mode);

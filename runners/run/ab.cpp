@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "common/system/kernel_files.h"
 #include "runners/run/repetition.h"
 
 namespace wb {
