@@ -144,6 +144,20 @@ void read_kernel_reasons(Reader& r, DecisionRecord& d) {
   d.rule = r.id("rule", kRuleIds, "a rule of docs/policy-model.md#rules");
 }
 
+// wake_affine_weight()'s loads: a kBpf record's where it has them; a lab event's after `loads=1`
+// (what that function read, 0 for what it returned before reading), none after `loads=0`, whose
+// six fields must then be 0. Lines from before the event carried them have neither.
+std::optional<DecisionRecord::Loads> read_loads(Reader& r, bool bpf) {
+  const bool known = bpf ? r.has("waker_cpu_load") : r.has("loads") && r.flag("loads");
+  if (!known && (bpf || !r.has("loads"))) return std::nullopt;
+  const int64_t load = known ? int64_t{1} << 40 : 0, capacity = known ? 1 << 20 : 0;
+  const DecisionRecord::Loads l{
+      r.integer("waker_cpu_load", 0, load),            r.integer("prev_cpu_load", 0, load),
+      r.integer("waker_h_load", 0, load),              r.integer("wakee_h_load", 0, load),
+      r.integer("waker_capacity", known, capacity),    r.integer("prev_capacity", known, capacity)};
+  return known ? std::optional(l) : std::nullopt;
+}
+
 // Each record source with the id its lines spell (the event's lines have no `source`).
 constexpr Ids<DecisionSource> kSourceIds[] = {{DecisionSource::kEvent, "event"},
                                               {DecisionSource::kBpf, "bpf"},
@@ -211,13 +225,7 @@ DecisionRecord parse_decision_fields(std::string_view fields) {
   if (!bpf || r.has("waker_delayed"))
     d.waker_delayed = static_cast<int>(r.integer("waker_delayed", 0, d.waker_nr_running));
   d.prev_nr_running = static_cast<int>(r.integer("prev_nr_running", 0, 1000000));
-  if (bpf && r.has("waker_cpu_load")) {
-    constexpr int64_t kMaxLoad = int64_t{1} << 40, kMaxCapacity = 1 << 20;
-    d.loads = DecisionRecord::Loads{
-        r.integer("waker_cpu_load", 0, kMaxLoad),     r.integer("prev_cpu_load", 0, kMaxLoad),
-        r.integer("waker_h_load", 0, kMaxLoad),       r.integer("wakee_h_load", 0, kMaxLoad),
-        r.integer("waker_capacity", 1, kMaxCapacity), r.integer("prev_capacity", 1, kMaxCapacity)};
-  }
+  d.loads = read_loads(r, bpf);
   d.idle = r.cpus("idle");
   if (bpf)
     d.idle_moved = r.flag("idle_moved");

@@ -5,9 +5,11 @@
 //   wake_flags=0x18 waker_flips=0 wakee_flips=1 last_wakee=1 wakee_last_wakee=1 on_rq=0 on_cpu=0
 //   kthread=0 in_task=1 allowed=0-3 nr_idle_scan=4 prev_nr_idle_scan=4 recent_used_cpu=0
 //   has_idle_cores=1 prev_has_idle_cores=1 waker_nr_running=1 waker_delayed=0
-//   prev_nr_running=0 idle=0,2-3 wake_wide=0 want_affine=1 affine=WA_IDLE affine_cpu=0
-//   rule=sis_prev cpu=0
-// (one line; wrapped here). `idle` lists the online CPUs idle as the decision read them,
+//   prev_nr_running=0 loads=0 waker_cpu_load=0 prev_cpu_load=0 waker_h_load=0 wakee_h_load=0
+//   waker_capacity=0 prev_capacity=0 idle=0,2-3 wake_wide=0 want_affine=1 affine=WA_IDLE
+//   affine_cpu=0 rule=sis_prev cpu=0
+// (one line; wrapped here). `loads=1`: wake_affine_weight() ran, and the six fields after it are
+// what it read (0 for what it returned before reading; lines before 2026-12-06 lack all seven). `idle` lists the online CPUs idle as the decision read them,
 // `allowed` the wakee's cpus_ptr; the hints are those of the waker's LLC and (prev_) of prev's;
 // `wake_wide`, `want_affine`, `affine` (none, WA_IDLE, WA_WEIGHT) and `affine_cpu` (wake_affine()'s
 // result, -1 when not called) are what the kernel computed, kept for reading a disagreement:
@@ -97,9 +99,9 @@ struct DecisionRecord {
   bool has_idle_cores = false, prev_has_idle_cores = false;
   int waker_nr_running = 0, waker_delayed = 0, prev_nr_running = 0;
   bool idle_moved = false;  // kBpf, kTpBtf: the idle CPUs changed while the selection ran
-  // kBpf, where the recorder could read them (tasks of the root task group): what
-  // wake_affine_weight() reads, cpu_load() of the waker's and prev's CPUs, task_h_load() of the
-  // waker and the wakee, capacity_of() of both CPUs.
+  // What wake_affine_weight() reads, cpu_load() of the waker's and prev's CPUs, task_h_load() of
+  // the waker and the wakee, capacity_of() of both CPUs: kBpf where the recorder could read them
+  // (tasks of the root task group), kEvent where the kernel ran that function.
   struct Loads {
     long long waker_cpu = 0, prev_cpu = 0, waker = 0, wakee = 0;
     long long waker_capacity = 1024, prev_capacity = 1024;

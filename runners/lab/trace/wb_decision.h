@@ -43,6 +43,12 @@ enum wb_rule {
 /* Which wake_affine() test gave its result. */
 enum wb_affine { WB_WA_NONE, WB_WA_IDLE, WB_WA_WEIGHT };
 
+/* wake_affine_weight()'s reads: cpu_load() of the waker's and prev's CPUs, task_h_load() of the
+ * waker and the wakee, capacity_of() of both CPUs. */
+struct wb_loads {
+	unsigned long waker_cpu, prev_cpu, waker_h, wakee_h, waker_capacity, prev_capacity;
+};
+
 struct wb_decision {
 	int prev, wake_flags;
 	unsigned int waker_flips, wakee_flips;
@@ -53,6 +59,8 @@ struct wb_decision {
 	unsigned int waker_nr_running, waker_delayed, prev_nr_running;
 	bool wake_wide, want_affine;
 	int affine, affine_cpu, rule;
+	bool loads;			/* wake_affine_weight() ran: l is what it read, 0 if not read */
+	struct wb_loads l;
 	struct cpumask idle;	/* available_idle_cpu() or sched_idle_cpu(), every online CPU */
 };
 
@@ -120,6 +128,26 @@ static __always_inline int wb_affine_ret(int cpu)
 		this_cpu_write(wb_decision.affine_cpu, cpu);
 	return cpu;
 }
+
+/* wake_affine_weight(): the loads as it reads them. Macros, since their arguments are fair.c's
+ * statics (cpu_load(), task_h_load(), capacity_of()), evaluated only while the event is on. */
+#define wb_note_loads(this_load, this_cpu, prev_cpu)				\
+	do {									\
+		if (wb_tracing()) {						\
+			struct wb_decision *__d = this_cpu_ptr(&wb_decision);	\
+										\
+			__d->loads = true;					\
+			__d->l.waker_cpu = (this_load);				\
+			__d->l.waker_capacity = capacity_of(this_cpu);		\
+			__d->l.prev_capacity = capacity_of(prev_cpu);		\
+		}								\
+	} while (0)
+
+#define wb_note_load(field, value)						\
+	do {									\
+		if (wb_tracing())						\
+			this_cpu_write(wb_decision.l.field, (value));		\
+	} while (0)
 
 /* record_wakee(): the waker's flips after the decay, before this wake's increment. */
 static __always_inline void wb_note_flips(struct task_struct *p)

@@ -71,6 +71,8 @@ TRACE_EVENT(sched_wake_decision,
 		__field(int, affine_cpu)
 		__field(int, rule)
 		__field(int, cpu)
+		__field(bool, loads)
+		__field_struct(struct wb_loads, l)
 		__dynamic_array(unsigned long, allowed, BITS_TO_LONGS(nr_cpu_ids))
 		__dynamic_array(unsigned long, idle, BITS_TO_LONGS(nr_cpu_ids))
 	),
@@ -103,6 +105,8 @@ TRACE_EVENT(sched_wake_decision,
 		__entry->affine_cpu = d->affine_cpu;
 		__entry->rule = d->rule;
 		__entry->cpu = cpu;
+		__entry->loads = d->loads;
+		__entry->l = d->l;
 		memcpy(__get_dynamic_array(allowed), cpumask_bits(p->cpus_ptr),
 		       BITS_TO_LONGS(nr_cpu_ids) * sizeof(unsigned long));
 		memcpy(__get_dynamic_array(idle), cpumask_bits(&d->idle),
@@ -113,7 +117,8 @@ TRACE_EVENT(sched_wake_decision,
 		  "last_wakee=%d wakee_last_wakee=%d on_rq=%d on_cpu=%d kthread=%d in_task=%d allowed=%*pbl "
 		  "nr_idle_scan=%d prev_nr_idle_scan=%d recent_used_cpu=%d has_idle_cores=%d "
 		  "prev_has_idle_cores=%d waker_nr_running=%u waker_delayed=%u prev_nr_running=%u "
-		  "idle=%*pbl wake_wide=%d want_affine=%d affine=%s affine_cpu=%d rule=%s cpu=%d",
+		  "loads=%d waker_cpu_load=%lu prev_cpu_load=%lu waker_h_load=%lu wakee_h_load=%lu "
+		  "waker_capacity=%lu prev_capacity=%lu idle=%*pbl wake_wide=%d want_affine=%d affine=%s affine_cpu=%d rule=%s cpu=%d",
 		  __entry->pid, __entry->waker_cpu, __entry->prev, __entry->wake_flags,
 		  __entry->waker_flips, __entry->wakee_flips, __entry->last_wakee,
 		  __entry->wakee_last_wakee, __entry->on_rq,
@@ -121,7 +126,9 @@ TRACE_EVENT(sched_wake_decision,
 		  nr_cpu_ids, (unsigned long *)__get_dynamic_array(allowed),
 		  __entry->nr_idle_scan, __entry->prev_nr_idle_scan, __entry->recent_used_cpu,
 		  __entry->has_idle_cores, __entry->prev_has_idle_cores, __entry->waker_nr_running,
-		  __entry->waker_delayed, __entry->prev_nr_running,
+		  __entry->waker_delayed, __entry->prev_nr_running, __entry->loads,
+		  __entry->l.waker_cpu, __entry->l.prev_cpu, __entry->l.waker_h, __entry->l.wakee_h,
+		  __entry->l.waker_capacity, __entry->l.prev_capacity,
 		  nr_cpu_ids, (unsigned long *)__get_dynamic_array(idle),
 		  __entry->wake_wide, __entry->want_affine,
 		  __print_symbolic(__entry->affine, { WB_WA_NONE, "none" },

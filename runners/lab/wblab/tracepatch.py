@@ -51,6 +51,17 @@ FAIR_EDITS = [
     ("wake_affine WA_WEIGHT", "\t\ttarget = wake_affine_weight(sd, p, this_cpu, prev_cpu, sync);\n",
      "\t\ttarget = wake_affine_weight(sd, p, this_cpu, prev_cpu, sync);\n"
      "\twb_note_affine_test(WB_WA_WEIGHT, target);\n"),
+    ("wake_affine_weight waker", "\tthis_eff_load = cpu_load(cpu_rq(this_cpu));\n\n\tif (sync) {\n"
+     "\t\tunsigned long current_load = task_h_load(current);\n\n",
+     "\tthis_eff_load = cpu_load(cpu_rq(this_cpu));\n"
+     "\twb_note_loads(this_eff_load, this_cpu, prev_cpu);\n\n\tif (sync) {\n"
+     "\t\tunsigned long current_load = task_h_load(current);\n\n"
+     "\t\twb_note_load(waker_h, current_load);\n"),
+    ("wake_affine_weight wakee", "\ttask_load = task_h_load(p);\n\n\tthis_eff_load += task_load;",
+     "\ttask_load = task_h_load(p);\n\twb_note_load(wakee_h, task_load);\n\n"
+     "\tthis_eff_load += task_load;"),
+    ("wake_affine_weight prev", "\tprev_eff_load = cpu_load(cpu_rq(prev_cpu));\n",
+     "\tprev_eff_load = cpu_load(cpu_rq(prev_cpu));\n\twb_note_load(prev_cpu, prev_eff_load);\n"),
     ("wake_affine prev", "\tif (target != this_cpu)\n\t\treturn prev_cpu;\n",
      "\tif (target != this_cpu)\n\t\treturn wb_affine_ret(prev_cpu);\n"),
     ("wake_affine this", "\tschedstat_inc(p->stats.nr_wakeups_affine);\n\treturn target;",
@@ -162,6 +173,8 @@ bool __wb_decision_begin(struct task_struct *p, int prev, int wake_flags)
 \td->affine = WB_WA_NONE;
 \td->affine_cpu = -1;
 \td->rule = WB_RULE_NONE;
+\td->loads = false;
+\tmemset(&d->l, 0, sizeof(d->l));
 \treturn true;
 }
 
