@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 
 #include "benchmarks/registry.h"
 #include "common/util/cpulist.h"
@@ -367,15 +368,17 @@ TEST(Config, LoadedConfigsPlanOnTheirPresets) {
   std::vector<std::string> known;
   for (const Mechanism* m : all_mechanisms()) known.emplace_back(m->id());
   const std::string dir = std::string(WB_SOURCE_DIR) + "/configs/lab/";
-  const std::pair<const char*, const char*> loads[] = {{"loads-6cpu", "smt2-3core"},
-                                                       {"loads-8cpu", "smt2-2socket-numa"},
-                                                       {"loads-8cpu", "arm64-smt2-cls"}};
-  for (const auto& [config, preset] : loads) {
+  const std::tuple<const char*, const char*, std::size_t> loads[] = {
+      {"loads-6cpu", "smt2-3core", 12 + 6 + 3},
+      {"loads-8cpu", "smt2-2socket-numa", 12 + 6 + 3},
+      {"loads-8cpu", "arm64-smt2-cls", 12 + 6 + 3},
+      {"loads-4cpu", "smt2", 12 + 3 + 3}};
+  for (const auto& [config, preset, count] : loads) {
     SCOPED_TRACE(std::string(config) + " on " + preset);
     const auto cases =
         expand_cases(load_config(dir + config + ".json"),
                      Topology::from_xml(dir + "topologies/" + preset + ".xml"), known);
-    EXPECT_EQ(cases.size(), 12u + 6u + 3u);
+    EXPECT_EQ(cases.size(), count);
     for (const CaseSpec& cs : cases) {
       EXPECT_EQ(cs.skip_reason, "") << cs.name;
       if (cs.params.duty) {

@@ -281,6 +281,39 @@ TEST(Replay, RecordedLoadsDecideWakeAffineWeight) {
   EXPECT_EQ(kept.disagreements[0].model.cpu, 1);
 }
 
+// The lab kernels' event carries the same loads since 2026-12-06: after `loads=1` what
+// wake_affine_weight() read, after `loads=0` six zeros (read and dropped; a non-zero one is a
+// format this reader does not know); lines from before have none of the seven fields.
+TEST(DecisionRecords, TheEventsLoadsAreReadOnlyWhereWakeAffineWeightRan) {
+  const std::string head =
+      "pid=611 waker_cpu=0 prev=1 wake_flags=0x18 waker_flips=9 wakee_flips=9 last_wakee=1 "
+      "wakee_last_wakee=1 on_rq=0 on_cpu=0 kthread=0 in_task=1 allowed=0-3 nr_idle_scan=0 "
+      "prev_nr_idle_scan=0 recent_used_cpu=0 has_idle_cores=0 prev_has_idle_cores=0 "
+      "waker_nr_running=2 waker_delayed=0 prev_nr_running=1 ";
+  const std::string tail =
+      " idle= wake_wide=0 want_affine=1 affine=WA_WEIGHT affine_cpu=0 rule=sis_target_fallback "
+      "cpu=0";
+  const auto loads = [&](const std::string& flag, const std::string& values) {
+    return parse_decision_fields(head + flag + " " + values + tail).loads;
+  };
+  const std::string zeros =
+      "waker_cpu_load=0 prev_cpu_load=0 waker_h_load=0 wakee_h_load=0 waker_capacity=0 "
+      "prev_capacity=0";
+  const std::string read =
+      "waker_cpu_load=1024 prev_cpu_load=1500 waker_h_load=512 wakee_h_load=300 "
+      "waker_capacity=1024 prev_capacity=1024";
+  EXPECT_EQ(loads("loads=1", read), (DecisionRecord::Loads{1024, 1500, 512, 300, 1024, 1024}));
+  EXPECT_EQ(loads("loads=0", zeros), std::nullopt);
+  EXPECT_EQ(parse_decision_fields(head.substr(0, head.size() - 1) + tail).loads, std::nullopt);
+  EXPECT_THROW(loads("loads=0", read), std::invalid_argument);
+  EXPECT_THROW(loads("loads=1", zeros), std::invalid_argument);  // a capacity of 0
+  // The model then weighs them as it does a BPF record's: the waker's CPU.
+  std::vector<DecisionRecord> d = {parse_decision_fields(head + "loads=1 " + read + tail)};
+  EXPECT_EQ(replay_decisions(d, smt2(), policy_by_id("mainline")).agreed(), 1);
+  d[0].loads.reset();
+  EXPECT_EQ(replay_decisions(d, smt2(), policy_by_id("mainline")).agreed(), 0);
+}
+
 // Mainline's decisions replayed as another policy: its hooks decide the sync wakes otherwise.
 TEST(Replay, AnotherPolicysModelDisagreesWithMainlinesDecisions) {
   const ReplayResult r = replay_decisions(sample(), smt2(), policy_by_id("sync-2017"));

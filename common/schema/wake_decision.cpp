@@ -152,9 +152,9 @@ std::optional<DecisionRecord::Loads> read_loads(Reader& r, bool bpf) {
   if (!known && (bpf || !r.has("loads"))) return std::nullopt;
   const int64_t load = known ? int64_t{1} << 40 : 0, capacity = known ? 1 << 20 : 0;
   const DecisionRecord::Loads l{
-      r.integer("waker_cpu_load", 0, load),            r.integer("prev_cpu_load", 0, load),
-      r.integer("waker_h_load", 0, load),              r.integer("wakee_h_load", 0, load),
-      r.integer("waker_capacity", known, capacity),    r.integer("prev_capacity", known, capacity)};
+      r.integer("waker_cpu_load", 0, load),         r.integer("prev_cpu_load", 0, load),
+      r.integer("waker_h_load", 0, load),           r.integer("wakee_h_load", 0, load),
+      r.integer("waker_capacity", known, capacity), r.integer("prev_capacity", known, capacity)};
   return known ? std::optional(l) : std::nullopt;
 }
 

@@ -9,12 +9,12 @@
 //   waker_capacity=0 prev_capacity=0 idle=0,2-3 wake_wide=0 want_affine=1 affine=WA_IDLE
 //   affine_cpu=0 rule=sis_prev cpu=0
 // (one line; wrapped here). `loads=1`: wake_affine_weight() ran, and the six fields after it are
-// what it read (0 for what it returned before reading; lines before 2026-12-06 lack all seven). `idle` lists the online CPUs idle as the decision read them,
-// `allowed` the wakee's cpus_ptr; the hints are those of the waker's LLC and (prev_) of prev's;
-// `wake_wide`, `want_affine`, `affine` (none, WA_IDLE, WA_WEIGHT) and `affine_cpu` (wake_affine()'s
-// result, -1 when not called) are what the kernel computed, kept for reading a disagreement:
-// replay gives the model the inputs only.
-// The BPF recorder of a stock kernel (common/system/decision_recorder.h) writes the same line with
+// what it read (0 for what it returned before reading; lines before 2026-12-06 lack all seven).
+// `idle` lists the online CPUs idle as the decision read them, `allowed` the wakee's cpus_ptr; the
+// hints are those of the waker's LLC and (prev_) of prev's; `wake_wide`, `want_affine`, `affine`
+// (none, WA_IDLE, WA_WEIGHT) and `affine_cpu` (wake_affine()'s result, -1 when not called) are what
+// the kernel computed, kept for reading a disagreement: replay gives the model the inputs only. The
+// BPF recorder of a stock kernel (common/system/decision_recorder.h) writes the same line with
 // `source=bpf` first: the inputs it can read and the CPU, without what only the kernel's own code
 // knows (in_task, wake_wide, want_affine, affine, affine_cpu, rule), with `waker_delayed` only
 // where the kernel has the field, and `idle_moved=1` when the idle CPUs read again at the
