@@ -22,6 +22,7 @@ Here: the command line and the image build (its config, its cache); kerneltree.p
 source, the patches and make, kernelcompare.py the checks that compile and compare.
 """
 import argparse
+import contextlib
 import fcntl
 import json
 import shutil
@@ -29,6 +30,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 from kernelcompare import DISTRO_PACKAGE, compare_gated, compare_trace, distro_compile
 from kerneltree import BuildError, GATED, HERE, cache_dir, check_patches, \
@@ -121,11 +123,62 @@ def configure(src, build, fragments, config_sha, arch):
                          + "\n  ".join(bad))
 
 
+class BuildOpts(NamedTuple):
+    """How an image is built: for which architecture, with lockdep or not, make -j and nice."""
+    arch: str = "x86_64"
+    lockdep: bool = False
+    jobs: int = 2
+    nice: int = 15
+
+
+def config_of(arch, lockdep):
+    """(the config fragments, the sha256 of their bytes in merge order)."""
+    frags = fragments(arch, lockdep)
+    return frags, sha256(b"".join(f.read_bytes() for f in frags))
+
+
+@contextlib.contextmanager
+def cache_lock(cache):
+    """One build at a time in the cache (its trees, their build directories)."""
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def build_image(src, bdir, out, meta, opts, local, extra=None, started=None):
+    """Configures `bdir` (the lab's fragments) for the prepared source `src`, makes the image
+    with LOCALVERSION=-<local> and stores it in `out` with `meta` (plus its arch, lockdep,
+    config_sha256, build_seconds) and the `extra` files ({name: text}); returns the image.
+    The image directory appears whole or not at all (a temporary one renamed); build_seconds
+    count from `started` (time.monotonic(); default now)."""
+    frags, config_sha = config_of(opts.arch, opts.lockdep)
+    target = ARCHES[opts.arch]["kernel_target"]
+    t0 = started or time.monotonic()
+    configure(src, bdir, frags, config_sha, opts.arch)
+    log(f"building {meta.get('source_version')} {opts.arch} {local}"
+        f"{' (lockdep)' if opts.lockdep else ''} with -j{opts.jobs}, log {bdir / 'build.log'}")
+    run_make(src, bdir, opts.jobs, opts.nice, [f"LOCALVERSION=-{local}", target], arch=opts.arch)
+    seconds = round(time.monotonic() - t0, 1)
+    tmp = out.with_name(f".{out.name}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    shutil.copyfile(bdir / ARCHES[opts.arch]["kernel_image"], tmp / target)
+    shutil.copyfile(bdir / ".config", tmp / "config")
+    for name, text in (extra or {}).items():
+        (tmp / name).write_text(text)
+    meta = dict(meta, arch=opts.arch, config_sha256=config_sha, lockdep=opts.lockdep,
+                build_seconds=seconds)
+    (tmp / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
+    tmp.rename(out)
+    log(f"built in {seconds} s: {out / target}")
+    return out / target
+
+
 def build(policy, lockdep, jobs, nice, arch="x86_64"):
     debian = source_package()
     version = upstream_version(debian)
-    frags = fragments(arch, lockdep)
-    config_sha = sha256(b"".join(f.read_bytes() for f in frags))
+    _, config_sha = config_of(arch, lockdep)
     patches = kernel_patches(policy)
     patch_sha = patches_sha(patches)
     cache = cache_dir()
@@ -133,35 +186,18 @@ def build(policy, lockdep, jobs, nice, arch="x86_64"):
     target = ARCHES[arch]["kernel_target"]
     if (out / "meta.json").exists():
         return out / target
-    cache.mkdir(parents=True, exist_ok=True)
-    with open(cache / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one tree: one build at a time
+    with cache_lock(cache):  # one tree: one build at a time
         if (out / "meta.json").exists():
             return out / target
         t0 = time.monotonic()
         tree = ensure_tree(cache, version)
-        src = tree / "src"
         prepare_source(tree, policy, patches)
-        bdir = tree / build_dir_name(arch, lockdep)
-        configure(src, bdir, frags, config_sha, arch)
-        log(f"building {version} {arch} {policy}{' (lockdep)' if lockdep else ''} with "
-            f"-j{jobs}, log {bdir / 'build.log'}")
-        run_make(src, bdir, jobs, nice, [f"LOCALVERSION=-{policy}", target], arch=arch)
-        seconds = round(time.monotonic() - t0, 1)
-        tmp = out.with_name(f".{out.name}.tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir()
-        shutil.copyfile(bdir / ARCHES[arch]["kernel_image"], tmp / target)
-        shutil.copyfile(bdir / ".config", tmp / "config")
-        meta = {"policy": policy, "arch": arch, "source_version": version,
-                "source_package": debian, "patch_sha256": patch_sha, "config_sha256": config_sha,
-                "lockdep": lockdep, "build_seconds": seconds}
+        meta = {"policy": policy, "source_version": version, "source_package": debian,
+                "patch_sha256": patch_sha}
         if policy == GATED:
             meta.update(patches=[p.name for p in patches], features=FEATURES)
-        (tmp / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
-        tmp.rename(out)
-        log(f"built in {seconds} s: {out / target}")
-        return out / target
+        return build_image(tree / "src", tree / build_dir_name(arch, lockdep), out, meta,
+                           BuildOpts(arch, lockdep, jobs, nice), policy, started=t0)
 
 
 def main(argv=None):
