@@ -10,6 +10,8 @@ Run through build-kernel.sh, which installs the build dependencies first:
   build-kernel.sh --check-patches        every patch (and the gated series) applies exactly
   build-kernel.sh --write-trace-patches  regenerates patches/trace/<series>.patch (wblab/tracepatch)
   build-kernel.sh --compare-trace        each series' fair.c with and without its trace patch
+  build-kernel.sh --patch FILE           your patch on the lab's source, then the decision event
+  build-kernel.sh --kernel-tree DIR      your own 6.12.y tree, out of tree, with the event
 
 One source tree per source version (<cache>/tree-<version>/src, never patched in place without
 being restored first from <cache>/tree-<version>/pristine), one build directory per config
@@ -226,8 +228,16 @@ def main(argv=None):
     ap.add_argument("--compare-trace", action="store_true",
                     help="compile each series' fair.c with and without its decision-event "
                          "patch; list the functions whose code differs and how")
+    ap.add_argument("--patch", metavar="FILE",
+                    help="your patch (-p1, kernel/sched only) on the lab's 6.12 source, then the "
+                         "decision event; cached by the patch's sha256 (KERNELS.md)")
+    ap.add_argument("--kernel-tree", metavar="DIR",
+                    help="your own clean 6.12.y tree, built out of tree with the event and the "
+                         "lab's config; the tree is only read (KERNELS.md)")
     args = ap.parse_args(argv)
     try:
+        if args.patch or args.kernel_tree:
+            return build_user(args)
         if args.check_patches:
             check_patches()
             return 0
@@ -254,6 +264,23 @@ def main(argv=None):
     except subprocess.CalledProcessError as e:
         print(f"build-kernel: {' '.join(map(str, e.cmd))} exited {e.returncode}", file=sys.stderr)
         return 1
+
+
+def build_user(args):
+    """--patch FILE or --kernel-tree DIR (kerneluser.py): prints the image's path."""
+    import kerneluser
+    given = [o for o, v in (("--patch", args.patch), ("--kernel-tree", args.kernel_tree),
+                            ("--policy", args.policy), ("--gated", args.gated),
+                            ("--distro-config", args.distro_config),
+                            ("--compare-gated", args.compare_gated)) if v]
+    if len(given) > 1:
+        raise BuildError(f"{' and '.join(given)}: give one kernel")
+    if args.jobs < 1:
+        raise BuildError(f"--jobs {args.jobs}: must be at least 1")
+    how = (args.arch, args.lockdep, args.jobs, args.nice)
+    print(kerneluser.build_patch(args.patch, *how) if args.patch else
+          kerneluser.build_tree(args.kernel_tree, *how))
+    return 0
 
 
 if __name__ == "__main__":
