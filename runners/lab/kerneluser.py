@@ -225,7 +225,7 @@ def git_identity(tree):
     if diff.returncode or others.returncode:
         raise BuildError(f"--kernel-tree {tree}: git diff/ls-files failed")
     names = sorted(n for n in others.stdout.decode().split("\0") if n)
-    untracked = b"".join(n.encode() + b"\0" + (Path(tree) / n).read_bytes() for n in names)
+    untracked = b"".join(n.encode() + b"\0" + entry_bytes(Path(tree) / n) for n in names)
     return {"git_head": head.stdout.decode().strip(), "diff_sha256": sha256(diff.stdout),
             "untracked_sha256": sha256(untracked)}
 
@@ -234,17 +234,25 @@ def content_identity(tree):
     """{content_sha256}: every file's path and bytes (a tree outside git)."""
     h = hashlib.sha256()
     for rel in source_files(tree):
-        h.update(rel.encode() + b"\0" + (Path(tree) / rel).read_bytes())
+        h.update(rel.encode() + b"\0" + entry_bytes(Path(tree) / rel))
     return {"content_sha256": h.hexdigest()}
 
 
+def entry_bytes(path):
+    """A file's bytes; a symbolic link's target (a link to a directory has no bytes)."""
+    return os.readlink(path).encode() if path.is_symlink() else path.read_bytes()
+
+
 def source_files(tree):
-    """Every file below `tree` as a relative path, sorted, .git left out."""
+    """Every file and symbolic link below `tree` as a relative path, sorted, .git left out; a
+    link to a directory is an entry, not descended into (the kernel has a few:
+    scripts/dtc/include-prefixes/)."""
     out = []
     for base, dirs, files in os.walk(tree):
-        dirs[:] = sorted(d for d in dirs if d != ".git")
+        links = [d for d in dirs if os.path.islink(os.path.join(base, d))]
+        dirs[:] = sorted(d for d in dirs if d != ".git" and d not in links)
         rel = os.path.relpath(base, tree)
-        out += [f if rel == "." else f"{rel}/{f}" for f in files]
+        out += [f if rel == "." else f"{rel}/{f}" for f in files + links]
     return sorted(out)
 
 
@@ -252,9 +260,12 @@ def check_tree(tree):
     """The tree's version (6.12.y), or BuildError: not a kernel tree, another version, or built in
     place (kbuild refuses an out-of-tree build over it)."""
     where = f"--kernel-tree {tree}"
-    if not (tree / "Makefile").is_file() or not (tree / "kernel/sched/fair.c").is_file():
-        raise BuildError(f"{where}: no Makefile and kernel/sched/fair.c (not a kernel tree)")
+    if not (tree / "Makefile").is_file():
+        raise BuildError(f"{where}: no Makefile (not a kernel tree)")
     version = tree_version((tree / "Makefile").read_text(errors="replace"), where)
+    for f in ("kernel/sched/fair.c", "kernel/sched/core.c"):
+        if not (tree / f).is_file():
+            raise BuildError(f"{where}: no {f} (not a kernel tree)")
     for built in (".config", "include/config"):
         if (tree / built).exists():
             raise BuildError(f"{where}: has {built} (built in place): kbuild builds out of tree "
@@ -264,9 +275,9 @@ def check_tree(tree):
 
 
 def shadow_tree(tree, shadow, files):
-    """shadow/: a symlink to every file of `tree` (.git left out) but the top Makefile (a copy:
-    kbuild takes its source directory from the Makefile's real path) and `files` ({relative
-    path: text}, written as real files). Stale entries go; the user's tree is only read."""
+    """shadow/: a symlink to every file of `tree` (.git left out) but `files` ({relative path:
+    text}, written as real files). kbuild run there takes the shadow as its source tree (the
+    real path of the Makefile's directory). Stale entries go; the user's tree is only read."""
     want = set(source_files(tree)) | set(files)
     for rel in source_files(shadow) if shadow.exists() else []:
         if rel not in want:
@@ -274,11 +285,10 @@ def shadow_tree(tree, shadow, files):
     for rel in sorted(want):
         dst = shadow / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
-        if rel in files or rel == "Makefile":
-            text = files[rel] if rel in files else (tree / rel).read_text(errors="replace")
-            if dst.is_symlink() or not dst.is_file() or dst.read_text() != text:
+        if rel in files:
+            if dst.is_symlink() or not dst.is_file() or dst.read_text() != files[rel]:
                 dst.unlink(missing_ok=True)
-                dst.write_text(text)
+                dst.write_text(files[rel])
         elif not dst.is_symlink() or os.readlink(dst) != str(tree / rel):
             dst.unlink(missing_ok=True)
             dst.symlink_to(tree / rel)

@@ -164,7 +164,8 @@ def test_kernel_tree_is_checked_before_anything(tmp_path, capsys):
     assert ku.check_tree(tree) == "6.12.118"
     (tree / ".config").write_text("CONFIG_SMP=y\n")
     assert "has .config (built in place)" in refused(ku.check_tree, tree)
-    assert "not a kernel tree" in refused(ku.check_tree, FIX / "tree")
+    assert "no kernel/sched/fair.c (not a kernel tree)" in refused(ku.check_tree, FIX / "tree")
+    assert "no Makefile (not a kernel tree)" in refused(ku.check_tree, FIX / "tree/kernel")
     assert kb.main(["--patch", "x.patch", "--policy", "mainline"]) == 2
     assert "--patch and --policy: give one kernel" in capsys.readouterr().err
 
@@ -222,10 +223,14 @@ def test_shadow_tree(tmp_path):
     before = ku.content_identity(tree)
     shadow = tmp_path / "shadow"
     event = {"kernel/sched/fair.c": "instrumented\n", "kernel/sched/wb_decision.h": "h\n"}
+    (tree / "scripts").mkdir()
+    (tree / "scripts/sched").symlink_to("../kernel/sched")  # a link to a directory
     ku.shadow_tree(tree, shadow, event)
     assert (shadow / "kernel/sched/x.c").resolve() == tree / "kernel/sched/x.c"
-    for rel in ("Makefile", "kernel/sched/fair.c", "kernel/sched/wb_decision.h"):
-        assert not (shadow / rel).is_symlink(), rel  # kbuild's srctree is the shadow's
+    assert (shadow / "scripts/sched/core.c").read_text() == (tree / "kernel/sched/core.c") \
+        .read_text()
+    for rel in ("kernel/sched/fair.c", "kernel/sched/wb_decision.h"):
+        assert not (shadow / rel).is_symlink(), rel  # what kbuild compiles is the shadow's
     assert (shadow / "kernel/sched/fair.c").read_text() == "instrumented\n"
     (tree / "kernel/sched/x.c").unlink()
     (tree / "kernel/sched/y.c").write_text("y\n")
