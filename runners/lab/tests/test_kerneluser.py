@@ -124,7 +124,12 @@ def test_the_event_after_a_patch_next_to_a_return(tmp_path):
     assert (root / "kernel/sched/wb_decision.h").is_file()
     # The fake's line numbers follow tracepatch's edits (more edits, later lines): an offset.
     assert all(m.startswith("hunk 1 of kernel/sched/fair.c at offset ") for m in moved)
-    assert event.startswith("wakebench lab only: the sched_wake_decision event after patch ")
+    assert event.startswith("wakebench lab only: the sched_wake_decision event after the user's "
+                            "patch ")
+    # The same patch elsewhere: the same event, byte for byte (its sha names the image).
+    elsewhere = tmp_path / "elsewhere.patch"
+    shutil.copyfile(FIX / "next-to-return.patch", elsewhere)
+    assert ku.patched_sched(elsewhere, tmp_path / "pristine", tmp_path / "work2")[1] == event
 
 
 @needs_patch
