@@ -5,6 +5,8 @@
 #                               [--arch x86_64|arm64|ppc64le] [--lockdep] [--jobs N] [--nice N]
 #   runners/lab/build-kernel.sh --gated [--arch ARCH] [--distro-config] [--jobs N] [--nice N]
 #   runners/lab/build-kernel.sh --check-patches | --compare-gated
+#   runners/lab/build-kernel.sh --patch FILE | --kernel-tree DIR [--arch ARCH] [--lockdep] ...
+#                               (your patch or your 6.12 tree, with the decision event)
 # Installs the build dependencies from Debian first (apt-get, only what is missing); the rest is
 # runners/lab/kernelbuild.py (with kerneltree.py and kernelcompare.py beside it).
 set -euo pipefail

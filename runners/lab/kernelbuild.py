@@ -10,6 +10,8 @@ Run through build-kernel.sh, which installs the build dependencies first:
   build-kernel.sh --check-patches        every patch (and the gated series) applies exactly
   build-kernel.sh --write-trace-patches  regenerates patches/trace/<series>.patch (wblab/tracepatch)
   build-kernel.sh --compare-trace        each series' fair.c with and without its trace patch
+  build-kernel.sh --patch FILE           your patch on the lab's source, then the decision event
+  build-kernel.sh --kernel-tree DIR      your own 6.12.y tree, out of tree, with the event
 
 One source tree per source version (<cache>/tree-<version>/src, never patched in place without
 being restored first from <cache>/tree-<version>/pristine), one build directory per config
@@ -22,6 +24,7 @@ Here: the command line and the image build (its config, its cache); kerneltree.p
 source, the patches and make, kernelcompare.py the checks that compile and compare.
 """
 import argparse
+import contextlib
 import fcntl
 import json
 import shutil
@@ -29,6 +32,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 from kernelcompare import DISTRO_PACKAGE, compare_gated, compare_trace, distro_compile
 from kerneltree import BuildError, GATED, HERE, cache_dir, check_patches, \
@@ -121,11 +125,62 @@ def configure(src, build, fragments, config_sha, arch):
                          + "\n  ".join(bad))
 
 
+class BuildOpts(NamedTuple):
+    """How an image is built: for which architecture, with lockdep or not, make -j and nice."""
+    arch: str = "x86_64"
+    lockdep: bool = False
+    jobs: int = 2
+    nice: int = 15
+
+
+def config_of(arch, lockdep):
+    """(the config fragments, the sha256 of their bytes in merge order)."""
+    frags = fragments(arch, lockdep)
+    return frags, sha256(b"".join(f.read_bytes() for f in frags))
+
+
+@contextlib.contextmanager
+def cache_lock(cache):
+    """One build at a time in the cache (its trees, their build directories)."""
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def build_image(src, bdir, out, meta, opts, local, extra=None, started=None):
+    """Configures `bdir` (the lab's fragments) for the prepared source `src`, makes the image
+    with LOCALVERSION=-<local> and stores it in `out` with `meta` (plus its arch, lockdep,
+    config_sha256, build_seconds) and the `extra` files ({name: text}); returns the image.
+    The image directory appears whole or not at all (a temporary one renamed); build_seconds
+    count from `started` (time.monotonic(); default now)."""
+    frags, config_sha = config_of(opts.arch, opts.lockdep)
+    target = ARCHES[opts.arch]["kernel_target"]
+    t0 = started or time.monotonic()
+    configure(src, bdir, frags, config_sha, opts.arch)
+    log(f"building {meta.get('source_version')} {opts.arch} {local}"
+        f"{' (lockdep)' if opts.lockdep else ''} with -j{opts.jobs}, log {bdir / 'build.log'}")
+    run_make(src, bdir, opts.jobs, opts.nice, [f"LOCALVERSION=-{local}", target], arch=opts.arch)
+    seconds = round(time.monotonic() - t0, 1)
+    tmp = out.with_name(f".{out.name}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    shutil.copyfile(bdir / ARCHES[opts.arch]["kernel_image"], tmp / target)
+    shutil.copyfile(bdir / ".config", tmp / "config")
+    for name, text in (extra or {}).items():
+        (tmp / name).write_text(text)
+    meta = dict(meta, arch=opts.arch, config_sha256=config_sha, lockdep=opts.lockdep,
+                build_seconds=seconds)
+    (tmp / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
+    tmp.rename(out)
+    log(f"built in {seconds} s: {out / target}")
+    return out / target
+
+
 def build(policy, lockdep, jobs, nice, arch="x86_64"):
     debian = source_package()
     version = upstream_version(debian)
-    frags = fragments(arch, lockdep)
-    config_sha = sha256(b"".join(f.read_bytes() for f in frags))
+    _, config_sha = config_of(arch, lockdep)
     patches = kernel_patches(policy)
     patch_sha = patches_sha(patches)
     cache = cache_dir()
@@ -133,35 +188,18 @@ def build(policy, lockdep, jobs, nice, arch="x86_64"):
     target = ARCHES[arch]["kernel_target"]
     if (out / "meta.json").exists():
         return out / target
-    cache.mkdir(parents=True, exist_ok=True)
-    with open(cache / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one tree: one build at a time
+    with cache_lock(cache):  # one tree: one build at a time
         if (out / "meta.json").exists():
             return out / target
         t0 = time.monotonic()
         tree = ensure_tree(cache, version)
-        src = tree / "src"
         prepare_source(tree, policy, patches)
-        bdir = tree / build_dir_name(arch, lockdep)
-        configure(src, bdir, frags, config_sha, arch)
-        log(f"building {version} {arch} {policy}{' (lockdep)' if lockdep else ''} with "
-            f"-j{jobs}, log {bdir / 'build.log'}")
-        run_make(src, bdir, jobs, nice, [f"LOCALVERSION=-{policy}", target], arch=arch)
-        seconds = round(time.monotonic() - t0, 1)
-        tmp = out.with_name(f".{out.name}.tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir()
-        shutil.copyfile(bdir / ARCHES[arch]["kernel_image"], tmp / target)
-        shutil.copyfile(bdir / ".config", tmp / "config")
-        meta = {"policy": policy, "arch": arch, "source_version": version,
-                "source_package": debian, "patch_sha256": patch_sha, "config_sha256": config_sha,
-                "lockdep": lockdep, "build_seconds": seconds}
+        meta = {"policy": policy, "source_version": version, "source_package": debian,
+                "patch_sha256": patch_sha}
         if policy == GATED:
             meta.update(patches=[p.name for p in patches], features=FEATURES)
-        (tmp / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
-        tmp.rename(out)
-        log(f"built in {seconds} s: {out / target}")
-        return out / target
+        return build_image(tree / "src", tree / build_dir_name(arch, lockdep), out, meta,
+                           BuildOpts(arch, lockdep, jobs, nice), policy, started=t0)
 
 
 def main(argv=None):
@@ -190,8 +228,16 @@ def main(argv=None):
     ap.add_argument("--compare-trace", action="store_true",
                     help="compile each series' fair.c with and without its decision-event "
                          "patch; list the functions whose code differs and how")
+    ap.add_argument("--patch", metavar="FILE",
+                    help="your patch (-p1, kernel/sched only) on the lab's 6.12 source, then the "
+                         "decision event; cached by the patch's sha256 (KERNELS.md)")
+    ap.add_argument("--kernel-tree", metavar="DIR",
+                    help="your own clean 6.12.y tree, built out of tree with the event and the "
+                         "lab's config; the tree is only read (KERNELS.md)")
     args = ap.parse_args(argv)
     try:
+        if args.patch or args.kernel_tree:
+            return build_user(args)
         if args.check_patches:
             check_patches()
             return 0
@@ -218,6 +264,23 @@ def main(argv=None):
     except subprocess.CalledProcessError as e:
         print(f"build-kernel: {' '.join(map(str, e.cmd))} exited {e.returncode}", file=sys.stderr)
         return 1
+
+
+def build_user(args):
+    """--patch FILE or --kernel-tree DIR (kerneluser.py): prints the image's path."""
+    import kerneluser
+    given = [o for o, v in (("--patch", args.patch), ("--kernel-tree", args.kernel_tree),
+                            ("--policy", args.policy), ("--gated", args.gated),
+                            ("--distro-config", args.distro_config),
+                            ("--compare-gated", args.compare_gated)) if v]
+    if len(given) > 1:
+        raise BuildError(f"{' and '.join(given)}: give one kernel")
+    if args.jobs < 1:
+        raise BuildError(f"--jobs {args.jobs}: must be at least 1")
+    how = (args.arch, args.lockdep, args.jobs, args.nice)
+    print(kerneluser.build_patch(args.patch, *how) if args.patch else
+          kerneluser.build_tree(args.kernel_tree, *how))
+    return 0
 
 
 if __name__ == "__main__":

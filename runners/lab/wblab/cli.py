@@ -13,8 +13,8 @@ from .guest import GuestPlan, check_mem, default_out, run_guest
 from .initramfs import static_busybox
 from .inputs import ArgumentParser
 from .registry import FILE as REGISTRY_FILE
-from .kernel import KERNEL_POLICIES, cache_dir, find_guest_wakebench, find_kernel, \
-    find_wakebench, resolve_kernel
+from .kernel import KERNEL_POLICIES, build_user_kernel, cache_dir, find_guest_wakebench, \
+    find_kernel, find_wakebench, resolve_kernel
 from .progress import Relay
 from .qemu import ACCELERATORS, ARCHES, PRESETS, accel_args, check_bootable, check_kvm, \
     preset_arch
@@ -56,6 +56,13 @@ def parser():
     ap.add_argument("--kernel", help="guest kernel image (a meta.json beside it names its policy; "
                                      "default: newest /boot/vmlinuz-*, else the one "
                                      "runners/lab/fetch-kernel.sh cached)")
+    ap.add_argument("--patch", metavar="FILE",
+                    help="boot Debian's 6.12 with your patch and the decision event "
+                         "(build-kernel.sh --patch builds it unless cached), held to mainline's "
+                         "model (KERNELS.md)")
+    ap.add_argument("--kernel-tree", metavar="DIR",
+                    help="boot your own 6.12.y tree, built out of tree with the event and the "
+                         "lab's config (build-kernel.sh --kernel-tree), held to mainline's model")
     ap.add_argument("--append", default="", help="extra guest kernel command line")
     ap.add_argument("--sched-feature", action="append", default=[], metavar="NAME",
                     help="write NAME (e.g. NO_DELAY_DEQUEUE) to the guest's "
@@ -150,10 +157,11 @@ def main_one(argv):
         raise LabError(f"config {config} not found (free-form topologies need --config)")
     wakebench = find_wakebench(args.wakebench)
     guest_wb = find_guest_wakebench(args.guest_wakebench, topo["arch"], wakebench)
-    kernel, policy, lab_kernel = resolve_kernel(args.kernel, args.policy, args.lockdep,
-                                                arch=topo["arch"])
+    kernel, policy, lab_kernel = chosen_kernel(args, topo["arch"])
     plan = GuestPlan(kernel=kernel, policy=policy, lab_kernel=lab_kernel, wakebench=wakebench,
-                     config=config, out=Path(args.out) if args.out else default_out(name, policy),
+                     config=config, out=Path(args.out) if args.out else
+                     default_out(name, "patch" if args.patch else
+                                 "tree" if args.kernel_tree else policy),
                      mem=args.mem, tcg_thread=args.tcg_thread or "single", accel=args.accel,
                      icount=args.icount,
                      append=args.append, timeout=args.timeout,
@@ -165,6 +173,23 @@ def main_one(argv):
         plan.relay = relay.line
         _, problems = run_guest(plan)
     return 1 if problems else 0
+
+
+def chosen_kernel(args, arch):
+    """(image, model policy, environment.lab_kernel): --patch FILE or --kernel-tree DIR built by
+    build-kernel.sh, else --kernel / --policy as resolve_kernel reads them."""
+    user = [(k, v) for k, v in (("patch", args.patch), ("tree", args.kernel_tree)) if v]
+    if not user:
+        return resolve_kernel(args.kernel, args.policy, args.lockdep, arch=arch)
+    given = [o for o, v in (("--patch", args.patch), ("--kernel-tree", args.kernel_tree),
+                            ("--kernel", args.kernel), ("--policy", args.policy),
+                            ("--lockdep", args.lockdep)) if v]
+    if len(given) > 1:
+        raise LabError(f"{' and '.join(given)}: give one kernel (a user kernel is held to "
+                       "mainline's model)")
+    kind, path = user[0]
+    return resolve_kernel(str(build_user_kernel(kind, Path(path).resolve(), arch)), None,
+                          arch=arch)
 
 
 def raise_on_signal(signum, _frame):

@@ -22,6 +22,17 @@ BUILD_SCRIPT = HERE / "build-kernel.sh"
 # build-kernel.sh --gated: every patched policy behind its sched feature, all off at boot, so the
 # guest runs 6.12's rules and is held to this model (another policy's needs its feature on).
 GATED, GATED_MODEL = "gated", "mainline"
+# Your patch or your tree (build-kernel.sh --patch FILE / --kernel-tree DIR, KERNELS.md): images
+# whose meta.json says policy "patch" or "tree". No model knows them: the guest is held to
+# mainline's, so what mainline's model does not reproduce is what the patch changed. A matrix
+# names them patch:FILE / tree:DIR in --kernels, its column patch:<name> / tree:<name>.
+USER_KINDS = {"patch": "--patch", "tree": "--kernel-tree"}
+MAINLINE = GATED_MODEL
+
+
+def is_user(column):
+    """Whether a matrix column is a user kernel's (patch:<name>, tree:<name>)."""
+    return column.partition(":")[0] in USER_KINDS
 
 def version_key(path):
     return [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", os.path.basename(path))]
@@ -91,10 +102,44 @@ def find_guest_wakebench(arg, arch, host_wakebench):
 
 def build_kernel(policy, lockdep=False, arch="x86_64", script=BUILD_SCRIPT):
     """The image of `policy` for `arch` from build-kernel.sh (which builds it unless cached)."""
+    return run_build_script(["--policy", policy, "--arch", arch] +
+                            (["--lockdep"] if lockdep else []), script)
+
+
+def build_user_kernel(kind, path, arch="x86_64", script=BUILD_SCRIPT):
+    """The image of your patch (kind "patch") or tree ("tree") for `arch`, from build-kernel.sh."""
+    return run_build_script([USER_KINDS[kind], str(path), "--arch", arch], script)
+
+
+def user_kernel(spec):
+    """--kernels' 'patch:FILE' / 'tree:DIR' -> (its column, kind, absolute path); None for a
+    policy's name; LabError when the file or directory is not there."""
+    kind, sep, path = spec.partition(":")
+    if not sep or kind not in USER_KINDS:
+        return None
+    p = Path(path).expanduser().resolve()
+    if not (p.is_file() if kind == "patch" else p.is_dir()):
+        raise LabError(f"--kernels {spec}: {path} is not a "
+                       f"{'file' if kind == 'patch' else 'directory'}")
+    name = p.name.removesuffix(".patch").removesuffix(".diff") if kind == "patch" else p.name
+    return f"{kind}:{name}", kind, p
+
+
+def resolve_user(column, kind, path, arch="x86_64", build=build_user_kernel):
+    """(image, mainline, environment.lab_kernel) of the user kernel a matrix names `column`: its
+    lab_kernel's policy is the column (as a gated guest's is "gated"), `model` mainline."""
+    image, policy, info = resolve_kernel(str(build(kind, path, arch)), None, arch=arch)
+    if info.get("kernel") != kind:
+        raise LabError(f"{image}: its meta.json is not a {kind} kernel's")
+    return image, policy, dict(info, policy=column, model=policy)
+
+
+def run_build_script(args, script=BUILD_SCRIPT):
+    """build-kernel.sh ARGS: the image path it prints last (its progress goes to stderr)."""
     if not Path(script).is_file():
-        raise LabError(f"{script} not found: --policy needs the kernel build script "
+        raise LabError(f"{script} not found: {args[0]} needs the kernel build script "
                        "(or boot an image with --kernel)")
-    cmd = [str(script), "--policy", policy, "--arch", arch] + (["--lockdep"] if lockdep else [])
+    cmd = [str(script)] + args
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:
@@ -120,7 +165,7 @@ def read_meta(image):
 def model_policy(meta_policy):
     """The policy whose model an image built as `meta_policy` is held to: its own, or for the
     gated kernel (all its features off at boot) mainline's."""
-    return GATED_MODEL if meta_policy == GATED else meta_policy
+    return GATED_MODEL if meta_policy == GATED or meta_policy in USER_KINDS else meta_policy
 
 
 def resolve_kernel(kernel_arg, policy_arg, lockdep=False, build=build_kernel, arch="x86_64"):
@@ -156,8 +201,11 @@ def resolve_kernel(kernel_arg, policy_arg, lockdep=False, build=build_kernel, ar
     elif meta["policy"] == GATED:
         info.update(kernel=GATED, features=meta.get("features"),
                     note=f"gated kernel, every sched feature off at boot: {GATED_MODEL}'s model")
+    elif meta["policy"] in USER_KINDS:
+        info.update(kernel=meta["policy"], note=f"your {meta['policy']}, which no model knows: "
+                    f"{GATED_MODEL}'s model (what it does not reproduce, the patch changed)")
     for k in ("arch", "source_version", "source_package", "patch_sha256", "config_sha256",
-              "lockdep", "build_seconds"):
+              "lockdep", "build_seconds", "patch_file", "tree", "tree_sha256", "event_sha256"):
         if meta and k in meta:
             info[k] = meta[k]
     return image, policy, info

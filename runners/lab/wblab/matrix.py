@@ -17,7 +17,8 @@ from .cases import parse_cases
 from .fidelity import GATED, ab_args, cell_name, settings
 from .guest import GuestPlan, check_mem, run_guest
 from .inputs import ArgumentParser
-from .kernel import KERNEL_POLICIES, find_guest_wakebench, find_wakebench, resolve_kernel
+from .kernel import KERNEL_POLICIES, MAINLINE, find_guest_wakebench, find_wakebench, is_user, \
+    resolve_kernel, resolve_user, user_kernel
 from .matrix_cells import Cell, Matrix
 from .matrix_collect import aa_observed, case_record, cases_ran, collect, collect_gated, \
     topology_order
@@ -51,6 +52,25 @@ def parse_images(pairs):
     return images
 
 
+def parse_kernels(spec):
+    """--kernels -> (the columns in order, {column: (kind, path)} of the user kernels), or
+    LabError in one line: an unknown name, a patch or tree not there, two of one column."""
+    known = KERNEL_POLICIES + (GATED,)
+    kernels, users = [], {}
+    for k in (k for k in spec.split(",") if k):
+        user = user_kernel(k)
+        if not user and k not in known:
+            raise LabError(f"--kernels: unknown kernel {k} (one of {', '.join(known)}, or "
+                           "patch:FILE, tree:DIR)")
+        column = user[0] if user else k
+        if column in kernels:
+            raise LabError(f"--kernels: {column} twice")
+        kernels.append(column)
+        if user:
+            users[column] = user[1:]
+    return kernels, users
+
+
 def update_doc(doc, table, arch="x86_64"):
     """Replaces the text between the matrix markers of `doc` with `table`: each architecture has
     its own block (matrix:begin / matrix:end for x86_64, matrix-<arch>:begin / ...:end)."""
@@ -76,7 +96,10 @@ def parser():
                     help=f"comma-separated policies (default {','.join(KERNEL_POLICIES)}); each "
                          "kernel comes from build-kernel.sh (built unless cached); "
                          f"'{GATED}': the one kernel with every policy behind its sched feature, "
-                         "one guest per preset switching them (cells gated:<policy>)")
+                         "one guest per preset switching them (cells gated:<policy>); "
+                         "patch:FILE / tree:DIR: your patch on the lab's 6.12 or your 6.12 tree "
+                         "(build-kernel.sh --patch / --kernel-tree), held to mainline's model, "
+                         "its column patch:<name> / tree:<name>")
     ap.add_argument("--image", action="append", default=[], metavar="POLICY=IMAGE",
                     help="boot IMAGE for POLICY (or gated) instead of asking build-kernel.sh "
                          "(repeatable)")
@@ -130,12 +153,8 @@ def checked(args):
         if p not in PRESETS:
             raise LabError(f"--presets: unknown preset {p} (one of {', '.join(PRESETS)})")
         qemu.check_bootable(p)
-    kernels = [k for k in args.kernels.split(",") if k]
-    known = KERNEL_POLICIES + (GATED,)
-    for k in kernels:
-        if k not in known:
-            raise LabError(f"--kernels: unknown kernel {k} (one of {', '.join(known)})")
-    images = parse_images(args.image)
+    kernels, users = parse_kernels(args.kernels)
+    images = dict(parse_images(args.image), **users)
     configs = parse_cases(args.cases, presets)
     aa = {p: aa_observed(args.aa, p, configs[p]) for p in presets} if args.aa else {}
     if args.mem is not None:
@@ -211,7 +230,9 @@ def collected_cells(wakebench, record, preset, kernel, guest, why):
     if kernel == GATED:
         return [(preset, cell_name(policy), Cell(why) if why else
                  collect_gated(wakebench, record, guest, policy)) for policy, _ in settings()]
-    return [(preset, kernel, Cell(why) if why else collect(wakebench, record, guest, kernel))]
+    policy = MAINLINE if is_user(kernel) else kernel  # no model knows a user kernel
+    return [(preset, kernel, Cell(why) if why else
+             collect(wakebench, record, guest, policy, kernel))]
 
 
 def guest_step(args, out, preset, kernel, i):
@@ -271,15 +292,25 @@ def ran(guest, kernel):
     return (guest / ("results-ab0.json" if kernel == GATED else "results.json")).is_file()
 
 
+def kernel_image(kernel, images, arch):
+    """(image, the policy whose model the guest is held to, environment.lab_kernel) of a column:
+    a policy's (--image's, else build-kernel.sh's) or a user kernel's (images[column]: its
+    (kind, path))."""
+    if is_user(kernel):
+        return resolve_user(kernel, *images[kernel], arch=arch)
+    image, pol, info = resolve_kernel(images.get(kernel), kernel, arch=arch)
+    if pol != kernel:
+        raise LabError(f"{image} runs policy {pol}, not {kernel}")
+    return image, pol, info
+
+
 def run_cell(args, preset, kernel, images, wakebench, config, guest, run_args, relay=None):
     """Boots one guest (the gated kernel's with the --ab settings), its console's lines to
     `relay`; (the reason when its kernel cannot be had, its cells left out and the others run,
     else None; the guest's problems)."""
     topo = topology_args(preset)
     try:
-        image, pol, info = resolve_kernel(images.get(kernel), kernel, arch=topo["arch"])
-        if pol != kernel:
-            raise LabError(f"{image} runs policy {pol}, not {kernel}")
+        image, pol, info = kernel_image(kernel, images, topo["arch"])
     except LabError as e:
         log(f"{preset} x {kernel}: no kernel: {e}")
         return f"no kernel: {e}", []

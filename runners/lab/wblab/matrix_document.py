@@ -14,8 +14,8 @@ from .matrix_render import ADMITS, MATCH, render, runs_lines
 
 
 def kernel_line(policy, info):
-    keys = ("source_version", "source_package", "patch_sha256", "config_sha256", "lockdep",
-            "build_seconds")
+    keys = ("patch_file", "tree", "source_version", "source_package", "patch_sha256",
+            "tree_sha256", "config_sha256", "lockdep", "build_seconds")
     return f"- {policy}: " + ", ".join(
         f"{k} {str(info[k])[:16] if k.endswith('sha256') else info[k]}" for k in keys if k in info)
 
@@ -70,9 +70,15 @@ def render_document(matrix, now=None):
         "\n".join(extra_sections(matrix))
 
 
+def own_policy(name, replays):
+    """The policy a cell's records were replayed as its own: the first of its replays (a gated
+    setting's, a user kernel's mainline), else the column's last part."""
+    return next((p for p in replays if p != "unavailable"), name.split(":")[-1])
+
+
 def replay_section(matrix):
     """The decisions first (wblab/replay.py): each cell's records under every policy's model."""
-    cells = [(preset, name, name.split(":")[-1], cell.collected.replay)
+    cells = [(preset, name, own_policy(name, cell.collected.replay), cell.collected.replay)
              for preset, per_kernel in matrix.cells.items()
              for name, cell in per_kernel.items() if cell.collected and cell.collected.replay]
     if not cells:

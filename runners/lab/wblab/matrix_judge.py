@@ -58,17 +58,19 @@ def case_shift(c, b, order, floors):
                  shift_verdict(observed, central, floor))
 
 
-def cell_rows(report, base, order, traces=None, floors=None):
+def cell_rows(report, base, order, traces=None, floors=None, shifted=None):
     """Case name -> Row for each compared case of `report` (agreement.json of one preset x
     kernel), with its shift against `base` (mainline's report on the same preset, or None) judged
     with `floors` (case name -> mainline's own shift between two runs, see aa_floors), and its
-    wakeup trace from `traces` (case name -> result set `trace`) as one line."""
+    wakeup trace from `traces` (case name -> result set `trace`) as one line. `shifted`: whether
+    the cell is another kernel than `base`'s (default: its model is not mainline's; a user
+    kernel is held to mainline's model and shifted)."""
+    shifted = report["policy"] != "mainline" if shifted is None else shifted
     base_cases = {c["name"]: c for c in (base or {}).get("cases", [])}
     rows = {}
     for c in report["cases"]:
         b = base_cases.get(c["name"])
-        shift = case_shift(c, b, order, floors) if b is not None and \
-            report["policy"] != "mainline" else None
+        shift = case_shift(c, b, order, floors) if b is not None and shifted else None
         rows[c["name"]] = Row(
             c["name"], c["mechanism"], c["wake_flags"], c["verdict"], c["strict_agreement"],
             c["range_agreement"], c["coverage"], c["observed"]["classes"], c["model"]["classes"],
@@ -90,8 +92,8 @@ def judged(per_kernel, order, floors):
     """Each cell of one preset with its rows."""
     return {name: replace(cell, rows=cell_rows(
                 cell.collected.report, report_of(base_of(name, per_kernel)), order,
-                cell.collected.traces, floors)) if cell.collected else cell
-            for name, cell in per_kernel.items()}
+                cell.collected.traces, floors, name not in ("mainline", cell_name("mainline"))))
+            if cell.collected else cell for name, cell in per_kernel.items()}
 
 
 def fidelity_of(per_kernel, policy, aa):
