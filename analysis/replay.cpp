@@ -61,6 +61,7 @@ int64_t ReplayResult::unrecorded() const { return std::max<int64_t>(0, wakings -
 
 void ReplayResult::add(const ReplayResult& o) {
   wakings += o.wakings;
+  self_wakes += o.self_wakes;
   wide.count += o.wide.count;
   wide.agree += o.wide.agree;
   inferred += o.inferred;
@@ -214,6 +215,17 @@ std::string recorder_lines(const ReplayResult& r) {
               "");
 }
 
+namespace {
+
+// A second line "N self-wakes left out (...)" where the trace had any.
+std::string self_wakes_text(const ReplayResult& r) {
+  if (r.self_wakes == 0) return "";
+  return "\n  " + std::to_string(r.self_wakes) +
+         " self-wakes left out (a task woken in its own context: nothing placed)";
+}
+
+}  // namespace
+
 std::string render_replay_text(const ReplayResult& r, std::size_t first) {
   std::ostringstream out;
   const int64_t total = r.total(), agreed = r.agreed();
@@ -221,7 +233,8 @@ std::string render_replay_text(const ReplayResult& r, std::size_t first) {
   if (r.wakings > 0)
     out << "replay under " << r.policy << ": " << agreed << " of " << r.denominator()
         << " wakeups agree in " << kind << " (" << percent(agreed, r.denominator()) << ")\n  "
-        << total - agreed << " records disagree; " << r.unrecorded() << " wakeups have no record\n";
+        << total - agreed << " records disagree; " << r.unrecorded() << " wakeups have no record"
+        << self_wakes_text(r) << "\n";
   else
     out << "replay under " << r.policy << ": " << agreed << " of " << total
         << " decisions agree in " << kind << " (" << percent(agreed, total) << "), "
@@ -295,6 +308,7 @@ nlohmann::ordered_json replay_json(const ReplayResult& r) {
           {"wakeups", r.denominator()},
           {"decisions", r.total()},
           {"unrecorded", r.unrecorded()},
+          {"self_wakes", r.self_wakes},
           {"agree", r.agreed()},
           {"rules_inferred", r.inferred},
           {"at_waking", r.at_waking},
@@ -352,6 +366,7 @@ CaseReplays replay_cases(const std::vector<std::pair<std::string, std::string>>&
       throw std::invalid_argument("case " + name + ": " + e.what());
     }
     r.wakings = t.wakings;
+    r.self_wakes = t.self_wakes;
     for (ReplayDisagreement& d : r.disagreements) d.case_name = name;
     out.total.add(r);
     out.cases.emplace_back(name, std::move(r));

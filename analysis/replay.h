@@ -33,8 +33,9 @@ struct RuleTally {
 struct ReplayResult {
   std::string policy;
   // The traced tasks' wakeups (sched_waking lines), when the text kept them: those beyond the
-  // records had no decision recorded and count against agreement.
-  int64_t wakings = 0;
+  // records had no decision recorded and count against agreement. Self-wakes (a task woken in its
+  // own context: no placement) are not among them and are counted apart.
+  int64_t wakings = 0, self_wakes = 0;
   // By the kernel's rule; for the BPF recorders' records (kBpf, kTpBtf: they hold no rule) by the
   // rule the model took, and they agree when the CPU does: `inferred` counts them.
   std::map<DecisionRule, RuleTally> by_rule;

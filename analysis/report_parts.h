@@ -26,7 +26,6 @@ struct Part {
   std::string tables;
 };
 
-
 // The stems of one part's plots. A stem is a file name the report makes, never a string from the
 // set: `prefix`, '-' and the name with '/' as '-' and every other character outside [A-Za-z0-9-]
 // as '_' (so no '/' and no '.'), then "-2", "-3", ... where two names come out alike.

@@ -12,7 +12,6 @@ namespace {
 // (a newline would start a command line, "!..." a shell) become '?'.
 char gp_char(char ch) { return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f ? '?' : ch; }
 
-
 }  // namespace
 
 // A gnuplot string literal in a script: single-quoted, where gnuplot substitutes nothing (no

@@ -65,7 +65,6 @@ std::string heatmap_table(const std::vector<std::string>& rows,
 
 }  // namespace
 
-
 Part heatmap(const std::vector<CaseView>& cases) {
   const auto vary = varying_params(cases);
   std::vector<std::string> rows, cols;

@@ -91,7 +91,7 @@ TEST_F(ReplaySet, AWakeupWithoutARecordCountsAgainstAgreement) {
   std::string side = side_;
   const auto at = side.find("\n", side.find("# run 0"));
   side.insert(at + 1,
-              "        pipe-999     [000] d..2.   100.000000: sched_waking: comm=wakebench "
+              "        pipe-998     [000] d..2.   100.000000: sched_waking: comm=wakebench "
               "pid=999 prio=120 target_cpu=001\n");
   const test::Ran r = replay(write(side));
   ASSERT_EQ(r.code, 0) << r.err;

@@ -314,6 +314,31 @@ TEST(DecisionRecords, TheEventsLoadsAreReadOnlyWhereWakeAffineWeightRan) {
   EXPECT_EQ(replay_decisions(d, smt2(), policy_by_id("mainline")).agreed(), 0);
 }
 
+// A task woken in its own context (sched_waking run by its wakee: try_to_wake_up()'s
+// p == current, e.g. a duty-cycle background's timer firing before it slept) places nothing and
+// has no record: it is counted apart, not as a wakeup without a record. The same line run by
+// another task is a wakeup.
+TEST(DecisionRecords, SelfWakesAreCountedApartFromTheWakeups) {
+  const std::string self =
+      "wakebench-351 [002] d.h.. 16.243114: sched_waking: comm=wakebench pid=351 prio=120 "
+      "target_cpu=002\n";
+  const std::string other =
+      "<idle>-0 [002] d.h.. 16.243114: sched_waking: comm=wakebench pid=351 prio=120 "
+      "target_cpu=002\n";
+  const DecisionTrace t = parse_decision_trace(self + other);
+  EXPECT_EQ(t.wakings, 1);
+  EXPECT_EQ(t.self_wakes, 1);
+  EXPECT_EQ(parse_decision_trace(other + other).self_wakes, 0);
+  const CaseReplays r =
+      replay_cases({{"c", self + other}}, smt2(), policy_by_id("mainline"), ModelFeatures{});
+  EXPECT_EQ(r.total.unrecorded(), 1);
+  EXPECT_NE(render_replay_text(r.total, 1)
+                .find("\n  1 self-wakes left out (a task woken in its "
+                      "own context: nothing placed)\n"),
+            std::string::npos)
+      << render_replay_text(r.total, 1);
+}
+
 // Mainline's decisions replayed as another policy: its hooks decide the sync wakes otherwise.
 TEST(Replay, AnotherPolicysModelDisagreesWithMainlinesDecisions) {
   const ReplayResult r = replay_decisions(sample(), smt2(), policy_by_id("sync-2017"));

@@ -7,6 +7,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "common/schema/wakeup_trace.h"
 #include "common/util/cpulist.h"
 #include "common/util/ids.h"
 #include "common/util/input.h"
@@ -275,7 +276,8 @@ DecisionTrace parse_decision_trace(std::string_view text) {
     pos = nl + 1;
     check_line(raw, line_no);
     if (line.empty() || line.front() == '#') continue;
-    if (line.find(": sched_waking: ") != std::string_view::npos) ++out.wakings;
+    if (line.find(": sched_waking: ") != std::string_view::npos)
+      ++(is_self_waking(line) ? out.self_wakes : out.wakings);
     const std::size_t at = line.find(kEvent);
     if (at == std::string_view::npos) continue;
     try {

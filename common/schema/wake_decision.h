@@ -131,10 +131,12 @@ std::string format_bpf_decision_fields(const DecisionRecord& d, bool delayed_kno
 std::vector<DecisionRecord> parse_decisions(std::string_view text);
 
 // A trace text or a run's side file: its records, and its sched_waking lines (every wakeup of the
-// traced tasks: the denominator; 0 in a text that kept none).
+// traced tasks: the denominator; 0 in a text that kept none) but those of a task woken in its own
+// context (`self_wakes`: try_to_wake_up()'s `p == current`, which places nothing and records
+// nothing).
 struct DecisionTrace {
   std::vector<DecisionRecord> records;
-  int64_t wakings = 0;
+  int64_t wakings = 0, self_wakes = 0;
 };
 DecisionTrace parse_decision_trace(std::string_view text);
 

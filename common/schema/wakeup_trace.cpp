@@ -409,6 +409,13 @@ void WakeupTraceSummary::add(const WakeupTraceSummary& o) {
   traced_runs += o.traced_runs;
 }
 
+bool is_self_waking(std::string_view line) {
+  Line l;
+  if (parse_line(trim(line), l) || l.event != "sched_waking") return false;
+  const std::optional<int64_t> wakee = int_field(l.fields, "pid");
+  return wakee && *wakee == l.pid;
+}
+
 std::string merge_trace_lines(std::string_view text, const std::vector<std::string>& lines) {
   const auto ts_of = [](std::string_view s) -> std::optional<int64_t> {
     Line l;

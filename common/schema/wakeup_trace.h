@@ -113,6 +113,10 @@ struct WakeupTraceSummary {
 WakeupTraceSummary attribute_wakeups(std::string_view trace_text, const WakeupTraceOptions& opt,
                                      bool keep_list = false);
 
+// A sched_waking line whose running task is its wakee: try_to_wake_up()'s `p == current` (a task
+// woken in its own context, e.g. by a timer that fired before it slept), which places nothing.
+bool is_self_waking(std::string_view line);
+
 // `text` (a tracefs `trace` file) with `lines` (event lines of the same format and clock, in
 // their own order: the BPF decision recorder's) merged in by timestamp; on equal times the text's
 // line first. Lines without a timestamp (comments, lost-event notes) keep their place in the text.
