@@ -373,6 +373,7 @@ TEST(Config, LoadedConfigsPlanOnTheirPresets) {
       {"loads-6cpu", "smt2-3core", 12 + 6 + 3},
       {"loads-8cpu", "smt2-2socket-numa", 12 + 6 + 3},
       {"loads-8cpu", "arm64-smt2-cls", 12 + 6 + 3},
+      {"loads-8cpu", "x86-cls4", 12 + 6 + 3},
       {"loads-4cpu", "smt2", 12 + 3 + 3}};
   for (const auto& [config, preset, count] : loads) {
     SCOPED_TRACE(std::string(config) + " on " + preset);
