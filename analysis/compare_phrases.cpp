@@ -8,6 +8,19 @@
 
 namespace wb {
 
+std::optional<std::pair<double, double>> change_interval(const CompareCell& c, const Metric& m) {
+  if (!c.interval) return std::nullopt;
+  const double lo = c.interval->lo, hi = c.interval->hi;
+  if (m.higher_is_better) return std::pair{(lo - 1) * 100, (hi - 1) * 100};
+  return std::pair{(1 - hi) * 100, (1 - lo) * 100};
+}
+
+std::pair<double, double> change_pct_of(double log_lo, double log_hi, const Metric& m) {
+  const double lo = std::exp(log_lo), hi = std::exp(log_hi);
+  if (m.higher_is_better) return {(lo - 1) * 100, (hi - 1) * 100};
+  return {(1 - hi) * 100, (1 - lo) * 100};
+}
+
 std::string format_value(double v) {
   const double a = std::fabs(v);
   if (a >= 100) return fmt("%.0f", v);

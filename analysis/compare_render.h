@@ -1,9 +1,10 @@
-// What compare's renderers share (analysis/compare_phrases.cpp): the text, markdown, CSV and JSON
-// of analysis/compare_render.cpp and the mail table of analysis/compare_mail.cpp draw one
-// Comparison with the same words and the same rows.
+// What compare's renderers share (analysis/compare_phrases.cpp): the text and markdown of
+// analysis/compare_render.cpp, the CSV and JSON of compare_data.cpp and the mail table of
+// compare_mail.cpp draw one Comparison with the same words and the same rows.
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,6 +33,15 @@ std::string case_text(const CompareRow& r);
 // per mechanism, in first-appearance order.
 using MechanismRows = std::vector<std::pair<std::string, std::vector<const CompareRow*>>>;
 MechanismRows by_mechanism(const Comparison& cmp);
+
+// The change's interval in percent, + = better, from the interval of the ratio.
+std::optional<std::pair<double, double>> change_interval(const CompareCell& c, const Metric& m);
+// A log-scale interval of the ratio as a change in percent, + = better.
+std::pair<double, double> change_pct_of(double log_lo, double log_hi, const Metric& m);
+
+// The CSV and the JSON (analysis/compare_data.cpp).
+std::string format_csv(const Comparison& cmp);
+std::string format_json(const Comparison& cmp);
 
 // The mail table (analysis/compare_mail.cpp). Throws std::invalid_argument with one line when the
 // sets cannot fit in its 72 columns.

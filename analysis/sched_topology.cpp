@@ -21,7 +21,6 @@ std::string upper(std::string_view s) {
   return out;
 }
 
-
 // node_reclaim_distance from the topology's own info (policy-model.md#sched-domains): 32 on AMD Zen
 // (arch/x86/kernel/cpu/amd.c init_amd_zen_common), 10 on powerpc
 // (arch/powerpc/include/asm/topology.h), else RECLAIM_DISTANCE 30.
