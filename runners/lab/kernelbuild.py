@@ -126,7 +126,7 @@ def build(policy, lockdep, jobs, nice, arch="x86_64"):
     version = upstream_version(debian)
     frags = fragments(arch, lockdep)
     config_sha = sha256(b"".join(f.read_bytes() for f in frags))
-    patches = kernel_patches(policy)
+    patches = kernel_patches(policy, arch=arch)
     patch_sha = patches_sha(patches)
     cache = cache_dir()
     out = image_dir(cache, version, arch, policy, lockdep, patch_sha, config_sha)
