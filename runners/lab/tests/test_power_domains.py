@@ -315,3 +315,15 @@ def test_ci_boots_only_bootable_presets():
     text = (REPO / ".ci/run").read_text()
     loop = text[text.index("lab_guests() {"):text.index("lab_arm64() {")]
     assert "bootable_presets(sys.argv[1])" in loop and "PRESETS" not in loop
+
+
+def test_the_ppc64le_kernel_has_room_for_every_power_presets_vcpus():
+    """A preset's "nr_cpus" (and its -smp) within the ppc64le kernel's CONFIG_NR_CPUS."""
+    frag = {}
+    for f in ("kernel.config", "kernel-ppc64le.config"):  # merge order: the arch's wins
+        frag.update(kt.parse_fragment((kt.HERE / f).read_text()))
+    for name, p in PRESETS.items():
+        if p.get("arch") == "ppc64le":
+            vcpus = expected_topology(p["smp"], p["numa"], "ppc64le")["smp"]["cpus"]
+            need = max(vcpus, p.get("shim", {}).get("nr_cpus", 0))
+            assert need <= int(frag["CONFIG_NR_CPUS"]), name

@@ -212,7 +212,8 @@ PRESETS = {
     # that qemu's pseries does not (DOMAINS.md, section 6): ibm,thread-groups by property
     # (groups of thread indexes), an l2-cache node per big core or none, the shared-processor
     # bit, a coregroup over all cores or none, and the kernel's CONFIG_NR_CPUS (kernel.config
-    # has 16). No "departures": the guest must build the statement itself.
+    # has 16, kernel-ppc64le.config 32). The guest must build the statement itself, except
+    # where the lab's shim cannot supply an input (SHIM_CANNOT): then "departures" says what.
     # A dedicated POWER9 LPAR, the fixture's (tests/fixtures/sysroot-power9-lpar-smt8: SMT,
     # CACHE, DIE, NUMA), cut to two chips/nodes of two SMT8 big cores: SMT over the small core
     # (property 1 only), CACHE over the big core (its own l2-cache node: the L2 mask is the
