@@ -71,8 +71,9 @@ UNSHIMMED = [captured("power9-bigcore", 32), captured("power10-smallcore", 16)]
 def test_unshimmed_guests_fail_the_check(preset, cpus):
     check, problems = lab_check(preset, f"{preset}-noshim.sysfs.txt", shim=False)
     assert not check["ok"] and problems
-    bad = [m for m in check["mismatches"] if "sched domains" in m]
+    bad = {m.split()[0] for m in check["mismatches"] if "sched domains" in m}
     assert len(bad) == cpus  # every CPU: SMT over the whole SMT8 core, no CACHE / MC
+    assert not check["departures"]  # nor the stated departure (power10-smallcore's)
     assert cpu0(f"{preset}-noshim.sysfs.txt")[0] == ("SMT", span("0-7"))
 
 
@@ -116,6 +117,25 @@ def test_the_shims_device_tree_as_the_power9_guest_showed_it():
         assert l2[cache] == phandle["l3-cache@" + node.split("@")[1]]
     size = cells("power9-bigcore-devicetree.txt", "d-cache-size")
     assert size["l2-cache@0"] == [512 * 1024] and size["l3-cache@0"] == [10240 * 1024]
+
+
+def flags(capture):
+    """{level: [flag, ...]} of cpu0 as the guest's debugfs showed them."""
+    text = (FIXTURES / capture).read_text()
+    lines = text[text.index("cpu0 flags:\n"):].splitlines()[1:]
+    return {n: f.split() for n, f in (line.split(":", 1) for line in lines)}
+
+
+def test_cpu0s_flags_are_a_dedicated_lpars():
+    """DOMAINS.md section 3, POWER9 dedicated: S, C, B, N, no SD_ASYM_PACKING anywhere
+    (shared_processor off); POWER10: the LLC (SD_SHARE_LLC) is SMT alone."""
+    p9 = flags("power9-bigcore-devicetree.txt")
+    assert list(p9) == ["SMT", "CACHE", "PKG", "NUMA"]
+    assert "SD_SHARE_LLC" in p9["CACHE"] and "SD_SHARE_CPUCAPACITY" not in p9["CACHE"]
+    p10 = flags("power10-smallcore-devicetree.txt")
+    assert list(p10) == ["SMT", "PKG"] and "SD_SHARE_LLC" not in p10["PKG"]
+    for f in (p9, p10):
+        assert not any("SD_ASYM_PACKING" in v for v in f.values())
 
 
 def test_the_shims_device_tree_as_the_power10_guest_showed_it():
