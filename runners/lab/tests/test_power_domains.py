@@ -165,6 +165,17 @@ def test_small_cores_are_an_smt8_cores_only():
 
 # The guard: no preset waiting for a shim the lab lacks boots, whoever asks. The lab has the
 # POWER one now (patches/shim/powervm-lpar.patch): the guard is shown with it taken away.
+def test_the_matrix_leaves_presets_without_a_suite_out_of_its_defaults():
+    """power9-bigcore and power10-smallcore boot but have no suite yet (issue 51, item 4): the
+    matrix's default presets leave them out unless --cases gives one; --presets names them."""
+    args = wblab.matrix.parser().parse_args(["--arch", "ppc64le", "--kernels", "mainline"])
+    assert wblab.matrix.checked(args)[0] == ["power10-smt8", "power9-smt8-2numa"]
+    suite = str(REPO / "configs/lab/power10-smt8.json")
+    args = wblab.matrix.parser().parse_args(["--arch", "ppc64le", "--kernels", "mainline",
+                                             "--cases", suite])
+    assert wblab.matrix.checked(args)[0][2:] == SHIM_PRESETS[::-1]
+
+
 def test_the_lab_has_the_powervm_shim_and_both_presets_boot():
     assert POWERVM_SHIM in SHIMS
     assert not [p for p in PRESETS if missing_shim(p)]
