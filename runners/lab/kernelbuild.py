@@ -181,7 +181,7 @@ def build(policy, lockdep, jobs, nice, arch="x86_64"):
     debian = source_package()
     version = upstream_version(debian)
     _, config_sha = config_of(arch, lockdep)
-    patches = kernel_patches(policy)
+    patches = kernel_patches(policy, arch=arch)
     patch_sha = patches_sha(patches)
     cache = cache_dir()
     out = image_dir(cache, version, arch, policy, lockdep, patch_sha, config_sha)

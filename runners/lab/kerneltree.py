@@ -24,8 +24,9 @@ PATCHES = HERE / "patches"
 PACKAGE = "linux-source-6.12"
 TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")
 TOP = "linux-source-6.12"
-# Patches may only touch files below these directories: they are what gets restored.
-PATCHABLE = ["kernel/sched"]
+# Patches may only touch files below these directories: they are what gets restored. The
+# arch/powerpc ones are the POWER device-tree shim's (ARCH_PATCHES).
+PATCHABLE = ["kernel/sched", "arch/powerpc/kernel", "arch/powerpc/platforms/pseries"]
 # The gated kernel: patches/gated/*.patch in name order, each policy behind its sched feature
 # (FEATURES), all off by default (mainline 6.12).
 GATED = "gated"
@@ -33,6 +34,11 @@ SERIES = PATCHES / GATED
 # The decision event (wblab/tracepatch.py): patches/trace/<series>.patch, applied after the
 # series' policy patches in every lab kernel.
 TRACE = PATCHES / "trace"
+# Lab-only patches of one guest architecture, applied after the series' own in every kernel of
+# that architecture (part of its patch sha; other architectures' kernels are unchanged): the
+# POWER device-tree shim, off unless the command line names it (runners/lab/power/DOMAINS.md,
+# section 6; wblab/qemu.py shim_cmdline).
+ARCH_PATCHES = {"ppc64le": [PATCHES / "shim" / "powervm-lpar.patch"]}
 
 
 class BuildError(Exception):
@@ -67,9 +73,11 @@ def policy_patches(policy, series_dir=None):
     return [PATCHES / POLICIES[policy]] if POLICIES[policy] else []
 
 
-def kernel_patches(policy, series_dir=None):
-    """The patches a kernel is built with: its policy patches, then its decision-event patch."""
-    return policy_patches(policy, series_dir) + [TRACE / f"{policy}.patch"]
+def kernel_patches(policy, series_dir=None, arch=None):
+    """The patches a kernel is built with: its policy patches, then its decision-event patch,
+    then `arch`'s own (ARCH_PATCHES)."""
+    return policy_patches(policy, series_dir) + [TRACE / f"{policy}.patch"] + \
+        ARCH_PATCHES.get(arch, [])
 
 
 def feature_problems(features_h, fair_c, features):
@@ -186,7 +194,9 @@ def ensure_tree(cache, version):
     """<cache>/tree-<version>/{src,pristine}; extracted once, the pristine copy never built in."""
     tree = cache / f"tree-{version}"
     src = tree / "src"
-    if not (tree / ".extracted").exists():
+    if (tree / ".extracted").exists():
+        add_pristine(tree)
+    else:
         shutil.rmtree(tree, ignore_errors=True)
         tree.mkdir(parents=True)
         top = extract([], tree)
@@ -198,6 +208,19 @@ def ensure_tree(cache, version):
             shutil.copytree(src / d, tree / "pristine" / d)
         (tree / ".extracted").touch()
     return tree
+
+
+def add_pristine(tree):
+    """A tree extracted before PATCHABLE named a directory: that directory's pristine copy,
+    from the tarball (never from src, which a build may have patched), restored into src."""
+    missing = [d for d in PATCHABLE if not (tree / "pristine" / d).is_dir()]
+    if not missing:
+        return
+    with tempfile.TemporaryDirectory(prefix="wb-kernel-pristine-", dir=tree) as tmp:
+        top = extract(missing, tmp)
+        for d in missing:
+            (tree / "pristine" / d).parent.mkdir(parents=True, exist_ok=True)
+            (top / d).rename(tree / "pristine" / d)
 
 
 def restore_pristine(tree):
@@ -299,6 +322,12 @@ def check_patches():
         (Path(tmp) / GATED).mkdir()
         check_series(version, tmp)
         check_trace_patches(Path(tmp) / "trace")
+        for arch, patches in ARCH_PATCHES.items():
+            for patch in patches:
+                text = check_patch(patch, root)
+                hunks = len(re.findall(r"^@@ ", text, re.M))
+                print(f"{arch}: {patch.relative_to(PATCHES)} applies exactly to {version} "
+                      f"({hunks} hunks)")
     extra = {p.name for p in PATCHES.glob("*.patch")} - set(POLICIES.values())
     if extra:
         raise BuildError(f"patches with no policy: {', '.join(sorted(extra))}")

@@ -16,8 +16,13 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from kerneltree import PATCHABLE, BuildError, makefile_version, sha256
+from kerneltree import BuildError, makefile_version, sha256
 from wblab import tracepatch
+
+# What --patch may touch: kernel/sched, the part of the lab's source every build restores and the
+# decision event instruments (kerneltree.PATCHABLE adds the POWER shim's directories, which are
+# the lab's, not a user's).
+USER_PATCHABLE = ["kernel/sched"]
 
 SUPPORTED = "6.12"  # the kernel versions the event's edits are written for: 6.12.y
 # Names no path: the event's sha (in the image's name) is the same wherever the patch lies.
@@ -55,7 +60,7 @@ def hunk_header(line):
     return m.group(0) if m else line.strip()
 
 
-def file_problem(files, root, patchable=PATCHABLE):
+def file_problem(files, root, patchable=USER_PATCHABLE):
     """The first reason the patch cannot go on the tree at `root` before patch runs: a file
     outside `patchable` (what the lab restores between builds), a file to patch that is not
     there, a new file that already is; None when there is none."""
@@ -175,7 +180,7 @@ def patched_sched(patch, pristine, tmp):
     """kernel/sched of the lab's source (`pristine`, the tree's never-built copy) with the user's
     patch, then the decision event, in tmp/src: (that root, the event patch's text, offsets)."""
     root = Path(tmp) / "src"
-    for d in PATCHABLE:
+    for d in USER_PATCHABLE:
         shutil.copytree(Path(pristine) / d, root / d)
     moved = apply_user_patch(patch, root)
     sched = root / "kernel/sched"
@@ -189,7 +194,7 @@ def patched_sched(patch, pristine, tmp):
     return root, event, moved
 
 
-def sync_tree(want, have, dirs=PATCHABLE):
+def sync_tree(want, have, dirs=USER_PATCHABLE):
     """Makes each of `dirs` below `have` hold what it holds below `want`: files whose content
     differs are rewritten (a new mtime: make rebuilds them), extra ones deleted, others kept."""
     for d in dirs:
@@ -300,7 +305,7 @@ def tree_sources(tree, event_text):
     event, its two headers."""
     with tempfile.TemporaryDirectory(prefix="wb-tree-event-") as tmp:
         root = Path(tmp) / "src"
-        for d in PATCHABLE:
+        for d in USER_PATCHABLE:
             shutil.copytree(tree / d, root / d, symlinks=False)
         (Path(tmp) / "event.patch").write_text(event_text)
         rc, output = run_patch(Path(tmp) / "event.patch", root)

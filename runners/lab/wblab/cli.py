@@ -64,6 +64,9 @@ def parser():
                     help="boot your own 6.12.y tree, built out of tree with the event and the "
                          "lab's config (build-kernel.sh --kernel-tree), held to mainline's model")
     ap.add_argument("--append", default="", help="extra guest kernel command line")
+    ap.add_argument("--no-shim", action="store_true",
+                    help="boot a preset that has a shim (power9-bigcore, power10-smallcore) "
+                         "without it: qemu's own firmware, whose domains fail the preset's check")
     ap.add_argument("--sched-feature", action="append", default=[], metavar="NAME",
                     help="write NAME (e.g. NO_DELAY_DEQUEUE) to the guest's "
                          "/sys/kernel/debug/sched/features before the run (repeatable)")
@@ -148,7 +151,7 @@ def main_one(argv):
         check_bootable(args.preset)  # a preset waiting for its shim never boots, even overridden
     if args.accel == "kvm":
         check_kvm()
-    topo = topology_args(args.preset, args.smp, args.numa, args.cpu)
+    topo = topology_args(args.preset, args.smp, args.numa, args.cpu, shim=not args.no_shim)
     name = topo["name"]
     config = Path(args.config) if args.config else None  # /lab/config.json, also for --guest-cmd
     if not args.no_run and not args.guest_cmd:

@@ -32,7 +32,7 @@ class GuestPlan:
                  no_run=False, run_args=(), predict=True, verbose=False, sched_features=(),
                  accel="tcg", arch="x86_64", caches=None, domains=None, guest_wakebench=None,
                  check_domains=True, departures=None, qemu_needs=None, machine=None,
-                 numbering="contiguous", icount=None, relay=None):
+                 numbering="contiguous", icount=None, relay=None, shim=None):
         self.__dict__.update(locals())
         del self.__dict__["self"]
         # The binary the guest runs; `wakebench` (the host's) classifies and predicts.
@@ -80,7 +80,10 @@ def qemu_command(plan, qemu, initrd, console, xfer, dtb=None):
         cmd += ["-object", o]
     for n in numa_full:
         cmd += ["-numa", n]
-    append = f"console={arch['console']} panic=-1 quiet sched_verbose {plan.append}".strip()
+    # The preset's shim (qemu.shim_cmdline) before --append: the lab kernel reads it in
+    # prom_init, before anything the guest's own job does.
+    extra = " ".join(a for a in (plan.shim, plan.append) if a)
+    append = f"console={arch['console']} panic=-1 quiet sched_verbose {extra}".strip()
     cmd += ["-kernel", str(plan.kernel), "-initrd", str(initrd), "-append", append,
             "-nodefaults", "-display", "none", "-monitor", "none", "-no-reboot",
             "-serial", f"file:{console}", *xfer_args(plan.arch, xfer)]

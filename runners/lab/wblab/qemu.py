@@ -34,10 +34,19 @@ POWERVM_SMT8_GROUPS = ((0, 2, 4, 6), (1, 3, 5, 7))
 
 # The shims the lab has, by name: a preset's "shim" names the one its guest needs (what the
 # guest's firmware must supply and qemu's does not), and the lab boots no preset whose shim is
-# missing (check_bootable). None is built yet: runners/lab/power/DOMAINS.md, section 6, lists
-# what the POWER one must supply (issue 51, item 2).
-SHIMS = frozenset()
+# missing (check_bootable). The POWER one (issue 51, item 2; runners/lab/power/DOMAINS.md,
+# section 6) is runners/lab/patches/shim/powervm-lpar.patch, in every ppc64le lab kernel and
+# off unless the guest's command line carries shim_cmdline()'s wblab_shim=.
 POWERVM_SHIM = "powervm-devicetree"
+SHIMS = frozenset({POWERVM_SHIM})
+# The inputs of a preset's "shim" the lab's shim cannot supply, and why: a preset naming one
+# boots only with "departures" that say what its guest builds instead (check_bootable).
+# mm/numa.c cpu_to_coregroup_id() takes the last cell of the H_HOME_NODE_ASSOCIATIVITY answer as
+# the coregroup, and qemu's (hw/ppc/spapr_numa.c h_home_node_associativity()) ends in the vcpu
+# id, one per thread: a hypervisor answer, not a device-tree property. qemu's 2-cell
+# ibm,max-associativity-domains also leaves coregroup_enabled 0 (find_possible_nodes()).
+SHIM_CANNOT = {"coregroup": "qemu's VPHN answer ends in the vcpu id (no coregroup over several "
+                            "cores) and its ibm,max-associativity-domains has 2 cells: no MC"}
 
 PRESETS = {
     "smt2": {
@@ -203,34 +212,39 @@ PRESETS = {
     # that qemu's pseries does not (DOMAINS.md, section 6): ibm,thread-groups by property
     # (groups of thread indexes), an l2-cache node per big core or none, the shared-processor
     # bit, a coregroup over all cores or none, and the kernel's CONFIG_NR_CPUS (kernel.config
-    # has 16). No "departures": the guest must build the statement itself.
+    # has 16, kernel-ppc64le.config 32). The guest must build the statement itself, except
+    # where the lab's shim cannot supply an input (SHIM_CANNOT): then "departures" says what.
     # A dedicated POWER9 LPAR, the fixture's (tests/fixtures/sysroot-power9-lpar-smt8: SMT,
     # CACHE, DIE, NUMA), cut to two chips/nodes of two SMT8 big cores: SMT over the small core
     # (property 1 only), CACHE over the big core (its own l2-cache node: the L2 mask is the
     # cpu node's small cores), PKG over the node (two big cores: it stays), NUMA over both.
+    # Its shim's l2-cache and l3-cache nodes (per big core) have an LPAR's sizes (wblab/lpar.py
+    # CPUS; the domains read no size), so the guest's L2 and L3 are checked like x86's L3.
     "power9-bigcore": {
         "arch": "ppc64le",
         "doc": "POWER9 dedicated LPAR as sourced: 2 nodes x 2 SMT8 big cores, interleaved SMT4 "
-               "small cores, L2 per big core (needs the device-tree shim, not built yet)",
+               "small cores, L2 and L3 per big core (through the lab's device-tree shim)",
         "cpu": "power9",
         "qemu": (10, 0),
         "smp": "32,sockets=2,cores=2,threads=8",
         "numa": ["node,nodeid=0,cpus=0-15", "node,nodeid=1,cpus=16-31"],
         "shim": {"name": POWERVM_SHIM, "thread_groups": {1: POWERVM_SMT8_GROUPS},
-                 "l2_cache": "core", "shared_processor": False, "coregroup": None,
-                 "nr_cpus": 32},
+                 "l2_cache": "core", "cache_kib": {2: 512, 3: 10240}, "shared_processor": False,
+                 "coregroup": None, "nr_cpus": 32},
         "domains": [("SMT", "small-core"), ("CACHE", "core"), ("PKG", "node"), ("NUMA", "all")],
     },
     # A dedicated POWER10 LPAR (9538abee18cc's and Shrikanth Hegde's captures): SMT over the
     # small core, properties 1 and 2 naming the same groups so the L2 is the small core's and no
     # CACHE level exists (SMT is the LLC), MC over the coregroup (both big cores here), PKG over
     # the same 16 CPUs degenerates. POWER11 gets no preset of its own: nothing in smp.c tells it
-    # from POWER10 (DOMAINS.md, sections 3-5).
+    # from POWER10 (DOMAINS.md, sections 3-5). The lab's shim supplies everything but the
+    # coregroup (SHIM_CANNOT): the guest builds SMT and PKG, PKG over the same 16 CPUs as the
+    # stated MC, with the same flags (neither shares the LLC, which is SMT either way).
     "power10-smallcore": {
         "arch": "ppc64le",
         "doc": "POWER10 dedicated LPAR as sourced: 2 SMT8 big cores of interleaved SMT4 small "
-               "cores, L2 per small core, one coregroup, one node (needs the device-tree shim, "
-               "not built yet)",
+               "cores, L2 per small core, one coregroup, one node; through the lab's device-tree "
+               "shim, which has no coregroup: PKG 0-15 where the LPAR has MC 0-15",
         "cpu": "power10",
         "qemu": (10, 0),
         "smp": "16,sockets=1,cores=2,threads=8",
@@ -239,6 +253,8 @@ PRESETS = {
                  "thread_groups": {1: POWERVM_SMT8_GROUPS, 2: POWERVM_SMT8_GROUPS},
                  "l2_cache": None, "shared_processor": False, "coregroup": "all", "nr_cpus": 16},
         "domains": [("SMT", "small-core"), ("MC", "all")],
+        "departures": {"domains": [("SMT", "small-core"), ("PKG", "node")],
+                       "cause": SHIM_CANNOT["coregroup"]},
     },
 }
 
@@ -277,14 +293,62 @@ def missing_shim(preset):
     return shim["name"] if shim and shim["name"] not in SHIMS else None
 
 
+def unsupplied(shim):
+    """The inputs a preset's "shim" asks for that the lab's shim cannot supply (SHIM_CANNOT)."""
+    return [k for k in SHIM_CANNOT if shim.get(k) is not None]
+
+
 def check_bootable(preset):
-    """LabError in one line, before anything boots, if `preset`'s guest needs a shim the lab lacks:
-    without it qemu's own firmware would build other domains than the preset states."""
+    """LabError in one line, before anything boots, if `preset`'s guest needs a shim the lab lacks,
+    or an input its shim cannot supply while the preset states no departure: either way qemu's
+    own firmware would build other domains than the preset says."""
     shim = missing_shim(preset)
     if shim:
         raise LabError(f"preset {preset} needs the lab's {shim} shim, which is not built yet "
                        "(runners/lab/power/DOMAINS.md, section 6): without it the guest would "
                        "build qemu's domains, not the preset's")
+    p = PRESETS.get(preset, {})
+    lacking = unsupplied(p["shim"]) if "shim" in p else []
+    if lacking and not p.get("departures"):
+        raise LabError(f"preset {preset}: the lab's shim cannot supply its {', '.join(lacking)} "
+                       f"({SHIM_CANNOT[lacking[0]]}) and the preset states no departure")
+
+
+def shim_cmdline(shim):
+    """The guest kernel's command line that turns the POWER shim on for a preset's "shim"
+    (patches/shim/powervm-lpar.patch reads it: prom_init.c and pseries/lpar.c), e.g.
+    "wblab_shim=tg1,l2=512,l3=10240,dedicated"; LabError in one line for inputs it cannot
+    write. Inputs in SHIM_CANNOT are left out: the preset's departures say what that costs."""
+    if shim.get("name") != POWERVM_SHIM:
+        raise LabError(f"shim {shim.get('name')!r}: the lab has {', '.join(sorted(SHIMS))}")
+    groups = shim.get("thread_groups") or {}
+    if 1 not in groups or not set(groups) <= {1, 2}:
+        raise LabError(f"shim thread_groups {sorted(groups)}: properties 1 or 1 and 2 "
+                       "(smp.c init_big_cores() needs property 1)")
+    if any(g != POWERVM_SMT8_GROUPS for g in groups.values()):
+        raise LabError(f"shim thread_groups: the shim writes PowerVM's interleaved small cores "
+                       f"{POWERVM_SMT8_GROUPS} only")
+    tokens = ["tg12" if 2 in groups else "tg1"]
+    kib = shim.get("cache_kib") or {}
+    if shim.get("l2_cache") == "core":
+        if not set(kib) <= {2, 3} or 2 not in kib or any(
+                not isinstance(v, int) or v < 1 for v in kib.values()):
+            raise LabError(f"shim cache_kib {kib}: KiB of the L2 (and L3) per big core")
+        tokens += [f"l{lvl}={kib[lvl]}" for lvl in sorted(kib)]
+    elif shim.get("l2_cache") is not None or kib:
+        raise LabError(f"shim l2_cache {shim.get('l2_cache')!r}: 'core' (with cache_kib) or "
+                       "None")
+    if not shim.get("shared_processor"):
+        tokens.append("dedicated")
+    return "wblab_shim=" + ",".join(tokens)
+
+
+def shim_caches(shim):
+    """The caches above L1 the shim's guest shows, as a preset's "caches" ({level: scope}): the
+    shim's cache nodes, one per big core, or None."""
+    if shim.get("l2_cache") != "core":
+        return None
+    return {lvl: "core" for lvl in sorted(shim.get("cache_kib") or {})}
 
 
 def bootable_presets(arch=None):
