@@ -1,5 +1,5 @@
 // compare's machine formats: one CSV row per cell, and the JSON of the whole comparison
-// (docs/cli.md#compare).
+// (docs/cli.md#compare-the-verdict).
 #include <cmath>
 #include <sstream>
 
