@@ -60,6 +60,7 @@ struct wb_decision {
 	bool wake_wide, want_affine;
 	int affine, affine_cpu, rule;
 	bool loads;			/* wake_affine_weight() ran: l is what it read, 0 if not read */
+	bool mark;			/* wb_mark(): a lab mutation's changed branch decided */
 	struct wb_loads l;
 	struct cpumask idle;	/* available_idle_cpu() or sched_idle_cpu(), every online CPU */
 };
@@ -148,6 +149,14 @@ static __always_inline int wb_affine_ret(int cpu)
 		if (wb_tracing())						\
 			this_cpu_write(wb_decision.l.field, (value));		\
 	} while (0)
+
+/* A lab mutation's own marker: its changed branch decided this wakeup (patches/mutations/; the
+ * event prints mark=1). Mainline and the policies never call it. */
+static __always_inline void wb_mark(void)
+{
+	if (wb_tracing())
+		this_cpu_write(wb_decision.mark, true);
+}
 
 /* record_wakee(): the waker's flips after the decay, before this wake's increment. */
 static __always_inline void wb_note_flips(struct task_struct *p)

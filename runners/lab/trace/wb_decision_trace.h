@@ -72,6 +72,7 @@ TRACE_EVENT(sched_wake_decision,
 		__field(int, rule)
 		__field(int, cpu)
 		__field(bool, loads)
+		__field(bool, mark)
 		__field_struct(struct wb_loads, l)
 		__dynamic_array(unsigned long, allowed, BITS_TO_LONGS(nr_cpu_ids))
 		__dynamic_array(unsigned long, idle, BITS_TO_LONGS(nr_cpu_ids))
@@ -106,6 +107,7 @@ TRACE_EVENT(sched_wake_decision,
 		__entry->rule = d->rule;
 		__entry->cpu = cpu;
 		__entry->loads = d->loads;
+		__entry->mark = d->mark;
 		__entry->l = d->l;
 		memcpy(__get_dynamic_array(allowed), cpumask_bits(p->cpus_ptr),
 		       BITS_TO_LONGS(nr_cpu_ids) * sizeof(unsigned long));
@@ -118,7 +120,7 @@ TRACE_EVENT(sched_wake_decision,
 		  "nr_idle_scan=%d prev_nr_idle_scan=%d recent_used_cpu=%d has_idle_cores=%d "
 		  "prev_has_idle_cores=%d waker_nr_running=%u waker_delayed=%u prev_nr_running=%u "
 		  "loads=%d waker_cpu_load=%lu prev_cpu_load=%lu waker_h_load=%lu wakee_h_load=%lu "
-		  "waker_capacity=%lu prev_capacity=%lu idle=%*pbl wake_wide=%d want_affine=%d affine=%s affine_cpu=%d rule=%s cpu=%d",
+		  "waker_capacity=%lu prev_capacity=%lu idle=%*pbl wake_wide=%d want_affine=%d affine=%s affine_cpu=%d rule=%s cpu=%d mark=%d",
 		  __entry->pid, __entry->waker_cpu, __entry->prev, __entry->wake_flags,
 		  __entry->waker_flips, __entry->wakee_flips, __entry->last_wakee,
 		  __entry->wakee_last_wakee, __entry->on_rq,
@@ -133,7 +135,8 @@ TRACE_EVENT(sched_wake_decision,
 		  __entry->wake_wide, __entry->want_affine,
 		  __print_symbolic(__entry->affine, { WB_WA_NONE, "none" },
 				   { WB_WA_IDLE, "WA_IDLE" }, { WB_WA_WEIGHT, "WA_WEIGHT" }),
-		  __entry->affine_cpu, __print_symbolic(__entry->rule, WB_RULE_NAMES), __entry->cpu)
+		  __entry->affine_cpu, __print_symbolic(__entry->rule, WB_RULE_NAMES), __entry->cpu,
+		  __entry->mark)
 );
 
 #endif /* _WB_DECISION_TRACE_H */

@@ -174,6 +174,7 @@ bool __wb_decision_begin(struct task_struct *p, int prev, int wake_flags)
 \td->affine_cpu = -1;
 \td->rule = WB_RULE_NONE;
 \td->loads = false;
+\td->mark = false;
 \tmemset(&d->l, 0, sizeof(d->l));
 \treturn true;
 }
