@@ -171,7 +171,198 @@ nlohmann::ordered_json splits_json_of(const Splits& s) {
   return j;
 }
 
+constexpr std::pair<ChangePoint, std::string_view> kPoints[] = {
+    {ChangePoint::kWakeWide, "wake_wide"},
+    {ChangePoint::kWantAffine, "want_affine"},
+    {ChangePoint::kRule, "rule"},
+    {ChangePoint::kCpu, "cpu"}};
+
+// Where the recorded path and the model's first part; nullopt where the model reproduces the
+// record. The BPF recorders' records hold the CPU alone.
+std::optional<ChangePoint> change_point(const DecisionRecord& d, const WakeDecision& m) {
+  if (d.source == DecisionSource::kEvent) {
+    if (d.wake_wide != m.wake_wide) return ChangePoint::kWakeWide;
+    if (d.want_affine != m.want_affine) return ChangePoint::kWantAffine;
+    if (d.unlabelled || (d.rule && *d.rule != m.rule)) return ChangePoint::kRule;
+  }
+  if (d.cpu != m.cpu) return ChangePoint::kCpu;
+  return std::nullopt;
+}
+
+// Whether two models part at any of those points.
+bool models_part(const WakeDecision& x, const WakeDecision& y) {
+  return x.wake_wide != y.wake_wide || x.want_affine != y.want_affine || x.rule != y.rule ||
+         x.cpu != y.cpu;
+}
+
+std::string rule_of(const DecisionRecord& d) {
+  return d.rule ? std::string(decision_rule_id(*d.rule)) : d.unlabelled ? "none" : "-";
+}
+
+std::string changes_verdict(const KernelChanges& c) {
+  const PairSplit& p = c.pair;
+  std::string line = "the kernel against " + p.a + "'s model: " + std::to_string(p.split) + " of " +
+                     std::to_string(p.records) + " recorded wakeups changed (" +
+                     pct(p.split, p.records) + ")";
+  if (p.split > 0)
+    line += ", " + std::to_string(c.moved) + " of them to another CPU (" + pct(c.moved, p.records) +
+            ")";
+  return line;
+}
+
+std::string marked_text(const KernelChanges& c) {
+  if (c.marked == 0) return "marked records (mark=1): none";
+  return "marked records (mark=1): " + std::to_string(c.marked) + ", found changed " +
+         std::to_string(c.marked_changed) + " (" + pct(c.marked_changed, c.marked) +
+         "); changed outside them " + std::to_string(c.pair.split - c.marked_changed) + " (" +
+         pct(c.pair.split - c.marked_changed, c.pair.records) + " of all)";
+}
+
+std::string changed_record_text(const ChangedRecord& x) {
+  const DecisionRecord& d = x.record;
+  return "  #" + std::to_string(x.index + 1) + " pid " + std::to_string(d.pid) + " (" +
+         std::string(change_point_id(x.point)) + (d.mark ? ", marked" : "") +
+         "): " + inputs_text(d) + "\n    kernel wake_wide " + std::to_string(d.wake_wide) + " " +
+         rule_of(d) + " -> " + std::to_string(d.cpu) + "; model wake_wide " +
+         std::to_string(x.model.wake_wide) + " " + std::string(decision_rule_id(x.model.rule)) +
+         " -> " + std::to_string(x.model.cpu) + "\n";
+}
+
+nlohmann::ordered_json changes_json_of(const KernelChanges& c) {
+  nlohmann::ordered_json j = pair_json(c.pair);
+  j.erase("kernel_a");
+  j.erase("kernel_b");
+  j.erase("named");
+  j.erase("first");
+  j["moved"] = c.moved;
+  for (const auto& [pt, n] : c.by_point) j["by_point"][std::string(change_point_id(pt))] = n;
+  j["marked"] = c.marked;
+  j["marked_changed"] = c.marked_changed;
+  if (!c.expected.empty())
+    j["expected"] = {
+        {"policy", c.expected}, {"split", c.expected_split}, {"changed", c.expected_changed}};
+  j["first"] = nlohmann::ordered_json::array();
+  for (const ChangedRecord& x : c.first)
+    j["first"].push_back(
+        {{"index", x.index},
+         {"pid", x.record.pid},
+         {"point", change_point_id(x.point)},
+         {"mark", x.record.mark},
+         {"kernel", {{"rule", rule_of(x.record)}, {"cpu", x.record.cpu}}},
+         {"model", {{"rule", decision_rule_id(x.model.rule)}, {"cpu", x.model.cpu}}}});
+  return j;
+}
+
 }  // namespace
+
+std::string_view change_point_id(ChangePoint p) {
+  for (const auto& [point, id] : kPoints)
+    if (point == p) return id;
+  return "?";
+}
+
+void KernelChanges::add(const KernelChanges& o) {
+  pair.add(o.pair);
+  for (const auto& [k, n] : o.by_point) by_point[k] += n;
+  moved += o.moved;
+  marked += o.marked;
+  marked_changed += o.marked_changed;
+  if (expected.empty()) expected = o.expected;
+  expected_split += o.expected_split;
+  expected_changed += o.expected_changed;
+  for (const ChangedRecord& r : o.first)
+    if (first.size() < kFirstSplits) first.push_back(r);
+}
+
+KernelChanges kernel_changes(const std::vector<DecisionRecord>& records, const SchedTopology& sched,
+                             const WakeupPolicy& policy, const ModelFeatures& features,
+                             const std::map<std::string, double>& pinned,
+                             const WakeupPolicy* expected) {
+  KernelChanges c;
+  c.pair = {std::string(policy.id()), "kernel"};
+  if (expected) c.expected = expected->id();
+  for (std::size_t r = 0; r < records.size(); ++r) {
+    const DecisionRecord& d = records[r];
+    WakeInput in = wake_input_of(d, sched);
+    in.features = features;
+    const WakeDecision m = predict_wakeup(sched, in, policy);
+    ++c.pair.records;
+    c.marked += d.mark;
+    const std::optional<ChangePoint> point = change_point(d, m);
+    const bool split = expected && models_part(m, predict_wakeup(sched, in, *expected));
+    c.expected_split += split;
+    c.expected_changed += split && point;
+    if (!point) continue;
+    WakeDecision kernel;
+    kernel.cpu = d.cpu;
+    kernel.rule = d.rule.value_or(m.rule);
+    count_split(c.pair, {r, m, kernel}, d, in, sched, pinned);
+    ++c.by_point[*point];
+    c.moved += d.cpu != m.cpu;
+    c.marked_changed += d.mark;
+    if (c.first.size() < kFirstSplits) c.first.push_back({r, d, m, *point});
+  }
+  return c;
+}
+
+void add_case(CaseChanges& all, const std::string& name, KernelChanges c) {
+  if (all.total.pair.a.empty()) all.total.pair = {c.pair.a, c.pair.b};
+  all.total.add(c);
+  all.cases.emplace_back(name, std::move(c));
+}
+
+std::string render_changes_text(const CaseChanges& c) {
+  const KernelChanges& t = c.total;
+  const PairSplit& p = t.pair;
+  std::string out = wrap(changes_verdict(t), "");
+  out += wrap(marked_text(t), "  ");
+  if (!t.expected.empty())
+    out += wrap(t.expected + "'s model parts from " + p.a + "'s on " +
+                    std::to_string(t.expected_split) + " records, found changed " +
+                    std::to_string(t.expected_changed) + " (" +
+                    pct(t.expected_changed, t.expected_split) + "); changed outside them " +
+                    std::to_string(p.split - t.expected_changed),
+                "  ");
+  if (p.split == 0) return out;
+  out += wrap(
+      "where the kernel and the model part: " +
+          counts_text(t.by_point, [](ChangePoint pt) { return std::string(change_point_id(pt)); }),
+      "  ");
+  const auto rule = [](DecisionRule r) { return std::string(decision_rule_id(r)); };
+  out += wrap(p.a + "'s rule: " + counts_text(p.by_rule, rule), "  ");
+  out +=
+      wrap("states: " + counts_text(p.by_state,
+                                    [](SplitState st) { return std::string(split_state_id(st)); }),
+           "  ");
+  out +=
+      wrap("classes (" + p.a + " -> kernel): " +
+               counts_text(p.by_classes, [](const auto& k) { return k.first + " -> " + k.second; }),
+           "  ");
+  const std::optional<double> cost = p.cost_ns();
+  out += wrap(cost ? "first-order cost of the kernel's choice: " + fmt("%+.2f", *cost / 1000) +
+                         " us per changed wakeup (the set's pinned medians per class; a model's "
+                         "sum, not a measurement)"
+                   : std::string("first-order cost: not priced (a class has no pinned median)"),
+              "  ");
+  std::vector<std::string> cases;
+  for (const auto& [name, one] : c.cases)
+    if (one.pair.split > 0) cases.push_back(name + " " + std::to_string(one.pair.split));
+  if (!cases.empty()) out += wrap("cases: " + join(cases, ", "), "  ");
+  out += "first " + std::to_string(t.first.size()) + " changed:\n";
+  for (const ChangedRecord& x : t.first) out += changed_record_text(x);
+  return out;
+}
+
+nlohmann::ordered_json changes_json(const CaseChanges& c) {
+  nlohmann::ordered_json j = changes_json_of(c.total);
+  j["cases"] = nlohmann::ordered_json::array();
+  for (const auto& [name, one] : c.cases) {
+    nlohmann::ordered_json x = changes_json_of(one);
+    x["case"] = name;
+    j["cases"].push_back(x);
+  }
+  return j;
+}
 
 std::string_view split_state_id(SplitState s) {
   for (const auto& [state, id] : kStates)

@@ -98,6 +98,58 @@ struct CaseSplits {
 };
 void add_case(CaseSplits& all, const std::string& name, Splits s);
 
+// The decisions a kernel changed against one policy's model (runners/lab/KERNELS.md#your-patch):
+// the records that model does not reproduce, each at the first point of the recorded path where
+// the kernel and the model part. A patched kernel's are what the patch changed; mainline's own
+// kernel's, held to mainline's model, are the floor.
+enum class ChangePoint {
+  kWakeWide,    // wake_wide() answered otherwise
+  kWantAffine,  // want_affine did (the waker's CPU allowed or not)
+  kRule,        // another branch returned (rule=none: a return the event does not label)
+  kCpu,         // the same branch, another CPU
+};
+std::string_view change_point_id(ChangePoint p);  // "wake_wide", "want_affine", "rule", "cpu"
+
+// One changed record, kept in full for the report.
+struct ChangedRecord {
+  std::size_t index = 0;  // in the records given
+  DecisionRecord record;
+  WakeDecision model;
+  ChangePoint point = ChangePoint::kCpu;
+};
+
+struct KernelChanges {
+  // a: the policy, b: "kernel"; `split` counts every changed record, by the model's rule, the
+  // states, (model's class, kernel's class) and the first-order cost of the kernel's choice.
+  PairSplit pair;
+  std::map<ChangePoint, int64_t> by_point;
+  int64_t moved = 0;  // changed records whose CPU differs from the model's (the placement moved)
+  // Records a lab mutation marked (mark=1: its changed branch decided), and those found changed.
+  int64_t marked = 0, marked_changed = 0;
+  // With an expected policy (the patch's own model, where one exists): the records on which its
+  // model parts from the policy's at any of the points above, and those found changed.
+  std::string expected;
+  int64_t expected_split = 0, expected_changed = 0;
+  std::vector<ChangedRecord> first;  // the first kFirstSplits, in record order
+  void add(const KernelChanges& o);
+};
+
+KernelChanges kernel_changes(const std::vector<DecisionRecord>& records, const SchedTopology& sched,
+                             const WakeupPolicy& policy, const ModelFeatures& features = {},
+                             const std::map<std::string, double>& pinned = {},
+                             const WakeupPolicy* expected = nullptr);
+
+struct CaseChanges {
+  std::vector<std::pair<std::string, KernelChanges>> cases;
+  KernelChanges total;
+};
+void add_case(CaseChanges& all, const std::string& name, KernelChanges c);
+
+// The verdict line (changed records, share, how many moved the wakee), then by point, rule,
+// state, class, the marked records, the cost and the cases; within 100 columns.
+std::string render_changes_text(const CaseChanges& c);
+nlohmann::ordered_json changes_json(const CaseChanges& c);
+
 // The mixes (kernel first), then per pair: the verdict line (split count and share, whom the
 // kernel followed, the name), its rules, states, classes and cost, the cases with splits; within
 // 100 columns.

@@ -134,7 +134,9 @@ class Selector {
 
   WakeDecision run() {
     int cpu = try_to_wake_up();
-    return {cpu, rule_, join(steps_, "; "), recent_after_, waker_flips_, idle_cores_cleared_};
+    return {cpu,           rule_,        join(steps_, "; "),
+            recent_after_, waker_flips_, idle_cores_cleared_,
+            wide_,         want_affine_};
   }
 
  private:
@@ -215,8 +217,8 @@ class Selector {
       note(std::string(policy_.id()) + ": sync, waker rq nr_running < 2 -> waker " + n(*r));
       return chose(DecisionRule::kBeforeDomainWalk, *r);
     }
-    bool wide = wake_wide();
-    bool want_affine = !wide && ctx_.allowed(cpu);
+    const bool wide = wide_ = wake_wide();
+    const bool want_affine = want_affine_ = !wide && ctx_.allowed(cpu);
     if (wide) note("wake_wide");
     if (!ctx_.allowed(cpu)) note("waker CPU not allowed");
 
@@ -498,6 +500,7 @@ class Selector {
   DecisionRule rule_ = DecisionRule::kSisTargetFallback;
   int recent_after_ = -1;
   int waker_flips_ = 0;
+  bool wide_ = false, want_affine_ = false;  // as select_task_rq_fair() computed them
   int idle_cores_cleared_ = -1;
 };
 

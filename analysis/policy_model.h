@@ -155,6 +155,9 @@ struct WakeDecision {
   // select_idle_cpu() scanned for an idle core and found none: it cleared the has_idle_cores hint
   // of the LLC of this CPU (the target); -1 when no scan cleared it.
   int idle_cores_cleared = -1;
+  // select_task_rq_fair()'s wake_wide() and want_affine (false where it returned before them),
+  // as the decision event records them.
+  bool wake_wide = false, want_affine = false;
 };
 
 // Section 2 bypasses, then select_task_rq_fair under `policy`, then select_fallback_rq.

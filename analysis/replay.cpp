@@ -65,6 +65,7 @@ void ReplayResult::add(const ReplayResult& o) {
   wide.count += o.wide.count;
   wide.agree += o.wide.agree;
   inferred += o.inferred;
+  unlabelled += o.unlabelled;
   at_waking += o.at_waking;
   flags_from_registry += o.flags_from_registry;
   moved.count += o.moved.count;
@@ -108,6 +109,15 @@ void tally_state(const DecisionRecord& d, const WakeInput& in, const SchedTopolo
 
 }  // namespace
 
+std::string inputs_text(const DecisionRecord& d) {
+  char flags[16];
+  std::snprintf(flags, sizeof flags, "0x%x", d.wake_flags);
+  return "waker " + std::to_string(d.waker_cpu) + " prev " + std::to_string(d.prev) + " flags " +
+         flags + " idle " + (d.idle.empty() ? "-" : format_cpu_list(d.idle)) + " recent " +
+         std::to_string(d.recent_used_cpu) + " has_idle_cores " + std::to_string(d.has_idle_cores) +
+         " nr_running " + std::to_string(d.waker_nr_running);
+}
+
 ReplayResult replay_decisions(const std::vector<DecisionRecord>& records,
                               const SchedTopology& sched, const WakeupPolicy& policy,
                               const ModelFeatures& features) {
@@ -129,10 +139,11 @@ ReplayResult replay_decisions(const std::vector<DecisionRecord>& records,
     }
     tally_state(d, in, sched, seen, out);
     RuleTally& t = out.by_rule[d.rule.value_or(model.rule)];
-    const bool agree = model.cpu == d.cpu && (!d.rule || model.rule == *d.rule);
+    const bool agree = !d.unlabelled && model.cpu == d.cpu && (!d.rule || model.rule == *d.rule);
     ++t.count;
     t.agree += agree;
-    out.inferred += !d.rule;
+    out.inferred += !d.rule && !d.unlabelled;
+    out.unlabelled += d.unlabelled;
     out.at_waking += d.source == DecisionSource::kTpBtf;
     out.flags_from_registry += d.wake_flags_from.rfind("registry:", 0) == 0;
     out.moved.count += d.idle_moved;
@@ -160,15 +171,6 @@ std::string rule_list(const std::vector<DecisionRule>& rules) {
   std::vector<std::string> ids;
   for (DecisionRule r : rules) ids.emplace_back(decision_rule_id(r));
   return join(ids, ", ");
-}
-
-std::string inputs_text(const DecisionRecord& d) {
-  char flags[16];
-  std::snprintf(flags, sizeof flags, "0x%x", d.wake_flags);
-  return "waker " + std::to_string(d.waker_cpu) + " prev " + std::to_string(d.prev) + " flags " +
-         flags + " idle " + (d.idle.empty() ? "-" : format_cpu_list(d.idle)) + " recent " +
-         std::to_string(d.recent_used_cpu) + " has_idle_cores " + std::to_string(d.has_idle_cores) +
-         " nr_running " + std::to_string(d.waker_nr_running);
 }
 
 // One line of the table: the rule left-aligned, the counts right-aligned.
@@ -247,6 +249,11 @@ std::string render_replay_text(const ReplayResult& r, std::size_t first) {
     out << table_row(std::string(decision_rule_id(rule)), std::to_string(t.count),
                      std::to_string(t.agree), std::to_string(t.count - t.agree))
         << "\n";
+  if (r.unlabelled > 0)
+    out << wrap(std::to_string(r.unlabelled) +
+                    " records returned from a return the event does not label (rule=none: a "
+                    "patch's own code); counted above under the model's rule, none agree",
+                "");
   out << "\nwake_wide() true in " << r.wide.count << " records, " << r.wide.agree
       << " of them agreed\n";
   std::vector<std::string> firsts;
@@ -275,9 +282,10 @@ std::string render_replay_text(const ReplayResult& r, std::size_t first) {
     if (!x.case_name.empty()) out << "  " << x.case_name << ":\n";
     const DecisionRecord& d = x.record;
     const std::string kernel =
-        d.rule ? std::string(decision_rule_id(*d.rule)) + " -> " + std::to_string(d.cpu) + " (" +
-                     std::string(affine_test_id(d.affine.value_or(AffineTest::kNone))) + ")"
-               : "-> " + std::to_string(d.cpu) + (d.idle_moved ? " (its inputs moved)" : "");
+        d.unlabelled ? "none -> " + std::to_string(d.cpu)
+        : d.rule ? std::string(decision_rule_id(*d.rule)) + " -> " + std::to_string(d.cpu) + " (" +
+                       std::string(affine_test_id(d.affine.value_or(AffineTest::kNone))) + ")"
+                 : "-> " + std::to_string(d.cpu) + (d.idle_moved ? " (its inputs moved)" : "");
     out << "  #" << x.index + 1 << " pid " << d.pid << ": " << inputs_text(d) << "\n"
         << "    kernel " << kernel << "; model " << decision_rule_id(x.model.rule) << " -> "
         << x.model.cpu << "\n";
@@ -311,6 +319,7 @@ nlohmann::ordered_json replay_json(const ReplayResult& r) {
           {"self_wakes", r.self_wakes},
           {"agree", r.agreed()},
           {"rules_inferred", r.inferred},
+          {"rules_unlabelled", r.unlabelled},
           {"at_waking", r.at_waking},
           {"wake_flags_from_registry", r.flags_from_registry},
           {"inputs_moved", {{"count", r.moved.count}, {"agree", r.moved.agree}}},

@@ -19,6 +19,9 @@ namespace wb {
 // recorded nr_running and delayed count, every other CPU running one task.
 WakeInput wake_input_of(const DecisionRecord& d, const SchedTopology& sched);
 
+// A record's inputs in one line: "waker 1 prev 0 flags 0x18 idle 0,2-3 recent 0 ...".
+std::string inputs_text(const DecisionRecord& d);
+
 struct ReplayDisagreement {
   std::string case_name;  // the run's case (replay_cases), else ""
   std::size_t index = 0;  // the record's position in its case, from 0
@@ -40,6 +43,7 @@ struct ReplayResult {
   // rule the model took, and they agree when the CPU does: `inferred` counts them.
   std::map<DecisionRule, RuleTally> by_rule;
   int64_t inferred = 0;
+  int64_t unlabelled = 0;  // kEvent records of rule=none (a patch's own return): never agree
   // Of those, the tp_btf recorder's (kTpBtf: read at sched_waking), and the ones whose wake flags
   // are the mechanism's documented wake (wake_flags_from=registry:...), not the kernel's.
   int64_t at_waking = 0, flags_from_registry = 0;

@@ -19,7 +19,7 @@ namespace wb {
 namespace {
 
 struct ReplayArgs {
-  std::string input, topology, policy, diff;
+  std::string input, topology, policy, diff, changed, expect;
   std::size_t first = 10;
   bool json = false;
 };
@@ -41,27 +41,50 @@ void print_splits(const ReplayArgs& a, const CaseSplits& s) {
     std::cout << render_splits_text(s);
 }
 
-// Each case's records split between the models, its first-order cost from the set's pinned
-// medians for the case's mechanism and mode.
-void diff_set(const ReplayArgs& a, const ResultSet& rs,
-              const std::vector<std::pair<std::string, std::string>>& cases) {
+// Each case's records and the set's pinned medians for the case's mechanism and mode, to `each`.
+template <class Each>
+void for_each_case(const ReplayArgs& a, const ResultSet& rs,
+                   const std::vector<std::pair<std::string, std::string>>& cases, Each each) {
   const ResultsPrediction p = predict_for_results(rs);
-  const SchedTopology sched = sched_topology_of(rs.set);
-  const ModelFeatures features = set_features(rs.set).model;
-  const std::vector<const WakeupPolicy*> policies = diff_policies(a.diff);
-  CaseSplits s;
   for (const auto& [name, text] : cases) {
     std::map<std::string, double> pinned;
     for (const CasePrediction& c : p.cases)
       if (c.label == name) pinned = c.pinned;
     try {
-      add_case(
-          s, name,
-          split_decisions(parse_decision_trace(text).records, sched, policies, features, pinned));
+      each(name, parse_decision_trace(text).records, pinned);
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument("replay: " + a.input + ": case " + name + ": " + e.what());
     }
   }
+}
+
+void print_changes(const ReplayArgs& a, const CaseChanges& c) {
+  if (a.json)
+    std::cout << changes_json(c).dump(1) << "\n";
+  else
+    std::cout << render_changes_text(c);
+}
+
+void diff_set(const ReplayArgs& a, const ResultSet& rs,
+              const std::vector<std::pair<std::string, std::string>>& cases) {
+  const SchedTopology sched = sched_topology_of(rs.set);
+  const ModelFeatures features = set_features(rs.set).model;
+  if (!a.changed.empty()) {
+    const WakeupPolicy& policy = policy_by_id(a.changed);
+    const WakeupPolicy* expected = a.expect.empty() ? nullptr : &policy_by_id(a.expect);
+    CaseChanges c;
+    for_each_case(
+        a, rs, cases, [&](const std::string& name, const auto& records, const auto& pinned) {
+          add_case(c, name, kernel_changes(records, sched, policy, features, pinned, expected));
+        });
+    return print_changes(a, c);
+  }
+  const std::vector<const WakeupPolicy*> policies = diff_policies(a.diff);
+  CaseSplits s;
+  for_each_case(a, rs, cases,
+                [&](const std::string& name, const auto& records, const auto& pinned) {
+                  add_case(s, name, split_decisions(records, sched, policies, features, pinned));
+                });
   print_splits(a, s);
 }
 
@@ -71,7 +94,7 @@ void replay_set(const ReplayArgs& a) {
                                 " is a result set, which holds its own topology");
   const ResultSet rs = load_result_set(a.input);
   const auto cases = side_file_cases(rs, a.input);
-  if (!a.diff.empty()) return diff_set(a, rs, cases);
+  if (!a.diff.empty() || !a.changed.empty()) return diff_set(a, rs, cases);
   const WakeupPolicy& policy = policy_by_id(a.policy.empty() ? kernel_policy(rs) : a.policy);
   const SetFeatures features = set_features(rs.set);
   const CaseReplays r = replay_cases(cases, sched_topology_of(rs.set), policy, features.model);
@@ -100,6 +123,13 @@ void replay_trace(const ReplayArgs& a, const std::string& text) {
     throw std::invalid_argument("replay: " + a.input +
                                 " holds no sched_wake_decision line (a kernel without the "
                                 "decision event records none: runners/lab/KERNELS.md)");
+  if (!a.changed.empty()) {
+    CaseChanges c;
+    add_case(c, a.input,
+             kernel_changes(t.records, sched, policy_by_id(a.changed), {}, {},
+                            a.expect.empty() ? nullptr : &policy_by_id(a.expect)));
+    return print_changes(a, c);
+  }
   if (!a.diff.empty()) {
     CaseSplits s;
     add_case(s, a.input, split_decisions(t.records, sched, diff_policies(a.diff)));
@@ -137,12 +167,22 @@ void add_replay_command(CLI::App& app) {
                   "records on which their models choose different CPUs, by rule, state and "
                   "class, whom the kernel followed, a first-order cost "
                   "(docs/policy-model.md#decision-diff)");
+  cmd->add_option("--changed", args->changed,
+                  "POLICY: the records POLICY's model does not reproduce, at the point where "
+                  "the kernel's path and the model's part, by rule, state and class, the marked "
+                  "ones found, a first-order cost: what a patched kernel changed against it "
+                  "(runners/lab/KERNELS.md#your-patch)");
+  cmd->add_option("--expect", args->expect,
+                  "POLICY, with --changed: the patch's own model, if it has one; counts the "
+                  "records where it parts from --changed's model and how many were found");
   cmd->add_flag("--json", args->json, "JSON instead of text");
   cmd->callback([args] {
-    if (!args->diff.empty() && !args->policy.empty())
+    if ((!args->diff.empty()) + (!args->policy.empty()) + (!args->changed.empty()) > 1)
       throw std::invalid_argument(
-          "replay: --diff compares the policies it names; --policy "
-          "replays one: give one or the other");
+          "replay: --policy replays one model, --diff compares the policies it names, "
+          "--changed holds the kernel to one: give one of them");
+    if (!args->expect.empty() && args->changed.empty())
+      throw std::invalid_argument("replay: --expect goes with --changed");
     const std::string text = read_input_file("replay", args->input);
     const std::size_t start = text.find_first_not_of(" \t\r\n");
     if (start != std::string::npos && text[start] == '{')

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/replay.h"
 #include "tests/support.h"
 
 namespace wb {
@@ -168,6 +169,105 @@ TEST(DecisionDiff, ReplayDiffOnTheLabSet) {
   const test::Ran both =
       test::run_wakebench({"replay", set, "--diff", "all", "--policy", "mainline"}, dir);
   EXPECT_EQ(both.code, 2);
+  std::filesystem::remove_all(dir);
+}
+
+// The decisions a kernel changed (kernel_changes): mainline's own sample changes nothing under
+// mainline's model; each altered record is found once, at the point where its path parts from the
+// model's: its CPU, its rule (an unlabelled return), its wake_wide().
+TEST(KernelChanges, EachAlteredRecordIsFoundAtItsPoint) {
+  const std::vector<DecisionRecord> d = sample();
+  const WakeupPolicy& mainline = policy_by_id("mainline");
+  EXPECT_EQ(kernel_changes(d, smt2(), mainline).pair.split, 0);
+  const auto found = [&](std::vector<DecisionRecord> v) {
+    const KernelChanges c = kernel_changes(v, smt2(), mainline);
+    EXPECT_EQ(c.pair.split, 1);
+    EXPECT_EQ(c.first.size(), 1u);
+    return c;
+  };
+  std::vector<DecisionRecord> moved = d;
+  moved[0].cpu = 3;  // sis_prev chose 2
+  const KernelChanges m = found(moved);
+  EXPECT_EQ(m.by_point.at(ChangePoint::kCpu), 1);
+  EXPECT_EQ(m.moved, 1);
+  EXPECT_EQ(m.pair.by_rule.at(DecisionRule::kSisPrev), 1);  // the model's rule
+  EXPECT_EQ(m.first[0].index, 0u);
+  std::vector<DecisionRecord> unlabelled = d;
+  unlabelled[0].rule.reset();
+  unlabelled[0].unlabelled = true;
+  const KernelChanges u = found(unlabelled);
+  EXPECT_EQ(u.by_point.at(ChangePoint::kRule), 1);
+  EXPECT_EQ(u.moved, 0);  // the same CPU, by a return no model has
+  std::vector<DecisionRecord> wide = d;
+  wide[1].wake_wide = true;
+  EXPECT_EQ(found(wide).by_point.at(ChangePoint::kWakeWide), 1);
+}
+
+// A mutation's marks are held to what was found: the marked altered record is found; a mark on a
+// record the model reproduces is a marked record not found (the check that must fail when the
+// marker fires where nothing changed).
+TEST(KernelChanges, MarkedRecordsAreCountedAgainstTheChangesFound) {
+  std::vector<DecisionRecord> d = sample();
+  d[0].cpu = 3;
+  d[0].mark = true;
+  KernelChanges c = kernel_changes(d, smt2(), policy_by_id("mainline"));
+  EXPECT_EQ(c.marked, 1);
+  EXPECT_EQ(c.marked_changed, 1);
+  d[2].mark = true;
+  c = kernel_changes(d, smt2(), policy_by_id("mainline"));
+  EXPECT_EQ(c.marked, 2);
+  EXPECT_EQ(c.marked_changed, 1);
+}
+
+// A kernel that follows sync-2017's model: held to mainline's, its changed records are the ones
+// where the two models part (every one found, none outside); held to its own, nothing changed.
+// With the kernel's CPUs left as mainline's, the expected records are found unchanged.
+TEST(KernelChanges, AKnownPatchsChangesAreItsModelsSplits) {
+  std::vector<DecisionRecord> d = sample();
+  const WakeupPolicy& mainline = policy_by_id("mainline");
+  const WakeupPolicy& sync2017 = policy_by_id("sync-2017");
+  const KernelChanges as_mainline = kernel_changes(d, smt2(), mainline, {}, {}, &sync2017);
+  ASSERT_GT(as_mainline.expected_split, 0);
+  EXPECT_EQ(as_mainline.expected_changed, 0);
+  for (DecisionRecord& r : d) {
+    const WakeDecision w = predict_wakeup(smt2(), wake_input_of(r, smt2()), sync2017);
+    r.cpu = w.cpu;
+    r.rule = w.rule;
+    r.wake_wide = w.wake_wide;
+    r.want_affine = w.want_affine;
+  }
+  const KernelChanges c = kernel_changes(d, smt2(), mainline, {}, {}, &sync2017);
+  EXPECT_EQ(c.expected_split, as_mainline.expected_split);
+  EXPECT_EQ(c.expected_changed, c.expected_split);
+  EXPECT_EQ(c.pair.split, c.expected_split);
+  EXPECT_EQ(kernel_changes(d, smt2(), sync2017).pair.split, 0);
+}
+
+// `replay SET --changed mainline` on the lab set: the verdict first, within 100 columns, nothing
+// changed (mainline's own kernel); JSON the same counts; --expect alone is refused in one line.
+TEST(KernelChanges, ReplayChangedOnTheLabSet) {
+  const auto dir = test::fresh_test_dir("kernel-changes");
+  const std::string set = test::fixture_path("decisions/smt2-3core-mainline/results.json");
+  const test::Ran text =
+      test::run_wakebench({"replay", set, "--changed", "mainline", "--expect", "sync-core"}, dir);
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_EQ(text.out.rfind("the kernel against mainline's model: ", 0), 0u) << text.out;
+  std::istringstream lines(text.out);
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 100u) << line;
+  EXPECT_NE(text.out.find("sync-core's model parts from mainline's on "), std::string::npos);
+  const test::Ran json =
+      test::run_wakebench({"replay", set, "--changed", "mainline", "--json"}, dir);
+  ASSERT_EQ(json.code, 0) << json.err;
+  const auto doc = nlohmann::json::parse(json.out);
+  EXPECT_EQ(doc["a"], "mainline");
+  EXPECT_EQ(doc["b"], "kernel");
+  EXPECT_GT(doc["records"].get<int64_t>(), 0);
+  int64_t sum = 0;
+  for (const auto& c : doc["cases"]) sum += c["split"].get<int64_t>();
+  EXPECT_EQ(sum, doc["split"].get<int64_t>());
+  const test::Ran alone = test::run_wakebench({"replay", set, "--expect", "sync-core"}, dir);
+  EXPECT_EQ(alone.code, 2);
+  EXPECT_NE(alone.err.find("--expect goes with --changed"), std::string::npos) << alone.err;
   std::filesystem::remove_all(dir);
 }
 

@@ -356,11 +356,37 @@ TEST(DecisionRecords, AnUnknownRuleIsRefusedWhereItsLineIsRead) {
     FAIL() << "no error";
   } catch (const std::invalid_argument& e) {
     EXPECT_EQ(std::string(e.what()).rfind("line 5: field \"rule\" is \"sis_somewhere\", not a rule "
-                                          "of docs/policy-model.md#rules: \"pipe-812 [000]",
+                                          "of docs/policy-model.md#rules, or none: \"pipe-812",
                                           0),
               0u)
         << e.what();
   }
+}
+
+// A patch's own return prints rule=none: read as unlabelled, never agreeing with a model (whose
+// rule is always one of the list), counted apart; mark=1 (a lab mutation's marker) is read, older
+// lines lack it, and any other value is refused.
+TEST(DecisionRecords, AnUnlabelledReturnNeverAgreesAndAMarkIsRead) {
+  const std::string text = test::read_fixture(test::fixture_path(kSample));
+  std::string none = text;
+  none.replace(none.find("rule=sis_prev"), 13, "rule=none");
+  const std::vector<DecisionRecord> d = parse_decisions(none);
+  EXPECT_TRUE(d[0].unlabelled);
+  EXPECT_FALSE(d[0].rule.has_value());
+  const ReplayResult r = replay_decisions(d, smt2(), policy_by_id("mainline"));
+  EXPECT_EQ(r.unlabelled, 1);
+  EXPECT_EQ(r.inferred, 0);
+  EXPECT_EQ(r.agreed(),
+            replay_decisions(parse_decisions(text), smt2(), policy_by_id("mainline")).agreed() - 1);
+  EXPECT_NE(render_replay_text(r, 0).find("1 records returned from a return the event does not"),
+            std::string::npos);
+  std::string marked = text;
+  marked.insert(marked.find(" cpu=2\n") + 6, " mark=1");
+  EXPECT_TRUE(parse_decisions(marked)[0].mark);
+  EXPECT_FALSE(parse_decisions(text)[0].mark);
+  std::string bad = text;
+  bad.insert(bad.find(" cpu=2\n") + 6, " mark=2");
+  EXPECT_THROW(parse_decisions(bad), std::invalid_argument);
 }
 
 // A task name is any bytes, and a trace's lines reach the terminal (in errors; a side file's case

@@ -142,7 +142,11 @@ void read_kernel_reasons(Reader& r, DecisionRecord& d) {
   d.want_affine = r.flag("want_affine");
   d.affine = r.id("affine", kAffineIds, "none, WA_IDLE or WA_WEIGHT");
   d.affine_cpu = r.cpu("affine_cpu", -1);
-  d.rule = r.id("rule", kRuleIds, "a rule of docs/policy-model.md#rules");
+  if (r.text("rule") == "none")  // a return the event does not label: a patch's own
+    d.unlabelled = true;
+  else
+    d.rule = r.id("rule", kRuleIds, "a rule of docs/policy-model.md#rules, or none");
+  d.mark = r.optional_flag("mark").value_or(false);
 }
 
 // wake_affine_weight()'s loads: a kBpf record's where it has them; a lab event's after `loads=1`

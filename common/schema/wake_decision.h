@@ -7,7 +7,7 @@
 //   has_idle_cores=1 prev_has_idle_cores=1 waker_nr_running=1 waker_delayed=0
 //   prev_nr_running=0 loads=0 waker_cpu_load=0 prev_cpu_load=0 waker_h_load=0 wakee_h_load=0
 //   waker_capacity=0 prev_capacity=0 idle=0,2-3 wake_wide=0 want_affine=1 affine=WA_IDLE
-//   affine_cpu=0 rule=sis_prev cpu=0
+//   affine_cpu=0 rule=sis_prev cpu=0 mark=0
 // (one line; wrapped here). `loads=1`: wake_affine_weight() ran, and the six fields after it are
 // what it read (0 for what it returned before reading; lines before 2026-12-06 lack all seven).
 // `idle` lists the online CPUs idle as the decision read them, `allowed` the wakee's cpus_ptr; the
@@ -114,7 +114,13 @@ struct DecisionRecord {
   std::optional<AffineTest> affine;
   int affine_cpu = -1;
   std::optional<DecisionRule> rule;
+  // kEvent: `rule=none`, the CPU came from a return the event does not label (a patch's own
+  // code, runners/lab/KERNELS.md#your-patch); no model's rule is that, so replay never agrees.
+  bool unlabelled = false;
   int cpu = -1;
+  // kEvent: `mark=1`, a lab mutation's own marker ran in this selection (its changed branch
+  // decided: runners/lab/patches/mutations/); absent (false) on lines before 2026-12-06.
+  bool mark = false;
 };
 
 // The fields after "sched_wake_decision: ". Throws std::invalid_argument naming the field:
