@@ -73,7 +73,7 @@ def test_matrix_json_keeps_its_layout():
                          "confusion"]
     assert doc["cells"]["smt2"]["sync-core"] == {"missing": "no kernel: not built"}
     cell = doc["cells"]["smt2"]["sync-pair"]
-    assert list(cell) == ["pairs", "replay", "confusion", "rows"]
+    assert list(cell) == ["pairs", "replay", "changes", "confusion", "rows"]
     assert list(cell["rows"][CASE]) == [
         "mechanism", "wake_flags", "verdict", "agreement", "range_agreement", "coverage",
         "observed", "model", "why", "observed_shift", "central_shift", "aa_floor", "shift"]

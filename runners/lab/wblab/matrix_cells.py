@@ -13,7 +13,8 @@ class Collected:
     """One cell's guest as read back: its agreement report (agreement.json), the fresh pairs its
     kernel-placed cases ran, its replay summaries, wakeup traces (case name -> result set
     `trace`), confusion rows, observed class shares of the cases that ran, and the case names
-    whose predictions discriminate a pair of policies (None: a wakebench before `discriminates`)."""
+    whose predictions discriminate a pair of policies (None: a wakebench before `discriminates`)
+    and the decisions its kernel changed against mainline's model (wblab/changes.py)."""
     report: dict
     pairs: tuple = ()
     replay: dict | None = None
@@ -21,6 +22,7 @@ class Collected:
     confusion: dict = field(default_factory=dict)
     observed: dict = field(default_factory=dict)
     discriminating: tuple | None = None
+    changes: dict | None = None
 
 
 @dataclass(frozen=True)
@@ -91,8 +93,8 @@ class Cell:
         if self.missing is not None:
             return {"missing": self.missing}
         c = self.collected
-        return {"pairs": list(c.pairs), "replay": c.replay, "confusion": c.confusion,
-                "rows": {n: r.to_json() for n, r in self.rows.items()}}
+        return {"pairs": list(c.pairs), "replay": c.replay, "changes": c.changes,
+                "confusion": c.confusion, "rows": {n: r.to_json() for n, r in self.rows.items()}}
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import types
 from pathlib import Path
 
 from . import REPO, LabError, write_atomic
-from . import confusion, replay, resultset
+from . import changes, confusion, replay, resultset
 from .agreement import agreement, check_thresholds
 from .cases import provenance
 from .fidelity import GATED, class_shares, read_back_problems, settings
@@ -97,7 +97,8 @@ def collect(wakebench, record, cell, policy, kernel=None):
         traces={c.name: c.trace for c in data.cases if c.trace and "paths" in c.trace},
         confusion=confusion.cell_confusion(pred, data, policy),
         observed={n: v for n, v in observed_classes(data).items() if n in ok},
-        discriminating=discriminating(pred)), note=note)
+        discriminating=discriminating(pred),
+        changes=changes.cell_changes(wakebench, results, expect=policy)), note=note)
 
 
 def collect_gated(wakebench, record, guest, policy):

@@ -5,7 +5,7 @@ kernel's fidelity and the dropped cases."""
 import datetime
 import os
 
-from . import confusion, replay
+from . import changes, confusion, replay
 from .cases import provenance_lines
 from .fidelity import FIDELITY_SLACK, fidelity_lines
 from .matrix_cells import confusion_rows
@@ -66,7 +66,8 @@ def render_document(matrix, now=None):
     head += ["", "Cases (the file each preset ran, and whether it was committed unchanged before "
              "the guests ran):"]
     head += [x for p, rec in matrix.cases.items() for x in provenance_lines(p, rec)]
-    return "\n".join(head + [""] + replay_section(matrix)) + "\n\n" + render(matrix) + \
+    return "\n".join(head + [""] + replay_section(matrix) + changes_section(matrix)) + "\n\n" + \
+        render(matrix) + \
         "\n".join(extra_sections(matrix))
 
 
@@ -93,6 +94,27 @@ def replay_section(matrix):
             "the kernel's own policy's decide differently and how many of those it matched: a "
             "faithful kernel matches its own model on all of them and the other on none.", "") + \
         [""] + replay.render(cells) + [""] + coverage_section(cells)
+
+
+def changes_section(matrix):
+    """The decisions each kernel changed against mainline's model (wblab/changes.py)."""
+    cells = [(preset, name, cell.collected.changes)
+             for preset, per_kernel in matrix.cells.items()
+             for name, cell in per_kernel.items() if cell.collected and cell.collected.changes]
+    if not cells:
+        return []
+    return ["#### The decisions each kernel changed against mainline's model", ""] + \
+        confusion.wrap(
+            "Per cell, the decision records mainline's model does not reproduce (`wakebench "
+            "replay --changed mainline`), each at the first point where the kernel's recorded "
+            "path and the model's part (wake_wide, want_affine, the rule, the CPU): for a patch "
+            "nobody modelled, what it changed; mainline's own cell on the same preset is the "
+            "floor. Marked: records a lab mutation's marker flagged (its changed branch decided) "
+            f"and how many were found changed (goal: >= {changes.MARKED_FOUND:g}% of at least "
+            f"{changes.MIN_MARKED} found, <= {changes.OUTSIDE:g}% of all records changed outside "
+            "them). Own model's splits: the records where the kernel's own policy's model parts "
+            "from mainline's, how many were found changed, and the changes outside them.", "") + \
+        [""] + changes.render(cells)
 
 
 def coverage_section(cells):
