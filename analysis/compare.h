@@ -220,6 +220,11 @@ void judge_family(const std::vector<CellPair>& family, const CompareOptions& opt
 // A case's cell: the metric, its per-repetition values without those that did not sleep.
 CompareCell case_cell(const CaseView& c, const Metric& metric);
 
+// Adds compare's warnings once the verdicts are in (analysis/compare_warnings.cpp), in this order:
+// cases without an A/A floor (with options.noise), tests with too few repetitions, repetitions that
+// did not sleep, sets whose cases mostly moved one way (cmp.moved_together), paired rounds.
+void verdict_warnings(Comparison& cmp, bool paired);
+
 // Fills cmp.why (analysis/compare_why.cpp): the kernel-placed rows whose base and other cells both
 // have repetitions by observed class.
 void explain_kernel_cases(Comparison& cmp);

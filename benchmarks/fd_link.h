@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "benchmarks/shared_state.h"
-#include "common/measure/driver.h"
+#include "common/measure/mechanism.h"
 #include "common/util/sys.h"
 
 namespace wb {

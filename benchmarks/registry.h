@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/measure/driver.h"
+#include "common/measure/mechanism.h"
 
 namespace wb {
 

@@ -9,7 +9,7 @@
 #include <memory>
 #include <new>
 
-#include "common/measure/driver.h"
+#include "common/measure/mechanism.h"
 #include "common/measure/shm.h"
 
 namespace wb {

@@ -19,7 +19,7 @@ namespace wb {
 namespace {
 
 struct ReplayArgs {
-  std::string input, topology, policy, diff, changed, expect;
+  std::string input, topology, policy, diff, changed, expect, prices;
   std::size_t first = 10;
   bool json = false;
 };
@@ -41,15 +41,33 @@ void print_splits(const ReplayArgs& a, const CaseSplits& s) {
     std::cout << render_splits_text(s);
 }
 
-// Each case's records and the set's pinned medians for the case's mechanism and mode, to `each`.
+using Prices = std::map<std::string, std::map<std::string, double>>;  // "pipe/threads" -> class
+
+// --prices SET: the pinned medians per class of SET's cases by mechanism and mode, the first
+// point of each that has one (a first-order price, whatever the case's parameters).
+Prices prices_of(const std::string& path) {
+  Prices out;
+  if (path.empty()) return out;
+  for (const CasePrediction& c : predict_for_results(load_result_set(path)).cases)
+    for (const auto& [cls, ns] : c.pinned) out[c.mechanism + "/" + c.mode].try_emplace(cls, ns);
+  return out;
+}
+
+// Each case's records and the set's pinned medians for the case's mechanism and mode (where the
+// set has none, --prices's), to `each`.
 template <class Each>
 void for_each_case(const ReplayArgs& a, const ResultSet& rs,
                    const std::vector<std::pair<std::string, std::string>>& cases, Each each) {
   const ResultsPrediction p = predict_for_results(rs);
+  const Prices prices = prices_of(a.prices);
   for (const auto& [name, text] : cases) {
     std::map<std::string, double> pinned;
     for (const CasePrediction& c : p.cases)
-      if (c.label == name) pinned = c.pinned;
+      if (c.label == name) {
+        pinned = c.pinned;
+        const auto it = prices.find(c.mechanism + "/" + c.mode);
+        if (pinned.empty() && it != prices.end()) pinned = it->second;
+      }
     try {
       each(name, parse_decision_trace(text).records, pinned);
     } catch (const std::invalid_argument& e) {
@@ -111,6 +129,9 @@ void replay_trace(const ReplayArgs& a, const std::string& text) {
   if (a.topology.empty())
     throw std::invalid_argument("replay: " + a.input +
                                 " is a trace: give the machine's hwloc XML with --topology");
+  if (!a.prices.empty())
+    throw std::invalid_argument("replay: --prices prices a result set's cases; " + a.input +
+                                " is a trace");
   const WakeupPolicy& policy = policy_by_id(a.policy.empty() ? "mainline" : a.policy);
   const SchedTopology sched = load_sched_topology("replay", a.topology, "", std::nullopt);
   DecisionTrace t;
@@ -175,6 +196,10 @@ void add_replay_command(CLI::App& app) {
   cmd->add_option("--expect", args->expect,
                   "POLICY, with --changed: the patch's own model, if it has one; counts the "
                   "records where it parts from --changed's model and how many were found");
+  cmd->add_option("--prices", args->prices,
+                  "RESULTS, with --diff or --changed on a set: price a case whose set has no "
+                  "pinned case (the lab's) with this set's pinned medians per class for its "
+                  "mechanism and mode, e.g. the host's own run");
   cmd->add_flag("--json", args->json, "JSON instead of text");
   cmd->callback([args] {
     if ((!args->diff.empty()) + (!args->policy.empty()) + (!args->changed.empty()) > 1)
@@ -183,6 +208,8 @@ void add_replay_command(CLI::App& app) {
           "--changed holds the kernel to one: give one of them");
     if (!args->expect.empty() && args->changed.empty())
       throw std::invalid_argument("replay: --expect goes with --changed");
+    if (!args->prices.empty() && args->changed.empty() && args->diff.empty())
+      throw std::invalid_argument("replay: --prices goes with --diff or --changed");
     const std::string text = read_input_file("replay", args->input);
     const std::size_t start = text.find_first_not_of(" \t\r\n");
     if (start != std::string::npos && text[start] == '{')

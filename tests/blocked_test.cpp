@@ -12,6 +12,7 @@
 #include "analysis/resultset_io.h"
 #include "analysis/summary.h"
 #include "benchmarks/registry.h"
+#include "common/measure/driver.h"
 #include "common/schema/registry.h"
 #include "common/schema/result_set.h"
 #include "common/util/sys.h"

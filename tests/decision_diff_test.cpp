@@ -244,7 +244,8 @@ TEST(KernelChanges, AKnownPatchsChangesAreItsModelsSplits) {
 }
 
 // `replay SET --changed mainline` on the lab set: the verdict first, within 100 columns, nothing
-// changed (mainline's own kernel); JSON the same counts; --expect alone is refused in one line.
+// changed (mainline's own kernel); JSON the same counts; --expect alone, --prices alone and
+// --prices on a trace are refused in one line.
 TEST(KernelChanges, ReplayChangedOnTheLabSet) {
   const auto dir = test::fresh_test_dir("kernel-changes");
   const std::string set = test::fixture_path("decisions/smt2-3core-mainline/results.json");
@@ -268,6 +269,18 @@ TEST(KernelChanges, ReplayChangedOnTheLabSet) {
   const test::Ran alone = test::run_wakebench({"replay", set, "--expect", "sync-core"}, dir);
   EXPECT_EQ(alone.code, 2);
   EXPECT_NE(alone.err.find("--expect goes with --changed"), std::string::npos) << alone.err;
+  const test::Ran unpriced = test::run_wakebench({"replay", set, "--prices", set}, dir);
+  EXPECT_EQ(unpriced.code, 2);
+  EXPECT_NE(unpriced.err.find("--prices goes with --diff or --changed"), std::string::npos);
+  const std::string trace = test::fixture_path("decisions/smt2-mainline.txt");
+  const test::Ran priced_trace =
+      test::run_wakebench({"replay", trace, "--topology",
+                           std::string(WB_SOURCE_DIR) + "/configs/lab/topologies/smt2.xml",
+                           "--changed", "mainline", "--prices", set},
+                          dir);
+  EXPECT_EQ(priced_trace.code, 2);
+  EXPECT_NE(priced_trace.err.find("--prices prices a result set's cases"), std::string::npos)
+      << priced_trace.err;
   std::filesystem::remove_all(dir);
 }
 

@@ -76,7 +76,7 @@ inline int64_t stamp() noexcept { return counter_stamps() ? read_counter() : now
 // Calibrated on first use (about 5 ms); call it before forking the tasks that stamp.
 const StampClock& stamp_clock();
 
-// Stamps inside the timed path of one round trip (common/measure/driver.cpp): the waker's one (a
+// Stamps inside the timed path of one round trip (common/measure/ping_pong.cpp): the waker's one (a
 // round trip starts where the previous one ended) and the wakee's wake stamp.
 inline constexpr int kStampsPerRoundTrip = 2;
 

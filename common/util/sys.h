@@ -1,5 +1,6 @@
 // Thin syscall wrappers. Setup paths throw std::system_error naming the call; hot-loop helpers
-// return 0 or an errno and never throw (the driver reports them per case; common/measure/driver.h).
+// return 0 or an errno and never throw (a Link returns it, common/measure/mechanism.h; the driver
+// reports it per case).
 #pragma once
 
 #include <sched.h>

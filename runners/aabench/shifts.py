@@ -41,7 +41,7 @@ def median_rtt(case):
 def work_ns_for(median_ns, shift, read_ns=0.0):
     """The work_ns that adds `shift` (0.10 = 10 %) to a round trip of median `median_ns`.
 
-    The rule (common/measure/driver.cpp, docs/configs.md#mechanisms, "Knobs"): each side runs the
+    The rule (common/measure/ping_pong.cpp, docs/configs.md#mechanisms, "Knobs"): each side runs the
     busy loop once per round trip inside the waker's timed window, the waker before it sends and the wakee after it
     wakes and before it answers; in a ping-pong the two never overlap, so one round trip gains 2 x
     work_ns. The waker also takes one more timer read per round trip when there is work (the stamp
