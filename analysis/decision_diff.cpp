@@ -220,12 +220,38 @@ std::string marked_text(const KernelChanges& c) {
 
 std::string changed_record_text(const ChangedRecord& x) {
   const DecisionRecord& d = x.record;
-  return "  #" + std::to_string(x.index + 1) + " pid " + std::to_string(d.pid) + " (" +
-         std::string(change_point_id(x.point)) + (d.mark ? ", marked" : "") +
-         "): " + inputs_text(d) + "\n    kernel wake_wide " + std::to_string(d.wake_wide) + " " +
-         rule_of(d) + " -> " + std::to_string(d.cpu) + "; model wake_wide " +
-         std::to_string(x.model.wake_wide) + " " + std::string(decision_rule_id(x.model.rule)) +
-         " -> " + std::to_string(x.model.cpu) + "\n";
+  const auto both = [](const char* what, bool k, bool m) {
+    return std::string("; ") + what + " kernel " + std::to_string(k) + ", model " +
+           std::to_string(m);
+  };
+  std::string parted;
+  if (x.point == ChangePoint::kWakeWide) parted = both("wake_wide", d.wake_wide, x.model.wake_wide);
+  if (x.point == ChangePoint::kWantAffine)
+    parted = both("want_affine", d.want_affine, x.model.want_affine);
+  return wrap("#" + std::to_string(x.index + 1) + " pid " + std::to_string(d.pid) + " (" +
+                  std::string(change_point_id(x.point)) + (d.mark ? ", marked" : "") +
+                  "): kernel " + rule_of(d) + " -> " + std::to_string(d.cpu) + ", model " +
+                  std::string(decision_rule_id(x.model.rule)) + " -> " +
+                  std::to_string(x.model.cpu) + parted,
+              "  ") +
+         wrap("inputs: " + inputs_text(d), "    ");
+}
+
+// The cases with changes, most first, the first kCasesShown of them.
+std::string cases_text(const CaseChanges& c) {
+  constexpr std::size_t kCasesShown = 6;
+  std::vector<std::pair<int64_t, std::string>> v;
+  for (const auto& [name, one] : c.cases)
+    if (one.pair.split > 0) v.emplace_back(one.pair.split, name);
+  std::stable_sort(v.begin(), v.end(),
+                   [](const auto& x, const auto& y) { return x.first > y.first; });
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < v.size() && i < kCasesShown; ++i)
+    parts.push_back(v[i].second + " " + std::to_string(v[i].first));
+  if (v.size() > kCasesShown)
+    parts.push_back("and " + std::to_string(v.size() - kCasesShown) +
+                    " more (--json lists every case)");
+  return join(parts, ", ");
 }
 
 nlohmann::ordered_json changes_json_of(const KernelChanges& c) {
@@ -344,11 +370,8 @@ std::string render_changes_text(const CaseChanges& c) {
                          "sum, not a measurement)"
                    : std::string("first-order cost: not priced (a class has no pinned median)"),
               "  ");
-  std::vector<std::string> cases;
-  for (const auto& [name, one] : c.cases)
-    if (one.pair.split > 0) cases.push_back(name + " " + std::to_string(one.pair.split));
-  if (!cases.empty()) out += wrap("cases: " + join(cases, ", "), "  ");
-  out += "first " + std::to_string(t.first.size()) + " changed:\n";
+  out += wrap("cases: " + cases_text(c), "  ");
+  out += "first " + std::to_string(t.first.size()) + " changed (in case order):\n";
   for (const ChangedRecord& x : t.first) out += changed_record_text(x);
   return out;
 }
