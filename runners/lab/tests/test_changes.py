@@ -1,5 +1,8 @@
 """wblab/changes.py: a mutation's verdict from its marks, the floor per preset and the table, on
 summaries as `wakebench replay --changed mainline --json` gives them."""
+import json
+from pathlib import Path
+
 from wblab import changes
 
 
@@ -59,3 +62,16 @@ def test_a_known_patch_is_held_to_its_own_models_splits_and_details_follow():
     assert "- record 10 (pid 611, cpu, marked): kernel none -> 3, mainline's model sis_prev -> 2" \
         in text
     assert all(len(line) <= 100 for line in lines if not line.startswith("|"))
+
+
+FIXTURE = Path(__file__).parent / "fixtures"
+
+
+def test_the_section_renders_as_its_golden():
+    """changes-smt2.json: `replay --changed mainline --json` of the y1 matrix's mainline and
+    sibling-first cells (docs/lab-validation/y1-smt2-your-patch.md), trimmed to three cases and
+    their first records; the golden is that section as matrix.md gives it."""
+    data = json.loads((FIXTURE / "changes-smt2.json").read_text())
+    cells = [tuple(k.split("/")) + (v,) for k, v in data.items()]
+    lines = changes.render(cells)
+    assert "\n".join(lines) + "\n" == (FIXTURE / "changes-smt2.md").read_text()

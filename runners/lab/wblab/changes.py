@@ -10,6 +10,7 @@ BASE = "mainline"
 MARKED_FOUND = 99.0    # percent of the marked records
 OUTSIDE = 0.05         # percent of all records
 MIN_MARKED = 100       # fewer marked records show nothing either way
+CASES_SHOWN = 6        # the cases most changed, in a cell's detail
 
 
 def cell_changes(wakebench, results, expect=None):
@@ -91,11 +92,14 @@ def detail(preset, column, c, first=3):
     if "unavailable" in c or c["split"] == 0:
         return []
     cost = c.get("cost_ns")
-    cases = ", ".join(f"{x['case']} {x['split']}" for x in c.get("cases", []) if x["split"])
+    changed = sorted((x for x in c.get("cases", []) if x["split"]), key=lambda x: -x["split"])
+    cases = ", ".join(f"{x['case']} {x['split']}" for x in changed[:CASES_SHOWN]) + \
+        (f" and {len(changed) - CASES_SHOWN} more" if len(changed) > CASES_SHOWN else "")
+    classes = {k.replace("->", " -> "): n for k, n in (c.get("by_classes") or {}).items()}
     text = [f"**{preset} x {column}**: where the kernel and mainline's model part: "
             f"{counts(c.get('by_point'))}; mainline's rule: {counts(c.get('by_rule'))}; states: "
             f"{counts(c.get('by_state'))}; classes (mainline -> kernel): "
-            f"{counts(c.get('by_classes'))}; first-order cost of the kernel's choice: "
+            f"{counts(classes)}; first-order cost of the kernel's choice: "
             + (f"{cost / 1000:+.2f} us per changed wakeup (pinned medians, a model's sum)"
                if cost is not None else "not priced") + f"; cases: {cases}."]
     lines = wrap(" ".join(text), "")
