@@ -90,11 +90,10 @@ std::string verdict_line(const PairSplit& p) {
   return line + "not named (neither followed on " + fmt("%.0f%%", 100 * kNameShare) + ")";
 }
 
-std::string pair_text(const PairSplit& p, const CaseSplits& s, std::size_t k) {
-  std::string out = wrap(verdict_line(p), "");
-  if (p.split == 0) return out;
+// A split's rule, state, class and cost lines; `what` names its records ("split", "changed").
+std::string split_lines(const PairSplit& p, const std::string& what) {
   const auto rule = [](DecisionRule r) { return std::string(decision_rule_id(r)); };
-  out += wrap(p.a + "'s rule: " + counts_text(p.by_rule, rule), "  ");
+  std::string out = wrap(p.a + "'s rule: " + counts_text(p.by_rule, rule), "  ");
   out +=
       wrap("states: " + counts_text(p.by_state,
                                     [](SplitState st) { return std::string(split_state_id(st)); }),
@@ -104,16 +103,37 @@ std::string pair_text(const PairSplit& p, const CaseSplits& s, std::size_t k) {
                counts_text(p.by_classes, [](const auto& c) { return c.first + " -> " + c.second; }),
            "  ");
   const std::optional<double> cost = p.cost_ns();
-  out += wrap(cost ? "first-order cost of " + p.b + "'s choice: " + fmt("%+.2f", *cost / 1000) +
-                         " us per split wakeup (the set's pinned medians per class; "
-                         "a model's sum, not a measurement)"
+  return out +
+         wrap(cost ? "first-order cost of " + p.b + "'s choice: " + fmt("%+.2f", *cost / 1000) +
+                         " us per " + what +
+                         " wakeup (the set's pinned medians per class; a model's sum, not a "
+                         "measurement)"
                    : std::string("first-order cost: not priced (a class has no pinned median)"),
               "  ");
+}
+
+std::string pair_text(const PairSplit& p, const CaseSplits& s, std::size_t k) {
+  std::string out = wrap(verdict_line(p), "");
+  if (p.split == 0) return out;
+  out += split_lines(p, "split");
   std::vector<std::string> cases;
   for (const auto& [name, c] : s.cases)
     if (c.pairs[k].split > 0) cases.push_back(name + " " + std::to_string(c.pairs[k].split));
   if (!cases.empty()) out += wrap("cases: " + join(cases, ", "), "  ");
   return out;
+}
+
+// A set's JSON: `of` its total, then "cases": `of` each case with its name.
+template <class Cases, class Of>
+nlohmann::ordered_json with_cases(const Cases& c, Of of) {
+  nlohmann::ordered_json j = of(c.total);
+  j["cases"] = nlohmann::ordered_json::array();
+  for (const auto& [name, one] : c.cases) {
+    nlohmann::ordered_json x = of(one);
+    x["case"] = name;
+    j["cases"].push_back(x);
+  }
+  return j;
 }
 
 nlohmann::ordered_json pair_json(const PairSplit& p) {
@@ -354,38 +374,14 @@ std::string render_changes_text(const CaseChanges& c) {
       "where the kernel and the model part: " +
           counts_text(t.by_point, [](ChangePoint pt) { return std::string(change_point_id(pt)); }),
       "  ");
-  const auto rule = [](DecisionRule r) { return std::string(decision_rule_id(r)); };
-  out += wrap(p.a + "'s rule: " + counts_text(p.by_rule, rule), "  ");
-  out +=
-      wrap("states: " + counts_text(p.by_state,
-                                    [](SplitState st) { return std::string(split_state_id(st)); }),
-           "  ");
-  out +=
-      wrap("classes (" + p.a + " -> kernel): " +
-               counts_text(p.by_classes, [](const auto& k) { return k.first + " -> " + k.second; }),
-           "  ");
-  const std::optional<double> cost = p.cost_ns();
-  out += wrap(cost ? "first-order cost of the kernel's choice: " + fmt("%+.2f", *cost / 1000) +
-                         " us per changed wakeup (the set's pinned medians per class; a model's "
-                         "sum, not a measurement)"
-                   : std::string("first-order cost: not priced (a class has no pinned median)"),
-              "  ");
+  out += split_lines(p, "changed");
   out += wrap("cases: " + cases_text(c), "  ");
   out += "first " + std::to_string(t.first.size()) + " changed (in case order):\n";
   for (const ChangedRecord& x : t.first) out += changed_record_text(x);
   return out;
 }
 
-nlohmann::ordered_json changes_json(const CaseChanges& c) {
-  nlohmann::ordered_json j = changes_json_of(c.total);
-  j["cases"] = nlohmann::ordered_json::array();
-  for (const auto& [name, one] : c.cases) {
-    nlohmann::ordered_json x = changes_json_of(one);
-    x["case"] = name;
-    j["cases"].push_back(x);
-  }
-  return j;
-}
+nlohmann::ordered_json changes_json(const CaseChanges& c) { return with_cases(c, changes_json_of); }
 
 std::string_view split_state_id(SplitState s) {
   for (const auto& [state, id] : kStates)
@@ -493,15 +489,6 @@ std::string render_splits_text(const CaseSplits& s) {
   return out;
 }
 
-nlohmann::ordered_json splits_json(const CaseSplits& s) {
-  nlohmann::ordered_json j = splits_json_of(s.total);
-  j["cases"] = nlohmann::ordered_json::array();
-  for (const auto& [name, c] : s.cases) {
-    nlohmann::ordered_json one = splits_json_of(c);
-    one["case"] = name;
-    j["cases"].push_back(one);
-  }
-  return j;
-}
+nlohmann::ordered_json splits_json(const CaseSplits& s) { return with_cases(s, splits_json_of); }
 
 }  // namespace wb
