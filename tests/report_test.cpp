@@ -742,7 +742,7 @@ TEST_F(ReportDir, OutIsAFolderOfItsOwnAndOrphansAreCleared) {
   EXPECT_TRUE(fs::exists(out / "index.md"));
   EXPECT_FALSE(fs::exists(orphan));
   EXPECT_EQ(staged_left(out), "");
-  for (const std::string& bad : {"", ".", "/"}) {
+  for (const char* bad : {"", ".", "/"}) {
     SCOPED_TRACE(bad);
     const Ran r = run_report(bad, {}, no_gnuplot);
     EXPECT_EQ(exit_code(r), 2) << r.err;
