@@ -226,6 +226,28 @@ std::string self_wakes_text(const ReplayResult& r) {
          " self-wakes left out (a task woken in its own context: nothing placed)";
 }
 
+// The first `first` disagreements, each with its inputs, the kernel's choice and the model's.
+std::string disagreements_text(const ReplayResult& r, std::size_t first) {
+  std::ostringstream out;
+  const std::size_t shown = std::min(first, r.disagreements.size());
+  if (shown > 0)
+    out << "\nfirst " << shown << " of " << r.disagreements.size() << " disagreements:\n";
+  for (std::size_t i = 0; i < shown; ++i) {
+    const ReplayDisagreement& x = r.disagreements[i];
+    if (!x.case_name.empty()) out << "  " << x.case_name << ":\n";
+    const DecisionRecord& d = x.record;
+    const std::string kernel =
+        d.unlabelled ? "none -> " + std::to_string(d.cpu)
+        : d.rule ? std::string(decision_rule_id(*d.rule)) + " -> " + std::to_string(d.cpu) + " (" +
+                       std::string(affine_test_id(d.affine.value_or(AffineTest::kNone))) + ")"
+                 : "-> " + std::to_string(d.cpu) + (d.idle_moved ? " (its inputs moved)" : "");
+    out << "  #" << x.index + 1 << " pid " << d.pid << ": " << inputs_text(d) << "\n"
+        << "    kernel " << kernel << "; model " << decision_rule_id(x.model.rule) << " -> "
+        << x.model.cpu << "\n";
+  }
+  return out.str();
+}
+
 }  // namespace
 
 std::string render_replay_text(const ReplayResult& r, std::size_t first) {
@@ -274,22 +296,7 @@ std::string render_replay_text(const ReplayResult& r, std::size_t first) {
   if (const auto none = r.uncovered(); !none.empty())
     out << "\n"
         << wrap("uncovered (no decision was made by them; not agreement): " + rule_list(none), "");
-  const std::size_t shown = std::min(first, r.disagreements.size());
-  if (shown > 0)
-    out << "\nfirst " << shown << " of " << r.disagreements.size() << " disagreements:\n";
-  for (std::size_t i = 0; i < shown; ++i) {
-    const ReplayDisagreement& x = r.disagreements[i];
-    if (!x.case_name.empty()) out << "  " << x.case_name << ":\n";
-    const DecisionRecord& d = x.record;
-    const std::string kernel =
-        d.unlabelled ? "none -> " + std::to_string(d.cpu)
-        : d.rule ? std::string(decision_rule_id(*d.rule)) + " -> " + std::to_string(d.cpu) + " (" +
-                       std::string(affine_test_id(d.affine.value_or(AffineTest::kNone))) + ")"
-                 : "-> " + std::to_string(d.cpu) + (d.idle_moved ? " (its inputs moved)" : "");
-    out << "  #" << x.index + 1 << " pid " << d.pid << ": " << inputs_text(d) << "\n"
-        << "    kernel " << kernel << "; model " << decision_rule_id(x.model.rule) << " -> "
-        << x.model.cpu << "\n";
-  }
+  out << disagreements_text(r, first);
   return out.str();
 }
 
