@@ -77,55 +77,64 @@ def own_policy(name, replays):
     return next((p for p in replays if p != "unavailable"), name.split(":")[-1])
 
 
+def collected(matrix, key):
+    """(preset, column, what the cell collected under `key`) of every cell that has it."""
+    return [(preset, name, getattr(cell.collected, key))
+            for preset, per_kernel in matrix.cells.items()
+            for name, cell in per_kernel.items()
+            if cell.collected and getattr(cell.collected, key)]
+
+
+def heading(title, text):
+    """A section's title and its wrapped explanation."""
+    return [f"#### {title}", ""] + confusion.wrap(text, "") + [""]
+
+
 def replay_section(matrix):
     """The decisions first (wblab/replay.py): each cell's records under every policy's model."""
-    cells = [(preset, name, own_policy(name, cell.collected.replay), cell.collected.replay)
-             for preset, per_kernel in matrix.cells.items()
-             for name, cell in per_kernel.items() if cell.collected and cell.collected.replay]
+    cells = [(p, name, own_policy(name, r), r) for p, name, r in collected(matrix, "replay")]
     if not cells:
         return []
-    return ["#### Replay: the kernel's own decisions under each policy's model", ""] + \
-        confusion.wrap(
-            "Per cell, every wakeup of the cases' tasks (sched_waking) and the decision records "
-            "the kernel's event gave them, replayed inputs only (`wakebench replay`): the share "
-            f"of wakeups whose CPU and rule each model reproduced (bold: the kernel's own policy; "
-            f"goal {replay.GOAL}%; a wakeup without a record counts as a disagreement). The "
-            "other columns are the wrong pairings, each with the records on which its model and "
-            "the kernel's own policy's decide differently and how many of those it matched: a "
-            "faithful kernel matches its own model on all of them and the other on none.", "") + \
-        [""] + replay.render(cells) + [""] + coverage_section(cells)
+    return heading(
+        "Replay: the kernel's own decisions under each policy's model",
+        "Per cell, every wakeup of the cases' tasks (sched_waking) and the decision records "
+        "the kernel's event gave them, replayed inputs only (`wakebench replay`): the share "
+        f"of wakeups whose CPU and rule each model reproduced (bold: the kernel's own policy; "
+        f"goal {replay.GOAL}%; a wakeup without a record counts as a disagreement). The "
+        "other columns are the wrong pairings, each with the records on which its model and "
+        "the kernel's own policy's decide differently and how many of those it matched: a "
+        "faithful kernel matches its own model on all of them and the other on none.") + \
+        replay.render(cells) + [""] + coverage_section(cells)
 
 
 def changes_section(matrix):
     """The decisions each kernel changed against mainline's model (wblab/changes.py)."""
-    cells = [(preset, name, cell.collected.changes)
-             for preset, per_kernel in matrix.cells.items()
-             for name, cell in per_kernel.items() if cell.collected and cell.collected.changes]
+    cells = collected(matrix, "changes")
     if not cells:
         return []
-    return ["#### The decisions each kernel changed against mainline's model", ""] + \
-        confusion.wrap(
-            "Per cell, the decision records mainline's model does not reproduce (`wakebench "
-            "replay --changed mainline`), each at the first point where the kernel's recorded "
-            "path and the model's part (wake_wide, want_affine, the rule, the CPU): for a patch "
-            "nobody modelled, what it changed; mainline's own cell on the same preset is the "
-            "floor. Marked: records a lab mutation's marker flagged (its changed branch decided) "
-            f"and how many were found changed (goal: >= {changes.MARKED_FOUND:g}% of at least "
-            f"{changes.MIN_MARKED} found, <= {changes.OUTSIDE:g}% of all records changed outside "
-            "them). Own model's splits: the records where the kernel's own policy's model parts "
-            "from mainline's, how many were found changed, and the changes outside them.", "") + \
-        [""] + changes.render(cells)
+    return heading(
+        "The decisions each kernel changed against mainline's model",
+        "Per cell, the decision records mainline's model does not reproduce (`wakebench "
+        "replay --changed mainline`), each at the first point where the kernel's recorded "
+        "path and the model's part (wake_wide, want_affine, the rule, the CPU): for a patch "
+        "nobody modelled, what it changed; mainline's own cell on the same preset is the "
+        "floor. Marked: records a lab mutation's marker flagged (its changed branch decided) "
+        f"and how many were found changed (goal: >= {changes.MARKED_FOUND:g}% of at least "
+        f"{changes.MIN_MARKED} found, <= {changes.OUTSIDE:g}% of all records changed outside "
+        "them). Own model's splits: the records where the kernel's own policy's model parts "
+        "from mainline's, how many were found changed, and the changes outside them.") + \
+        changes.render(cells)
 
 
 def coverage_section(cells):
     """Every rule against the kernels' own records (wblab/replay.py coverage)."""
-    return ["#### Rule coverage: the kernels' records by the rule each took", ""] + \
-        confusion.wrap(
-            "Per rule of docs/policy-model.md#rules and per kernel (its own policy), the "
-            "decision records the kernel's event gave in this matrix's cells and how many of "
-            "them that policy's model reproduced (CPU and rule); kernel records only. A rule no "
-            "record reached is unreached, or exempt where no guest has what it needs.", "") + \
-        [""] + replay.render_coverage(cells) + [""]
+    return heading(
+        "Rule coverage: the kernels' records by the rule each took",
+        "Per rule of docs/policy-model.md#rules and per kernel (its own policy), the "
+        "decision records the kernel's event gave in this matrix's cells and how many of "
+        "them that policy's model reproduced (CPU and rule); kernel records only. A rule no "
+        "record reached is unreached, or exempt where no guest has what it needs.") + \
+        replay.render_coverage(cells) + [""]
 
 
 def extra_sections(matrix):
