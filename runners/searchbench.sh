@@ -1,20 +1,25 @@
 #!/usr/bin/env bash
-# The search goal of issue 38 as a benchmark
+# The search goals of issues 38 and 55 as a benchmark
 # (docs/cli.md#search-cases-that-tell-the-policies-apart): `wakebench search --work-ns 200000` on
-# every topology in tests/fixtures/topologies, with its wall time and peak memory from
-# /usr/bin/time -v, whether it reports itself complete (not cut), and whether its text (after the
-# first line, which counts candidates and shapes) is the exhaustive search's where `--exhaustive`
-# finishes within EXHAUSTIVE_S.
-#   runners/searchbench.sh WAKEBENCH [EXHAUSTIVE_S (default 120; 0: skip)]
+# every topology in tests/fixtures/topologies, then on the two giants runners/giant-topologies.sh
+# writes (a 384-PU Zen 5 and a 512-PU Granite Rapids, two sockets each), with its wall time and
+# peak memory from /usr/bin/time -v, whether it reports itself complete (not cut), whether it meets
+# issue 55's goal (complete, and <= 5 s and <= 200 MB on a fixture, <= 10 s and <= 500 MB on a
+# giant), and whether its text (after the first line, which counts candidates and shapes) is the
+# exhaustive search's where `--exhaustive` finishes within EXHAUSTIVE_S. A giant's search is cut
+# at GIANT_S seconds (--max-seconds); its exhaustive search, which cannot finish, is not tried.
+#   runners/searchbench.sh WAKEBENCH [EXHAUSTIVE_S (default 120; 0: skip)] [GIANT_S (default 120)]
 # Prints one line per topology; exits 1 when a search fails, is cut, or differs from the
-# exhaustive one.
+# exhaustive one (a missed goal alone does not).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-bin=${1:?usage: runners/searchbench.sh WAKEBENCH [EXHAUSTIVE_S]}
+bin=${1:?usage: runners/searchbench.sh WAKEBENCH [EXHAUSTIVE_S] [GIANT_S]}
 limit=${2:-120}
+giant_s=${3:-120}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+"$here/runners/giant-topologies.sh" "$tmp/giants"
 
 # Runs `search` on $1 with the options $2 (one word or none) under the command $3... into
 # $tmp/out; exit 0 or 1 (nothing discriminates) count as answered.
@@ -28,10 +33,12 @@ search() {
 }
 
 status=0
-printf '%-52s %7s %7s %-9s %s\n' topology wall_s rss_MB complete exhaustive
-for xml in "$here"/tests/fixtures/topologies/*.xml; do
+printf '%-52s %7s %7s %-9s %-9s %s\n' topology wall_s rss_MB complete goal_met exhaustive
+for xml in "$here"/tests/fixtures/topologies/*.xml "$tmp"/giants/*.xml; do
   name=$(basename "$xml" .xml)
-  if ! search "$xml" "" /usr/bin/time -v -o "$tmp/time"; then
+  opt="" goal_s=5 goal_mb=200
+  [[ $xml == "$tmp"/giants/* ]] && opt=--max-seconds=$giant_s goal_s=10 goal_mb=500
+  if ! search "$xml" "$opt" /usr/bin/time -v -o "$tmp/time"; then
     printf '%-52s failed: %s\n' "$name" "$(tail -n 1 "$tmp/err")"
     status=1
     continue
@@ -42,8 +49,13 @@ for xml in "$here"/tests/fixtures/topologies/*.xml; do
   complete=yes
   grep -q INCOMPLETE "$tmp/out" && complete=no && status=1
   tail -n +2 "$tmp/out" >"$tmp/reduced"
+  goal=no
+  [ "$complete" = yes ] && awk -v w="$wall" -v s="$goal_s" 'BEGIN { exit !(w <= s) }' &&
+    [ $((rss / 1024)) -le "$goal_mb" ] && goal=yes
   same="not run"
-  if [ "$limit" -gt 0 ]; then
+  if [ -n "$opt" ]; then
+    same="exhaustive not tried"
+  elif [ "$limit" -gt 0 ]; then
     if search "$xml" --exhaustive timeout "$limit"; then
       tail -n +2 "$tmp/out" >"$tmp/all"
       if cmp -s "$tmp/reduced" "$tmp/all"; then same="same cases"; else same=DIFFERENT status=1; fi
@@ -51,6 +63,6 @@ for xml in "$here"/tests/fixtures/topologies/*.xml; do
       same="not finished in ${limit} s"
     fi
   fi
-  printf '%-52s %7s %7d %-9s %s\n' "$name" "$wall" $((rss / 1024)) "$complete" "$same"
+  printf '%-52s %7s %7d %-9s %-9s %s\n' "$name" "$wall" $((rss / 1024)) "$complete" "$goal" "$same"
 done
 exit "$status"
