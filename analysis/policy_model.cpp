@@ -25,16 +25,21 @@ bool contains(const std::vector<int>& sorted, int cpu) {
 
 // ---------------------------------------------------------------------------------------------
 
-WakeContext::WakeContext(const SchedTopology& sched, const WakeInput& in)
-    : sched_(sched), in_(in), allowed_(static_cast<size_t>(sched.max_cpu() + 1), 0) {
-  if (in_.allowed.empty()) {
-    for (int c : sched.cpus()) allowed_[c] = 1;
-  } else {
-    for (int c : in_.allowed) {
-      if (sched.has_cpu(c)) allowed_[c] = 1;
-    }
+AllowedCpus::AllowedCpus(const SchedTopology& sched, const std::vector<int>& allowed) {
+  if (allowed.empty()) {  // every CPU: nothing to build
+    count = static_cast<int>(sched.cpus().size());
+    return;
   }
-  nr_allowed_ = static_cast<int>(std::count(allowed_.begin(), allowed_.end(), 1));
+  by_cpu.assign(static_cast<size_t>(sched.max_cpu() + 1), 0);
+  for (int c : allowed) {
+    if (sched.has_cpu(c)) by_cpu[c] = 1;
+  }
+  count = static_cast<int>(std::count(by_cpu.begin(), by_cpu.end(), 1));
+}
+
+WakeContext::WakeContext(const SchedTopology& sched, const WakeInput& in)
+    : sched_(sched), in_(in), allowed_(in.allowed_cpus) {
+  if (!allowed_) allowed_ = &own_.emplace(sched, in.allowed);
 }
 
 int WakeContext::nr_running(int cpu) const {
@@ -48,10 +53,12 @@ int WakeContext::nr_delayed(int cpu) const {
 }
 
 bool WakeContext::allowed(int cpu) const {
-  return cpu >= 0 && cpu < static_cast<int>(allowed_.size()) && allowed_[cpu];
+  const std::vector<char>& by_cpu = allowed_->by_cpu;
+  if (by_cpu.empty()) return sched_.has_cpu(cpu);
+  return cpu >= 0 && cpu < static_cast<int>(by_cpu.size()) && by_cpu[cpu];
 }
 
-int WakeContext::nr_allowed() const { return nr_allowed_; }
+int WakeContext::nr_allowed() const { return allowed_->count; }
 
 int WakeContext::first_allowed() const {
   for (int c : sched_.cpus()) {
@@ -136,17 +143,25 @@ class Selector {
     int cpu = try_to_wake_up();
     return {cpu,           rule_,        join(steps_, "; "),
             recent_after_, waker_flips_, idle_cores_cleared_,
-            wide_,         want_affine_};
+            wide_,         want_affine_, sites_};
   }
 
  private:
-  void note(std::string s) { steps_.push_back(std::move(s)); }
+  // One step of the path, from its parts (text and CPU ids), when the input asks for it.
+  template <typename... Parts>
+  void note(const Parts&... parts) {
+    if (!in_.explain) return;
+    std::string s;
+    (append(s, parts), ...);
+    steps_.push_back(std::move(s));
+  }
+  static void append(std::string& s, std::string_view text) { s += text; }
+  static void append(std::string& s, int cpu) { s += std::to_string(cpu); }
   // The branch that returns `cpu` (a later one, select_fallback_rq, overrides it).
   int chose(DecisionRule rule, int cpu) {
     rule_ = rule;
     return cpu;
   }
-  static std::string n(int cpu) { return std::to_string(cpu); }
   // The recorded hint of target's LLC, if a decision record gave one.
   const WakeInput::LlcHint* llc_hint(int target) const {
     for (const WakeInput::LlcHint& h : in_.llc_hints)
@@ -157,16 +172,16 @@ class Selector {
   // kernel/sched/core.c try_to_wake_up() -> select_task_rq() (policy-model.md#bypasses).
   int try_to_wake_up() {
     if (in_.wakee_queued) {
-      note("ttwu_runnable: wakee still queued on prev -> " + n(in_.prev));
+      note("ttwu_runnable: wakee still queued on prev -> ", in_.prev);
       return chose(DecisionRule::kTtwuRunnable, in_.prev);
     }
     if (in_.features.ttwu_queue && in_.wakee_on_cpu && ttwu_queue_cond()) {
-      note("ttwu_queue_wakelist: wakee still on prev " + n(in_.prev) + ", queued there");
+      note("ttwu_queue_wakelist: wakee still on prev ", in_.prev, ", queued there");
       return chose(DecisionRule::kTtwuQueueWakelist, in_.prev);
     }
     if (ctx_.nr_allowed() == 1) {
       int only = ctx_.first_allowed();
-      note("select_task_rq: nr_cpus_allowed == 1 -> " + n(only));
+      note("select_task_rq: nr_cpus_allowed == 1 -> ", only);
       return chose(DecisionRule::kOneAllowedCpu, only);
     }
     int cpu = select_task_rq_fair();
@@ -197,7 +212,7 @@ class Selector {
       }
       if (fallback < 0) fallback = c;
     }
-    note("select_fallback_rq: " + n(chosen) + " not allowed -> " + n(fallback));
+    note("select_fallback_rq: ", chosen, " not allowed -> ", fallback);
     return fallback;
   }
 
@@ -208,13 +223,14 @@ class Selector {
     const int prev = in_.prev;
     // record_wakee(): the waker's flips grow when it wakes someone new.
     if (!in_.waker_last_wakee_is_wakee) ++waker_flips_;
+    sites_.current_cpu = !in_.current_cpu && ctx_.allowed(cpu);
     if ((in_.current_cpu || policy_.wake_carries_current_cpu()) && ctx_.allowed(cpu)) {
-      note(std::string(in_.current_cpu ? "WF_CURRENT_CPU" : "WF_CURRENT_CPU (handoff)") +
-           " -> waker " + n(cpu));
+      note(in_.current_cpu ? "WF_CURRENT_CPU" : "WF_CURRENT_CPU (handoff)", " -> waker ", cpu);
       return chose(DecisionRule::kCurrentCpu, cpu);
     }
+    sites_.before_walk = true;
     if (auto r = policy_.before_domain_walk(ctx_)) {
-      note(std::string(policy_.id()) + ": sync, waker rq nr_running < 2 -> waker " + n(*r));
+      note(policy_.id(), ": sync, waker rq nr_running < 2 -> waker ", *r);
       return chose(DecisionRule::kBeforeDomainWalk, *r);
     }
     const bool wide = wide_ = wake_wide();
@@ -230,11 +246,11 @@ class Selector {
         if (cpu != prev) {
           new_cpu = wake_affine(sd, cpu, prev);
         } else {
-          note("waker == prev (" + sd.name + ")");
+          note("waker == prev (", sd.name, ")");
         }
+        sites_.after_affine = new_cpu;
         if (auto r = policy_.after_wake_affine(ctx_, new_cpu)) {
-          note(std::string(policy_.id()) + ": reciprocal sync, waker alone, no SMT -> waker " +
-               n(*r));
+          note(policy_.id(), ": reciprocal sync, waker alone, no SMT -> waker ", *r);
           return chose(DecisionRule::kAfterWakeAffine, *r);
         }
         break;
@@ -242,10 +258,10 @@ class Selector {
       // No level sets SD_BALANCE_WAKE by default, so the slow path is never taken.
       if (!want_affine) break;
     }
-    if (want_affine && !affine_hit) note("no SD_WAKE_AFFINE level spans prev " + n(prev));
+    if (want_affine && !affine_hit) note("no SD_WAKE_AFFINE level spans prev ", prev);
 
-    bool sync_gate = want_affine && in_.sync && new_cpu == cpu && ctx_.alone(cpu);
-    return select_idle_sibling(prev, new_cpu, sync_gate);
+    sync_gate_ = want_affine && in_.sync && new_cpu == cpu && ctx_.alone(cpu);
+    return select_idle_sibling(prev, new_cpu, sync_gate_);
   }
 
   // wake_wide(): factor = sd_llc_size of the waker CPU.
@@ -270,7 +286,7 @@ class Selector {
       how += ", NO_WA_WEIGHT";
     }
     int r = (t && *t == this_cpu) ? this_cpu : prev;
-    note("wake_affine(" + sd.name + ") " + how + " -> " + n(r));
+    note("wake_affine(", sd.name, ") ", how, " -> ", r);
     return r;
   }
 
@@ -308,19 +324,19 @@ class Selector {
   int select_idle_sibling(int prev, int target, bool sync_gate) {
     const int cpu = in_.waker;
     if (ctx_.idle(target)) {
-      note("SIS target " + n(target) + " idle");
+      note("SIS target ", target, " idle");
       return chose(DecisionRule::kSisTarget, target);
     }
     int prev_aff = -1;
     if (prev != target && sched_.cpus_share_cache(prev, target) && ctx_.idle(prev)) {
       if (!sched_.cluster_active() || sched_.cpus_share_resources(prev, target)) {
-        note("SIS prev " + n(prev) + " idle, shares LLC");
+        note("SIS prev ", prev, " idle, shares LLC");
         return chose(DecisionRule::kSisPrev, prev);
       }
       prev_aff = prev;
     }
     if (in_.waker_kthread && in_.in_task && prev == cpu && ctx_.nr_running(cpu) <= 1) {
-      note("SIS per-CPU kthread waker, stack on prev " + n(prev));
+      note("SIS per-CPU kthread waker, stack on prev ", prev);
       return chose(DecisionRule::kSisKthread, prev);
     }
     int recent = in_.recent_used_cpu;
@@ -328,7 +344,7 @@ class Selector {
     if (recent >= 0 && recent != prev && recent != target && usable(recent) &&
         sched_.cpus_share_cache(recent, target) && ctx_.idle(recent) && ctx_.allowed(recent)) {
       if (!sched_.cluster_active() || sched_.cpus_share_resources(recent, target)) {
-        note("SIS recent_used_cpu " + n(recent) + " idle");
+        note("SIS recent_used_cpu ", recent, " idle");
         return chose(DecisionRule::kSisRecent, recent);
       }
     } else {
@@ -336,7 +352,7 @@ class Selector {
     }
     const SchedDomain* sd = sched_.sd_llc(target);
     if (!sd) {
-      note("SIS no LLC domain -> target " + n(target));
+      note("SIS no LLC domain -> target ", target);
       return chose(DecisionRule::kSisNoLlc, target);
     }
     bool has_idle_core = false;
@@ -347,13 +363,15 @@ class Selector {
                                            : has_idle_cores_in(ctx_, target);
       if (!has_idle_core && sched_.cpus_share_cache(prev, target)) {
         if (auto i = select_idle_smt(*sd, prev)) {
-          note("SIS select_idle_smt(prev " + n(prev) + ") -> " + n(*i));
+          note("SIS select_idle_smt(prev ", prev, ") -> ", *i);
           return chose(DecisionRule::kSisSmt, *i);
         }
       }
-      if (sync_gate && policy_.sync_core_hook() == SyncCoreHook::kSiblingFirst) {
-        if (auto i = select_idle_sync_core(*sd, target)) {
-          note(std::string(policy_.id()) + ": select_idle_sync_core -> " + n(*i));
+      if (sync_gate) {
+        const std::optional<int> i = select_idle_sync_core(*sd, target);
+        sites_.sync_core_sibling = i.has_value();
+        if (i && policy_.sync_core_hook() == SyncCoreHook::kSiblingFirst) {
+          note(policy_.id(), ": select_idle_sync_core -> ", *i);
           return chose(DecisionRule::kSisSyncCore, *i);
         }
       }
@@ -363,14 +381,14 @@ class Selector {
     if (auto i = select_idle_cpu(*sd, has_idle_core, target, sync_cpu))
       return chose(DecisionRule::kSisIdleCpu, *i);
     if (prev_aff >= 0) {
-      note("SIS fallback prev_aff " + n(prev_aff));
+      note("SIS fallback prev_aff ", prev_aff);
       return chose(DecisionRule::kSisPrevAff, prev_aff);
     }
     if (recent >= 0) {
-      note("SIS fallback recent_used_cpu " + n(recent));
+      note("SIS fallback recent_used_cpu ", recent);
       return chose(DecisionRule::kSisRecentFallback, recent);
     }
-    note("SIS nothing idle -> target " + n(target));
+    note("SIS nothing idle -> target ", target);
     return chose(DecisionRule::kSisTargetFallback, target);
   }
 
@@ -397,9 +415,10 @@ class Selector {
 
   // select_idle_core(); P3 treats sync_cpu as idle but never records it as the fallback.
   std::optional<int> select_idle_core(int core, std::vector<char>& cpus, int& idle_cpu,
-                                      int sync_cpu) const {
+                                      int sync_cpu) {
     bool idle = true;
     for (int c : sched_.smt_mask(core)) {
+      if (sync_gate_ && c == in_.waker) sites_.sync_core_scan = true;
       bool sync_waker = c == sync_cpu;
       if (!ctx_.idle(c) && !sync_waker) {
         idle = false;
@@ -424,8 +443,8 @@ class Selector {
       if (!cpus[c]) continue;
       if (has_idle_core) {
         if (auto r = select_idle_core(c, cpus, idle_cpu, sync_cpu)) {
-          note(std::string("SIS select_idle_cpu") + (prepass ? "(cluster)" : "") +
-               ": idle core at " + n(*r) + (sync_cpu >= 0 ? " (waker counted idle)" : ""));
+          note("SIS select_idle_cpu", (prepass ? "(cluster)" : ""), ": idle core at ", *r,
+               (sync_cpu >= 0 ? " (waker counted idle)" : ""));
           return r;
         }
       } else {
@@ -438,7 +457,7 @@ class Selector {
         if (ctx_.idle(c)) {
           idle_cpu = c;
           if (prepass) {
-            note("SIS select_idle_cpu(cluster): idle " + n(c));
+            note("SIS select_idle_cpu(cluster): idle ", c);
             return c;
           }
           done = true;
@@ -485,8 +504,7 @@ class Selector {
       idle_cores_cleared_ = target;
     }
     if (idle_cpu >= 0) {
-      note(std::string("SIS select_idle_cpu") + (has_idle_core ? " idle thread " : ": idle ") +
-           n(idle_cpu));
+      note("SIS select_idle_cpu", (has_idle_core ? " idle thread " : ": idle "), idle_cpu);
       return idle_cpu;
     }
     return std::nullopt;
@@ -501,10 +519,21 @@ class Selector {
   int recent_after_ = -1;
   int waker_flips_ = 0;
   bool wide_ = false, want_affine_ = false;  // as select_task_rq_fair() computed them
+  bool sync_gate_ = false;                   // the sync-core hooks' gate (policy-model.md#policies)
+  HookSites sites_;
   int idle_cores_cleared_ = -1;
 };
 
 }  // namespace
+
+bool decides_as(const WakeupPolicy& policy, const WakeContext& ctx, const HookSites& sites) {
+  const SyncCoreHook hook = policy.sync_core_hook();
+  return !(sites.current_cpu && policy.wake_carries_current_cpu()) &&
+         !(sites.before_walk && policy.before_domain_walk(ctx)) &&
+         !(sites.after_affine >= 0 && policy.after_wake_affine(ctx, sites.after_affine)) &&
+         !(sites.sync_core_sibling && hook == SyncCoreHook::kSiblingFirst) &&
+         !(sites.sync_core_scan && hook == SyncCoreHook::kIdleCoreScan);
+}
 
 WakeDecision predict_wakeup(const SchedTopology& sched, const WakeInput& in,
                             const WakeupPolicy& policy) {

@@ -34,19 +34,28 @@ struct ModelFeatures {
   bool operator==(const ModelFeatures&) const = default;
 };
 
+// A cpuset as the model reads it: by CPU id, and how many of the topology's CPUs it holds. The
+// steady state builds it once for all its wakes (WakeInput::allowed_cpus).
+struct AllowedCpus {
+  AllowedCpus(const SchedTopology& sched, const std::vector<int>& allowed);  // empty: every CPU
+  std::vector<char> by_cpu;  // empty when every CPU is allowed
+  int count = 0;
+};
+
 // One wakeup snapshot (docs/policy-model.md#snapshot; its scenario fields: #scenario).
 struct WakeInput {
-  int waker = -1;                 // waker CPU
-  int prev = -1;                  // wakee's previous CPU (p->wake_cpu)
-  bool sync = false;              // WF_SYNC
-  bool current_cpu = false;       // WF_CURRENT_CPU
-  bool reciprocal = true;         // p->last_wakee == current
-  std::map<int, int> nr_running;  // runnable per CPU incl. the waker; absent = 0 (idle)
-  std::map<int, int> delayed;     // sched_delayed tasks per CPU (subset of nr_running)
-  int recent_used_cpu = -1;       // -1 = none
-  std::vector<int> allowed;       // wakee's cpus_ptr; empty = every CPU
-  int waker_flips = 0;            // current->wakee_flips (decayed, before record_wakee)
-  int wakee_flips = 0;            // p->wakee_flips
+  int waker = -1;                             // waker CPU
+  int prev = -1;                              // wakee's previous CPU (p->wake_cpu)
+  bool sync = false;                          // WF_SYNC
+  bool current_cpu = false;                   // WF_CURRENT_CPU
+  bool reciprocal = true;                     // p->last_wakee == current
+  std::map<int, int> nr_running;              // runnable per CPU incl. the waker; absent = 0 (idle)
+  std::map<int, int> delayed;                 // sched_delayed tasks per CPU (subset of nr_running)
+  int recent_used_cpu = -1;                   // -1 = none
+  std::vector<int> allowed;                   // wakee's cpus_ptr; empty = every CPU
+  const AllowedCpus* allowed_cpus = nullptr;  // `allowed` built by the caller (then unread)
+  int waker_flips = 0;                        // current->wakee_flips (decayed, before record_wakee)
+  int wakee_flips = 0;                        // p->wakee_flips
   // current->last_wakee == p before this wake. A strict ping-pong pair wakes only each other, so
   // the scenario form ties it to `reciprocal` (policy-model.md#simplifications item 5 applies the
   // record_wakee increment).
@@ -73,12 +82,15 @@ struct WakeInput {
   std::map<int, long long> load, capacity;
   std::optional<long long> waker_load, wakee_load;
   ModelFeatures features;  // the sched features the kernel ran with
+  bool explain = true;     // fill WakeDecision::path (the steady state's walks need it rarely)
 };
 
 // What the model derives from a WakeInput before any policy runs; the hooks read it.
 class WakeContext {
  public:
   WakeContext(const SchedTopology& sched, const WakeInput& in);
+  WakeContext(const WakeContext&) = delete;
+  WakeContext& operator=(const WakeContext&) = delete;
 
   const SchedTopology& sched() const { return sched_; }
   const WakeInput& input() const { return in_; }
@@ -106,8 +118,8 @@ class WakeContext {
  private:
   const SchedTopology& sched_;
   const WakeInput& in_;
-  std::vector<char> allowed_;  // indexed by CPU id
-  int nr_allowed_ = 0;
+  std::optional<AllowedCpus> own_;  // built here when the input brings none
+  const AllowedCpus* allowed_;
 };
 
 // Where the patches hook into the selection (sections 6.2, 6.3): both compute the same gate in
@@ -135,7 +147,7 @@ class WakeupPolicy {
   }
   virtual SyncCoreHook sync_core_hook() const { return SyncCoreHook::kNone; }
   // Whether the hooks can change a decision on `sched`; where they cannot, the policy decides as
-  // mainline at every wake (the search simulates mainline once for all such policies).
+  // mainline at every wake (the search takes mainline's steady state for them unwalked).
   virtual bool acts_on(const SchedTopology&) const { return true; }
 };
 
@@ -143,6 +155,17 @@ class WakeupPolicy {
 const std::vector<const WakeupPolicy*>& all_policies();
 // Throws std::invalid_argument("unknown policy \"x\"") for an unknown id.
 const WakeupPolicy& policy_by_id(std::string_view id);
+
+// Where the selection asked, or would ask, a policy's hooks on the path it took: up to the first
+// hook that returns a CPU, every policy's path is mainline's. Recorded under any policy;
+// decides_as() reads it.
+struct HookSites {
+  bool current_cpu = false;  // the WF_CURRENT_CPU test, reached without the flag, waker allowed
+  bool before_walk = false;  // before_domain_walk()
+  int after_affine = -1;     // after_wake_affine() with this new_cpu; -1: not asked
+  bool sync_core_sibling = false;  // select_idle_sync_core() asked, and it finds a sibling
+  bool sync_core_scan = false;     // select_idle_core() met the sync waker's core
+};
 
 // The result of one wakeup under one policy, plus the side effects the steady-state simulation
 // carries to the next wakeup.
@@ -158,12 +181,18 @@ struct WakeDecision {
   // select_task_rq_fair()'s wake_wide() and want_affine (false where it returned before them),
   // as the decision event records them.
   bool wake_wide = false, want_affine = false;
+  HookSites sites;
 };
 
 // Section 2 bypasses, then select_task_rq_fair under `policy`, then select_fallback_rq.
 // Throws std::invalid_argument when the waker or prev CPU is not in the topology.
 WakeDecision predict_wakeup(const SchedTopology& sched, const WakeInput& in,
                             const WakeupPolicy& policy);
+
+// Whether `policy` decides the wake `ctx` as the decision that recorded `sites` did, cpu, rule
+// and side effects alike (its path may differ in a note): true when none of its hooks acts at a
+// site that path reached.
+bool decides_as(const WakeupPolicy& policy, const WakeContext& ctx, const HookSites& sites);
 
 // SIS_UTIL's nr_idle_scan of the LLC of `cpu` from the default utilisation of
 // policy-model.md#simplifications item 3 (waker 512, every other runnable task 1024, each CPU

@@ -133,6 +133,13 @@ SteadyResult simulate_steady_state(const SchedTopology& sched, const SteadyOptio
                                    const WakeupPolicy& policy);
 std::vector<SteadyResult> simulate_steady_state(const SchedTopology& sched,
                                                 const SteadyOptions& opt);
+// Each of `policies` (mainline among them or not) as simulate_steady_state() gives it, but for
+// first_paths, from one walk where the policies decide alike: a policy whose hooks act at no wake
+// of mainline's walks (decides_as()) walks them as mainline did, run for run, and takes
+// mainline's result under its own id (`search` reads nothing of first_paths).
+std::vector<SteadyResult> simulate_steady_states(const SchedTopology& sched,
+                                                 const SteadyOptions& opt,
+                                                 const std::vector<const WakeupPolicy*>& policies);
 
 // Policies with the same steady state and the same alternatives (as class distributions, in any
 // order; shares compared to 1e-9) form one group, named by its members joined with "/": they cost

@@ -3,7 +3,9 @@
 // What the results become (words, groups, JSON, text): analysis/predict_steady_render.cpp.
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <tuple>
@@ -19,10 +21,24 @@ bool in_list(const std::vector<int>& list, int cpu) {
   return list.empty() || std::find(list.begin(), list.end(), cpu) != list.end();
 }
 
+// The has_idle_cores hint per LLC (by its first CPU), sorted.
+using LlcHints = std::vector<std::pair<int, bool>>;
+
+void set_hint(LlcHints& hints, int llc, bool set) {
+  auto it = std::lower_bound(hints.begin(), hints.end(), std::pair{llc, false});
+  if (it != hints.end() && it->first == llc) {
+    it->second = set;
+  } else {
+    hints.insert(it, {llc, set});
+  }
+}
+
 // The key of a pair's model state: whose turn, each task's CPU, recent_used_cpu, last_wakee (as
 // "the other task" or not), wakee_flips and the carried has_idle_cores hints. Equal states give
-// equal futures, so the first repeat closes the cycle.
-using State = std::tuple<int, int, int, int, int, bool, bool, int, int, std::vector<bool>>;
+// equal futures, so the first repeat closes the cycle. The hints in bits, the first 64 LLCs'
+// in a word (no allocation), any more in the vector.
+using State =
+    std::tuple<int, int, int, int, int, bool, bool, int, int, std::uint64_t, std::vector<bool>>;
 
 // A pair's model state between two wakes.
 struct PairState {
@@ -34,11 +50,18 @@ struct PairState {
   // The has_idle_cores hint of each LLC (by its first CPU), carried from wake to wake with the
   // kernel's rules (idle_cores_after); empty when SteadyOptions::has_idle_cores overrides it or
   // no core has two PUs.
-  std::map<int, bool> idle_cores;
+  LlcHints idle_cores;
 
   State key() const {
-    std::vector<bool> hints;  // any number of LLCs
-    for (const auto& [llc, set] : idle_cores) hints.push_back(set);
+    std::uint64_t word = 0;
+    std::vector<bool> more;
+    for (std::size_t i = 0; i < idle_cores.size(); ++i) {
+      if (i < 64) {
+        word |= static_cast<std::uint64_t>(idle_cores[i].second) << i;
+      } else {
+        more.push_back(idle_cores[i].second);
+      }
+    }
     return {turn,
             cpu[0],
             cpu[1],
@@ -48,7 +71,8 @@ struct PairState {
             last_wakee_is_other[1],
             std::min(flips[0], 1 << 20),
             std::min(flips[1], 1 << 20),
-            hints};
+            word,
+            std::move(more)};
   }
 };
 
@@ -112,7 +136,8 @@ void check_in_topology(const SchedTopology& sched, const std::vector<int>& cpus,
 
 // The wake from state `s`: its waker wakes the other task under the options' flags, hogs and
 // cpuset; a disturbed wake finds one more runnable task on the wakee's previous CPU.
-WakeInput next_wake(const PairState& s, const SteadyOptions& opt, bool disturbed) {
+WakeInput next_wake(const PairState& s, const SteadyOptions& opt, const AllowedCpus& allowed,
+                    bool disturbed) {
   const int w = s.turn, e = 1 - s.turn;
   WakeInput in;
   in.waker = s.cpu[w];
@@ -127,7 +152,7 @@ WakeInput next_wake(const PairState& s, const SteadyOptions& opt, bool disturbed
   in.recent_used_cpu = s.recent[e];
   in.has_idle_cores = opt.has_idle_cores;
   for (const auto& [llc, set] : s.idle_cores) in.llc_hints.push_back({llc, set, std::nullopt});
-  in.allowed = opt.allowed;
+  in.allowed_cpus = &allowed;  // opt.allowed
   in.waker_flips = s.flips[w];
   in.wakee_flips = s.flips[e];
   in.features = opt.features;
@@ -137,11 +162,11 @@ WakeInput next_wake(const PairState& s, const SteadyOptions& opt, bool disturbed
 // The LLC hints before the first wake: every one set. Before a case the machine idled, and each
 // CPU that went idle with its whole core idle set its LLC's hint (update_idle_core()); nothing
 // but a scan that finds no idle core clears it, and the hogs started after.
-std::map<int, bool> first_idle_cores(const SchedTopology& sched, const SteadyOptions& opt) {
-  std::map<int, bool> out;
+LlcHints first_idle_cores(const SchedTopology& sched, const SteadyOptions& opt) {
+  LlcHints out;
   if (opt.has_idle_cores || !sched.smt_active()) return out;
   for (int c : sched.cpus())
-    if (const SchedDomain* sd = sched.sd_llc(c)) out[sd->span.front()] = true;
+    if (const SchedDomain* sd = sched.sd_llc(c)) set_hint(out, sd->span.front(), true);
   return out;
 }
 
@@ -151,9 +176,10 @@ std::map<int, bool> first_idle_cores(const SchedTopology& sched, const SteadyOpt
 // (__update_idle_core()); after a disturbed wake, prev's CPU does the same once its extra task
 // is done.
 void idle_cores_after(const SchedTopology& sched, const SteadyOptions& opt, const WakeInput& in,
-                      const WakeDecision& d, bool disturbed, std::map<int, bool>& hints) {
+                      const WakeDecision& d, bool disturbed, LlcHints& hints) {
   if (hints.empty()) return;
-  if (d.idle_cores_cleared >= 0) hints[sched.sd_llc(d.idle_cores_cleared)->span.front()] = false;
+  if (d.idle_cores_cleared >= 0)
+    set_hint(hints, sched.sd_llc(d.idle_cores_cleared)->span.front(), false);
   auto busy = [&](int c) {
     return c == d.cpu || std::find(opt.busy.begin(), opt.busy.end(), c) != opt.busy.end();
   };
@@ -161,7 +187,7 @@ void idle_cores_after(const SchedTopology& sched, const SteadyOptions& opt, cons
     const SchedDomain* sd = sched.sd_llc(cpu);
     const auto& core = sched.smt_mask(cpu);
     if (sd && !busy(cpu) && std::none_of(core.begin(), core.end(), busy))
-      hints[sd->span.front()] = true;
+      set_hint(hints, sd->span.front(), true);
   };
   goes_idle(in.waker);
   if (disturbed) goes_idle(in.prev);
@@ -178,73 +204,148 @@ PairState after_wake(PairState s, const WakeDecision& d) {
   return s;
 }
 
-// One wake from a state: what it was, and the state after it.
+// One wake from a state: what it was, and the number of the state after it.
 struct Step {
   Wake wake;
-  std::string path;  // WakeDecision::path
-  PairState next;
+  std::string path;  // WakeDecision::path, when `explained`
+  bool explained = false;
+  HookSites sites;  // WakeDecision::sites
+  int next = -1;
   bool stacked = false;  // a disturbed wake put the wakee on the waker's CPU, away from prev
 };
 
-// The wakes from every state met so far, per disturbed or not: within one steady state and its
-// alternatives (one policy, one cpuset, one start up to reversal, the same busy CPUs and flags)
-// the wake from a state depends on the state alone, and the alternatives' runs go through the
-// same states again and again (docs/policy-model.md#steady-state).
-using Steps = std::map<std::pair<State, bool>, Step>;
-// Per has_idle_cores override (-1 none, else its value): the one option the alternatives change.
-using StepMemo = std::map<int, Steps>;
+// The states met so far and the wakes from them, per disturbed or not: within one steady state
+// and its alternatives (one policy, one cpuset, one start up to reversal, the same busy CPUs and
+// flags) the wake from a state depends on the state alone, and the alternatives' runs go through
+// the same states again and again (docs/policy-model.md#steady-state). States are numbered once,
+// so a run that meets them again follows numbers, and finds its repeat by number.
+class Walks {
+ public:
+  int number(PairState s) {
+    auto [it, fresh] = numbers_.try_emplace(s.key(), static_cast<int>(states_.size()));
+    if (fresh) {
+      states_.push_back(std::move(s));
+      step_of_.push_back({-1, -1});
+      seen_run_.push_back(0);
+      seen_at_.push_back(0);
+    }
+    return it->second;
+  }
+  const PairState& state(int n) const { return states_[static_cast<std::size_t>(n)]; }
+  // The hints every run starts with (first_idle_cores(), the same for every run of these walks).
+  const LlcHints& first_hints(const SchedTopology& sched, const SteadyOptions& opt) {
+    if (!first_hints_) first_hints_ = first_idle_cores(sched, opt);
+    return *first_hints_;
+  }
+  // The wake from state `n`, disturbed or not, if met before.
+  Step* step(int n, bool disturbed) {
+    const int k = step_of_[static_cast<std::size_t>(n)][disturbed];
+    return k < 0 ? nullptr : &steps_[static_cast<std::size_t>(k)];
+  }
+  const Step& add(int n, bool disturbed, Step st) {
+    step_of_[static_cast<std::size_t>(n)][disturbed] = static_cast<int>(steps_.size());
+    steps_.push_back(std::move(st));
+    return steps_.back();
+  }
+  // Every wake met: fn(state, disturbed, step); false stops.
+  template <typename Fn>
+  bool all_steps(const Fn& fn) const {
+    for (std::size_t n = 0; n < states_.size(); ++n)
+      for (int d : {0, 1})
+        if (const int k = step_of_[n][d]; k >= 0 && !fn(states_[n], d == 1, steps_[k]))
+          return false;
+    return true;
+  }
+  // A run's repeat detection: new_run() forgets what the last run saw; seen() gives the index of
+  // the wake from state `n` in this run, else records `index` for it.
+  void new_run() { ++run_; }
+  std::optional<int> seen(int n, int index) {
+    const auto k = static_cast<std::size_t>(n);
+    if (seen_run_[k] == run_) return seen_at_[k];
+    seen_run_[k] = run_;
+    seen_at_[k] = index;
+    return std::nullopt;
+  }
 
-Steps& steps_for(StepMemo& memo, const SteadyOptions& opt) {
-  return memo[opt.has_idle_cores ? static_cast<int>(*opt.has_idle_cores) : -1];
+ private:
+  std::vector<PairState> states_;
+  std::map<State, int> numbers_;
+  std::vector<std::array<int, 2>> step_of_;  // by state, per disturbed: into steps_, -1: not met
+  std::vector<Step> steps_;
+  std::vector<int> seen_run_, seen_at_;
+  int run_ = 0;
+  std::optional<LlcHints> first_hints_;
+};
+// Per has_idle_cores override (-1 none, else its value): the one option the alternatives change.
+// And the cpuset every wake of them reads (SteadyOptions::allowed, which they share).
+struct StepMemo {
+  StepMemo(const SchedTopology& sched, const SteadyOptions& opt) : allowed(sched, opt.allowed) {}
+  AllowedCpus allowed;
+  std::map<int, Walks> walks;
+};
+
+Walks& walks_for(StepMemo& memo, const SteadyOptions& opt) {
+  return memo.walks[opt.has_idle_cores ? static_cast<int>(*opt.has_idle_cores) : -1];
 }
 
+// The wake from state `n`, with its path when `explain`.
 const Step& step(const SchedTopology& sched, const SteadyOptions& opt, const WakeupPolicy& policy,
-                 const PairState& s, State key, bool disturbed, Steps& steps) {
-  auto [it, fresh] = steps.try_emplace({std::move(key), disturbed});
-  if (!fresh) return it->second;
-  const WakeInput in = next_wake(s, opt, disturbed);
+                 const AllowedCpus& allowed, int n, bool disturbed, bool explain, Walks& walks) {
+  Step* met = walks.step(n, disturbed);
+  if (met && (met->explained || !explain)) return *met;
+  const PairState s = walks.state(n);  // a copy: numbering the next state may move it
+  WakeInput in = next_wake(s, opt, allowed, disturbed);
+  in.explain = explain;
   const WakeDecision d = predict_wakeup(sched, in, policy);
-  Step& out = it->second;
+  if (met) {  // met before without its path
+    met->path = d.path;
+    met->explained = true;
+    return *met;
+  }
+  Step out;
   out.wake = {classify(sched.topology(), in.waker, d.cpu), in.waker, in.prev, d.cpu};
   out.path = d.path;
+  out.explained = explain;
+  out.sites = d.sites;
   out.stacked = disturbed && d.cpu == in.waker && in.prev != in.waker;
-  out.next = after_wake(s, d);
-  idle_cores_after(sched, opt, in, d, disturbed, out.next.idle_cores);
-  return out;
+  PairState next = after_wake(s, d);
+  idle_cores_after(sched, opt, in, d, disturbed, next.idle_cores);
+  out.next = walks.number(std::move(next));
+  return walks.add(n, disturbed, std::move(out));
 }
 
 // Wakes the pair from `start` until its state repeats or opt.max_wakes: the result up to its
-// classes, cpus and alternatives, and the wakes that count (those after the disturbed wake, if
-// one is; res.transient_wakes and res.cycle_wakes index them).
+// classes, cpus and alternatives (first_paths only with `paths`), and the wakes that count (those
+// after the disturbed wake, if one is; res.transient_wakes and res.cycle_wakes index them).
 std::pair<SteadyResult, std::vector<Wake>> run_pair(const SchedTopology& sched,
                                                     const SteadyOptions& opt,
                                                     const WakeupPolicy& policy,
-                                                    const std::array<int, 2>& start,
+                                                    const std::array<int, 2>& start, bool paths,
                                                     StepMemo& memo) {
   SteadyResult res;
   res.policy = std::string(policy.id());
-  Steps& steps = steps_for(memo, opt);
-  PairState s{.cpu = start, .recent = start, .idle_cores = first_idle_cores(sched, opt)};
-  std::map<State, int> seen;  // state -> index into `wakes` of the wake from it
+  Walks& walks = walks_for(memo, opt);
+  int s =
+      walks.number({.cpu = start, .recent = start, .idle_cores = walks.first_hints(sched, opt)});
+  walks.new_run();
   std::vector<Wake> wakes;
   for (int step_no = 0; step_no < opt.max_wakes; ++step_no) {
     const int index = static_cast<int>(wakes.size());
-    State key = s.key();
-    auto [it, fresh] = seen.emplace(key, index);
-    if (!fresh) {
+    if (const std::optional<int> from = walks.seen(s, index)) {
       res.settled = true;
-      res.transient_wakes = it->second;
-      res.cycle_wakes = index - it->second;
+      res.transient_wakes = *from;
+      res.cycle_wakes = index - *from;
       break;
     }
     const bool disturbed = step_no == opt.disturb_wake;
-    const Step& st = step(sched, opt, policy, s, std::move(key), disturbed, steps);
-    if (res.first_paths.size() < 4) res.first_paths.push_back(st.path);
+    const bool explain = paths && res.first_paths.size() < 4;
+    const Step& st = step(sched, opt, policy, memo.allowed, s, disturbed, explain, walks);
+    if (explain) res.first_paths.push_back(st.path);
     wakes.push_back(st.wake);
     if (st.stacked) res.disturbed_stacked_on = st.wake.cpu;
     s = st.next;
     if (disturbed) {  // only what follows the disturbed wake counts
-      seen.clear();
+      walks.new_run();
       wakes.clear();
     }
   }
@@ -270,9 +371,10 @@ std::pair<std::map<PlacementClass, double>, std::vector<int>> cycle_placement(
   return {std::move(classes), std::vector<int>(cpus.begin(), cpus.end())};
 }
 
-// simulate_steady_state() with the wakes met so far (the public one starts a memo).
+// simulate_steady_state() with the wakes met so far (the public one starts a memo); first_paths
+// only with `paths` (the alternatives' runs keep none).
 SteadyResult steady_state(const SchedTopology& sched, const SteadyOptions& opt,
-                          const WakeupPolicy& policy, StepMemo& memo);
+                          const WakeupPolicy& policy, StepMemo& memo, bool paths = false);
 
 // A disturbed wake at each wake of the settled cycle (`wakes`, from res.transient_wakes on):
 // where the pair settles after it, and where it stays stacked when the wake stacks it.
@@ -419,7 +521,7 @@ bool slow_switch_out_applies(bool emulated, long long work_ns) {
 namespace {
 
 SteadyResult steady_state(const SchedTopology& sched, const SteadyOptions& opt,
-                          const WakeupPolicy& policy, StepMemo& memo) {
+                          const WakeupPolicy& policy, StepMemo& memo, bool paths) {
   std::array<int, 2> start = {opt.start_a.value_or(-1), opt.start_b.value_or(-1)};
   if (!opt.start_a || !opt.start_b) {  // a quadratic walk: only when a start is missing
     auto [def_a, def_b] = default_start_pair(sched, opt.allowed);
@@ -427,7 +529,7 @@ SteadyResult steady_state(const SchedTopology& sched, const SteadyOptions& opt,
   }
   check_in_topology(sched, {start[0], start[1]}, "start");
   check_in_topology(sched, opt.busy, "busy");
-  auto [res, wakes] = run_pair(sched, opt, policy, start, memo);
+  auto [res, wakes] = run_pair(sched, opt, policy, start, paths, memo);
   std::tie(res.classes, res.cpus) = cycle_placement(wakes, res.transient_wakes, res.cycle_wakes);
   if (opt.try_disturbances && res.settled)
     res.alternatives = alternatives(sched, opt, policy, start, wakes, res, memo);
@@ -438,8 +540,46 @@ SteadyResult steady_state(const SchedTopology& sched, const SteadyOptions& opt,
 
 SteadyResult simulate_steady_state(const SchedTopology& sched, const SteadyOptions& opt,
                                    const WakeupPolicy& policy) {
-  StepMemo memo;
-  return steady_state(sched, opt, policy, memo);
+  StepMemo memo(sched, opt);
+  return steady_state(sched, opt, policy, memo, true);
+}
+
+namespace {
+
+// Whether `policy` decides every wake of mainline's walks (`memo`, under `opt`) as mainline did:
+// then its own walks are mainline's.
+bool walks_as_mainline(const SchedTopology& sched, const SteadyOptions& opt,
+                       const WakeupPolicy& policy, const StepMemo& memo) {
+  for (const auto& [hint, walks] : memo.walks) {
+    SteadyOptions o = opt;
+    o.has_idle_cores = hint < 0 ? std::nullopt : std::optional<bool>(hint == 1);
+    const bool alike = walks.all_steps([&](const PairState& s, bool disturbed, const Step& st) {
+      const WakeInput in = next_wake(s, o, memo.allowed, disturbed);
+      return decides_as(policy, WakeContext(sched, in), st.sites);
+    });
+    if (!alike) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<SteadyResult> simulate_steady_states(const SchedTopology& sched,
+                                                 const SteadyOptions& opt,
+                                                 const std::vector<const WakeupPolicy*>& policies) {
+  const WakeupPolicy& mainline = policy_by_id("mainline");
+  StepMemo memo(sched, opt);
+  const SteadyResult base = steady_state(sched, opt, mainline, memo, true);
+  std::vector<SteadyResult> out;
+  for (const WakeupPolicy* p : policies) {
+    if (p == &mainline || !p->acts_on(sched) || walks_as_mainline(sched, opt, *p, memo)) {
+      out.push_back(base);
+      out.back().policy = std::string(p->id());
+    } else {
+      out.push_back(simulate_steady_state(sched, opt, *p));
+    }
+  }
+  return out;
 }
 
 std::vector<SteadyResult> simulate_steady_state(const SchedTopology& sched,

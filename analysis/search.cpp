@@ -49,19 +49,9 @@ std::vector<SteadyResult> steady_states(const SchedTopology& sched, const Search
   so.busy = c.busy;
   if (c.allowed != sched.cpus()) so.allowed = c.allowed;  // empty: every CPU, never copied
   so.slow_switch_out = slow_switch_out_applies(opt.emulated, opt.work_ns);
-  std::vector<SteadyResult> out;
-  std::optional<SteadyResult> mainline;  // for the policies whose hooks cannot act here
-  for (const std::string& id : opt.policies) {
-    const WakeupPolicy& p = policy_by_id(id);
-    if (p.acts_on(sched)) {
-      out.push_back(simulate_steady_state(sched, so, p));
-      continue;
-    }
-    if (!mainline) mainline = simulate_steady_state(sched, so, policy_by_id("mainline"));
-    out.push_back(*mainline);
-    out.back().policy = id;
-  }
-  return out;
+  std::vector<const WakeupPolicy*> policies;
+  for (const std::string& id : opt.policies) policies.push_back(&policy_by_id(id));
+  return simulate_steady_states(sched, so, policies);
 }
 
 // The index of the pair (i, j), i < j, of n policies in empty_reports()' order.

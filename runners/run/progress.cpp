@@ -1,5 +1,6 @@
 #include "runners/run/progress.h"
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 
@@ -26,8 +27,10 @@ namespace {
 }  // namespace
 
 std::string fmt_duration(double s) {
+  // Capped at 100,000 hours: an ETA after one of 45 million shapes overflowed an int.
+  const long long t = s > 0 ? static_cast<long long>(std::min(s, 3.6e8)) : 0;
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%d:%02d", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
+  std::snprintf(buf, sizeof buf, "%lld:%02lld", t / 60, t % 60);
   return buf;
 }
 
