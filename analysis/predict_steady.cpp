@@ -293,7 +293,7 @@ const Step& step(const SchedTopology& sched, const SteadyOptions& opt, const Wak
                  const AllowedCpus& allowed, int n, bool disturbed, bool explain, Walks& walks) {
   Step* met = walks.step(n, disturbed);
   if (met && (met->explained || !explain)) return *met;
-  const PairState s = walks.state(n);  // a copy: numbering the next state may move it
+  const PairState& s = walks.state(n);  // unread once the next state is numbered
   WakeInput in = next_wake(s, opt, allowed, disturbed);
   in.explain = explain;
   const WakeDecision d = predict_wakeup(sched, in, policy);
