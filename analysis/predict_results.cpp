@@ -373,73 +373,69 @@ std::string missing_reason(const SchedTopology& sched, const std::vector<CaseVie
   return "no ok " + cls + " case in the result set";
 }
 
-Premise class_premise(const std::string& policy, const std::string& text, const std::string& a,
-                      const std::string& b, WakeFlags flags, const std::vector<Point>& points,
-                      const SchedTopology& sched, const std::vector<CaseView>& views) {
-  Premise p{policy, text, {}, std::nullopt};
+// Whether the point's wakes are those the premise is about.
+bool premise_wakes(const PolicyPremise& pr, const Point& pt) {
+  if (!pt.flags) return false;
+  if (pr.wakes == PolicyPremise::Wakes::kSync) return *pt.flags == WakeFlags::kSync;
+  const MechanismEntry* e = registry().find_mechanism(pt.first().mechanism);
+  return e && e->futex_handoff;
+}
+
+// One pinned class against another (sync-pair's same-cpu vs llc).
+Premise class_premise(const std::string& policy, const PolicyPremise& pr,
+                      const std::vector<Point>& points, const SchedTopology& sched,
+                      const std::vector<CaseView>& views) {
+  Premise p{policy, pr.text, {}, std::nullopt};
+  const std::string& a = pr.cheaper;
+  const std::string& b = pr.than;
   for (const Point& pt : points)
-    if (pt.flags == flags)
+    if (premise_wakes(pr, pt))
       p.checks.push_back(check_at(pt, a, pinned_case_at(pt, a), b, pinned_case_at(pt, b)));
   for (const auto& cls : {a, b}) {
     const bool any = std::any_of(points.begin(), points.end(), [&](const Point& pt) {
-      return pt.flags == flags && pt.pinned_at(cls).has_value();
+      return premise_wakes(pr, pt) && pt.pinned_at(cls).has_value();
     });
     if (!any)
       p.not_measurable =
           "not measurable here: no " + cls + " class (" + missing_reason(sched, views, cls) + ")";
   }
   if (p.checks.empty())
-    p.not_measurable =
-        "not measurable here: no " + std::string(wake_flags_id(flags)) + " mechanism";
+    p.not_measurable = std::string("not measurable here: no ") +
+                       (pr.wakes == PolicyPremise::Wakes::kSync ? "sync" : "futex handoff") +
+                       " mechanism";
   return p;
 }
 
-// Stacking on the waker vs what the running kernel chose, for the points `want` selects.
-template <typename Want>
-Premise kernel_premise(const std::string& policy, const std::string& text, Want want,
+// A pinned class (stacking on the waker) against what the running kernel chose.
+Premise kernel_premise(const std::string& policy, const PolicyPremise& pr,
                        const std::vector<Point>& points, const SchedTopology& sched,
                        const std::vector<CaseView>& views) {
-  Premise p{policy, text, {}, std::nullopt};
+  Premise p{policy, pr.text, {}, std::nullopt};
+  const std::string& a = pr.cheaper;
   for (const Point& pt : points)
-    if (pt.flags && want(pt.first().mechanism, *pt.flags))
-      p.checks.push_back(
-          check_at(pt, "same-cpu", pinned_case_at(pt, "same-cpu"), "kernel", pt.kernel_case));
+    if (premise_wakes(pr, pt))
+      p.checks.push_back(check_at(pt, a, pinned_case_at(pt, a), "kernel", pt.kernel_case));
   if (p.checks.empty()) {
     p.not_measurable = "not measurable here: no matching mechanism";
   } else if (std::none_of(p.checks.begin(), p.checks.end(),
                           [](const PremiseCheck& c) { return c.a_rtt_ns.has_value(); })) {
     p.not_measurable =
-        "not measurable here: no same-cpu class (" + missing_reason(sched, views, "same-cpu") + ")";
+        "not measurable here: no " + a + " class (" + missing_reason(sched, views, a) + ")";
   }
   return p;
 }
 
-// Each patch's premise with the measured numbers (docs/policy-model.md#policies; the seeds'
-// claims).
+// Each patch's premise (registry/registry.json) with the measured numbers
+// (docs/policy-model.md#policies; the seeds' claims).
 std::vector<Premise> premises_of(const std::vector<Point>& points, const SchedTopology& sched,
                                  const std::vector<CaseView>& views) {
-  const std::string core =
-      "sync wakeups: the waker's SMT sibling is cheaper than another core of the LLC";
-  std::vector<Premise> premises = {
-      class_premise("sync-pair",
-                    "sync wakeups: handing off on the waker CPU is cheaper than another core of "
-                    "the LLC",
-                    "same-cpu", "llc", WakeFlags::kSync, points, sched, views),
-      class_premise("sync-core", core, "smt-sibling", "llc", WakeFlags::kSync, points, sched,
-                    views),
-      class_premise("sync-core-v2", core, "smt-sibling", "llc", WakeFlags::kSync, points, sched,
-                    views),
-      kernel_premise(
-          "sync-2017", "sync wakeups: the waker CPU is cheaper than the kernel's choice",
-          [](const std::string&, WakeFlags f) { return f == WakeFlags::kSync; }, points, sched,
-          views),
-      kernel_premise(
-          "current-cpu", "futex handoff: the waker CPU is cheaper than the kernel's choice",
-          [](const std::string& m, WakeFlags) {
-            const MechanismEntry* e = registry().find_mechanism(m);
-            return e && e->futex_handoff;
-          },
-          points, sched, views)};
+  std::vector<Premise> premises;
+  for (const PolicyEntry& e : registry().policies) {
+    if (!e.premise) continue;
+    premises.push_back(e.premise->than == "kernel"
+                           ? kernel_premise(e.id, *e.premise, points, sched, views)
+                           : class_premise(e.id, *e.premise, points, sched, views));
+  }
   judge_premises(premises);
   return premises;
 }

@@ -400,9 +400,9 @@ std::string render_search_text(const SearchResult& r, const SearchOptions& opt) 
   os << r.chosen.size() << " cases chosen of " << r.candidates << " candidates"
      << (opt.exhaustive ? ", each simulated" : " in " + std::to_string(r.shapes) + " shapes")
      << " ("
-     << (opt.current_cpu ? "current-cpu"
-         : opt.sync      ? "sync"
-                         : "no-sync")
+     << (opt.current_cpu ? wake_flags_id(WakeFlags::kCurrentCpu)
+         : opt.sync      ? std::string_view("sync")
+                         : std::string_view("no-sync"))
      << " wakes"
      << (slow_switch_out_applies(opt.emulated, opt.work_ns)
              ? ", with the emulated (TCG) switch-out alternatives"

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/schema/placement.h"
 #include "common/schema/registry.h"
 
 namespace wb {
@@ -29,6 +30,17 @@ TEST(Registry, TraitsTheAnalysisReads) {
   EXPECT_FALSE(registry().mechanism("binder-like").not_modelled);
   EXPECT_EQ(registry().find_mechanism("nope"), nullptr);
   EXPECT_THROW(registry().mechanism("nope"), std::logic_error);
+}
+
+// Every proposed policy states a premise over placement classes the result sets know.
+TEST(Registry, EachPatchedPolicysPremiseNamesKnownClasses) {
+  for (const PolicyEntry& p : registry().policies) {
+    ASSERT_EQ(p.premise.has_value(), p.id != "mainline") << p.id;
+    if (!p.premise) continue;
+    EXPECT_TRUE(parse_class(p.premise->cheaper)) << p.id;
+    EXPECT_TRUE(p.premise->than == "kernel" || parse_class(p.premise->than)) << p.id;
+  }
+  EXPECT_EQ(registry().policies.back().premise->wakes, PolicyPremise::Wakes::kFutexHandoff);
 }
 
 TEST(Registry, RefusesABadEntryNamingIt) {
@@ -52,6 +64,15 @@ TEST(Registry, RefusesABadEntryNamingIt) {
   EXPECT_EQ(error(R"({"policies": [], "mechanisms": [{"id": "x", "wake_flags": "sync",
                                                        "not_modelled": true}]})"),
             "mechanisms[0]: \"not_modelled\" is not a string");
+  EXPECT_EQ(error(R"({"policies": [{"id": "p", "premise": []}], "mechanisms": []})"),
+            "policies[0]: \"premise\" is not an object");
+  EXPECT_EQ(error(R"({"policies": [{"id": "p", "premise": {"text": "t", "cheaper": "same-cpu",
+                                                         "than": "llc", "wakes": "all"}}],
+                      "mechanisms": []})"),
+            "policies[0]: unknown premise wakes \"all\"");
+  EXPECT_EQ(error(R"({"policies": [{"id": "p", "premise": {"cheaper": "same-cpu"}}],
+                      "mechanisms": []})"),
+            "policies[0]: \"text\" is not a string");
 }
 
 }  // namespace

@@ -23,6 +23,21 @@ const json& list_at(const json& doc, const char* key) {
   return doc[key];
 }
 
+// "premise": {"cheaper": CLASS, "than": CLASS | "kernel", "wakes": "sync" | "futex-handoff",
+// "text": ...}.
+PolicyPremise premise_of(const json& j, const std::string& where) {
+  if (!j.is_object()) throw std::invalid_argument(where + ": \"premise\" is not an object");
+  PolicyPremise p{registry_string(j, "text", where), registry_string(j, "cheaper", where),
+                  registry_string(j, "than", where)};
+  const std::string wakes = registry_string(j, "wakes", where);
+  if (wakes == "futex-handoff") {
+    p.wakes = PolicyPremise::Wakes::kFutexHandoff;
+  } else if (wakes != "sync") {
+    throw std::invalid_argument(where + ": unknown premise wakes \"" + wakes + "\"");
+  }
+  return p;
+}
+
 MechanismEntry mechanism_of(const json& j, const std::string& where) {
   MechanismEntry m{registry_string(j, "id", where)};
   const std::string flags = registry_string(j, "wake_flags", where);
@@ -119,10 +134,11 @@ Registry parse_registry(std::string_view text) {
   const json& policies = list_at(doc, "policies");
   for (size_t i = 0; i < policies.size(); ++i) {
     const std::string where = "policies[" + std::to_string(i) + "]";
-    PolicyEntry e{registry_string(policies[i], "id", where), std::nullopt, std::nullopt};
+    PolicyEntry e{registry_string(policies[i], "id", where)};
     if (policies[i].contains("kernel")) e.kernel = registry_string(policies[i], "kernel", where);
     if (policies[i].contains("sched_feature"))
       e.sched_feature = registry_string(policies[i], "sched_feature", where);
+    if (policies[i].contains("premise")) e.premise = premise_of(policies[i]["premise"], where);
     r.policies.push_back(std::move(e));
   }
   const json& mechanisms = list_at(doc, "mechanisms");

@@ -13,6 +13,16 @@
 
 namespace wb {
 
+// What a patch claims, which a result set's pinned cases check (analysis/predict_results.h): the
+// class `cheaper` costs less than `than` (another class, or "kernel": where the kernel placed the
+// pair) on the `wakes` its change is about.
+struct PolicyPremise {
+  enum class Wakes { kSync, kFutexHandoff };  // "sync": WF_SYNC mechanisms; "futex-handoff"
+  std::string text;                           // the claim, as printed
+  std::string cheaper, than;                  // placement class ids; `than` may be "kernel"
+  Wakes wakes = Wakes::kSync;
+};
+
 struct PolicyEntry {
   std::string id;  // "mainline", "sync-pair", ...: analysis/policies.cpp models each
   // The policy whose kernel runs it when it has no kernel of its own ("mainline" for
@@ -21,6 +31,7 @@ struct PolicyEntry {
   // The sched feature that turns the policy on in the lab's gated kernel ("SYNC_PAIR"); nullopt:
   // none (mainline, current-cpu).
   std::optional<std::string> sched_feature;
+  std::optional<PolicyPremise> premise;  // nullopt: none (mainline)
 };
 
 struct MechanismEntry {

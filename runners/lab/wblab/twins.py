@@ -1,7 +1,7 @@
 """`wakebench-lab twins MATRIX FROM TO [POLICY...]`: where each policy put the wakee on two twin
 presets (the same machine, other CPU numbers: renumber.py), case by case through the renumbering,
 in the model and in the guest kernel, from a matrix directory's cells (gated kernel)."""
-from . import LabError, inputs
+from . import LabError, inputs, registry
 from .renumber import twin_mapping
 
 
@@ -42,10 +42,10 @@ def main(argv):
     ap.add_argument("src", metavar="FROM-PRESET")
     ap.add_argument("dst", metavar="TO-PRESET", help="FROM-PRESET's twin")
     ap.add_argument("policies", metavar="POLICY", nargs="*",
-                    help="the policies compared (default mainline sync-core)")
+                    help="the policies compared (default: every policy of the gated kernel)")
     args = ap.parse_args(argv)
     matrix, src, dst = args.matrix, args.src, args.dst
-    policies = args.policies or ["mainline", "sync-core"]
+    policies = args.policies or ["mainline", *registry.FEATURES]
     table = rows(matrix, src, dst, policies)  # every cell read before a line is printed
     print(f"| policy | start ({src} / {dst}) | model | kernel | model, twin | kernel, twin |")
     print("|---|---|---|---|---|---|")
