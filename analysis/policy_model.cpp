@@ -261,7 +261,7 @@ class Selector {
     if (want_affine && !affine_hit) note("no SD_WAKE_AFFINE level spans prev ", prev);
 
     sync_gate_ = want_affine && in_.sync && new_cpu == cpu && ctx_.alone(cpu);
-    return select_idle_sibling(prev, new_cpu, sync_gate_);
+    return select_idle_sibling(prev, new_cpu);
   }
 
   // wake_wide(): factor = sd_llc_size of the waker CPU.
@@ -321,7 +321,7 @@ class Selector {
   bool usable(int c) const { return sched_.has_cpu(c); }
 
   // select_idle_sibling() (policy-model.md#select-idle-sibling).
-  int select_idle_sibling(int prev, int target, bool sync_gate) {
+  int select_idle_sibling(int prev, int target) {
     const int cpu = in_.waker;
     if (ctx_.idle(target)) {
       note("SIS target ", target, " idle");
@@ -367,7 +367,7 @@ class Selector {
           return chose(DecisionRule::kSisSmt, *i);
         }
       }
-      if (sync_gate) {
+      if (sync_gate_) {
         const std::optional<int> i = select_idle_sync_core(*sd, target);
         sites_.sync_core_sibling = i.has_value();
         if (i && policy_.sync_core_hook() == SyncCoreHook::kSiblingFirst) {
@@ -377,7 +377,7 @@ class Selector {
       }
     }
     int sync_cpu =
-        (sync_gate && policy_.sync_core_hook() == SyncCoreHook::kIdleCoreScan) ? cpu : -1;
+        (sync_gate_ && policy_.sync_core_hook() == SyncCoreHook::kIdleCoreScan) ? cpu : -1;
     if (auto i = select_idle_cpu(*sd, has_idle_core, target, sync_cpu))
       return chose(DecisionRule::kSisIdleCpu, *i);
     if (prev_aff >= 0) {
