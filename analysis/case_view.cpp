@@ -331,6 +331,66 @@ ObservedView observed_of(const json& o) {
   return out;
 }
 
+// What the case is: its mechanism, mode, placement and CPUs, parameters, status and wake flags,
+// each checked.
+void read_identity(const json& j, CaseView& c) {
+  check_names(j);
+  c.mechanism = j["mechanism"];
+  if (!registry().find_mechanism(c.mechanism))
+    throw std::invalid_argument("unknown mechanism " + json_text(c.mechanism) +
+                                " (known: " + join(registry().mechanism_ids(), ", ") + ")");
+  const auto mode = parse_mode(j["mode"].get<std::string>());
+  if (!mode) throw std::invalid_argument("unknown mode " + j["mode"].dump());
+  c.mode = *mode;
+  c.placement = j["placement"];
+  set_placement(c, j);
+  if (j.contains("cpus") && j["cpus"].is_object()) {
+    const json& cpus = j["cpus"];
+    if (cpu_id(cpus.value("waker", json())) && cpu_id(cpus.value("wakee", json())))
+      c.cpus = CpuPair{cpus["waker"].get<int>(), cpus["wakee"].get<int>()};
+  }
+  if (j.contains("params") && !j["params"].is_object() && !j["params"].is_null())
+    throw std::invalid_argument("\"params\" is not an object");
+  c.params_json = j.contains("params") && j["params"].is_object() ? j["params"] : json::object();
+  c.params = params_of(c.params_json);
+  c.suffix = name_suffix(c.params);
+  c.pair = pair_of(c.name);
+  const auto status = parse_status(j["status"].get<std::string>());
+  if (!status) throw std::invalid_argument("unknown status " + j["status"].dump());
+  c.status = *status;
+  if (j.contains("reason") && j["reason"].is_string()) c.reason = j["reason"];
+  c.wake_flags = wake_flags_of(j);
+}
+
+// What it measured: the statistics, repetitions, counters, where the kernel placed it, its trace
+// and the background's CPUs.
+void read_measured(const json& j, CaseView& c) {
+  c.rtt = stats_of(j.value("rtt_ns", json()));
+  c.wakeup = stats_of(j.value("wakeup_ns", json()));
+  if (c.ok() && !c.rtt.get("median"))
+    throw std::invalid_argument("status ok but no numeric rtt_ns.median");
+  if (c.ok()) check_positive("rtt_ns.median", c.rtt.get("median"));
+  if (j.contains("repetitions")) read_repetitions(j["repetitions"], c);
+  check_marked_count(j, c);
+  c.tps = number(j, "tps");
+  c.schedstat = j.value("schedstat", json());
+  if (const json& n = j.value("round_trips", json()); n.is_number_integer()) c.round_trips = n;
+  if (const json& n = j.value("warmup", json()); n.is_number_integer()) c.warmup = n;
+  if (const json& k = j.value("counters", json()); k.is_object()) c.counters = counters_of(k);
+  if (const json& o = j.value("observed", json());
+      o.is_object() && o.contains("histogram") && o["histogram"].is_object())
+    c.observed = observed_of(o);
+  c.trace = j.value("trace", json());
+  // The busy tasks' CPUs as the driver resolved them (`background`: null for none).
+  if (const json& b = j.value("background", json()); b.is_object() && b.contains("cpus")) {
+    const json& cpus = b["cpus"];
+    if (!cpus.is_array() ||
+        !std::all_of(cpus.begin(), cpus.end(), [](const json& x) { return x.is_number_integer(); }))
+      throw std::invalid_argument("background.cpus is not a list of CPU ids");
+    c.background = cpus.get<std::vector<int>>();
+  }
+}
+
 CaseView parse_case(std::size_t index, const json& j) {
   const std::string where = "cases[" + std::to_string(index) + "]";
   if (!j.is_object()) throw std::invalid_argument(where + " is not an object");
@@ -345,56 +405,8 @@ CaseView parse_case(std::size_t index, const json& j) {
   c.name = j["name"];
   const std::string at = where + " (" + c.name + "): ";
   try {
-    check_names(j);
-    c.mechanism = j["mechanism"];
-    if (!registry().find_mechanism(c.mechanism))
-      throw std::invalid_argument("unknown mechanism " + json_text(c.mechanism) +
-                                  " (known: " + join(registry().mechanism_ids(), ", ") + ")");
-    const auto mode = parse_mode(j["mode"].get<std::string>());
-    if (!mode) throw std::invalid_argument("unknown mode " + j["mode"].dump());
-    c.mode = *mode;
-    c.placement = j["placement"];
-    set_placement(c, j);
-    if (j.contains("cpus") && j["cpus"].is_object()) {
-      const json& cpus = j["cpus"];
-      if (cpu_id(cpus.value("waker", json())) && cpu_id(cpus.value("wakee", json())))
-        c.cpus = CpuPair{cpus["waker"].get<int>(), cpus["wakee"].get<int>()};
-    }
-    if (j.contains("params") && !j["params"].is_object() && !j["params"].is_null())
-      throw std::invalid_argument("\"params\" is not an object");
-    c.params_json = j.contains("params") && j["params"].is_object() ? j["params"] : json::object();
-    c.params = params_of(c.params_json);
-    c.suffix = name_suffix(c.params);
-    c.pair = pair_of(c.name);
-    const auto status = parse_status(j["status"].get<std::string>());
-    if (!status) throw std::invalid_argument("unknown status " + j["status"].dump());
-    c.status = *status;
-    if (j.contains("reason") && j["reason"].is_string()) c.reason = j["reason"];
-    c.wake_flags = wake_flags_of(j);
-    c.rtt = stats_of(j.value("rtt_ns", json()));
-    c.wakeup = stats_of(j.value("wakeup_ns", json()));
-    if (c.ok() && !c.rtt.get("median"))
-      throw std::invalid_argument("status ok but no numeric rtt_ns.median");
-    if (c.ok()) check_positive("rtt_ns.median", c.rtt.get("median"));
-    if (j.contains("repetitions")) read_repetitions(j["repetitions"], c);
-    check_marked_count(j, c);
-    c.tps = number(j, "tps");
-    c.schedstat = j.value("schedstat", json());
-    if (const json& n = j.value("round_trips", json()); n.is_number_integer()) c.round_trips = n;
-    if (const json& n = j.value("warmup", json()); n.is_number_integer()) c.warmup = n;
-    if (const json& k = j.value("counters", json()); k.is_object()) c.counters = counters_of(k);
-    if (const json& o = j.value("observed", json());
-        o.is_object() && o.contains("histogram") && o["histogram"].is_object())
-      c.observed = observed_of(o);
-    c.trace = j.value("trace", json());
-    // The busy tasks' CPUs as the driver resolved them (`background`: null for none).
-    if (const json& b = j.value("background", json()); b.is_object() && b.contains("cpus")) {
-      const json& cpus = b["cpus"];
-      if (!cpus.is_array() || !std::all_of(cpus.begin(), cpus.end(),
-                                           [](const json& x) { return x.is_number_integer(); }))
-        throw std::invalid_argument("background.cpus is not a list of CPU ids");
-      c.background = cpus.get<std::vector<int>>();
-    }
+    read_identity(j, c);
+    read_measured(j, c);
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(at + e.what());
   } catch (const json::exception& e) {

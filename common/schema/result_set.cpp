@@ -201,23 +201,29 @@ nlohmann::ordered_json marking_exempt_json(const Params& p) {
 
 }  // namespace
 
-nlohmann::ordered_json case_json(const CaseRecord& rec, const Topology& topo) {
+namespace {
+
+// The case's waker and wakee CPUs (its first pair, and every pair when there are more), else null.
+nlohmann::ordered_json cpus_json(const CaseSpec& s) {
+  if (s.cpu_pairs.empty()) return nullptr;
+  nlohmann::ordered_json j = {{"waker", s.cpu_pairs[0].first}, {"wakee", s.cpu_pairs[0].second}};
+  if (s.cpu_pairs.size() > 1) {
+    nlohmann::ordered_json all = nlohmann::ordered_json::array();
+    for (auto [w, e] : s.cpu_pairs) all.push_back({{"waker", w}, {"wakee", e}});
+    j["pairs"] = all;
+  }
+  return j;
+}
+
+// The case as it was asked for: what runs, where, beside which background.
+nlohmann::ordered_json spec_json(const CaseRecord& rec) {
   const CaseSpec& s = rec.spec;
   nlohmann::ordered_json j;
   j["name"] = s.name;
   j["mechanism"] = s.mechanism;
   j["mode"] = std::string(mode_id(s.mode));
   j["placement"] = s.placement;
-  if (s.cpu_pairs.empty()) {
-    j["cpus"] = nullptr;
-  } else {
-    j["cpus"] = {{"waker", s.cpu_pairs[0].first}, {"wakee", s.cpu_pairs[0].second}};
-    if (s.cpu_pairs.size() > 1) {
-      nlohmann::ordered_json all = nlohmann::ordered_json::array();
-      for (auto [w, e] : s.cpu_pairs) all.push_back({{"waker", w}, {"wakee", e}});
-      j["cpus"]["pairs"] = all;
-    }
-  }
+  j["cpus"] = cpus_json(s);
   if (s.by_kernel()) j["cpuset"] = s.cpuset;
   j["wake_flags"] = std::string(wake_flags_id(rec.wake_flags));
   j["params"] = to_json(s.params);
@@ -228,21 +234,13 @@ nlohmann::ordered_json case_json(const CaseRecord& rec, const Topology& topo) {
                        {"cpus", rec.background_cpus},
                        {"busy_ns", duty_busy_ns(s.params)},
                        {"period_ns", duty_period_ns(s.params)}};
-  j["status"] = std::string(status_id(rec.status));
-  j["reason"] = rec.reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(rec.reason);
-  j["round_trips"] = s.round_trips;
-  j["warmup"] = s.warmup;
-  if (rec.status != CaseStatus::kOk || rec.repetitions.empty()) {
-    j["rtt_ns"] = nullptr;
-    j["tps"] = nullptr;
-    j["wakeup_ns"] = nullptr;
-    j["repetitions"] = nlohmann::json::array();
-    j["marked_repetitions"] = 0;
-    j["counters"] = nullptr;
-    j["observed"] = nullptr;
-    j["trace"] = nullptr;
-    return j;
-  }
+  return j;
+}
+
+// What an ok case measured, into `j`: the statistics over every repetition, each repetition,
+// the counters, where the kernel placed the pairs, the trace and schedstat.
+void add_measured(const CaseRecord& rec, const Topology& topo, nlohmann::ordered_json& j) {
+  const CaseSpec& s = rec.spec;
   std::vector<int64_t> rtt_all, wake_all;
   nlohmann::ordered_json reps = nlohmann::ordered_json::array();
   int64_t all_n = 0, all_span = 0;
@@ -270,6 +268,24 @@ nlohmann::ordered_json case_json(const CaseRecord& rec, const Topology& topo) {
   j["observed"] = s.by_kernel() ? observed_json(rec, topo) : nlohmann::ordered_json(nullptr);
   j["trace"] = rec.trace;
   j["schedstat"] = rec.schedstat;
+}
+
+}  // namespace
+
+nlohmann::ordered_json case_json(const CaseRecord& rec, const Topology& topo) {
+  nlohmann::ordered_json j = spec_json(rec);
+  j["status"] = std::string(status_id(rec.status));
+  j["reason"] = rec.reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(rec.reason);
+  j["round_trips"] = rec.spec.round_trips;
+  j["warmup"] = rec.spec.warmup;
+  if (rec.status != CaseStatus::kOk || rec.repetitions.empty()) {
+    for (const char* key : {"rtt_ns", "tps", "wakeup_ns"}) j[key] = nullptr;
+    j["repetitions"] = nlohmann::json::array();
+    j["marked_repetitions"] = 0;
+    for (const char* key : {"counters", "observed", "trace"}) j[key] = nullptr;
+    return j;
+  }
+  add_measured(rec, topo, j);
   return j;
 }
 
