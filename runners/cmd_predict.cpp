@@ -35,29 +35,47 @@ SchedTopology load_sched(const PredictArgs& a, std::optional<LlcSource> scenario
   return load_sched_topology("predict", a.topology, a.llc_level, scenario_llc);
 }
 
-void run_predict(const PredictArgs& a) {
-  if (!a.results.empty()) {
-    if (!a.topology.empty() || !a.scenario.empty() || a.steady || !a.sched_features.empty()) {
-      throw std::invalid_argument(
-          "predict --results uses the topology and sched features the result set records; drop "
-          "--topology, --scenario, --steady and --sched-features");
-    }
-    const ResultsPrediction p = predict_for_results_file(a.results);
-    std::cout << (a.json ? to_json(p).dump(2) + "\n" : render_results_text(p));
-    return;
+// predict --results FILE: the set's cases against every policy.
+void run_results(const PredictArgs& a) {
+  if (!a.topology.empty() || !a.scenario.empty() || a.steady || !a.sched_features.empty()) {
+    throw std::invalid_argument(
+        "predict --results uses the topology and sched features the result set records; drop "
+        "--topology, --scenario, --steady and --sched-features");
   }
-  if (!a.scenario.empty()) {
-    if (a.steady)
-      throw std::invalid_argument("predict: --scenario and --steady exclude each other");
-    if (!a.sched_features.empty())
-      throw std::invalid_argument(
-          "predict --scenario: give the features as the scenario's sched_features field");
-    Scenario s = load_scenario(a.scenario);
-    SchedTopology sched = load_sched(a, s.llc_level);
-    auto p = predict_scenario(sched, s, a.scenario);
-    std::cout << (a.json ? p.dump(2) + "\n" : render_scenario_text(sched, p));
-    return;
+  const ResultsPrediction p = predict_for_results_file(a.results);
+  std::cout << (a.json ? to_json(p).dump(2) + "\n" : render_results_text(p));
+}
+
+// predict --scenario FILE: its wakeups under every policy.
+void run_scenario(const PredictArgs& a) {
+  if (a.steady) throw std::invalid_argument("predict: --scenario and --steady exclude each other");
+  if (!a.sched_features.empty())
+    throw std::invalid_argument(
+        "predict --scenario: give the features as the scenario's sched_features field");
+  Scenario s = load_scenario(a.scenario);
+  SchedTopology sched = load_sched(a, s.llc_level);
+  auto p = predict_scenario(sched, s, a.scenario);
+  std::cout << (a.json ? p.dump(2) + "\n" : render_scenario_text(sched, p));
+}
+
+// --start "a,b" into `opt`.
+void set_start_pair(const std::string& text, SteadyOptions& opt) {
+  const auto comma = text.find(',');
+  try {
+    if (comma == std::string::npos) throw std::invalid_argument("expected a,b");
+    size_t used1 = 0, used2 = 0;
+    std::string s1 = text.substr(0, comma), s2 = text.substr(comma + 1);
+    opt.start_a = std::stoi(s1, &used1);
+    opt.start_b = std::stoi(s2, &used2);
+    if (used1 != s1.size() || used2 != s2.size()) throw std::invalid_argument("expected a,b");
+  } catch (const std::exception&) {
+    throw std::invalid_argument("predict --start \"" + text + "\": expected two CPU ids a,b");
   }
+}
+
+// predict [--steady]: a pair's steady state under every policy, for sync and non-sync wakes
+// unless one is asked.
+void run_steady(const PredictArgs& a) {
   if (a.sync && a.no_sync)
     throw std::invalid_argument("predict: --sync and --no-sync exclude each other");
   SchedTopology sched = load_sched(a, std::nullopt);
@@ -66,27 +84,10 @@ void run_predict(const PredictArgs& a) {
   base.features = parse_model_features(a.sched_features, "predict --sched-features");
   if (!a.busy.empty()) base.busy = cpu_list_arg("--busy", a.busy);
   if (!a.allowed.empty()) base.allowed = cpu_list_arg("--allowed", a.allowed);
-  if (!a.start.empty()) {
-    auto comma = a.start.find(',');
-    try {
-      if (comma == std::string::npos) throw std::invalid_argument("expected a,b");
-      size_t used1 = 0, used2 = 0;
-      std::string s1 = a.start.substr(0, comma), s2 = a.start.substr(comma + 1);
-      base.start_a = std::stoi(s1, &used1);
-      base.start_b = std::stoi(s2, &used2);
-      if (used1 != s1.size() || used2 != s2.size()) throw std::invalid_argument("expected a,b");
-    } catch (const std::exception&) {
-      throw std::invalid_argument("predict --start \"" + a.start + "\": expected two CPU ids a,b");
-    }
-  }
-  std::vector<bool> syncs;
-  if (a.sync || a.current_cpu) {
-    syncs = {true};
-  } else if (a.no_sync) {
-    syncs = {false};
-  } else {
-    syncs = {true, false};
-  }
+  if (!a.start.empty()) set_start_pair(a.start, base);
+  const std::vector<bool> syncs = (a.sync || a.current_cpu) ? std::vector<bool>{true}
+                                  : a.no_sync               ? std::vector<bool>{false}
+                                                            : std::vector<bool>{true, false};
   nlohmann::json out = nlohmann::json::array();
   std::string text;
   for (bool sync : syncs) {
@@ -99,6 +100,12 @@ void run_predict(const PredictArgs& a) {
   }
   if (!a.sched_features.empty()) text = "sched features: " + a.sched_features + "\n" + text;
   std::cout << (a.json ? nlohmann::json{{"steady", out}}.dump(2) + "\n" : text);
+}
+
+void run_predict(const PredictArgs& a) {
+  if (!a.results.empty()) return run_results(a);
+  if (!a.scenario.empty()) return run_scenario(a);
+  run_steady(a);
 }
 
 void add_predict_command(CLI::App& app) {
