@@ -221,6 +221,25 @@ Part predictions(const json& recorded) {
 
 // ---- observed placement of kernel cases ---------------------------------------------------------
 
+// The observed placement's gnuplot script: `classes` stacked columns of observed.dat, `width`
+// pixels wide.
+std::string observed_gp(std::size_t classes, int width) {
+  std::ostringstream gp;
+  gp << gp_begin("observed", width, 520)
+     << "set title 'Where the kernel put the wakee (kernel placement cases)'\n"
+     << "set xlabel 'case'\n"
+     << "set ylabel 'round trips (%)'\n"
+     << "set style data histograms\nset style histogram rowstacked\n"
+     << "set style fill solid 0.85 border -1\nset boxwidth 0.6\n"
+     << "set yrange [0:100]\nset grid ytics\n"
+     << "set key outside right top title 'wakee CPU vs waker CPU'\n"
+     << "set xtics rotate by -30\n"
+     << "plot for [col=2:" << classes + 1
+     << "] 'observed.dat' using col:xtic(1) title columnheader(col)\n"
+     << gp_end("observed", width, 520);
+  return gp.str();
+}
+
 Part observed(const std::vector<CaseView>& cases) {
   std::vector<const CaseView*> kcases;
   std::vector<std::string> classes;
@@ -263,23 +282,11 @@ Part observed(const std::vector<CaseView>& cases) {
     tables << "\n";
   }
   const int width = std::max(700, 260 + 90 * static_cast<int>(kcases.size()));
-  std::ostringstream gp;
-  gp << gp_begin("observed", width, 520)
-     << "set title 'Where the kernel put the wakee (kernel placement cases)'\n"
-     << "set xlabel 'case'\n"
-     << "set ylabel 'round trips (%)'\n"
-     << "set style data histograms\nset style histogram rowstacked\n"
-     << "set style fill solid 0.85 border -1\nset boxwidth 0.6\n"
-     << "set yrange [0:100]\nset grid ytics\n"
-     << "set key outside right top title 'wakee CPU vs waker CPU'\n"
-     << "set xtics rotate by -30\n"
-     << "plot for [col=2:" << classes.size() + 1
-     << "] 'observed.dat' using col:xtic(1) title columnheader(col)\n"
-     << gp_end("observed", width, 520);
+  const std::string gp = observed_gp(classes.size(), width);
   const Plot plot{"observed", "Observed placement of kernel cases",
                   "For each case run unpinned: the share of round trips in which the wakee ran on "
                   "the waker's CPU, its SMT sibling, the same LLC, and so on.",
-                  dat.str(), gp.str()};
+                  dat.str(), gp};
   return Part{{plot}, {}, tables.str()};
 }
 
