@@ -207,9 +207,8 @@ PairState after_wake(PairState s, const WakeDecision& d) {
 // One wake from a state: what it was, and the number of the state after it.
 struct Step {
   Wake wake;
-  std::string path;  // WakeDecision::path, when `explained`
-  bool explained = false;
-  HookSites sites;  // WakeDecision::sites
+  std::string path;  // WakeDecision::path; empty unless computed with `explain`
+  HookSites sites;   // WakeDecision::sites
   int next = -1;
   bool stacked = false;  // a disturbed wake put the wakee on the waker's CPU, away from prev
 };
@@ -238,7 +237,7 @@ class Walks {
     return *first_hints_;
   }
   // The wake from state `n`, disturbed or not, if met before.
-  Step* step(int n, bool disturbed) {
+  const Step* step(int n, bool disturbed) const {
     const int k = step_of_[static_cast<std::size_t>(n)][disturbed];
     return k < 0 ? nullptr : &steps_[static_cast<std::size_t>(k)];
   }
@@ -288,24 +287,18 @@ Walks& walks_for(StepMemo& memo, const SteadyOptions& opt) {
   return memo.walks[opt.has_idle_cores ? static_cast<int>(*opt.has_idle_cores) : -1];
 }
 
-// The wake from state `n`, with its path when `explain`.
+// The wake from state `n`, with its path when `explain`. Only a memo's first run explains, its
+// first wakes, and those are new to the memo or met earlier in that run: never met unexplained.
 const Step& step(const SchedTopology& sched, const SteadyOptions& opt, const WakeupPolicy& policy,
                  const AllowedCpus& allowed, int n, bool disturbed, bool explain, Walks& walks) {
-  Step* met = walks.step(n, disturbed);
-  if (met && (met->explained || !explain)) return *met;
+  if (const Step* met = walks.step(n, disturbed)) return *met;
   const PairState& s = walks.state(n);  // unread once the next state is numbered
   WakeInput in = next_wake(s, opt, allowed, disturbed);
   in.explain = explain;
   const WakeDecision d = predict_wakeup(sched, in, policy);
-  if (met) {  // met before without its path
-    met->path = d.path;
-    met->explained = true;
-    return *met;
-  }
   Step out;
   out.wake = {classify(sched.topology(), in.waker, d.cpu), in.waker, in.prev, d.cpu};
   out.path = d.path;
-  out.explained = explain;
   out.sites = d.sites;
   out.stacked = disturbed && d.cpu == in.waker && in.prev != in.waker;
   PairState next = after_wake(s, d);
