@@ -81,8 +81,9 @@ std::string undecided_text(const CompareOptions& o, const CompareCell& base, con
     t += "; the variation between runs is unknown (one run a side)";
   if (d.detectable)
     t += "; it detects changes beyond " + fmt("%.1f", std::expm1(*d.detectable) * 100) + "%";
-  const std::string aim =
-      d.needed_for ? " would show " + std::string(verdict_id(*d.needed_for)) : "";
+  const std::string aim = d.needed_for ? " would show " + std::string(verdict_id(*d.needed_for))
+                          : c.levels   ? " would decide it"
+                                       : "";
   if (d.needed && d.needed_per_run)
     return t + "; " + std::to_string(*d.needed) + " runs a side of " +
            std::to_string(*d.needed_per_run) + " repetitions" + aim;

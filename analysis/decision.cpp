@@ -128,23 +128,24 @@ Band band(const DecisionInput& in, double x) {
 }
 
 // UNKNOWN at the run level: what the present runs detect (Welch's t), and the runs a side, and
-// repetitions a run, that would decide it from the variance measured at each level.
+// repetitions a run, that would decide it. UNKNOWN there means the runs have not shown a change, so
+// "no change" is among what they admit, and advice planned on the change they show, as if it were
+// real, falls short whenever that change is the drift between runs (an A/A pair advised toward
+// DIFFERENT, docs/aa-benchmark.md#advice). So the advice is the runs whose interval would lie
+// within the margin if nothing changed, both bounds with `power` (each (1 + power) / 2), which
+// also detect a change of about the margin or more: they decide the case either way. It plans on
+// the runs' variance at its upper bound (planning_variances()).
 void explain_runs(const DecisionInput& in, const DecisionRules& rules, double level, Band margin,
                   Decision& d) {
   const auto [se, dof] = welch_se_dof(in.samples);
   const boost::math::students_t t(dof);
   d.detectable =
       (boost::math::quantile(t, 1 - level / 2) + boost::math::quantile(t, rules.power)) * se;
-  const LevelVariances& v = *in.levels;
-  std::optional<LevelPlan> to_differ, to_match;
-  if (in.estimate != 0) to_differ = runs_for(v, std::fabs(in.estimate), level, rules.power, true);
-  const double room = std::min(margin.hi - in.estimate, in.estimate - margin.lo);
-  if (room > 0) to_match = runs_for(v, room, level, rules.power, false);
-  const bool match_first = to_match && (!to_differ || to_match->runs < to_differ->runs);
-  if (const std::optional<LevelPlan>& p = match_first ? to_match : to_differ) {
+  const double room = std::min(margin.hi, -margin.lo);
+  const LevelVariances v = planning_variances(*in.levels);
+  if (const auto p = runs_for(v, room, level, (1 + rules.power) / 2, false)) {
     d.needed = p->runs;
     d.needed_per_run = p->repetitions;
-    d.needed_for = match_first ? CompareVerdict::kSame : CompareVerdict::kDifferent;
   }
   d.why = "no clear change between the runs (q " + fmt("%.3f", in.q.value_or(1.0)) +
           ") and their interval reaches beyond the margin";

@@ -1,6 +1,7 @@
 #include "analysis/levels.h"
 
 #include <algorithm>
+#include <boost/math/distributions/chi_squared.hpp>
 #include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <numeric>
@@ -66,6 +67,16 @@ LevelVariances level_variances(const SideRuns& base, const SideRuns& other) {
   return v;
 }
 
+LevelVariances planning_variances(const LevelVariances& v) {
+  if (v.runs_dof == 0) return v;
+  const double dof = static_cast<double>(v.runs_dof);
+  const boost::math::chi_squared chi(dof);
+  LevelVariances up = v;
+  up.run_means = v.run_means * dof / boost::math::quantile(chi, 1 - kPlanVarianceConfidence);
+  up.between = std::max(up.run_means - v.within / v.repetitions, v.within / v.repetitions);
+  return up;
+}
+
 std::size_t repetitions_per_run(const LevelVariances& v) {
   double n = static_cast<double>(kMaxRepetitionsPerRun);
   if (v.between > 0) n = std::ceil(std::sqrt(kRunCostInRepetitions * v.within / v.between));
@@ -77,12 +88,22 @@ std::optional<LevelPlan> runs_for(const LevelVariances& v, double target, double
                                   double power, bool two_sided) {
   const std::size_t n = repetitions_per_run(v);
   const double run_variance = v.between + v.within / static_cast<double>(n);
-  for (std::size_t r = kMinPlannedRuns; r <= kMaxRuns; ++r) {
+  // Whether r runs a side reach the power; monotone in r, so found by bisection.
+  const auto enough = [&](std::size_t r) {
     const double dof = static_cast<double>(2 * r - 2);
     const double z = t_quantile(1 - (two_sided ? level / 2 : level), dof) + t_quantile(power, dof);
-    if (z * std::sqrt(2 * run_variance / static_cast<double>(r)) <= target) return LevelPlan{r, n};
+    return z * std::sqrt(2 * run_variance / static_cast<double>(r)) <= target;
+  };
+  if (!enough(kMaxRuns)) return std::nullopt;
+  std::size_t lo = kMinPlannedRuns, hi = kMaxRuns;  // enough(hi)
+  while (lo < hi) {
+    const std::size_t mid = (lo + hi) / 2;
+    if (enough(mid))
+      hi = mid;
+    else
+      lo = mid + 1;
   }
-  return std::nullopt;
+  return LevelPlan{hi, n};
 }
 
 }  // namespace wb

@@ -57,6 +57,15 @@ struct LevelPlan {
   std::size_t repetitions = 0;  // a run
 };
 
+// The variances an advice plans on: the runs' means' variance S_m^2 at the upper
+// kPlanVarianceConfidence bound of its runs_dof degrees of freedom (S_m^2 x dof / chi^2 quantile
+// at 1 - that confidence), and sigma_b^2 from it. From 2-6 runs a side S_m^2 is as often far below
+// the true variance as above it, and runs planned on it fall short of their power about half the
+// time; planned on this bound they reach it at least that often (Browne, "On the use of a pilot
+// sample for sample size determination", Statistics in Medicine 14, 1995).
+inline constexpr double kPlanVarianceConfidence = 0.80;
+LevelVariances planning_variances(const LevelVariances& v);
+
 // Repetitions a run at Kalibera and Jones' optimum for kRunCostInRepetitions, within the bounds.
 std::size_t repetitions_per_run(const LevelVariances& v);
 

@@ -112,7 +112,7 @@ TEST(CompareRuns, TwoRunsASideOfADriftSayHowManyRunsWouldDecide) {
   EXPECT_GT(*d.detectable, std::log(1.10));  // 2 a side: the t interval is wide
   const std::string text = format_comparison(two, CompareFormat::kText);
   EXPECT_NE(text.find(std::to_string(*d.needed) + " runs a side of " +
-                      std::to_string(*d.needed_per_run) + " repetitions would show"),
+                      std::to_string(*d.needed_per_run) + " repetitions would decide it"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("sd between runs"), std::string::npos) << text;

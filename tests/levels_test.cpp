@@ -31,6 +31,12 @@ TEST(Levels, VariancesOfEachLevelAndThePlan) {
   EXPECT_GE(large->runs, kMinPlannedRuns);
   EXPECT_FALSE(runs_for(v, 1e-6, 0.05, 0.8, true));
   EXPECT_THROW(level_variances({{0, 2}}, {{1, 3}, {5, 7}}), std::invalid_argument);
+  // The plan's variances: S_m^2 at its upper 80 % bound (2 dof: 8 x 2 / 0.446), sigma_b^2 from it;
+  // where the runs show no variance of their own, sigma_b^2 is taken as S_w^2 / n.
+  const LevelVariances up = planning_variances(v);
+  EXPECT_NEAR(up.run_means, 8 * 2 / 0.44629, 1e-3);
+  EXPECT_NEAR(up.between, up.run_means - 1, 1e-9);
+  EXPECT_DOUBLE_EQ(planning_variances(flat).between, 2.0 / 2);
 }
 
 }  // namespace

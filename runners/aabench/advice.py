@@ -234,9 +234,9 @@ def shortfall(results, kind):
     UNKNOWN, and what compare names for them after the advised runs, against those runs."""
     cases = counted(results, kind)
     left = [r for r in cases if r["after"] == "UNKNOWN"]
-    aims = {a: sum(1 for r in cases if r["for"] == a) for a in ("DIFFERENT", "SAME")}
-    line = (f"{KINDS[kind]}: advice aimed at DIFFERENT {aims['DIFFERENT']}, SAME {aims['SAME']}; "
-            f"still UNKNOWN after it {core.share(len(left), len(cases))}")
+    aims = {a: sum(1 for r in cases if r["for"] == a) for a in ("DIFFERENT", "SAME", None)}
+    line = (f"{KINDS[kind]}: advice aimed at DIFFERENT {aims['DIFFERENT']}, SAME {aims['SAME']}, "
+            f"either way {aims[None]}; still UNKNOWN after it {core.share(len(left), len(cases))}")
     ratios = sorted(r["needed_after"] / r["runs"] for r in left if r["needed_after"])
     if ratios:
         mid = ratios[len(ratios) // 2]

@@ -199,8 +199,8 @@ def test_an_aa_trial_with_two_different_is_named():
 def test_the_shortfall_says_what_compare_names_after_the_advice():
     results = shift_results(2, unknown=3) + [res(0, "shift", "UNKNOWN", runs=10)]
     line = advice.shortfall(results, "shift")
-    assert line == ("10%: advice aimed at DIFFERENT 6, SAME 0; still UNKNOWN after it 4/6 67%; "
-                    "compare then names 2.0x the runs followed (median; 2.0-2.0x); 1 then "
+    assert line == ("10%: advice aimed at DIFFERENT 6, SAME 0, either way 0; still UNKNOWN after "
+                    "it 4/6 67%; compare then names 2.0x the runs followed (median; 2.0-2.0x); 1 then "
                     "without advice")
 
 
