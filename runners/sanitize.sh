@@ -32,8 +32,9 @@ case "$kind" in
     export ASAN_OPTIONS="$asan${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
     ubsan="print_stacktrace=1:halt_on_error=1:external_symbolizer_path=$symbolizer"
     export UBSAN_OPTIONS="$ubsan${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
-    # The qemu topology lab (label vm) boots a guest and tests no code of ours in this process.
-    ctest_select=(-LE vm)
+    # The qemu topology lab (label vm) boots a guest and tests no code of ours in this process; the
+    # pure-Python suites (label python) run no code a sanitizer sees (the release tests run them).
+    ctest_select=(-LE 'vm|python')
     ;;
   tsan)
     flags="-fsanitize=thread -fno-omit-frame-pointer"
@@ -46,7 +47,7 @@ case "$kind" in
     # modes) is left out; the end-to-end runs under TSan are Faults.*/threads, PlacementCli and
     # CompareCli. The lab tests boot qemu-system guests and test no thread of ours.
     # (ctest names of parametrized tests go on with "  # GetParam() = ...": "/processes " too.)
-    ctest_select=(-LE vm -E '(/processes( |$)|_processes_|RunCli\.|^Vm\.|^Lab)')
+    ctest_select=(-LE 'vm|python' -E '(/processes( |$)|_processes_|RunCli\.|^Vm\.|^Lab)')
     # TSan's blind spot in one mechanism, checked by hand (suppressed by source file, which needs
     # the symbolizer: without it no frame has a file and the suppression matches nothing):
     # futex-swap hands the payload off through a seccomp user notification (the waker's trapped

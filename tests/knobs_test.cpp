@@ -286,7 +286,10 @@ TEST(Work, TheCalibratedLoopTakesAtLeastAboutItsTime) {
     sink = sink + busy_loop(n);
     best = std::min(best, now_ns() - t0);
   }
-  EXPECT_GE(best, 1'600'000) << "calibrated for 2 ms";
+  // At least half: the calibration (once per process) and this loop may each run beside a busy
+  // SMT sibling or not, which on this VM's two vCPUs moves a loop's speed up to 1.8x (a fresh-clone
+  // ASan run measured 1.49 ms here, 2026-12-06); a calibration in the wrong unit is off 1000x.
+  EXPECT_GE(best, 1'000'000) << "calibrated for 2 ms";
 }
 
 int64_t median_of(const RunOutcome& out) {
