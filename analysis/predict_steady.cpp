@@ -562,14 +562,15 @@ std::vector<SteadyResult> simulate_steady_states(const SchedTopology& sched,
                                                  const std::vector<const WakeupPolicy*>& policies) {
   const WakeupPolicy& mainline = policy_by_id("mainline");
   StepMemo memo(sched, opt);
-  const SteadyResult base = steady_state(sched, opt, mainline, memo, true);
+  const SteadyResult base = steady_state(sched, opt, mainline, memo, false);
   std::vector<SteadyResult> out;
   for (const WakeupPolicy* p : policies) {
     if (p == &mainline || !p->acts_on(sched) || walks_as_mainline(sched, opt, *p, memo)) {
       out.push_back(base);
       out.back().policy = std::string(p->id());
     } else {
-      out.push_back(simulate_steady_state(sched, opt, *p));
+      StepMemo own(sched, opt);
+      out.push_back(steady_state(sched, opt, *p, own, false));
     }
   }
   return out;
