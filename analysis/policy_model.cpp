@@ -47,6 +47,10 @@ int WakeContext::nr_running(int cpu) const {
   return it == in_.nr_running.end() ? 0 : it->second;
 }
 
+bool WakeContext::sched_idle(int cpu) const {
+  return std::find(in_.sched_idle.begin(), in_.sched_idle.end(), cpu) != in_.sched_idle.end();
+}
+
 int WakeContext::nr_delayed(int cpu) const {
   auto it = in_.delayed.find(cpu);
   return it == in_.delayed.end() ? 0 : it->second;
@@ -323,12 +327,12 @@ class Selector {
   // select_idle_sibling() (policy-model.md#select-idle-sibling).
   int select_idle_sibling(int prev, int target) {
     const int cpu = in_.waker;
-    if (ctx_.idle(target)) {
+    if (ctx_.idle_or_sched_idle(target)) {
       note("SIS target ", target, " idle");
       return chose(DecisionRule::kSisTarget, target);
     }
     int prev_aff = -1;
-    if (prev != target && sched_.cpus_share_cache(prev, target) && ctx_.idle(prev)) {
+    if (prev != target && sched_.cpus_share_cache(prev, target) && ctx_.idle_or_sched_idle(prev)) {
       if (!sched_.cluster_active() || sched_.cpus_share_resources(prev, target)) {
         note("SIS prev ", prev, " idle, shares LLC");
         return chose(DecisionRule::kSisPrev, prev);
@@ -342,7 +346,8 @@ class Selector {
     int recent = in_.recent_used_cpu;
     recent_after_ = prev;
     if (recent >= 0 && recent != prev && recent != target && usable(recent) &&
-        sched_.cpus_share_cache(recent, target) && ctx_.idle(recent) && ctx_.allowed(recent)) {
+        sched_.cpus_share_cache(recent, target) && ctx_.idle_or_sched_idle(recent) &&
+        ctx_.allowed(recent)) {
       if (!sched_.cluster_active() || sched_.cpus_share_resources(recent, target)) {
         note("SIS recent_used_cpu ", recent, " idle");
         return chose(DecisionRule::kSisRecent, recent);
@@ -395,7 +400,7 @@ class Selector {
   std::optional<int> select_idle_smt(const SchedDomain& sd, int prev) const {
     for (int c : sched_.smt_mask(prev)) {
       if (c == prev || !ctx_.allowed(c) || !contains(sd.span, c)) continue;
-      if (ctx_.idle(c)) return c;
+      if (ctx_.idle_or_sched_idle(c)) return c;
     }
     return std::nullopt;
   }
@@ -422,8 +427,12 @@ class Selector {
       bool sync_waker = c == sync_cpu;
       if (!ctx_.idle(c) && !sync_waker) {
         idle = false;
-        if (idle_cpu == -1) continue;
-        break;
+        if (idle_cpu != -1) break;
+        if (ctx_.sched_idle(c) && cpus[c]) {
+          idle_cpu = c;
+          break;
+        }
+        continue;
       }
       if (!sync_waker && idle_cpu == -1 && cpus[c]) idle_cpu = c;
     }
@@ -454,7 +463,7 @@ class Selector {
           done = true;
           return std::nullopt;
         }
-        if (ctx_.idle(c)) {
+        if (ctx_.idle_or_sched_idle(c)) {
           idle_cpu = c;
           if (prepass) {
             note("SIS select_idle_cpu(cluster): idle ", c);

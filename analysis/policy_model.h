@@ -44,13 +44,17 @@ struct AllowedCpus {
 
 // One wakeup snapshot (docs/policy-model.md#snapshot; its scenario fields: #scenario).
 struct WakeInput {
-  int waker = -1;                             // waker CPU
-  int prev = -1;                              // wakee's previous CPU (p->wake_cpu)
-  bool sync = false;                          // WF_SYNC
-  bool current_cpu = false;                   // WF_CURRENT_CPU
-  bool reciprocal = true;                     // p->last_wakee == current
-  std::map<int, int> nr_running;              // runnable per CPU incl. the waker; absent = 0 (idle)
-  std::map<int, int> delayed;                 // sched_delayed tasks per CPU (subset of nr_running)
+  int waker = -1;                 // waker CPU
+  int prev = -1;                  // wakee's previous CPU (p->wake_cpu)
+  bool sync = false;              // WF_SYNC
+  bool current_cpu = false;       // WF_CURRENT_CPU
+  bool reciprocal = true;         // p->last_wakee == current
+  std::map<int, int> nr_running;  // runnable per CPU incl. the waker; absent = 0 (idle)
+  std::map<int, int> delayed;     // sched_delayed tasks per CPU (subset of nr_running)
+  // CPUs whose runqueue holds only SCHED_IDLE tasks (sched_idle_cpu()): select_idle_sibling()'s
+  // tests and scans take them as idle (available_idle_cpu() || sched_idle_cpu()), wake_affine()
+  // and the idle-core test do not; nr_running still counts their tasks.
+  std::vector<int> sched_idle;
   int recent_used_cpu = -1;                   // -1 = none
   std::vector<int> allowed;                   // wakee's cpus_ptr; empty = every CPU
   const AllowedCpus* allowed_cpus = nullptr;  // `allowed` built by the caller (then unread)
@@ -102,6 +106,9 @@ class WakeContext {
   int nr_delayed(int cpu) const;
   // available_idle_cpu(): nothing runnable (policy-model.md#simplifications item 7).
   bool idle(int cpu) const { return nr_running(cpu) == 0; }
+  bool sched_idle(int cpu) const;
+  // available_idle_cpu() || sched_idle_cpu(): what select_idle_sibling() takes as idle.
+  bool idle_or_sched_idle(int cpu) const { return idle(cpu) || sched_idle(cpu); }
   // nr_running - cfs_h_nr_delayed == 1: only the waker is runnable there
   // (policy-model.md#policies).
   bool alone(int cpu) const { return nr_running(cpu) - nr_delayed(cpu) == 1; }

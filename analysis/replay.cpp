@@ -35,6 +35,10 @@ WakeInput wake_input_of(const DecisionRecord& d, const SchedTopology& sched) {
   for (int c : sched.cpus())
     if (!std::binary_search(d.idle.begin(), d.idle.end(), c)) in.nr_running[c] = 1;
   in.nr_running[d.waker_cpu] = d.waker_nr_running;
+  // The records list a CPU idle where available_idle_cpu() || sched_idle_cpu() holds; the waker
+  // runs on its CPU, so listed there it is sched_idle_cpu(): only SCHED_IDLE tasks, the waker one.
+  if (d.waker_nr_running > 0 && std::binary_search(d.idle.begin(), d.idle.end(), d.waker_cpu))
+    in.sched_idle.push_back(d.waker_cpu);
   in.delayed[d.waker_cpu] = d.waker_delayed;
   if (const auto& l = d.loads) {
     in.load = {{d.prev, l->prev_cpu}, {d.waker_cpu, l->waker_cpu}};

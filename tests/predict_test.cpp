@@ -500,6 +500,39 @@ TEST(Steady, TheCarriedHintSendsABusyPrevWakeToTheWakersSibling) {
   EXPECT_EQ(exact.idle_cores_cleared, -1);
 }
 
+// A CPU whose runqueue holds only SCHED_IDLE tasks (sched_idle_cpu()) is idle to
+// select_idle_sibling()'s tests and scans, not to wake_affine() or the idle-core test: a
+// SCHED_IDLE waker's CPU is the target a sync wake stacks on, and a scan that finds no idle core
+// falls back to such a CPU. Each also without the CPU listed: the decision changes.
+TEST(Wakeup, ASchedIdleCpuIsIdleToSelectIdleSibling) {
+  SchedTopology g(
+      Topology::from_xml(std::string(WB_SOURCE_DIR) + "/configs/lab/topologies/smt2-3core.xml"));
+  WakeInput in;  // the waker alone on 0, everything else idle
+  in.waker = 0;
+  in.prev = 2;
+  in.sync = true;
+  in.nr_running = {{0, 1}};
+  in.sched_idle = {0};
+  WakeDecision d = predict_wakeup(g, in, policy_by_id("mainline"));
+  EXPECT_EQ(d.cpu, 0);
+  EXPECT_EQ(d.rule, DecisionRule::kSisTarget);
+  in.sched_idle.clear();
+  d = predict_wakeup(g, in, policy_by_id("mainline"));
+  EXPECT_EQ(d.cpu, 2);
+  EXPECT_EQ(d.rule, DecisionRule::kSisPrev);
+  // No idle core (one busy thread in each), 3 SCHED_IDLE only: select_idle_core() keeps it.
+  in.prev = 4;
+  in.nr_running = {{0, 1}, {1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}};
+  in.llc_hints = {{0, true, 4}};  // the hint set, a scan budget left
+  in.sched_idle = {3};
+  d = predict_wakeup(g, in, policy_by_id("mainline"));
+  EXPECT_EQ(d.cpu, 3);
+  EXPECT_EQ(d.rule, DecisionRule::kSisIdleCpu);
+  in.sched_idle.clear();
+  d = predict_wakeup(g, in, policy_by_id("mainline"));
+  EXPECT_NE(d.cpu, 3);
+}
+
 // ---- result sets ----------------------------------------------------------------------------
 
 json fixture_results(const std::string& xml_file = kBoxC) {
