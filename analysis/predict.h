@@ -47,7 +47,10 @@ struct SteadyOptions {
   std::optional<int> start_a;  // CPU of the first waker; default: default_start_pair()
   std::optional<int> start_b;  // CPU the first wakee last ran on
   std::vector<int> busy;       // CPUs each running one always-runnable hog
-  std::vector<int> allowed;    // both tasks' cpuset; empty = every CPU
+  // Both tasks SCHED_IDLE: a waker's CPU that runs nothing else is sched_idle_cpu(), idle to
+  // select_idle_sibling() (WakeInput::sched_idle). A pair of mixed policies is not modelled.
+  bool sched_idle = false;
+  std::vector<int> allowed;  // both tasks' cpuset; empty = every CPU
   int max_wakes = 20000;
   // The wake with this index (0 = the first) finds one more runnable task on the wakee's previous
   // CPU (a kworker, a softirq, another thread of the process); the pair then runs on undisturbed

@@ -215,7 +215,16 @@ class CoverageCache {
   std::map<std::string, double> memo_;
 };
 
-// The steady-state options of the case that ran: flags, cpuset, start and busy CPUs.
+// Whether the case's `sched` knob, as a set records it ({"waker", "wakee"}), made both tasks
+// SCHED_IDLE.
+bool both_sched_idle(const nlohmann::json& params) {
+  const nlohmann::json sched =
+      params.is_object() ? params.value("sched", nlohmann::json()) : nlohmann::json();
+  return sched.is_object() && sched.value("waker", "") == "idle" &&
+         sched.value("wakee", "") == "idle";
+}
+
+// The steady-state options of the case that ran: flags, cpuset, start, busy CPUs and SCHED_IDLE.
 SteadyOptions options_for(const CasePrediction& e, bool emulated, const ModelFeatures& features) {
   SteadyOptions opt;
   opt.features = features;
@@ -229,6 +238,7 @@ SteadyOptions options_for(const CasePrediction& e, bool emulated, const ModelFea
       slow_switch_out_applies(emulated, work.is_number_integer() ? work.get<long long>() : 0);
   opt.allowed = e.allowed;
   opt.busy = e.busy;
+  opt.sched_idle = both_sched_idle(e.params);
   if (e.start.first >= 0) std::tie(opt.start_a, opt.start_b) = e.start;
   return opt;
 }

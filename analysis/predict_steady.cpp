@@ -149,6 +149,7 @@ WakeInput next_wake(const PairState& s, const SteadyOptions& opt, const AllowedC
   in.nr_running[s.cpu[w]] = 1;
   for (int b : opt.busy) in.nr_running[b] += 1;
   if (disturbed) in.nr_running[s.cpu[e]] += 1;
+  if (opt.sched_idle && in.nr_running[s.cpu[w]] == 1) in.sched_idle.push_back(s.cpu[w]);
   in.recent_used_cpu = s.recent[e];
   in.has_idle_cores = opt.has_idle_cores;
   for (const auto& [llc, set] : s.idle_cores) in.llc_hints.push_back({llc, set, std::nullopt});

@@ -533,6 +533,22 @@ TEST(Wakeup, ASchedIdleCpuIsIdleToSelectIdleSibling) {
   EXPECT_NE(d.cpu, 3);
 }
 
+// A SCHED_IDLE pair: each sync wake finds the waker's CPU, running only the SCHED_IDLE waker,
+// idle to select_idle_sibling(), so mainline stacks the pair there; a SCHED_OTHER pair does not.
+TEST(Steady, ASchedIdlePairStacksOnTheWakersCpu) {
+  SchedTopology g(
+      Topology::from_xml(std::string(WB_SOURCE_DIR) + "/configs/lab/topologies/smt2-3core.xml"));
+  SteadyOptions opt;
+  opt.start_a = 0;
+  opt.start_b = 2;
+  opt.sched_idle = true;
+  const SteadyResult idle = simulate_steady_state(g, opt, policy_by_id("mainline"));
+  EXPECT_EQ(idle.classes, (std::map<PlacementClass, double>{{PlacementClass::kSameCpu, 1.0}}));
+  opt.sched_idle = false;
+  const SteadyResult other = simulate_steady_state(g, opt, policy_by_id("mainline"));
+  EXPECT_EQ(other.classes.count(PlacementClass::kSameCpu), 0u);
+}
+
 // ---- result sets ----------------------------------------------------------------------------
 
 json fixture_results(const std::string& xml_file = kBoxC) {
