@@ -68,7 +68,6 @@ LevelVariances level_variances(const SideRuns& base, const SideRuns& other) {
 }
 
 LevelVariances planning_variances(const LevelVariances& v) {
-  if (v.runs_dof == 0) return v;
   const double dof = static_cast<double>(v.runs_dof);
   const boost::math::chi_squared chi(dof);
   LevelVariances up = v;

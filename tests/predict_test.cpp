@@ -463,6 +463,11 @@ TEST(Steady, AStaleIdleCoresHintSettlesOnTheSibling) {
     EXPECT_EQ(cause_text(a.cause).find("has_idle_cores"), std::string::npos) << cause_text(a.cause);
 }
 
+// The lab's smt2-3core guest: three SMT2 cores (siblings c, c + 1) in one LLC.
+Topology smt2_3core() {
+  return Topology::from_xml(std::string(WB_SOURCE_DIR) + "/configs/lab/topologies/smt2-3core.xml");
+}
+
 // The has_idle_cores hint is state the pair carries (docs/policy-model.md#steady-state): set when
 // the waker's CPU idles with its core, cleared only by a scan that finds no idle core. On the
 // lab's 3-core SMT2 LLC from CPUs 0,2 with CPU 2 busy, mainline's pair runs on 0 and 4; a wake
@@ -472,8 +477,7 @@ TEST(Steady, AStaleIdleCoresHintSettlesOnTheSibling) {
 // wakes (docs/lab-validation.md#replay-state). Read exactly, the hint is false at that wake and
 // select_idle_smt() takes prev's sibling 5 instead: no new placement.
 TEST(Steady, TheCarriedHintSendsABusyPrevWakeToTheWakersSibling) {
-  SchedTopology g(
-      Topology::from_xml(std::string(WB_SOURCE_DIR) + "/configs/lab/topologies/smt2-3core.xml"));
+  SchedTopology g(smt2_3core());
   SteadyOptions opt;
   opt.start_a = 0;
   opt.start_b = 2;
@@ -505,8 +509,7 @@ TEST(Steady, TheCarriedHintSendsABusyPrevWakeToTheWakersSibling) {
 // SCHED_IDLE waker's CPU is the target a sync wake stacks on, and a scan that finds no idle core
 // falls back to such a CPU. Each also without the CPU listed: the decision changes.
 TEST(Wakeup, ASchedIdleCpuIsIdleToSelectIdleSibling) {
-  SchedTopology g(
-      Topology::from_xml(std::string(WB_SOURCE_DIR) + "/configs/lab/topologies/smt2-3core.xml"));
+  SchedTopology g(smt2_3core());
   WakeInput in;  // the waker alone on 0, everything else idle
   in.waker = 0;
   in.prev = 2;
@@ -536,8 +539,7 @@ TEST(Wakeup, ASchedIdleCpuIsIdleToSelectIdleSibling) {
 // A SCHED_IDLE pair: each sync wake finds the waker's CPU, running only the SCHED_IDLE waker,
 // idle to select_idle_sibling(), so mainline stacks the pair there; a SCHED_OTHER pair does not.
 TEST(Steady, ASchedIdlePairStacksOnTheWakersCpu) {
-  SchedTopology g(
-      Topology::from_xml(std::string(WB_SOURCE_DIR) + "/configs/lab/topologies/smt2-3core.xml"));
+  SchedTopology g(smt2_3core());
   SteadyOptions opt;
   opt.start_a = 0;
   opt.start_b = 2;
