@@ -165,10 +165,15 @@ def test_small_cores_are_an_smt8_cores_only():
 
 # The guard: no preset waiting for a shim the lab lacks boots, whoever asks. The lab has the
 # POWER one now (patches/shim/powervm-lpar.patch): the guard is shown with it taken away.
-def test_the_matrix_leaves_presets_without_a_suite_out_of_its_defaults():
-    """power9-bigcore and power10-smallcore boot but have no suite yet (issue 51, item 4): the
-    matrix's default presets leave them out unless --cases gives one; --presets names them."""
+def test_the_matrix_leaves_presets_without_a_suite_out_of_its_defaults(tmp_path, monkeypatch):
+    """Every bootable POWER preset has its suite (issue 51, item 4), so the defaults are all four;
+    with the shimmed presets' suites taken away they are left out unless --cases gives one."""
     args = wblab.matrix.parser().parse_args(["--arch", "ppc64le", "--kernels", "mainline"])
+    assert wblab.matrix.checked(args)[0] == ["power10-smt8", "power9-smt8-2numa"] + SHIM_PRESETS[::-1]
+    (tmp_path / "configs/lab").mkdir(parents=True)
+    for p in ("power10-smt8", "power9-smt8-2numa"):
+        (tmp_path / f"configs/lab/{p}.json").write_text("{}")
+    monkeypatch.setattr("wblab.matrix.REPO", tmp_path)
     assert wblab.matrix.checked(args)[0] == ["power10-smt8", "power9-smt8-2numa"]
     suite = str(REPO / "configs/lab/power10-smt8.json")
     args = wblab.matrix.parser().parse_args(["--arch", "ppc64le", "--kernels", "mainline",

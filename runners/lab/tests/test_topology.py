@@ -53,9 +53,7 @@ def test_smt2_3core_preset_has_three_sibling_pairs_in_one_llc():
 
 
 def test_every_preset_has_its_suite():
-    # The shimmed POWER presets have no suite yet (issue 51, item 4): they boot for their domains
-    # (--no-run, or --config configs/lab/topology-capture.json) only.
-    for preset in set(bootable_presets()) - {"power9-bigcore", "power10-smallcore"}:
+    for preset in bootable_presets():
         assert (REPO / f"configs/lab/{preset}.json").is_file(), preset
 
 

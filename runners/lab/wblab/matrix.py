@@ -148,7 +148,7 @@ def checked(args):
     """(presets, kernels, images, aa, configs) from the arguments, each checked before any guest
     runs (LabError in one line)."""
     # The default: every bootable preset with a suite (configs/lab/<preset>.json) unless --cases
-    # gives one; the shimmed POWER presets have none yet (issue 51, item 4).
+    # gives one.
     presets = [p for p in args.presets.split(",") if p] if args.presets else \
         [p for p in qemu.bootable_presets(args.arch)
          if args.cases or (REPO / f"configs/lab/{p}.json").is_file()]
