@@ -1,11 +1,13 @@
 """The gated kernel's settings, its read-back check and its fidelity (fidelity.py); the cases
 file's record line (cases.py)."""
+import json
+
 import pytest
 
-from wblab.cases import parse_cases, provenance_lines
+from wblab.cases import CaseSet, case_set_record, parse_cases, patch_sources, provenance_lines
 from wblab.fidelity import ab_args, fidelity, settings, tv
 from wblab.fidelity import read_back_problems as fidelity_read_back
-from wblab import LabError, resultset
+from wblab import REPO, LabError, resultset
 
 from resultsets import document
 
@@ -94,8 +96,42 @@ def test_cases_go_to_every_preset_or_to_the_one_named(tmp_path):
     f = tmp_path / "c.json"
     f.write_text('{"cases": [{"mechanisms": ["pipe"], "placements": ["kernel:llc"]}]}')
     both = parse_cases([str(f)], ["smt2", "2llc"])
-    assert both == {"smt2": f, "2llc": f}
+    assert both == {"smt2": CaseSet(f, (f,)), "2llc": CaseSet(f, (f,))}
     one = parse_cases([f"2llc={f}"], ["smt2", "2llc"])
-    assert one["2llc"] == f and one["smt2"].name == "smt2.json"
+    assert one["2llc"].path == f and one["smt2"].path.name == "smt2.json"
     with pytest.raises(LabError, match="not a readable JSON config"):
         parse_cases([f"smt2={tmp_path / 'none.json'}"], ["smt2"])
+    # A patch kernel does not change what --cases names.
+    assert parse_cases([f"2llc={f}"], ["2llc"], True, tmp_path)["2llc"].path == f
+
+
+def test_a_patch_kernel_runs_the_searched_and_the_loaded_cases_by_default(tmp_path):
+    """Issue 54 item 2: with a patch or tree kernel and no --cases, a preset runs the union of its
+    searched cases and the loaded cases of its CPU count, each case with its file's run defaults;
+    without one, its suite; with neither file, its suite too."""
+    sets = parse_cases([], ["smt2", "2llc"], True, tmp_path)
+    search, loads = REPO / "configs/lab/search/smt2.json", REPO / "configs/lab/loads-4cpu.json"
+    assert sets["smt2"] == CaseSet(tmp_path / "smt2/cases.json", (search, loads))
+    union = json.loads(sets["smt2"].path.read_text())
+    parts = [json.loads(x.read_text()) for x in (search, loads)]
+    assert len(union["cases"]) == sum(len(d["cases"]) for d in parts)
+    assert union["cases"][0] == dict(parts[0]["defaults"], **parts[0]["cases"][0])
+    assert union["cases"][-1] == dict(parts[1]["defaults"], **parts[1]["cases"][-1])
+    assert sets["2llc"] == CaseSet(loads, (loads,))  # 2llc has no searched cases: one file
+    assert parse_cases([], ["smt2"])["smt2"] == CaseSet(REPO / "configs/lab/smt2.json",
+                                                        (REPO / "configs/lab/smt2.json",))
+    assert patch_sources("power10-smt8") == [REPO / "configs/lab/search/power10-smt8.json"]
+
+
+def test_a_union_is_recorded_by_its_sources(tmp_path):
+    """The union is written by the matrix, so its git state is its sources': committed unchanged
+    when all are (the latest commit named), else the first that is not."""
+    sets = parse_cases([], ["smt2"], True, tmp_path)
+    rec = case_set_record(sets["smt2"])
+    assert rec["shown"] == "configs/lab/search/smt2.json + configs/lab/loads-4cpu.json"
+    assert rec["path"] == str(tmp_path / "smt2/cases.json") and rec["git"]["unchanged"]
+    assert rec["git"]["committed"], rec["git"]
+    loose = tmp_path / "mine.json"
+    loose.write_text(sets["smt2"].path.read_text())
+    rec = case_set_record(CaseSet(sets["smt2"].path, (REPO / "configs/lab/smt2.json", loose)))
+    assert rec["git"] == {"committed": False, "why": "not tracked by git"}

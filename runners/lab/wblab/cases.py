@@ -1,30 +1,92 @@
 """The matrix's case files: `--cases FILE` or `--cases PRESET=FILE` runs a
 wakebench run config of anyone's choosing instead of configs/lab/<preset>.json, and the matrix
 records which file ran, its sha256, whether it is committed in git unchanged (and when), and the
-wakebench commit the guests ran, so a reader sees the cases were fixed before the guests ran."""
+wakebench commit the guests ran, so a reader sees the cases were fixed before the guests ran.
+A patch or tree kernel's default is the union of the preset's searched and loaded cases
+(patch_sources()), written into the matrix's folder and recorded by its committed sources."""
+import dataclasses
 import datetime
 import hashlib
+import json
 import subprocess
 import textwrap
 from pathlib import Path
 
-from . import REPO, LabError, inputs
+from . import REPO, LabError, inputs, write_atomic
+from .qemu import PRESETS
 from .registry import BLOCKING_MECHANISMS
 
 
-def parse_cases(values, presets):
-    """--cases values -> {preset: Path} for every preset (configs/lab/<preset>.json where none is
-    given). FILE applies to every preset, PRESET=FILE to one; each must be a run config."""
+@dataclasses.dataclass(frozen=True)
+class CaseSet:
+    """The run config a preset's guests run (`path`) and the committed files it was made of
+    (`sources`: the file itself, or those a union was written from)."""
+    path: Path
+    sources: tuple
+
+
+def parse_cases(values, presets, user_kernels=False, out=None):
+    """--cases values -> {preset: CaseSet} for every preset. FILE applies to every preset,
+    PRESET=FILE to one; each must be a run config. Where none is given: with a patch or tree
+    kernel (`user_kernels`) the union of patch_sources(), written to out/<preset>/cases.json,
+    else the preset's suite, configs/lab/<preset>.json."""
     chosen = {}
     for v in values:
         head, sep, tail = v.partition("=")
         targets, path = ([head], tail) if sep and head in presets else (presets, v)
         for p in targets:
             chosen[p] = Path(path)
-    out = {p: chosen.get(p, REPO / f"configs/lab/{p}.json") for p in presets}
-    for p, path in out.items():
-        check_config(path, f"--cases {path}" if p in chosen else str(path))
-    return out
+    sets = {}
+    for p in presets:
+        if p in chosen:
+            check_config(chosen[p], f"--cases {chosen[p]}")
+            sets[p] = CaseSet(chosen[p], (chosen[p],))
+            continue
+        sources = patch_sources(p) if user_kernels else []
+        sources = sources or [REPO / f"configs/lab/{p}.json"]
+        docs = [check_config(s, str(s)) for s in sources]
+        path = sources[0] if len(sources) == 1 else \
+            write_union(p, sources, docs, Path(out) / p / "cases.json")
+        sets[p] = CaseSet(path, tuple(sources))
+    return sets
+
+
+def patch_sources(preset):
+    """The case files a patch or tree kernel runs on `preset` by default (issue 54, item 2), those
+    that exist: its searched cases (configs/lab/search/<preset>.json: where the models part) and
+    the loaded cases scaled to its CPU count (configs/lab/loads-<n>cpu.json: where the hooks act,
+    since a lone pair on an idle guest rarely meets the state a placement patch changes)."""
+    cpus = int(PRESETS[preset]["smp"].split(",")[0])
+    files = [REPO / f"configs/lab/search/{preset}.json", REPO / f"configs/lab/loads-{cpus}cpu.json"]
+    return [f for f in files if f.is_file()]
+
+
+def write_union(preset, sources, docs, path):
+    """Writes one run config with every case of `docs` (read from `sources`), each carrying its
+    file's run defaults unless it sets its own; a case two files share runs once. Returns path."""
+    cases, claims = [], []
+    for doc in docs:
+        for c in doc["cases"]:
+            case = dict(doc.get("defaults") or {}, **c)
+            if case not in cases:
+                cases.append(case)
+        claims += doc.get("claims") or []
+    shown = " and ".join(shown_path(s) for s in sources)
+    union = {"schema_version": 1, "name": f"{preset}-patch-default",
+             "description": f"A patch kernel's default cases on {preset}: every case of {shown}, "
+                            "each with its file's run defaults (written by wakebench-lab matrix)",
+             "cases": cases}
+    if claims:
+        union["claims"] = claims
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, json.dumps(union, indent=1) + "\n")
+    return path
+
+
+def shown_path(path):
+    """`path` relative to the repository where it lies inside it."""
+    path = Path(path).resolve()
+    return str(path.relative_to(REPO)) if path.is_relative_to(REPO) else str(path)
 
 
 def check_config(path, what):
@@ -51,6 +113,18 @@ def git(path, *args):
     p = subprocess.run(["git", "-C", str(Path(path).resolve().parent), *args],
                        capture_output=True, text=True)
     return p.returncode, p.stdout.strip()
+
+
+def case_set_record(cases):
+    """What matrix.json says of a preset's CaseSet before any cell is read: the file that ran
+    (path as shown, sha256) and the git state of its sources: the latest commit when every one is
+    committed unchanged, else the first that is not."""
+    recs = [provenance(s) for s in cases.sources]
+    short = [r for r in recs if not (r["git"]["committed"] and r["git"]["unchanged"])]
+    git = short[0]["git"] if short else max((r["git"] for r in recs),
+                                            key=lambda g: utc(g["committed_at"]))
+    ran = provenance(cases.path)
+    return dict(ran, git=git, shown=" + ".join(shown_path(s) for s in cases.sources))
 
 
 def provenance(path):

@@ -13,14 +13,14 @@ from pathlib import Path
 
 from . import REPO, RESULTS, LabError, log, write_atomic
 from . import qemu
-from .cases import parse_cases
+from .cases import case_set_record, parse_cases
 from .fidelity import GATED, ab_args, cell_name, settings
 from .guest import GuestPlan, check_mem, run_guest
 from .inputs import ArgumentParser
 from .kernel import KERNEL_POLICIES, MAINLINE, find_guest_wakebench, find_wakebench, is_user, \
     resolve_kernel, resolve_user, user_kernel
 from .matrix_cells import Cell, Matrix
-from .matrix_collect import aa_observed, case_record, cases_ran, collect, collect_gated, \
+from .matrix_collect import aa_observed, cases_ran, collect, collect_gated, \
     topology_order
 from .matrix_document import render_document
 from .matrix_judge import judge
@@ -105,8 +105,11 @@ def parser():
                          "(repeatable)")
     ap.add_argument("--cases", action="append", default=[], metavar="[PRESET=]FILE",
                     help="a wakebench run config whose kernel-placed cases run instead of "
-                         "configs/lab/<preset>.json: on every preset, or PRESET=FILE on one "
-                         "(repeatable); its path, sha256 and git state go into matrix.json")
+                         "configs/lab/<preset>.json (with a patch: or tree: kernel, instead of "
+                         "the preset's searched cases and the loaded cases of its CPU count, "
+                         "configs/lab/search/<preset>.json and loads-<n>cpu.json): on every "
+                         "preset, or PRESET=FILE on one (repeatable); its path, sha256 and git "
+                         "state go into matrix.json")
     ap.add_argument("--out", help="matrix directory (default results/lab/matrix-<time>); one "
                                   "<preset>/<policy>/ per cell")
     ap.add_argument("--rerun", action="store_true", help="run cells whose results exist again")
@@ -144,9 +147,9 @@ def parser():
     return ap
 
 
-def checked(args):
+def checked(args, out=None):
     """(presets, kernels, images, aa, configs) from the arguments, each checked before any guest
-    runs (LabError in one line)."""
+    runs (LabError in one line); a patch kernel's default cases are written under `out`."""
     # The default: every bootable preset with a suite (configs/lab/<preset>.json) unless --cases
     # gives one.
     presets = [p for p in args.presets.split(",") if p] if args.presets else \
@@ -158,8 +161,8 @@ def checked(args):
         qemu.check_bootable(p)
     kernels, users = parse_kernels(args.kernels)
     images = dict(parse_images(args.image), **users)
-    configs = parse_cases(args.cases, presets)
-    aa = {p: aa_observed(args.aa, p, configs[p]) for p in presets} if args.aa else {}
+    configs = parse_cases(args.cases, presets, bool(users), out or out_dir(args))
+    aa = {p: aa_observed(args.aa, p, configs[p].path) for p in presets} if args.aa else {}
     if args.mem is not None:
         check_mem(args.mem)
     if args.repetitions < 1:
@@ -176,13 +179,12 @@ def columns(kernels):
 
 def main(argv):
     args = parser().parse_args(argv)
-    presets, kernels, images, aa, configs = checked(args)
+    out = out_dir(args)
+    presets, kernels, images, aa, configs = checked(args, out)
     if args.accel == "kvm" and not args.no_run:
         qemu.check_kvm()  # one line before any guest, not one failure per guest
     wakebench = find_wakebench(args.wakebench)
-    out = Path(args.out) if args.out else (
-        RESULTS / "lab" / f"matrix-{datetime.datetime.now():%Y%m%d-%H%M%S}")
-    records = {p: case_record(configs[p]) for p in presets}
+    records = {p: case_set_record(configs[p]) for p in presets}
     runs = run_and_collect(args, kernels, presets, images, wakebench, configs, records, out)
     verdicts = {p: runs_verdict(wakebench, out / p, kernels, args.runs, records[p])
                 for p in presets} if args.runs > 1 else {}
@@ -202,6 +204,12 @@ def main(argv):
     return 1 if unjudged else 0
 
 
+def out_dir(args):
+    """--out, or a new folder under results/lab named by the time."""
+    return Path(args.out) if args.out else (
+        RESULTS / "lab" / f"matrix-{datetime.datetime.now():%Y%m%d-%H%M%S}")
+
+
 def run_and_collect(args, kernels, presets, images, wakebench, configs, records, out):
     """[(preset, column, Cell)] of every kernel's first run on every preset, in the order the
     guests ran (matrix_runs.guest_order); a guest runs unless --no-run or it already ran. Each
@@ -218,7 +226,7 @@ def run_and_collect(args, kernels, presets, images, wakebench, configs, records,
             guest = run_dir(out / preset / kernel, i)
             with guest_log(guest, step.boots):
                 why, problems = run_cell(args, preset, kernel, images, wakebench,
-                                         configs[preset], guest, run_args,
+                                         configs[preset].path, guest, run_args,
                                          progress.line) if step.boots else (None, [])
                 if i == 1:
                     cells += collected_cells(wakebench, records[preset], preset, kernel, guest,

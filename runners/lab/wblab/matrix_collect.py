@@ -6,10 +6,9 @@ import json
 import types
 from pathlib import Path
 
-from . import REPO, LabError, write_atomic
+from . import LabError, write_atomic
 from . import changes, confusion, replay, resultset
 from .agreement import agreement, check_thresholds
-from .cases import provenance
 from .fidelity import GATED, class_shares, read_back_problems, settings
 from .guest import label_results
 from .matrix_cells import Cell, Collected, RunNote
@@ -26,14 +25,6 @@ def observed_classes(results):
         if shares := class_shares(c.histogram):
             out[c.name] = shares
     return out
-
-
-def case_record(config):
-    """What matrix.json says of a preset's cases file before any cell is read: path (as shown),
-    sha256, git state (cases_ran() adds who ran it)."""
-    rec = provenance(config)
-    path = Path(rec["path"])
-    return dict(rec, shown=str(path.relative_to(REPO)) if path.is_relative_to(REPO) else str(path))
 
 
 def cases_ran(record, notes):
@@ -68,7 +59,7 @@ def discriminating(pred):
 
 def collect(wakebench, record, cell, policy, kernel=None):
     """The Cell of one guest's results.json, its agreement recomputed with the current model
-    (`record`: the preset's case_record)."""
+    (`record`: the preset's cases.case_set_record)."""
     kernel = kernel or policy
     results = cell / "results.json"
     if not results.is_file():

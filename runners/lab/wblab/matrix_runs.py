@@ -128,7 +128,7 @@ def read_compare(doc, where):
 
 def runs_verdict(wakebench, preset_dir, kernels, runs, record):
     """The RunsVerdict of `kernels` (A, B) on one preset (`preset_dir`: <out>/<preset>; `record`:
-    its cases' case_record): compare over both sides' runs, its document saved beside them, or
+    its cases' case_set_record): compare over both sides' runs, its document saved beside them, or
     why it was not judged (a side short of runs, compare failing)."""
     sides = [side_runs(Path(preset_dir) / k, k, runs, record) for k in kernels]
     head = {"kernels": tuple(kernels), "asked": runs,
