@@ -160,71 +160,78 @@ void gate(const Comparison& cmp, const std::string& fail_on) {
   if (fails_on(cmp, fail_on)) throw ExitCode{1};
 }
 
-void add_compare_command(CLI::App& app) {
-  struct Args {
-    std::vector<std::string> files;
-    std::string metric = "median";
-    std::string format = "text";
-    std::string noise;
-    double margin = 0.05;
-    std::string fail_on;
-  };
-  auto args = std::make_shared<Args>();
-  CLI::App* cmd = app.add_subcommand(
-      "compare",
-      "Compare result sets case by case: the first is the baseline; each other set shows ratio, "
-      "change (+ = better) with its confidence interval, a verdict (DIFFERENT, SAME or UNKNOWN, "
-      "with what would decide it), sd% and a Benjamini-Hochberg q-value over repetitions");
+struct CompareArgs {
+  std::vector<std::string> files;
+  std::string metric = "median";
+  std::string format = "text";
+  std::string noise;
+  double margin = 0.05;
+  std::string fail_on;
+};
+
+void add_compare_options(CLI::App* cmd, CompareArgs& args) {
   cmd->add_option(
-         "files", args->files,
+         "files", args.files,
          "BASE.json NEW.json [MORE.json...]; or sides of several runs each, the run the "
          "unit: A1.json A2.json -- B1.json B2.json [-- C1.json ...], a folder standing for "
          "its *.json")
       ->required()
       ->expected(2, -1);
-  cmd->add_option("--metric", args->metric,
+  cmd->add_option("--metric", args.metric,
                   "median|p99|mean|min|p90|p999|max, wakeup-<any of those>, tps, or a perf "
                   "counter per round trip (shown, never tested: counted in one pass): EVENT "
                   "(waker + wakee), waker:EVENT, wakee:EVENT")
       ->capture_default_str();
-  cmd->add_option("--format", args->format,
+  cmd->add_option("--format", args.format,
                   "text|markdown|csv|json|mail (mail: the patch mail's table, mmtests' "
                   "compare-kernels shape, at most 72 columns)")
       ->check(CLI::IsMember({"text", "markdown", "csv", "json", "mail"}))
       ->capture_default_str();
-  cmd->add_option("--noise", args->noise,
+  cmd->add_option("--noise", args.noise,
                   "A/A noise floor of this machine (wakebench noise A.json B.json --out FILE): a "
                   "change smaller than the case's is never DIFFERENT, and it widens the interval "
                   "SAME needs");
-  cmd->add_option("--margin", args->margin,
+  cmd->add_option("--margin", args.margin,
                   "SAME: the change's interval, widened by the A/A floor, lies within +-this "
                   "fraction (0.05 = 5%)")
       ->check(finite_number)
       ->check(CLI::Range(0.001, 0.5))
       ->capture_default_str();
-  cmd->add_option("--fail-on", args->fail_on,
+  cmd->add_option("--fail-on", args.fail_on,
                   "exit 1 when a case is: slower (DIFFERENT and worse), different (DIFFERENT), "
                   "unknown (UNKNOWN) or not-same (anything but SAME); also when a case "
                   "measured in the baseline has no verdict in another set")
       ->check(CLI::IsMember({"slower", "different", "unknown", "not-same"}));
-  cmd->callback([args] {
-    CompareOptions options;
-    options.metric = parse_metric(args->metric);
-    options.margin = args->margin;
-    if (!args->noise.empty()) options.noise = load_noise(args->noise);
-    const CompareFormat format = parse_compare_format(args->format);
-    LoadedSides loaded;
-    load_sides(args->files, loaded);
-    const Comparison cmp = compare_sides(loaded.sides, options);  // each side checked first
-    refuse_a_set_on_two_sides(loaded.sides);
-    std::cout << format_comparison(cmp, format) << std::flush;
-    // CSV has no place for notes; humans read them on stderr (text, markdown and json carry them).
-    if (format == CompareFormat::kCsv) {
-      for (const std::string& w : cmp.warnings)
-        std::fprintf(stderr, "wakebench: note: %s\n", w.c_str());
-    }
-    if (!args->fail_on.empty()) gate(cmp, args->fail_on);
-  });
+}
+
+void run_compare(const CompareArgs& args) {
+  CompareOptions options;
+  options.metric = parse_metric(args.metric);
+  options.margin = args.margin;
+  if (!args.noise.empty()) options.noise = load_noise(args.noise);
+  const CompareFormat format = parse_compare_format(args.format);
+  LoadedSides loaded;
+  load_sides(args.files, loaded);
+  const Comparison cmp = compare_sides(loaded.sides, options);  // each side checked first
+  refuse_a_set_on_two_sides(loaded.sides);
+  std::cout << format_comparison(cmp, format) << std::flush;
+  // CSV has no place for notes; humans read them on stderr (text, markdown and json carry them).
+  if (format == CompareFormat::kCsv) {
+    for (const std::string& w : cmp.warnings)
+      std::fprintf(stderr, "wakebench: note: %s\n", w.c_str());
+  }
+  if (!args.fail_on.empty()) gate(cmp, args.fail_on);
+}
+
+void add_compare_command(CLI::App& app) {
+  auto args = std::make_shared<CompareArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "compare",
+      "Compare result sets case by case: the first is the baseline; each other set shows ratio, "
+      "change (+ = better) with its confidence interval, a verdict (DIFFERENT, SAME or UNKNOWN, "
+      "with what would decide it), sd% and a Benjamini-Hochberg q-value over repetitions");
+  add_compare_options(cmd, *args);
+  cmd->callback([args] { run_compare(*args); });
 }
 
 void add_noise_command(CLI::App& app) {
