@@ -1,6 +1,6 @@
 """Placements held against a policy's model (agreement.py) and the checks of what a guest brought
 back (guest.py)."""
-from wblab.agreement import compute_agreement, mix_text, render_agreement
+from wblab.agreement import compute_agreement, mix_text, render_agreement, run_json
 from wblab.guest import class_pairs, pinned_checks
 
 from resultsets import typed
@@ -128,3 +128,13 @@ def test_cases_of_one_placement_keep_their_own_names():
     rows = compute_agreement(res, {"mechanisms": [a, b]}, "mainline")["cases"]
     assert [(r["name"], r["verdict"]) for r in rows] == [
         ("pipe/threads/kernel/start=0,2", "MATCH"), ("pipe/threads/kernel/start=2,0", "MISS")]
+
+
+def test_wakebench_reads_the_labs_own_cells_beyond_its_default_input_limit(monkeypatch):
+    """A cell's decision records outgrow wakebench's 256 MiB default (293 MB on smt2-3core's
+    loaded cases): the lab raises the limit for what its guests wrote; a limit the user set wins."""
+    cmd = ["sh", "-c", 'printf \'{"mib": "%s"}\' "$WAKEBENCH_MAX_INPUT_MIB"']
+    monkeypatch.delenv("WAKEBENCH_MAX_INPUT_MIB", raising=False)
+    assert run_json(cmd) == ({"mib": "4096"}, None)
+    monkeypatch.setenv("WAKEBENCH_MAX_INPUT_MIB", "300")
+    assert run_json(cmd) == ({"mib": "300"}, None)

@@ -2,9 +2,10 @@
 (`wakebench predict --results`), per kernel-placed case and per mechanism, with the reasons the
 model gives where they differ. Pure functions except `agreement()`, which runs wakebench."""
 import json
+import os
 import subprocess
 
-from . import LabError, resultset, write_atomic
+from . import LabError, inputs, resultset, write_atomic
 from .cpulist import format_cpu_list
 from .registry import NO_KERNEL_WAKEUP
 
@@ -268,9 +269,17 @@ def render_agreement(report):
     return "\n".join(lines) + "\n"
 
 
+# What wakebench reads for the lab: the cells its own guests wrote, whose decision records outgrow
+# wakebench's 256 MiB input limit (21 loaded cases x 3 repetitions on smt2-3core: 293 MB); a
+# WAKEBENCH_MAX_INPUT_MIB the user set wins.
+LAB_MAX_INPUT_MIB = 4096
+
+
 def run_json(cmd):
     """stdout of `cmd` as JSON, or (None, the last line of its stderr)."""
-    p = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
+    env = dict(os.environ)
+    env.setdefault(inputs.MAX_ENV, str(LAB_MAX_INPUT_MIB))
+    p = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env)
     if p.returncode != 0:
         return None, (p.stderr.strip().splitlines() or ["no message"])[-1]
     return json.loads(p.stdout), None
