@@ -170,16 +170,16 @@ def test_the_matrix_leaves_presets_without_a_suite_out_of_its_defaults(tmp_path,
     with the shimmed presets' suites taken away they are left out unless --cases gives one."""
     args = wblab.matrix.parser().parse_args(["--arch", "ppc64le", "--kernels", "mainline"])
     unshimmed = ["power10-smt8", "power9-smt8-2numa"]
-    assert wblab.matrix.checked(args)[0] == unshimmed + SHIM_PRESETS[::-1]
+    assert wblab.matrix.checked(args, tmp_path)[0] == unshimmed + SHIM_PRESETS[::-1]
     (tmp_path / "configs/lab").mkdir(parents=True)
     for p in ("power10-smt8", "power9-smt8-2numa"):
         (tmp_path / f"configs/lab/{p}.json").write_text("{}")
     monkeypatch.setattr("wblab.matrix.REPO", tmp_path)
-    assert wblab.matrix.checked(args)[0] == ["power10-smt8", "power9-smt8-2numa"]
+    assert wblab.matrix.checked(args, tmp_path)[0] == ["power10-smt8", "power9-smt8-2numa"]
     suite = str(REPO / "configs/lab/power10-smt8.json")
     args = wblab.matrix.parser().parse_args(["--arch", "ppc64le", "--kernels", "mainline",
                                              "--cases", suite])
-    assert wblab.matrix.checked(args)[0][2:] == SHIM_PRESETS[::-1]
+    assert wblab.matrix.checked(args, tmp_path)[0][2:] == SHIM_PRESETS[::-1]
 
 
 def test_the_lab_has_the_powervm_shim_and_both_presets_boot():
@@ -243,7 +243,7 @@ def test_the_matrix_refuses_it_by_name_and_leaves_it_out_by_default(tmp_path, no
     assert main(argv) == 2
     assert "preset power9-bigcore needs the lab's" in capsys.readouterr().err
     args = wblab.matrix.parser().parse_args(["--arch", "ppc64le", "--kernels", "mainline"])
-    assert wblab.matrix.checked(args)[0] == ["power10-smt8", "power9-smt8-2numa"]
+    assert wblab.matrix.checked(args, tmp_path)[0] == ["power10-smt8", "power9-smt8-2numa"]
 
 
 # The shim's command line: one fact (the preset's "shim"), read by the patch's prom_init.c and

@@ -147,7 +147,7 @@ def parser():
     return ap
 
 
-def checked(args, out=None):
+def checked(args, out):
     """(presets, kernels, images, aa, configs) from the arguments, each checked before any guest
     runs (LabError in one line); a patch kernel's default cases are written under `out`."""
     # The default: every bootable preset with a suite (configs/lab/<preset>.json) unless --cases
@@ -161,7 +161,7 @@ def checked(args, out=None):
         qemu.check_bootable(p)
     kernels, users = parse_kernels(args.kernels)
     images = dict(parse_images(args.image), **users)
-    configs = parse_cases(args.cases, presets, bool(users), out or out_dir(args))
+    configs = parse_cases(args.cases, presets, bool(users), out)
     aa = {p: aa_observed(args.aa, p, configs[p].path) for p in presets} if args.aa else {}
     if args.mem is not None:
         check_mem(args.mem)
