@@ -272,9 +272,11 @@ ARCHES = {
     "arm64": {"qemu": "qemu-system-aarch64", "package": "qemu-system-arm",
               "machine": ["-M", "virt,gic-version=3"], "middle": "clusters",
               "console": "ttyAMA0", "xfer_dev": "/dev/hvc0"},
-    # pseries (a PAPR guest, PowerVM's machine): each -serial is a hypervisor vty (spapr-vty),
-    # hvc0 the console and hvc1 the transfer port. SMT under TCG needs qemu >= 8.1 (a preset's
-    # "qemu"); -smp has no level between socket and core.
+    # pseries (a PAPR guest, PowerVM's machine): the console is a hypervisor vty (spapr-vty,
+    # hvc0); results go back on a virtio console on PCI, hvc1 (hvc0's slot is the boot console's).
+    # A second vty carried them at 15 KB/s on power9-bigcore and about 100 B/s on
+    # power10-smallcore (docs/lab-validation.md#power-lpar). SMT under TCG needs qemu >= 8.1 (a
+    # preset's "qemu"); -smp has no level between socket and core.
     "ppc64le": {"qemu": "qemu-system-ppc64", "package": "qemu-system-ppc",
                 "machine": ["-M", "pseries"], "middle": "dies",
                 "console": "hvc0", "xfer_dev": "/dev/hvc1"},
@@ -359,9 +361,10 @@ def bootable_presets(arch=None):
 
 def xfer_args(arch, xfer):
     """qemu arguments that put the guest's transfer port into the file `xfer`."""
-    if arch in ("x86_64", "ppc64le"):
+    if arch == "x86_64":
         return ["-serial", f"file:{xfer}"]
-    return ["-device", "virtio-serial-device", "-chardev", f"file,id=wblabxfer,path={xfer}",
+    bus = "virtio-serial-pci" if arch == "ppc64le" else "virtio-serial-device"
+    return ["-device", bus, "-chardev", f"file,id=wblabxfer,path={xfer}",
             "-device", "virtconsole,chardev=wblabxfer"]
 
 
