@@ -43,6 +43,8 @@ WakeContext::WakeContext(const SchedTopology& sched, const WakeInput& in)
 }
 
 int WakeContext::nr_running(int cpu) const {
+  if (const std::vector<int>* by_cpu = in_.nr_running_by_cpu)
+    return cpu >= 0 && cpu < static_cast<int>(by_cpu->size()) ? (*by_cpu)[cpu] : 0;
   auto it = in_.nr_running.find(cpu);
   return it == in_.nr_running.end() ? 0 : it->second;
 }

@@ -51,6 +51,9 @@ struct WakeInput {
   bool reciprocal = true;         // p->last_wakee == current
   std::map<int, int> nr_running;  // runnable per CPU incl. the waker; absent = 0 (idle)
   std::map<int, int> delayed;     // sched_delayed tasks per CPU (subset of nr_running)
+  // `nr_running` by CPU id, built by the caller (then unread): the steady state's walks refill one
+  // for each wake.
+  const std::vector<int>* nr_running_by_cpu = nullptr;
   // CPUs whose runqueue holds only SCHED_IDLE tasks (sched_idle_cpu()): select_idle_sibling()'s
   // tests and scans take them as idle (available_idle_cpu() || sched_idle_cpu()), wake_affine()
   // and the idle-core test do not; nr_running still counts their tasks.

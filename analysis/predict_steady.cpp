@@ -3,6 +3,7 @@
 // What the results become (words, groups, JSON, text): analysis/predict_steady_render.cpp.
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -34,11 +35,9 @@ void set_hint(LlcHints& hints, int llc, bool set) {
 }
 
 // The key of a pair's model state: whose turn, each task's CPU, recent_used_cpu, last_wakee (as
-// "the other task" or not), wakee_flips and the carried has_idle_cores hints. Equal states give
-// equal futures, so the first repeat closes the cycle. The hints in bits, the first 64 LLCs'
-// in a word (no allocation), any more in the vector.
-using State =
-    std::tuple<int, int, int, int, int, bool, bool, int, int, std::uint64_t, std::vector<bool>>;
+// "the other task" or not), wakee_flips and the number of its has_idle_cores hints. Equal states
+// give equal futures, so the first repeat closes the cycle.
+using State = std::array<int, 10>;
 
 // A pair's model state between two wakes.
 struct PairState {
@@ -47,21 +46,12 @@ struct PairState {
   std::array<int, 2> recent{};  // recent_used_cpu
   std::array<bool, 2> last_wakee_is_other = {false, false};
   std::array<int, 2> flips = {0, 0};
-  // The has_idle_cores hint of each LLC (by its first CPU), carried from wake to wake with the
-  // kernel's rules (idle_cores_after); empty when SteadyOptions::has_idle_cores overrides it or
-  // no core has two PUs.
-  LlcHints idle_cores;
+  // The has_idle_cores hint of each LLC, carried from wake to wake with the kernel's rules
+  // (idle_cores_after): the number of its LlcHints in the walks (Walks::hints(); empty when
+  // SteadyOptions::has_idle_cores overrides it or no core has two PUs).
+  int hints = 0;
 
   State key() const {
-    std::uint64_t word = 0;
-    std::vector<bool> more;
-    for (std::size_t i = 0; i < idle_cores.size(); ++i) {
-      if (i < 64) {
-        word |= static_cast<std::uint64_t>(idle_cores[i].second) << i;
-      } else {
-        more.push_back(idle_cores[i].second);
-      }
-    }
     return {turn,
             cpu[0],
             cpu[1],
@@ -71,8 +61,7 @@ struct PairState {
             last_wakee_is_other[1],
             std::min(flips[0], 1 << 20),
             std::min(flips[1], 1 << 20),
-            word,
-            std::move(more)};
+            hints};
   }
 };
 
@@ -134,26 +123,45 @@ void check_in_topology(const SchedTopology& sched, const std::vector<int>& cpus,
   }
 }
 
-// The wake from state `s`: its waker wakes the other task under the options' flags, hogs and
-// cpuset; a disturbed wake finds one more runnable task on the wakee's previous CPU.
-WakeInput next_wake(const PairState& s, const SteadyOptions& opt, const AllowedCpus& allowed,
-                    bool disturbed) {
-  const int w = s.turn, e = 1 - s.turn;
+// The input of the wakes of one set of walks, refilled for each (no allocation once its vectors
+// have grown): the WakeInput, nr_running by CPU for it, and the hints a step computes.
+struct WakeBuffer {
+  WakeBuffer(const SchedTopology& sched, const AllowedCpus& allowed)
+      : nr_running(static_cast<std::size_t>(sched.max_cpu() + 1), 0) {
+    in.nr_running_by_cpu = &nr_running;
+    in.allowed_cpus = &allowed;  // SteadyOptions::allowed
+  }
+  WakeBuffer(const WakeBuffer&) = delete;
+  WakeBuffer& operator=(const WakeBuffer&) = delete;
   WakeInput in;
+  std::vector<int> nr_running;
+  LlcHints hints;
+};
+
+// The wake from state `s` with its `hints`: its waker wakes the other task under the options'
+// flags, hogs and cpuset; a disturbed wake finds one more runnable task on the wakee's previous
+// CPU. Filled into `buf`.
+WakeInput& next_wake(const PairState& s, const LlcHints& hints, const SteadyOptions& opt,
+                     bool disturbed, WakeBuffer& buf) {
+  const int w = s.turn, e = 1 - s.turn;
+  WakeInput& in = buf.in;
   in.waker = s.cpu[w];
   in.prev = s.cpu[e];
   in.sync = opt.sync;
   in.current_cpu = opt.current_cpu;
   in.reciprocal = s.last_wakee_is_other[e];
   in.waker_last_wakee_is_wakee = s.last_wakee_is_other[w];
-  in.nr_running[s.cpu[w]] = 1;
-  for (int b : opt.busy) in.nr_running[b] += 1;
-  if (disturbed) in.nr_running[s.cpu[e]] += 1;
-  if (opt.sched_idle && in.nr_running[s.cpu[w]] == 1) in.sched_idle.push_back(s.cpu[w]);
+  std::vector<int>& nr_running = buf.nr_running;
+  std::fill(nr_running.begin(), nr_running.end(), 0);
+  nr_running[s.cpu[w]] = 1;
+  for (int b : opt.busy) nr_running[b] += 1;
+  if (disturbed) nr_running[s.cpu[e]] += 1;
+  in.sched_idle.clear();
+  if (opt.sched_idle && nr_running[s.cpu[w]] == 1) in.sched_idle.push_back(s.cpu[w]);
   in.recent_used_cpu = s.recent[e];
   in.has_idle_cores = opt.has_idle_cores;
-  for (const auto& [llc, set] : s.idle_cores) in.llc_hints.push_back({llc, set, std::nullopt});
-  in.allowed_cpus = &allowed;  // opt.allowed
+  in.llc_hints.clear();
+  for (const auto& [llc, set] : hints) in.llc_hints.push_back({llc, set, std::nullopt});
   in.waker_flips = s.flips[w];
   in.wakee_flips = s.flips[e];
   in.features = opt.features;
@@ -166,8 +174,7 @@ WakeInput next_wake(const PairState& s, const SteadyOptions& opt, const AllowedC
 LlcHints first_idle_cores(const SchedTopology& sched, const SteadyOptions& opt) {
   LlcHints out;
   if (opt.has_idle_cores || !sched.smt_active()) return out;
-  for (int c : sched.cpus())
-    if (const SchedDomain* sd = sched.sd_llc(c)) set_hint(out, sd->span.front(), true);
+  for (int llc : sched.llc_ids()) out.emplace_back(llc, true);
   return out;
 }
 
@@ -194,7 +201,8 @@ void idle_cores_after(const SchedTopology& sched, const SteadyOptions& opt, cons
   if (disturbed) goes_idle(in.prev);
 }
 
-// The state after the wake from `s` decided `d`: the wakee on its CPU, and its turn to wake.
+// The state after the wake from `s` decided `d`: the wakee on its CPU, and its turn to wake (its
+// hints apart: idle_cores_after()).
 PairState after_wake(PairState s, const WakeDecision& d) {
   const int w = s.turn, e = 1 - s.turn;
   s.cpu[e] = d.cpu;
@@ -214,27 +222,64 @@ struct Step {
   bool stacked = false;  // a disturbed wake put the wakee on the waker's CPU, away from prev
 };
 
+// The numbers of the states met, by their keys: open addressing into the states (no allocation
+// per state).
+class StateIndex {
+ public:
+  // The slot of `key` among `states`: its number, else -1, where the number goes.
+  int& slot(const State& key, const std::vector<PairState>& states) {
+    if (slots_.size() < 2 * (states.size() + 1)) rehash(states);
+    const std::size_t mask = slots_.size() - 1;
+    std::size_t i = hash(key) & mask;
+    while (slots_[i] >= 0 && states[static_cast<std::size_t>(slots_[i])].key() != key)
+      i = (i + 1) & mask;
+    return slots_[i];
+  }
+
+ private:
+  void rehash(const std::vector<PairState>& states) {
+    slots_.assign(std::bit_ceil(4 * (states.size() + 1)), -1);
+    for (std::size_t n = 0; n < states.size(); ++n)
+      slot(states[n].key(), states) = static_cast<int>(n);
+  }
+  static std::size_t hash(const State& key) {
+    std::uint64_t h = 0xcbf29ce484222325;  // FNV-1a over the values
+    for (int v : key) h = (h ^ static_cast<std::uint32_t>(v)) * 0x100000001b3;
+    return static_cast<std::size_t>(h ^ (h >> 29));
+  }
+  std::vector<int> slots_;  // a power of two of them, at most half in use
+};
+
 // The states met so far and the wakes from them, per disturbed or not: within one steady state
 // and its alternatives (one policy, one cpuset, one start up to reversal, the same busy CPUs and
 // flags) the wake from a state depends on the state alone, and the alternatives' runs go through
 // the same states again and again (docs/policy-model.md#steady-state). States are numbered once,
-// so a run that meets them again follows numbers, and finds its repeat by number.
+// so a run that meets them again follows numbers, and finds its repeat by number; so are their
+// sets of hints, few.
 class Walks {
  public:
-  int number(PairState s) {
-    auto [it, fresh] = numbers_.try_emplace(s.key(), static_cast<int>(states_.size()));
-    if (fresh) {
-      states_.push_back(std::move(s));
+  int number(const PairState& s) {
+    int& n = index_.slot(s.key(), states_);
+    if (n < 0) {
+      n = static_cast<int>(states_.size());
+      states_.push_back(s);
       step_of_.push_back({-1, -1});
       seen_run_.push_back(0);
       seen_at_.push_back(0);
     }
-    return it->second;
+    return n;
   }
   const PairState& state(int n) const { return states_[static_cast<std::size_t>(n)]; }
-  // The hints every run starts with (first_idle_cores(), the same for every run of these walks).
-  const LlcHints& first_hints(const SchedTopology& sched, const SteadyOptions& opt) {
-    if (!first_hints_) first_hints_ = first_idle_cores(sched, opt);
+  int hints_number(const LlcHints& hints) {
+    auto [it, fresh] = hint_numbers_.try_emplace(hints, static_cast<int>(hint_sets_.size()));
+    if (fresh) hint_sets_.push_back(&it->first);
+    return it->second;
+  }
+  const LlcHints& hints(int n) const { return *hint_sets_[static_cast<std::size_t>(n)]; }
+  // The number of the hints every run starts with (first_idle_cores(), the same for every run of
+  // these walks).
+  int first_hints(const SchedTopology& sched, const SteadyOptions& opt) {
+    if (!first_hints_) first_hints_ = hints_number(first_idle_cores(sched, opt));
     return *first_hints_;
   }
   // The wake from state `n`, disturbed or not, if met before.
@@ -269,18 +314,23 @@ class Walks {
 
  private:
   std::vector<PairState> states_;
-  std::map<State, int> numbers_;
+  StateIndex index_;
   std::vector<std::array<int, 2>> step_of_;  // by state, per disturbed: into steps_, -1: not met
   std::vector<Step> steps_;
   std::vector<int> seen_run_, seen_at_;
   int run_ = 0;
-  std::optional<LlcHints> first_hints_;
+  std::map<LlcHints, int> hint_numbers_;
+  std::vector<const LlcHints*> hint_sets_;  // by number, the keys of hint_numbers_
+  std::optional<int> first_hints_;
 };
 // Per has_idle_cores override (-1 none, else its value): the one option the alternatives change.
-// And the cpuset every wake of them reads (SteadyOptions::allowed, which they share).
+// And the cpuset every wake of them reads (SteadyOptions::allowed, which they share), and the
+// buffer their wakes are computed in.
 struct StepMemo {
-  StepMemo(const SchedTopology& sched, const SteadyOptions& opt) : allowed(sched, opt.allowed) {}
+  StepMemo(const SchedTopology& sched, const SteadyOptions& opt)
+      : allowed(sched, opt.allowed), buffer(sched, allowed) {}
   AllowedCpus allowed;
+  WakeBuffer buffer;
   std::map<int, Walks> walks;
 };
 
@@ -291,20 +341,22 @@ Walks& walks_for(StepMemo& memo, const SteadyOptions& opt) {
 // The wake from state `n`, with its path when `explain`. Only a memo's first run explains, its
 // first wakes, and those are new to the memo or met earlier in that run: never met unexplained.
 const Step& step(const SchedTopology& sched, const SteadyOptions& opt, const WakeupPolicy& policy,
-                 const AllowedCpus& allowed, int n, bool disturbed, bool explain, Walks& walks) {
+                 int n, bool disturbed, bool explain, Walks& walks, WakeBuffer& buffer) {
   if (const Step* met = walks.step(n, disturbed)) return *met;
-  const PairState& s = walks.state(n);  // unread once the next state is numbered
-  WakeInput in = next_wake(s, opt, allowed, disturbed);
+  const PairState s = walks.state(n);  // a copy: numbering the next state may move the states
+  WakeInput& in = next_wake(s, walks.hints(s.hints), opt, disturbed, buffer);
   in.explain = explain;
-  const WakeDecision d = predict_wakeup(sched, in, policy);
+  WakeDecision d = predict_wakeup(sched, in, policy);
   Step out;
   out.wake = {classify(sched.topology(), in.waker, d.cpu), in.waker, in.prev, d.cpu};
-  out.path = d.path;
+  out.path = std::move(d.path);
   out.sites = d.sites;
   out.stacked = disturbed && d.cpu == in.waker && in.prev != in.waker;
   PairState next = after_wake(s, d);
-  idle_cores_after(sched, opt, in, d, disturbed, next.idle_cores);
-  out.next = walks.number(std::move(next));
+  buffer.hints = walks.hints(s.hints);
+  idle_cores_after(sched, opt, in, d, disturbed, buffer.hints);
+  next.hints = walks.hints_number(buffer.hints);
+  out.next = walks.number(next);
   return walks.add(n, disturbed, std::move(out));
 }
 
@@ -319,8 +371,7 @@ std::pair<SteadyResult, std::vector<Wake>> run_pair(const SchedTopology& sched,
   SteadyResult res;
   res.policy = std::string(policy.id());
   Walks& walks = walks_for(memo, opt);
-  int s =
-      walks.number({.cpu = start, .recent = start, .idle_cores = walks.first_hints(sched, opt)});
+  int s = walks.number({.cpu = start, .recent = start, .hints = walks.first_hints(sched, opt)});
   walks.new_run();
   std::vector<Wake> wakes;
   for (int step_no = 0; step_no < opt.max_wakes; ++step_no) {
@@ -333,7 +384,7 @@ std::pair<SteadyResult, std::vector<Wake>> run_pair(const SchedTopology& sched,
     }
     const bool disturbed = step_no == opt.disturb_wake;
     const bool explain = paths && res.first_paths.size() < 4;
-    const Step& st = step(sched, opt, policy, memo.allowed, s, disturbed, explain, walks);
+    const Step& st = step(sched, opt, policy, s, disturbed, explain, walks, memo.buffer);
     if (explain) res.first_paths.push_back(st.path);
     wakes.push_back(st.wake);
     if (st.stacked) res.disturbed_stacked_on = st.wake.cpu;
@@ -379,10 +430,10 @@ std::vector<SteadyAlternative> after_disturbances(const SchedTopology& sched,
                                                   const SteadyResult& res, StepMemo& memo) {
   using K = AltCause::Kind;
   std::vector<SteadyAlternative> found;
+  SteadyOptions d = opt;
+  d.try_disturbances = false;
   for (int k = 0; k < res.cycle_wakes; ++k) {
-    SteadyOptions d = opt;
     d.disturb_wake = res.transient_wakes + k;
-    d.try_disturbances = false;
     const Wake& at = wakes[res.transient_wakes + k];
     const SteadyResult after = steady_state(sched, d, policy, memo);
     if (after.settled) {
@@ -543,12 +594,12 @@ namespace {
 // Whether `policy` decides every wake of mainline's walks (`memo`, under `opt`) as mainline did:
 // then its own walks are mainline's.
 bool walks_as_mainline(const SchedTopology& sched, const SteadyOptions& opt,
-                       const WakeupPolicy& policy, const StepMemo& memo) {
+                       const WakeupPolicy& policy, StepMemo& memo) {
   for (const auto& [hint, walks] : memo.walks) {
     SteadyOptions o = opt;
     o.has_idle_cores = hint < 0 ? std::nullopt : std::optional<bool>(hint == 1);
     const bool alike = walks.all_steps([&](const PairState& s, bool disturbed, const Step& st) {
-      const WakeInput in = next_wake(s, o, memo.allowed, disturbed);
+      const WakeInput& in = next_wake(s, walks.hints(s.hints), o, disturbed, memo.buffer);
       return decides_as(policy, WakeContext(sched, in), st.sites);
     });
     if (!alike) return false;

@@ -269,8 +269,11 @@ SchedTopology::SchedTopology(Topology topo, LlcSource llc) : topo_(std::move(top
       levels.push_back(std::move(level));
     PerCpu pc = summarize(pu.os, std::move(smt), degenerate(std::move(levels)));
     cluster_active_ |= !pc.cluster.empty();
+    if (pc.llc_index >= 0) llc_ids_.push_back(pc.llc_id);
     per_cpu_[static_cast<std::size_t>(pu.os)] = std::move(pc);
   }
+  std::sort(llc_ids_.begin(), llc_ids_.end());
+  llc_ids_.erase(std::unique(llc_ids_.begin(), llc_ids_.end()), llc_ids_.end());
 }
 
 bool SchedTopology::has_cpu(int cpu) const {

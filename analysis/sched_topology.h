@@ -62,6 +62,8 @@ class SchedTopology {
   // sd_llc: the highest domain with SD_SHARE_LLC; nullptr when there is none (llc_size 1).
   const SchedDomain* sd_llc(int cpu) const;
   int llc_size(int cpu) const;
+  // The sd_llc_id of every LLC (the first CPU of its span), sorted; CPUs without sd_llc add none.
+  const std::vector<int>& llc_ids() const { return llc_ids_; }
   bool cpus_share_cache(int a, int b) const;      // same sd_llc_id (or a == b)
   bool cpus_share_resources(int a, int b) const;  // same cluster id (= LLC id without clusters)
   // The CLS domain span of `cpu` when one survived degeneration, else empty.
@@ -91,6 +93,7 @@ class SchedTopology {
   LlcSource llc_;
   std::vector<int> cpus_;
   std::vector<PerCpu> per_cpu_;  // by CPU id
+  std::vector<int> llc_ids_;
   bool smt_active_ = false;
   bool cluster_active_ = false;
   int reclaim_distance_ = 30;
