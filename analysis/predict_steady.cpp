@@ -6,8 +6,10 @@
 #include <bit>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <stdexcept>
 #include <tuple>
 #include <utility>
@@ -141,8 +143,8 @@ struct WakeBuffer {
 // The wake from state `s` with its `hints`: its waker wakes the other task under the options'
 // flags, hogs and cpuset; a disturbed wake finds one more runnable task on the wakee's previous
 // CPU. Filled into `buf`.
-WakeInput& next_wake(const PairState& s, const LlcHints& hints, const SteadyOptions& opt,
-                     bool disturbed, WakeBuffer& buf) {
+WakeInput& next_wake(const PairState& s, std::span<const std::pair<int, bool>> hints,
+                     const SteadyOptions& opt, bool disturbed, WakeBuffer& buf) {
   const int w = s.turn, e = 1 - s.turn;
   WakeInput& in = buf.in;
   in.waker = s.cpu[w];
@@ -223,22 +225,29 @@ struct Step {
 };
 
 // The numbers of the states met, by their keys: open addressing into the states (no allocation
-// per state).
+// per state), emptied by counting a clear.
 class StateIndex {
  public:
   // The slot of `key` among `states`: its number, else -1, where the number goes.
   int& slot(const State& key, const std::vector<PairState>& states) {
     if (slots_.size() < 2 * (states.size() + 1)) rehash(states);
     const std::size_t mask = slots_.size() - 1;
-    std::size_t i = hash(key) & mask;
-    while (slots_[i] >= 0 && states[static_cast<std::size_t>(slots_[i])].key() != key)
-      i = (i + 1) & mask;
-    return slots_[i];
+    for (std::size_t i = hash(key) & mask;; i = (i + 1) & mask) {
+      Slot& s = slots_[i];
+      if (s.clears != clears_) s = {clears_, -1};  // empty since the last clear
+      if (s.number < 0 || states[static_cast<std::size_t>(s.number)].key() == key) return s.number;
+    }
   }
+  // Forgets every state, keeping the slots.
+  void clear() { ++clears_; }
 
  private:
+  struct Slot {
+    unsigned clears = 0;  // the clear it was filled after
+    int number = -1;
+  };
   void rehash(const std::vector<PairState>& states) {
-    slots_.assign(std::bit_ceil(4 * (states.size() + 1)), -1);
+    slots_.assign(std::bit_ceil(std::max<std::size_t>(64, 4 * (states.size() + 1))), {clears_, -1});
     for (std::size_t n = 0; n < states.size(); ++n)
       slot(states[n].key(), states) = static_cast<int>(n);
   }
@@ -247,7 +256,33 @@ class StateIndex {
     for (int v : key) h = (h ^ static_cast<std::uint32_t>(v)) * 0x100000001b3;
     return static_cast<std::size_t>(h ^ (h >> 29));
   }
-  std::vector<int> slots_;  // a power of two of them, at most half in use
+  std::vector<Slot> slots_;  // a power of two of them, at most half in use
+  unsigned clears_ = 0;
+};
+
+// The sets of has_idle_cores hints the states carry, numbered: a walk meets few, and every set of
+// one walk names the same LLCs, so they are stored end to end.
+class HintSets {
+ public:
+  int number(const LlcHints& hints) {
+    size_ = hints.size();
+    for (int k = 0; k < count_; ++k)
+      if (std::equal(hints.begin(), hints.end(), at(k).begin())) return k;
+    sets_.insert(sets_.end(), hints.begin(), hints.end());
+    return count_++;
+  }
+  std::span<const std::pair<int, bool>> at(int k) const {
+    return {sets_.data() + static_cast<std::size_t>(k) * size_, size_};
+  }
+  void clear() {
+    sets_.clear();
+    count_ = 0;
+  }
+
+ private:
+  LlcHints sets_;
+  std::size_t size_ = 0;  // hints per set
+  int count_ = 0;
 };
 
 // The states met so far and the wakes from them, per disturbed or not: within one steady state
@@ -255,9 +290,20 @@ class StateIndex {
 // flags) the wake from a state depends on the state alone, and the alternatives' runs go through
 // the same states again and again (docs/policy-model.md#steady-state). States are numbered once,
 // so a run that meets them again follows numbers, and finds its repeat by number; so are their
-// sets of hints, few.
+// sets of hints. Cleared, they keep their storage for the next steady state's walks.
 class Walks {
  public:
+  void clear() {
+    states_.clear();
+    index_.clear();
+    step_of_.clear();
+    steps_.clear();
+    seen_run_.clear();
+    seen_at_.clear();
+    run_ = 0;
+    hint_sets_.clear();
+    first_hints_.reset();
+  }
   int number(const PairState& s) {
     int& n = index_.slot(s.key(), states_);
     if (n < 0) {
@@ -270,12 +316,8 @@ class Walks {
     return n;
   }
   const PairState& state(int n) const { return states_[static_cast<std::size_t>(n)]; }
-  int hints_number(const LlcHints& hints) {
-    auto [it, fresh] = hint_numbers_.try_emplace(hints, static_cast<int>(hint_sets_.size()));
-    if (fresh) hint_sets_.push_back(&it->first);
-    return it->second;
-  }
-  const LlcHints& hints(int n) const { return *hint_sets_[static_cast<std::size_t>(n)]; }
+  int hints_number(const LlcHints& hints) { return hint_sets_.number(hints); }
+  std::span<const std::pair<int, bool>> hints(int n) const { return hint_sets_.at(n); }
   // The number of the hints every run starts with (first_idle_cores(), the same for every run of
   // these walks).
   int first_hints(const SchedTopology& sched, const SteadyOptions& opt) {
@@ -319,24 +361,54 @@ class Walks {
   std::vector<Step> steps_;
   std::vector<int> seen_run_, seen_at_;
   int run_ = 0;
-  std::map<LlcHints, int> hint_numbers_;
-  std::vector<const LlcHints*> hint_sets_;  // by number, the keys of hint_numbers_
+  HintSets hint_sets_;
   std::optional<int> first_hints_;
 };
-// Per has_idle_cores override (-1 none, else its value): the one option the alternatives change.
-// And the cpuset every wake of them reads (SteadyOptions::allowed, which they share), and the
-// buffer their wakes are computed in.
+// Per has_idle_cores override (none, false, true): the one option the alternatives change. And
+// the cpuset every wake of them reads (SteadyOptions::allowed, which they share), and the buffer
+// their wakes are computed in.
 struct StepMemo {
   StepMemo(const SchedTopology& sched, const SteadyOptions& opt)
       : allowed(sched, opt.allowed), buffer(sched, allowed) {}
+  // For another steady state, keeping the storage.
+  void reset(const SchedTopology& sched, const SteadyOptions& opt) {
+    allowed = AllowedCpus(sched, opt.allowed);
+    buffer.nr_running.assign(static_cast<std::size_t>(sched.max_cpu() + 1), 0);
+    for (Walks& w : walks) w.clear();
+  }
   AllowedCpus allowed;
   WakeBuffer buffer;
-  std::map<int, Walks> walks;
+  std::array<Walks, 3> walks;
 };
 
 Walks& walks_for(StepMemo& memo, const SteadyOptions& opt) {
-  return memo.walks[opt.has_idle_cores ? static_cast<int>(*opt.has_idle_cores) : -1];
+  return memo.walks[opt.has_idle_cores ? static_cast<std::size_t>(*opt.has_idle_cores) + 1 : 0];
 }
+
+// A StepMemo from those of the steady states simulated before on this thread (search simulates
+// hundreds of thousands in a row), given back when done: a memo reset keeps its storage, so the
+// walks stop allocating once grown.
+class PooledMemo {
+ public:
+  PooledMemo(const SchedTopology& sched, const SteadyOptions& opt) {
+    if (spare_.empty()) {
+      memo_ = std::make_unique<StepMemo>(sched, opt);
+    } else {
+      memo_ = std::move(spare_.back());
+      spare_.pop_back();
+      memo_->reset(sched, opt);
+    }
+  }
+  ~PooledMemo() { spare_.push_back(std::move(memo_)); }
+  PooledMemo(const PooledMemo&) = delete;
+  PooledMemo& operator=(const PooledMemo&) = delete;
+  StepMemo& operator*() const { return *memo_; }
+
+ private:
+  std::unique_ptr<StepMemo> memo_;
+  static thread_local std::vector<std::unique_ptr<StepMemo>> spare_;
+};
+thread_local std::vector<std::unique_ptr<StepMemo>> PooledMemo::spare_;
 
 // The wake from state `n`, with its path when `explain`. Only a memo's first run explains, its
 // first wakes, and those are new to the memo or met earlier in that run: never met unexplained.
@@ -353,7 +425,8 @@ const Step& step(const SchedTopology& sched, const SteadyOptions& opt, const Wak
   out.sites = d.sites;
   out.stacked = disturbed && d.cpu == in.waker && in.prev != in.waker;
   PairState next = after_wake(s, d);
-  buffer.hints = walks.hints(s.hints);
+  const auto hints = walks.hints(s.hints);
+  buffer.hints.assign(hints.begin(), hints.end());
   idle_cores_after(sched, opt, in, d, disturbed, buffer.hints);
   next.hints = walks.hints_number(buffer.hints);
   out.next = walks.number(next);
@@ -585,8 +658,8 @@ SteadyResult steady_state(const SchedTopology& sched, const SteadyOptions& opt,
 
 SteadyResult simulate_steady_state(const SchedTopology& sched, const SteadyOptions& opt,
                                    const WakeupPolicy& policy) {
-  StepMemo memo(sched, opt);
-  return steady_state(sched, opt, policy, memo, true);
+  PooledMemo memo(sched, opt);
+  return steady_state(sched, opt, policy, *memo, true);
 }
 
 namespace {
@@ -595,9 +668,10 @@ namespace {
 // then its own walks are mainline's.
 bool walks_as_mainline(const SchedTopology& sched, const SteadyOptions& opt,
                        const WakeupPolicy& policy, StepMemo& memo) {
-  for (const auto& [hint, walks] : memo.walks) {
+  for (std::size_t k = 0; k < memo.walks.size(); ++k) {  // walks_for()'s order
+    const Walks& walks = memo.walks[k];
     SteadyOptions o = opt;
-    o.has_idle_cores = hint < 0 ? std::nullopt : std::optional<bool>(hint == 1);
+    o.has_idle_cores = k == 0 ? std::nullopt : std::optional<bool>(k == 2);
     const bool alike = walks.all_steps([&](const PairState& s, bool disturbed, const Step& st) {
       const WakeInput& in = next_wake(s, walks.hints(s.hints), o, disturbed, memo.buffer);
       return decides_as(policy, WakeContext(sched, in), st.sites);
@@ -613,16 +687,16 @@ std::vector<SteadyResult> simulate_steady_states(const SchedTopology& sched,
                                                  const SteadyOptions& opt,
                                                  const std::vector<const WakeupPolicy*>& policies) {
   const WakeupPolicy& mainline = policy_by_id("mainline");
-  StepMemo memo(sched, opt);
-  const SteadyResult base = steady_state(sched, opt, mainline, memo, false);
+  PooledMemo memo(sched, opt);
+  const SteadyResult base = steady_state(sched, opt, mainline, *memo, false);
   std::vector<SteadyResult> out;
   for (const WakeupPolicy* p : policies) {
-    if (p == &mainline || !p->acts_on(sched) || walks_as_mainline(sched, opt, *p, memo)) {
+    if (p == &mainline || !p->acts_on(sched) || walks_as_mainline(sched, opt, *p, *memo)) {
       out.push_back(base);
       out.back().policy = std::string(p->id());
     } else {
-      StepMemo own(sched, opt);
-      out.push_back(steady_state(sched, opt, *p, own, false));
+      PooledMemo own(sched, opt);
+      out.push_back(steady_state(sched, opt, *p, *own, false));
     }
   }
   return out;
