@@ -243,7 +243,7 @@ class StateIndex {
 
  private:
   struct Slot {
-    unsigned clears = 0;  // the clear it was filled after
+    std::uint64_t clears = 0;  // the clear it was filled after
     int number = -1;
   };
   void rehash(const std::vector<PairState>& states) {
@@ -257,7 +257,7 @@ class StateIndex {
     return static_cast<std::size_t>(h ^ (h >> 29));
   }
   std::vector<Slot> slots_;  // a power of two of them, at most half in use
-  unsigned clears_ = 0;
+  std::uint64_t clears_ = 0;
 };
 
 // The sets of has_idle_cores hints the states carry, numbered: a walk meets few, and every set of
