@@ -504,6 +504,55 @@ TEST(Steady, TheCarriedHintSendsABusyPrevWakeToTheWakersSibling) {
   EXPECT_EQ(exact.idle_cores_cleared, -1);
 }
 
+// The steady state's walks give the model nr_running by CPU id (WakeInput::nr_running_by_cpu)
+// instead of the map: the same wake decides the same, the hint cleared alike.
+TEST(Wakeup, NrRunningByCpuDecidesAsTheMap) {
+  SchedTopology g(smt2_3core());
+  WakeInput in;
+  in.waker = 0;
+  in.prev = 4;
+  in.sync = true;
+  in.nr_running = {{0, 1}, {2, 1}, {4, 1}};
+  in.recent_used_cpu = 2;
+  in.llc_hints = {{0, true, std::nullopt}};
+  for (bool hint : {true, false}) {
+    if (!hint) in.llc_hints.clear();
+    const WakeDecision from_map = predict_wakeup(g, in, policy_by_id("mainline"));
+    WakeInput by_cpu = in;
+    by_cpu.nr_running.clear();
+    const std::vector<int> counts = {1, 0, 1, 0, 1, 0};
+    by_cpu.nr_running_by_cpu = &counts;
+    const WakeDecision d = predict_wakeup(g, by_cpu, policy_by_id("mainline"));
+    EXPECT_EQ(d.cpu, from_map.cpu) << hint;
+    EXPECT_EQ(d.rule, from_map.rule) << hint;
+    EXPECT_EQ(d.idle_cores_cleared, from_map.idle_cores_cleared) << hint;
+    EXPECT_EQ(d.path, from_map.path) << hint;
+  }
+}
+
+// Each steady state's walks reuse the storage of those simulated before them (a pool per
+// thread): the answers on one topology are the same before and after steady states on others,
+// larger, with other cpusets and hints.
+TEST(Steady, StatesSimulatedBeforeOnOtherTopologiesChangeNothing) {
+  SchedTopology c(Topology::from_xml(kBoxC));
+  SchedTopology g(Topology::from_xml(kPredictFixtures + "/topologies/lab/smt2-2socket-numa.xml"));
+  SchedTopology dn(Topology::from_xml(kBoxDn));
+  SteadyOptions opt;
+  opt.start_a = 2;
+  opt.start_b = 5;
+  opt.busy = {5};
+  std::vector<const WakeupPolicy*> policies;
+  for (const WakeupPolicy* p : all_policies()) policies.push_back(p);
+  const json before = steady_to_json(c, opt, simulate_steady_states(c, opt, policies));
+  const json with_paths = steady_to_json(c, opt, simulate_steady_state(c, opt));
+  SteadyOptions other;
+  other.allowed = {1, 2, 3, 6, 7};
+  simulate_steady_states(g, other, policies);
+  simulate_steady_states(dn, {}, policies);
+  EXPECT_EQ(steady_to_json(c, opt, simulate_steady_states(c, opt, policies)), before);
+  EXPECT_EQ(steady_to_json(c, opt, simulate_steady_state(c, opt)), with_paths);
+}
+
 // A CPU whose runqueue holds only SCHED_IDLE tasks (sched_idle_cpu()) is idle to
 // select_idle_sibling()'s tests and scans, not to wake_affine() or the idle-core test: a
 // SCHED_IDLE waker's CPU is the target a sync wake stacks on, and a scan that finds no idle core
