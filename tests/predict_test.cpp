@@ -468,6 +468,19 @@ Topology smt2_3core() {
   return Topology::from_xml(std::string(WB_SOURCE_DIR) + "/configs/lab/topologies/smt2-3core.xml");
 }
 
+// On smt2_3core(): the wake from CPU 0 that finds the wakee's prev CPU 4 busy, CPU 2's hog
+// running, the has_idle_cores hint of the LLC recorded as set.
+WakeInput busy_prev_wake() {
+  WakeInput in;
+  in.waker = 0;
+  in.prev = 4;
+  in.sync = true;
+  in.nr_running = {{0, 1}, {2, 1}, {4, 1}};
+  in.recent_used_cpu = 2;
+  in.llc_hints = {{0, true, std::nullopt}};
+  return in;
+}
+
 // The has_idle_cores hint is state the pair carries (docs/policy-model.md#steady-state): set when
 // the waker's CPU idles with its core, cleared only by a scan that finds no idle core. On the
 // lab's 3-core SMT2 LLC from CPUs 0,2 with CPU 2 busy, mainline's pair runs on 0 and 4; a wake
@@ -488,13 +501,7 @@ TEST(Steady, TheCarriedHintSendsABusyPrevWakeToTheWakersSibling) {
   for (const auto& a : r.alternatives) by_cause[cause_text(a.cause)] = a.cpus;
   EXPECT_EQ(by_cause["a wake from CPU 0 finds CPU 4 busy"], (std::vector<int>{0, 1}));
   // The one wake, as the record gave it: the hint set -> the idle thread 1; exact -> 5.
-  WakeInput in;
-  in.waker = 0;
-  in.prev = 4;
-  in.sync = true;
-  in.nr_running = {{0, 1}, {2, 1}, {4, 1}};
-  in.recent_used_cpu = 2;
-  in.llc_hints = {{0, true, std::nullopt}};
+  WakeInput in = busy_prev_wake();
   const WakeDecision carried = predict_wakeup(g, in, policy_by_id("mainline"));
   EXPECT_EQ(carried.cpu, 1);
   EXPECT_EQ(carried.idle_cores_cleared, 0);
@@ -508,13 +515,7 @@ TEST(Steady, TheCarriedHintSendsABusyPrevWakeToTheWakersSibling) {
 // instead of the map: the same wake decides the same, the hint cleared alike.
 TEST(Wakeup, NrRunningByCpuDecidesAsTheMap) {
   SchedTopology g(smt2_3core());
-  WakeInput in;
-  in.waker = 0;
-  in.prev = 4;
-  in.sync = true;
-  in.nr_running = {{0, 1}, {2, 1}, {4, 1}};
-  in.recent_used_cpu = 2;
-  in.llc_hints = {{0, true, std::nullopt}};
+  WakeInput in = busy_prev_wake();
   for (bool hint : {true, false}) {
     if (!hint) in.llc_hints.clear();
     const WakeDecision from_map = predict_wakeup(g, in, policy_by_id("mainline"));
