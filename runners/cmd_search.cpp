@@ -160,7 +160,7 @@ void run_search(const SearchArgs& a) {
   if (!a.out.empty()) check_output_writable("search --out", a.out);
   const SearchResult r = search(sched, opt, control);
   if (r.cut && r.simulated == 0) {
-    std::cout << "search on " << sched.topology().source() << ": --max-seconds "
+    std::cout << "search on " << sched.topology().source() << ": INCOMPLETE, --max-seconds "
               << fmt("%g", a.max_seconds)
               << " reached while finding the shapes, before any was simulated: no case\n";
     throw ExitCode{1};
