@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "analysis/closed_loop.h"
 #include "analysis/replay.h"
 #include "common/schema/placement.h"
 #include "common/util/text.h"
@@ -157,15 +158,6 @@ nlohmann::ordered_json pair_json(const PairSplit& p) {
   return j;
 }
 
-void count_choice(PolicyMix& m, const std::string& cls,
-                  const std::map<std::string, double>& pinned) {
-  ++m.classes[cls];
-  if (const auto it = pinned.find(cls); it != pinned.end())
-    m.pinned_sum_ns += it->second;
-  else
-    ++m.unpriced;
-}
-
 std::string mix_line(const PolicyMix& m) {
   std::vector<std::pair<double, std::string>> v;
   for (const auto& [c, share] : m.shares()) v.emplace_back(share, c);
@@ -178,15 +170,22 @@ std::string mix_line(const PolicyMix& m) {
          (rtt ? "  ~" + us_figure(*rtt) + " us" : std::string());
 }
 
-nlohmann::ordered_json splits_json_of(const Splits& s) {
-  nlohmann::ordered_json j = {{"mixes", nlohmann::ordered_json::array()},
-                              {"pairs", nlohmann::ordered_json::array()}};
-  for (const PolicyMix& m : s.mixes) {
+nlohmann::ordered_json mixes_json(const std::vector<PolicyMix>& mixes) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::array();
+  for (const PolicyMix& m : mixes) {
     const std::optional<double> rtt = m.rtt_ns();
-    j["mixes"].push_back({{"policy", m.policy},
-                          {"classes", m.classes},
-                          {"rtt_ns", rtt ? nlohmann::ordered_json(*rtt) : nullptr}});
+    j.push_back({{"policy", m.policy},
+                 {"classes", m.classes},
+                 {"rtt_ns", rtt ? nlohmann::ordered_json(*rtt) : nullptr}});
   }
+  return j;
+}
+
+nlohmann::ordered_json splits_json_of(const Splits& s) {
+  nlohmann::ordered_json j = {{"mixes", mixes_json(s.mixes)},
+                              {"closed_mixes", mixes_json(s.closed)},
+                              {"closed_no_waker", s.closed_no_waker},
+                              {"pairs", nlohmann::ordered_json::array()}};
   for (const PairSplit& p : s.pairs) j["pairs"].push_back(pair_json(p));
   return j;
 }
@@ -432,6 +431,14 @@ std::optional<double> PolicyMix::rtt_ns() const {
   return pinned_sum_ns / static_cast<double>(n);
 }
 
+void PolicyMix::count(const std::string& cls, const std::map<std::string, double>& pinned) {
+  ++classes[cls];
+  if (const auto it = pinned.find(cls); it != pinned.end())
+    pinned_sum_ns += it->second;
+  else
+    ++unpriced;
+}
+
 void PolicyMix::add(const PolicyMix& o) {
   for (const auto& [c, k] : o.classes) classes[c] += k;
   pinned_sum_ns += o.pinned_sum_ns;
@@ -454,9 +461,9 @@ Splits split_decisions(const std::vector<DecisionRecord>& records, const SchedTo
     std::vector<WakeDecision> by(policies.size());
     for (std::size_t i = 0; i < policies.size(); ++i)
       by[i] = predict_wakeup(sched, in, *policies[i]);
-    count_choice(s.mixes[0], class_of(sched, d.waker_cpu, d.cpu), pinned);
+    s.mixes[0].count(class_of(sched, d.waker_cpu, d.cpu), pinned);
     for (std::size_t i = 0; i < policies.size(); ++i)
-      count_choice(s.mixes[i + 1], class_of(sched, d.waker_cpu, by[i].cpu), pinned);
+      s.mixes[i + 1].count(class_of(sched, d.waker_cpu, by[i].cpu), pinned);
     for (std::size_t i = 0, k = 0; i < policies.size(); ++i)
       for (std::size_t j = i + 1; j < policies.size(); ++j, ++k) {
         ++s.pairs[k].records;
@@ -464,6 +471,9 @@ Splits split_decisions(const std::vector<DecisionRecord>& records, const SchedTo
           count_split(s.pairs[k], {r, by[i], by[j]}, d, in, sched, pinned);
       }
   }
+  ClosedLoop loop = closed_loop_mixes(records, sched, policies, features, pinned);
+  s.closed = std::move(loop.mixes);
+  s.closed_no_waker = loop.no_waker;
   return s;
 }
 
@@ -476,6 +486,11 @@ void add_case(CaseSplits& all, const std::string& name, Splits s) {
     all.total.pairs[k].add(s.pairs[k]);
   for (std::size_t k = 0; k < s.mixes.size() && k < all.total.mixes.size(); ++k)
     all.total.mixes[k].add(s.mixes[k]);
+  if (all.total.closed.empty())
+    for (const PolicyMix& m : s.closed) all.total.closed.push_back({m.policy});
+  for (std::size_t k = 0; k < s.closed.size() && k < all.total.closed.size(); ++k)
+    all.total.closed[k].add(s.closed[k]);
+  all.total.closed_no_waker += s.closed_no_waker;
   all.cases.emplace_back(name, std::move(s));
 }
 
@@ -485,6 +500,15 @@ std::string render_splits_text(const CaseSplits& s) {
       "first; ~ the pinned medians' mean, a model's sum):",
       "");
   for (const PolicyMix& m : s.total.mixes) out += "  " + mix_line(m) + "\n";  // short: unwrapped
+  out += wrap(
+      "where each policy's own choices lead the pair under the recorded load (closed "
+      "loop" +
+          (s.total.closed_no_waker > 0 ? fmt(", %lld records without a told waker left out",
+                                             static_cast<long long>(s.total.closed_no_waker))
+                                       : std::string()) +
+          "):",
+      "");
+  for (const PolicyMix& m : s.total.closed) out += "  " + mix_line(m) + "\n";
   for (std::size_t k = 0; k < s.total.pairs.size(); ++k) out += pair_text(s.total.pairs[k], s, k);
   return out;
 }

@@ -77,11 +77,16 @@ struct PolicyMix {
   std::map<std::string, double> shares() const;
   std::optional<double> rtt_ns() const;
   void add(const PolicyMix& o);
+  void count(const std::string& cls, const std::map<std::string, double>& pinned);  // one choice
 };
 
 struct Splits {
   std::vector<PairSplit> pairs;  // each pair of the policies once, in the order given
   std::vector<PolicyMix> mixes;  // the kernel's, then each policy's
+  // Each policy's mix under the recorded load, the pair where its own choices led
+  // (closed_loop.h), and the records passed over there because no waker could be told.
+  std::vector<PolicyMix> closed;
+  int64_t closed_no_waker = 0;
 };
 
 // Over `records`: `pinned` maps a class id to its pinned median RTT (ns) for the records'

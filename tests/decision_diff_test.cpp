@@ -137,7 +137,8 @@ TEST(DecisionDiff, EachPolicysMixOverTheRecordedStates) {
 }
 
 // `replay SET --diff all` on the lab set: every pair once, the verdict line first, within 100
-// columns; the kernel (mainline) followed mainline on every split record; JSON the same counts.
+// columns; the kernel (mainline) followed mainline on every split record; JSON the same counts
+// and the closed-loop mixes.
 // --diff with one policy, or with --policy, is refused in one line.
 TEST(DecisionDiff, ReplayDiffOnTheLabSet) {
   const auto dir = test::fresh_test_dir("decision-diff");
@@ -159,6 +160,14 @@ TEST(DecisionDiff, ReplayDiffOnTheLabSet) {
   const auto doc = nlohmann::json::parse(json.out);
   EXPECT_EQ(doc["mixes"][0]["policy"], "kernel");
   EXPECT_EQ(doc["mixes"][1]["classes"], doc["mixes"][0]["classes"]);  // mainline reproduces all
+  // The closed loop: mainline's, led by its own choices, is the kernel's in every case; sync-core's
+  // moves the pair in a case whose prev was busy (bg=2) and stays moved.
+  EXPECT_EQ(doc["closed_mixes"][0]["policy"], "mainline");
+  EXPECT_EQ(doc["closed_no_waker"], 0);
+  for (const auto& c : doc["cases"])
+    EXPECT_EQ(c["closed_mixes"][0]["classes"], c["mixes"][0]["classes"]) << c["case"];
+  EXPECT_GT(doc["closed_mixes"][2]["classes"]["smt-sibling"].get<int>(),
+            doc["mixes"][3]["classes"]["smt-sibling"].get<int>());  // sync-core, both ways
   for (const auto& p : doc["pairs"])
     if (p["a"] == "mainline") {
       EXPECT_EQ(p["kernel_a"], p["split"]) << p.dump();

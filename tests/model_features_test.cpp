@@ -21,10 +21,9 @@ namespace {
 
 using nlohmann::json;
 
-const std::string kFixtures = WB_FIXTURES_DIR;
 // Two sockets of 8 CPUs, one LLC and NUMA node each (0-7, 8-15), distance 21: wake_affine()
 // decides at the NUMA level, and select_idle_sibling() then searches the chosen CPU's LLC.
-const std::string kBoxDn = kFixtures + "/topologies/model/box-dn-2s-8c-nosmt-slit21.xml";
+const std::string kBoxDn = test::fixture_path("topologies/model/box-dn-2s-8c-nosmt-slit21.xml");
 
 std::string read_file(const std::string& path) { return test::read_fixture(path); }
 
@@ -182,7 +181,8 @@ TEST(SetFeatures, NothingRecordedIsTheDefaults) {
 // A 6.12.118 kernel at its defaults (a lab guest's recorded features) gives no note: the table's
 // defaults are that kernel's.
 TEST(SetFeatures, ALinux612SetAtItsDefaultsHasNoNote) {
-  const json rs = json::parse(read_file(kFixtures + "/decisions/smt2-3core-mainline/results.json"));
+  const json rs =
+      json::parse(read_file(test::fixture_path("decisions/smt2-3core-mainline/results.json")));
   const nlohmann::ordered_json recorded = rs["environment"]["sched_features"];
   ASSERT_GT(recorded.size(), 20u);
   const SetFeatures f = set_features(&recorded, nullptr);
@@ -230,7 +230,7 @@ TEST(SetFeatures, ParseTakesOnlyTheModelledOnes) {
 // The box-C result set on box Dn's XML: its `kernel-2cpus` case runs on CPUs 0 and 8, one per
 // socket, with the features `recorded` and an A/B setting's `ab` values.
 json dn_results(const json& recorded, const json& ab_values = nullptr) {
-  json rs = json::parse(read_file(kFixtures + "/predict/results-box-c.json"));
+  json rs = json::parse(read_file(test::fixture_path("predict/results-box-c.json")));
   rs["topology"]["xml"] = read_file(kBoxDn);
   if (!recorded.is_null()) rs["environment"] = {{"sched_features", recorded}};
   if (!ab_values.is_null())

@@ -3,19 +3,24 @@ import pytest
 
 from wblab import LabError, whatif
 
+MIXES = [{"policy": "mainline", "classes": {"llc": 90, "same-cpu": 10}},
+         {"policy": "sync-2017", "classes": {"same-cpu": 100}}]
 DIFF = {"cases": [
-    {"case": "pipe/threads/kernel", "mixes": [
-        {"policy": "kernel", "classes": {"llc": 90, "same-cpu": 10}},
-        {"policy": "mainline", "classes": {"llc": 90, "same-cpu": 10}},
-        {"policy": "sync-2017", "classes": {"same-cpu": 100}}]},
-    {"case": "pipe/processes/kernel", "mixes": [
-        {"policy": "sync-2017", "classes": {"same-cpu": 60, "llc": 40}}]}]}
+    {"case": "pipe/threads/kernel", "closed_mixes": MIXES,
+     "mixes": [{"policy": "kernel", "classes": {"llc": 90, "same-cpu": 10}}] + MIXES},
+    {"case": "pipe/processes/kernel", "closed_mixes": [
+        {"policy": "sync-2017", "classes": {"same-cpu": 60, "llc": 40}}],
+     "mixes": [{"policy": "sync-2017", "classes": {"llc": 100}}]}]}
 
 
-def test_predicted_reads_each_cases_mixes_as_shares():
+def test_predicted_reads_each_cases_closed_loop_mixes_as_shares():
     pred = whatif.predicted(DIFF)
     assert pred["pipe/threads/kernel"]["sync-2017"] == {"same-cpu": 1.0}
-    assert pred["pipe/threads/kernel"]["kernel"] == {"llc": 0.9, "same-cpu": 0.1}
+    assert pred["pipe/processes/kernel"]["sync-2017"] == {"same-cpu": 0.6, "llc": 0.4}
+    assert "kernel" not in pred["pipe/threads/kernel"]
+    first = whatif.predicted(DIFF, "mixes")
+    assert first["pipe/threads/kernel"]["kernel"] == {"llc": 0.9, "same-cpu": 0.1}
+    assert first["pipe/processes/kernel"]["sync-2017"] == {"llc": 1.0}
     assert whatif.class_shares({}) == {} and whatif.class_shares({"llc": 0}) == {}
 
 
@@ -25,8 +30,9 @@ def test_a_policy_that_stacks_as_predicted_meets_the_goal():
     table = whatif.rows(whatif.predicted(DIFF), measured)
     assert [round(r["tv"], 2) for r in table] == [0.05, 0.05]
     assert whatif.verdicts(table) == {"sync-2017": {"cases": 2, "within": 2, "met": True}}
-    assert whatif.render(table, whatif.verdicts(table)).startswith(
-        "sync-2017: goal met: 2 of 2 cases within TV 0.15 (goal 80%)")
+    text = whatif.render(table, whatif.verdicts(table))
+    assert text.startswith("sync-2017: goal met: 2 of 2 cases within TV 0.15 (goal 80%)")
+    assert "MATCH sync-2017" in text and "MISS" not in text
 
 
 def test_mainlines_own_shares_held_as_another_policys_fail():
@@ -38,6 +44,7 @@ def test_mainlines_own_shares_held_as_another_policys_fail():
     assert [round(r["tv"], 2) for r in table] == [0.6, 0.9]
     v = whatif.verdicts(table)["sync-2017"]
     assert v == {"cases": 2, "within": 0, "met": False}
+    assert [r["word"] for r in table] == ["MISS", "MISS"]
 
 
 def test_cases_without_both_sides_are_not_rows():

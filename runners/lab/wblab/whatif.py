@@ -1,10 +1,12 @@
-"""What-if on mainline's own trace (docs/lab-validation.md#what-if): each policy's class mix over
-the states mainline's kernel recorded (`wakebench replay SET --diff ... --json`: per wakeup, where
-that policy's model would have put the wakee against the waker's CPU; a first-order mix from the
-recorded states, not the recorded outcome relabelled) against the class shares that policy's own
-kernel measured on the same cases (a gated setting's result set, `observed.histogram`).
+"""What-if on mainline's own trace (docs/lab-validation.md#what-if): each policy's class mix
+predicted from the trace mainline's kernel recorded (`wakebench replay SET --diff ... --json`)
+against the class shares that policy's own kernel measured on the same cases (a gated setting's
+result set, `observed.histogram`; a run that is not the trace's). By default the closed-loop mix
+(`closed_mixes`: the pair where the policy's own choices led it, under the recorded load,
+docs/policy-model.md#closed-loop); `--first-order` the mix over the recorded states as they were
+(`mixes`). A row within LIMIT is MATCH, else MISS.
 
-    wakebench-lab whatif MAINLINE.json POLICY=SET.json [POLICY=SET.json ...] [--wakebench W]
+    wakebench-lab whatif MAINLINE.json POLICY=SET.json [...] [--first-order] [--wakebench W]
 
 Pure but for `main`: `predicted` reads replay's JSON, `rows` holds it against the measured shares,
 `verdicts` counts the cases within LIMIT per policy against GOAL."""
@@ -22,10 +24,10 @@ LIMIT = 0.15  # TV between the predicted mix and the measured shares that counts
 GOAL = 0.80  # share of a policy's cases within LIMIT
 
 
-def predicted(diff):
-    """{case: {policy: class shares}} from `replay --diff ... --json` (each case's `mixes`; the
-    "kernel" mix is the recorded CPUs' own)."""
-    return {c["case"]: {m["policy"]: class_shares(m["classes"]) for m in c["mixes"]}
+def predicted(diff, key="closed_mixes"):
+    """{case: {policy: class shares}} from `replay --diff ... --json`: each case's `key`
+    ("closed_mixes", or "mixes": first order, where "kernel" is the recorded CPUs' own)."""
+    return {c["case"]: {m["policy"]: class_shares(m["classes"]) for m in c.get(key, [])}
             for c in diff["cases"]}
 
 
@@ -37,8 +39,9 @@ def rows(pred, measured):
         for case, got in sorted(cases.items()):
             want = pred.get(case, {}).get(policy)
             if want and got:
+                d = tv(want, got)
                 out.append({"case": case, "policy": policy, "predicted": want, "measured": got,
-                            "tv": tv(want, got)})
+                            "tv": d, "word": "MATCH" if d <= LIMIT else "MISS"})
     return out
 
 
@@ -65,7 +68,7 @@ def render(table, verdict, limit=LIMIT, goal=GOAL):
         lines.append(f"{policy}: {word}: {v['within']} of {v['cases']} cases within TV {limit:.2f}"
                      f" (goal {100 * goal:.0f}%)")
     for r in table:
-        lines.append(f"  {r['policy']:<10} {r['case']}  TV {r['tv']:.2f}")
+        lines.append(f"  {r['word']:<5} {r['policy']:<12} {r['case']}  TV {r['tv']:.2f}")
         lines.append(f"    predicted {share_text(r['predicted'])}; measured "
                      f"{share_text(r['measured'])}")
     return "\n".join(lines)
@@ -76,6 +79,8 @@ def parse_args(argv):
     ap.add_argument("mainline", help="mainline's result set of `run --trace-decisions`")
     ap.add_argument("sets", nargs="+", metavar="POLICY=SET",
                     help="a policy and the result set its kernel (or gated setting) measured")
+    ap.add_argument("--first-order", action="store_true",
+                    help="the mix over the recorded states as they were, not the closed loop")
     ap.add_argument("--wakebench", default="build/wakebench")
     args = ap.parse_args(argv)
     args.measured = {}
@@ -95,7 +100,7 @@ def main(argv):
     if diff is None:
         raise LabError(f"whatif: wakebench replay {args.mainline}: {msg}")
     measured = {p: observed_classes(load(path)) for p, path in args.measured.items()}
-    table = rows(predicted(diff), measured)
+    table = rows(predicted(diff, "mixes" if args.first_order else "closed_mixes"), measured)
     verdict = verdicts(table)
     print(render(table, verdict))
     return 0 if table else 1
