@@ -33,12 +33,16 @@ std::vector<std::pair<std::string, std::string>> side_file_cases(const ResultSet
 }
 
 std::string kernel_policy(const ResultSet& rs) {
-  if (!rs.set.environment) return "mainline";
-  const nlohmann::ordered_json& env = *rs.set.environment;
-  if (!env.contains("lab_kernel") || !env["lab_kernel"].is_object()) return "mainline";
-  const std::string policy = env["lab_kernel"].value("policy", std::string("mainline"));
-  if (policy != "gated") return policy;
-  // The gated kernel runs the policy whose sched feature this set (its A/B setting) turned on.
+  std::string policy = "mainline";
+  if (rs.set.environment) {
+    const nlohmann::ordered_json& env = *rs.set.environment;
+    if (env.contains("lab_kernel") && env["lab_kernel"].is_object())
+      policy = env["lab_kernel"].value("policy", policy);
+  }
+  if (policy != "gated" && policy != "mainline") return policy;
+  // The gated kernel runs the policy whose sched feature this set (its A/B setting) turned on. A
+  // set written inside the guest has no lab_kernel yet (the host adds it); its gates say the same,
+  // and only a gated kernel has them.
   for (const FeatureNote& n : set_features(rs.set).notes)
     if (n.kind == FeatureNote::Kind::kPolicyGate && n.enabled) return n.why;
   return "mainline";

@@ -283,7 +283,7 @@ TEST(SetFeatures, AnEmulatedSetWithoutTtwuQueueIsNotHeldAtItsStart) {
 }
 
 // The lab's gated kernel runs the policy whose gate the set (its A/B setting) turned on: replay
-// and the predictions' replay digests take that policy's model.
+// and the predictions' replay digests take that policy's model, in the guest's own summary too.
 TEST(SetFeatures, TheGatedKernelRunsThePolicyItsSettingTurnedOn) {
   json rs = dn_results({{"SYNC_PAIR", false}, {"SYNC_CORE", false}},
                        {{"feature:SYNC_PAIR", "off"}, {"feature:SYNC_CORE", "on"}});
@@ -293,6 +293,11 @@ TEST(SetFeatures, TheGatedKernelRunsThePolicyItsSettingTurnedOn) {
   EXPECT_EQ(kernel_policy(check_result_set(rs)), "mainline");
   rs["environment"]["lab_kernel"] = {{"policy", "sync-2017"}};
   EXPECT_EQ(kernel_policy(check_result_set(rs)), "sync-2017");
+  // Inside the guest (no lab_kernel yet): the gate alone names the policy, as on the host.
+  rs["environment"].erase("lab_kernel");
+  EXPECT_EQ(kernel_policy(check_result_set(rs)), "mainline");
+  rs["ab"]["values"]["feature:SYNC_CORE"] = "on";
+  EXPECT_EQ(kernel_policy(check_result_set(rs)), "sync-core");
 }
 
 }  // namespace
