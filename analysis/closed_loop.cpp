@@ -43,6 +43,10 @@ struct Loop {
   std::map<int, bool> hint;  // by sd_llc_id
 };
 
+void set_hint(Loop& s, const SchedTopology& sched, int cpu, bool value) {
+  if (const SchedDomain* sd = sched.sd_llc(cpu)) s.hint[sd->span.front()] = value;
+}
+
 void set_hint_if_core_idle(Loop& s, const SchedTopology& sched, const Background& bg, int cpu,
                            int running) {
   const SchedDomain* sd = sched.sd_llc(cpu);
@@ -50,7 +54,7 @@ void set_hint_if_core_idle(Loop& s, const SchedTopology& sched, const Background
   const auto& core = sched.smt_mask(cpu);
   const bool idle = std::none_of(core.begin(), core.end(),
                                  [&](int c) { return c == running || bg.running[c] > 0; });
-  if (idle) s.hint[sd->span.front()] = true;
+  if (idle) set_hint(s, sched, cpu, true);
 }
 
 bool hint_of(const Loop& s, const SchedTopology& sched, int cpu) {
@@ -135,20 +139,27 @@ ClosedLoop closed_loop_mixes(const std::vector<DecisionRecord>& records, const S
       const int waker = by.own ? by.cpu : d.waker_cpu;
       const int prev = e.own ? e.cpu : d.prev;
       const int recent = e.own ? e.recent : d.recent_used_cpu;
-      // A CPU whose background stopped since the last record went idle: its LLC's hint is set
-      // when its core is idle (the waker running aside).
-      for (int c = 0; c < static_cast<int>(before.running.size()); ++c)
-        if (before.running[c] > 0 && bg.running[c] == 0 && c != waker)
-          set_hint_if_core_idle(s, sched, bg, c, waker);
-      WakeInput in = wake_input_of(moved(d, sched, bg, s, waker, prev, recent), sched);
+      // Where the pair is the kernel's, the record is the state (its hints too, which the loop
+      // then carries); elsewhere the record moved onto the loop's pair.
+      const bool kernels = !by.own && !e.own;
+      if (kernels) {
+        set_hint(s, sched, d.waker_cpu, d.has_idle_cores);
+        set_hint(s, sched, d.prev, d.prev_has_idle_cores);
+      } else {
+        // A CPU whose background stopped since the last record went idle: its LLC's hint is set
+        // when its core is idle (the waker running aside).
+        for (int c = 0; c < static_cast<int>(before.running.size()); ++c)
+          if (before.running[c] > 0 && bg.running[c] == 0 && c != waker)
+            set_hint_if_core_idle(s, sched, bg, c, waker);
+      }
+      WakeInput in =
+          wake_input_of(kernels ? d : moved(d, sched, bg, s, waker, prev, recent), sched);
       in.features = features;
       in.explain = false;
       const WakeDecision got = predict_wakeup(sched, in, *policies[i]);
       out.mixes[i].count(std::string(class_id(classify(sched.topology(), waker, got.cpu))), pinned);
       e = {got.cpu, got.wakee_recent_used_cpu, got.cpu != d.cpu};
-      if (got.idle_cores_cleared >= 0)
-        if (const SchedDomain* sd = sched.sd_llc(got.idle_cores_cleared))
-          s.hint[sd->span.front()] = false;
+      if (got.idle_cores_cleared >= 0) set_hint(s, sched, got.idle_cores_cleared, false);
       // The waker blocks: its CPU goes idle unless the wakee or the background runs there.
       if (got.cpu != waker && bg.running[waker] == 0)
         set_hint_if_core_idle(s, sched, bg, waker, got.cpu);

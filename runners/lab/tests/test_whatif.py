@@ -60,3 +60,12 @@ def test_a_set_argument_must_name_a_lab_policy():
     with pytest.raises(LabError, match="want POLICY=SET"):
         whatif.parse_args(["m.json", "sync-2017="])
     assert whatif.parse_args(["m.json", "sync-2017=a.json"]).measured == {"sync-2017": "a.json"}
+
+
+def test_a_saved_diff_is_read_instead_of_replaying(tmp_path):
+    saved = tmp_path / "diff.json"
+    saved.write_text('{"cases": [')
+    args = whatif.parse_args(["m.json", "sync-2017=a.json", "--diff-json", str(saved)])
+    assert args.diff_json == str(saved)
+    with pytest.raises(LabError, match="diff.json: not a readable"):
+        whatif.main(["m.json", "sync-2017=a.json", "--diff-json", str(saved)])

@@ -7,6 +7,7 @@ docs/policy-model.md#closed-loop); `--first-order` the mix over the recorded sta
 (`mixes`). A row within LIMIT is MATCH, else MISS.
 
     wakebench-lab whatif MAINLINE.json POLICY=SET.json [...] [--first-order] [--wakebench W]
+                         [--diff-json FILE]  (replay's JSON of MAINLINE.json, computed before)
 
 Pure but for `main`: `predicted` reads replay's JSON, `rows` holds it against the measured shares,
 `verdicts` counts the cases within LIMIT per policy against GOAL."""
@@ -14,6 +15,7 @@ import argparse
 import sys
 
 from .agreement import run_json
+from .inputs import load_json
 from . import LabError
 from .fidelity import class_shares, tv
 from .matrix_collect import observed_classes
@@ -82,6 +84,8 @@ def parse_args(argv):
     ap.add_argument("--first-order", action="store_true",
                     help="the mix over the recorded states as they were, not the closed loop")
     ap.add_argument("--wakebench", default="build/wakebench")
+    ap.add_argument("--diff-json", help="`wakebench replay MAINLINE.json --diff all --json`'s "
+                    "output, saved before (a large trace replays for minutes)")
     args = ap.parse_args(argv)
     args.measured = {}
     for s in args.sets:
@@ -96,7 +100,10 @@ def parse_args(argv):
 def main(argv):
     args = parse_args(argv)
     want = ",".join(["mainline"] + [p for p in args.measured if p != "mainline"])
-    diff, msg = run_json([args.wakebench, "replay", args.mainline, "--diff", want, "--json"])
+    if args.diff_json:
+        diff, msg = load_json(args.diff_json), ""
+    else:
+        diff, msg = run_json([args.wakebench, "replay", args.mainline, "--diff", want, "--json"])
     if diff is None:
         raise LabError(f"whatif: wakebench replay {args.mainline}: {msg}")
     measured = {p: observed_classes(load(path)) for p, path in args.measured.items()}
