@@ -1,6 +1,7 @@
 #include "analysis/closed_loop.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "analysis/replay.h"
 #include "common/schema/placement.h"
@@ -37,6 +38,7 @@ Background background_of(const DecisionRecord& d, const SchedTopology& sched) {
 struct Task {
   int cpu = -1, recent = -1;
   bool own = false;
+  int kernel_cpu = -1;  // where the kernel put it at its last record
 };
 struct Loop {
   std::map<int, Task> task;  // by pid
@@ -90,6 +92,22 @@ DecisionRecord moved(const DecisionRecord& d, const SchedTopology& sched, const 
   return m;
 }
 
+// The record's background with every other told task that runs where the kernel put it (that CPU
+// busy in the record) moved to where the loop put it: a fan-out's first wakee stacked by the loop
+// on the waker's CPU is still there at the next wake. nullopt when no task was moved.
+std::optional<Background> displaced(const Background& bg, const Loop& s, int wakee, int waker) {
+  std::optional<Background> out;
+  for (const auto& [pid, t] : s.task) {
+    if (pid == wakee || pid == waker || !t.own || t.kernel_cpu < 0) continue;
+    const Background& now = out ? *out : bg;
+    if (now.running[t.kernel_cpu] == 0) continue;  // asleep (or never ran there)
+    if (!out) out = bg;
+    --out->running[t.kernel_cpu];
+    ++out->running[t.cpu];
+  }
+  return out;
+}
+
 }  // namespace
 
 std::map<int, int> infer_partners(const std::vector<DecisionRecord>& records) {
@@ -131,7 +149,7 @@ ClosedLoop closed_loop_mixes(const std::vector<DecisionRecord>& records, const S
       continue;
     }
     ++out.records;
-    const Background bg = background_of(d, sched);
+    const Background recorded = background_of(d, sched);
     for (std::size_t i = 0; i < policies.size(); ++i) {
       Loop& s = loops[i];
       const Task& by = s.task[w->second];
@@ -139,9 +157,11 @@ ClosedLoop closed_loop_mixes(const std::vector<DecisionRecord>& records, const S
       const int waker = by.own ? by.cpu : d.waker_cpu;
       const int prev = e.own ? e.cpu : d.prev;
       const int recent = e.own ? e.recent : d.recent_used_cpu;
-      // Where the pair is the kernel's, the record is the state (its hints too, which the loop
-      // then carries); elsewhere the record moved onto the loop's pair.
-      const bool kernels = !by.own && !e.own;
+      const std::optional<Background> moved_bg = displaced(recorded, s, d.pid, w->second);
+      const Background& bg = moved_bg ? *moved_bg : recorded;
+      // Where every task is the kernel's, the record is the state (its hints too, which the loop
+      // then carries); elsewhere the record moved onto the loop's tasks.
+      const bool kernels = !by.own && !e.own && !moved_bg;
       if (kernels) {
         set_hint(s, sched, d.waker_cpu, d.has_idle_cores);
         set_hint(s, sched, d.prev, d.prev_has_idle_cores);
@@ -149,7 +169,7 @@ ClosedLoop closed_loop_mixes(const std::vector<DecisionRecord>& records, const S
         // A CPU whose background stopped since the last record went idle: its LLC's hint is set
         // when its core is idle (the waker running aside).
         for (int c = 0; c < static_cast<int>(before.running.size()); ++c)
-          if (before.running[c] > 0 && bg.running[c] == 0 && c != waker)
+          if (before.running[c] > 0 && recorded.running[c] == 0 && c != waker)
             set_hint_if_core_idle(s, sched, bg, c, waker);
       }
       WakeInput in =
@@ -158,13 +178,13 @@ ClosedLoop closed_loop_mixes(const std::vector<DecisionRecord>& records, const S
       in.explain = false;
       const WakeDecision got = predict_wakeup(sched, in, *policies[i]);
       out.mixes[i].count(std::string(class_id(classify(sched.topology(), waker, got.cpu))), pinned);
-      e = {got.cpu, got.wakee_recent_used_cpu, got.cpu != d.cpu};
+      e = {got.cpu, got.wakee_recent_used_cpu, got.cpu != d.cpu, d.cpu};
       if (got.idle_cores_cleared >= 0) set_hint(s, sched, got.idle_cores_cleared, false);
       // The waker blocks: its CPU goes idle unless the wakee or the background runs there.
       if (got.cpu != waker && bg.running[waker] == 0)
         set_hint_if_core_idle(s, sched, bg, waker, got.cpu);
     }
-    before = bg;
+    before = recorded;
   }
   return out;
 }

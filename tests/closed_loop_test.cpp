@@ -124,5 +124,22 @@ TEST(ClosedLoop, WithoutLoadEveryPolicyIsMainline) {
   EXPECT_EQ(share(s.closed[1], "llc"), 1);
 }
 
+// A waker on CPU 0 wakes X (the kernel puts it on 2) and then Y while X still runs (CPU 2 busy in
+// Y's record). sync-2017's loop stacked X on the waker's CPU, so X is running there at Y's wake:
+// the waker's CPU runs two tasks and sync-2017 does not stack Y. With X asleep by then (CPU 2 idle
+// in the record) it stacks Y too.
+TEST(ClosedLoop, AnotherTaskRunsWhereTheLoopPutIt) {
+  const auto stacked = [](const std::vector<int>& busy_at_y) {
+    const std::vector<DecisionRecord> t = {wake(20, 2, 0, 0), wake(21, 0, 2, 2),
+                                           wake(22, 0, 4, 4, busy_at_y)};
+    const Splits s = split_decisions(t, smt2_3core(), {&policy_by_id("sync-2017")});
+    EXPECT_EQ(s.closed_no_waker, 1);  // the waker's own first wake: nobody placed before it
+    const auto it = s.closed[0].classes.find("same-cpu");
+    return it == s.closed[0].classes.end() ? 0 : it->second;
+  };
+  EXPECT_EQ(stacked({2}), 1);  // X only
+  EXPECT_EQ(stacked({}), 2);   // X and Y
+}
+
 }  // namespace
 }  // namespace wb
