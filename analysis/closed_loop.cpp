@@ -108,6 +108,45 @@ std::optional<Background> displaced(const Background& bg, const Loop& s, int wak
   return out;
 }
 
+// One record given to one policy's loop: where its model puts the wakee against the waker's CPU
+// (a class id), the loop moved on. `recorded` and `before`: the record's background and the last
+// one's.
+std::string loop_step(Loop& s, const DecisionRecord& d, int waker_pid, const Background& recorded,
+                      const Background& before, const SchedTopology& sched,
+                      const WakeupPolicy& policy, const ModelFeatures& features) {
+  const Task& by = s.task[waker_pid];
+  Task& e = s.task[d.pid];
+  const int waker = by.own ? by.cpu : d.waker_cpu;
+  const std::optional<Background> moved_bg = displaced(recorded, s, d.pid, waker_pid);
+  const Background& bg = moved_bg ? *moved_bg : recorded;
+  // Where every task is the kernel's, the record is the state (its hints too, which the loop then
+  // carries); elsewhere the record moved onto the loop's tasks.
+  const bool kernels = !by.own && !e.own && !moved_bg;
+  if (kernels) {
+    set_hint(s, sched, d.waker_cpu, d.has_idle_cores);
+    set_hint(s, sched, d.prev, d.prev_has_idle_cores);
+  } else {
+    // A CPU whose background stopped since the last record went idle: its LLC's hint is set when
+    // its core is idle (the waker running aside).
+    for (int c = 0; c < static_cast<int>(before.running.size()); ++c)
+      if (before.running[c] > 0 && recorded.running[c] == 0 && c != waker)
+        set_hint_if_core_idle(s, sched, bg, c, waker);
+  }
+  WakeInput in = wake_input_of(kernels ? d
+                                       : moved(d, sched, bg, s, waker, e.own ? e.cpu : d.prev,
+                                               e.own ? e.recent : d.recent_used_cpu),
+                               sched);
+  in.features = features;
+  in.explain = false;
+  const WakeDecision got = predict_wakeup(sched, in, policy);
+  e = {got.cpu, got.wakee_recent_used_cpu, got.cpu != d.cpu, d.cpu};
+  if (got.idle_cores_cleared >= 0) set_hint(s, sched, got.idle_cores_cleared, false);
+  // The waker blocks: its CPU goes idle unless the wakee or the background runs there.
+  if (got.cpu != waker && bg.running[waker] == 0)
+    set_hint_if_core_idle(s, sched, bg, waker, got.cpu);
+  return std::string(class_id(classify(sched.topology(), waker, got.cpu)));
+}
+
 }  // namespace
 
 std::map<int, int> infer_partners(const std::vector<DecisionRecord>& records) {
@@ -150,40 +189,10 @@ ClosedLoop closed_loop_mixes(const std::vector<DecisionRecord>& records, const S
     }
     ++out.records;
     const Background recorded = background_of(d, sched);
-    for (std::size_t i = 0; i < policies.size(); ++i) {
-      Loop& s = loops[i];
-      const Task& by = s.task[w->second];
-      Task& e = s.task[d.pid];
-      const int waker = by.own ? by.cpu : d.waker_cpu;
-      const int prev = e.own ? e.cpu : d.prev;
-      const int recent = e.own ? e.recent : d.recent_used_cpu;
-      const std::optional<Background> moved_bg = displaced(recorded, s, d.pid, w->second);
-      const Background& bg = moved_bg ? *moved_bg : recorded;
-      // Where every task is the kernel's, the record is the state (its hints too, which the loop
-      // then carries); elsewhere the record moved onto the loop's tasks.
-      const bool kernels = !by.own && !e.own && !moved_bg;
-      if (kernels) {
-        set_hint(s, sched, d.waker_cpu, d.has_idle_cores);
-        set_hint(s, sched, d.prev, d.prev_has_idle_cores);
-      } else {
-        // A CPU whose background stopped since the last record went idle: its LLC's hint is set
-        // when its core is idle (the waker running aside).
-        for (int c = 0; c < static_cast<int>(before.running.size()); ++c)
-          if (before.running[c] > 0 && recorded.running[c] == 0 && c != waker)
-            set_hint_if_core_idle(s, sched, bg, c, waker);
-      }
-      WakeInput in =
-          wake_input_of(kernels ? d : moved(d, sched, bg, s, waker, prev, recent), sched);
-      in.features = features;
-      in.explain = false;
-      const WakeDecision got = predict_wakeup(sched, in, *policies[i]);
-      out.mixes[i].count(std::string(class_id(classify(sched.topology(), waker, got.cpu))), pinned);
-      e = {got.cpu, got.wakee_recent_used_cpu, got.cpu != d.cpu, d.cpu};
-      if (got.idle_cores_cleared >= 0) set_hint(s, sched, got.idle_cores_cleared, false);
-      // The waker blocks: its CPU goes idle unless the wakee or the background runs there.
-      if (got.cpu != waker && bg.running[waker] == 0)
-        set_hint_if_core_idle(s, sched, bg, waker, got.cpu);
-    }
+    for (std::size_t i = 0; i < policies.size(); ++i)
+      out.mixes[i].count(
+          loop_step(loops[i], d, w->second, recorded, before, sched, *policies[i], features),
+          pinned);
     before = recorded;
   }
   return out;
