@@ -187,7 +187,6 @@ ClosedLoop closed_loop_mixes(const std::vector<DecisionRecord>& records, const S
       ++out.no_waker;
       continue;
     }
-    ++out.records;
     const Background recorded = background_of(d, sched);
     for (std::size_t i = 0; i < policies.size(); ++i)
       out.mixes[i].count(

@@ -21,9 +21,9 @@ namespace wb {
 
 struct ClosedLoop {
   std::vector<PolicyMix> mixes;  // one per policy, in the order given
-  // Records given to the models, and those passed over because no waker could be told (the
-  // wakee's partner: the task the kernel last placed on the waker's CPU, most often).
-  int64_t records = 0, no_waker = 0;
+  // Records passed over because no waker could be told (the wakee's partner: the task the kernel
+  // last placed on the waker's CPU, most often).
+  int64_t no_waker = 0;
 };
 
 // Over one case's records in order (fresh pairs told apart by pid); `pinned` maps a class id to
