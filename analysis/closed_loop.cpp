@@ -9,10 +9,6 @@
 namespace wb {
 namespace {
 
-bool listed_idle(const DecisionRecord& d, int cpu) {
-  return std::binary_search(d.idle.begin(), d.idle.end(), cpu);
-}
-
 // What ran on each CPU at a record besides the pair (by CPU id): the record's busy CPUs, the
 // waker's CPU less the waker, prev's as the record read it (the wakee already dequeued); and the
 // delayed tasks on the waker's CPU.
@@ -80,10 +76,11 @@ DecisionRecord moved(const DecisionRecord& d, const SchedTopology& sched, const 
   m.waker_nr_running = 1 + bg.running[waker_cpu];
   m.waker_delayed = bg.delayed[waker_cpu];
   m.prev_nr_running = bg.running[prev] + (prev == waker_cpu);
-  const auto same_llc = [&](int a, int b) { return sched.cpus_share_cache(a, b); };
+  // The SIS budget the record read in the LLC of `cpu` (prev's where only prev's is that LLC).
   const auto scan_for = [&](int cpu) {
-    return same_llc(cpu, d.prev) && !same_llc(cpu, d.waker_cpu) ? d.prev_nr_idle_scan
-                                                                : d.nr_idle_scan;
+    return sched.cpus_share_cache(cpu, d.prev) && !sched.cpus_share_cache(cpu, d.waker_cpu)
+               ? d.prev_nr_idle_scan
+               : d.nr_idle_scan;
   };
   m.nr_idle_scan = scan_for(waker_cpu);
   m.prev_nr_idle_scan = scan_for(prev);

@@ -16,14 +16,10 @@ constexpr std::pair<SplitState, std::string_view> kStates[] = {
     {SplitState::kWakerQueued, "waker-queued"}, {SplitState::kHintStale, "hint-stale"},
     {SplitState::kRecentStale, "recent-busy"},  {SplitState::kSync, "sync"}};
 
-bool idle(const DecisionRecord& d, int cpu) {
-  return std::binary_search(d.idle.begin(), d.idle.end(), cpu);
-}
-
 bool holds(SplitState s, const DecisionRecord& d, const WakeInput& in, const SchedTopology& sched) {
   switch (s) {
     case SplitState::kPrevBusy:
-      return !idle(d, d.prev);
+      return !listed_idle(d, d.prev);
     case SplitState::kPrevIsWaker:
       return d.prev == d.waker_cpu;
     case SplitState::kWakerQueued:
@@ -31,7 +27,8 @@ bool holds(SplitState s, const DecisionRecord& d, const WakeInput& in, const Sch
     case SplitState::kHintStale:
       return exact_has_idle_cores(sched, in, d.waker_cpu) != d.has_idle_cores;
     case SplitState::kRecentStale:
-      return d.recent_used_cpu >= 0 && d.recent_used_cpu != d.prev && !idle(d, d.recent_used_cpu);
+      return d.recent_used_cpu >= 0 && d.recent_used_cpu != d.prev &&
+             !listed_idle(d, d.recent_used_cpu);
     case SplitState::kSync:
       return (d.wake_flags & kWfSync) != 0;
   }
@@ -477,19 +474,24 @@ Splits split_decisions(const std::vector<DecisionRecord>& records, const SchedTo
   return s;
 }
 
+namespace {
+
+// One case's mixes added to the totals, policy by policy (the first case names them).
+void add_mixes(std::vector<PolicyMix>& total, const std::vector<PolicyMix>& one) {
+  if (total.empty())
+    for (const PolicyMix& m : one) total.push_back({m.policy});
+  for (std::size_t k = 0; k < one.size() && k < total.size(); ++k) total[k].add(one[k]);
+}
+
+}  // namespace
+
 void add_case(CaseSplits& all, const std::string& name, Splits s) {
-  if (all.total.pairs.empty() && all.total.mixes.empty()) {
+  if (all.total.pairs.empty())
     for (const PairSplit& p : s.pairs) all.total.pairs.push_back({p.a, p.b});
-    for (const PolicyMix& m : s.mixes) all.total.mixes.push_back({m.policy});
-  }
   for (std::size_t k = 0; k < s.pairs.size() && k < all.total.pairs.size(); ++k)
     all.total.pairs[k].add(s.pairs[k]);
-  for (std::size_t k = 0; k < s.mixes.size() && k < all.total.mixes.size(); ++k)
-    all.total.mixes[k].add(s.mixes[k]);
-  if (all.total.closed.empty())
-    for (const PolicyMix& m : s.closed) all.total.closed.push_back({m.policy});
-  for (std::size_t k = 0; k < s.closed.size() && k < all.total.closed.size(); ++k)
-    all.total.closed[k].add(s.closed[k]);
+  add_mixes(all.total.mixes, s.mixes);
+  add_mixes(all.total.closed, s.closed);
   all.total.closed_no_waker += s.closed_no_waker;
   all.cases.emplace_back(name, std::move(s));
 }

@@ -12,6 +12,10 @@
 
 namespace wb {
 
+bool listed_idle(const DecisionRecord& d, int cpu) {
+  return std::binary_search(d.idle.begin(), d.idle.end(), cpu);
+}
+
 WakeInput wake_input_of(const DecisionRecord& d, const SchedTopology& sched) {
   WakeInput in;
   in.waker = d.waker_cpu;
@@ -33,12 +37,11 @@ WakeInput wake_input_of(const DecisionRecord& d, const SchedTopology& sched) {
   in.llc_hints = {{d.waker_cpu, d.has_idle_cores, scan(d.nr_idle_scan)},
                   {d.prev, d.prev_has_idle_cores, scan(d.prev_nr_idle_scan)}};
   for (int c : sched.cpus())
-    if (!std::binary_search(d.idle.begin(), d.idle.end(), c)) in.nr_running[c] = 1;
+    if (!listed_idle(d, c)) in.nr_running[c] = 1;
   in.nr_running[d.waker_cpu] = d.waker_nr_running;
   // The records list a CPU idle where available_idle_cpu() || sched_idle_cpu() holds; the waker
   // runs on its CPU, so listed there it is sched_idle_cpu(): only SCHED_IDLE tasks, the waker one.
-  if (d.waker_nr_running > 0 && std::binary_search(d.idle.begin(), d.idle.end(), d.waker_cpu))
-    in.sched_idle.push_back(d.waker_cpu);
+  if (d.waker_nr_running > 0 && listed_idle(d, d.waker_cpu)) in.sched_idle.push_back(d.waker_cpu);
   in.delayed[d.waker_cpu] = d.waker_delayed;
   if (const auto& l = d.loads) {
     in.load = {{d.prev, l->prev_cpu}, {d.waker_cpu, l->waker_cpu}};

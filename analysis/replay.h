@@ -19,6 +19,9 @@ namespace wb {
 // recorded nr_running and delayed count, every other CPU running one task.
 WakeInput wake_input_of(const DecisionRecord& d, const SchedTopology& sched);
 
+// `cpu` is in the record's idle set (available_idle_cpu() || sched_idle_cpu() when it was read).
+bool listed_idle(const DecisionRecord& d, int cpu);
+
 // A record's inputs in one line: "waker 1 prev 0 flags 0x18 idle 0,2-3 recent 0 ...".
 std::string inputs_text(const DecisionRecord& d);
 
