@@ -1,6 +1,6 @@
 // wakebench compare BASE.json NEW.json [MORE.json...], or sides of several runs (A1.json A2.json --
-// B1.json B2.json, or folders): see analysis/compare.h; and the noise floor it reads, wakebench
-// noise A.json B.json [...] --out NOISE.json: see analysis/noise.h.
+// B1.json B2.json, or folders): see analysis/compare/compare.h; and the noise floor it reads,
+// wakebench noise A.json B.json [...] --out NOISE.json: see analysis/compare/noise.h.
 #include <algorithm>
 #include <cstdio>
 #include <deque>
@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "analysis/compare.h"
-#include "analysis/noise.h"
-#include "analysis/resultset_io.h"
+#include "analysis/compare/compare.h"
+#include "analysis/compare/noise.h"
+#include "analysis/results/resultset_io.h"
 #include "common/util/input.h"
 #include "common/util/output_file.h"
 #include "common/util/text.h"

@@ -6,9 +6,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "analysis/model_features.h"
-#include "analysis/predict.h"
-#include "analysis/predict_results.h"
+#include "analysis/model/model_features.h"
+#include "analysis/predict/predict.h"
+#include "analysis/predict/predict_results.h"
 #include "common/schema/registry.h"
 #include "common/util/cpulist.h"
 #include "common/util/text.h"

@@ -1,15 +1,15 @@
-// `wakebench replay RESULTS|TRACE [--topology XML] --policy P`: analysis/replay.h.
+// `wakebench replay RESULTS|TRACE [--topology XML] --policy P`: analysis/model/replay.h.
 #include <iostream>
 #include <memory>
 #include <string>
 
-#include "analysis/decision_diff.h"
-#include "analysis/model_features.h"
-#include "analysis/model_kernel.h"
-#include "analysis/predict_results.h"
-#include "analysis/replay.h"
-#include "analysis/replay_io.h"
-#include "analysis/resultset_io.h"
+#include "analysis/model/model_features.h"
+#include "analysis/model/model_kernel.h"
+#include "analysis/model/replay.h"
+#include "analysis/predict/decision_diff.h"
+#include "analysis/predict/predict_results.h"
+#include "analysis/predict/replay_io.h"
+#include "analysis/results/resultset_io.h"
 #include "common/system/kernel_files.h"
 #include "common/util/input.h"
 #include "common/util/text.h"

@@ -1,10 +1,10 @@
-// wakebench report RESULTS.json --out DIR: see analysis/report.h.
+// wakebench report RESULTS.json --out DIR: see analysis/report/report.h.
 #include <cstdio>
 #include <memory>
 #include <string>
 
-#include "analysis/report.h"
-#include "analysis/resultset_io.h"
+#include "analysis/report/report.h"
+#include "analysis/results/resultset_io.h"
 #include "runners/commands.h"
 
 namespace wb {

@@ -7,9 +7,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "analysis/predict.h"
-#include "analysis/predict_results.h"
-#include "analysis/search.h"
+#include "analysis/predict/predict.h"
+#include "analysis/predict/predict_results.h"
+#include "analysis/predict/search.h"
 #include "common/schema/config.h"
 #include "common/schema/environment.h"
 #include "common/schema/registry.h"

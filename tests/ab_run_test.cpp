@@ -18,7 +18,7 @@
 #include <sstream>
 #include <thread>
 
-#include "analysis/resultset_io.h"
+#include "analysis/results/resultset_io.h"
 #include "common/system/sched_features.h"
 #include "tests/support.h"
 

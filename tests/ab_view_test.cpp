@@ -1,10 +1,11 @@
-// The A/B record of a result set (common/schema/result_set_doc.h: AbSet; analysis/case_view.h:
-// CaseView::ab_round) reads back what `run` writes under --ab, and refuses bad values in one line.
+// The A/B record of a result set (common/schema/result_set_doc.h: AbSet;
+// analysis/results/case_view.h: CaseView::ab_round) reads back what `run` writes under --ab, and
+// refuses bad values in one line.
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "analysis/case_view.h"
+#include "analysis/results/case_view.h"
 #include "common/schema/result_set.h"
 #include "common/schema/result_set_doc.h"
 #include "tests/support.h"

@@ -7,10 +7,10 @@
 
 #include <cmath>
 
-#include "analysis/case_view.h"
-#include "analysis/report.h"
-#include "analysis/resultset_io.h"
-#include "analysis/summary.h"
+#include "analysis/report/report.h"
+#include "analysis/report/summary.h"
+#include "analysis/results/case_view.h"
+#include "analysis/results/resultset_io.h"
 #include "benchmarks/registry.h"
 #include "common/measure/driver.h"
 #include "common/schema/registry.h"

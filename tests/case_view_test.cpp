@@ -1,6 +1,7 @@
-// The typed view of a case (analysis/case_view.h) reads back what common/schema/result_set.cpp's
-// case_json writes: placement kind, class, cpuset, params (per-side knobs, W x S), statistics.
-#include "analysis/case_view.h"
+// The typed view of a case (analysis/results/case_view.h) reads back what
+// common/schema/result_set.cpp's case_json writes: placement kind, class, cpuset, params (per-side
+// knobs, W x S), statistics.
+#include "analysis/results/case_view.h"
 
 #include <gtest/gtest.h>
 

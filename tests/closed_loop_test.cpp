@@ -1,10 +1,10 @@
-// The mix predicted under load (analysis/closed_loop.h) on a constructed trace of smt2-3core
-// (cores {0,1}, {2,3}, {4,5}, one LLC): a sync pipe pair from CPUs 0,2 whose wakee's CPU 2 is
-// busy at one wake, after which mainline's kernel keeps the pair on 0,4 and a background on 2
+// The mix predicted under load (analysis/predict/closed_loop.h) on a constructed trace of
+// smt2-3core (cores {0,1}, {2,3}, {4,5}, one LLC): a sync pipe pair from CPUs 0,2 whose wakee's CPU
+// 2 is busy at one wake, after which mainline's kernel keeps the pair on 0,4 and a background on 2
 // comes and goes. sync-core's model, given each record as it was (first order), moves the wakee
 // once; in the closed loop the pair stays where it put it. A trace with prev never busy gives
 // every policy mainline's mix; mainline's loop on its own kernel's trace gives the kernel's.
-#include "analysis/closed_loop.h"
+#include "analysis/predict/closed_loop.h"
 
 #include <gtest/gtest.h>
 

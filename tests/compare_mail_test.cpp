@@ -1,13 +1,13 @@
-// compare --format mail (analysis/compare_mail.cpp) against the shape of mmtests' compare-kernels
-// tables, on the committed result sets base.json and new.json (tests/fixtures/results) and on two
-// runs a side of them (results/runs): every line within 72 columns; per table two header rows
-// (kernel releases, set labels) whose right edges are the columns'; per case a metric row "Median
-// case value (   0.00%) value *  34.10%*" whose value and change are the Comparison's and whose
-// marker is the verdict compare gave that cell (pipe/processes/kernel must be DIFFERENT,
-// pipe/processes/same-cpu must not), then the CoeffVar rows. The same reading of a table whose
-// verdicts were flipped must see the flipped markers: the check can fail. What the table says
-// besides is the golden output's (tests/golden/out/compare.mail, compare-runs.mail).
-// CI: ~0.05 s in release (~0.5 s under ASan).
+// compare --format mail (analysis/compare/compare_mail.cpp) against the shape of mmtests'
+// compare-kernels tables, on the committed result sets base.json and new.json
+// (tests/fixtures/results) and on two runs a side of them (results/runs): every line within 72
+// columns; per table two header rows (kernel releases, set labels) whose right edges are the
+// columns'; per case a metric row "Median case value (   0.00%) value *  34.10%*" whose value and
+// change are the Comparison's and whose marker is the verdict compare gave that cell
+// (pipe/processes/kernel must be DIFFERENT, pipe/processes/same-cpu must not), then the CoeffVar
+// rows. The same reading of a table whose verdicts were flipped must see the flipped markers: the
+// check can fail. What the table says besides is the golden output's
+// (tests/golden/out/compare.mail, compare-runs.mail). CI: ~0.05 s in release (~0.5 s under ASan).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "analysis/compare.h"
-#include "analysis/compare_render.h"
-#include "analysis/resultset_io.h"
+#include "analysis/compare/compare.h"
+#include "analysis/compare/compare_render.h"
+#include "analysis/results/resultset_io.h"
 #include "common/util/text.h"
 #include "tests/support.h"
 

@@ -1,8 +1,9 @@
-// compare's run level (docs/cli.md#compare-the-verdict, analysis/levels.h) on constructed runs: a
-// drift between runs that one run a side calls DIFFERENT is not DIFFERENT with three runs a side
-// while a real shift stays DIFFERENT; two runs a side of a drift say how many runs would decide;
-// SAME needs the runs' interval within the margin; the output names the level; a side's runs are
-// one suite on one machine. Each verdict is also shown on an input that must contradict it.
+// compare's run level (docs/cli.md#compare-the-verdict, analysis/stats/levels.h) on constructed
+// runs: a drift between runs that one run a side calls DIFFERENT is not DIFFERENT with three runs a
+// side while a real shift stays DIFFERENT; two runs a side of a drift say how many runs would
+// decide; SAME needs the runs' interval within the margin; the output names the level; a side's
+// runs are one suite on one machine. Each verdict is also shown on an input that must contradict
+// it.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "analysis/compare.h"
-#include "analysis/resultset_io.h"
+#include "analysis/compare/compare.h"
+#include "analysis/results/resultset_io.h"
 #include "tests/support.h"
 
 namespace wb {

@@ -1,7 +1,7 @@
 // compare: Mann-Whitney U against hand-computed values, result-set loading errors, case matching,
 // one-sided listing, ratio and sign, and the structure of each output format, on the synthetic
 // result sets in tests/fixtures/results (their "note" says how they were made).
-#include "analysis/compare.h"
+#include "analysis/compare/compare.h"
 
 #include <gtest/gtest.h>
 
@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "analysis/mann_whitney.h"
-#include "analysis/resultset_io.h"
+#include "analysis/results/resultset_io.h"
+#include "analysis/stats/mann_whitney.h"
 #include "tests/support.h"
 
 namespace wb {

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "analysis/compare.h"
-#include "analysis/resultset_io.h"
+#include "analysis/compare/compare.h"
+#include "analysis/results/resultset_io.h"
 #include "common/schema/histogram.h"
 #include "tests/support.h"
 

@@ -1,9 +1,9 @@
-// The decisions that differ (analysis/decision_diff.h) on committed records: the synthetic smt2
-// sample (tests/fixtures/decisions/smt2-mainline.txt) and the lab's mainline set
+// The decisions that differ (analysis/predict/decision_diff.h) on committed records: the synthetic
+// smt2 sample (tests/fixtures/decisions/smt2-mainline.txt) and the lab's mainline set
 // (decisions/smt2-3core-mainline). A record altered in its inputs or in the CPU the kernel chose
 // must move the counts; the kernel is named only past the minimum count and the share; the cost
 // is the pinned medians' difference; `replay --diff` on the set prints the same.
-#include "analysis/decision_diff.h"
+#include "analysis/predict/decision_diff.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/replay.h"
+#include "analysis/model/replay.h"
 #include "tests/support.h"
 
 namespace wb {

@@ -1,11 +1,11 @@
-#include "analysis/decision.h"
+#include "analysis/stats/decision.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
 
-#include "analysis/inference.h"
+#include "analysis/stats/inference.h"
 
 namespace wb {
 namespace {

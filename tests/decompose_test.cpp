@@ -1,4 +1,4 @@
-#include "analysis/decompose.h"
+#include "analysis/stats/decompose.h"
 
 #include <gtest/gtest.h>
 

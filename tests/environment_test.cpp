@@ -14,7 +14,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "analysis/predict_results.h"
+#include "analysis/predict/predict_results.h"
 #include "common/system/cpu_sysfs.h"
 #include "common/system/cpuinfo.h"
 #include "common/system/environment_capture.h"

@@ -1,10 +1,10 @@
-#include "analysis/inference.h"
+#include "analysis/stats/inference.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "analysis/mann_whitney.h"
+#include "analysis/stats/mann_whitney.h"
 
 namespace wb {
 namespace {

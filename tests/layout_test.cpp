@@ -1,7 +1,8 @@
 // The layers of docs/architecture.md#layout, checked on the tree: every source of common/ sits in
-// one of its four folders by role; each folder includes only the folders below it (kAllowed);
-// common/schema/ stays pure (no system header, and of common/system/ only the types it shares). The
-// check also runs on a tree made to break each rule once.
+// one of its four folders by role, every source of analysis/ on one of its six floors; each
+// folder includes only the folders below it (kAllowed); common/schema/ stays pure (no system
+// header, and of common/system/ only the types it shares). The check also runs on a tree made to
+// break each rule once.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -31,12 +32,28 @@ const std::map<std::string, std::set<std::string>> kAllowed = {
     {"common/system", {"common/util", "common/schema"}},
     {"common/measure", {"common/util", "common/schema", "common/system"}},
     {"benchmarks", {"common/util", "common/schema", "common/system", "common/measure"}},
-    {"analysis", {"common/util", "common/schema", "common/system"}},
+    // analysis/, floor by floor (docs/architecture.md#layout): statistics and the policy models
+    // at the bottom, the typed result set beside them, then compare, the predictor (which
+    // judges with compare's verdicts) and the report, which shows all of them.
+    {"analysis/stats", {"common/util", "common/schema"}},
+    {"analysis/model", {"common/util", "common/schema", "common/system"}},
+    {"analysis/results", {"common/util", "common/schema", "common/system"}},
+    {"analysis/compare",
+     {"common/util", "common/schema", "common/system", "analysis/stats", "analysis/results"}},
+    {"analysis/predict",
+     {"common/util", "common/schema", "common/system", "analysis/stats", "analysis/model",
+      "analysis/results", "analysis/compare"}},
+    {"analysis/report",
+     {"common/util", "common/schema", "common/system", "analysis/stats", "analysis/model",
+      "analysis/results", "analysis/compare", "analysis/predict"}},
     {"runners/run",
-     {"common/util", "common/schema", "common/system", "common/measure", "benchmarks", "analysis"}},
+     {"common/util", "common/schema", "common/system", "common/measure", "benchmarks",
+      "analysis/stats", "analysis/model", "analysis/results", "analysis/compare",
+      "analysis/predict", "analysis/report"}},
     {"runners",
-     {"common/util", "common/schema", "common/system", "common/measure", "benchmarks", "analysis",
-      "runners/run"}},
+     {"common/util", "common/schema", "common/system", "common/measure", "benchmarks",
+      "analysis/stats", "analysis/model", "analysis/results", "analysis/compare",
+      "analysis/predict", "analysis/report", "runners/run"}},
 };
 
 // Headers that reach the system (files, processes, the kernel, hwloc, libpfm4).
@@ -72,15 +89,27 @@ void include_breaches(const fs::path& root, const fs::path& rel, const std::stri
   }
 }
 
+// The folders of `top` in kAllowed, e.g. "compare/, model/, ...".
+std::string folders_of(const std::string& top) {
+  std::string s;
+  for (const auto& [folder, _] : kAllowed)
+    if (folder.rfind(top + "/", 0) == 0)
+      s += (s.empty() ? "" : ", ") + folder.substr(top.size() + 1) + "/";
+  return s;
+}
+
 // One line per breach under `root` (a source tree): "path: why".
 std::vector<std::string> layout_breaches(const fs::path& root) {
   std::vector<std::string> out;
-  for (const auto& e : fs::recursive_directory_iterator(root / "common")) {
-    if (!e.is_regular_file()) continue;
-    const fs::path rel = fs::relative(e.path(), root / "common");
-    if (std::distance(rel.begin(), rel.end()) != 2 ||
-        !kAllowed.count("common/" + rel.begin()->string()))
-      out.push_back("common/" + rel.string() + ": not in one of schema/, system/, measure/, util/");
+  for (const char* top : {"common", "analysis"}) {
+    if (!fs::is_directory(root / top)) continue;
+    for (const auto& e : fs::recursive_directory_iterator(root / top)) {
+      if (!e.is_regular_file()) continue;
+      const fs::path rel = fs::relative(e.path(), root / top);
+      if (std::distance(rel.begin(), rel.end()) != 2 ||
+          !kAllowed.count(std::string(top) + "/" + rel.begin()->string()))
+        out.push_back(std::string(top) + "/" + rel.string() + ": not in one of " + folders_of(top));
+    }
   }
   for (const auto& [folder, _] : kAllowed) {
     if (!fs::is_directory(root / folder)) continue;
@@ -109,7 +138,8 @@ TEST(Layout, CheckFindsEachKindOfBreach) {
   const fs::path root = fs::temp_directory_path() / ("wb-layout-" + std::to_string(getpid()));
   fs::remove_all(root);
   for (const char* d : {"common/schema", "common/system", "common/measure", "common/util",
-                        "common/misc", "benchmarks", "analysis", "runners/run"})
+                        "common/misc", "benchmarks", "analysis/stats", "analysis/model",
+                        "analysis/compare", "analysis/predict", "analysis/report", "runners/run"})
     fs::create_directories(root / d);
   auto put = [&](const std::string& rel, const std::string& text) {
     std::ofstream(root / rel) << text;
@@ -124,26 +154,36 @@ TEST(Layout, CheckFindsEachKindOfBreach) {
   put("common/system/timed.cpp", "#include \"common/measure/perf.h\"\n");
   put("common/system/ok.cpp", "#include <unistd.h>\n#include \"common/schema/case.h\"\n");
   put("common/measure/ok.cpp", "#include \"common/system/clock.h\"\n");
-  put("common/measure/up.cpp", "#include \"analysis/compare.h\"\n");
+  put("common/measure/up.cpp", "#include \"analysis/compare/compare.h\"\n");
   put("benchmarks/up.cpp", "#include \"runners/run/plan.h\"\n#include \"common/measure/x.h\"\n");
-  put("analysis/timed.cpp", "#include \"common/measure/driver.h\"\n#include <fstream>\n");
-  put("analysis/ok.h", "#include \"common/system/topology.h\"\n#include \"analysis/x.h\"\n");
-  put("runners/run/up.cpp", "#include \"runners/commands.h\"\n#include \"analysis/x.h\"\n");
+  put("analysis/loose.cpp", "int b;\n");
+  put("analysis/predict/timed.cpp", "#include \"common/measure/driver.h\"\n#include <fstream>\n");
+  put("analysis/stats/up.h", "#include \"analysis/compare/x.h\"\n");
+  put("analysis/compare/up.cpp", "#include \"analysis/predict/x.h\"\n");
+  put("analysis/model/side.cpp", "#include \"analysis/results/x.h\"\n");
+  put("analysis/report/ok.h",
+      "#include \"common/system/topology.h\"\n#include \"analysis/predict/x.h\"\n");
+  put("runners/run/up.cpp", "#include \"runners/commands.h\"\n#include \"analysis/report/x.h\"\n");
   const auto breaches = layout_breaches(root);
   fs::remove_all(root);
-  EXPECT_EQ(joined(breaches),
-            "analysis/timed.cpp: includes common/measure/driver.h\n"
-            "benchmarks/up.cpp: includes runners/run/plan.h\n"
-            "common/loose.cpp: not in one of schema/, system/, measure/, util/\n"
-            "common/measure/up.cpp: includes analysis/compare.h\n"
-            "common/misc/x.h: not in one of schema/, system/, measure/, util/\n"
-            "common/schema/io.cpp: includes <fstream>\n"
-            "common/schema/io.cpp: includes <sys/stat.h>\n"
-            "common/schema/probe.cpp: includes common/system/cpuinfo.h\n"
-            "common/schema/timed.h: includes common/measure/driver.h\n"
-            "common/system/timed.cpp: includes common/measure/perf.h\n"
-            "common/util/up.h: includes common/schema/case.h\n"
-            "runners/run/up.cpp: includes runners/commands.h\n");
+  EXPECT_EQ(
+      joined(breaches),
+      "analysis/compare/up.cpp: includes analysis/predict/x.h\n"
+      "analysis/loose.cpp: not in one of compare/, model/, predict/, report/, results/, stats/\n"
+      "analysis/model/side.cpp: includes analysis/results/x.h\n"
+      "analysis/predict/timed.cpp: includes common/measure/driver.h\n"
+      "analysis/stats/up.h: includes analysis/compare/x.h\n"
+      "benchmarks/up.cpp: includes runners/run/plan.h\n"
+      "common/loose.cpp: not in one of measure/, schema/, system/, util/\n"
+      "common/measure/up.cpp: includes analysis/compare/compare.h\n"
+      "common/misc/x.h: not in one of measure/, schema/, system/, util/\n"
+      "common/schema/io.cpp: includes <fstream>\n"
+      "common/schema/io.cpp: includes <sys/stat.h>\n"
+      "common/schema/probe.cpp: includes common/system/cpuinfo.h\n"
+      "common/schema/timed.h: includes common/measure/driver.h\n"
+      "common/system/timed.cpp: includes common/measure/perf.h\n"
+      "common/util/up.h: includes common/schema/case.h\n"
+      "runners/run/up.cpp: includes runners/commands.h\n");
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// The two levels of variation (analysis/levels.h): the variance within a run and between runs on
-// a small exact example, and the runs and repetitions a run that the plan asks for.
-#include "analysis/levels.h"
+// The two levels of variation (analysis/stats/levels.h): the variance within a run and between runs
+// on a small exact example, and the runs and repetitions a run that the plan asks for.
+#include "analysis/stats/levels.h"
 
 #include <gtest/gtest.h>
 

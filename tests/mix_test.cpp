@@ -1,6 +1,6 @@
-// analysis/mix.h: the distance from an observed class distribution to a prediction and to the
+// analysis/stats/mix.h: the distance from an observed class distribution to a prediction and to the
 // closest mix of its steady state and its alternatives, against hand-computed minima and grids.
-#include "analysis/mix.h"
+#include "analysis/stats/mix.h"
 
 #include <gtest/gtest.h>
 

@@ -2,17 +2,17 @@
 // wakeup whose CPU changes when the feature is off, and one where it must not; the steady state
 // and a result set's predictions with a set's features; the note of every feature the model
 // leaves out. Release well under a second (ASan ~10x).
-#include "analysis/model_features.h"
+#include "analysis/model/model_features.h"
 
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "analysis/predict.h"
-#include "analysis/predict_results.h"
-#include "analysis/replay_io.h"
-#include "analysis/resultset_io.h"
+#include "analysis/predict/predict.h"
+#include "analysis/predict/predict_results.h"
+#include "analysis/predict/replay_io.h"
+#include "analysis/results/resultset_io.h"
 #include "common/system/topology.h"
 #include "tests/support.h"
 

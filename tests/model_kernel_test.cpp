@@ -1,4 +1,4 @@
-#include "analysis/model_kernel.h"
+#include "analysis/model/model_kernel.h"
 
 #include <gtest/gtest.h>
 

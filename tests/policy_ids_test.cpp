@@ -1,5 +1,5 @@
 // A proposed policy is named in two product files: registry/registry.json (its patch, feature and
-// premise) and analysis/policies.cpp (its model); nothing else lists policies.
+// premise) and analysis/model/policies.cpp (its model); nothing else lists policies.
 // mainline, the baseline every other policy is a delta to, is named wherever a comparison needs
 // its reference. An id that is also a wake-flags id ("current-cpu") is named by that table too.
 // The check also runs on a small tree made to break it.
@@ -67,7 +67,7 @@ std::vector<std::string> extra_namings(const fs::path& root) {
   std::vector<std::string> out;
   for (const PolicyEntry& p : registry().policies) {
     if (p.id == "mainline") continue;
-    std::set<std::string> allowed = {"registry/registry.json", "analysis/policies.cpp"};
+    std::set<std::string> allowed = {"registry/registry.json", "analysis/model/policies.cpp"};
     if (parse_wake_flags(p.id)) allowed.insert("common/schema/case.cpp");
     for (const std::string& f : files_naming(root, p.id))
       if (!allowed.count(f)) out.push_back(p.id + ": " + f);
@@ -81,9 +81,9 @@ TEST(PolicyIds, EachProposedPolicyIsNamedByTheRegistryAndItsModelOnly) {
 
 TEST(PolicyIds, TheCheckFindsAThirdFileAndSkipsComments) {
   const fs::path root = fs::temp_directory_path() / ("wb-policy-ids-" + std::to_string(getpid()));
-  fs::create_directories(root / "analysis");
+  fs::create_directories(root / "analysis/model");
   fs::create_directories(root / "runners/lab/wblab");
-  std::ofstream(root / "analysis/policies.cpp") << "  return \"sync-core\";\n";
+  std::ofstream(root / "analysis/model/policies.cpp") << "  return \"sync-core\";\n";
   std::ofstream(root / "analysis/premises.cpp")
       << "// \"sync-core\" in a comment\nint x;  // \"sync-core\" after code\n";
   std::ofstream(root / "runners/lab/wblab/twins.py")

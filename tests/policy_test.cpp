@@ -12,8 +12,8 @@
 #include <sstream>
 #include <string>
 
-#include "analysis/policy_model.h"
-#include "analysis/predict.h"
+#include "analysis/model/policy_model.h"
+#include "analysis/predict/predict.h"
 #include "common/schema/case.h"
 #include "common/schema/registry.h"
 #include "common/system/topology.h"

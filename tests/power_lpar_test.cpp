@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "analysis/policy_model.h"
-#include "analysis/search.h"
+#include "analysis/model/policy_model.h"
+#include "analysis/predict/search.h"
 #include "common/schema/placement.h"
 #include "common/schema/registry.h"
 #include "common/util/cpulist.h"

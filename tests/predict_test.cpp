@@ -1,6 +1,6 @@
 // The predictor: scenario parsing, the ping-pong steady state (docs/policy-model.md#steady-state)
 // on the model boxes, predictions for a result set, and the `wakebench predict` CLI end to end.
-#include "analysis/predict.h"
+#include "analysis/predict/predict.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -17,7 +17,7 @@
 #include <sstream>
 #include <string>
 
-#include "analysis/predict_results.h"
+#include "analysis/predict/predict_results.h"
 #include "common/schema/registry.h"
 #include "common/schema/result_set.h"
 #include "common/system/topology.h"
@@ -862,11 +862,11 @@ TEST(Results, OtherSchemaRefusedInOneLine) {
   EXPECT_THROW(predict_for_results(rs), std::invalid_argument);
 }
 
-// Which policy pairs each case discriminates (analysis/discriminate.h), under the set's options:
-// on box C, from siblings 0,1, the stacking policies against the others; in an emulated set the
-// slow switch-out alternatives (the pair held at its start, pulled apart by the balancer) admit
-// every one of those placements, so nothing is discriminated, unless the case's work keeps every
-// wake clear of a switch-out.
+// Which policy pairs each case discriminates (analysis/predict/discriminate.h), under the set's
+// options: on box C, from siblings 0,1, the stacking policies against the others; in an emulated
+// set the slow switch-out alternatives (the pair held at its start, pulled apart by the balancer)
+// admit every one of those placements, so nothing is discriminated, unless the case's work keeps
+// every wake clear of a switch-out.
 TEST(Results, DiscriminatedPairsFollowTheSetsOptions) {
   json rs = fixture_results(kBoxC);
   auto pipe = [](const json& p) {

@@ -1,14 +1,14 @@
-// The premises' verdicts (docs/cli.md#compare-the-verdict, analysis/predict_results.h): a premise
-// "a is cheaper than b" holds or fails only where compare's verdict on the two cases' repetitions
-// is decided, and otherwise "cannot tell" with the change it could detect. Each reading is shown
-// on an input that must give another.
+// The premises' verdicts (docs/cli.md#compare-the-verdict, analysis/predict/predict_results.h): a
+// premise "a is cheaper than b" holds or fails only where compare's verdict on the two cases'
+// repetitions is decided, and otherwise "cannot tell" with the change it could detect. Each reading
+// is shown on an input that must give another.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 
-#include "analysis/predict_results.h"
+#include "analysis/predict/predict_results.h"
 #include "tests/support.h"
 
 namespace wb {

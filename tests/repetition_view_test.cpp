@@ -1,11 +1,11 @@
 // Schema 3's per-repetition facts (docs/result-set.md#blocked, #classes): a kernel-placed
 // repetition's round trips split by observed class as case_json writes them, the typed view
-// (analysis/case_view.h: CaseView::rep_info) reading back what case_json wrote, its one-line
-// errors, and which schema versions the loader reads.
+// (analysis/results/case_view.h: CaseView::rep_info) reading back what case_json wrote, its
+// one-line errors, and which schema versions the loader reads.
 #include <gtest/gtest.h>
 
-#include "analysis/case_view.h"
-#include "analysis/resultset_io.h"
+#include "analysis/results/case_view.h"
+#include "analysis/results/resultset_io.h"
 #include "common/schema/result_set.h"
 #include "tests/support.h"
 

@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "analysis/predict_results.h"
-#include "analysis/replay_io.h"
+#include "analysis/predict/predict_results.h"
+#include "analysis/predict/replay_io.h"
 #include "common/schema/environment.h"
 #include "tests/support.h"
 

@@ -1,8 +1,8 @@
-// Decision records (common/schema/wake_decision.h) and their replay (analysis/replay.h) on the
-// committed synthetic sample tests/fixtures/decisions/smt2-mainline.txt: every line parsed, every
-// decision agreed under mainline, an altered one reported, another policy's model disagreeing,
-// and malformed lines refused in one line naming the line and the field.
-#include "analysis/replay.h"
+// Decision records (common/schema/wake_decision.h) and their replay (analysis/model/replay.h) on
+// the committed synthetic sample tests/fixtures/decisions/smt2-mainline.txt: every line parsed,
+// every decision agreed under mainline, an altered one reported, another policy's model
+// disagreeing, and malformed lines refused in one line naming the line and the field.
+#include "analysis/model/replay.h"
 
 #include <gtest/gtest.h>
 

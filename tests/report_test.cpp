@@ -1,6 +1,6 @@
 // report: the files it writes, their structure, gnuplot rendering (PNG signature, SVG), and the
 // no-gnuplot path (PATH stripped) that writes data and scripts and says how to render them.
-#include "analysis/report.h"
+#include "analysis/report/report.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-#include "analysis/resultset_io.h"
+#include "analysis/results/resultset_io.h"
 #include "common/util/input.h"
 #include "tests/support.h"
 

@@ -1,9 +1,9 @@
 // docs/result-set.schema.json against the C++ reader and writer (issue 35, item 1): every committed
-// result set holds to it, reads (analysis/resultset_io.h) and comes out of the writer holding to
-// it; the sets there to be refused are refused; each check of the schema's subset is shown refusing
-// a set. runners/lab/tests/test_resultset.py holds the lab's reader to the same schema on the same
-// files; tests/set_roundtrip_test.cpp what `run` writes; tests/result_set_doc_test.cpp a set with
-// every block.
+// result set holds to it, reads (analysis/results/resultset_io.h) and comes out of the writer
+// holding to it; the sets there to be refused are refused; each check of the schema's subset is
+// shown refusing a set. runners/lab/tests/test_resultset.py holds the lab's reader to the same
+// schema on the same files; tests/set_roundtrip_test.cpp what `run` writes;
+// tests/result_set_doc_test.cpp a set with every block.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/resultset_io.h"
+#include "analysis/results/resultset_io.h"
 #include "common/schema/result_set.h"
 #include "common/schema/result_set_doc.h"
 #include "tests/json_schema.h"

@@ -1,8 +1,9 @@
-// compare's advice at the run level (analysis/decision.cpp, explain_runs) followed on simulated
-// runs: two levels of noise as this VM's (docs/aa-benchmark.md: between runs 6-15 % sd, within a
-// run 13-16 %), the first 3 runs a side of 10 repetitions, then, for each case UNKNOWN, the runs a
-// side of the repetitions it names, drawn afresh, and compare's verdict on them. The advice must
-// decide the way the truth is (issue 55's goal on the VM: >= 80 % of the followed A/A cases SAME,
+// compare's advice at the run level (analysis/stats/decision.cpp, explain_runs) followed on
+// simulated runs: two levels of noise as this VM's (docs/aa-benchmark.md: between runs 6-15 % sd,
+// within a run 13-16 %), the first 3 runs a side of 10 repetitions, then, for each case UNKNOWN,
+// the runs a side of the repetitions it names, drawn afresh, and compare's verdict on them. The
+// advice must decide the way the truth is (issue 55's goal on the VM: >= 80 % of the followed A/A
+// cases SAME,
 // >= 80 % of the followed 10 % shifts DIFFERENT, slower). Shown failing: the same trials followed
 // on half the advised runs. The advice as it was before this test (planned on the change the first
 // runs showed as if it were real, and on their variance as measured) failed it: followed, 21-43 %
@@ -13,8 +14,8 @@
 #include <random>
 #include <vector>
 
-#include "analysis/decision.h"
-#include "analysis/levels.h"
+#include "analysis/stats/decision.h"
+#include "analysis/stats/levels.h"
 
 namespace wb {
 namespace {
@@ -48,8 +49,8 @@ SideRuns draw_runs(std::mt19937_64& rng, const Noise& noise, double effect, std:
   return out;
 }
 
-// compare's run-level decision on one case, as analysis/compare_judge.cpp builds it, and whether
-// b is slower (its runs' mean above a's).
+// compare's run-level decision on one case, as analysis/compare/compare_judge.cpp builds it, and
+// whether b is slower (its runs' mean above a's).
 struct Judged {
   Decision decision;
   bool slower = false;

@@ -1,10 +1,10 @@
-// The live side of the model (analysis/sched_live.cpp): the scheduler's LLC read through
+// The live side of the model (analysis/model/sched_live.cpp): the scheduler's LLC read through
 // common/system's sched-domain reader, on the captured trees of real machines.
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "analysis/policy_model.h"
+#include "analysis/model/policy_model.h"
 #include "tests/support.h"
 
 namespace wb {

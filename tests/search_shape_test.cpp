@@ -1,8 +1,8 @@
-// Search by shape (analysis/symmetry.h, analysis/search_orbits.h): the renamings it uses keep the
-// model's answer, the ones that do not are refused, and the reduced search chooses what the
-// exhaustive one does, on constructed machines of at most 8 PUs where a wrong symmetry would
-// merge CPUs that differ: strided siblings, hybrid cores with an E-core cluster, asymmetric L3s,
-// cores of three PUs, two NUMA packages.
+// Search by shape (analysis/model/symmetry.h, analysis/predict/search_orbits.h): the renamings it
+// uses keep the model's answer, the ones that do not are refused, and the reduced search chooses
+// what the exhaustive one does, on constructed machines of at most 8 PUs where a wrong symmetry
+// would merge CPUs that differ: strided siblings, hybrid cores with an E-core cluster, asymmetric
+// L3s, cores of three PUs, two NUMA packages.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -11,9 +11,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "analysis/predict_results.h"
-#include "analysis/search.h"
-#include "analysis/symmetry.h"
+#include "analysis/model/symmetry.h"
+#include "analysis/predict/predict_results.h"
+#include "analysis/predict/search.h"
 #include "common/schema/registry.h"
 #include "runners/run/progress.h"
 #include "tests/support.h"

@@ -1,7 +1,7 @@
-// The discrimination rule and `wakebench search` (analysis/discriminate.h, analysis/search.h,
-// runners/cmd_search.cpp): cases the rule admits, cases it must refuse although the steady states
-// differ, and the config the command writes.
-#include "analysis/search.h"
+// The discrimination rule and `wakebench search` (analysis/predict/discriminate.h,
+// analysis/predict/search.h, runners/cmd_search.cpp): cases the rule admits, cases it must refuse
+// although the steady states differ, and the config the command writes.
+#include "analysis/predict/search.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -14,8 +14,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "analysis/discriminate.h"
-#include "analysis/predict_results.h"
+#include "analysis/predict/discriminate.h"
+#include "analysis/predict/predict_results.h"
 #include "common/schema/config.h"
 #include "common/schema/registry.h"
 #include "tests/support.h"

@@ -1,6 +1,6 @@
 // The tables `wakebench run` prints, as functions of a result set: layout, notes, --show, and
 // matrix runs folded into one row.
-#include "analysis/summary.h"
+#include "analysis/report/summary.h"
 
 #include <gtest/gtest.h>
 
@@ -8,8 +8,8 @@
 #include <fstream>
 #include <string>
 
-#include "analysis/predict_results.h"
-#include "analysis/resultset_io.h"
+#include "analysis/predict/predict_results.h"
+#include "analysis/results/resultset_io.h"
 #include "tests/support.h"
 
 namespace {

@@ -15,7 +15,7 @@
 #include <sstream>
 #include <thread>
 
-#include "analysis/resultset_io.h"
+#include "analysis/results/resultset_io.h"
 #include "common/schema/wake_decision.h"
 #include "common/system/decision_recorder.h"
 #include "common/system/tracefs.h"

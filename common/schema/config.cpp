@@ -71,7 +71,7 @@ void read_run_keys(const std::string& path, const std::string& where, const nloh
 }
 
 // A seed experiment's claims, each printed after the summary beside this machine's measured
-// counterparts (analysis/summary.cpp claims_table).
+// counterparts (analysis/report/summary.cpp claims_table).
 void check_claim(const std::string& path, const std::string& at, const nlohmann::json& claim) {
   if (!claim.is_object()) fail_config(path, at, "expected an object");
   for (const auto& [key, v] : claim.items()) {

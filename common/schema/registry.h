@@ -13,9 +13,9 @@
 
 namespace wb {
 
-// What a patch claims, which a result set's pinned cases check (analysis/predict_results.h): the
-// class `cheaper` costs less than `than` (another class, or "kernel": where the kernel placed the
-// pair) on the `wakes` its change is about.
+// What a patch claims, which a result set's pinned cases check
+// (analysis/predict/predict_results.h): the class `cheaper` costs less than `than` (another class,
+// or "kernel": where the kernel placed the pair) on the `wakes` its change is about.
 struct PolicyPremise {
   enum class Wakes { kSync, kFutexHandoff };  // "sync": WF_SYNC mechanisms; "futex-handoff"
   std::string text;                           // the claim, as printed
@@ -24,7 +24,7 @@ struct PolicyPremise {
 };
 
 struct PolicyEntry {
-  std::string id;  // "mainline", "sync-pair", ...: analysis/policies.cpp models each
+  std::string id;  // "mainline", "sync-pair", ...: analysis/model/policies.cpp models each
   // The policy whose kernel runs it when it has no kernel of its own ("mainline" for
   // current-cpu); nullopt: a lab kernel of its own.
   std::optional<std::string> kernel;

@@ -1,8 +1,8 @@
 // The whole result set (docs/result-set.md#document) as one typed value. `run` builds it and
 // writes it through result_set_json(), the one writer of a set's top level; read_result_set_doc()
-// is the one reader that turns a document back into it (analysis/resultset_io.h: load_result_set
-// adds the cases' typed views and names the file in its errors). A set read and written again is
-// the same JSON (tests/result_set_doc_test.cpp, over every committed result set).
+// is the one reader that turns a document back into it (analysis/results/resultset_io.h:
+// load_result_set adds the cases' typed views and names the file in its errors). A set read and
+// written again is the same JSON (tests/result_set_doc_test.cpp, over every committed result set).
 //
 // Open JSON by nature, kept as nlohmann::ordered_json:
 // - `context`, `benchmarks`: Google Benchmark's own blocks (runners/run/gb_output.h);
@@ -10,12 +10,13 @@
 //   unreadable (common/system/environment.h);
 // - `topology.summary`: topology_json()'s description (common/schema/placement.h), beside `xml`;
 // - `config.document`: the user's config as parsed, claims included;
-// - `noise`: the A/A noise file (its typed form, NoiseFloor, is analysis/noise.h's);
+// - `noise`: the A/A noise file (its typed form, NoiseFloor, is analysis/compare/noise.h's);
 // - `predictions`: the model's answer (its typed form, ResultsPrediction, is
-//   analysis/predict_results.h's; older sets hold other fields), or {"unavailable": reason};
-// - `until_decided.cases`: analysis/sequential.h's verdict per case key;
+//   analysis/predict/predict_results.h's; older sets hold other fields), or {"unavailable":
+//   reason};
+// - `until_decided.cases`: analysis/compare/sequential.h's verdict per case key;
 // - `cases`: each case object as case_json() (common/schema/result_set.h) writes it, parsed into
-//   typed views once on reading (analysis/case_view.h: parse_cases);
+//   typed views once on reading (analysis/results/case_view.h: parse_cases);
 // - `extra`: top-level keys this version does not know (a hand-made set's "note"), kept as read.
 #pragma once
 

@@ -27,7 +27,7 @@ struct Pu {
   int package = -1;  // Package object
   // The hwloc "Cluster" group above the PU wherever it lies, also at or above the LLC: the
   // kernel's cluster_cpus, which arm64's MC domain grows to when the LLC is smaller
-  // (analysis/policy_model.cpp); -1 if none.
+  // (analysis/model/policy_model.cpp); -1 if none.
   int kernel_cluster = -1;
 };
 

@@ -48,7 +48,7 @@ std::string json_text(const std::string& s);
 // policies, events, host names) are made of [A-Za-z0-9._:,=/+-] and at most 200 characters: no
 // quote, space, backquote or control character, so none can reach gnuplot, a shell or a path as
 // code; and no part between slashes is empty, "." or "..", so none climbs out of a folder (files
-// are still never named by these: analysis/report.cpp's plot_stem).
+// are still never named by these: analysis/report/report.cpp's plot_stem).
 bool is_safe_name(std::string_view s);
 // Throws std::invalid_argument "<what> \"...\" has a character outside [A-Za-z0-9._:,=/+-]" (or
 // the other fault, the value JSON-escaped) unless is_safe_name(s).

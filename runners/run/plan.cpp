@@ -5,8 +5,8 @@
 #include <regex>
 #include <stdexcept>
 
-#include "analysis/compare.h"
-#include "analysis/sequential.h"
+#include "analysis/compare/compare.h"
+#include "analysis/compare/sequential.h"
 #include "benchmarks/registry.h"
 #include "common/schema/placement.h"
 #include "common/system/cpu_sysfs.h"

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "analysis/noise.h"
-#include "analysis/resultset_io.h"
+#include "analysis/compare/noise.h"
+#include "analysis/results/resultset_io.h"
 #include "common/measure/driver.h"
 #include "common/schema/case.h"
 #include "common/schema/config.h"

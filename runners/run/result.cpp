@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "analysis/replay_io.h"
-#include "analysis/summary.h"
+#include "analysis/predict/replay_io.h"
+#include "analysis/report/summary.h"
 #include "common/schema/placement.h"
 #include "common/schema/result_set.h"
 #include "common/util/output_file.h"

@@ -7,8 +7,8 @@
 #include <optional>
 #include <string>
 
-#include "analysis/predict_results.h"
-#include "analysis/resultset_io.h"
+#include "analysis/predict/predict_results.h"
+#include "analysis/results/resultset_io.h"
 #include "common/schema/result_set_doc.h"
 #include "runners/run/measured.h"
 #include "runners/run/plan.h"

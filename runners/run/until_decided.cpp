@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "analysis/compare.h"
+#include "analysis/compare/compare.h"
 #include "runners/run/progress.h"
 #include "runners/run/result.h"
 #include "runners/run/schedule.h"

@@ -1,11 +1,11 @@
 // --until-decided BASE.json (docs/cli.md#until-decided): batches of interleaved rounds of the cases
-// still UNKNOWN against the baseline, a look (analysis/sequential.h) after each, until every case
-// is decided or the looks or the budget are spent.
+// still UNKNOWN against the baseline, a look (analysis/compare/sequential.h) after each, until
+// every case is decided or the looks or the budget are spent.
 #pragma once
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/sequential.h"
+#include "analysis/compare/sequential.h"
 #include "common/schema/result_set_doc.h"
 #include "runners/run/measured.h"
 #include "runners/run/plan.h"

@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "analysis/resultset_io.h"
+#include "analysis/results/resultset_io.h"
 #include "fuzz_check.h"
 
 namespace {

@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "analysis/predict.h"
+#include "analysis/predict/predict.h"
 #include "fuzz_check.h"
 
 namespace {

@@ -98,7 +98,7 @@ def test_the_cases_record_gathers_who_ran_it_in_order():
 
 
 def test_the_thresholds_are_the_predictors():
-    header = (REPO / "analysis" / "predict_results.h").read_text()
+    header = (REPO / "analysis" / "predict" / "predict_results.h").read_text()
     if "kMatchDistance" not in header:
         pytest.skip("no analysis/ beside this lab (an installed one)")
     defined = dict(re.findall(r"constexpr double (k\w+) = ([0-9.]+);", header))

@@ -117,7 +117,7 @@ def attribute(pred, obs, settled, migrations, start, observed_cpus, round_trips,
 # The predictor's verdict words (docs/policy-model.md#verdicts), in the order they are reported;
 # only MATCH is agreement.
 VERDICTS = ("MATCH", "EXPLAINED", "NO-PREDICTION", "MISS")
-# The predictor's thresholds for those words, defined in analysis/predict_results.h
+# The predictor's thresholds for those words, defined in analysis/predict/predict_results.h
 # (kMatchDistance, kNoPredictionCoverage) and written by `predict --json` as match_distance and
 # no_prediction_coverage; the lab only reports them (check_thresholds holds the two equal).
 MATCH_DISTANCE = 0.25

@@ -1,8 +1,8 @@
 """The run as a level in the lab (`matrix --runs K`): two kernels' guests alternated on each preset,
 A, B, A, B ... K each, so that whatever drifts between runs falls on both alike, and their A/B
-verdict from `wakebench compare A1 .. AK -- B1 .. BK`, the one judge (analysis/levels.h: with two
-or more runs a side the run is the unit and the variance between runs, measured, replaces the A/A
-floor). The lab reads compare's verdicts into matrix_cells.RunsVerdict; it never judges them
+verdict from `wakebench compare A1 .. AK -- B1 .. BK`, the one judge (analysis/stats/levels.h: with
+two or more runs a side the run is the unit and the variance between runs, measured, replaces the
+A/A floor). The lab reads compare's verdicts into matrix_cells.RunsVerdict; it never judges them
 itself, and it does not call compare when a side has fewer runs than asked: it says so."""
 import json
 from pathlib import Path

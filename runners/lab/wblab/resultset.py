@@ -273,6 +273,6 @@ def typed_repetition(r):
 
 def prediction_cases(pred):
     """The per-case entries of a predictions block or predict.json: "cases" from schema version 4,
-    "mechanisms" before (analysis/resultset_io.h: prediction_cases)."""
+    "mechanisms" before (analysis/results/resultset_io.h: prediction_cases)."""
     pred = pred or {}
     return pred.get("cases", pred.get("mechanisms", []))

@@ -1,0 +1,142 @@
+// Why a kernel-placed case changed (docs/cli.md#compare-why): the decomposition of its mean RTT
+// (analysis/stats/decompose.h), a verdict on each observed class's share, the medians per class,
+// and the sched domains' wakeup counters of the two sets.
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "analysis/compare/compare.h"
+#include "analysis/stats/inference.h"
+
+namespace wb {
+namespace {
+
+// Each kept repetition's share of class `cls` of its round trips.
+std::vector<double> shares_of(const std::vector<RepetitionTally>& reps, const std::string& cls) {
+  std::vector<double> out;
+  for (const RepetitionTally& r : reps) {
+    double all = 0, mine = 0;
+    for (const ClassTally& t : r) {
+      all += t.round_trips;
+      if (t.cls == cls) mine += t.round_trips;
+    }
+    if (all > 0) out.push_back(mine / all);
+  }
+  return out;
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t k = v.size();
+  return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2.0;
+}
+
+// The median over repetitions of a class's per-repetition median (NaN when never seen).
+double class_median(const std::vector<RepetitionTally>& reps, const std::string& cls) {
+  std::vector<double> v;
+  for (const RepetitionTally& r : reps)
+    for (const ClassTally& t : r)
+      if (t.cls == cls && t.round_trips > 0) v.push_back(t.median_ns);
+  return v.empty() ? std::nan("") : median_of(v);
+}
+
+std::string schedstat_off(const nlohmann::json& s) {
+  if (!s.is_object()) return "no schedstat recorded";
+  if (s.contains("unavailable")) return s["unavailable"].get<std::string>();
+  if (s.value("schedstats_enabled", nlohmann::json(true)) == false)
+    return "schedstats off (kernel.sched_schedstats=0; turn on: sysctl -w "
+           "kernel.sched_schedstats=1)";
+  return "";
+}
+
+// (domain label, counter) -> total over the case's CPUs.
+std::map<std::pair<std::string, std::string>, double> domain_counts(const nlohmann::json& s) {
+  std::map<std::pair<std::string, std::string>, double> out;
+  if (!s.is_object() || !s.contains("cpus") || !s["cpus"].is_object()) return out;
+  for (const auto& [cpu, c] : s["cpus"].items()) {
+    if (!c.is_object() || !c.contains("domains") || !c["domains"].is_array()) continue;
+    for (const auto& d : c["domains"]) {
+      std::string label = "domain" + std::to_string(d.value("domain", -1));
+      if (d.contains("name")) label += " (" + d["name"].get<std::string>() + ")";
+      for (const char* k : {"ttwu_wake_remote", "ttwu_move_affine", "ttwu_move_balance"})
+        if (d.contains(k) && d[k].is_number()) out[{label, k}] += d[k].get<double>();
+    }
+  }
+  return out;
+}
+
+SchedstatTable schedstat_table(const CompareCell& a, const CompareCell& b) {
+  SchedstatTable t{{}, schedstat_off(a.schedstat), schedstat_off(b.schedstat)};
+  const auto ca = domain_counts(a.schedstat), cb = domain_counts(b.schedstat);
+  std::set<std::pair<std::string, std::string>> keys;
+  for (const auto& m : {ca, cb})
+    for (const auto& [k, v] : m) keys.insert(k);
+  const auto per_rt = [](const auto& m, const auto& k, double rts) -> std::optional<double> {
+    const auto it = m.find(k);
+    if (it == m.end() || rts <= 0) return std::nullopt;
+    return it->second / rts;
+  };
+  for (const auto& k : keys)
+    t.rows.push_back({k.first, k.second, per_rt(ca, k, a.schedstat_round_trips),
+                      per_rt(cb, k, b.schedstat_round_trips)});
+  return t;
+}
+
+std::vector<std::string> classes_of(const CompareCell& a, const CompareCell& b) {
+  std::vector<std::string> out;
+  for (const CompareCell* c : {&a, &b})
+    for (const RepetitionTally& r : c->classes)
+      for (const ClassTally& t : r)
+        if (std::find(out.begin(), out.end(), t.cls) == out.end()) out.push_back(t.cls);
+  return out;
+}
+
+WhyChanged why_of(const Comparison& cmp, std::size_t row, std::size_t set) {
+  const CompareCell &a = cmp.rows[row].cells[0], &b = cmp.rows[row].cells[set];
+  WhyChanged w{row, set};
+  w.parts = decompose(a.classes, b.classes);
+  for (const std::string& cls : classes_of(a, b)) {
+    w.class_median_ns[cls] = {class_median(a.classes, cls), class_median(b.classes, cls)};
+    EffectSamples s{shares_of(a.classes, cls), shares_of(b.classes, cls), false, true};
+    if (s.base.size() < 2 || s.other.size() < 2) continue;
+    w.shares.push_back({cls, {}, test_effect(s, cmp.options.confidence).p});
+  }
+  w.schedstat = schedstat_table(a, b);
+  return w;
+}
+
+// BH over the share tests of one set, then each share's verdict (difference scale).
+void decide_shares(Comparison& cmp, std::size_t set) {
+  std::vector<std::pair<const CompareRow*, ClassShareVerdict*>> all;
+  std::vector<double> p;
+  for (WhyChanged& w : cmp.why)
+    for (ClassShareVerdict& v : w.shares)
+      if (w.set == set) {
+        all.push_back({&cmp.rows[w.row], &v});
+        p.push_back(*v.q);
+      }
+  const std::vector<double> q = bh_qvalues(p);
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    auto [row, v] = all[i];
+    v->q = q[i];
+    EffectSamples s{shares_of(row->cells[0].classes, v->cls),
+                    shares_of(row->cells[set].classes, v->cls), false, true};
+    const double estimate = test_effect(s, cmp.options.confidence).estimate;
+    DecisionInput in{s, q[i], estimate, 0.0, cmp.options.base_fixed, false};
+    v->decision = decide(in, cmp.options.rules(), cmp.options.look_level());
+  }
+}
+
+}  // namespace
+
+void explain_kernel_cases(Comparison& cmp) {
+  for (std::size_t r = 0; r < cmp.rows.size(); ++r) {
+    const CompareRow& row = cmp.rows[r];
+    if (row.placement.rfind("kernel", 0) != 0 || row.cells[0].classes.empty()) continue;
+    for (std::size_t s = 1; s < row.cells.size(); ++s)
+      if (!row.cells[s].classes.empty()) cmp.why.push_back(why_of(cmp, r, s));
+  }
+  for (std::size_t s = 1; s < cmp.sets.size(); ++s) decide_shares(cmp, s);
+}
+
+}  // namespace wb
