@@ -85,8 +85,8 @@ void print_changes(const ReplayArgs& a, const CaseChanges& c) {
 
 void diff_set(const ReplayArgs& a, const ResultSet& rs,
               const std::vector<std::pair<std::string, std::string>>& cases) {
-  const SchedTopology sched = sched_topology_of(rs.set);
-  const ModelFeatures features = set_features(rs.set).model;
+  const SchedTopology sched = sched_topology_of(rs);
+  const ModelFeatures features = set_features(rs).model;
   if (!a.changed.empty()) {
     const WakeupPolicy& policy = policy_by_id(a.changed);
     const WakeupPolicy* expected = a.expect.empty() ? nullptr : &policy_by_id(a.expect);
@@ -114,8 +114,8 @@ void replay_set(const ReplayArgs& a) {
   const auto cases = side_file_cases(rs, a.input);
   if (!a.diff.empty() || !a.changed.empty()) return diff_set(a, rs, cases);
   const WakeupPolicy& policy = policy_by_id(a.policy.empty() ? kernel_policy(rs) : a.policy);
-  const SetFeatures features = set_features(rs.set);
-  const CaseReplays r = replay_cases(cases, sched_topology_of(rs.set), policy, features.model);
+  const SetFeatures features = set_features(rs);
+  const CaseReplays r = replay_cases(cases, sched_topology_of(rs), policy, features.model);
   if (a.json) {
     std::cout << case_replays_json(r).dump(1) << "\n";
     return;

@@ -158,7 +158,7 @@ TEST(ResultSetIo, RejectsNonResultSetsAndBadCases) {
   EXPECT_THROW(load_result_set(fixture("does-not-exist.json")), std::runtime_error);
 }
 
-TEST(ResultSetIo, MachineSummaryAndCaseKey) {
+TEST(ResultSetIo, EnvironmentViewAndCaseKey) {
   const ResultSet rs = load_result_set(fixture("xeon.json"));
   EXPECT_EQ(rs.machine.hostname, "xeon-b");
   EXPECT_EQ(rs.machine.kernel_release, "6.18.0");
@@ -409,7 +409,7 @@ TEST(Compare, MatchesAcrossMachinesByClassNotCpuIds) {
 TEST(Compare, RefusesEmulatedAgainstRealTimings) {
   const ResultSet base = load_result_set(fixture("base.json"));
   ResultSet lab = load_result_set(fixture("new.json"));
-  (*lab.set.environment)["emulated"] = true;
+  lab.machine.emulated = true;
   lab.path = "lab.json";
   try {
     compare_result_sets({base, lab}, CompareOptions{});

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -147,9 +148,9 @@ const FeatureNote* note(const SetFeatures& f, const std::string& name) {
 }
 
 TEST(SetFeatures, RecordedThenTheAbSettingOverThem) {
-  const nlohmann::ordered_json recorded = {{"DELAY_DEQUEUE", false}, {"WA_IDLE", true},
-                                           {"SIS_UTIL", false},      {"SYNC_PAIR", true},
-                                           {"NEW_THING", true},      {"PLACE_LAG", true}};
+  const std::map<std::string, bool> recorded = {{"DELAY_DEQUEUE", false}, {"WA_IDLE", true},
+                                                {"SIS_UTIL", false},      {"SYNC_PAIR", true},
+                                                {"NEW_THING", true},      {"PLACE_LAG", true}};
   const SettingValues ab = {{"feature:WA_IDLE", "off"}, {"sysctl:kernel.sched_x", "1"}};
   const SetFeatures f = set_features(&recorded, &ab);
   ModelFeatures want;
@@ -173,21 +174,28 @@ TEST(SetFeatures, NothingRecordedIsTheDefaults) {
   const SetFeatures none = set_features(nullptr, nullptr);
   EXPECT_EQ(none.model, ModelFeatures{});
   EXPECT_TRUE(none.notes.empty());
-  const nlohmann::ordered_json unavailable = {{"unavailable", "debugfs not mounted"}};
-  EXPECT_TRUE(set_features(&unavailable, nullptr).notes.empty());
   EXPECT_EQ(feature_lines(none), std::vector<std::string>{});
+  // A set whose features could not be read is read as recording none.
+  json doc =
+      json::parse(read_file(test::fixture_path("decisions/smt2-3core-mainline/results.json")));
+  doc["environment"]["sched_features"] = {{"unavailable", "debugfs not mounted"}};
+  const SetFeatures unavailable = set_features(check_result_set(doc));
+  EXPECT_TRUE(unavailable.notes.empty());
+  EXPECT_EQ(unavailable.from, none.from);
 }
 
 // A 6.12.118 kernel at its defaults (a lab guest's recorded features) gives no note: the table's
 // defaults are that kernel's.
 TEST(SetFeatures, ALinux612SetAtItsDefaultsHasNoNote) {
-  const json rs =
-      json::parse(read_file(test::fixture_path("decisions/smt2-3core-mainline/results.json")));
-  const nlohmann::ordered_json recorded = rs["environment"]["sched_features"];
-  ASSERT_GT(recorded.size(), 20u);
-  const SetFeatures f = set_features(&recorded, nullptr);
+  const ResultSet rs = check_result_set(
+      json::parse(read_file(test::fixture_path("decisions/smt2-3core-mainline/results.json"))));
+  ASSERT_TRUE(rs.machine.sched_features);
+  ASSERT_GT(rs.machine.sched_features->size(), 20u);
+  const SetFeatures f = set_features(rs);
+  EXPECT_EQ(f.from, "environment.sched_features");
   EXPECT_TRUE(f.notes.empty()) << f.notes.front().state();
-  for (const auto& [name, on] : recorded.items()) EXPECT_NE(find_sched_feature(name), nullptr);
+  for (const auto& [name, on] : *rs.machine.sched_features)
+    EXPECT_NE(find_sched_feature(name), nullptr);
 }
 
 // Each feature the issue names outside select_task_rq_fair() reads "not modelled" with its reason
@@ -198,7 +206,7 @@ TEST(SetFeatures, EveryFeatureOutsideThePlacementSaysWhy) {
     const SchedFeatureInfo* i = find_sched_feature(name);
     ASSERT_NE(i, nullptr) << name;
     EXPECT_EQ(i->model, nullptr) << name;
-    const nlohmann::ordered_json recorded = {{name, !i->default_on}};
+    const std::map<std::string, bool> recorded = {{name, !i->default_on}};
     const std::vector<std::string> lines = feature_lines(set_features(&recorded, nullptr));
     ASSERT_EQ(lines.size(), 1u) << name;
     EXPECT_EQ(lines[0], "not modelled: " + std::string(i->default_on ? "NO_" : "") + name + ": " +

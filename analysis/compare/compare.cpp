@@ -181,7 +181,7 @@ CompareOptions resolve_options(const ResultSet& base, const CompareOptions& give
 
 // Timings of the topology lab (qemu TCG) are emulated: never held against a real machine's.
 void refuse_emulated_mix(const Runs& runs) {
-  const auto emulated = [](const ResultSet* rs) { return is_emulated(rs->set); };
+  const auto emulated = [](const ResultSet* rs) { return rs->machine.emulated; };
   for (const ResultSet* other : runs)
     if (emulated(other) != emulated(runs[0])) {
       const ResultSet* e = emulated(other) ? other : runs[0];

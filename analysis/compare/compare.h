@@ -171,7 +171,7 @@ struct CompareSet {
   std::string label;  // short column name: the file's stem (a side's: its folder's, or the runs'
                       // common stem), made unique
   std::string path;   // the file; for several runs, their paths joined by ", "
-  MachineSummary machine;          // of its (first) run
+  EnvironmentView machine;         // of its (first) run
   bool complete = true;            // every run complete
   std::vector<std::string> runs;   // the side's runs (one: `path`)
   std::vector<RunOrigin> origins;  // one per run

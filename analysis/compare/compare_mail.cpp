@@ -314,7 +314,7 @@ std::string plural(int n, const std::string& one, const std::string& many) {
 }
 
 // "80 CPUs (80 cores, no SMT), 1 LLC, 1 NUMA node".
-std::string topology_phrase(const MachineSummary& m) {
+std::string topology_phrase(const EnvironmentView& m) {
   if (!m.counts) return "topology not recorded";
   const TopologyCounts& c = *m.counts;
   const std::string smt = m.smt_width > 1    ? ", SMT" + std::to_string(m.smt_width)
@@ -362,7 +362,7 @@ std::string cmdline_phrase(const std::string& cmdline) {
 std::string environment_lines(const Comparison& cmp) {
   std::string out = "\nenvironment:\n";
   for (const CompareSet& s : cmp.sets) {
-    const MachineSummary& m = s.machine;
+    const EnvironmentView& m = s.machine;
     const std::string kernel =
         m.kernel_release.empty() ? "kernel not recorded" : "Linux " + m.kernel_release;
     const std::string host = (m.hostname.empty() ? "a host not recorded" : m.hostname) +

@@ -106,12 +106,11 @@ std::string SetFeatures::states(FeatureNote::Kind kind) const {
   return join(out, ", ");
 }
 
-SetFeatures set_features(const nlohmann::ordered_json* recorded, const SettingValues* ab) {
+SetFeatures set_features(const std::map<std::string, bool>* recorded, const SettingValues* ab) {
   SetFeatures out;
   std::map<std::string, bool> state;
-  if (recorded && recorded->is_object() && !recorded->contains("unavailable")) {
-    for (const auto& [name, on] : recorded->items())
-      if (on.is_boolean()) state[name] = on.get<bool>();
+  if (recorded) {
+    state = *recorded;
     out.from = "environment.sched_features";
   } else {
     out.from = "Linux 6.12's defaults (the set records no sched features)";
@@ -131,14 +130,6 @@ SetFeatures set_features(const nlohmann::ordered_json* recorded, const SettingVa
     if (noteworthy(name, on)) out.notes.push_back(note_of(name, on));
   }
   return out;
-}
-
-SetFeatures set_features(const ResultSetDoc& set) {
-  const nlohmann::ordered_json* env = set.environment ? &*set.environment : nullptr;
-  const nlohmann::ordered_json* recorded =
-      env && env->is_object() && env->contains("sched_features") ? &env->at("sched_features")
-                                                                 : nullptr;
-  return set_features(recorded, set.ab ? &set.ab->values : nullptr);
 }
 
 std::vector<std::string> feature_lines(const SetFeatures& f) {

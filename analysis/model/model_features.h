@@ -4,13 +4,13 @@
 // its default out.
 #pragma once
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "analysis/model/policy_model.h"
-#include "common/schema/result_set_doc.h"
 #include "common/system/settings.h"
 
 namespace wb {
@@ -48,14 +48,11 @@ struct SetFeatures {
   std::string states(FeatureNote::Kind kind) const;
 };
 
-// The features of a set: `recorded` (environment.sched_features: {NAME: bool}, or
-// {"unavailable": why}; null when absent), then each `feature:NAME` of `ab` (the set's
-// ab.values: this setting's value, "on" or "off") over it; Linux 6.12's defaults for the rest.
-// Throws std::invalid_argument for an ab feature value other than on/off.
-SetFeatures set_features(const nlohmann::ordered_json* recorded, const SettingValues* ab);
-
-// The same for a result set: its environment.sched_features and its `ab` setting.
-SetFeatures set_features(const ResultSetDoc& set);
+// The features of a set: `recorded` (environment.sched_features as read: {NAME: on}; null when
+// the set records none), then each `feature:NAME` of `ab` (the set's ab.values: this setting's
+// value, "on" or "off") over it; Linux 6.12's defaults for the rest. Throws
+// std::invalid_argument for an ab feature value other than on/off.
+SetFeatures set_features(const std::map<std::string, bool>* recorded, const SettingValues* ab);
 
 // What predict prints of them, one line each (none when every feature is at its default):
 // "sched features NO_SIS_UTIL, NO_WA_IDLE: modelled (environment.sched_features)", one line per

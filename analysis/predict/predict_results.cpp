@@ -112,30 +112,17 @@ std::vector<Point> points_of(const std::vector<CaseView>& views) {
 
 // The LLC as the measured kernel drew it: the highest SD_SHARE_LLC level of the lowest CPU in the
 // recorded sched domains (environment.sched_domains), else the XML's L3/L2 rule, saying why.
-std::pair<LlcSource, std::string> recorded_llc(const ResultSetDoc& rs) {
-  const json d = rs.environment && rs.environment->is_object()
-                     ? json(rs.environment->value("sched_domains", nlohmann::ordered_json()))
-                     : json();
-  if (!d.is_array() || d.empty()) {
+std::pair<LlcSource, std::string> recorded_llc(const EnvironmentView& env) {
+  if (env.no_sched_domains) {
     std::string why = "the set records no sched domains";
-    if (d.is_object() && d.contains("unavailable") && d["unavailable"].is_string())
-      why += " (" + d["unavailable"].get<std::string>() + ")";
+    if (!env.no_sched_domains->empty()) why += " (" + *env.no_sched_domains + ")";
     return {LlcSource::kAuto, "the XML's L3/L2 rule: " + why};
   }
   std::optional<int> cpu;
-  for (const json& e : d)
-    if (e.is_object() && e.value("cpu", json()).is_number_integer())
-      cpu = std::min(cpu.value_or(INT32_MAX), e["cpu"].get<int>());
+  for (const RecordedDomain& d : env.sched_domains) cpu = std::min(cpu.value_or(INT32_MAX), d.cpu);
   std::vector<std::pair<int, std::pair<std::string, std::string>>> levels;
-  for (const json& e : d) {
-    if (!cpu || !e.is_object() || e.value("cpu", json()) != json(*cpu) ||
-        !e.value("domain", json()).is_number_integer() || !e.value("name", json()).is_string())
-      continue;
-    std::string flags;
-    for (const json& f : e.value("flags", json::array()))
-      if (f.is_string()) flags += f.get<std::string>() + " ";
-    levels.push_back({e["domain"].get<int>(), {e["name"].get<std::string>(), flags}});
-  }
+  for (const RecordedDomain& d : env.sched_domains)
+    if (d.cpu == cpu && d.domain && d.name) levels.push_back({*d.domain, {*d.name, d.flags}});
   if (levels.empty())
     return {LlcSource::kAuto,
             "the XML's L3/L2 rule: the recorded sched domains have no CPU's "
@@ -452,24 +439,31 @@ std::vector<Premise> premises_of(const std::vector<Point>& points, const SchedTo
 
 }  // namespace
 
-SchedTopology sched_topology_of(const ResultSetDoc& rs) {
-  if (!rs.topology || !rs.topology->xml)
+SchedTopology sched_topology_of(const ResultSet& rs) {
+  if (!rs.set.topology || !rs.set.topology->xml)
     throw std::invalid_argument("result set: no embedded topology XML at topology.xml");
-  const std::string source = rs.topology->summary.value("source", std::string("result set"));
-  return SchedTopology(Topology::from_xml_buffer(*rs.topology->xml, source),
-                       recorded_llc(rs).first);
+  const std::string source =
+      rs.machine.topology_source.empty() ? "result set" : rs.machine.topology_source;
+  return SchedTopology(Topology::from_xml_buffer(*rs.set.topology->xml, source),
+                       recorded_llc(rs.machine).first);
+}
+
+SetFeatures set_features(const ResultSet& rs) {
+  const auto& recorded = rs.machine.sched_features;
+  return set_features(recorded ? &*recorded : nullptr, rs.set.ab ? &rs.set.ab->values : nullptr);
 }
 
 namespace {
 
-ResultsPrediction predict(const ResultSetDoc& rs, const std::vector<CaseView>& views) {
+ResultsPrediction predict(const ResultSet& rs) {
+  const std::vector<CaseView>& views = rs.views;
   const SchedTopology sched = sched_topology_of(rs);
-  const auto [llc, llc_from] = recorded_llc(rs);
+  const auto [llc, llc_from] = recorded_llc(rs.machine);
   ResultsPrediction out{sched.topology().source(), llc, llc_from, sched.node_reclaim_distance()};
   for (int cpu : sched.cpus()) out.domains[cpu] = sched.domains(cpu);
   // A guest under qemu TCG (environment.emulated, set by the lab) switches tasks out slowly next
   // to its partner's reaction (docs/policy-model.md#switching-out).
-  out.emulated = is_emulated(rs);
+  out.emulated = rs.machine.emulated;
   out.features = set_features(rs);
   const std::vector<Point> points = points_of(views);
   CoverageCache coverage;
@@ -545,7 +539,7 @@ Verdict judge(const RangeFit& fit, double coverage) {
 }
 
 ResultsPrediction predict_for_results(const ResultSet& rs) {
-  ResultsPrediction out = predict(rs.set, rs.views);
+  ResultsPrediction out = predict(rs);
   out.kernel_release = rs.machine.kernel_release;
   out.not_fair = rs.machine.not_fair;
   if (!out.not_fair.empty())  // placements the model does not describe: nothing is scored

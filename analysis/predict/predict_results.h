@@ -116,7 +116,7 @@ struct ResultsPrediction {
   int node_reclaim_distance = 0;
   bool emulated = false;       // environment.emulated: the slow switch-out alternatives are on
   std::string kernel_release;  // the set's kernel (environment.kernel.release; "" if unrecorded)
-  // Why the fair class did not place the set's tasks (MachineSummary::not_fair): the predictions
+  // Why the fair class did not place the set's tasks (EnvironmentView::not_fair): the predictions
   // do not apply, and no verdict is scored; "" where it did.
   std::string not_fair;
   // The sched features the set ran with (environment.sched_features, its A/B setting's over
@@ -140,7 +140,10 @@ ResultsPrediction predict_for_results(const ResultSet& result_set);
 ResultsPrediction predict_for_results(const nlohmann::json& result_set);
 // The machine a result set ran on as the model sees it: its embedded hwloc XML with the LLC its
 // own sched domains name. Throws std::invalid_argument without topology.xml.
-SchedTopology sched_topology_of(const ResultSetDoc& result_set);
+SchedTopology sched_topology_of(const ResultSet& result_set);
+// The sched features a set ran with, as the model takes them: its recorded
+// environment.sched_features, then its A/B setting's `feature:` values (set_features()).
+SetFeatures set_features(const ResultSet& result_set);
 // The same for a result-set file: errors are one line naming the file.
 ResultsPrediction predict_for_results_file(const std::string& path);
 

@@ -33,24 +33,19 @@ std::vector<std::pair<std::string, std::string>> side_file_cases(const ResultSet
 }
 
 std::string kernel_policy(const ResultSet& rs) {
-  std::string policy = "mainline";
-  if (rs.set.environment) {
-    const nlohmann::ordered_json& env = *rs.set.environment;
-    if (env.contains("lab_kernel") && env["lab_kernel"].is_object())
-      policy = env["lab_kernel"].value("policy", policy);
-  }
-  if (policy != "gated" && policy != "mainline") return policy;
+  const std::string& policy = rs.machine.lab_policy;
+  if (!policy.empty() && policy != "gated" && policy != "mainline") return policy;
   // The gated kernel runs the policy whose sched feature this set (its A/B setting) turned on. A
   // set written inside the guest has no lab_kernel yet (the host adds it); its gates say the same,
   // and only a gated kernel has them.
-  for (const FeatureNote& n : set_features(rs.set).notes)
+  for (const FeatureNote& n : set_features(rs).notes)
     if (n.kind == FeatureNote::Kind::kPolicyGate && n.enabled) return n.why;
   return "mainline";
 }
 
 CaseReplays replay_recorded(const ResultSet& rs, const std::string& set_path) {
-  return replay_cases(side_file_cases(rs, set_path), sched_topology_of(rs.set),
-                      policy_by_id(kernel_policy(rs)), set_features(rs.set).model);
+  return replay_cases(side_file_cases(rs, set_path), sched_topology_of(rs),
+                      policy_by_id(kernel_policy(rs)), set_features(rs).model);
 }
 
 }  // namespace wb

@@ -214,17 +214,14 @@ std::string summary_grid(const std::vector<std::string>& columns,
 
 std::string summary_table(const ResultSet& rs, const std::string& show) {
   const std::vector<CaseView>& cases = rs.views;
-  const auto& env = rs.set.environment;
   const std::map<std::string, size_t> large = large_matrices(cases);
   std::ostringstream out;
   if (show.empty())
     out << "RTT median / p99 in microseconds (";
   else
     out << show << " per round trip, waker / wakee (";
-  out << (env && env->contains("hostname") ? (*env)["hostname"]
-                                           : nlohmann::ordered_json("this machine"))
-             .dump()
-      << ")\n"
+  const std::string& host = rs.machine.hostname;
+  out << nlohmann::json(host.empty() ? "this machine" : host).dump() << ")\n"
       << summary_grid(summary_columns(cases), summary_rows(cases, large),
                       summary_cells(cases, show, large));
   if (!large.empty())
@@ -266,7 +263,7 @@ std::string claims_table(const ResultSet& rs, const ResultsPrediction* predictio
   for (const CaseView& c : rs.views) by_name[c.name] = &c;
   std::ostringstream out;
   out << "The seed's claims, and this machine's counterparts:\n";
-  const bool emulated = is_emulated(rs.set);
+  const bool emulated = rs.machine.emulated;
   for (const auto& claim : (*claims)["claims"]) {
     const std::string metric = claim.value("metric", "median");
     const std::string policy = claim.value("policy", "");

@@ -31,8 +31,41 @@ int int_or(const nlohmann::ordered_json& obj, const char* key, int fallback) {
   return fallback;
 }
 
-MachineSummary summarize_machine(const ResultSetDoc& set) {
-  MachineSummary m;
+// environment.sched_features and sched_domains, typed (EnvironmentView).
+void read_sched_blocks(const nlohmann::ordered_json& env, EnvironmentView& m) {
+  using ojson = nlohmann::ordered_json;
+  const ojson features = env.value("sched_features", ojson());
+  if (features.is_object() && !features.contains("unavailable")) {
+    m.sched_features.emplace();
+    for (const auto& [name, on] : features.items())
+      if (on.is_boolean()) (*m.sched_features)[name] = on.get<bool>();
+  }
+  const ojson domains = env.value("sched_domains", ojson());
+  if (!domains.is_array() || domains.empty()) {
+    m.no_sched_domains = string_at(domains, "/unavailable");
+    return;
+  }
+  for (const ojson& e : domains) {
+    if (!e.is_object() || !e.value("cpu", ojson()).is_number_integer()) continue;
+    RecordedDomain d{e["cpu"].get<int>(), std::nullopt, std::nullopt, ""};
+    if (e.value("domain", ojson()).is_number_integer()) d.domain = e["domain"].get<int>();
+    if (e.value("name", ojson()).is_string()) d.name = e["name"].get<std::string>();
+    for (const ojson& f : e.value("flags", ojson::array()))
+      if (f.is_string()) d.flags += f.get<std::string>() + " ";
+    m.sched_domains.push_back(std::move(d));
+  }
+}
+
+EnvironmentView summarize_machine(const ResultSetDoc& set) {
+  EnvironmentView m;
+  if (set.environment && set.environment->is_object()) {
+    const nlohmann::ordered_json& env = *set.environment;
+    m.emulated = env.value("emulated", nlohmann::ordered_json(false)) == true;
+    m.lab_policy = string_at(env, "/lab_kernel/policy");
+    read_sched_blocks(env, m);
+  } else {
+    m.no_sched_domains = "";
+  }
   m.hostname = string_at(set.environment, "/hostname");
   if (m.hostname.empty()) m.hostname = string_at(set.context, "/host_name");
   m.cpu_model = string_at(set.environment, "/cpu/model");
@@ -111,7 +144,7 @@ void check_topology_xml(const nlohmann::json& doc) {
 
 }  // namespace
 
-std::string format_counts(const MachineSummary& m) {
+std::string format_counts(const EnvironmentView& m) {
   if (!m.counts) return "";
   const TopologyCounts& c = *m.counts;
   std::ostringstream out;
@@ -121,7 +154,7 @@ std::string format_counts(const MachineSummary& m) {
   return out.str();
 }
 
-std::string machine_line(const MachineSummary& m) {
+std::string machine_line(const EnvironmentView& m) {
   std::string out;
   for (const std::string& part :
        {m.hostname, m.cpu_model, m.kernel_release.empty() ? "" : "Linux " + m.kernel_release,
@@ -129,11 +162,6 @@ std::string machine_line(const MachineSummary& m) {
     if (!part.empty()) out += (out.empty() ? "" : "; ") + part;
   }
   return out.empty() ? "(no machine description in the result set)" : out;
-}
-
-bool is_emulated(const ResultSetDoc& set) {
-  return set.environment && set.environment->is_object() &&
-         set.environment->value("emulated", nlohmann::ordered_json(false)) == true;
 }
 
 namespace {
@@ -153,8 +181,8 @@ TcgEvent tcg_event(std::string e) {
 
 // An emulated set's counters as they are: cycles noted as virtual time; a cache or TLB event
 // that reads 0 on a side is unavailable there, with the reason, never shown as a count.
-void label_emulated_counters(const ResultSetDoc& set, std::vector<CaseView>& views) {
-  if (!is_emulated(set)) return;
+void label_emulated_counters(const EnvironmentView& env, std::vector<CaseView>& views) {
+  if (!env.emulated) return;
   for (CaseView& c : views)
     for (auto& side : c.counters.side)
       for (auto it = side.begin(); it != side.end();) {
@@ -176,8 +204,8 @@ ResultSet typed_result_set(ResultSetDoc&& set, const std::string& path) {
   ResultSet rs;
   rs.path = path;
   rs.views = parse_cases(nlohmann::json(set.cases));
-  label_emulated_counters(set, rs.views);
   rs.machine = summarize_machine(set);
+  label_emulated_counters(rs.machine, rs.views);
   rs.set = std::move(set);
   return rs;
 }
@@ -191,8 +219,8 @@ ResultSet check_result_set(const nlohmann::json& doc) {
   // source: compare and predict print them), topology.xml excepted: a document for hwloc.
   check_texts(doc, {"topology.xml"});
   check_topology_xml(doc);
-  label_emulated_counters(rs.set, rs.views);
   rs.machine = summarize_machine(rs.set);
+  label_emulated_counters(rs.machine, rs.views);
   return rs;
 }
 

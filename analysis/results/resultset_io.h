@@ -3,6 +3,7 @@
 // into views (analysis/results/case_view.h) and checks every name and text.
 #pragma once
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -15,8 +16,18 @@
 
 namespace wb {
 
-// Who produced a result set: enough to tell machines apart in a compare header.
-struct MachineSummary {
+// One level of one CPU's recorded sched domains (environment.sched_domains[]); a field the entry
+// lacks is empty.
+struct RecordedDomain {
+  int cpu = 0;
+  std::optional<int> domain;        // the level's number
+  std::optional<std::string> name;  // "SMT", "MC", "PKG", ...
+  std::string flags;                // its flags, each followed by a space
+};
+
+// What the analysis reads of a set's environment (and of context and topology where the
+// environment lacks it), read once by the loader: no analysis file indexes those blocks by key.
+struct EnvironmentView {
   std::string hostname;         // environment.hostname, else context.host_name
   std::string cpu_model;        // environment.cpu_model
   std::string kernel_release;   // environment.kernel_release (or environment.kernel.release)
@@ -28,18 +39,26 @@ struct MachineSummary {
   std::string not_fair;
   std::optional<TopologyCounts> counts;  // topology.counts
   int smt_width = 0;                     // topology.smt.width; 0 = not recorded
+  bool emulated = false;   // environment.emulated: a lab guest under qemu TCG (emulated timings)
+  std::string lab_policy;  // environment.lab_kernel.policy ("gated", "sync-core", ...); "" if none
+  // environment.sched_features {NAME: on}; nullopt when absent or {"unavailable": why}.
+  std::optional<std::map<std::string, bool>> sched_features;
+  // environment.sched_domains: its entries with an integer cpu, in the set's order;
+  // `no_sched_domains` set when it is no array of entries: its "unavailable" reason, or "".
+  std::vector<RecordedDomain> sched_domains;
+  std::optional<std::string> no_sched_domains;
 };
 
 // "pus 80, cores 80, llcs 1, numa 1, smt 1" (empty if the set has no topology counts).
-std::string format_counts(const MachineSummary& m);
+std::string format_counts(const EnvironmentView& m);
 // "host; CPU model; Linux 6.1.0; pus 2, cores 2, ..." (the parts the set records), or
 // "(no machine description in the result set)".
-std::string machine_line(const MachineSummary& m);
+std::string machine_line(const EnvironmentView& m);
 
 struct ResultSet {
-  std::string path;        // as given, for messages
-  ResultSetDoc set;        // the typed set (`set.ab`: a set of an A/B run, docs/result-set.md#ab)
-  MachineSummary machine;  // who ran it, from the set's open blocks
+  std::string path;         // as given, for messages
+  ResultSetDoc set;         // the typed set (`set.ab`: a set of an A/B run, docs/result-set.md#ab)
+  EnvironmentView machine;  // who ran it, from the set's open blocks
   std::vector<CaseView> views;  // cases[], parsed once (analysis/results/case_view.h)
 };
 
@@ -59,9 +78,6 @@ ResultSet check_result_set(const nlohmann::json& doc);
 // A set built in memory (`run`'s): its cases' views and who ran it, without a JSON document.
 // Throws std::invalid_argument with one line for a case that does not parse, `set` then untouched.
 ResultSet typed_result_set(ResultSetDoc&& set, const std::string& path);
-// environment.emulated (set by the lab for a guest under qemu TCG): its timings are emulated and
-// it switches tasks out slowly (docs/policy-model.md#switching-out).
-bool is_emulated(const ResultSetDoc& set);
 // Same checks on a document already in memory; `path` is only used in messages.
 ResultSet parse_result_set(const std::string& text, const std::string& path);
 
