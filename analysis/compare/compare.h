@@ -101,7 +101,7 @@ struct CompareCell {
   std::vector<std::vector<double>> runs;
   std::size_t run_count = 0;             // the side's runs that hold the case ok
   std::vector<RepetitionTally> classes;  // kernel placement: per kept repetition, by class
-  nlohmann::json schedstat;              // the case's recorded schedstat (null when absent)
+  SchedstatView schedstat;               // the case's schedstat window
   double schedstat_round_trips = 0;      // the round trips its window covers, warm-up included
   std::optional<double> sd_pct;  // sample sd / mean of the per-repetition values, in percent
   // A side of two or more runs with the metric: sample sd / mean of the runs' values, in percent.

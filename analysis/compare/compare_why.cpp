@@ -40,34 +40,9 @@ double class_median(const std::vector<RepetitionTally>& reps, const std::string&
   return v.empty() ? std::nan("") : median_of(v);
 }
 
-std::string schedstat_off(const nlohmann::json& s) {
-  if (!s.is_object()) return "no schedstat recorded";
-  if (s.contains("unavailable")) return s["unavailable"].get<std::string>();
-  if (s.value("schedstats_enabled", nlohmann::json(true)) == false)
-    return "schedstats off (kernel.sched_schedstats=0; turn on: sysctl -w "
-           "kernel.sched_schedstats=1)";
-  return "";
-}
-
-// (domain label, counter) -> total over the case's CPUs.
-std::map<std::pair<std::string, std::string>, double> domain_counts(const nlohmann::json& s) {
-  std::map<std::pair<std::string, std::string>, double> out;
-  if (!s.is_object() || !s.contains("cpus") || !s["cpus"].is_object()) return out;
-  for (const auto& [cpu, c] : s["cpus"].items()) {
-    if (!c.is_object() || !c.contains("domains") || !c["domains"].is_array()) continue;
-    for (const auto& d : c["domains"]) {
-      std::string label = "domain" + std::to_string(d.value("domain", -1));
-      if (d.contains("name")) label += " (" + d["name"].get<std::string>() + ")";
-      for (const char* k : {"ttwu_wake_remote", "ttwu_move_affine", "ttwu_move_balance"})
-        if (d.contains(k) && d[k].is_number()) out[{label, k}] += d[k].get<double>();
-    }
-  }
-  return out;
-}
-
 SchedstatTable schedstat_table(const CompareCell& a, const CompareCell& b) {
-  SchedstatTable t{{}, schedstat_off(a.schedstat), schedstat_off(b.schedstat)};
-  const auto ca = domain_counts(a.schedstat), cb = domain_counts(b.schedstat);
+  SchedstatTable t{{}, a.schedstat.off, b.schedstat.off};
+  const auto &ca = a.schedstat.domain_counts, &cb = b.schedstat.domain_counts;
   std::set<std::pair<std::string, std::string>> keys;
   for (const auto& m : {ca, cb})
     for (const auto& [k, v] : m) keys.insert(k);

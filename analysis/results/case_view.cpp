@@ -362,6 +362,37 @@ void read_identity(const json& j, CaseView& c) {
   c.wake_flags = wake_flags_of(j);
 }
 
+// The schedstat window's off reason and per-domain wake counters (SchedstatView).
+SchedstatView schedstat_of(const json& s) {
+  SchedstatView v;
+  if (!s.is_object()) {
+    v.off = "no schedstat recorded";
+    return v;
+  }
+  if (s.contains("unavailable")) {
+    v.off = s["unavailable"].is_string() ? s["unavailable"].get<std::string>() : "unavailable";
+    return v;
+  }
+  if (s.value("schedstats_enabled", json(true)) == false)
+    v.off =
+        "schedstats off (kernel.sched_schedstats=0; turn on: sysctl -w "
+        "kernel.sched_schedstats=1)";
+  if (!s.contains("cpus") || !s["cpus"].is_object()) return v;
+  for (const auto& [cpu, c] : s["cpus"].items()) {
+    if (!c.is_object() || !c.contains("domains") || !c["domains"].is_array()) continue;
+    for (const auto& d : c["domains"]) {
+      if (!d.is_object()) continue;
+      const json n = d.value("domain", json(-1));
+      std::string label = "domain" + std::to_string(n.is_number_integer() ? n.get<int>() : -1);
+      if (d.contains("name") && d["name"].is_string())
+        label += " (" + d["name"].get<std::string>() + ")";
+      for (const char* k : {"ttwu_wake_remote", "ttwu_move_affine", "ttwu_move_balance"})
+        if (d.contains(k) && d[k].is_number()) v.domain_counts[{label, k}] += d[k].get<double>();
+    }
+  }
+  return v;
+}
+
 // What it measured: the statistics, repetitions, counters, where the kernel placed it, its trace
 // and the background's CPUs.
 void read_measured(const json& j, CaseView& c) {
@@ -373,7 +404,7 @@ void read_measured(const json& j, CaseView& c) {
   if (j.contains("repetitions")) read_repetitions(j["repetitions"], c);
   check_marked_count(j, c);
   c.tps = number(j, "tps");
-  c.schedstat = j.value("schedstat", json());
+  c.schedstat = schedstat_of(j.value("schedstat", json()));
   if (const json& n = j.value("round_trips", json()); n.is_number_integer()) c.round_trips = n;
   if (const json& n = j.value("warmup", json()); n.is_number_integer()) c.warmup = n;
   if (const json& k = j.value("counters", json()); k.is_object()) c.counters = counters_of(k);

@@ -62,6 +62,14 @@ struct RepetitionView {
   std::vector<ClassSample> classes;
 };
 
+// A case's `schedstat` window (docs/result-set.md#schedstat) as compare reads it: the
+// try_to_wake_up() counters of each sched domain summed over the case's CPUs, or why it has none.
+struct SchedstatView {
+  std::string off;  // why there are no counters ("no schedstat recorded", ...); "" when there are
+  // (domain label "domain0 (MC)", counter "ttwu_wake_remote") -> total over the case's CPUs
+  std::map<std::pair<std::string, std::string>, double> domain_counts;
+};
+
 struct CaseView {
   std::size_t index = 0;  // position in cases[]
   std::string name, mechanism;
@@ -94,7 +102,7 @@ struct CaseView {
   CounterView counters;
   ObservedView observed;
   nlohmann::json trace;                 // `trace` as recorded; null when the case was not traced
-  nlohmann::json schedstat;             // `schedstat` as recorded; null when absent
+  SchedstatView schedstat;              // `schedstat`, as compare reads it
   int64_t round_trips = 0, warmup = 0;  // per repetition (0 when not recorded)
   std::vector<int> background;  // the CPUs busy tasks ran on (`background.cpus`); empty: none
   // --ab sets: each repetition's round (`repetitions[i].ab.round`), parallel to `repetitions`;
