@@ -32,6 +32,7 @@ struct SearchArgs {
   bool emulated = false, exhaustive = false;
   long long work_ns = 0;
   double max_seconds = 0;  // 0: no limit
+  int check_shapes = 0;    // > 0: check that many random candidates against their shapes instead
   int per_pair = 2, per_policy = 6, max_cases = 24;
 };
 
@@ -150,6 +151,20 @@ SearchControl progress_and_limit(double max_seconds) {
   };
 }
 
+// `--check-shapes N`: one line on stdout; an internal error (exit 2) for a candidate that answers
+// unlike its shape's first member.
+void check_random_candidates(const SchedTopology& sched, const SearchOptions& opt, int n) {
+  const ShapeCheck c = check_shapes(sched, opt, n, 55);
+  if (c.differs >= 0)
+    throw std::logic_error("search --check-shapes: candidate " + std::to_string(c.differs) +
+                           " answers unlike the first member " + std::to_string(c.first) +
+                           " of its shape (" + std::to_string(c.checked) + " checked)");
+  std::cout << "search on " << sched.topology().source() << ": " << c.checked
+            << " random candidates of " << c.candidates << " (" << c.moved
+            << " not their shape's first member) answer as their shape's first member, " << c.shapes
+            << " shapes\n";
+}
+
 void run_search(const SearchArgs& a) {
   if (a.per_pair < 1 || a.per_policy < 0 || a.max_cases < 1)
     throw std::invalid_argument(
@@ -158,6 +173,10 @@ void run_search(const SearchArgs& a) {
   const SchedTopology sched = load_sched_topology("search", a.topology, a.llc_level);
   SearchOptions opt = options_of(a);
   if (!a.out.empty()) check_output_writable("search --out", a.out);
+  if (a.check_shapes > 0) {
+    check_random_candidates(sched, opt, a.check_shapes);
+    return;
+  }
   const SearchResult r = search(sched, opt, control);
   if (r.cut && r.simulated == 0) {
     std::cout << "search on " << sched.topology().source() << ": INCOMPLETE, --max-seconds "
@@ -217,6 +236,11 @@ void add_search_command(CLI::App& app) {
                 "simulate every candidate, not one per shape (the reference the shapes are "
                 "checked against; slow on large machines)");
   cmd->add_option("--out", a->out, "write the config here");
+  cmd->add_option("--check-shapes", a->check_shapes,
+                  "instead of searching, simulate N random candidates directly and check each "
+                  "answers as the first member of its shape (where --exhaustive cannot finish); "
+                  "exit 2 if one does not")
+      ->check(CLI::PositiveNumber);
   cmd->callback([a] { run_search(*a); });
 }
 

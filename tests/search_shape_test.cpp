@@ -14,6 +14,7 @@
 #include "analysis/model/symmetry.h"
 #include "analysis/predict/predict_results.h"
 #include "analysis/predict/search.h"
+#include "analysis/predict/search_shapes.h"
 #include "common/schema/registry.h"
 #include "runners/run/progress.h"
 #include "tests/support.h"
@@ -304,6 +305,60 @@ TEST(SearchShape, ReducedChoosesAsExhaustive) {
     const std::string a = render_search_text(reduced, o), b = render_search_text(all, o);
     EXPECT_EQ(a.substr(a.find('\n')), b.substr(b.find('\n'))) << what;
   }
+}
+
+// SearchShapes, which visits only the candidates of one start per orbit of its cpuset's
+// stabilizer, finds the very orbits of the union-find over every candidate: the same count, first
+// members and sizes, every candidate in the same shape, every shape's members in the same order;
+// on the constructed machines, one with a core offline in one L3 of strided siblings (asymmetric),
+// and two fixtures. CI: ~1 s release.
+TEST(SearchShape, DirectShapesAreTheUnionFindOrbits) {
+  std::vector<Named> machines = constructed();
+  machines.push_back(
+      {"strided-offline", machine("strided-offline", {{{{{0, 4}}, {{1, 5}}}, {{{2, 6}}, {{3}}}}})});
+  for (const std::string name : {"xeon-silver4108-skylake-smt2-2pkg-2numa-32pu.xml",
+                                 "amd-ryzen-ai9-hx370-zen5-strixpoint-smt2-2l3-asym.xml"})
+    machines.push_back({name, SchedTopology(test::fixture_topology(name))});
+  for (const Named& n : machines) {
+    const CandidateSpace space(n.sched);
+    const std::vector<CpuMap> gens = model_symmetries(n.sched);
+    const CandidateOrbits all(space, gens);
+    const SearchShapes direct(space, gens);
+    ASSERT_EQ(direct.count(), all.count()) << n.name;
+    for (std::size_t k = 0; k < all.count(); ++k) {
+      ASSERT_EQ(direct.first(k), all.first(k)) << n.name << " shape " << k;
+      ASSERT_EQ(direct.size(k), all.size(k)) << n.name << " shape " << k;
+    }
+    if (all.count() < static_cast<std::size_t>(space.size()))
+      EXPECT_LT(direct.visited(), space.size()) << n.name;
+    const std::int64_t step = std::max<std::int64_t>(1, space.size() / 4000);
+    for (std::int64_t i = 0; i < space.size(); i += step)
+      ASSERT_EQ(direct.shape_of(i), all.orbit_of(i)) << n.name << " candidate " << i;
+    const std::size_t every = std::max<std::size_t>(1, all.count() / 100);
+    for (std::size_t k = 0; k < all.count(); k += every) {
+      const std::vector<std::int64_t> m = all.members(k);
+      ASSERT_EQ(direct.first_members(k, m.size()), m) << n.name << " shape " << k;
+      ASSERT_EQ(
+          direct.first_members(k, 2),
+          std::vector<std::int64_t>(m.begin(), m.begin() + std::min<std::size_t>(2, m.size())));
+    }
+  }
+}
+
+// The check for machines the exhaustive search cannot finish: random candidates answer as their
+// shape's first member; with a wrong renaming among the generators (the mirror of an LLC, which
+// walks the idle scan the other way) it finds one that does not.
+TEST(SearchShape, RandomCandidatesCheckFailsOnAWrongRenaming) {
+  const SchedTopology numa = constructed()[4].sched;
+  const ShapeCheck ok = check_shapes(numa, options(true), 300, 55);
+  EXPECT_EQ(ok.differs, -1);
+  EXPECT_EQ(ok.checked, 300);
+  EXPECT_GT(ok.moved, 150);
+  std::vector<CpuMap> wrong = model_symmetries(numa);
+  wrong.push_back(renamed(numa, {{0, 3}, {1, 2}, {2, 1}, {3, 0}}));
+  const ShapeCheck bad = check_shapes(numa, options(true), 300, 55, &wrong);
+  EXPECT_GE(bad.differs, 0);
+  EXPECT_LT(bad.shapes, ok.shapes);
 }
 
 // A control that says stop: the search chooses among what it simulated and says it was cut.

@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <random>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -11,6 +12,7 @@
 
 #include "analysis/model/symmetry.h"
 #include "analysis/predict/predict_results.h"
+#include "analysis/predict/search_shapes.h"
 #include "common/util/cpulist.h"
 #include "common/util/text.h"
 
@@ -335,24 +337,20 @@ SearchResult search(const SchedTopology& sched, const SearchOptions& given,
     const CandidateSpace space(sched);
     // Asked as (0, 0) while the shapes are found: a limit holds from the start.
     const InTime in_time = [&] { return !control || control(0, 0); };
-    std::vector<CpuMap> symmetries;
+    std::optional<SearchShapes> orbits;
     try {
-      symmetries = model_symmetries(sched, rules, in_time);
+      orbits.emplace(space, model_symmetries(sched, rules, in_time), in_time);
     } catch (const OutOfTime&) {
       r.candidates = space.size();
       r.cut = true;
       return r;
     }
-    const CandidateOrbits orbits(space, symmetries);
     r.candidates = space.size();
-    const ShapeList list{orbits.count(), [&](std::size_t k) { return space.at(orbits.first(k)); },
-                         [&](std::size_t k) { return orbits.first(k); },
-                         [&](std::size_t k) { return orbits.size(k); }};
-    std::map<std::size_t, std::vector<std::int64_t>> members;
+    const ShapeList list{orbits->count(), [&](std::size_t k) { return space.at(orbits->first(k)); },
+                         [&](std::size_t k) { return orbits->first(k); },
+                         [&](std::size_t k) { return orbits->size(k); }};
     const NextMember next = [&](const Shape& s) {
-      auto it = members.find(s.orbit);
-      if (it == members.end()) it = members.emplace(s.orbit, orbits.members(s.orbit)).first;
-      return it->second[static_cast<std::size_t>(s.taken)];
+      return orbits->first_members(s.orbit, static_cast<std::size_t>(s.taken) + 1).back();
     };
     for (const auto& [f, index] :
          choose(simulate_shapes(sched, opt, list, control, r, memo), opt, next))
@@ -361,6 +359,31 @@ SearchResult search(const SchedTopology& sched, const SearchOptions& given,
   for (const FoundCase& f : r.chosen)
     for (const auto& [i, j] : f.pairs) ++r.pairs[pair_index(i, j, opt.policies.size())].chosen;
   return r;
+}
+
+ShapeCheck check_shapes(const SchedTopology& sched, const SearchOptions& given, int n,
+                        std::uint64_t seed, const std::vector<CpuMap>* generators) {
+  SearchOptions opt = given;
+  opt.policies = checked_policies(given.policies);
+  const CandidateSpace space(sched);
+  const SymmetryRules rules{slow_switch_out_applies(opt.emulated, opt.work_ns)};
+  const SearchShapes shapes(space, generators ? *generators : model_symmetries(sched, rules));
+  ShapeCheck c;
+  c.candidates = space.size();
+  c.shapes = static_cast<std::int64_t>(shapes.count());
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<std::int64_t> pick(0, space.size() - 1);
+  for (; c.checked < n; ++c.checked) {
+    const std::int64_t i = pick(rng), first = shapes.first(shapes.shape_of(i));
+    c.moved += first != i;
+    if (search_answer(steady_states(sched, opt, space.at(i))) !=
+        search_answer(steady_states(sched, opt, space.at(first)))) {
+      c.differs = i, c.first = first;
+      ++c.checked;
+      break;
+    }
+  }
+  return c;
 }
 
 namespace {

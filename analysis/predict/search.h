@@ -87,6 +87,17 @@ using SearchControl = std::function<bool(std::int64_t done, std::int64_t total)>
 SearchResult search(const SchedTopology& sched, const SearchOptions& opt,
                     const SearchControl& control = {});
 
+// The check of the shapes where the exhaustive search cannot finish: `n` candidates drawn at
+// random (`seed`), each simulated directly and compared (search_answer()) with the first member
+// of its shape under `generators` (the model's symmetries when null).
+struct ShapeCheck {
+  std::int64_t candidates = 0, shapes = 0;  // of the topology
+  int checked = 0, moved = 0;               // drawn; of them, not their shape's first member
+  std::int64_t differs = -1, first = -1;    // the first drawn that answers unlike its shape's first
+};
+ShapeCheck check_shapes(const SchedTopology& sched, const SearchOptions& opt, int n,
+                        std::uint64_t seed, const std::vector<CpuMap>* generators = nullptr);
+
 // One line per pair (found, or why not) and the chosen cases with each policy's steady state; at
 // most 100 columns.
 std::string render_search_text(const SearchResult& r, const SearchOptions& opt);

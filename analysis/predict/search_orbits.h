@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include "analysis/model/policy_model.h"
@@ -46,6 +47,13 @@ class CandidateSpace {
   int cpuset_count() const { return static_cast<int>(sets_.size()); }
   const std::vector<int>& cpuset(int set) const { return sets_[set].cpus; }
   const std::vector<int>& core(int set, int rank) const { return sets_[set].cores[rank]; }
+  int core_count(int set) const { return static_cast<int>(sets_[set].cores.size()); }
+  // The candidates of the cpuset `set` with its CPU at position `pos_a` as the waker's start: the
+  // index of the first, and how many (contiguous).
+  std::pair<std::int64_t, std::int64_t> block(int set, int pos_a) const {
+    const Cpuset& s = sets_[set];
+    return {s.first + s.from_a[pos_a], s.from_a[pos_a + 1] - s.from_a[pos_a]};
+  }
 
  private:
   struct Cpuset {
@@ -67,7 +75,9 @@ class CandidateSpace {
 };
 
 // The orbits of the candidates under the group `generators` generate, numbered by their first
-// member (ascending).
+// member (ascending), by a union-find over every candidate: the reference SearchShapes
+// (analysis/predict/search_shapes.h), which `search` uses, is tested against; 4 bytes per
+// candidate.
 class CandidateOrbits {
  public:
   CandidateOrbits(const CandidateSpace& space, const std::vector<CpuMap>& generators);
