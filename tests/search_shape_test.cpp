@@ -123,6 +123,55 @@ std::vector<Named> constructed() {
   return out;
 }
 
+// Two packages, each one L3 of three strided SMT2 cores (c, c+3) split into two NUMA nodes of two
+// cores and one (SNC with unequal nodes, as Granite Rapids' 43/43/42): the nodes sit inside the
+// L3, so no rotation of the L3 keeps them, and classify() never reads them (a node is compared
+// only between CPUs that share no L3, which never share such a node).
+SchedTopology snc_machine() {
+  int gp = 1;
+  auto obj = [&](const std::string& type, int os, const std::vector<int>& pus, int node,
+                 const std::string& extra) {
+    const std::string ns = node < 0 ? "0x3" : "0x" + std::to_string(1 << node);
+    return "<object type=\"" + type + "\"" +
+           (os >= 0 ? " os_index=\"" + std::to_string(os) + "\"" : "") + " cpuset=\"" + mask(pus) +
+           "\" complete_cpuset=\"" + mask(pus) + "\" nodeset=\"" + ns + "\" complete_nodeset=\"" +
+           ns + "\" gp_index=\"" + std::to_string(gp++) + "\"" + extra;
+  };
+  std::string x =
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">\n"
+      "<topology version=\"2.0\">\n" +
+      obj("Machine", 0, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, -1, ">") +
+      "<info name=\"Architecture\" value=\"x86_64\"/>\n";
+  int core_id = 0;
+  for (int p = 0; p < 2; ++p) {
+    const int b = 6 * p;
+    const std::vector<int> pkg = {b, b + 1, b + 2, b + 3, b + 4, b + 5};
+    x += obj("Package", p, pkg, -1, ">") + "<info name=\"CPUVendor\" value=\"GenuineIntel\"/>\n" +
+         obj("L3Cache", -1, pkg, -1,
+             " cache_size=\"8388608\" depth=\"3\" cache_linesize=\"64\" "
+             "cache_associativity=\"8\" cache_type=\"0\">");
+    for (int node = 0; node < 2; ++node) {
+      const std::vector<std::vector<int>> cores =
+          node == 0 ? std::vector<std::vector<int>>{{b, b + 3}, {b + 1, b + 4}}
+                    : std::vector<std::vector<int>>{{b + 2, b + 5}};
+      std::vector<int> pus;
+      for (const auto& c : cores) pus.insert(pus.end(), c.begin(), c.end());
+      const int id = 2 * p + node;
+      x += obj("Group", -1, pus, id, " kind=\"1001\" subkind=\"0\">") +
+           obj("NUMANode", id, pus, id, " local_memory=\"1073741824\"/>\n");
+      for (const auto& c : cores) {
+        x += obj("Core", core_id++, c, id, ">");
+        for (int pu : c) x += obj("PU", pu, {pu}, id, "/>\n");
+        x += "</object>\n";
+      }
+      x += "</object>\n";
+    }
+    x += "</object>\n</object>\n";
+  }
+  return SchedTopology(
+      Topology::from_xml_buffer(x + "</object>\n</topology>\n", "constructed:snc"));
+}
+
 // ---- what the search reads of a candidate -------------------------------------------------
 
 SearchOptions options(bool sync) {
@@ -359,6 +408,41 @@ TEST(SearchShape, RandomCandidatesCheckFailsOnAWrongRenaming) {
   const ShapeCheck bad = check_shapes(numa, options(true), 300, 55, &wrong);
   EXPECT_GE(bad.differs, 0);
   EXPECT_LT(bad.shapes, ok.shapes);
+}
+
+// NUMA nodes inside one L3 (snc_machine()): the model never reads them, so the L3 rotates as if
+// they were not there (one PU along its cyclic order), while a node that spans two L3s is still
+// kept (2-numa's packages swapped alone stay refused, above). Every orbit's members answer alike,
+// for sync and non-sync wakes, and the reduced search chooses what the exhaustive one does.
+TEST(SearchShape, NodesInsideOneL3AreNotReadAndItRotates) {
+  const SchedTopology t = snc_machine();
+  ASSERT_EQ(t.topology().find(2)->numa, 1);
+  ASSERT_EQ(t.topology().find(1)->numa, 0);
+  EXPECT_EQ(symmetry_violation(t, renamed(t, {{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 5}, {5, 0}})),
+            "");
+  // Across the two L3s the nodes still decide cross-numa: a core moved to the other package
+  // alone is refused.
+  EXPECT_NE(symmetry_violation(t, renamed(t, {{0, 6}, {3, 9}, {6, 0}, {9, 3}})), "");
+  const std::vector<CpuMap> gens = model_symmetries(t);
+  for (bool sync : {true, false}) {
+    int checked = 0;
+    EXPECT_EQ(first_disagreement(t, options(sync), gens, checked, true), -1) << sync;
+    EXPECT_GT(checked, 0);
+  }
+  SearchOptions o = options(true);
+  const SearchResult reduced = search(t, o);
+  o.exhaustive = true;
+  const SearchResult all = search(t, o);
+  EXPECT_LT(reduced.shapes * 4, all.shapes);
+  ASSERT_EQ(reduced.chosen.size(), all.chosen.size());
+  for (std::size_t k = 0; k < all.chosen.size(); ++k)
+    EXPECT_EQ(reduced.chosen[k].candidate, all.chosen[k].candidate) << k;
+  for (std::size_t k = 0; k < all.pairs.size(); ++k) {
+    EXPECT_EQ(reduced.pairs[k].candidates, all.pairs[k].candidates);
+    EXPECT_EQ(reduced.pairs[k].blocked_by, all.pairs[k].blocked_by);
+  }
+  const std::string a = render_search_text(reduced, o), b = render_search_text(all, o);
+  EXPECT_EQ(a.substr(a.find('\n')), b.substr(b.find('\n')));
 }
 
 // A control that says stop: the search chooses among what it simulated and says it was cut.

@@ -80,6 +80,21 @@ std::string partitions_violation(const SchedTopology& sched, const CpuMap& m) {
     const std::vector<int>& cls = sched.cluster_span(c);
     return cls.empty() ? llc_id(c) : cls.front();
   };
+  // classify() reads the NUMA nodes of two CPUs only when they share no LLC (cross-llc against
+  // cross-numa); the sched domains that nodes span are checked in domains_violation(), and
+  // select_fallback_rq(), which reads prev's node, never runs on a candidate. So a node whose
+  // CPUs all share one LLC is never read: two CPUs that share no LLC are never both in it, and
+  // one in it and one outside share no node, before and after a renaming that keeps the LLCs
+  // and maps such nodes among themselves. Only the nodes that span CPUs of several LLCs (or
+  // without one) must be kept; the SNC nodes inside one package-wide L3 (Sapphire Rapids SNC4,
+  // Granite Rapids SNC3) are not, and their unequal sizes no longer forbid rotating the L3.
+  std::map<int, int> node_llc;  // node -> its one LLC, or -2 when it spans several
+  for (int c : sched.cpus()) {
+    const int l = pu(c).llc >= 0 ? pu(c).llc : -2;
+    const auto [it, fresh] = node_llc.emplace(pu(c).numa, l);
+    if (!fresh && it->second != l) it->second = -2;
+  }
+  auto read_node = [&](int c) { return node_llc.at(pu(c).numa) == -2 ? pu(c).numa + 1 : -1; };
   for (const std::string& why :
        {partition_violation(
             sched, m, "core", [&](int c) { return pu(c).core; }, true),
@@ -87,8 +102,7 @@ std::string partitions_violation(const SchedTopology& sched, const CpuMap& m) {
             sched, m, "cluster", [&](int c) { return pu(c).cluster; }, true),
         partition_violation(
             sched, m, "LLC", [&](int c) { return pu(c).llc; }, true),
-        partition_violation(
-            sched, m, "NUMA node", [&](int c) { return pu(c).numa; }, false),
+        partition_violation(sched, m, "NUMA node read by classify()", read_node, true),
         partition_violation(sched, m, "sd_llc", llc_id, false),
         partition_violation(sched, m, "sd_share_id", share_id, false)})
     if (!why.empty()) return why;
