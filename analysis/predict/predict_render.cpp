@@ -500,15 +500,6 @@ std::string render_results_text(const ResultsPrediction& p) {
   return out;
 }
 
-std::string entry_label(const json& e) {
-  if (e.contains("case") && e["case"].is_string()) return e["case"].get<std::string>();
-  // Sets from before predictions were per case: one entry per mechanism, mode (and placement).
-  std::string label = e.value("mechanism", "?") + "/" + e.value("mode", "?");
-  if (e.contains("placement") && e["placement"].is_string())
-    label += "/" + e["placement"].get<std::string>();
-  return label;
-}
-
 std::string classes_text(const json& classes) {
   std::ostringstream o;
   bool first = true;

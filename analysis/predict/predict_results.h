@@ -158,9 +158,6 @@ nlohmann::json to_json(const ResultsPrediction& p);
 // alternatives' causes as footnotes printed once; then the premises. At most 100 columns.
 std::string render_results_text(const ResultsPrediction& p);
 
-// The case a predictions entry of a result set (JSON) or premise check is for: its `case`, else
-// (sets written before predictions were per case) "<mechanism>/<mode>/<placement>".
-std::string entry_label(const nlohmann::json& entry);
 ClassShares class_shares(const std::map<PlacementClass, double>& classes);
 // A steady state's alternatives as class shares, in its order.
 std::vector<ClassShares> alternatives_of(const SteadyResult& r);

@@ -5,7 +5,6 @@
 #include <set>
 #include <sstream>
 
-#include "analysis/predict/predict_results.h"
 #include "analysis/report/report_parts.h"
 #include "common/schema/blocked.h"
 #include "common/schema/placement.h"
@@ -16,16 +15,9 @@
 namespace wb {
 namespace {
 
-using nlohmann::json;
-
 using namespace report_parts;
 
 // ---- reading cases ----------------------------------------------------------------------------
-
-std::optional<double> number_at(const json& obj, const char* key) {
-  if (obj.is_object() && obj.contains(key) && obj[key].is_number()) return obj[key].get<double>();
-  return std::nullopt;
-}
 
 std::string ns_text(const std::optional<double>& v) { return v ? fmt("%.0f", *v) : "-"; }
 
@@ -43,33 +35,23 @@ std::vector<std::string> policy_order(const std::set<std::string>& present) {
 }
 
 // The class a policy puts the wakee on most often, with its share when it is not all of them.
-std::string main_class(const json& classes) {
+std::string main_class(const std::vector<std::pair<std::string, double>>& classes) {
   std::string best;
   double share = -1;
-  for (const auto& [cls, v] : classes.items())
-    if (v.is_number() && v.get<double>() > share) {
+  for (const auto& [cls, v] : classes)
+    if (v > share) {
       best = cls;
-      share = v.get<double>();
+      share = v;
     }
   if (best.empty()) return "?";
   return share >= 0.995 ? best : best + " " + fmt("%.0f", 100 * share) + "%";
 }
 
-// predictions.cases[] as `wakebench predict --results` writes it: per mechanism, mode and
-// kernel placement, each policy's predicted class distribution and RTT (the distribution costed
-// with the pinned medians), and the measured kernel-placement RTT. Null when absent or empty.
-// Read from the set's `predictions` as recorded (open JSON: older sets hold older fields).
-const json* prediction_entries(const json& predictions) {
-  const json* entries = prediction_cases(predictions);
-  return entries && !entries->empty() ? entries : nullptr;
-}
-
 // The policies some entry predicts, in policy_order.
-std::vector<std::string> predicted_policies(const json& entries) {
+std::vector<std::string> predicted_policies(const std::vector<RecordedPrediction>& entries) {
   std::set<std::string> present;
-  for (const json& e : entries)
-    if (e.contains("policies") && e["policies"].is_object())
-      for (const auto& [p, v] : e["policies"].items()) present.insert(p);
+  for (const RecordedPrediction& e : entries)
+    for (const auto& [p, v] : e.policies) present.insert(p);
   return policy_order(present);
 }
 
@@ -77,12 +59,9 @@ std::vector<std::string> predicted_policies(const json& entries) {
 // marker is its steady state, its range is in `wakebench predict`: policies.<id>.uncertain), then
 // the predictor's word for the kernel's placements (docs/policy-model.md#verdicts); "-" when the
 // entry has no classes for it.
-std::string policy_placement(const json& pol) {
-  std::string cls = pol.is_object() && pol.contains("classes")
-                        ? main_class(pol["classes"]) + (pol.contains("uncertain") ? " ~" : "")
-                        : "-";
-  if (pol.is_object() && pol.contains("verdict") && pol["verdict"].is_string())
-    cls += ", " + pol["verdict"].get<std::string>();
+std::string policy_placement(const RecordedPolicy& pol) {
+  std::string cls = pol.has_classes ? main_class(pol.classes) + (pol.uncertain ? " ~" : "") : "-";
+  if (!pol.verdict.empty()) cls += ", " + pol.verdict;
   return cls;
 }
 
@@ -96,19 +75,18 @@ struct PredictionRow {
 };
 
 // The entries' rows; an entry with neither a predicted nor a measured RTT has none.
-std::vector<PredictionRow> prediction_rows(const json& entries,
+std::vector<PredictionRow> prediction_rows(const std::vector<RecordedPrediction>& entries,
                                            const std::vector<std::string>& policies) {
   std::vector<PredictionRow> rows;
-  for (const json& e : entries) {
-    PredictionRow r;
-    r.label = entry_label(e);
+  for (const RecordedPrediction& e : entries) {
+    PredictionRow r{e.label, {}, {}, e.measured_rtt_ns};
     for (const std::string& p : policies) {
-      const json pol = e.contains("policies") ? e["policies"].value(p, json()) : json();
-      r.predicted.push_back(pol.is_object() ? number_at(pol, "predicted_rtt_ns") : std::nullopt);
+      RecordedPolicy pol;
+      for (const auto& [id, v] : e.policies)
+        if (id == p) pol = v;
+      r.predicted.push_back(pol.predicted_rtt_ns);
       r.classes.push_back(policy_placement(pol));
     }
-    if (e.contains("measured") && e["measured"].is_object())
-      r.measured = number_at(e["measured"], "rtt_ns");
     bool any = r.measured.has_value();
     for (const auto& v : r.predicted) any = any || v.has_value();
     if (any) rows.push_back(std::move(r));
@@ -196,14 +174,13 @@ std::string predictions_gp(const std::vector<std::string>& policies,
 }
 
 // Each policy's predicted RTT of the kernel-placed cases next to the measured one.
-Part predictions(const json& recorded) {
-  const json* entries = prediction_entries(recorded);
-  if (!entries)
+Part predictions(const std::vector<RecordedPrediction>& entries) {
+  if (entries.empty())
     return not_drawn(
         "predicted vs measured RTT per policy: the result set has no predictions "
         "(`wakebench predict --results FILE --json` computes them)");
-  const std::vector<std::string> policies = predicted_policies(*entries);
-  const std::vector<PredictionRow> rows = prediction_rows(*entries, policies);
+  const std::vector<std::string> policies = predicted_policies(entries);
+  const std::vector<PredictionRow> rows = prediction_rows(entries, policies);
   if (rows.empty())
     return not_drawn(
         "predicted vs measured RTT per policy: no prediction could be costed (no ok pinned case "
@@ -419,12 +396,9 @@ std::string index_md(const ResultSet& rs, const std::vector<Part>& parts,
 }  // namespace
 
 ReportFiles report_files(const ResultSet& rs, const std::string& render_later) {
-  const std::vector<Part> parts = {heatmap(rs.views),
-                                   distributions(rs.views),
-                                   predictions(json(rs.set.predictions.value_or(nullptr))),
-                                   observed(rs.views),
-                                   matrices(rs.views),
-                                   case_table(rs.views)};
+  const std::vector<Part> parts = {heatmap(rs.views),           distributions(rs.views),
+                                   predictions(rs.predictions), observed(rs.views),
+                                   matrices(rs.views),          case_table(rs.views)};
   ReportFiles out;
   for (const Part& part : parts) {
     for (const Plot& p : part.plots) {

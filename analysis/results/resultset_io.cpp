@@ -103,6 +103,56 @@ const nlohmann::json* prediction_cases(const nlohmann::json& predictions) {
 
 namespace {
 
+std::optional<double> number_at(const nlohmann::json& obj, const char* key) {
+  if (obj.is_object() && obj.contains(key) && obj[key].is_number()) return obj[key].get<double>();
+  return std::nullopt;
+}
+
+RecordedPolicy recorded_policy(const nlohmann::json& pol) {
+  RecordedPolicy r;
+  if (!pol.is_object()) return r;
+  r.has_classes = pol.contains("classes");
+  if (r.has_classes && pol["classes"].is_object())
+    for (const auto& [cls, v] : pol["classes"].items())
+      if (v.is_number()) r.classes.emplace_back(cls, v.get<double>());
+  r.uncertain = pol.contains("uncertain");
+  if (pol.contains("verdict") && pol["verdict"].is_string()) r.verdict = pol["verdict"];
+  r.predicted_rtt_ns = number_at(pol, "predicted_rtt_ns");
+  return r;
+}
+
+// Its case; in sets from before predictions were per case, mechanism/mode[/placement].
+std::string entry_label(const nlohmann::json& e) {
+  if (e.contains("case") && e["case"].is_string()) return e["case"].get<std::string>();
+  const auto text = [&e](const char* key) {
+    return e.contains(key) && e[key].is_string() ? e[key].get<std::string>() : std::string("?");
+  };
+  std::string label = text("mechanism") + "/" + text("mode");
+  if (e.contains("placement") && e["placement"].is_string())
+    label += "/" + e["placement"].get<std::string>();
+  return label;
+}
+
+std::vector<RecordedPrediction> recorded_predictions(const ResultSetDoc& set) {
+  std::vector<RecordedPrediction> out;
+  const nlohmann::json predictions(set.predictions.value_or(nullptr));
+  const nlohmann::json* entries = prediction_cases(predictions);
+  for (const nlohmann::json& e : entries ? *entries : nlohmann::json::array()) {
+    if (!e.is_object()) continue;
+    RecordedPrediction r{entry_label(e), {}, std::nullopt};
+    if (e.contains("policies") && e["policies"].is_object())
+      for (const auto& [id, pol] : e["policies"].items())
+        r.policies.emplace_back(id, recorded_policy(pol));
+    if (e.contains("measured")) r.measured_rtt_ns = number_at(e["measured"], "rtt_ns");
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace
+
+namespace {
+
 // The names outside cases[] that the commands use (is_safe_name): the host, and in predictions
 // every entry's case, mechanism, mode and placement and every key (policies, classes).
 void check_document_names(const nlohmann::json& doc) {
@@ -206,6 +256,7 @@ ResultSet typed_result_set(ResultSetDoc&& set, const std::string& path) {
   rs.views = parse_cases(nlohmann::json(set.cases));
   rs.machine = summarize_machine(set);
   label_emulated_counters(rs.machine, rs.views);
+  rs.predictions = recorded_predictions(set);
   rs.set = std::move(set);
   return rs;
 }
@@ -221,6 +272,7 @@ ResultSet check_result_set(const nlohmann::json& doc) {
   check_topology_xml(doc);
   rs.machine = summarize_machine(rs.set);
   label_emulated_counters(rs.machine, rs.views);
+  rs.predictions = recorded_predictions(rs.set);
   return rs;
 }
 

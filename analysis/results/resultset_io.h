@@ -55,11 +55,30 @@ std::string format_counts(const EnvironmentView& m);
 // "(no machine description in the result set)".
 std::string machine_line(const EnvironmentView& m);
 
+// One policy's word on one entry of a set's recorded predictions.
+struct RecordedPolicy {
+  bool has_classes = false;                             // `classes` recorded
+  std::vector<std::pair<std::string, double>> classes;  // its numeric shares, in recorded order
+  bool uncertain = false;                               // `uncertain` recorded
+  std::string verdict;  // the predictor's word on the kernel's placements; "" when none
+  std::optional<double> predicted_rtt_ns;
+};
+
+// One entry of a set's recorded `predictions` (open JSON: older sets hold older fields).
+struct RecordedPrediction {
+  std::string label;  // its case; in sets before per-case entries mechanism/mode[/placement]
+  std::vector<std::pair<std::string, RecordedPolicy>> policies;  // in recorded order
+  std::optional<double> measured_rtt_ns;                         // `measured.rtt_ns`
+};
+
 struct ResultSet {
   std::string path;         // as given, for messages
   ResultSetDoc set;         // the typed set (`set.ab`: a set of an A/B run, docs/result-set.md#ab)
   EnvironmentView machine;  // who ran it, from the set's open blocks
   std::vector<CaseView> views;  // cases[], parsed once (analysis/results/case_view.h)
+  // predictions' per-case entries as the set recorded them (the entries that are objects); empty
+  // when it records none. `run` fills its own after the reader (ResultsPrediction, typed).
+  std::vector<RecordedPrediction> predictions;
 };
 
 // The per-case entries of a recorded predictions block (open JSON): "cases" from schema version
