@@ -202,13 +202,12 @@ class CoverageCache {
   std::map<std::string, double> memo_;
 };
 
-// Whether the case's `sched` knob, as a set records it ({"waker", "wakee"}), made both tasks
-// SCHED_IDLE.
-bool both_sched_idle(const nlohmann::json& params) {
-  const nlohmann::json sched =
-      params.is_object() ? params.value("sched", nlohmann::json()) : nlohmann::json();
-  return sched.is_object() && sched.value("waker", "") == "idle" &&
-         sched.value("wakee", "") == "idle";
+// Whether the case's `sched` knob made both tasks SCHED_IDLE.
+bool both_sched_idle(const Params& knobs) {
+  const auto idle = [](const std::optional<SchedPolicy>& p) {
+    return p && p->kind == SchedPolicy::kIdle;
+  };
+  return idle(knobs.sched[0]) && idle(knobs.sched[1]);
 }
 
 // The steady-state options of the case that ran: flags, cpuset, start, busy CPUs and SCHED_IDLE.
@@ -217,15 +216,11 @@ SteadyOptions options_for(const CasePrediction& e, bool emulated, const ModelFea
   opt.features = features;
   opt.sync = e.wake_flags == WakeFlags::kSync;
   opt.current_cpu = e.wake_flags == WakeFlags::kCurrentCpu;
-  const nlohmann::json work =
-      e.params.is_object() ? e.params.value("work_ns", nlohmann::json()) : nlohmann::json();
   // Without TTWU_QUEUE no wake is queued on a CPU still switching out: nothing to add.
-  opt.slow_switch_out =
-      features.ttwu_queue &&
-      slow_switch_out_applies(emulated, work.is_number_integer() ? work.get<long long>() : 0);
+  opt.slow_switch_out = features.ttwu_queue && slow_switch_out_applies(emulated, e.knobs.work_ns);
   opt.allowed = e.allowed;
   opt.busy = e.busy;
-  opt.sched_idle = both_sched_idle(e.params);
+  opt.sched_idle = both_sched_idle(e.knobs);
   if (e.start.first >= 0) std::tie(opt.start_a, opt.start_b) = e.start;
   return opt;
 }
@@ -270,9 +265,13 @@ void set_discriminated(CasePrediction& e, const SchedTopology& sched, const Stea
 CasePrediction predict_case(const SchedTopology& sched, const Point& pt, const CaseView* kc,
                             bool emulated, const ModelFeatures& features, CoverageCache& coverage) {
   const CaseView& first = pt.first();
-  CasePrediction e{
-      kc ? kc->name : pt.label(),    first.mechanism,   std::string(mode_id(first.mode)),
-      kc ? kc->placement : "kernel", first.params_json, pt.pinned};
+  CasePrediction e{kc ? kc->name : pt.label(),
+                   first.mechanism,
+                   std::string(mode_id(first.mode)),
+                   kc ? kc->placement : "kernel",
+                   first.params_json,
+                   first.params,
+                   pt.pinned};
   if (const auto busy = no_kernel_wakeup(first.mechanism)) {
     e.skipped = *busy + ": no kernel wakeup to model";
     return e;

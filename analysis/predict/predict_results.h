@@ -63,7 +63,8 @@ struct MeasuredPlacement {
 
 struct CasePrediction {
   std::string label, mechanism, mode, placement;
-  nlohmann::json params;                 // as recorded
+  nlohmann::json params;                 // as recorded (echoed in the JSON)
+  Params knobs;                          // the same, typed (what the model reads)
   std::map<std::string, double> pinned;  // class -> median RTT of this params point's pinned case
   std::optional<std::string> skipped;    // why there is no kernel wakeup to model
   WakeFlags wake_flags = WakeFlags::kNone;
