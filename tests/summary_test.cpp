@@ -132,6 +132,14 @@ TEST(Summary, PlacementClaimsAndCostClaimsThatNeedHardware) {
   EXPECT_NE(t.find("split costs more\n  needs hardware: this set's timings are emulated"),
             std::string::npos)
       << t;
+  // The reader checks the claims as the config's parser does: a broken one is one line at load.
+  rs["config"]["document"]["claims"][1].erase("text");
+  try {
+    wb::check_result_set(rs);
+    FAIL() << "a claim without text was read";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "config of the set: claims[1].text: missing");
+  }
 }
 
 // The golden summary (tests/golden/check.sh): the table of the report fixture, byte for byte.

@@ -256,29 +256,27 @@ std::string placement_text(const CaseView& c) {
 }  // namespace
 
 std::string claims_table(const ResultSet& rs, const ResultsPrediction* predictions) {
-  const auto& config = rs.set.config;
-  if (!config || !config->document || !config->document->contains("claims")) return "";
-  const auto* claims = &*config->document;
+  if (rs.claims.empty()) return "";
   std::map<std::string, const CaseView*> by_name;
   for (const CaseView& c : rs.views) by_name[c.name] = &c;
   std::ostringstream out;
   out << "The seed's claims, and this machine's counterparts:\n";
   const bool emulated = rs.machine.emulated;
-  for (const auto& claim : (*claims)["claims"]) {
-    const std::string metric = claim.value("metric", "median");
-    const std::string policy = claim.value("policy", "");
-    out << "\nseed " << claim["seed"].get<std::string>()
-        << (policy.empty() ? "" : " (" + policy + ")") << ": " << claim["text"].get<std::string>();
-    if (emulated && claim.value("needs_hardware", false))
+  for (const Claim& claim : rs.claims) {
+    const std::string& metric = claim.metric;
+    const std::string& policy = claim.policy;
+    out << "\nseed " << claim.seed << (policy.empty() ? "" : " (" + policy + ")") << ": "
+        << claim.text;
+    if (emulated && claim.needs_hardware)
       out << "\n  needs hardware: this set's timings are emulated, so they do not test it";
     out << "\n  here ("
         << (metric == "tps"         ? "transactions/s"
             : metric == "placement" ? "where the wakee ran"
                                     : metric + " RTT")
         << "):";
-    for (const auto& name : claim["cases"]) {
-      out << "\n    " << align_left(name.get<std::string>(), 40) << " ";
-      auto it = by_name.find(name.get<std::string>());
+    for (const std::string& name : claim.cases) {
+      out << "\n    " << align_left(name, 40) << " ";
+      auto it = by_name.find(name);
       if (it == by_name.end()) {
         out << "not run (filtered out?)";
         continue;
@@ -299,8 +297,8 @@ std::string claims_table(const ResultSet& rs, const ResultsPrediction* predictio
     out << "\n";
     // The model's word on the claim's patch, for each kernel-placed case it names.
     if (policy.empty() || !predictions) continue;
-    for (const auto& name : claim["cases"]) {
-      auto it = by_name.find(name.get<std::string>());
+    for (const std::string& name : claim.cases) {
+      auto it = by_name.find(name);
       if (it != by_name.end() && it->second->kind == PlacementKind::kKernel)
         out << claim_prediction(*predictions, policy, *it->second);
     }

@@ -149,6 +149,16 @@ std::vector<RecordedPrediction> recorded_predictions(const ResultSetDoc& set) {
   return out;
 }
 
+// The claims of the set's config (one line naming the claim for one that does not check).
+std::vector<Claim> recorded_claims(const ResultSetDoc& set) {
+  if (!set.config || !set.config->document) return {};
+  try {
+    return parse_claims(nlohmann::json(*set.config->document), "of the set");
+  } catch (const std::runtime_error& e) {  // "config of the set: claims[1].seed: missing"
+    throw std::invalid_argument(e.what());
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -257,6 +267,7 @@ ResultSet typed_result_set(ResultSetDoc&& set, const std::string& path) {
   rs.machine = summarize_machine(set);
   label_emulated_counters(rs.machine, rs.views);
   rs.predictions = recorded_predictions(set);
+  rs.claims = recorded_claims(set);
   rs.set = std::move(set);
   return rs;
 }
@@ -273,6 +284,7 @@ ResultSet check_result_set(const nlohmann::json& doc) {
   rs.machine = summarize_machine(rs.set);
   label_emulated_counters(rs.machine, rs.views);
   rs.predictions = recorded_predictions(rs.set);
+  rs.claims = recorded_claims(rs.set);
   return rs;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analysis/results/case_view.h"
+#include "common/schema/config.h"
 #include "common/schema/result_set.h"  // kResultSchema, kResultSchemaVersion
 #include "common/schema/result_set_doc.h"
 #include "common/system/topology.h"
@@ -79,6 +80,7 @@ struct ResultSet {
   // predictions' per-case entries as the set recorded them (the entries that are objects); empty
   // when it records none. `run` fills its own after the reader (ResultsPrediction, typed).
   std::vector<RecordedPrediction> predictions;
+  std::vector<Claim> claims;  // its config's claims (config.document.claims), checked
 };
 
 // The per-case entries of a recorded predictions block (open JSON): "cases" from schema version

@@ -70,14 +70,15 @@ void read_run_keys(const std::string& path, const std::string& where, const nloh
   }
 }
 
-// A seed experiment's claims, each printed after the summary beside this machine's measured
-// counterparts (analysis/report/summary.cpp claims_table).
-void check_claim(const std::string& path, const std::string& at, const nlohmann::json& claim) {
+// One claim, checked.
+Claim parse_claim(const std::string& path, const std::string& at, const nlohmann::json& claim) {
   if (!claim.is_object()) fail_config(path, at, "expected an object");
+  Claim c;
   for (const auto& [key, v] : claim.items()) {
     if (key == "seed" || key == "text") {
       if (!v.is_string()) fail_config(path, at + "." + key, "expected a string");
       safe(path, at + "." + key, v.get<std::string>(), key == "seed" ? check_name : check_text);
+      (key == "seed" ? c.seed : c.text) = v.get<std::string>();
     } else if (key == "policy") {
       // The patch the claim is about: `run` prints its prediction beside the claim.
       const std::vector<std::string> ids = registry().policy_ids();
@@ -86,23 +87,27 @@ void check_claim(const std::string& path, const std::string& at, const nlohmann:
             path, at + ".policy",
             (v.is_string() ? "unknown policy " + v.dump() : std::string("expected a string")) +
                 " (known: " + join(ids, ", ") + ")");
+      c.policy = v.get<std::string>();
     } else if (key == "cases") {
       string_list(path, at + ".cases", v);
       for (size_t k = 0; k < v.size(); ++k)
         safe(path, at + ".cases[" + std::to_string(k) + "]", v[k].get<std::string>(), check_name);
+      c.cases = v.get<std::vector<std::string>>();
     } else if (key == "metric") {
       if (!v.is_string() ||
           (v != "median" && v != "mean" && v != "p99" && v != "tps" && v != "placement"))
         fail_config(path, at + ".metric", "expected one of median, mean, p99, tps, placement");
+      c.metric = v.get<std::string>();
     } else if (key == "needs_hardware") {
-      // A claim about cost: an emulated guest's timings do not test it (run prints so).
       if (!v.is_boolean()) fail_config(path, at + ".needs_hardware", "expected true or false");
+      c.needs_hardware = v.get<bool>();
     } else {
       fail_config(path, at + "." + key, "unknown key");
     }
   }
   for (const char* key : {"seed", "text", "cases"})
     if (!claim.contains(key)) fail_config(path, at + "." + key, "missing");
+  return c;
 }
 
 // The top level's own keys: schema_version, name, description, search, defaults, claims.
@@ -135,12 +140,7 @@ void read_header(const std::string& path, const nlohmann::json& j, Config& c) {
     if (!j["defaults"].is_object()) fail_config(path, "defaults", "expected an object");
     read_run_keys(path, "defaults", j["defaults"], c.defaults, {});
   }
-  if (j.contains("claims")) {
-    const auto& claims = j["claims"];
-    if (!claims.is_array()) fail_config(path, "claims", "expected an array of objects");
-    for (size_t i = 0; i < claims.size(); ++i)
-      check_claim(path, "claims[" + std::to_string(i) + "]", claims[i]);
-  }
+  c.claims = parse_claims(j, path);
 }
 
 // A duty cycle belongs to the background: every background value of an entry with duty or
@@ -208,6 +208,16 @@ ConfigEntry read_entry(const std::string& path, size_t i, const nlohmann::json& 
 }
 
 }  // namespace
+
+std::vector<Claim> parse_claims(const nlohmann::json& document, const std::string& path) {
+  std::vector<Claim> out;
+  if (!document.is_object() || !document.contains("claims")) return out;
+  const auto& claims = document["claims"];
+  if (!claims.is_array()) fail_config(path, "claims", "expected an array of objects");
+  for (size_t i = 0; i < claims.size(); ++i)
+    out.push_back(parse_claim(path, "claims[" + std::to_string(i) + "]", claims[i]));
+  return out;
+}
 
 Config parse_config(const std::string& text, const std::string& path) {
   Config c;

@@ -28,14 +28,29 @@ struct ConfigEntry {
   RunDefaults run;  // the config's defaults, overridden by the entry's own keys
 };
 
+// A seed experiment's claim (docs/configs.md), printed after `run`'s summary beside this
+// machine's measured counterparts (analysis/report/summary.cpp claims_table).
+struct Claim {
+  std::string seed, text;
+  std::string metric = "median";  // median, mean, p99, tps or placement
+  std::string policy;             // the patch the claim is about ("" when none)
+  bool needs_hardware = false;    // about cost: an emulated guest's timings do not test it
+  std::vector<std::string> cases;
+};
+
 struct Config {
   std::string path;  // as given; "" for text parsed from memory
   std::string text;  // the file's bytes (hashed into the result set)
   std::string name;
   RunDefaults defaults;
   std::vector<ConfigEntry> entries;
+  std::vector<Claim> claims;
   nlohmann::json json;  // the parsed document, embedded in the result set
 };
+
+// The claims of a config document (its `claims`, none when absent), checked. Throws like
+// load_config, naming `path` ("config PATH: claims[1].policy: unknown policy ...").
+std::vector<Claim> parse_claims(const nlohmann::json& document, const std::string& path);
 
 // Throws std::runtime_error "config PATH: <key path>: <problem>" (one line).
 Config load_config(const std::string& path);
