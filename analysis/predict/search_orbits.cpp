@@ -141,30 +141,6 @@ std::int64_t CandidateSpace::image(std::int64_t index, const CpuMap& m) const {
 
 namespace {
 
-// Union-find over candidate indexes; each class's root is its least member.
-class Classes {
- public:
-  explicit Classes(std::int64_t n) : root_(static_cast<std::size_t>(n)) {
-    for (std::size_t i = 0; i < root_.size(); ++i) root_[i] = static_cast<std::uint32_t>(i);
-  }
-  std::uint32_t find(std::uint32_t x) {
-    while (root_[x] != x) x = root_[x] = root_[root_[x]];
-    return x;
-  }
-  void join(std::uint32_t x, std::uint32_t y) {
-    x = find(x), y = find(y);
-    if (x != y) root_[std::max(x, y)] = std::min(x, y);
-  }
-  // Every candidate's root: a parent is always a lesser index, so one pass upwards settles all.
-  std::vector<std::uint32_t> take() {
-    for (std::size_t i = 0; i < root_.size(); ++i) root_[i] = root_[root_[i]];
-    return std::move(root_);
-  }
-
- private:
-  std::vector<std::uint32_t> root_;
-};
-
 // Which generators move what: per CPU, and per cpuset (onto another); with each generator's image
 // of every cpuset.
 struct Moves {
@@ -198,7 +174,7 @@ CandidateOrbits::CandidateOrbits(const CandidateSpace& space,
   if (space.size() >= std::numeric_limits<std::uint32_t>::max())
     throw std::invalid_argument("search: " + std::to_string(space.size()) +
                                 " candidates on this topology, more than this search numbers");
-  Classes classes(space.size());
+  LeastRoots classes(static_cast<std::size_t>(space.size()));
   if (!generators.empty()) {
     const Moves moves(space, generators);
     std::vector<std::int64_t> seen(generators.size(), -1);

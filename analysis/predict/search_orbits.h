@@ -3,6 +3,7 @@
 // its members the same experiment on other CPU ids (docs/policy-model.md#search-symmetry). Pure.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <utility>
@@ -12,6 +13,31 @@
 #include "analysis/model/symmetry.h"
 
 namespace wb {
+
+// A union-find over 0..n-1 whose roots are each class's least member (the candidate orbits,
+// SearchShapes' orbits of pairs).
+class LeastRoots {
+ public:
+  explicit LeastRoots(std::size_t n) : up_(n) {
+    for (std::size_t i = 0; i < n; ++i) up_[i] = static_cast<std::uint32_t>(i);
+  }
+  std::uint32_t find(std::uint32_t x) {
+    while (up_[x] != x) x = up_[x] = up_[up_[x]];
+    return x;
+  }
+  void join(std::uint32_t x, std::uint32_t y) {
+    x = find(x), y = find(y);
+    if (x != y) up_[std::max(x, y)] = std::min(x, y);
+  }
+  // Every member's root: a parent is always a lesser index, so one pass upwards settles all.
+  std::vector<std::uint32_t> take() {
+    for (std::size_t i = 0; i < up_.size(); ++i) up_[i] = up_[up_[i]];
+    return std::move(up_);
+  }
+
+ private:
+  std::vector<std::uint32_t> up_;
+};
 
 struct SearchCandidate {
   std::vector<int> allowed;  // the cpuset; every CPU of the topology for `kernel`

@@ -16,25 +16,6 @@ namespace wb {
 
 namespace {
 
-// A union-find over 0..n-1 whose roots are each class's least member.
-struct LeastRoots {
-  std::vector<std::uint32_t> up;
-  explicit LeastRoots(std::size_t n) : up(n) { std::iota(up.begin(), up.end(), 0u); }
-  std::uint32_t find(std::uint32_t x) {
-    while (up[x] != x) x = up[x] = up[up[x]];
-    return x;
-  }
-  void join(std::uint32_t x, std::uint32_t y) {
-    x = find(x), y = find(y);
-    if (x != y) up[std::max(x, y)] = std::min(x, y);
-  }
-  // A parent is always a lesser index, so one pass upwards settles every root.
-  std::vector<std::uint32_t> take() {
-    for (std::size_t i = 0; i < up.size(); ++i) up[i] = up[up[i]];
-    return std::move(up);
-  }
-};
-
 // The orbit of `from` under `gens`, each point with a product of gens that carries `from` there.
 std::vector<std::pair<int, Perm>> transversals(const std::vector<Perm>& gens, int from,
                                                int degree) {
