@@ -17,10 +17,13 @@
 #include "analysis/predict/search_shapes.h"
 #include "common/schema/registry.h"
 #include "runners/run/progress.h"
+#include "tests/candidate_orbits.h"
 #include "tests/support.h"
 
 namespace wb {
 namespace {
+
+using test::CandidateOrbits;
 
 // ---- constructed machines -------------------------------------------------------------------
 

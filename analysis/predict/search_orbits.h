@@ -100,23 +100,4 @@ class CandidateSpace {
   int find_set(const std::vector<int>& cpus) const;
 };
 
-// The orbits of the candidates under the group `generators` generate, numbered by their first
-// member (ascending), by a union-find over every candidate: the reference SearchShapes
-// (analysis/predict/search_shapes.h), which `search` uses, is tested against; 4 bytes per
-// candidate.
-class CandidateOrbits {
- public:
-  CandidateOrbits(const CandidateSpace& space, const std::vector<CpuMap>& generators);
-  std::size_t count() const { return first_.size(); }
-  std::int64_t first(std::size_t orbit) const { return first_[orbit]; }
-  std::int64_t size(std::size_t orbit) const { return size_[orbit]; }
-  std::size_t orbit_of(std::int64_t index) const;
-  // The orbit's members, ascending (a pass over every candidate).
-  std::vector<std::int64_t> members(std::size_t orbit) const;
-
- private:
-  std::vector<std::uint32_t> root_;  // per candidate, its orbit's first member
-  std::vector<std::int64_t> first_, size_;
-};
-
 }  // namespace wb

@@ -4,7 +4,8 @@
 // of a (under G_S, the stabilizer of S), the orbits of G_{S,a} on the pairs (b, busy) of the least
 // S and the least a of those orbits. Ordered by (S, a, b, busy) as the candidate index is, the
 // least member of an orbit is the least S of its orbit, then the least a of that S's G_S-orbit,
-// then the least (b, busy) of its G_{S,a}-orbit: the first member CandidateOrbits numbers it by.
+// then the least (b, busy) of its G_{S,a}-orbit: the first member the reference union-find
+// (tests/candidate_orbits.h) numbers it by.
 // The stabilizers come from Schreier-Sims (analysis/predict/perm_group.h), the cpusets and whole
 // cores being points of their own beside the CPUs, so that a set's stabilizer is a point's.
 #include "analysis/predict/search_shapes.h"

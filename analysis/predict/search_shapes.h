@@ -2,8 +2,9 @@
 // keep the model's answer, analysis/predict/search_orbits.h) found without visiting every
 // candidate: the orbits of the cpusets, then per cpuset the orbits of its stabilizer on the waker's
 // start, then per (cpuset, start) the orbits of their stabilizer on the rest of a candidate
-// (docs/policy-model.md#search-symmetry). The same orbits as CandidateOrbits' union-find over
-// every candidate, numbered alike (by first member), on a fraction of the candidates. Pure.
+// (docs/policy-model.md#search-symmetry). The same orbits as the union-find over every
+// candidate (tests/candidate_orbits.h), numbered alike (by first member), on a fraction of the
+// candidates. Pure.
 #pragma once
 
 #include <cstdint>
