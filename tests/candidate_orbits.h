@@ -58,7 +58,7 @@ struct GeneratorMoves {
 };
 
 inline CandidateOrbits::CandidateOrbits(const CandidateSpace& space,
-                                 const std::vector<CpuMap>& generators) {
+                                        const std::vector<CpuMap>& generators) {
   if (space.size() >= std::numeric_limits<std::uint32_t>::max())
     throw std::invalid_argument("search: " + std::to_string(space.size()) +
                                 " candidates on this topology, more than this search numbers");
@@ -108,6 +108,5 @@ inline std::vector<std::int64_t> CandidateOrbits::members(std::size_t orbit) con
     if (root_[i] == r) out.push_back(static_cast<std::int64_t>(i));
   return out;
 }
-
 
 }  // namespace wb::test
