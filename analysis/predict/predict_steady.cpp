@@ -87,6 +87,10 @@ void check_in_topology(const SchedTopology& sched, const std::vector<int>& cpus,
   }
 }
 
+}  // namespace
+
+namespace steady {
+
 // The wake from state `s` with its `hints`: its waker wakes the other task under the options'
 // flags, hogs and cpuset; a disturbed wake finds one more runnable task on the wakee's previous
 // CPU. Filled into `buf`.
@@ -132,8 +136,9 @@ LlcHints first_idle_cores(const SchedTopology& sched, const SteadyOptions& opt) 
 // wakee or a hog runs there, goes idle and sets its LLC's hint when every sibling is idle too
 // (__update_idle_core()); after a disturbed wake, prev's CPU does the same once its extra task
 // is done.
-void idle_cores_after(const SchedTopology& sched, const SteadyOptions& opt, const WakeInput& in,
-                      const WakeDecision& d, bool disturbed, LlcHints& hints) {
+static void idle_cores_after(const SchedTopology& sched, const SteadyOptions& opt,
+                             const WakeInput& in, const WakeDecision& d, bool disturbed,
+                             LlcHints& hints) {
   if (hints.empty()) return;
   if (d.idle_cores_cleared >= 0)
     set_hint(hints, sched.sd_llc(d.idle_cores_cleared)->span.front(), false);
@@ -152,7 +157,7 @@ void idle_cores_after(const SchedTopology& sched, const SteadyOptions& opt, cons
 
 // The state after the wake from `s` decided `d`: the wakee on its CPU, and its turn to wake (its
 // hints apart: idle_cores_after()).
-PairState after_wake(PairState s, const WakeDecision& d) {
+static PairState after_wake(PairState s, const WakeDecision& d) {
   const int w = s.turn, e = 1 - s.turn;
   s.cpu[e] = d.cpu;
   s.recent[e] = d.wakee_recent_used_cpu;
@@ -184,6 +189,10 @@ const Step& step(const SchedTopology& sched, const SteadyOptions& opt, const Wak
   out.next = walks.number(next);
   return walks.add(n, disturbed, std::move(out));
 }
+
+}  // namespace steady
+
+namespace {
 
 // Wakes the pair from `start` until its state repeats or opt.max_wakes: the result up to its
 // classes, cpus and alternatives (first_paths only with `paths`), and the wakes that count (those

@@ -1,6 +1,7 @@
 // The steady state's walks (analysis/predict/predict_steady.cpp): a pair's model state, the wakes
 // met from each state, numbered once, and the storage they reuse from one steady state to the next
-// (search simulates hundreds of thousands in a row). Internal to predict_steady.cpp.
+// (search simulates hundreds of thousands in a row). Internal to predict_steady.cpp and
+// intermittent.cpp.
 #pragma once
 
 #include <algorithm>
@@ -238,6 +239,15 @@ struct StepMemo {
   WakeBuffer buffer;
   std::array<Walks, 3> walks;
 };
+
+// The wakes themselves, defined (and described) in predict_steady.cpp; intermittent.cpp walks them
+// too: the input of the wake from a state, the hints before the first wake, and the wake from state
+// `n` of `walks` (computed once, then followed).
+WakeInput& next_wake(const PairState& s, std::span<const std::pair<int, bool>> hints,
+                     const SteadyOptions& opt, bool disturbed, WakeBuffer& buf);
+LlcHints first_idle_cores(const SchedTopology& sched, const SteadyOptions& opt);
+const Step& step(const SchedTopology& sched, const SteadyOptions& opt, const WakeupPolicy& policy,
+                 int n, bool disturbed, bool explain, Walks& walks, WakeBuffer& buffer);
 
 inline Walks& walks_for(StepMemo& memo, const SteadyOptions& opt) {
   return memo.walks[opt.has_idle_cores ? static_cast<std::size_t>(*opt.has_idle_cores) + 1 : 0];
