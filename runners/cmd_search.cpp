@@ -1,7 +1,9 @@
 // `wakebench search`: kernel-placed cases that tell the policies apart on a topology (an hwloc XML,
 // a lab preset's XML in configs/lab/topologies/, or the live machine), written as a `wakebench
 // run` config with the search's record (docs/policy-model.md#search).
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
@@ -34,7 +36,17 @@ struct SearchArgs {
   double max_seconds = 0;  // 0: no limit
   int check_shapes = 0;    // > 0: check that many random candidates against their shapes instead
   int per_pair = 2, per_policy = 6, max_cases = 24;
+  int duty = 0;        // 0: busy CPUs busy throughout
+  int period_ms = 10;  // with duty: the background's period
+  double round_trip_us =
+      100;  // with duty: the pair's round trip, which turns the period into wakes
+  std::string objective = "placement";
 };
+
+// The background's period in the pair's wakes (2 per round trip), at least one round trip.
+int period_wakes(const SearchArgs& a) {
+  return std::max(2, static_cast<int>(std::lround(2 * a.period_ms * 1000 / a.round_trip_us)));
+}
 
 SearchOptions options_of(const SearchArgs& a) {
   const MechanismEntry* m = registry().find_mechanism(a.mechanism);
@@ -58,17 +70,22 @@ SearchOptions options_of(const SearchArgs& a) {
   o.per_policy = a.per_policy;
   o.max_cases = a.max_cases;
   o.exhaustive = a.exhaustive;
+  if (a.duty > 0) o.intermittent = Intermittent{a.duty, period_wakes(a)};
+  if (a.objective == "decisions") o.objective = SearchOptions::Objective::kDecisions;
   return o;
 }
 
-json entry_of(const FoundCase& f, const SchedTopology& sched, const std::string& mechanism,
-              long long work_ns) {
+json entry_of(const FoundCase& f, const SchedTopology& sched, const SearchArgs& a) {
   const SearchCandidate& c = f.candidate;
   json params = {{"start", {std::to_string(c.start_a) + "," + std::to_string(c.start_b)}}};
   if (!c.busy.empty()) params["background"] = {format_cpu_list(c.busy)};
-  if (work_ns > 0) params["work_ns"] = {work_ns};
+  if (!c.busy.empty() && a.duty > 0) {
+    params["duty"] = {a.duty};
+    params["period_ms"] = {a.period_ms};
+  }
+  if (a.work_ns > 0) params["work_ns"] = {a.work_ns};
   const bool all = c.allowed == sched.cpus();
-  return {{"mechanisms", {mechanism}},
+  return {{"mechanisms", {a.mechanism}},
           {"modes", {"threads"}},
           {"placements", {all ? std::string("kernel") : "kernel:" + format_cpu_list(c.allowed)}},
           {"params", params}};
@@ -79,15 +96,17 @@ json record_of(const FoundCase& f, const std::string& name, const std::vector<st
   for (const SteadyResult& s : f.steady)
     steady[s.policy] = {{"classes", classes_json(s.classes)}, {"cpus", s.cpus}};
   for (const auto& [i, j] : f.pairs) pairs.push_back({ids[i], ids[j]});
-  return {{"case", name}, {"steady", steady}, {"discriminates", pairs}};
+  json differ =
+      json::object();  // {policy: {other: share of policy's wakes other decides otherwise}}
+  for (std::size_t i = 0; i < f.differ.size(); ++i)
+    for (std::size_t j = 0; j < f.differ[i].size(); ++j)
+      if (i != j) differ[ids[i]][ids[j]] = f.differ[i][j];
+  return {{"case", name}, {"steady", steady}, {"discriminates", pairs}, {"differ", differ}};
 }
 
 json pair_json(const PairReport& p) {
-  return {{"policies", {p.a, p.b}},
-          {"chosen", p.chosen},
-          {"candidates", p.candidates},
-          {"best_tv", p.best_tv},
-          {"blocked_by", p.blocked_by}};
+  return {{"policies", {p.a, p.b}}, {"chosen", p.chosen},         {"candidates", p.candidates},
+          {"best_tv", p.best_tv},   {"best_split", p.best_split}, {"blocked_by", p.blocked_by}};
 }
 
 // The config: one entry per chosen case, the search's record under `search`. Expanded once on the
@@ -103,8 +122,7 @@ std::string config_text(const SearchResult& r, const SearchOptions& opt, const S
               {"defaults",
                {{"round_trips", 2000}, {"warmup", 200}, {"repetitions", 3}, {"timeout_s", 180}}},
               {"cases", json::array()}};
-  for (const FoundCase& f : r.chosen)
-    cfg["cases"].push_back(entry_of(f, sched, a.mechanism, a.work_ns));
+  for (const FoundCase& f : r.chosen) cfg["cases"].push_back(entry_of(f, sched, a));
   const Config parsed = parse_config(cfg.dump(), "search output");
   const std::vector<CaseSpec> cases =
       expand_cases(parsed, sched.topology(), registry().mechanism_ids());
@@ -112,26 +130,34 @@ std::string config_text(const SearchResult& r, const SearchOptions& opt, const S
   for (std::size_t k = 0; k < r.chosen.size(); ++k)
     rec.push_back(record_of(r.chosen[k], cases[k].name, r.policies));
   for (const PairReport& p : r.pairs) pairs.push_back(pair_json(p));
-  cfg["search"] = {{"topology", sched.topology().source()},
-                   {"topology_file", a.topology.empty() ? json(nullptr) : json(a.topology)},
-                   {"topology_sha256",
-                    a.topology.empty() ? json(nullptr)
-                                       : json(sha256_hex(read_input_file("topology", a.topology)))},
-                   {"emulated", opt.emulated},
-                   {"work_ns", opt.work_ns},
-                   {"slow_switch_out", slow_switch_out_applies(opt.emulated, opt.work_ns)},
-                   {"mechanism", a.mechanism},
-                   {"policies", r.policies},
-                   {"rules", {{"tv", kDiscriminateTv}, {"match_distance", kMatchDistance}}},
-                   {"model", wakebench_build()},
-                   {"candidates", r.candidates},
-                   {"exhaustive", opt.exhaustive},
-                   {"shapes", r.shapes},
-                   {"complete", !r.cut},
-                   {"simulated_shapes", r.simulated},
-                   {"max_seconds", a.max_seconds > 0 ? json(a.max_seconds) : json(nullptr)},
-                   {"pairs", pairs},
-                   {"cases", rec}};
+  cfg["search"] = {
+      {"topology", sched.topology().source()},
+      {"topology_file", a.topology.empty() ? json(nullptr) : json(a.topology)},
+      {"topology_sha256", a.topology.empty()
+                              ? json(nullptr)
+                              : json(sha256_hex(read_input_file("topology", a.topology)))},
+      {"emulated", opt.emulated},
+      {"work_ns", opt.work_ns},
+      {"slow_switch_out", slow_switch_out_applies(opt.emulated, opt.work_ns)},
+      {"objective", a.objective},
+      {"intermittent", a.duty > 0 ? json{{"duty", a.duty},
+                                         {"period_ms", a.period_ms},
+                                         {"round_trip_us", a.round_trip_us},
+                                         {"period_wakes", period_wakes(a)}}
+                                  : json(nullptr)},
+      {"mechanism", a.mechanism},
+      {"policies", r.policies},
+      {"rules",
+       {{"tv", kDiscriminateTv}, {"match_distance", kMatchDistance}, {"split", kSplitShare}}},
+      {"model", wakebench_build()},
+      {"candidates", r.candidates},
+      {"exhaustive", opt.exhaustive},
+      {"shapes", r.shapes},
+      {"complete", !r.cut},
+      {"simulated_shapes", r.simulated},
+      {"max_seconds", a.max_seconds > 0 ? json(a.max_seconds) : json(nullptr)},
+      {"pairs", pairs},
+      {"cases", rec}};
   return cfg.dump(2) + "\n";
 }
 
@@ -235,6 +261,25 @@ void add_search_command(CLI::App& app) {
   cmd->add_flag("--exhaustive", a->exhaustive,
                 "simulate every candidate, not one per shape (the reference the shapes are "
                 "checked against; slow on large machines)");
+  auto* duty =
+      cmd->add_option("--duty", a->duty,
+                      "the busy CPUs busy only this percent of each period (1-99; default: "
+                      "throughout): each policy's mix over the busy and idle phases "
+                      "(docs/policy-model.md#intermittent); the config gets duty and period_ms")
+          ->check(CLI::Range(1, 99));
+  cmd->add_option("--period-ms", a->period_ms, "with --duty: the period (1-1000 ms, default 10)")
+      ->check(CLI::Range(1, 1000))
+      ->needs(duty);
+  cmd->add_option("--round-trip-us", a->round_trip_us,
+                  "with --duty: the pair's round trip on the target machine, which turns the "
+                  "period into wakes (default 100 us)")
+      ->check(finite_number)
+      ->check(CLI::PositiveNumber)
+      ->needs(duty);
+  cmd->add_option("--objective", a->objective,
+                  "what tells two policies apart: placement (their steady states, default) or "
+                  "decisions (one decides otherwise on >= 5 % of the other's wakes)")
+      ->check(CLI::IsMember({"placement", "decisions"}));
   cmd->add_option("--out", a->out, "write the config here");
   cmd->add_option("--check-shapes", a->check_shapes,
                   "instead of searching, simulate N random candidates directly and check each "

@@ -162,6 +162,41 @@ TEST(Search, QuotasAndBadPolicies) {
   EXPECT_THROW(search(t, o), std::invalid_argument);
 }
 
+// The decisions objective tells two policies apart where one decides otherwise on >= 5 % of the
+// other's wakes: on 2llc (no SMT) sync-pair's hook after wake_affine takes the waker's CPU where
+// mainline does not, while sync-core and v2 (whose hooks need SMT) never split from mainline.
+TEST(SearchObjective, DecisionsTellApartWhereTheModelsSplit) {
+  const SchedTopology sched(Topology::from_xml(kLab + "2llc.xml"));
+  SearchOptions opt;
+  opt.policies = {"mainline", "sync-pair", "sync-core"};
+  opt.objective = SearchOptions::Objective::kDecisions;
+  const SearchResult r = search(sched, opt);
+  ASSERT_EQ(r.pairs.size(), 3u);
+  EXPECT_GT(r.pairs[0].candidates, 0);  // mainline vs sync-pair
+  EXPECT_GE(r.pairs[0].best_split, kSplitShare);
+  EXPECT_EQ(r.pairs[1].candidates, 0);  // mainline vs sync-core
+  EXPECT_EQ(r.pairs[1].best_split, 0.0);
+  for (const FoundCase& f : r.chosen)
+    for (const auto& [i, j] : f.pairs)
+      EXPECT_GE(std::max(f.differ[i][j], f.differ[j][i]), kSplitShare);
+}
+
+// With the busy CPUs intermittent, a candidate held to one core gets the mix, not the steady state,
+// and keeps the steady state's alternatives.
+TEST(SearchObjective, IntermittentCandidatesGetTheMix) {
+  const SchedTopology sched(Topology::from_xml(kLab + "smt2-3core.xml"));
+  SearchOptions opt;
+  opt.policies = {"mainline", "sync-2017"};
+  opt.intermittent = Intermittent{60, 200};
+  const SearchCandidate c{{0, 1}, 0, 1, {1}};
+  const auto steady = candidate_steady_states(sched, opt, c);
+  ASSERT_EQ(steady.size(), 2u);
+  EXPECT_NEAR(steady[0].classes.at(PlacementClass::kSameCpu), 0.6, 0.03);
+  opt.intermittent.reset();
+  EXPECT_DOUBLE_EQ(candidate_steady_states(sched, opt, c)[0].classes.at(PlacementClass::kSameCpu),
+                   1.0);
+}
+
 struct Cli {
   int status = -1;
   std::string out;
@@ -201,6 +236,33 @@ TEST(SearchCli, WritesARunConfigWithItsRecord) {
   EXPECT_EQ(rec["emulated"], true);
   EXPECT_EQ(rec["slow_switch_out"], false);
   EXPECT_EQ(rec["model"]["git_sha"].get<std::string>().empty(), false);
+  std::filesystem::remove_all(dir);
+}
+
+// With --duty the config's busy cases carry the duty and period, and the record says how the
+// period became wakes; every chosen case records, per policy, the share of its wakes each other
+// policy decides otherwise.
+TEST(SearchCli, DutyGoesIntoTheConfigAndTheRecord) {
+  const std::string dir = test::fresh_test_dir("search_cli").string();
+  const std::string out = dir + "/cases.json";
+  const Cli r =
+      run_search("--topology " + kLab +
+                 "smt2-3core.xml --duty 60 --period-ms 2 --round-trip-us 50 --out " + out);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const Config c = load_config(out);
+  const auto cases =
+      expand_cases(c, Topology::from_xml(kLab + "smt2-3core.xml"), registry().mechanism_ids());
+  int busy = 0;
+  for (const CaseSpec& cs : cases) {
+    if (cs.params.background == "none") continue;
+    ++busy;
+    EXPECT_EQ(cs.params.duty, 60) << cs.name;
+    EXPECT_EQ(cs.params.period_ms, 2) << cs.name;
+  }
+  EXPECT_GT(busy, 0);
+  const json& rec = c.json["search"];
+  EXPECT_EQ(rec["intermittent"]["period_wakes"], 80);
+  EXPECT_EQ(rec["cases"][0]["differ"]["mainline"]["sync-2017"], 1.0);
   std::filesystem::remove_all(dir);
 }
 
@@ -246,7 +308,8 @@ TEST(SearchCli, BadInputIsOneLineAndWritesNothing) {
   for (const std::string& args :
        {topo + "--mechanism spin", topo + "--mechanism nope", topo + "--policies mainline",
         std::string("--topology /nope.xml"), topo + "--work-ns -1", topo + "--max-seconds 0",
-        topo + "--max-seconds x"}) {
+        topo + "--max-seconds x", topo + "--period-ms 2", topo + "--duty 100",
+        topo + "--duty 50 --round-trip-us 0", topo + "--objective cost"}) {
     const Cli r = run_search(args + " --out " + out);
     EXPECT_EQ(r.status, 2) << args << ": " << r.out;
     EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << args << ": " << r.out;

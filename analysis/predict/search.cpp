@@ -41,8 +41,8 @@ std::vector<std::vector<int>> busy_sets(const SchedTopology& sched, const std::v
   return out;
 }
 
-std::vector<SteadyResult> steady_states(const SchedTopology& sched, const SearchOptions& opt,
-                                        const SearchCandidate& c) {
+SteadyOptions steady_options(const SchedTopology& sched, const SearchOptions& opt,
+                             const SearchCandidate& c) {
   SteadyOptions so;
   so.sync = opt.sync;
   so.current_cpu = opt.current_cpu;
@@ -51,9 +51,56 @@ std::vector<SteadyResult> steady_states(const SchedTopology& sched, const Search
   so.busy = c.busy;
   if (c.allowed != sched.cpus()) so.allowed = c.allowed;  // empty: every CPU, never copied
   so.slow_switch_out = slow_switch_out_applies(opt.emulated, opt.work_ns);
-  std::vector<const WakeupPolicy*> policies;
-  for (const std::string& id : opt.policies) policies.push_back(&policy_by_id(id));
-  return simulate_steady_states(sched, so, policies);
+  return so;
+}
+
+std::vector<const WakeupPolicy*> policies_of(const SearchOptions& opt) {
+  std::vector<const WakeupPolicy*> out;
+  for (const std::string& id : opt.policies) out.push_back(&policy_by_id(id));
+  return out;
+}
+
+// The phases of the candidate's busy CPUs: intermittent when the search says so and it has some,
+// else one phase that never ends (the steady state's cycle, busy CPUs busy throughout).
+std::vector<IntermittentResult> phases(const SchedTopology& sched, const SearchOptions& opt,
+                                       const SearchCandidate& c) {
+  const Intermittent load =
+      opt.intermittent && !c.busy.empty() ? *opt.intermittent : Intermittent{100, 2};
+  return simulate_intermittent(sched, steady_options(sched, opt, c), policies_of(opt), load);
+}
+
+// Each policy's steady state on the candidate (its mix, with the busy CPUs intermittent) and,
+// with `differ`, [i][j]: the share of policy i's wakes on which j's model chooses another CPU.
+struct Simulated {
+  std::vector<SteadyResult> steady;
+  std::vector<std::vector<double>> differ;
+};
+
+Simulated simulate(const SchedTopology& sched, const SearchOptions& opt, const SearchCandidate& c,
+                   bool differ) {
+  Simulated out;
+  out.steady = simulate_steady_states(sched, steady_options(sched, opt, c), policies_of(opt));
+  const bool mixed = opt.intermittent && !c.busy.empty();
+  if (!mixed && !differ) return out;
+  // A mix takes the steady state's place, keeping its alternatives: a disturbance other than the
+  // background (a kworker, a stale hint) can still move the pair where they say.
+  std::vector<IntermittentResult> mixes = phases(sched, opt, c);
+  for (std::size_t p = 0; p < mixes.size(); ++p) {
+    if (mixed) {
+      SteadyResult& r = out.steady[p];
+      r.settled = mixes[p].settled;
+      r.transient_wakes = r.cycle_wakes = 0;
+      r.classes = std::move(mixes[p].classes);
+      r.cpus = std::move(mixes[p].cpus);
+    }
+    if (differ) out.differ.push_back(std::move(mixes[p].differ));
+  }
+  return out;
+}
+
+std::vector<SteadyResult> steady_states(const SchedTopology& sched, const SearchOptions& opt,
+                                        const SearchCandidate& c) {
+  return simulate(sched, opt, c, false).steady;
 }
 
 // The index of the pair (i, j), i < j, of n policies in empty_reports()' order.
@@ -119,13 +166,10 @@ std::string joined(const std::vector<std::string>& parts) {
   return out;
 }
 
-// Evaluates one candidate: what the choice reads of it, and what it adds to the pair reports,
-// counted `weight` times (the members of its shape).
-Found evaluate(const SchedTopology& sched, const SearchOptions& opt, const SearchCandidate& c,
-               std::vector<PairReport>& reports, std::int64_t weight, Memos& memo) {
-  const std::vector<SteadyResult> steady = steady_states(sched, opt, c);
-  const std::vector<std::string> answers = search_answer(steady);
-  Found f;
+// The pairs the candidate tells apart by where they place the pair, into `f` and the reports.
+void told_by_placement(const std::vector<SteadyResult>& steady,
+                       const std::vector<std::string>& answers, std::vector<PairReport>& reports,
+                       std::int64_t weight, Memos& memo, Found& f) {
   std::size_t k = 0;
   for (std::size_t i = 0; i < steady.size(); ++i)
     for (std::size_t j = i + 1; j < steady.size(); ++j, ++k) {
@@ -140,7 +184,42 @@ Found evaluate(const SchedTopology& sched, const SearchOptions& opt, const Searc
         for (const std::string& cause : s.blocking) r.blocked_by[cause] += weight;
       }
     }
+}
+
+// The pairs the candidate tells apart by their decisions: one decides otherwise on at least
+// kSplitShare of the other's wakes (the margin: the larger share).
+void told_by_decisions(const std::vector<std::vector<double>>& differ,
+                       std::vector<PairReport>& reports, std::int64_t weight, Found& f) {
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < differ.size(); ++i)
+    for (std::size_t j = i + 1; j < differ.size(); ++j, ++k) {
+      const double split = std::max(differ[i][j], differ[j][i]);
+      PairReport& r = reports[k];
+      r.best_split = std::max(r.best_split, split);
+      if (split >= kSplitShare) {
+        r.candidates += weight;
+        f.pairs.emplace_back(i, j);
+        f.margin = std::min(f.margin, split);
+      }
+    }
+}
+
+// Evaluates one candidate: what the choice reads of it, and what it adds to the pair reports,
+// counted `weight` times (the members of its shape).
+Found evaluate(const SchedTopology& sched, const SearchOptions& opt, const SearchCandidate& c,
+               std::vector<PairReport>& reports, std::int64_t weight, Memos& memo) {
+  const bool decisions = opt.objective == SearchOptions::Objective::kDecisions;
+  const Simulated sim = simulate(sched, opt, c, decisions);
+  const std::vector<SteadyResult>& steady = sim.steady;
+  const std::vector<std::string> answers = search_answer(steady);
+  Found f;
+  if (decisions) {
+    told_by_decisions(sim.differ, reports, weight, f);
+  } else {
+    told_by_placement(steady, answers, reports, weight, memo, f);
+  }
   if (f.pairs.empty()) return f;
+
   std::set<std::string> states;
   std::string signature;
   for (const SteadyResult& r : steady) {
@@ -302,12 +381,12 @@ std::vector<Shape> simulate_shapes(const SchedTopology& sched, const SearchOptio
 // CPUs; a different answer means a renaming that does not keep the model.
 FoundCase chosen_case(const SchedTopology& sched, const SearchOptions& opt, SearchCandidate c,
                       std::int64_t index, const Found& f, const Memos& memo) {
-  std::vector<SteadyResult> steady = steady_states(sched, opt, c);
-  if (joined(search_answer(steady)) != memo.answers.text(f.answer))
+  Simulated sim = simulate(sched, opt, c, true);
+  if (joined(search_answer(sim.steady)) != memo.answers.text(f.answer))
     throw std::logic_error("search: candidate " + std::to_string(index) +
                            " differs from the first member of its shape");
-  return {std::move(c), std::move(steady), f.pairs, f.margin, memo.signatures.text(f.signature),
-          f.distinct};
+  return {std::move(c), std::move(sim.steady), f.pairs, f.margin, memo.signatures.text(f.signature),
+          f.distinct,   std::move(sim.differ)};
 }
 
 }  // namespace
@@ -396,11 +475,14 @@ std::string fmt_policy(const std::string& id) {
   return id + std::string(id.size() < 14 ? 14 - id.size() : 1, ' ');
 }
 
-std::string pair_line(const PairReport& p) {
+std::string pair_line(const PairReport& p, const SearchOptions& opt) {
   std::ostringstream os;
   os << p.a << " vs " << p.b << ": ";
   if (p.candidates > 0) {
     os << p.chosen << " chosen of " << p.candidates << " that discriminate";
+  } else if (opt.objective == SearchOptions::Objective::kDecisions) {
+    os << "none: one decides otherwise on at most " << fmt("%.1f", 100 * p.best_split)
+       << " % of the other's wakes (needed: " << fmt("%.0f", 100 * kSplitShare) << " %)";
   } else if (p.best_tv < kDiscriminateTv) {
     os << "none: the steady states are never " << kDiscriminateTv << " TV apart (largest "
        << fmt("%.2f", p.best_tv) << ")";
@@ -411,6 +493,14 @@ std::string pair_line(const PairReport& p) {
     os << ")";
   }
   return os.str();
+}
+
+// ", decides otherwise on 6.6 % of mainline's wakes": policy p's decisions on the first policy's
+// wakes, when they split.
+std::string split_text(const FoundCase& f, std::size_t p) {
+  if (p == 0 || f.differ.empty() || f.differ[0][p] <= 0) return "";
+  return ", decides otherwise on " + fmt("%.1f", 100 * f.differ[0][p]) + " % of " +
+         f.steady[0].policy + "'s wakes";
 }
 
 }  // namespace
@@ -431,14 +521,22 @@ std::string render_search_text(const SearchResult& r, const SearchOptions& opt) 
              ? ", with the emulated (TCG) switch-out alternatives"
              : "")
      << ")\n";
-  for (const PairReport& p : r.pairs) os << "  " << pair_line(p) << "\n";
+  if (opt.intermittent)
+    os << "busy CPUs busy " << opt.intermittent->duty << " % of each period of "
+       << opt.intermittent->period_wakes << " wakes; pairs told apart by their "
+       << (opt.objective == SearchOptions::Objective::kDecisions ? "decisions" : "placement")
+       << "\n";
+  else if (opt.objective == SearchOptions::Objective::kDecisions)
+    os << "pairs told apart by their decisions\n";
+  for (const PairReport& p : r.pairs) os << "  " << pair_line(p, opt) << "\n";
   for (std::size_t k = 0; k < r.chosen.size(); ++k) {
     const FoundCase& f = r.chosen[k];
     os << "case " << k + 1 << ": start " << f.candidate.start_a << "," << f.candidate.start_b
        << ", cpuset " << format_cpu_list(f.candidate.allowed) << ", busy "
        << (f.candidate.busy.empty() ? "none" : format_cpu_list(f.candidate.busy)) << "\n";
-    for (const SteadyResult& s : f.steady)
-      os << "  " << fmt_policy(s.policy) << steady_text(s) << "\n";
+    for (std::size_t p = 0; p < f.steady.size(); ++p)
+      os << "  " << fmt_policy(f.steady[p].policy) << steady_text(f.steady[p]) << split_text(f, p)
+         << "\n";
   }
   return os.str();
 }

@@ -12,15 +12,21 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "analysis/predict/discriminate.h"
+#include "analysis/predict/intermittent.h"
 #include "analysis/predict/predict.h"
 #include "analysis/predict/search_orbits.h"
 
 namespace wb {
+
+// The least share of one policy's wakes another must decide otherwise for the decisions objective
+// to tell them apart (issue 53's split goal: 5 % of the kernel's records).
+inline constexpr double kSplitShare = 0.05;
 
 struct SearchOptions {
   std::vector<std::string> policies;  // ids, in policy order; at least two
@@ -33,6 +39,14 @@ struct SearchOptions {
   int max_cases = 24;
   // Simulate every candidate, not one per shape (the reference the shapes are checked against).
   bool exhaustive = false;
+  // The busy CPUs busy only part of the time (analysis/predict/intermittent.h): a candidate with
+  // busy CPUs gets each policy's mix over the phases instead of its steady state (no alternatives).
+  std::optional<Intermittent> intermittent;
+  // What tells two policies apart on a candidate: where they place the pair (steady states
+  // kDiscriminateTv apart, out of each other's ranges), or how they decide (one decides otherwise
+  // on >= kSplitShare of the other's wakes, as `replay --diff` counts on a kernel's records).
+  enum class Objective { kPlacement, kDecisions };
+  Objective objective = Objective::kPlacement;
 };
 
 struct FoundCase {
@@ -44,6 +58,8 @@ struct FoundCase {
   // way; and how many different steady states the policies have on it.
   std::string signature;
   std::size_t distinct = 0;
+  // [i][j]: the share of policy i's wakes on which policy j's model chooses another CPU.
+  std::vector<std::vector<double>> differ;
 };
 
 struct PairReport {
@@ -51,6 +67,7 @@ struct PairReport {
   int chosen = 0;               // chosen cases that discriminate the pair
   std::int64_t candidates = 0;  // candidates that do
   double best_tv = 0;           // the largest TV between the two steady states over every candidate
+  double best_split = 0;        // the objective kDecisions: the largest share of decisions split
   // Candidates whose steady states are >= kDiscriminateTv apart but within one's range: per cause
   // of the alternative that brings them within (Separation::blocking), how many.
   std::map<std::string, std::int64_t> blocked_by;
