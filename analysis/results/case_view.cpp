@@ -52,7 +52,8 @@ Params params_of(const json& pj) {
       }
       set_param(p, key, v);
     } else if (key == "payload" || key == "work_ns" || key == "work_lines" || key == "background" ||
-               key == "pairs" || key == "w" || key == "s" || key == "start") {
+               key == "duty" || key == "period_ms" || key == "pairs" || key == "w" || key == "s" ||
+               key == "start") {
       set_param(p, key, value);
     }
   }
