@@ -43,11 +43,6 @@ struct SearchArgs {
   std::string objective = "placement";
 };
 
-// The background's period in the pair's wakes (2 per round trip), at least one round trip.
-int period_wakes(const SearchArgs& a) {
-  return std::max(2, static_cast<int>(std::lround(2 * a.period_ms * 1000 / a.round_trip_us)));
-}
-
 SearchOptions options_of(const SearchArgs& a) {
   const MechanismEntry* m = registry().find_mechanism(a.mechanism);
   if (!m)
@@ -70,7 +65,7 @@ SearchOptions options_of(const SearchArgs& a) {
   o.per_policy = a.per_policy;
   o.max_cases = a.max_cases;
   o.exhaustive = a.exhaustive;
-  if (a.duty > 0) o.intermittent = Intermittent{a.duty, period_wakes(a)};
+  if (a.duty > 0) o.intermittent = Intermittent{a.duty, period_wakes(a.period_ms, a.round_trip_us)};
   if (a.objective == "decisions") o.objective = SearchOptions::Objective::kDecisions;
   return o;
 }
@@ -140,11 +135,12 @@ std::string config_text(const SearchResult& r, const SearchOptions& opt, const S
       {"work_ns", opt.work_ns},
       {"slow_switch_out", slow_switch_out_applies(opt.emulated, opt.work_ns)},
       {"objective", a.objective},
-      {"intermittent", a.duty > 0 ? json{{"duty", a.duty},
-                                         {"period_ms", a.period_ms},
-                                         {"round_trip_us", a.round_trip_us},
-                                         {"period_wakes", period_wakes(a)}}
-                                  : json(nullptr)},
+      {"intermittent", a.duty > 0
+                           ? json{{"duty", a.duty},
+                                  {"period_ms", a.period_ms},
+                                  {"round_trip_us", a.round_trip_us},
+                                  {"period_wakes", period_wakes(a.period_ms, a.round_trip_us)}}
+                           : json(nullptr)},
       {"mechanism", a.mechanism},
       {"policies", r.policies},
       {"rules",

@@ -971,6 +971,36 @@ TEST(Verdicts, TheCasesBackgroundCpusArePredictedBusy) {
   EXPECT_THROW(predict_for_results(rs), std::invalid_argument);
 }
 
+// The 2-CPU set's kernel pipe case with a background on CPU 1 busy 40 % of every 10 ms, predicted.
+json duty_case_prediction(const json& histogram) {
+  json rs = two_cpu_results(histogram);
+  for (auto& c : rs["cases"])
+    if (c["name"] == "pipe/threads/kernel") {
+      c["background"] = {{"knob", "1"}, {"cpus", {1}}};
+      c["params"]["background"] = "1";
+      c["params"]["duty"] = 40;
+      c["params"]["period_ms"] = 10;
+    }
+  const json p = predict_json(rs);
+  for (const json& c : p["cases"])
+    if (c["case"] == "pipe/threads/kernel") return c;
+  return nullptr;
+}
+
+// A background busy part of the time (the duty knob) gets the intermittent mix: on two CPUs the
+// pair stacks while CPU 1 is busy and splits while it rests, so mainline's same-cpu share follows
+// the duty (40 %) where the single state with the background on throughout says 100 %. A set with
+// every round trip stacked (what the background on throughout gives) must not match.
+TEST(Verdicts, ADutyCycleBackgroundIsPredictedAsItsMix) {
+  const json e = duty_case_prediction({{"same-cpu", 1200}, {"llc", 1800}});
+  ASSERT_EQ(e["busy"], json::array({1})) << e;
+  const json& classes = e["policies"]["mainline"]["classes"];
+  EXPECT_NEAR(classes.value("same-cpu", 0.0), 0.4, 0.02) << classes;
+  EXPECT_NEAR(classes.value("llc", 0.0), 0.6, 0.02) << classes;
+  EXPECT_EQ(verdict_of(e, "mainline"), "MATCH") << e;
+  EXPECT_NE(verdict_of(duty_case_prediction({{"same-cpu", 3000}}), "mainline"), "MATCH");
+}
+
 // The recorded sched domains name the LLC: on a POWER9 (SMT4 cores, an L3 per pair of cores in the
 // XML) whose kernel shares the LLC only at the SMT level, the core is the LLC, so mainline's sync
 // wake from CPU 0 pulls a wakee from CPU 4 (the other core of the L3) onto CPU 0's core.

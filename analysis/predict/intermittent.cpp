@@ -242,4 +242,18 @@ std::vector<IntermittentResult> simulate_intermittent(
   return out;
 }
 
+int period_wakes(int period_ms, double round_trip_us) {
+  return std::max(2, static_cast<int>(std::lround(2 * period_ms * 1000 / round_trip_us)));
+}
+
+void put_mixes(std::vector<SteadyResult>& steady, std::vector<IntermittentResult>& mixes) {
+  for (std::size_t p = 0; p < steady.size() && p < mixes.size(); ++p) {
+    SteadyResult& r = steady[p];
+    r.settled = mixes[p].settled;
+    r.transient_wakes = r.cycle_wakes = 0;
+    r.classes = std::move(mixes[p].classes);
+    r.cpus = std::move(mixes[p].cpus);
+  }
+}
+
 }  // namespace wb

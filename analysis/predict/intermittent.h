@@ -33,6 +33,12 @@ struct IntermittentResult {
   std::vector<double> differ;
 };
 
+// The period in the pair's wakes: 2 per round trip of `round_trip_us` in `period_ms`, at least 2.
+// Where the round trip is not known (predict, search by default), kNominalRoundTripUs: the mix
+// hardly moves with it once a phase is longer than a few wakes (docs/policy-model.md#intermittent).
+inline constexpr double kNominalRoundTripUs = 100;
+int period_wakes(int period_ms, double round_trip_us = kNominalRoundTripUs);
+
 // Each of `policies` under `opt` (start, busy CPUs, flags, cpuset; its alternatives are not
 // tried: the chain is the mix) with the busy CPUs intermittent. Without busy CPUs, or at duty 100,
 // one phase never ends: the steady state's cycle, and its decisions that differ. Throws
@@ -40,5 +46,10 @@ struct IntermittentResult {
 std::vector<IntermittentResult> simulate_intermittent(
     const SchedTopology& sched, const SteadyOptions& opt,
     const std::vector<const WakeupPolicy*>& policies, const Intermittent& load);
+
+// The steady states (one per policy, as simulate_intermittent() gave `mixes`) with each mix in
+// place of the classes and CPUs, the alternatives kept: a disturbance other than the background (a
+// kworker, a stale hint) can still move the pair where they say.
+void put_mixes(std::vector<SteadyResult>& steady, std::vector<IntermittentResult>& mixes);
 
 }  // namespace wb

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "analysis/predict/discriminate.h"
+#include "analysis/predict/intermittent.h"
 #include "analysis/predict/replay_io.h"
 #include "analysis/results/resultset_io.h"
 #include "common/schema/registry.h"
@@ -246,6 +247,19 @@ void set_case_setup(CasePrediction& e, const CaseView* kc, const SchedTopology& 
                                   " is not in topology " + sched.topology().source());
 }
 
+// With the background busy part of the time (the duty knob), each policy's intermittent mix
+// (docs/policy-model.md#intermittent) in place of its steady state with the background on.
+void put_duty_mixes(const CasePrediction& e, const SchedTopology& sched, const SteadyOptions& opt,
+                    std::vector<SteadyResult>& results) {
+  if (!e.knobs.duty || opt.busy.empty()) return;
+  std::vector<const WakeupPolicy*> policies;
+  for (const SteadyResult& r : results) policies.push_back(&policy_by_id(r.policy));
+  const int period_ms = static_cast<int>(duty_period_ns(e.knobs) / 1000000);
+  const Intermittent load{*e.knobs.duty, period_wakes(period_ms)};
+  std::vector<IntermittentResult> mixes = simulate_intermittent(sched, opt, policies, load);
+  put_mixes(results, mixes);
+}
+
 CasePrediction::IdPairs id_pairs(const std::vector<SteadyResult>& results) {
   CasePrediction::IdPairs out;
   for (const auto& [i, j] : discriminated_pairs(results))
@@ -292,6 +306,7 @@ CasePrediction predict_case(const SchedTopology& sched, const Point& pt, const C
   set_case_setup(e, kc, sched);
   const SteadyOptions opt = options_for(e, emulated, features);
   std::vector<SteadyResult> results = simulate_steady_state(sched, opt);
+  put_duty_mixes(e, sched, opt, results);
   set_discriminated(e, sched, opt, results);
   const auto [def_a, def_b] = default_start_pair(sched, opt.allowed);
   e.start = {opt.start_a.value_or(def_a), opt.start_b.value_or(def_b)};

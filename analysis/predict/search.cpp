@@ -82,19 +82,10 @@ Simulated simulate(const SchedTopology& sched, const SearchOptions& opt, const S
   out.steady = simulate_steady_states(sched, steady_options(sched, opt, c), policies_of(opt));
   const bool mixed = opt.intermittent && !c.busy.empty();
   if (!mixed && !differ) return out;
-  // A mix takes the steady state's place, keeping its alternatives: a disturbance other than the
-  // background (a kworker, a stale hint) can still move the pair where they say.
   std::vector<IntermittentResult> mixes = phases(sched, opt, c);
-  for (std::size_t p = 0; p < mixes.size(); ++p) {
-    if (mixed) {
-      SteadyResult& r = out.steady[p];
-      r.settled = mixes[p].settled;
-      r.transient_wakes = r.cycle_wakes = 0;
-      r.classes = std::move(mixes[p].classes);
-      r.cpus = std::move(mixes[p].cpus);
-    }
-    if (differ) out.differ.push_back(std::move(mixes[p].differ));
-  }
+  if (differ)
+    for (IntermittentResult& m : mixes) out.differ.push_back(m.differ);
+  if (mixed) put_mixes(out.steady, mixes);
   return out;
 }
 
