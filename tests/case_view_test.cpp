@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/schema/result_set.h"
+#include "common/schema/wakeup_trace.h"
 #include "tests/support.h"
 
 namespace wb {
@@ -141,6 +142,74 @@ TEST(CaseView, BadCasesAreOneLineNamingTheCase) {
             "cases[0] (binder-like/processes/llc): wake_flags \"sink\" is not sync, none or "
             "current-cpu");
   EXPECT_EQ(error(good), "accepted");
+}
+
+// A traced kernel case's `trace` as trace_json writes it reads back typed; a block of the wrong
+// shape is one line naming the field.
+TEST(CaseView, TraceBlockIsTyped) {
+  WakeupTraceSummary s;
+  s.wakeups = 40;
+  s.paths = {{kPathSelection, 30}, {kPathTtwuRunnable, 8}, {kPathQueuedRemote, 2}};
+  s.classes_by_path = {{kPathSelection, {{"smt-sibling", 28}, {"same-cpu", 2}}}};
+  s.moved = 5;
+  s.foreign_wakeups = 3;
+  s.stacked_wakes = 7;
+  s.stacked_waker_preempted = 6;
+  s.migrations_other = 1;
+  s.lost = 4;
+  CaseRecord r = record("kernel:smt-sibling", true, {{0, 8}}, {0, 8}, Params{});
+  r.trace = trace_json(s, {"same-cpu", "smt-sibling"});
+  const json traced = case_json(r, box_c());
+  const std::optional<TraceView> t = parse_cases(json::array({traced})).front().trace;
+  ASSERT_TRUE(t.has_value());
+  EXPECT_TRUE(t->counted());
+  EXPECT_EQ(t->wakeups, 40);
+  EXPECT_EQ(t->paths, s.paths);
+  ASSERT_TRUE(t->classes_by_path.has_value());
+  EXPECT_EQ(t->classes_by_path->at(kPathSelection).at("smt-sibling"), 28);
+  EXPECT_EQ(t->classes_by_path->at(kPathQueuedRemote).at("same-cpu"), 0);  // written as 0
+  EXPECT_EQ(t->moved, 5);
+  EXPECT_EQ(t->foreign_wakeups, 3);
+  EXPECT_EQ(t->stacked_wakes, 7);
+  EXPECT_EQ(t->stacked_waker_preempted, 6);
+  EXPECT_EQ(t->migrations_other, 1);
+  EXPECT_EQ(t->dropped, 4);
+
+  json c = traced;
+  c["trace"] = {{"unavailable", "tracefs not mounted"}};
+  const auto u = parse_cases(json::array({c})).front().trace;
+  ASSERT_TRUE(u.has_value());
+  EXPECT_EQ(u->unavailable, "tracefs not mounted");
+  EXPECT_FALSE(u->counted());
+  c["trace"] = nullptr;
+  EXPECT_FALSE(parse_cases(json::array({c})).front().trace.has_value());
+  c["trace"] = {{"wakeups", 4}, {"paths", {{"selection", 4}}}};  // a set that predates the rest
+  const auto old = parse_cases(json::array({c})).front().trace;
+  ASSERT_TRUE(old.has_value());
+  EXPECT_FALSE(old->classes_by_path.has_value());
+  EXPECT_EQ(old->moved, 0);
+
+  const auto error = [&](const char* ptr, const json& v) {
+    json bad = traced;
+    bad[json::json_pointer(ptr)] = v;
+    try {
+      parse_cases(json::array({bad}));
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  const std::string at = "cases[0] (binder-like/processes/kernel:smt-sibling): ";
+  EXPECT_EQ(error("/trace/paths", json::array({30, 8, 2})), at + "trace.paths is not an object");
+  EXPECT_EQ(error("/trace/paths/selection", -1), at + "trace.paths.selection is -1, not a count");
+  EXPECT_EQ(error("/trace/classes_by_path/selection/llc", "x"),
+            at + "trace.classes_by_path.selection.llc is \"x\", not a count");
+  EXPECT_EQ(error("/trace/stacked", 7), at + "trace.stacked is not an object");
+  EXPECT_EQ(error("/trace/wakeups", 1.5), at + "trace.wakeups is 1.5, not a count");
+  EXPECT_EQ(error("/trace", "yes"), at + "trace is not an object or null");
+  json no_paths = traced;
+  no_paths["trace"].erase("paths");
+  EXPECT_EQ(error("/trace", no_paths["trace"]), at + "trace: missing \"paths\"");
 }
 
 TEST(CaseView, VaryingParamsAreTheKeysThatDifferOrAreMissing) {

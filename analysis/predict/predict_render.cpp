@@ -8,6 +8,7 @@
 
 #include "analysis/model/model_kernel.h"
 #include "analysis/predict/predict_results.h"
+#include "common/schema/wakeup_trace.h"  // kPathSelection, ...
 #include "common/util/cpulist.h"
 #include "common/util/text.h"
 
@@ -25,34 +26,36 @@ double round3(double v) { return std::round(v * 1000.0) / 1000.0; }
 
 json rtt_json(const std::optional<double>& ns) { return ns ? json(round2(*ns)) : json(nullptr); }
 
-json num(const json& j, const char* key) {
-  return j.is_object() && j.contains(key) && j[key].is_number() ? j[key] : json(0);
+// The count under `key`, 0 when there is none.
+int64_t count_in(const std::map<std::string, int64_t>& counts, const std::string& key) {
+  const auto it = counts.find(key);
+  return it == counts.end() ? 0 : it->second;
 }
 
 // What the case's --trace-wakeups summary shows of an alternative's cause ("" when it shows
 // nothing of it): the counters docs/result-set.md#trace defines for each.
-std::string trace_evidence(AltCause::Kind kind, const json& t) {
-  if (!t.is_object()) return "";
+std::string trace_evidence(AltCause::Kind kind, const std::optional<TraceView>& t) {
+  if (!t) return "";
+  const auto n = [](int64_t x) { return std::to_string(x); };
   switch (kind) {
     case AltCause::Kind::kBusyPrev:
-      return "traced: " + num(t, "moved").dump() + " of " + num(t, "wakeups").dump() +
-             " wakes moved the wakee; " + num(t.value("foreign", json()), "wakeups").dump() +
-             " wakes by other tasks";
+      return "traced: " + n(t->moved) + " of " + n(t->wakeups) + " wakes moved the wakee; " +
+             n(t->foreign_wakeups) + " wakes by other tasks";
     case AltCause::Kind::kBusyPrevStays:
-      return "traced: " + num(t.value("stacked", json()), "wakes").dump() +
+      return "traced: " + n(t->stacked_wakes) +
              " wakes onto the waker's CPU, the waker preempted after " +
-             num(t.value("stacked", json()), "waker_preempted").dump();
-    case AltCause::Kind::kStaleIdleCores:
-      return "traced: " +
-             num(t.value("classes_by_path", json()).value("selection", json()), "smt-sibling")
-                 .dump() +
-             " selections onto the waker's sibling";
+             n(t->stacked_waker_preempted);
+    case AltCause::Kind::kStaleIdleCores: {
+      int64_t onto_sibling = 0;
+      if (t->classes_by_path && t->classes_by_path->count(kPathSelection))
+        onto_sibling = count_in(t->classes_by_path->at(kPathSelection), "smt-sibling");
+      return "traced: " + n(onto_sibling) + " selections onto the waker's sibling";
+    }
     case AltCause::Kind::kHeldAtStart:
-      return "traced: " + num(t.value("paths", json()), "queued_remote").dump() +
+      return "traced: " + n(count_in(t->paths, kPathQueuedRemote)) +
              " wakes queued on a CPU still switching out";
     case AltCause::Kind::kBalancerPull:
-      return "traced: " + num(t.value("migrations", json()), "other").dump() +
-             " migrations outside wakeups";
+      return "traced: " + n(t->migrations_other) + " migrations outside wakeups";
     case AltCause::Kind::kReversedStart:
       return "";
   }
@@ -70,7 +73,7 @@ json fit_json(const RangeFit& f) {
 }
 
 // The alternatives a fit's mix names (weight at least kNamedWeight), with the trace's evidence.
-json explained_by_json(const PolicyPrediction& p, const json& trace) {
+json explained_by_json(const PolicyPrediction& p, const std::optional<TraceView>& trace) {
   json out = json::array();
   for (size_t i = 0; p.fit && i < p.fit->weights.size(); ++i) {
     if (p.fit->weights[i] < kNamedWeight) continue;
@@ -83,7 +86,7 @@ json explained_by_json(const PolicyPrediction& p, const json& trace) {
   return out;
 }
 
-json policy_json(const PolicyPrediction& p, const json& trace) {
+json policy_json(const PolicyPrediction& p, const std::optional<TraceView>& trace) {
   json j = {{"classes", classes_json(p.steady.classes)},
             {"cpus", p.steady.cpus},
             {"settled", p.steady.settled},
@@ -121,12 +124,10 @@ json measured_json(const MeasuredPlacement& m) {
     j["classes"] = m.classes;
     if (!m.migrations.is_null()) j["migrations"] = m.migrations;
   }
-  if (!m.trace.is_null()) {
-    j["trace"] = {{"wakeups", m.trace.value("wakeups", json(0))},
-                  {"paths", m.trace["paths"]},
-                  {"dropped", m.trace.value("dropped", json(0))}};
-    if (m.trace.contains("classes_by_path"))
-      j["trace"]["classes_by_path"] = m.trace["classes_by_path"];
+  if (m.trace) {
+    j["trace"] = {
+        {"wakeups", m.trace->wakeups}, {"paths", m.trace->paths}, {"dropped", m.trace->dropped}};
+    if (m.trace->classes_by_path) j["trace"]["classes_by_path"] = *m.trace->classes_by_path;
   }
   return j;
 }
@@ -158,7 +159,7 @@ json case_json_of(const CasePrediction& e) {
     j["skipped"] = *e.skipped;
     return j;
   }
-  const json trace = e.measured ? e.measured->trace : json();
+  const std::optional<TraceView> trace = e.measured ? e.measured->trace : std::nullopt;
   j["wake_flags"] = std::string(wake_flags_id(e.wake_flags));
   j["start"] = {e.start.first, e.start.second};
   j["allowed"] = e.allowed.empty() ? std::string("all") : format_cpu_list(e.allowed);
@@ -304,13 +305,12 @@ std::string group_line(const CasePrediction& e, const PolicyGroup& g, Footnotes&
 }
 
 // The path counts of a traced case, one line.
-std::string trace_line(const json& t) {
-  std::string out = "  traced " + t.value("wakeups", json(0)).dump() + " wakeups:";
-  const json& paths = t["paths"];
-  for (const char* path : {"selection", "ttwu_runnable", "queued_remote"})
-    if (paths.contains(path)) out += std::string(" ") + path + " " + paths[path].dump();
-  if (t.value("dropped", json(0)) != json(0))
-    out += " (" + t["dropped"].dump() + " events dropped)";
+std::string trace_line(const TraceView& t) {
+  std::string out = "  traced " + std::to_string(t.wakeups) + " wakeups:";
+  for (const char* path : {kPathSelection, kPathTtwuRunnable, kPathQueuedRemote})
+    if (auto it = t.paths.find(path); it != t.paths.end())
+      out += std::string(" ") + path + " " + std::to_string(it->second);
+  if (t.dropped != 0) out += " (" + std::to_string(t.dropped) + " events dropped)";
   return out + "\n";
 }
 
@@ -342,7 +342,7 @@ std::string render_case(const CasePrediction& e, Footnotes& notes) {
   }
   std::string out = wrapped("", head, 4);
   for (const auto& g : e.groups) out += group_line(e, g, notes);
-  if (e.measured && !e.measured->trace.is_null()) out += trace_line(e.measured->trace);
+  if (e.measured && e.measured->trace) out += trace_line(*e.measured->trace);
   if (e.replay) out += replay_line(*e.replay);
   for (const auto& g : e.groups) {
     const PolicyPrediction& p = e.first_of(g);

@@ -157,7 +157,7 @@ std::vector<std::string> cpuset_classes(const SchedTopology& sched,
 
 MeasuredPlacement measured_of(const CaseView& kc) {
   MeasuredPlacement m{
-      std::string(status_id(kc.status)), kc.rtt.get("median"), {}, {}, nullptr, nullptr};
+      std::string(status_id(kc.status)), kc.rtt.get("median"), {}, {}, nullptr, std::nullopt};
   if (kc.observed.recorded) {
     m.histogram = kc.observed.histogram;
     m.migrations = kc.observed.migrations_json;
@@ -167,7 +167,7 @@ MeasuredPlacement measured_of(const CaseView& kc) {
       for (const auto& [c, n] : m.histogram)
         if (n > 0) m.classes[c] += n / total;
   }
-  if (kc.trace.is_object() && kc.trace.contains("paths")) m.trace = kc.trace;
+  if (kc.trace && kc.trace->counted()) m.trace = kc.trace;
   return m;
 }
 

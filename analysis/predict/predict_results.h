@@ -18,6 +18,7 @@
 #include "analysis/model/replay.h"
 #include "analysis/predict/predict.h"
 #include "analysis/results/resultset_io.h"
+#include "analysis/results/trace_view.h"
 #include "analysis/stats/mix.h"
 
 namespace wb {
@@ -58,7 +59,8 @@ struct MeasuredPlacement {
   std::vector<std::pair<std::string, double>> histogram;  // round trips per class, as recorded
   ClassShares classes;        // shares; empty without a recorded histogram
   nlohmann::json migrations;  // as recorded (null when absent)
-  nlohmann::json trace;       // `--trace-wakeups` summary as recorded (null when not traced)
+  // The case's `--trace-wakeups` counts; nullopt when it was not traced or has none (unavailable).
+  std::optional<TraceView> trace;
 };
 
 struct CasePrediction {

@@ -412,7 +412,7 @@ void read_measured(const json& j, CaseView& c) {
   if (const json& o = j.value("observed", json());
       o.is_object() && o.contains("histogram") && o["histogram"].is_object())
     c.observed = observed_of(o);
-  c.trace = j.value("trace", json());
+  c.trace = parse_trace(j.value("trace", json()));
   // The busy tasks' CPUs as the driver resolved them (`background`: null for none).
   if (const json& b = j.value("background", json()); b.is_object() && b.contains("cpus")) {
     const json& cpus = b["cpus"];

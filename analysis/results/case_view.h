@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/results/trace_view.h"
 #include "common/schema/case.h"
 #include "common/schema/histogram.h"
 #include "common/schema/placement.h"
@@ -101,7 +102,7 @@ struct CaseView {
   std::optional<double> tps;
   CounterView counters;
   ObservedView observed;
-  nlohmann::json trace;                 // `trace` as recorded; null when the case was not traced
+  std::optional<TraceView> trace;       // `trace`; nullopt when the case was not traced
   SchedstatView schedstat;              // `schedstat`, as compare reads it
   int64_t round_trips = 0, warmup = 0;  // per repetition (0 when not recorded)
   std::vector<int> background;  // the CPUs busy tasks ran on (`background.cpus`); empty: none
