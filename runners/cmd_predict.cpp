@@ -93,8 +93,12 @@ void run_steady(const PredictArgs& a) {
   for (bool sync : syncs) {
     SteadyOptions opt = base;
     opt.sync = sync && !a.current_cpu;
-    auto j = steady_to_json(sched, opt, simulate_steady_state(sched, opt));
-    text += (text.empty() ? "" : "\n") + render_steady_text(j);
+    const std::vector<SteadyResult> results = simulate_steady_state(sched, opt);
+    if (!a.json) {
+      text += (text.empty() ? "" : "\n") + render_steady_text(sched, opt, results);
+      continue;
+    }
+    auto j = steady_to_json(sched, opt, results);
     if (!a.sched_features.empty()) j["sched_features"] = a.sched_features;
     out.push_back(j);
   }

@@ -167,6 +167,9 @@ nlohmann::json cause_json(const AltCause& c);
 //  "bounds": {class: [lo, hi]}}}}, "groups": [{"name", "policies", "classes"}]}.
 nlohmann::json steady_to_json(const SchedTopology& sched, const SteadyOptions& opt,
                               const std::vector<SteadyResult>& results);
-std::string render_steady_text(const nlohmann::json& steady);
+// The text of `predict --steady`: the scenario in one line, then per result (in its order) the
+// CPUs and class shares it settles on and each alternative with its cause, then the groups.
+std::string render_steady_text(const SchedTopology& sched, const SteadyOptions& opt,
+                               const std::vector<SteadyResult>& results);
 
 }  // namespace wb

@@ -500,14 +500,16 @@ std::string render_results_text(const ResultsPrediction& p) {
   return out;
 }
 
-std::string classes_text(const json& classes) {
+std::string classes_text(const ClassShares& classes) {
   std::ostringstream o;
   bool first = true;
-  for (const auto& [c, f] : classes.items()) {
-    o << (first ? "" : " ") << c << " " << std::lround(f.get<double>() * 100) << "%";
+  for (const auto& [c, f] : classes) {
+    o << (first ? "" : " ") << c << " " << std::lround(f * 100) << "%";
     first = false;
   }
   return o.str();
 }
+
+std::string classes_text(const json& classes) { return classes_text(classes.get<ClassShares>()); }
 
 }  // namespace wb

@@ -1,7 +1,7 @@
 // What the steady state's results become (docs/policy-model.md#steady-state): an alternative's
 // cause in words (the only place it is worded) and in JSON, the policies grouped by the same
-// steady state, the share bounds, the JSON of `predict --steady` and its text, rendered from that
-// JSON. The simulation itself is analysis/predict/predict_steady.cpp.
+// steady state, the share bounds, the JSON of `predict --steady` and its text, each from the
+// typed results. The simulation itself is analysis/predict/predict_steady.cpp.
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
@@ -144,6 +144,16 @@ json classes_json(const std::map<PlacementClass, double>& classes) {
 
 namespace {
 
+// Where the pair starts: --start, else default_start_pair().
+std::pair<int, int> start_pair(const SchedTopology& sched, const SteadyOptions& opt) {
+  const auto [a, b] = default_start_pair(sched, opt.allowed);
+  return {opt.start_a.value_or(a), opt.start_b.value_or(b)};
+}
+
+std::string allowed_text(const SteadyOptions& opt) {
+  return opt.allowed.empty() ? "all" : format_cpu_list(opt.allowed);
+}
+
 json uncertain_json(const SteadyResult& r) {
   json alts = json::array();
   for (const auto& a : r.alternatives)
@@ -158,7 +168,7 @@ json uncertain_json(const SteadyResult& r) {
 
 json steady_to_json(const SchedTopology& sched, const SteadyOptions& opt,
                     const std::vector<SteadyResult>& results) {
-  auto [def_a, def_b] = default_start_pair(sched, opt.allowed);
+  const auto [a, b] = start_pair(sched, opt);
   json policies = json::object();
   for (const auto& r : results) {
     policies[r.policy] = {{"settled", r.settled},
@@ -180,47 +190,48 @@ json steady_to_json(const SchedTopology& sched, const SteadyOptions& opt,
   return {{"topology", sched.topology().source()},
           {"sync", opt.sync},
           {"current_cpu", opt.current_cpu},
-          {"start", {opt.start_a.value_or(def_a), opt.start_b.value_or(def_b)}},
+          {"start", {a, b}},
           {"busy", opt.busy},
-          {"allowed", opt.allowed.empty() ? "all" : format_cpu_list(opt.allowed)},
+          {"allowed", allowed_text(opt)},
           {"policies", policies},
           {"groups", gj}};
 }
 
-std::string render_steady_text(const json& steady) {
+namespace {
+
+// One policy's row of the table, then a line per alternative.
+std::string steady_row(const SteadyResult& r) {
+  std::ostringstream out, cls;
+  for (const auto& [c, f] : class_shares(r.classes))
+    cls << (cls.tellp() > 0 ? "  " : "") << c << " " << std::fixed << std::setprecision(0)
+        << f * 100 << "%";
+  out << std::left << std::setw(14) << r.policy << std::setw(12) << format_cpu_list(r.cpus)
+      << cls.str() << (r.settled ? "" : "  (did not settle)") << "\n";
+  for (const auto& a : r.alternatives)
+    out << std::setw(26) << ""
+        << "uncertain: or " << format_cpu_list(a.cpus) << " "
+        << classes_text(class_shares(a.classes)) << " once " << cause_text(a.cause) << "\n";
+  return out.str();
+}
+
+}  // namespace
+
+std::string render_steady_text(const SchedTopology& sched, const SteadyOptions& opt,
+                               const std::vector<SteadyResult>& results) {
+  const auto [a, b] = start_pair(sched, opt);
   std::ostringstream out;
-  out << "steady state on " << steady.at("topology").get<std::string>() << ": "
-      << (steady.at("current_cpu").get<bool>() ? "WF_CURRENT_CPU"
-          : steady.at("sync").get<bool>()      ? "sync"
-                                               : "non-sync")
-      << " ping-pong from CPUs " << steady.at("start")[0] << "," << steady.at("start")[1]
-      << ", busy "
-      << (steady.at("busy").empty() ? std::string("none") : format_cpu_list(steady.at("busy")))
-      << ", allowed " << steady.at("allowed").get<std::string>() << "\n\n";
+  out << "steady state on " << sched.topology().source() << ": "
+      << (opt.current_cpu ? "WF_CURRENT_CPU"
+          : opt.sync      ? "sync"
+                          : "non-sync")
+      << " ping-pong from CPUs " << a << "," << b << ", busy "
+      << (opt.busy.empty() ? std::string("none") : format_cpu_list(opt.busy)) << ", allowed "
+      << allowed_text(opt) << "\n\n";
   out << std::left << std::setw(14) << "policy" << std::setw(12) << "settles on"
       << "classes\n";
-  for (const auto* p : all_policies()) {
-    const std::string id(p->id());
-    const json& r = steady.at("policies").at(id);
-    std::ostringstream cls;
-    for (const auto& [c, f] : r.at("classes").items()) {
-      cls << (cls.tellp() > 0 ? "  " : "") << c << " " << std::fixed << std::setprecision(0)
-          << f.get<double>() * 100 << "%";
-    }
-    out << std::left << std::setw(14) << id << std::setw(12)
-        << format_cpu_list(r.at("cpus").get<std::vector<int>>()) << cls.str()
-        << (r.at("settled").get<bool>() ? "" : "  (did not settle)") << "\n";
-    if (r.contains("uncertain")) {
-      for (const auto& a : r.at("uncertain").at("alternatives")) {
-        out << std::setw(26) << ""
-            << "uncertain: or " << format_cpu_list(a.at("cpus").get<std::vector<int>>()) << " "
-            << classes_text(a.at("classes")) << " once "
-            << a.at("cause").at("text").get<std::string>() << "\n";
-      }
-    }
-  }
+  for (const SteadyResult& r : results) out << steady_row(r);
   out << "\ngroups (same placement):";
-  for (const auto& g : steady.at("groups")) out << "  [" << g.at("name").get<std::string>() << "]";
+  for (const PolicyGroup& g : group_policies(results)) out << "  [" << g.name << "]";
   out << "\n";
   return out.str();
 }

@@ -45,7 +45,7 @@ std::string claim_prediction(const ResultsPrediction& p, const std::string& poli
                        [&](const PolicyPrediction& x) { return x.steady.policy == id; });
       if (pp == e.policies.end()) continue;
       out += (id == ids.front() ? " " : "; ") + id + " " +
-             classes_text(classes_json(pp->steady.classes));
+             classes_text(class_shares(pp->steady.classes));
       if (pp->rtt_ns)
         out += " (" + us_figure(*pp->rtt_ns) + " us)";
       else if (!pp->missing.empty())
