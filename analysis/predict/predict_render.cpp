@@ -510,6 +510,4 @@ std::string classes_text(const ClassShares& classes) {
   return o.str();
 }
 
-std::string classes_text(const json& classes) { return classes_text(classes.get<ClassShares>()); }
-
 }  // namespace wb

@@ -166,7 +166,5 @@ ClassShares class_shares(const std::map<PlacementClass, double>& classes);
 std::vector<ClassShares> alternatives_of(const SteadyResult& r);
 // A class distribution ({"llc": 0.7, "same-cpu": 0.3}) as "llc 70% same-cpu 30%".
 std::string classes_text(const ClassShares& classes);
-// The same of classes_json()'s object.
-std::string classes_text(const nlohmann::json& classes);
 
 }  // namespace wb

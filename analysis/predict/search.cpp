@@ -459,7 +459,7 @@ ShapeCheck check_shapes(const SchedTopology& sched, const SearchOptions& given, 
 namespace {
 
 std::string steady_text(const SteadyResult& r) {
-  return format_cpu_list(r.cpus) + " " + classes_text(classes_json(r.classes));
+  return format_cpu_list(r.cpus) + " " + classes_text(class_shares(r.classes));
 }
 
 std::string fmt_policy(const std::string& id) {
