@@ -221,6 +221,29 @@ void run_search(const SearchArgs& a) {
   std::cout << a.out << "\n";
 }
 
+// --duty (with --period-ms, --round-trip-us) and --objective.
+void add_objective_options(CLI::App* cmd, SearchArgs& a) {
+  auto* duty =
+      cmd->add_option("--duty", a.duty,
+                      "the busy CPUs busy only this percent of each period (1-99; default: "
+                      "throughout): each policy's mix over the busy and idle phases "
+                      "(docs/policy-model.md#intermittent); the config gets duty and period_ms")
+          ->check(CLI::Range(1, 99));
+  cmd->add_option("--period-ms", a.period_ms, "with --duty: the period (1-1000 ms, default 10)")
+      ->check(CLI::Range(1, 1000))
+      ->needs(duty);
+  cmd->add_option("--round-trip-us", a.round_trip_us,
+                  "with --duty: the pair's round trip on the target machine, which turns the "
+                  "period into wakes (default 100 us)")
+      ->check(finite_number)
+      ->check(CLI::PositiveNumber)
+      ->needs(duty);
+  cmd->add_option("--objective", a.objective,
+                  "what tells two policies apart: placement (their steady states, default) or "
+                  "decisions (one decides otherwise on >= 5 % of the other's wakes)")
+      ->check(CLI::IsMember({"placement", "decisions"}));
+}
+
 void add_search_command(CLI::App& app) {
   auto a = std::make_shared<SearchArgs>();
   auto* cmd = app.add_subcommand(
@@ -257,25 +280,7 @@ void add_search_command(CLI::App& app) {
   cmd->add_flag("--exhaustive", a->exhaustive,
                 "simulate every candidate, not one per shape (the reference the shapes are "
                 "checked against; slow on large machines)");
-  auto* duty =
-      cmd->add_option("--duty", a->duty,
-                      "the busy CPUs busy only this percent of each period (1-99; default: "
-                      "throughout): each policy's mix over the busy and idle phases "
-                      "(docs/policy-model.md#intermittent); the config gets duty and period_ms")
-          ->check(CLI::Range(1, 99));
-  cmd->add_option("--period-ms", a->period_ms, "with --duty: the period (1-1000 ms, default 10)")
-      ->check(CLI::Range(1, 1000))
-      ->needs(duty);
-  cmd->add_option("--round-trip-us", a->round_trip_us,
-                  "with --duty: the pair's round trip on the target machine, which turns the "
-                  "period into wakes (default 100 us)")
-      ->check(finite_number)
-      ->check(CLI::PositiveNumber)
-      ->needs(duty);
-  cmd->add_option("--objective", a->objective,
-                  "what tells two policies apart: placement (their steady states, default) or "
-                  "decisions (one decides otherwise on >= 5 % of the other's wakes)")
-      ->check(CLI::IsMember({"placement", "decisions"}));
+  add_objective_options(cmd, *a);
   cmd->add_option("--out", a->out, "write the config here");
   cmd->add_option("--check-shapes", a->check_shapes,
                   "instead of searching, simulate N random candidates directly and check each "
