@@ -67,10 +67,7 @@ int carry(const SchedTopology& sched, Kinds& k, int from, int to, int s) {
       const bool idle = std::none_of(core.begin(), core.end(), [&](int c) {
         return c == st.cpu[st.turn] || std::find(busy.begin(), busy.end(), c) != busy.end();
       });
-      if (!idle || !sched.sd_llc(b)) continue;
-      const int llc = sched.sd_llc(b)->span.front();
-      for (auto& [id, set] : hints)
-        if (id == llc) set = true;
+      if (idle && sched.sd_llc(b)) steady::set_hint(hints, sched.sd_llc(b)->span.front(), true);
     }
   }
   st.hints = k.walks(to).hints_number(hints);
@@ -182,7 +179,6 @@ IntermittentResult one_policy(const SchedTopology& sched, const SteadyOptions& o
   r.policy = std::string(policy.id());
   r.differ.assign(policies.size(), 0.0);
   if (!build_chain(sched, policy, k, lengths, alternate, first, chain)) return r;
-  r.phase_states = static_cast<int>(chain.states.size());
   const auto [weight, settled] = stationary(chain);
   r.settled = settled;
   double wakes = 0;

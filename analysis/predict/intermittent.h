@@ -27,7 +27,6 @@ struct IntermittentResult {
   bool settled = false;                      // the chain's stationary shares were reached
   std::map<PlacementClass, double> classes;  // share of the wakes per class
   std::vector<int> cpus;                     // the CPUs the pair's wakes use
-  int phase_states = 0;                      // states of the chain (a phase and its first state)
   // Per policy of the call, in its order: the share of this policy's wakes on which that policy's
   // model chooses another CPU (0 for itself).
   std::vector<double> differ;

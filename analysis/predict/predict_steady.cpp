@@ -25,15 +25,6 @@ bool in_list(const std::vector<int>& list, int cpu) {
   return list.empty() || std::find(list.begin(), list.end(), cpu) != list.end();
 }
 
-void set_hint(LlcHints& hints, int llc, bool set) {
-  auto it = std::lower_bound(hints.begin(), hints.end(), std::pair{llc, false});
-  if (it != hints.end() && it->first == llc) {
-    it->second = set;
-  } else {
-    hints.insert(it, {llc, set});
-  }
-}
-
 // The CPUs the load balancer may move a task of a pair stacked on `cpu` to: per sched domain of
 // `cpu`, the lowest allowed CPU it adds to the level below (that level's idle balance pulls it).
 std::vector<int> balance_targets(const SchedTopology& sched, int cpu,

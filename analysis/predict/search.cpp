@@ -60,15 +60,6 @@ std::vector<const WakeupPolicy*> policies_of(const SearchOptions& opt) {
   return out;
 }
 
-// The phases of the candidate's busy CPUs: intermittent when the search says so and it has some,
-// else one phase that never ends (the steady state's cycle, busy CPUs busy throughout).
-std::vector<IntermittentResult> phases(const SchedTopology& sched, const SearchOptions& opt,
-                                       const SearchCandidate& c) {
-  const Intermittent load =
-      opt.intermittent && !c.busy.empty() ? *opt.intermittent : Intermittent{100, 2};
-  return simulate_intermittent(sched, steady_options(sched, opt, c), policies_of(opt), load);
-}
-
 // Each policy's steady state on the candidate (its mix, with the busy CPUs intermittent) and,
 // with `differ`, [i][j]: the share of policy i's wakes on which j's model chooses another CPU.
 struct Simulated {
@@ -82,7 +73,10 @@ Simulated simulate(const SchedTopology& sched, const SearchOptions& opt, const S
   out.steady = simulate_steady_states(sched, steady_options(sched, opt, c), policies_of(opt));
   const bool mixed = opt.intermittent && !c.busy.empty();
   if (!mixed && !differ) return out;
-  std::vector<IntermittentResult> mixes = phases(sched, opt, c);
+  // Intermittent, or one phase that never ends (the steady state's cycle, busy throughout).
+  const Intermittent load = mixed ? *opt.intermittent : Intermittent{100, 2};
+  std::vector<IntermittentResult> mixes =
+      simulate_intermittent(sched, steady_options(sched, opt, c), policies_of(opt), load);
   if (differ)
     for (IntermittentResult& m : mixes) out.differ.push_back(m.differ);
   if (mixed) put_mixes(out.steady, mixes);
@@ -210,7 +204,6 @@ Found evaluate(const SchedTopology& sched, const SearchOptions& opt, const Searc
     told_by_placement(steady, answers, reports, weight, memo, f);
   }
   if (f.pairs.empty()) return f;
-
   std::set<std::string> states;
   std::string signature;
   for (const SteadyResult& r : steady) {

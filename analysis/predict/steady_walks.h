@@ -240,6 +240,16 @@ struct StepMemo {
   std::array<Walks, 3> walks;
 };
 
+// Sets the has_idle_cores hint of the LLC whose first CPU is `llc`.
+inline void set_hint(LlcHints& hints, int llc, bool set) {
+  auto it = std::lower_bound(hints.begin(), hints.end(), std::pair{llc, false});
+  if (it != hints.end() && it->first == llc) {
+    it->second = set;
+  } else {
+    hints.insert(it, {llc, set});
+  }
+}
+
 // The wakes themselves, defined (and described) in predict_steady.cpp; intermittent.cpp walks them
 // too: the input of the wake from a state, the hints before the first wake, and the wake from state
 // `n` of `walks` (computed once, then followed).
