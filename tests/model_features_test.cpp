@@ -163,6 +163,9 @@ TEST(SetFeatures, RecordedThenTheAbSettingOverThem) {
   EXPECT_EQ(note(f, "DELAY_DEQUEUE")->why, "acts on dequeue, not on where the wakee is placed");
   ASSERT_NE(note(f, "SYNC_PAIR"), nullptr);
   EXPECT_EQ(note(f, "SYNC_PAIR")->kind, FeatureNote::Kind::kPolicyGate);
+  EXPECT_EQ(f.gated_policy, "sync-pair");  // the gate on; a gate off runs no policy
+  const SettingValues gate_off = {{"feature:SYNC_PAIR", "off"}};
+  EXPECT_EQ(set_features(&recorded, &gate_off).gated_policy, "");
   ASSERT_NE(note(f, "NEW_THING"), nullptr);
   EXPECT_EQ(note(f, "NEW_THING")->kind, FeatureNote::Kind::kNotModelled);
   EXPECT_EQ(note(f, "PLACE_LAG"), nullptr);  // at its default

@@ -38,9 +38,8 @@ std::string kernel_policy(const ResultSet& rs) {
   // The gated kernel runs the policy whose sched feature this set (its A/B setting) turned on. A
   // set written inside the guest has no lab_kernel yet (the host adds it); its gates say the same,
   // and only a gated kernel has them.
-  for (const FeatureNote& n : set_features(rs).notes)
-    if (n.kind == FeatureNote::Kind::kPolicyGate && n.enabled) return n.why;
-  return "mainline";
+  const std::string gated = set_features(rs).gated_policy;
+  return gated.empty() ? "mainline" : gated;
 }
 
 CaseReplays replay_recorded(const ResultSet& rs, const std::string& set_path) {
