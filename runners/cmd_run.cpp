@@ -90,7 +90,7 @@ void run_command(const RunArgs& args) {
 
   Measured run;
   run.env = capture_environment({plan.measured_cpus(), plan.in.config.text, plan.idle_latency_us});
-  run.sets = start_sets(plan);
+  run.sets = start_sets(plan, run.env);
   if (plan.in.until) check_comparable(plan, run.env, run.sets[0]);
   std::fputs(announcement(plan, run.env).c_str(), stderr);
   if (debugfs && !debugfs->note().empty())  // said once nothing refuses the run any more

@@ -339,6 +339,57 @@ TEST(DecisionRecords, SelfWakesAreCountedApartFromTheWakeups) {
       << render_replay_text(r.total, 1);
 }
 
+// `run` replays each repetition's records as it ends: a case's blocks add up to its records
+// replayed at once (each task's first rule, its last CPU and the records' positions carry on).
+TEST(Replay, ACasesBlocksAddUpToItsRecordsAtOnce) {
+  std::string text = test::read_fixture(test::fixture_path(kSample));
+  std::size_t at = 0;  // the sixth record's CPU, altered (2 <-> 3)
+  for (int k = 0; k < 6; ++k) at = text.find(" rule=", at + 1);
+  at = text.find(" cpu=", at) + 5;
+  text[at] = text[at] == '2' ? '3' : '2';
+  std::size_t cut = 0;  // the blocks: three records, then four
+  for (int k = 0; k < 4; ++k) cut = text.find(" pipe-", cut + 1);
+  const std::string a = text.substr(0, cut), b = text.substr(cut);
+  const CaseReplays whole = replay_cases({{"c", text}}, smt2(), policy_by_id("mainline"));
+  RunReplayer blocks(smt2(), policy_by_id("mainline"));
+  blocks.add("c", a);
+  blocks.add("c", b);
+  const auto first_rules = [](const ReplayResult& r) {
+    int64_t n = 0;
+    for (const auto& [rule, k] : r.first_rules) n += k;
+    return n;
+  };
+  for (const CaseReplays& r : {whole, blocks.replays()}) {
+    ASSERT_EQ(r.cases.size(), 1u);
+    EXPECT_EQ(r.total.total(), 7);
+    EXPECT_EQ(r.total.agreed(), 6);
+    ASSERT_EQ(r.total.disagreements.size(), 1u);
+    EXPECT_EQ(r.total.disagreements[0].index, 5u);
+    EXPECT_EQ(r.total.disagreements[0].case_name, "c");
+    EXPECT_EQ(first_rules(r.total), first_rules(whole.total));
+    EXPECT_EQ(r.total.baseline_last, whole.total.baseline_last);
+  }
+  // The second block replayed apart, as a fresh case: its record and task count from the start.
+  const CaseReplays apart = replay_cases({{"c", b}}, smt2(), policy_by_id("mainline"));
+  ASSERT_EQ(apart.total.disagreements.size(), 1u);
+  EXPECT_EQ(apart.total.disagreements[0].index, 2u);
+  EXPECT_GT(first_rules(replay_cases({{"c", a}}, smt2(), policy_by_id("mainline")).total) +
+                first_rules(apart.total),
+            first_rules(whole.total));
+  // A block the model refuses names its case; a later block of the same case is not needed.
+  RunReplayer refused(smt2(), policy_by_id("mainline"));
+  std::string outside = a;
+  outside.replace(outside.find("waker_cpu=0"), 11, "waker_cpu=9");
+  try {
+    refused.add("pipe/threads/kernel", outside);
+    ADD_FAILURE() << "a waker CPU outside the topology was replayed";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("case pipe/threads/kernel: decision 1 (pid 812): ", 0),
+              0u)
+        << e.what();
+  }
+}
+
 // Mainline's decisions replayed as another policy: its hooks decide the sync wakes otherwise.
 TEST(Replay, AnotherPolicysModelDisagreesWithMainlinesDecisions) {
   const ReplayResult r = replay_decisions(sample(), smt2(), policy_by_id("sync-2017"));

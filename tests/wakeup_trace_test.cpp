@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "analysis/predict/predict_results.h"
 #include "analysis/results/resultset_io.h"
 #include "common/schema/wake_decision.h"
 #include "common/system/decision_recorder.h"
@@ -485,7 +486,8 @@ TEST_F(TraceRun, WithoutAnyDecisionRecorderItSaysWhyAndGoesOn) {
 
 // --trace-decisions --decision-recorder tp_btf where it loads (this VM's vendor kernel, which
 // refuses fentry): the run says which recorder records, and its side file holds a source=tp_btf
-// record for each traced wakeup of the kernel cases, with the pipe's documented wake flags.
+// record for each traced wakeup of the kernel cases, with the pipe's documented wake flags; the
+// replay of each case in its predictions is the side file's.
 TEST_F(TraceRun, TheTpBtfRecorderRecordsEveryWakeupAndSaysSo) {
   std::string instances;
   if (const std::string why = stock_decisions_untried(&instances); !why.empty())
@@ -511,6 +513,20 @@ TEST_F(TraceRun, TheTpBtfRecorderRecordsEveryWakeupAndSaysSo) {
     piped += d.wake_flags_from == "registry:pipe" && (d.wake_flags & kWfSync);
   }
   EXPECT_GT(piped, 100);
+  // The run replayed each repetition's records as it ended: each kernel case's line of its
+  // predictions is what replaying the published side file gives.
+  ASSERT_TRUE(rs.set.predictions);
+  const nlohmann::json run = nlohmann::json::parse(rs.set.predictions->dump());
+  const nlohmann::json file = to_json(predict_for_results_file((dir_ / "r.json").string()));
+  ASSERT_EQ(run["cases"].size(), file["cases"].size()) << run.dump();
+  int replayed = 0;
+  for (std::size_t i = 0; i < run["cases"].size(); ++i) {
+    EXPECT_EQ(run["cases"][i].value("replay", nlohmann::json()),
+              file["cases"][i].value("replay", nlohmann::json()))
+        << i;
+    replayed += run["cases"][i].contains("replay") && run["cases"][i]["replay"]["wakeups"] > 100;
+  }
+  EXPECT_EQ(replayed, 2) << run.dump();
 }
 
 }  // namespace

@@ -125,15 +125,16 @@ std::string inputs_text(const DecisionRecord& d) {
          " nr_running " + std::to_string(d.waker_nr_running);
 }
 
-ReplayResult replay_decisions(const std::vector<DecisionRecord>& records,
-                              const SchedTopology& sched, const WakeupPolicy& policy,
-                              const ModelFeatures& features) {
-  ReplayResult out;
-  out.policy = std::string(policy.id());
-  std::set<int> seen;              // wakees whose first record was counted
-  std::map<int, int> last_choice;  // wakee -> the CPU its previous record chose
-  for (std::size_t i = 0; i < records.size(); ++i) {
-    const DecisionRecord& d = records[i];
+namespace {
+
+// One block of a case's records replayed on what the case carries; a record's position runs on
+// from the records before it.
+void replay_block(const std::vector<DecisionRecord>& records, const SchedTopology& sched,
+                  const WakeupPolicy& policy, const ModelFeatures& features, RunReplayer::Case& c) {
+  ReplayResult& out = c.result;
+  const auto first = static_cast<std::size_t>(out.total());
+  for (std::size_t i = first; i < first + records.size(); ++i) {
+    const DecisionRecord& d = records[i - first];
     const std::string at =
         "decision " + std::to_string(i + 1) + " (pid " + std::to_string(d.pid) + ")";
     WakeInput in = wake_input_of(d, sched);
@@ -144,7 +145,7 @@ ReplayResult replay_decisions(const std::vector<DecisionRecord>& records,
     } catch (const std::exception& e) {
       throw std::invalid_argument(at + ": " + e.what());
     }
-    tally_state(d, in, sched, seen, out);
+    tally_state(d, in, sched, c.seen, out);
     RuleTally& t = out.by_rule[d.rule.value_or(model.rule)];
     const bool agree = !d.unlabelled && model.cpu == d.cpu && (!d.rule || model.rule == *d.rule);
     ++t.count;
@@ -157,14 +158,62 @@ ReplayResult replay_decisions(const std::vector<DecisionRecord>& records,
     out.moved.agree += d.idle_moved && agree;
     out.wide.count += d.wake_wide;
     out.wide.agree += d.wake_wide && agree;
-    const auto last = last_choice.find(d.pid);
+    const auto last = c.last_choice.find(d.pid);
     out.baseline_prev += d.cpu == d.prev;
     out.baseline_waker += d.cpu == d.waker_cpu;
-    out.baseline_last += d.cpu == (last == last_choice.end() ? d.prev : last->second);
-    last_choice[d.pid] = d.cpu;
-    if (!agree) out.disagreements.push_back({"", i, d, model});
+    out.baseline_last += d.cpu == (last == c.last_choice.end() ? d.prev : last->second);
+    c.last_choice[d.pid] = d.cpu;
+    if (!agree) out.disagreements.push_back({c.name, i, d, model});
+  }
+}
+
+}  // namespace
+
+ReplayResult replay_decisions(const std::vector<DecisionRecord>& records,
+                              const SchedTopology& sched, const WakeupPolicy& policy,
+                              const ModelFeatures& features) {
+  RunReplayer::Case c;
+  c.result.policy = std::string(policy.id());
+  replay_block(records, sched, policy, features, c);
+  return std::move(c.result);
+}
+
+RunReplayer::RunReplayer(SchedTopology sched, const WakeupPolicy& policy, ModelFeatures features)
+    : sched_(std::move(sched)), policy_(&policy), features_(features) {}
+
+void RunReplayer::add(const std::string& name, std::string_view text) {
+  auto c =
+      std::find_if(cases_.begin(), cases_.end(), [&](const Case& k) { return k.name == name; });
+  if (c == cases_.end()) {
+    c = cases_.insert(cases_.end(), Case{name, {}, {}, {}});
+    c->result.policy = std::string(policy_->id());
+  }
+  try {
+    const DecisionTrace t = parse_decision_trace(text);
+    replay_block(t.records, sched_, *policy_, features_, *c);
+    c->result.wakings += t.wakings;
+    c->result.self_wakes += t.self_wakes;
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("case " + name + ": " + e.what());
+  }
+}
+
+CaseReplays RunReplayer::replays() const {
+  CaseReplays out;
+  out.total.policy = std::string(policy_->id());
+  for (const Case& c : cases_) {
+    out.total.add(c.result);
+    out.cases.emplace_back(c.name, c.result);
   }
   return out;
+}
+
+CaseReplays replay_cases(const std::vector<std::pair<std::string, std::string>>& cases,
+                         const SchedTopology& sched, const WakeupPolicy& policy,
+                         const ModelFeatures& features) {
+  RunReplayer r(sched, policy, features);
+  for (const auto& [name, text] : cases) r.add(name, text);
+  return r.replays();
 }
 
 namespace {
@@ -372,28 +421,6 @@ ReplayDigest digest_of(const ReplayResult& r) {
             role(x.model.cpu, x.record) + ", kernel -> " + role(x.record.cpu, x.record)];
   for (const auto& [text, n] : kinds)
     if (n > out.common_count) out = {out.wakeups, out.reproduced, text, n};
-  return out;
-}
-
-CaseReplays replay_cases(const std::vector<std::pair<std::string, std::string>>& cases,
-                         const SchedTopology& sched, const WakeupPolicy& policy,
-                         const ModelFeatures& features) {
-  CaseReplays out;
-  out.total.policy = std::string(policy.id());
-  for (const auto& [name, text] : cases) {
-    const DecisionTrace t = parse_decision_trace(text);
-    ReplayResult r;
-    try {
-      r = replay_decisions(t.records, sched, policy, features);
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument("case " + name + ": " + e.what());
-    }
-    r.wakings = t.wakings;
-    r.self_wakes = t.self_wakes;
-    for (ReplayDisagreement& d : r.disagreements) d.case_name = name;
-    out.total.add(r);
-    out.cases.emplace_back(name, std::move(r));
-  }
   return out;
 }
 

@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/model/policy_model.h"
@@ -101,6 +103,35 @@ struct CaseReplays {
   std::vector<std::pair<std::string, ReplayResult>> cases;
   ReplayResult total;
 };
+
+// A run's cases replayed as their records come, block by block: `run --trace-decisions` gives each
+// repetition's records when it ends (the side file is written, never read back), replay_cases
+// each case's whole text. A case's blocks add up to replay_decisions over all its records at once
+// (its first records, the last CPU chosen per task and the records' positions run on).
+class RunReplayer {
+ public:
+  RunReplayer(SchedTopology sched, const WakeupPolicy& policy, ModelFeatures features = {});
+  // A block of case `name`'s trace text: its records and sched_waking lines. Throws
+  // std::invalid_argument "case NAME: ..." (a line that does not parse, the model's error).
+  void add(const std::string& name, std::string_view text);
+  // The cases in the order they first came, and their total.
+  CaseReplays replays() const;
+
+  // What replaying one case carries from a block to the next.
+  struct Case {
+    std::string name;
+    ReplayResult result;
+    std::set<int> seen;              // tasks whose first record was counted
+    std::map<int, int> last_choice;  // task -> the CPU its previous record chose
+  };
+
+ private:
+  SchedTopology sched_;
+  const WakeupPolicy* policy_;
+  ModelFeatures features_;
+  std::vector<Case> cases_;
+};
+
 CaseReplays replay_cases(const std::vector<std::pair<std::string, std::string>>& cases,
                          const SchedTopology& sched, const WakeupPolicy& policy,
                          const ModelFeatures& features = {});

@@ -46,8 +46,9 @@ struct Measured {
 };
 
 // One set per target, each holding every planned case not yet run; with --trace-decisions each
-// set's side file is opened beside its target.
-std::vector<SetRun> start_sets(const RunPlan& plan);
+// set's side file is opened beside its target, its records replayed on the machine `env` describes
+// (result.h: replayer_of).
+std::vector<SetRun> start_sets(const RunPlan& plan, const nlohmann::json& env);
 
 // Set k's tag in the lines of the run: " ab1" with --ab, else empty.
 std::string set_tag(const std::vector<SetRun>& sets, size_t k);

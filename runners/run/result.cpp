@@ -33,19 +33,29 @@ nlohmann::ordered_json cases_json(const RunPlan& plan, const SetRun& set) {
   return out;
 }
 
-// The set's own parts and the run's description, beside run_doc's.
+// Set k's parts known before its first case: the machine, its topology, its A/B setting.
+ResultSetDoc set_frame(const RunPlan& plan, const nlohmann::json& env, size_t k) {
+  ResultSetDoc d;
+  d.schema = kResultSchema;
+  d.schema_version = kResultSchemaVersion;
+  d.environment = env;
+  d.cases = nlohmann::ordered_json::array();
+  d.ab = ab_set(plan, static_cast<int>(k));
+  const Topology& topo = plan.in.topo;
+  d.topology =
+      TopologyRecord{topology_json(topo, choose_pairs(topo, plan.pairs_per_class)), topo.xml()};
+  return d;
+}
+
+// Set k as written: its frame, its cases and the run's description.
 ResultSetDoc whole_doc(const RunPlan& plan, const Measured& run, size_t k) {
-  ResultSetDoc d = run_doc(plan, run.env, run.sets[k]);
-  const int setting = static_cast<int>(k);
+  ResultSetDoc d = set_frame(plan, run.env, k);
+  d.cases = cases_json(plan, run.sets[k]);
   d.complete = !run.interrupted;
   d.context = gb_context(std::filesystem::read_symlink("/proc/self/exe").string());
   d.benchmarks = run.sets[k].gb.json();
   d.run = RunOrder{"interleaved", plan.seed, plan.command};
-  d.ab = ab_set(plan, setting);
   d.until_decided = run.until_decided;
-  const Topology& topo = plan.in.topo;
-  d.topology =
-      TopologyRecord{topology_json(topo, choose_pairs(topo, plan.pairs_per_class)), topo.xml()};
   d.config = ConfigRecord{plan.in.config_path, plan.in.config.name, plan.in.config.json, {}};
   if (plan.in.noise) {  // compare holds this set's cases to it when the set is the baseline
     d.noise = noise_json(*plan.in.noise);
@@ -65,13 +75,18 @@ ResultSetDoc run_doc(const RunPlan& plan, const nlohmann::json& env, const SetRu
   return d;
 }
 
+RunReplayer replayer_of(const RunPlan& plan, const nlohmann::json& env, size_t k) {
+  const ResultSet frame = typed_result_set(set_frame(plan, env, k), "this run");
+  return RunReplayer(sched_topology_of(frame), policy_by_id(kernel_policy(frame)),
+                     set_features(frame).model);
+}
+
 namespace {
 
-// Each kernel case's recorded decisions replayed, on its line of the predictions block; the side
-// file is beside `set_path` (or in the working folder when the set goes to standard output).
-void add_replays(ResultsPrediction& p, const ResultSet& rs, const std::string& set_path) {
+// Each kernel case's recorded decisions, replayed as they came, on its line of the predictions.
+void add_replays(ResultsPrediction& p, const DecisionSide& side) {
   try {
-    attach_replays(p, replay_recorded(rs, set_path.empty() ? "standard output" : set_path));
+    attach_replays(p, side.replays());
   } catch (const std::exception& e) {
     p.replay_unavailable = e.what();
   }
@@ -104,7 +119,8 @@ SetOut result_set(const RunPlan& plan, const Measured& run, size_t k,
   try {
     out.rs = typed_result_set(std::move(d), "this run");
     out.predictions = predict_for_results(out.rs);
-    if (out.rs.set.decisions) add_replays(*out.predictions, out.rs, plan.targets[k].path);
+    if (out.rs.set.decisions && run.sets[k].decisions)
+      add_replays(*out.predictions, *run.sets[k].decisions);
     out.predictions_text = render_results_text(*out.predictions);
     out.rs.set.predictions = to_json(*out.predictions);
   } catch (const std::exception& e) {

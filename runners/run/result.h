@@ -20,9 +20,14 @@ namespace wb {
 // own parts (result_set), what the run writes.
 ResultSetDoc run_doc(const RunPlan& plan, const nlohmann::json& env, const SetRun& set);
 
+// What replays set k's decision records as they come: the model of the machine `env` and the
+// set's topology describe, under the policy and sched features the set runs with. Throws
+// std::invalid_argument when the model cannot be made.
+RunReplayer replayer_of(const RunPlan& plan, const nlohmann::json& env, size_t k);
+
 // Set k as written (docs/result-set.md#contract), typed, with its predictions (nullopt when
 // unavailable) and their text, rendered once: with `decisions` (the published side file) each
-// kernel case's replay is on its line.
+// kernel case's replay, as its records came (DecisionSide::replays), is on its line.
 struct SetOut {
   ResultSet rs;
   std::optional<ResultsPrediction> predictions;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <stdexcept>
 
 #include "common/schema/placement.h"
 #include "common/util/text.h"
@@ -27,16 +28,34 @@ std::unique_ptr<WakeupTraceSession> open_trace_session(Tracing tracing, RunJourn
   return session;
 }
 
-DecisionSide::DecisionSide(const std::string& set_path, const std::string& stem)
+DecisionSide::DecisionSide(const std::string& set_path, const std::string& stem,
+                           const std::function<RunReplayer()>& replayer)
     : file_(set_path.empty() ? set_path
                              : std::filesystem::path(set_path).replace_extension(kExt).string(),
             stem, kExt) {
   add("# wakebench decision records (docs/policy-model.md#decision-records)\n");
+  try {
+    replayer_.emplace(replayer());
+  } catch (const std::exception& e) {
+    replay_error_ = e.what();
+  }
 }
 
 void DecisionSide::add_run(const std::string& case_name, int64_t run, const std::string& records) {
   add("# case " + case_name + "\n# run " + std::to_string(run) + "\n");
   add(records);
+  if (!replayer_) return;
+  try {
+    replayer_->add(case_name, records);
+  } catch (const std::exception& e) {  // the run goes on; its predictions say why
+    replay_error_ = e.what();
+    replayer_.reset();
+  }
+}
+
+CaseReplays DecisionSide::replays() const {
+  if (!replayer_) throw std::invalid_argument(replay_error_);
+  return replayer_->replays();
 }
 
 DecisionsRecord DecisionSide::publish() {

@@ -4,12 +4,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "analysis/model/replay.h"
 #include "common/measure/driver.h"
 #include "common/schema/environment.h"
 #include "common/schema/result_set_doc.h"
@@ -34,18 +36,27 @@ std::unique_ptr<WakeupTraceSession> open_trace_session(
 // hundreds of thousands: never all in memory), each repetition's after a "# case NAME" and a
 // "# run N" line; published beside the set, which names it by its sha256
 // (docs/result-set.md#document, `decisions`). Removed, never half-published, when the run fails.
+// Each repetition's records are replayed as they come (the set's predictions show each case's
+// replay): the side file is for the reader after the run, never read back by it.
 class DecisionSide {
  public:
   // Beside `set_path` (its extension replaced), or with it empty a new `<stem>.decisions.txt`.
-  DecisionSide(const std::string& set_path, const std::string& stem);
+  // `replayer` makes the replayer of the set's records; what it throws is replays()'s error.
+  DecisionSide(const std::string& set_path, const std::string& stem,
+               const std::function<RunReplayer()>& replayer);
   void add_run(const std::string& case_name, int64_t run, const std::string& records);
   DecisionsRecord publish();
+  // Every case's records replayed; throws std::invalid_argument with why they could not be (the
+  // first record the model refused, a line that did not parse).
+  CaseReplays replays() const;
 
  private:
   void add(std::string_view text);
   StreamedFile file_;
   Sha256 sha_;
   int64_t lines_ = 0;
+  std::optional<RunReplayer> replayer_;
+  std::string replay_error_;
 };
 
 // The session a repetition of a kernel case is traced in (null: none), and what attributes it.
