@@ -243,6 +243,11 @@ TEST(CompareVerdict, AKernelCaseThatMovedIsExplainedByPlacement) {
     EXPECT_NE(s.decision.verdict, CompareVerdict::kDifferent) << s.cls;
   EXPECT_NE(same.why[0].schedstat.other_off.find("sysctl -w kernel.sched_schedstats=1"),
             std::string::npos);
+  // A set whose windows an older wakebench added into a list is said so, not read as no counters.
+  b["schedstat"] = {{"schedstats_enabled", true}, {"cpus", json::array({nullptr})}};
+  const Comparison old = compare_result_sets({set_of({a}, "a.json"), set_of({b}, "b.json")}, {});
+  EXPECT_NE(old.why[0].schedstat.other_off.find("schedstat.cpus is a list"), std::string::npos)
+      << old.why[0].schedstat.other_off;
 }
 
 // Repetitions that ran all stacked or all split: each repetition's share is 0 or 1. From 70 % to

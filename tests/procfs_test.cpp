@@ -297,6 +297,38 @@ TEST(SchedstatDelta, SchedstatsOffAndBackwardsCountersAreUnavailable) {
       schedstat_delta(before, rebuilt, {0})["cpus"]["0"]["domains"].contains("unavailable"));
 }
 
+// A case's repetitions are contiguous windows of one span: their deltas added up are the delta
+// over the span, byte for byte (what names the counters, such as the version, a domain's index and
+// span, is kept, never added).
+TEST(SchedstatDelta, WindowsAddUpToTheSpan) {
+  auto s0 = schedstat_fixture("v15-x86-i7-2600-4c8t-smt-mc-linux-3.13.txt");
+  s0.schedstats_enabled = true;
+  auto s1 = s0, s2 = s0;
+  for (auto* s : {&s1, &s2}) {
+    const uint64_t k = s == &s1 ? 1 : 3;
+    s->timestamp_jiffies = *s0.timestamp_jiffies + 100 * k;
+    for (SchedstatCpu& c : s->cpus) {
+      c.ttwu_count += 10 * k;
+      c.run_time_ns += 1000 * k;
+      for (SchedstatDomain& d : c.domains) d.ttwu_wake_remote += 7 * k;
+    }
+  }
+  const std::vector<int> cpus = {0, 1, 4, 42};
+  const nlohmann::json whole = schedstat_delta(s0, s2, cpus);
+  EXPECT_EQ(sum_schedstat({schedstat_delta(s0, s1, cpus), schedstat_delta(s1, s2, cpus)}).dump(),
+            whole.dump());
+  EXPECT_EQ(whole["cpus"]["0"]["domains"][1]["span"], (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  // A counter a window could not count, or domains rebuilt in one, are unavailable over the span.
+  auto back = s2;
+  const_cast<SchedstatCpu&>(*back.find(1)).pcount = 0;
+  const_cast<SchedstatCpu&>(*back.find(4)).domains.pop_back();
+  const nlohmann::json sum =
+      sum_schedstat({schedstat_delta(s0, s1, cpus), schedstat_delta(s1, back, cpus)});
+  EXPECT_TRUE(sum["cpus"]["1"]["pcount"].contains("unavailable")) << sum["cpus"]["1"];
+  EXPECT_TRUE(sum["cpus"]["4"]["domains"].contains("unavailable")) << sum["cpus"]["4"];
+  EXPECT_EQ(sum["cpus"]["0"], whole["cpus"]["0"]);
+}
+
 TEST(SchedstatRead, FromATreeWithTheSysctl) {
   std::string why;
   auto snap = read_schedstat(&why, sysroot_path("x86-i7-2600-linux-3.13"));

@@ -244,8 +244,6 @@ TEST(RunRecords, TraceSchedstatAndUntilDecided) {
   EXPECT_EQ(case_trace(std::nullopt, ""), nlohmann::ordered_json({{"unavailable", "not traced"}}));
   EXPECT_EQ(case_trace(WakeupTraceSummary{}, "no tracefs"),
             nlohmann::ordered_json({{"unavailable", "no tracefs"}}));
-  EXPECT_EQ(sum_schedstat({{{"cpu0", {{"n", 1}, {"s", "x"}}}}, {{"cpu0", {{"n", 2}, {"s", "y"}}}}}),
-            nlohmann::json({{"cpu0", {{"n", 3.0}, {"s", "x"}}}}));
   const SequentialRun seq(4, 0.05);
   const UntilDecidedRecord r = until_decided_record({ResultSet{"base.json"}, 4, 60}, seq, 0, 1.5);
   EXPECT_EQ(r.base, "base.json");

@@ -378,6 +378,12 @@ SchedstatView schedstat_of(const json& s) {
     v.off =
         "schedstats off (kernel.sched_schedstats=0; turn on: sysctl -w "
         "kernel.sched_schedstats=1)";
+  if (s.contains("cpus") && s["cpus"].is_array()) {  // its repetitions' windows were mis-added
+    v.off =
+        "schedstat.cpus is a list: the windows of the case's repetitions were added by a "
+        "wakebench before 2026-12-07, which mangled them; not read";
+    return v;
+  }
   if (!s.contains("cpus") || !s["cpus"].is_object()) return v;
   for (const auto& [cpu, c] : s["cpus"].items()) {
     if (!c.is_object() || !c.contains("domains") || !c["domains"].is_array()) continue;

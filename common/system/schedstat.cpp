@@ -160,6 +160,7 @@ std::optional<SchedstatSnapshot> read_schedstat(std::string* why_not, const std:
 
 namespace {
 
+const char* const kRebuilt = "sched domains were rebuilt between the snapshots";
 const char* const kSchedstatsOff =
     "kernel.sched_schedstats=0, the kernel does not count this (sysctl -w "
     "kernel.sched_schedstats=1)";
@@ -171,8 +172,7 @@ json counter_diff(uint64_t b, uint64_t a) {
 
 // One CPU's domains between the snapshots: each domain's ttwu counters, or why not.
 json domains_delta(const SchedstatCpu& b, const SchedstatCpu& a, bool off) {
-  if (a.domains.size() != b.domains.size())
-    return unavailable("sched domains were rebuilt between the snapshots");
+  if (a.domains.size() != b.domains.size()) return unavailable(kRebuilt);
   json doms = json::array();
   for (size_t i = 0; i < a.domains.size(); ++i) {
     const auto& da = a.domains[i];
@@ -212,6 +212,27 @@ json cpu_delta(const SchedstatCpu& b, const SchedstatCpu& a, bool off, json& tot
   return c;
 }
 
+// Two windows' values under `key` added: counters (unsigned numbers) add; what names them (the
+// version, a domain's index, span and name) is the first window's; a counter, a CPU or a CPU's
+// domains unavailable in either window is unavailable over both.
+json add_windows(const json& a, const json& b, std::string_view key) {
+  if (a.is_object() && a.contains("unavailable")) return a;
+  if (b.is_object() && b.contains("unavailable")) return b;
+  if (a.is_number_unsigned() && b.is_number_unsigned())
+    return a.get<uint64_t>() + b.get<uint64_t>();
+  if (a.is_object() && b.is_object()) {
+    json out = json::object();
+    for (const auto& [k, v] : a.items())
+      if (b.contains(k)) out[k] = add_windows(v, b[k], k);
+    return out;
+  }
+  if (key != "domains" || !a.is_array() || !b.is_array()) return a;
+  if (a.size() != b.size()) return unavailable(kRebuilt);
+  json out = json::array();
+  for (std::size_t i = 0; i < a.size(); ++i) out.push_back(add_windows(a[i], b[i], ""));
+  return out;
+}
+
 }  // namespace
 
 json schedstat_delta(const SchedstatSnapshot& before, const SchedstatSnapshot& after,
@@ -237,6 +258,12 @@ json schedstat_delta(const SchedstatSnapshot& before, const SchedstatSnapshot& a
   out["cpus"] = std::move(per_cpu);
   out["total"] = std::move(total);
   return out;
+}
+
+json sum_schedstat(const std::vector<json>& windows) {
+  json total = windows.at(0);
+  for (std::size_t i = 1; i < windows.size(); ++i) total = add_windows(total, windows[i], "");
+  return total;
 }
 
 }  // namespace wb

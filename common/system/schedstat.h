@@ -66,4 +66,9 @@ std::optional<SchedstatSnapshot> read_schedstat(std::string* why_not,
 nlohmann::json schedstat_delta(const SchedstatSnapshot& before, const SchedstatSnapshot& after,
                                const std::vector<int>& cpus);
 
+// The deltas of contiguous windows (a case's repetitions) added up: the delta over their span. The
+// counters add; the version and each domain's index, span and name are kept; what was unavailable
+// in any window is unavailable in the sum. `windows` must not be empty.
+nlohmann::json sum_schedstat(const std::vector<nlohmann::json>& windows);
+
 }  // namespace wb

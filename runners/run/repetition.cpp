@@ -90,17 +90,4 @@ double run_repetition(CaseState& cs, const RunOptions& base, const CaseTracer& t
   return static_cast<double>(cpu_ns);
 }
 
-nlohmann::json sum_schedstat(const std::vector<nlohmann::json>& parts) {
-  nlohmann::json total = parts.front();
-  for (size_t i = 1; i < parts.size(); ++i) {
-    const auto flat = parts[i].flatten();
-    auto acc = total.flatten();
-    for (const auto& [k, v] : flat.items())
-      if (v.is_number() && acc.contains(k) && acc[k].is_number())
-        acc[k] = acc[k].get<double>() + v.get<double>();
-    total = acc.unflatten();
-  }
-  return total;
-}
-
 }  // namespace wb

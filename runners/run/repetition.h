@@ -21,8 +21,4 @@ double run_repetition(CaseState& cs, const RunOptions& base, const CaseTracer& t
 // Fails the case with `why`, unless the run was interrupted after it kept a repetition.
 void fail_case(CaseRecord& rec, const std::string& why);
 
-// The per-repetition schedstat deltas of one case added up (numbers add; anything else is kept
-// from the first).
-nlohmann::json sum_schedstat(const std::vector<nlohmann::json>& parts);
-
 }  // namespace wb

@@ -7,6 +7,7 @@
 #include "analysis/report/summary.h"
 #include "common/schema/placement.h"
 #include "common/schema/result_set.h"
+#include "common/system/schedstat.h"
 #include "common/util/output_file.h"
 #include "runners/run/ab.h"
 #include "runners/run/gb_output.h"
