@@ -152,6 +152,10 @@ TEST(Perf, SoftwareEventsCountPinnedPingPong) {
   std::thread measured([&] {
     set_affinity({cpu});
     PerfCounters pc({"context-switches", "cpu-migrations", "task-clock", "page-faults"});
+    // The kernel counts a migration at the task's next switch-in (perf_event_task_sched_in), and
+    // only while some cpu-migrations event exists: a move by set_affinity() while another test's
+    // event existed can wait there until ours is enabled. A sleep switches in with ours open.
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
     auto round_trips = [&](int n) {
       char c = 'x';
       for (int i = 0; i < n; ++i)
