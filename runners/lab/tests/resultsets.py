@@ -1,6 +1,6 @@
 """Result sets for the tests: the smallest documents docs/result-set.schema.json takes, and the
 same typed by the lab's one reader (wblab.resultset)."""
-from wblab import resultset
+from wblab import predictions, resultset
 
 # The fields the schema requires of a case: a kernel-placed pipe/threads case that ran.
 CASE = {"name": "pipe/threads/kernel", "mechanism": "pipe", "mode": "threads",
@@ -16,3 +16,8 @@ def document(cases=(), version=3, **top):
 def typed(cases=(), **top):
     """document() as the lab reads it."""
     return resultset.parse(document(cases, **top), "test.json")
+
+
+def predicted(block):
+    """A predictions block (or predict.json) as the lab reads it (wblab.predictions)."""
+    return predictions.parse(block, "predict.json")

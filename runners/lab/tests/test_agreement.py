@@ -3,7 +3,7 @@ back (guest.py)."""
 from wblab.agreement import compute_agreement, mix_text, render_agreement, run_json
 from wblab.guest import class_pairs, pinned_checks
 
-from resultsets import typed
+from resultsets import predicted, typed
 
 
 def distance(strict, best=None, share=0.0, alternative=None):
@@ -41,8 +41,8 @@ def test_agreement_holds_the_named_policy():
               {"same-cpu": 0.95, "llc": 0.05}),
         entry("spin", "none", {"mainline": ({"llc": 1.0}, distance(0), "MATCH")}, {"llc": 1.0})]}
     res = results_for(pred)
-    main = compute_agreement(res, pred, "mainline")
-    pair = compute_agreement(res, pred, "sync-pair")
+    main = compute_agreement(res, predicted(pred), "mainline")
+    pair = compute_agreement(res, predicted(pred), "sync-pair")
     assert main["mechanisms"]["pipe"]["agreement"] == 0.05
     assert pair["mechanisms"]["pipe"]["agreement"] == 0.95
     assert (pair["mechanisms"]["pipe"]["MATCH"], main["mechanisms"]["pipe"]["MISS"]) == (1, 1)
@@ -59,10 +59,10 @@ def test_agreement_holds_the_named_policy():
 def test_missing_policy_is_not_compared():
     pred = {"mechanisms": [entry("pipe", "sync", {"mainline": ({"llc": 1.0}, distance(0),
                                                                "MATCH")}, {"llc": 1.0})]}
-    rep = compute_agreement(results_for(pred), pred, "sync-core")
+    rep = compute_agreement(results_for(pred), predicted(pred), "sync-core")
     assert rep["cases"] == [] and rep["not_compared"][0]["reason"] == "no sync-core prediction"
     del pred["mechanisms"][0]["policies"]["mainline"]["verdict"]
-    rep = compute_agreement(results_for(pred), pred, "mainline")
+    rep = compute_agreement(results_for(pred), predicted(pred), "mainline")
     assert rep["cases"] == [] and "no verdict" in rep["not_compared"][0]["reason"]
 
 
@@ -95,7 +95,7 @@ def test_an_explained_case_is_no_agreement_and_keeps_its_strict_figure():
                                     "text": "a wake from CPU 0 finds CPU 1 busy"},
                           "classes": {"llc": 1.0}, "cpus": [0, 2]}]}
     pred = {"mechanisms": [e]}
-    rep = compute_agreement(results_for(pred), pred, "mainline")
+    rep = compute_agreement(results_for(pred), predicted(pred), "mainline")
     row = rep["cases"][0]
     assert (row["verdict"], row["strict_agreement"], row["range_agreement"]) == \
         ("EXPLAINED", 0.6, 1.0)
@@ -125,7 +125,7 @@ def test_cases_of_one_placement_keep_their_own_names():
     a["case"], b["case"] = "pipe/threads/kernel/start=0,2", "pipe/threads/kernel/start=2,0"
     res = typed([{"name": e["case"], "repetitions": [{}], "observed": {"cpus": {}}}
                  for e in (a, b)])
-    rows = compute_agreement(res, {"mechanisms": [a, b]}, "mainline")["cases"]
+    rows = compute_agreement(res, predicted({"mechanisms": [a, b]}), "mainline")["cases"]
     assert [(r["name"], r["verdict"]) for r in rows] == [
         ("pipe/threads/kernel/start=0,2", "MATCH"), ("pipe/threads/kernel/start=2,0", "MISS")]
 

@@ -18,7 +18,7 @@ from wblab.qemu import PRESETS, expected_topology, parse_smp
 from wblab.qemubin import Qemu
 from wblab.sysfs import check_sysfs, parse_sysfs
 
-from resultsets import document, typed
+from resultsets import document, predicted, typed
 
 ARM64 = sorted(p for p, v in PRESETS.items() if v.get("arch") == "arm64")
 
@@ -121,9 +121,10 @@ def test_a_missing_or_wrong_level_fails_the_preset_check():
 
 
 def predict_of(levels_of, llc_name):
-    return {"domains": [{"cpu": c, "domain": i, "name": n, "span": ",".join(map(str, sorted(s))),
-                         "share_llc": n == llc_name}
-                        for c in range(8) for i, (n, s) in enumerate(levels_of(c))]}
+    return predicted({"domains": [
+        {"cpu": c, "domain": i, "name": n, "span": ",".join(map(str, sorted(s))),
+         "share_llc": n == llc_name}
+        for c in range(8) for i, (n, s) in enumerate(levels_of(c))]})
 
 
 def results_of(levels_of, llc_name):
@@ -144,7 +145,7 @@ def test_the_model_reading_must_equal_the_guest_domains():
     short = model_mismatches(dump(lambda c: ALTRA(c)[1:]), predict_of(ALTRA, "MC"),
                              results_of(ALTRA, "MC"))
     assert len(short) == 8 and "guest PKG=0-7" in short[0]
-    assert model_mismatches(sysfs, {}, typed()) == [
+    assert model_mismatches(sysfs, predicted({}), typed()) == [
         "predict.json has no domains (a wakebench before the model printed them)"]
 
 

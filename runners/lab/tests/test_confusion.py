@@ -3,8 +3,10 @@
 import json
 from pathlib import Path
 
-from wblab import resultset
-from wblab.confusion import cell_confusion, judge, nearest_label, render, summary
+from wblab import confusion, predictions, resultset
+from wblab.confusion import render, summary
+
+from resultsets import predicted
 
 FIXTURE = json.loads((Path(__file__).parent / "fixtures/2llc-sync-pair.json").read_text())
 RESULTS = resultset.parse(FIXTURE["results"], "2llc-sync-pair.json")
@@ -17,11 +19,24 @@ def group(name, strict, verdict="MATCH"):
 
 
 def entry(groups, pairs=PAIR, native=None, case="pipe/threads/kernel"):
-    e = {"case": case, "mechanism": case.split("/")[0], "groups": groups, "discriminates": pairs,
-         "measured": {"status": "ok"}}
+    e = {"case": case, "mechanism": case.split("/")[0], "mode": case.split("/")[1],
+         "groups": groups, "discriminates": pairs, "measured": {"status": "ok"}}
     if native is not None:
         e["discriminates_native"] = native
     return e
+
+
+# confusion's functions on the hand-built entries and groups above, as the lab reads them.
+def judge(e, policy):
+    return confusion.judge(predictions.parse_case(e, "entry"), policy)
+
+
+def nearest_label(groups):
+    return confusion.nearest_label([predictions.parse_group(g, "group") for g in groups])
+
+
+def cell_confusion(pred, results, policy):
+    return confusion.cell_confusion(predicted(pred), results, policy)
 
 
 def test_nearer_by_the_margin_is_a_hit():
@@ -158,8 +173,10 @@ def test_render_shows_each_miss_with_its_trace_or_as_unexplained():
 
 def test_a_miss_names_the_first_wakes_that_left_the_predicted_cpus():
     from wblab.confusion import first_moves_text
-    moves = [{"run": 0, "wake": 3, "waker_cpu": 0, "from": 2, "to": 1, "path": "selection"},
-             {"run": 1, "wake": 0, "waker_cpu": 0, "from": 1, "to": 4, "path": "selection"}]
+    moves = predictions.parse_trace({"paths": {}, "first_moves": [
+        {"run": 0, "wake": 3, "waker_cpu": 0, "from": 2, "to": 1, "path": "selection"},
+        {"run": 1, "wake": 0, "waker_cpu": 0, "from": 1, "to": 4, "path": "selection"}]}
+    ).first_moves
     assert first_moves_text(moves, [0, 1]) == \
         "; first wakes off them: run 1 wake 0 1->4 (selection)"
     assert first_moves_text(moves, [0, 1, 4]) == "; no traced move left the predicted CPUs"

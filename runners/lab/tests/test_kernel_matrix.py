@@ -12,6 +12,7 @@ from wblab.matrix import update_doc
 from wblab.matrix_cells import Cell, Collected, Matrix
 from wblab.matrix_judge import aa_floors, cell_rows, direction, distance, shift_verdict
 from wblab.matrix_render import render
+from wblab.predictions import parse_trace
 
 from resultsets import typed
 
@@ -195,7 +196,7 @@ def test_short_cell_lists_its_wakeup_trace():
                                      "moved": {"n": 4, "p5": 89.0, "p50": 346.0, "p95": 5028.0}},
              "migrations": {"at_wakeup": 4, "other": 2}, "dropped": 0,
              "unmatched": 0}
-    rows = cell_rows(base, base, ORDER, {"pipe/threads/kernel": trace})
+    rows = cell_rows(base, base, ORDER, {"pipe/threads/kernel": parse_trace(trace)})
     m = matrix_of(["mainline"], {"2llc": {"mainline": rows}})
     assert ("  - traced 100 wakeups by the partner: selection 90 (same-cpu 20, llc 70); "
             "ttwu_runnable 10 (same-cpu 10); queued_remote 0; moved off the wakee's previous CPU "

@@ -16,6 +16,8 @@ from wblab.matrix_collect import cases_ran, other_config
 from wblab.matrix_document import render_document
 from wblab.matrix_judge import judge
 
+from resultsets import predicted
+
 ORDER = ["same-cpu", "smt-sibling", "llc"]
 CASE = "pipe/threads/kernel"
 
@@ -104,10 +106,11 @@ def test_the_thresholds_are_the_predictors():
     defined = dict(re.findall(r"constexpr double (k\w+) = ([0-9.]+);", header))
     assert float(defined["kMatchDistance"]) == MATCH_DISTANCE
     assert float(defined["kNoPredictionCoverage"]) == NO_PREDICTION_COVERAGE
-    check_thresholds({"match_distance": 0.25, "no_prediction_coverage": 0.9}, "p.json")
-    check_thresholds({}, "p.json")
+    check_thresholds(predicted({"match_distance": 0.25, "no_prediction_coverage": 0.9}),
+                     "p.json")
+    check_thresholds(predicted({}), "p.json")
     with pytest.raises(LabError, match="p.json: match_distance 0.3, not the lab's 0.25"):
-        check_thresholds({"match_distance": 0.3}, "p.json")
+        check_thresholds(predicted({"match_distance": 0.3}), "p.json")
 
 
 def test_source_date_epoch_sets_the_rendering_time(monkeypatch):

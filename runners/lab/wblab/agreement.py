@@ -5,7 +5,7 @@ import json
 import os
 import subprocess
 
-from . import LabError, inputs, resultset, write_atomic
+from . import LabError, inputs, predictions, resultset, write_atomic
 from .cpulist import format_cpu_list
 from .registry import NO_KERNEL_WAKEUP
 
@@ -22,12 +22,12 @@ SHARE = 0.10
 
 
 def steady_states(model):
-    """A policy's steady state and its alternatives, as class distributions."""
-    if not model:
+    """A policy's steady state and its alternatives (predictions.PolicyModel), as class
+    distributions."""
+    if model is None:
         return []
-    alts = (model.get("uncertain") or {}).get("alternatives", [])
     return [{c: f for c, f in d.items() if f > 0} for d in
-            [model.get("classes", {})] + [a["classes"] for a in alts]]
+            [model.classes] + [a.classes for a in model.alternatives]]
 
 
 def mix_text(u):
@@ -125,13 +125,31 @@ NO_PREDICTION_COVERAGE = 0.90
 
 
 def check_thresholds(pred, where):
-    """LabError in one line when the predictions (`predict --json`) were judged with other
+    """LabError in one line when the predictions (`predict --json`, typed) were judged with other
     thresholds than the ones the lab reports; predictions of a wakebench before them pass."""
-    for key, want in (("match_distance", MATCH_DISTANCE),
-                      ("no_prediction_coverage", NO_PREDICTION_COVERAGE)):
-        if key in pred and pred[key] != want:
-            raise LabError(f"{where}: {key} {pred[key]}, not the lab's {want} "
-                           "(wblab/agreement.py)")
+    for key, got, want in (("match_distance", pred.match_distance, MATCH_DISTANCE),
+                           ("no_prediction_coverage", pred.no_prediction_coverage,
+                            NO_PREDICTION_COVERAGE)):
+        if got is not None and got != want:
+            raise LabError(f"{where}: {key} {got}, not the lab's {want} (wblab/agreement.py)")
+
+
+def why_not_compared(e, case, policy):
+    """Why entry `e` (a predictions.PredictionCase) is not held to `policy`, or None."""
+    model = e.policy(policy)
+    if e.mechanism in NO_WAKEUP:
+        return NO_WAKEUP[e.mechanism]
+    if e.skipped:
+        return f"the predictor skips it: {e.skipped}"
+    if case and not case.ok:
+        return f"the guest's case {case.status}: {case.reason}"
+    if model is None:
+        return f"no {policy} prediction"
+    if not (e.measured and e.measured.classes):
+        return "no observed placements"
+    if model.verdict is None:
+        return f"the predictor gives no verdict for {policy} (a wakebench before it did)"
+    return None
 
 
 def compute_agreement(results, pred, policy="mainline"):
@@ -139,45 +157,32 @@ def compute_agreement(results, pred, policy="mainline"):
     NO-PREDICTION, MISS), the strict agreement between its steady state and the observed class
     distribution (1 - the total-variation distance), the agreement with its range (1 - the distance
     to the closest mix of the steady state and its alternatives) and the range's coverage; per
-    mechanism the round-trip-weighted strict agreement and how many cases got each word."""
+    mechanism the round-trip-weighted strict agreement and how many cases got each word.
+    `pred`: the typed predictions (predictions.Predictions)."""
     # predict's entry names its kernel case (`case`); mechanism, mode and placement do not tell
     # apart the cases of one placement with other start CPUs or knobs.
     by_name = {c.name: c for c in results.cases}
     cases, per_mech, not_compared = [], {}, []
-    for e in resultset.prediction_cases(pred):
-        model = (e.get("policies") or {}).get(policy)
-        measured = e.get("measured") or {}
-        obs = measured.get("classes") or {}
-        case = by_name.get(e.get("case"))
-        why_not = None
-        if e["mechanism"] in NO_WAKEUP:
-            why_not = NO_WAKEUP[e["mechanism"]]
-        elif e.get("skipped"):
-            why_not = f"the predictor skips it: {e['skipped']}"
-        elif case and not case.ok:
-            why_not = f"the guest's case {case.status}: {case.reason}"
-        elif not model:
-            why_not = f"no {policy} prediction"
-        elif not obs:
-            why_not = "no observed placements"
-        elif "verdict" not in model:
-            why_not = f"the predictor gives no verdict for {policy} (a wakebench before it did)"
+    for e in pred.cases:
+        case = by_name.get(e.case)
+        why_not = why_not_compared(e, case, policy)
         if why_not:
             if case:  # a kernel case the guest ran (not the predictor's default entry)
-                not_compared.append({"mechanism": e["mechanism"], "mode": e["mode"],
-                                     "placement": e["placement"], "name": case.name,
+                not_compared.append({"mechanism": e.mechanism, "mode": e.mode,
+                                     "placement": e.placement, "name": case.name,
                                      "reason": why_not})
             continue
+        model = e.policy(policy)
         row = case_row(e, case, model, policy)
         if row["verdict"] != "MATCH":
-            pc = row["model"]["classes"]
             row["attribution"] = attribute(
-                pc, obs, model.get("settled", True), measured.get("migrations"), e.get("start"),
-                case and case.observed_cpus, row["observed"]["round_trips"],
-                len(case.repetitions if case else ()) or 1, model.get("cpus"))
+                row["model"]["classes"], e.measured.classes,
+                True if model.settled is None else model.settled, e.measured.migrations,
+                e.start, case and case.observed_cpus, row["observed"]["round_trips"],
+                len(case.repetitions if case else ()) or 1, model.cpus)
         cases.append(row)
-        m = per_mech.setdefault(e["mechanism"], dict(
-            {"wake_flags": e.get("wake_flags"), "cases": 0, "round_trips": 0, "weighted": 0.0},
+        m = per_mech.setdefault(e.mechanism, dict(
+            {"wake_flags": e.wake_flags, "cases": 0, "round_trips": 0, "weighted": 0.0},
             **{v: 0 for v in VERDICTS}))
         m["cases"] += 1
         m["round_trips"] += row["observed"]["round_trips"]
@@ -186,48 +191,49 @@ def compute_agreement(results, pred, policy="mainline"):
     for m in per_mech.values():
         w = m.pop("weighted")
         m["agreement"] = round(w / m["round_trips"], 3) if m["round_trips"] else None
-    return {"policy": policy, "emulated": bool(pred.get("emulated")),
+    return {"policy": policy, "emulated": bool(pred.emulated),
             "metric": f"the predictor's verdict for {policy}; agreement = 1 - total variation "
                       f"distance between the {policy} model's steady state and the observed class "
                       "distribution, weighted by observed round trips",
-            "model": pred.get("model"), "topology": pred.get("topology"),
+            "model": pred.model, "topology": pred.topology,
             "mechanisms": per_mech, "cases": cases, "not_compared": not_compared,
             "disagreements": [c for c in cases if "attribution" in c]}
 
 
+def as_list(t):
+    """A typed record's tuple as the JSON array the report keeps (None stays None)."""
+    return None if t is None else list(t)
+
+
 def case_row(e, case, model, policy):
-    """One compared case: the verdict, the strict and range agreements, the coverage, and what
-    the model and the guest said."""
-    measured = e.get("measured") or {}
-    hist = measured.get("histogram") or {}
-    dist = model["distance"]
-    consistent = e.get("consistent_with") or []
-    row = {"mechanism": e["mechanism"], "mode": e["mode"], "placement": e["placement"],
-           "name": case and case.name, "wake_flags": e.get("wake_flags"),
-           "start": e.get("start"), "allowed": e.get("allowed"),
-           "verdict": model["verdict"], "coverage": model.get("coverage"),
-           "model": {"classes": {c: f for c, f in model["classes"].items() if f > 0},
-                     "cpus": model.get("cpus"), "settled": model.get("settled"),
+    """One compared case (`e`, `model`: predictions.PredictionCase, PolicyModel): the verdict,
+    the strict and range agreements, the coverage, and what the model and the guest said."""
+    measured, dist = e.measured, model.distance
+    row = {"mechanism": e.mechanism, "mode": e.mode, "placement": e.placement,
+           "name": case and case.name, "wake_flags": e.wake_flags,
+           "start": as_list(e.start), "allowed": e.allowed,
+           "verdict": model.verdict, "coverage": model.coverage,
+           "model": {"classes": {c: f for c, f in model.classes.items() if f > 0},
+                     "cpus": as_list(model.cpus), "settled": model.settled,
                      "states": steady_states(model)},
-           "mainline_model": steady_states(e["policies"].get("mainline", {})),
-           "observed": {"classes": measured.get("classes") or {},
-                        "round_trips": round(sum(v for v in hist.values()
-                                                 if isinstance(v, (int, float)))),
+           "mainline_model": steady_states(e.policy("mainline")),
+           "observed": {"classes": measured.classes,
+                        "round_trips": round(sum(measured.histogram.values())),
                         "cpus": case and case.observed_cpus,
-                        "migrations": measured.get("migrations")},
-           "strict_agreement": round(1 - dist["strict"], 3),
-           "range_agreement": round(1 - dist["best"], 3),
-           "consistent_with": consistent,
-           "model_consistent": any(policy in g["policies"] for g in e.get("groups", [])
-                                   if g.get("verdict") == "MATCH")}
-    uncertain = model.get("uncertain")
-    if uncertain:
-        row["uncertain"] = {"alternatives": [dict(a, cause=a["cause"]["text"])
-                                             for a in uncertain["alternatives"]],
-                            "best_share": dist["share"], "best_alternative": dist["alternative"],
-                            "best_weights": dist["weights"]}
-    if model.get("explained_by"):
-        row["explained_by"] = model["explained_by"]
+                        "migrations": measured.migrations},
+           "strict_agreement": round(1 - dist.strict, 3),
+           "range_agreement": round(1 - dist.best, 3),
+           "consistent_with": as_list(e.consistent_with) or [],
+           "model_consistent": any(policy in g.policies for g in e.groups
+                                   if g.verdict == "MATCH")}
+    if model.uncertain:
+        row["uncertain"] = {"alternatives": [{"cause": a.cause.text, "classes": a.classes,
+                                              "cpus": as_list(a.cpus)}
+                                             for a in model.alternatives],
+                            "best_share": dist.share, "best_alternative": dist.alternative,
+                            "best_weights": list(dist.weights)}
+    if model.explained_by:
+        row["explained_by"] = [x.to_json() for x in model.explained_by]
     return row
 
 
@@ -293,15 +299,16 @@ def agreement(wakebench, results_path, out, policy="mainline"):
     if pred is None:
         print(f"\nagreement report: not produced: `wakebench predict --results` failed: {msg}")
         return {"unavailable": f"wakebench predict --results: {msg}"}
+    typed = predictions.read(pred, f"wakebench predict --results {results_path} --json")
     # pinned_rtt_ns / predicted_rtt_ns in the predictions are the guest's medians: emulated under
     # TCG (predict reads environment.emulated, which the lab sets by accelerator).
     note = ("rtt figures are the guest's EMULATED (qemu TCG) timings; only the placements are "
-            "the guest kernel's own") if pred.get("emulated") else \
+            "the guest kernel's own") if typed.emulated else \
         "rtt figures are a KVM guest's timings: a virtual machine's, not the host's"
     saved = dict(pred, note=note)
     write_atomic(out / "predict.json", json.dumps(saved, indent=1) + "\n")
     results = resultset.load(results_path)
-    report = compute_agreement(results, pred, policy)
+    report = compute_agreement(results, typed, policy)
     text = render_agreement(report)
     write_atomic(out / "agreement.json", json.dumps(report, indent=1) + "\n")
     write_atomic(out / "agreement.txt", text)

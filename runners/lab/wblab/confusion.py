@@ -6,8 +6,8 @@ are misses). Controls (cases that discriminate nothing) and
 NO-PREDICTION cells are reported apart. Pure functions: the model's figures (`groups`,
 `discriminates`) are wakebench's own, never recomputed here."""
 import textwrap
+from dataclasses import replace
 
-from . import resultset
 from .kernel import KERNEL_POLICIES
 
 MARGIN = 0.05  # strict TV by which the running kernel's group must be nearer than every other
@@ -29,9 +29,12 @@ def counts_for(pairs, policy, lab=KERNEL_POLICIES):
 
 
 def ranked(groups):
-    """The groups with a strict distance, nearest first."""
-    have = [g for g in groups or [] if (g.get("distance") or {}).get("strict") is not None]
-    return sorted(have, key=lambda g: g["distance"]["strict"])
+    """The groups (predictions.Group) with a strict distance, nearest first."""
+    return sorted((g for g in groups if g.distance is not None), key=strict)
+
+
+def strict(group):
+    return group.distance.strict
 
 
 def by_steady(groups):
@@ -40,20 +43,20 @@ def by_steady(groups):
     groups always tie and no placement could tell them apart."""
     out = []
     for g in groups:
-        same = next((m for m in out if g.get("classes") is not None
-                     and m.get("classes") == g.get("classes")), None)
-        if same is None:
-            out.append(dict(g, policies=list(g.get("policies", []))))
+        i = next((i for i, m in enumerate(out) if g.classes is not None
+                  and m.classes == g.classes), None)
+        if i is None:
+            out.append(g)
         else:
-            same["policies"] += g.get("policies", [])
-            same["name"] = "/".join(same["policies"])
+            policies = out[i].policies + g.policies
+            out[i] = replace(out[i], policies=policies, name="/".join(policies))
     return out
 
 
 def label(group, lab=KERNEL_POLICIES):
     """A group by the lab kernels' policies in it (its name when it holds none of them)."""
-    mine = [p for p in group.get("policies", []) if p in lab]
-    return "/".join(mine) if mine else group.get("name", "?")
+    mine = [p for p in group.policies if p in lab]
+    return "/".join(mine) if mine else group.name
 
 
 def nearest_label(groups, lab=KERNEL_POLICIES, margin=MARGIN):
@@ -61,21 +64,21 @@ def nearest_label(groups, lab=KERNEL_POLICIES, margin=MARGIN):
     r = ranked(groups)
     if not r:
         return None
-    if len(r) > 1 and r[1]["distance"]["strict"] - r[0]["distance"]["strict"] < margin - EPS:
+    if len(r) > 1 and strict(r[1]) - strict(r[0]) < margin - EPS:
         return "tie"
     return label(r[0], lab)
 
 
 def judge(entry, policy, lab=KERNEL_POLICIES, margin=MARGIN):
-    """One `cases[]` entry of predict.json held to the kernel running `policy`: a dict with
-    `kind` (KINDS), `nearest` (hit: `policy`; miss: the nearest group's label or "tie"), the
-    strict distances and whether its discrimination depends on emulation."""
-    pairs = entry.get("discriminates")
-    row = {"case": entry.get("case"), "mechanism": entry.get("mechanism")}
+    """One entry of predict.json (predictions.PredictionCase) held to the kernel running
+    `policy`: a dict with `kind` (KINDS), `nearest` (hit: `policy`; miss: the nearest group's
+    label or "tie"), the strict distances and whether its discrimination depends on emulation."""
+    pairs = entry.discriminates
+    row = {"case": entry.case, "mechanism": entry.mechanism}
     if pairs is None:
         return dict(row, kind="unknown", why="predict.json has no `discriminates` (a wakebench "
                     "before it)")
-    native = entry.get("discriminates_native")
+    native = entry.discriminates_native
     row["emulation"] = native is not None and pair_set(native) != pair_set(pairs)
     if row["emulation"]:
         row["pairs"], row["native"] = sorted(pair_set(pairs)), sorted(pair_set(native))
@@ -83,18 +86,18 @@ def judge(entry, policy, lab=KERNEL_POLICIES, margin=MARGIN):
         return dict(row, kind="control")
     if not counts_for(pairs, policy, lab):
         return dict(row, kind="other-pairs")
-    groups = ranked(entry.get("groups"))
-    own = next((g for g in groups if policy in g.get("policies", [])), None)
+    groups = ranked(entry.groups)
+    own = next((g for g in groups if policy in g.policies), None)
     if own is None:
         return dict(row, kind="unknown", why=f"no ranked group holds {policy}")
-    if own.get("verdict") == "NO-PREDICTION":
+    if own.verdict == "NO-PREDICTION":
         return dict(row, kind="no-prediction")
     groups = by_steady(groups)
-    own = next(g for g in groups if policy in g["policies"])
-    d = own["distance"]["strict"]
+    own = next(g for g in groups if policy in g.policies)
+    d = strict(own)
     others = [g for g in groups if g is not own]
-    row.update(own=d, others={g["name"]: g["distance"]["strict"] for g in others})
-    if all(g["distance"]["strict"] - d >= margin - EPS for g in others):
+    row.update(own=d, others={g.name: strict(g) for g in others})
+    if all(strict(g) - d >= margin - EPS for g in others):
         return dict(row, kind="hit", nearest=policy)
     return dict(row, kind="miss", nearest=nearest_label(groups, lab, margin))
 
@@ -114,50 +117,49 @@ def miss_trace(entry, case, policy):
     """What a miss shows of its wakeups: the trace's path counts, where the moved wakes went and
     the round trips spent off the predicted CPUs; None without a trace."""
     # The result set's own trace: predict's `measured.trace` keeps only the paths and classes.
-    trace = (case and case.trace) or (entry.get("measured") or {}).get("trace") or {}
-    if not isinstance(trace.get("paths"), dict):
+    trace = (case and case.trace) or (entry.measured and entry.measured.trace)
+    if not trace or not trace.counted:
         return None
-    text = "paths " + ", ".join(f"{p} {n}" for p, n in trace["paths"].items())
-    moved = {c: k for c, k in (trace.get("moved_by_class") or {}).items() if k}
-    text += f"; moved off the wakee's CPU {trace.get('moved', 0)}" + (
+    text = "paths " + ", ".join(f"{p} {n}" for p, n in trace.paths.items())
+    moved = {c: k for c, k in (trace.moved_by_class or {}).items() if k}
+    text += f"; moved off the wakee's CPU {trace.moved}" + (
         " (to " + ", ".join(f"{c} {k}" for c, k in moved.items()) + ")" if moved else "")
-    model_cpus = ((entry.get("policies") or {}).get(policy) or {}).get("cpus")
+    model = entry.policy(policy)
+    model_cpus = model and model.cpus
     off = off_cpus(case and case.observed_cpus, model_cpus)
     if model_cpus is not None:
-        text += f"; round trips off the predicted CPUs {model_cpus}: " + (
+        text += f"; round trips off the predicted CPUs {list(model_cpus)}: " + (
             ", ".join(f"{s} {n}" for s, n in off.items()) if off else "none")
-        text += first_moves_text(trace.get("first_moves"), model_cpus)
+        text += first_moves_text(trace.first_moves, model_cpus)
     return text
 
 
 def first_moves_text(moves, model_cpus, shown=4):
-    """The first traced wakes that took the wakee off the predicted CPUs ("" when the trace has no
-    `first_moves`, a wakebench before them)."""
+    """The first traced wakes (predictions.Move) that took the wakee off the predicted CPUs (""
+    when the trace has no `first_moves`, a wakebench before them)."""
     if moves is None:
         return ""
-    off = [m for m in moves if m.get("to") not in set(model_cpus)]
+    off = [m for m in moves if m.to not in set(model_cpus)]
     if not off:
         return "; no traced move left the predicted CPUs"
     return "; first wakes off them: " + ", ".join(
-        f"run {m['run']} wake {m['wake']} {m['from']}->{m['to']} ({m['path']})"
-        for m in off[:shown])
+        f"run {m.run} wake {m.wake} {m.from_cpu}->{m.to} ({m.path})" for m in off[:shown])
 
 
 def cell_confusion(pred, results, policy, lab=KERNEL_POLICIES):
-    """A cell's cases (predict.json `pred`, the typed result set `results`) held to `policy`: the
-    judged rows (a miss with its trace) and the dropped cases (a non-ok status, with its
-    reason)."""
+    """A cell's cases (predict.json `pred` and the result set `results`, both typed) held to
+    `policy`: the judged rows (a miss with its trace) and the dropped cases (a non-ok status, with
+    its reason)."""
     cases = {c.name: c for c in results.cases}
     dropped = [{"case": n, "status": c.status, "reason": c.reason}
                for n, c in cases.items() if not c.ok]
     rows = []
-    for e in resultset.prediction_cases(pred):
-        measured = e.get("measured")
-        if not measured or measured.get("status") != "ok" or e.get("skipped"):
+    for e in pred.cases:
+        if not e.measured or e.measured.status != "ok" or e.skipped:
             continue
         row = judge(e, policy, lab)
         if row["kind"] == "miss":
-            row["trace"] = miss_trace(e, cases.get(e.get("case")), policy)
+            row["trace"] = miss_trace(e, cases.get(e.case), policy)
         rows.append(row)
     return {"rows": rows, "dropped": dropped}
 

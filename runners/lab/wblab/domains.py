@@ -77,13 +77,13 @@ def level_mismatches(want, got, what):
 
 def model_levels(predict):
     """{cpu: [(name, span)]} and {cpu: name of the highest SD_SHARE_LLC level} from predict.json's
-    `domains` (the model names a NUMA level with its distance, "NUMA(20)"; debugfs says "NUMA")."""
+    `domains` (typed: predictions.Domain; the model names a NUMA level with its distance,
+    "NUMA(20)"; debugfs says "NUMA")."""
     levels, llc = {}, {}
-    for d in sorted(predict.get("domains", []), key=lambda d: (d["cpu"], d["domain"])):
-        name = d["name"].split("(")[0]
-        levels.setdefault(d["cpu"], []).append((name, parse_cpu_list(d["span"])))
-        if d.get("share_llc"):
-            llc[d["cpu"]] = d["name"]
+    for d in sorted(predict.domains or (), key=lambda d: (d.cpu, d.level)):
+        levels.setdefault(d.cpu, []).append((d.name.split("(")[0], parse_cpu_list(d.span)))
+        if d.share_llc:
+            llc[d.cpu] = d.name
     return levels, llc
 
 
@@ -102,7 +102,7 @@ def recorded_llc(results):
 def model_mismatches(sysfs, predict, results):
     """Every difference between the domains the guest kernel built and the predictor's reading of
     its result set: levels and spans per CPU, and the level that shares the LLC."""
-    if not predict.get("domains"):
+    if not predict.domains:
         return ["predict.json has no domains (a wakebench before the model printed them)"]
     levels, llc = model_levels(predict)
     bad = level_mismatches(levels, guest_levels(sysfs), "the model's")

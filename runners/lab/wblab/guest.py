@@ -8,7 +8,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from . import RESULTS, LabError, log, qemubin, resultset, write_atomic
+from . import RESULTS, LabError, log, predictions, qemubin, resultset, write_atomic
 from .agreement import agreement, run_json
 from .cpulist import format_cpu_list
 from .devicetree import guest_dtb
@@ -231,6 +231,7 @@ def check_model_domains(wakebench, sysfs, results_path, summary, problems, predi
     if predict is None:
         problems.append(f"domains not checked against the model: wakebench predict: {msg}")
         return
+    predict = predictions.read(predict, f"wakebench predict --results {results_path} --json")
     mism = model_mismatches(sysfs, predict, resultset.load(results_path))
     summary["model_domains_check"] = {"ok": not mism, "mismatches": mism}
     print("sched domains vs the model's reading: "

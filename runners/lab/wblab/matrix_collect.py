@@ -7,7 +7,7 @@ import types
 from pathlib import Path
 
 from . import LabError, write_atomic
-from . import changes, confusion, replay, resultset
+from . import changes, confusion, predictions, replay, resultset
 from .agreement import agreement, check_thresholds
 from .fidelity import GATED, class_shares, read_back_problems, settings
 from .guest import label_results
@@ -49,12 +49,12 @@ def other_config(record, env, where):
 
 
 def discriminating(pred):
-    """The case names whose predictions discriminate some pair of policies, or None when the
-    predictions carry no `discriminates` (a wakebench before it)."""
-    entries = [e for e in resultset.prediction_cases(pred) if e.get("measured")]
-    if any("discriminates" not in e for e in entries):
+    """The case names whose predictions (typed) discriminate some pair of policies, or None when
+    the predictions carry no `discriminates` (a wakebench before it)."""
+    entries = [e for e in pred.cases if e.measured]
+    if any(e.discriminates is None for e in entries):
         return None
-    return tuple(e["case"] for e in entries if e["discriminates"])
+    return tuple(e.case for e in entries if e.discriminates)
 
 
 def collect(wakebench, record, cell, policy, kernel=None):
@@ -78,14 +78,14 @@ def collect(wakebench, record, cell, policy, kernel=None):
     rep = agreement(wakebench, results, cell, policy)
     if "unavailable" in rep:
         return Cell(rep["unavailable"], note=note)
-    pred = json.loads((cell / "predict.json").read_text())
+    pred = predictions.load(cell / "predict.json")
     check_thresholds(pred, cell / "predict.json")
     ok = {c.name for c in data.cases if c.ok}
     return Cell(collected=Collected(
         report=json.loads((cell / "agreement.json").read_text()),
         pairs=tuple(sorted({len(c.repetitions) for c in data.cases if c.kernel})),
         replay=replay.cell_replay(wakebench, results, policy),
-        traces={c.name: c.trace for c in data.cases if c.trace and "paths" in c.trace},
+        traces={c.name: c.trace for c in data.cases if c.trace and c.trace.counted},
         confusion=confusion.cell_confusion(pred, data, policy),
         observed={n: v for n, v in observed_classes(data).items() if n in ok},
         discriminating=discriminating(pred),

@@ -1,13 +1,15 @@
 """The lab's one reader of a wakebench result set (docs/result-set.md): a file, or the bytes a guest
 sent back, checked against docs/result-set.schema.json (the schema the C++ reader's tests hold
 wakebench's sets to) and typed into the records below. Errors are LabError in one line naming the
-file. Kept as dicts, because they are open JSON by nature (common/schema/result_set_doc.h lists
-them): `environment`, `predictions`, a case's `trace` and `observed.cpus`; and `doc`, the document
-as read, which the lab labels (guest.label_results) before it writes the set again."""
+file. `predictions` and a case's `trace`, open JSON to the schema (common/schema/result_set_doc.h
+lists them), are typed by wblab/predictions.py, their one reader. Kept as dicts, because they are
+open JSON by nature: `environment` and a case's `observed.cpus`; and `doc`, the document as read,
+which the lab labels (guest.label_results) before it writes the set again."""
 import json
 from dataclasses import dataclass, field
 
 from . import REPO, LabError, inputs
+from .predictions import Predictions, Trace, parse as parse_predictions, parse_trace
 
 SCHEMA = json.loads((REPO / "docs" / "result-set.schema.json").read_text())
 NAME = SCHEMA["properties"]["schema"]["enum"][0]  # "wakebench-results"
@@ -42,7 +44,7 @@ class Case:
     repetitions: tuple  # of Repetition
     histogram: dict  # `observed.histogram`: class -> round trips ({} when not observed)
     observed_cpus: dict | None  # `observed.cpus`: {"waker": {cpu: round trips}, "wakee": ...}
-    trace: dict | None  # open: the wakeup paths of a traced kernel case
+    trace: Trace | None  # the wakeup paths of a traced kernel case
     work_ns: int | None = None  # `params.work_ns`
     counters: dict | None = None  # {"waker": {event: per round trip}, "wakee": ..., "unavailable"}
 
@@ -69,7 +71,7 @@ class ResultSet:
     complete: bool
     cases: tuple  # of Case
     environment: dict  # open ({} when absent)
-    predictions: dict | None  # open
+    predictions: Predictions | None  # None: the set has none
     ab: AbSet | None
     topology_xml: str | None
     topology_pus: int | None  # topology.counts.pus
@@ -144,9 +146,9 @@ def parse(data, where):
             inputs.check_name(at, name)
         inputs.check_texts(doc, skip=("topology.xml",))  # a document for hwloc only
         check_medians(doc["cases"])
-    except LabError as e:
+        return typed(doc, where)
+    except (LabError, ValueError) as e:  # ValueError: predictions.py's, naming the key path
         raise LabError(f"{where}: {e}") from None
-    return typed(doc, where)
 
 
 def keyed(at, obj, values=True):
@@ -243,14 +245,16 @@ def typed(doc, where):
     topology = doc.get("topology") or {}
     return ResultSet(where=where, schema_version=doc["schema_version"],
                      complete=doc.get("complete", True),
-                     cases=tuple(typed_case(c) for c in doc["cases"]),
-                     environment=doc.get("environment") or {}, predictions=doc.get("predictions"),
+                     cases=tuple(typed_case(c, f"cases[{i}]")
+                                 for i, c in enumerate(doc["cases"])),
+                     environment=doc.get("environment") or {},
+                     predictions=parse_predictions(doc.get("predictions")),
                      ab=AbSet(ab["setting"], ab["settings"], ab["values"]) if ab else None,
                      topology_xml=topology.get("xml"),
                      topology_pus=(topology.get("counts") or {}).get("pus"), doc=doc)
 
 
-def typed_case(c):
+def typed_case(c, at):
     cpus = c.get("cpus") or {}
     observed = c.get("observed") or {}
     return Case(name=c["name"], mechanism=c["mechanism"], mode=c["mode"],
@@ -260,7 +264,8 @@ def typed_case(c):
                 rtt_median_ns=(c.get("rtt_ns") or {}).get("median"),
                 repetitions=tuple(typed_repetition(r) for r in c.get("repetitions") or []),
                 histogram=observed.get("histogram") or {},
-                observed_cpus=observed.get("cpus"), trace=c.get("trace"),
+                observed_cpus=observed.get("cpus"),
+                trace=parse_trace(c.get("trace"), f"{at}.trace"),
                 work_ns=(c.get("params") or {}).get("work_ns"), counters=c.get("counters"))
 
 
