@@ -9,9 +9,9 @@ Like the C++ TraceView, the records keep what the lab reads: the entries' `param
 `pinned_rtt_ns`, `busy`, `classes`, `replay`, a policy's `first_paths`, `predicted_rtt_ns`,
 `unpriced` and `uncertain.bounds`, and the block's `premises`, `sched_features`, `model_kernel`
 and `fair_placement` are not typed here. A key older sets lack reads as the default its field
-names (None: absent); JSON null reads as absent. Shapes of sets before the verdicts (schema 3),
-where a key held something else, read as absent: a group's bare `distance` number and a
-`consistent_with` sentence (docs/result-set.md#predictions, last paragraph)."""
+names (None: absent); JSON null reads as absent. Where sets before the verdict words (schema
+versions 1 and 2) held something else under a key, it reads as absent: a group's bare `distance`
+number and a `consistent_with` sentence (docs/result-set.md#predictions, last paragraph)."""
 import json
 from dataclasses import dataclass, field
 
