@@ -3,7 +3,8 @@ siblings, several LLCs, several NUMA nodes), held against the policy model of th
 runs. Modules: qemu (presets, the requested topology, its qemu arguments), qemurun (running the
 guest, the transfer port), initramfs, sysfs (the guest's view), kernel (images and their build
 metadata), inputs (the input rules of every file and argument: one line, exit status 2), resultset
-(the one reader of a result set), agreement (placements vs a policy's model), matrix (presets x
+(the one reader of a result set), predictions (the one reader of its predictions, of predict.json
+and of a case's wakeup trace), agreement (placements vs a policy's model), matrix (presets x
 kernels: matrix_collect reads the guests, matrix_runs has two kernels' alternated runs judged by
 `wakebench compare`, matrix_judge judges them into matrix_cells' typed records, matrix_render and
 matrix_document only read them), progress (the lines with the ETA), cli. Python standard library

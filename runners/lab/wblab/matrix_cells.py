@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 @dataclass(frozen=True)
 class Collected:
     """One cell's guest as read back: its agreement report (agreement.json), the fresh pairs its
-    kernel-placed cases ran, its replay summaries, wakeup traces (case name -> result set
-    `trace`), confusion rows, observed class shares of the cases that ran, and the case names
-    whose predictions discriminate a pair of policies (None: a wakebench before `discriminates`)
-    and the decisions its kernel changed against mainline's model (wblab/changes.py)."""
+    kernel-placed cases ran, its replay summaries, wakeup traces (case name -> the result set's
+    `trace`, a predictions.Trace), confusion rows, observed class shares of the cases that ran,
+    and the case names whose predictions discriminate a pair of policies (None: a wakebench
+    before `discriminates`) and the decisions its kernel changed against mainline's model
+    (wblab/changes.py)."""
     report: dict
     pairs: tuple = ()
     replay: dict | None = None

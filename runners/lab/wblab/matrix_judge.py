@@ -62,7 +62,7 @@ def cell_rows(report, base, order, traces=None, floors=None, shifted=None):
     """Case name -> Row for each compared case of `report` (agreement.json of one preset x
     kernel), with its shift against `base` (mainline's report on the same preset, or None) judged
     with `floors` (case name -> mainline's own shift between two runs, see aa_floors), and its
-    wakeup trace from `traces` (case name -> result set `trace`) as one line. `shifted`: whether
+    wakeup trace from `traces` (case name -> predictions.Trace) as one line. `shifted`: whether
     the cell is another kernel than `base`'s (default: its model is not mainline's; a user
     kernel is held to mainline's model and shifted)."""
     shifted = report["policy"] != "mainline" if shifted is None else shifted

@@ -373,6 +373,12 @@ class Predictions:
     domains: tuple | None = None  # of Domain; None: a wakebench before the model printed them
 
 
+def case_key(block):
+    """The key of a block's per-case entries: "cases" from schema version 4, "mechanisms" before
+    (analysis/results/resultset_io.h: prediction_cases)."""
+    return "cases" if "cases" in block else "mechanisms"
+
+
 def parse(doc, at="predictions"):
     """The Predictions of a block or predict.json; None when null (a set without predictions)."""
     if doc is None:
@@ -382,9 +388,8 @@ def parse(doc, at="predictions"):
         raise ValueError(f"{at}: a {json.dumps(d['schema'])[:40]} document, not predictions")
     if "unavailable" in d:
         return Predictions(unavailable=get(d, "unavailable", at, "string", required=True))
-    key = "cases" if "cases" in d else "mechanisms"  # "mechanisms" before schema version 4
     return Predictions(
-        cases=tuple(parse_case(e, w) for w, e in items(d, key, at)),
+        cases=tuple(parse_case(e, w) for w, e in items(d, case_key(d), at)),
         emulated=get(d, "emulated", at, "boolean"), model=get(d, "model", at, "string"),
         topology=get(d, "topology", at, "string"),
         match_distance=get(d, "match_distance", at, "number"),

@@ -9,7 +9,7 @@ import json
 from dataclasses import dataclass, field
 
 from . import REPO, LabError, inputs
-from .predictions import Predictions, Trace, parse as parse_predictions, parse_trace
+from .predictions import Predictions, Trace, case_key, parse as parse_predictions, parse_trace
 
 SCHEMA = json.loads((REPO / "docs" / "result-set.schema.json").read_text())
 NAME = SCHEMA["properties"]["schema"]["enum"][0]  # "wakebench-results"
@@ -277,7 +277,7 @@ def typed_repetition(r):
 
 
 def prediction_cases(pred):
-    """The per-case entries of a predictions block or predict.json: "cases" from schema version 4,
-    "mechanisms" before (analysis/results/resultset_io.h: prediction_cases)."""
+    """The per-case entries of a predictions block as the document holds them, for the name rules
+    that run before it is typed (predictions.parse)."""
     pred = pred or {}
-    return pred.get("cases", pred.get("mechanisms", []))
+    return pred.get(case_key(pred), [])
