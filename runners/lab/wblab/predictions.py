@@ -91,9 +91,9 @@ class Spread:
 @dataclass(frozen=True)
 class Trace:
     """A case's `trace`. `unavailable` holds why the case has no counts (then nothing else is
-    read); else `paths` is required. Counts and count pairs absent from older sets and from
-    predict's `measured.trace` (wakeups, paths, dropped, classes_by_path) read as 0, as the C++
-    TraceView reads them; the maps as None."""
+    read); else `paths` is required. A count absent from an older set, or from predict's
+    `measured.trace` (which keeps wakeups, paths, dropped and classes_by_path only), reads as 0,
+    as the C++ TraceView reads it; an absent map as None."""
     unavailable: str | None = None
     paths: dict = field(default_factory=dict)  # path -> wakeups
     wakeups: int = 0
@@ -167,9 +167,9 @@ class Cause:
 
     def to_json(self):
         """The cause as predict writes it (keys in its order: alphabetical)."""
-        out = {"after_reversed": None if self.after_reversed is None else list(
-            self.after_reversed), "busy": self.busy, "from": self.from_cpu, "kind": self.kind,
-               "text": self.text, "to": self.to, "waker": self.waker}
+        reversed_ = None if self.after_reversed is None else list(self.after_reversed)
+        out = {"after_reversed": reversed_, "busy": self.busy, "from": self.from_cpu,
+               "kind": self.kind, "text": self.text, "to": self.to, "waker": self.waker}
         return {k: v for k, v in out.items() if v is not None}
 
 
@@ -248,20 +248,25 @@ def parse_policy(p, at):
     p = expect(p, "object", at)
     u = get(p, "uncertain", at, "object")
     return PolicyModel(
-        get_map(p, "classes", at, "number", required=True),
-        array(p, "cpus", at, "integer"), get(p, "settled", at, "boolean"),
-        get(p, "coverage", at, "number"),
-        tuple(Alternative(parse_cause(a, w),
-                          get_map(a, "classes", w, "number", required=True),
-                          array(a, "cpus", w, "integer"))
-              for w, a in items(u or {}, "alternatives", f"{at}.uncertain")),
-        u is not None, parse_distance(p, at), get(p, "verdict", at, "string"),
-        None if p.get("explained_by") is None else tuple(
-            Explanation(get(x, "alternative", w, "integer", required=True),
-                        get(x, "weight", w, "number", required=True),
-                        parse_cause(x, w),
-                        get(x, "evidence", w, "string"))
-            for w, x in items(p, "explained_by", at)))
+        get_map(p, "classes", at, "number", required=True), array(p, "cpus", at, "integer"),
+        get(p, "settled", at, "boolean"), get(p, "coverage", at, "number"),
+        alternatives=tuple(alternative(a, w)
+                           for w, a in items(u or {}, "alternatives", f"{at}.uncertain")),
+        uncertain=u is not None, distance=parse_distance(p, at),
+        verdict=get(p, "verdict", at, "string"),
+        explained_by=None if p.get("explained_by") is None else tuple(
+            explanation(x, w) for w, x in items(p, "explained_by", at)))
+
+
+def alternative(a, at):
+    return Alternative(parse_cause(a, at), get_map(a, "classes", at, "number", required=True),
+                       array(a, "cpus", at, "integer"))
+
+
+def explanation(x, at):
+    return Explanation(get(x, "alternative", at, "integer", required=True),
+                       get(x, "weight", at, "number", required=True), parse_cause(x, at),
+                       get(x, "evidence", at, "string"))
 
 
 @dataclass(frozen=True)
@@ -329,16 +334,17 @@ class PredictionCase:
 def parse_case(e, at):
     e = expect(e, "object", at)
     policies = get(e, "policies", at, "object") or {}
-    cw = e.get("consistent_with")
+    legacy = isinstance(e.get("consistent_with"), str)  # a sentence, before the verdict words
     return PredictionCase(
         *(get(e, k, at, "string", required=True) for k in ("mechanism", "mode")),
         *(get(e, k, at, "string") for k in ("case", "placement", "skipped", "wake_flags")),
-        array(e, "start", at, "integer"), get(e, "allowed", at, "string"),
-        {pid: parse_policy(p, f"{at}.policies.{pid}") for pid, p in policies.items()},
-        parse_measured(e.get("measured"), f"{at}.measured"),
-        tuple(parse_group(g, w) for w, g in items(e, "groups", at)),
-        None if isinstance(cw, str) else array(e, "consistent_with", at, "string"),
-        pairs(e, "discriminates", at), pairs(e, "discriminates_native", at))
+        start=array(e, "start", at, "integer"), allowed=get(e, "allowed", at, "string"),
+        policies={pid: parse_policy(p, f"{at}.policies.{pid}") for pid, p in policies.items()},
+        measured=parse_measured(e.get("measured"), f"{at}.measured"),
+        groups=tuple(parse_group(g, w) for w, g in items(e, "groups", at)),
+        consistent_with=None if legacy else array(e, "consistent_with", at, "string"),
+        discriminates=pairs(e, "discriminates", at),
+        discriminates_native=pairs(e, "discriminates_native", at))
 
 
 def pairs(e, key, at):
@@ -395,10 +401,13 @@ def parse(doc, at="predictions"):
         match_distance=get(d, "match_distance", at, "number"),
         no_prediction_coverage=get(d, "no_prediction_coverage", at, "number"),
         domains=None if d.get("domains") is None else tuple(
-            Domain(*(get(x, k, w, "integer", True) for k in ("cpu", "domain")),
-                   *(get(x, k, w, "string", True) for k in ("name", "span")),
-                   get(x, "share_llc", w, "boolean"))
-            for w, x in items(d, "domains", at)))
+            domain(x, w) for w, x in items(d, "domains", at)))
+
+
+def domain(x, at):
+    return Domain(*(get(x, k, at, "integer", required=True) for k in ("cpu", "domain")),
+                  *(get(x, k, at, "string", required=True) for k in ("name", "span")),
+                  get(x, "share_llc", at, "boolean"))
 
 
 def read(doc, where):
