@@ -175,6 +175,7 @@ def compute_agreement(results, pred, policy="mainline"):
         model = e.policy(policy)
         row = case_row(e, case, model, policy)
         if row["verdict"] != "MATCH":
+            # A model without `settled` (a wakebench before it) is not blamed for not settling.
             row["attribution"] = attribute(
                 row["model"]["classes"], e.measured.classes,
                 True if model.settled is None else model.settled, e.measured.migrations,
