@@ -220,6 +220,9 @@ def main(argv=None):
         if argv[:1] == ["whatif"]:
             from .whatif import main as whatif_main
             return whatif_main(argv[1:])
+        if argv[:1] == ["floor"]:
+            from .floor import main as floor_main
+            return floor_main(argv[1:])
         if argv[:1] == ["tables"]:
             from .doctables import main as tables_main
             return tables_main(argv[1:])

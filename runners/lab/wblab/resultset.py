@@ -29,6 +29,7 @@ class Repetition:
     # one (tps where no span was measured) is left out.
     stats: dict = field(default_factory=dict)
     marked: bool = False  # it timed syscalls, not wakeups: compare leaves it out of its tests
+    classes: dict = field(default_factory=dict)  # kernel placement: class -> its round trips
 
 
 @dataclass(frozen=True)
@@ -273,7 +274,8 @@ def typed_repetition(r):
     ab = r.get("ab") or {}
     return Repetition(ab.get("round"), ab.get("read_back") or {},
                       stats={k: v for k, v in r.items() if is_type(v, "number")},
-                      marked=r.get("marked", False))
+                      marked=r.get("marked", False),
+                      classes={c: v["round_trips"] for c, v in (r.get("classes") or {}).items()})
 
 
 def prediction_cases(pred):
