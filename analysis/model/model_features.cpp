@@ -128,7 +128,7 @@ SetFeatures set_features(const std::map<std::string, bool>* recorded, const Sett
     if (const SchedFeatureInfo* f = find_sched_feature(name); f && f->model)
       out.model.*(f->model) = on;
     if (noteworthy(name, on)) out.notes.push_back(note_of(name, on));
-    if (on && !gated_policy(name).empty()) out.gated_policy = gated_policy(name);
+    if (on && out.gated_policy.empty()) out.gated_policy = gated_policy(name);  // the first
   }
   return out;
 }

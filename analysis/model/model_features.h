@@ -44,8 +44,8 @@ struct SetFeatures {
   ModelFeatures model;
   std::string from;                // where they were read: "environment.sched_features, ..."
   std::vector<FeatureNote> notes;  // off their default or unknown, in name order
-  // The policy the lab's gated kernel runs: the one whose gate is on (registry `sched_feature`);
-  // "" when no gate is on.
+  // The policy the lab's gated kernel runs: the one whose gate is on (registry `sched_feature`;
+  // the first in name order if several are); "" when none is.
   std::string gated_policy;
   // Notes of one kind, "NO_SIS_UTIL, NO_WA_IDLE"; "" when none.
   std::string states(FeatureNote::Kind kind) const;

@@ -68,10 +68,7 @@ ResultSetDoc whole_doc(const RunPlan& plan, const Measured& run, size_t k) {
 }  // namespace
 
 ResultSetDoc run_doc(const RunPlan& plan, const nlohmann::json& env, const SetRun& set) {
-  ResultSetDoc d;
-  d.schema = kResultSchema;
-  d.schema_version = kResultSchemaVersion;
-  d.environment = env;
+  ResultSetDoc d = set_frame(plan, env, 0);  // --until-decided, its one user, takes no --ab
   d.cases = cases_json(plan, set);
   return d;
 }

@@ -15,9 +15,8 @@
 
 namespace wb {
 
-// The top level every set of this run shares, cases included (interrupted, a case that had not
-// finished a repetition is left out): what a look of --until-decided compares and, with set k's
-// own parts (result_set), what the run writes.
+// The run's set so far: its machine, topology and cases (interrupted, a case that had not finished
+// a repetition is left out), what a look of --until-decided compares.
 ResultSetDoc run_doc(const RunPlan& plan, const nlohmann::json& env, const SetRun& set);
 
 // What replays set k's decision records as they come: the model of the machine `env` and the
