@@ -49,17 +49,17 @@ def summary(rows, limit=LIMIT):
 
 
 def render(a, b, sizes, limit=LIMIT):
-    lines = []
+    lines, listed = [], []
     for n in sizes:
-        within, total, worst = summary(blocks(a, b, n), limit)
+        rows = blocks(a, b, n)
+        listed = rows if n == max(sizes) else listed  # the cases, in blocks of the largest
+        within, total, worst = summary(rows, limit)
         if total:
             lines.append(f"{n} pairs a side: {within} of {total} blocks within TV {limit:.2f} "
                          f"({100 * within / total:.0f}%), the largest {worst:.2f}")
         else:
             lines.append(f"{n} pairs a side: no case holds that many in both sets")
-    whole = max(sizes)
-    lines += [f"  {case}  TV {d:.2f}" for case, d in blocks(a, b, whole)]
-    return "\n".join(lines)
+    return "\n".join(lines + [f"  {case}  TV {d:.2f}" for case, d in listed])
 
 
 def pair_sizes(text):
