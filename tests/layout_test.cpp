@@ -56,11 +56,6 @@ const std::map<std::string, std::set<std::string>> kAllowed = {
       "analysis/predict", "analysis/report", "runners/run"}},
 };
 
-// Headers that reach the system (files, processes, the kernel, hwloc, libpfm4).
-const std::regex kSystemHeader(std::string(R"(#include\s*<(unistd\.h|fcntl\.h|dirent\.h|)") +
-                               R"(sys/.*|linux/.*|fstream|filesystem|hwloc.*|perfmon/.*)>)");
-// A project include: "folder/.../name.h".
-const std::regex kProjectInclude(R"re(#include\s*"((?:[\w]+/)+)(\w+)\.h")re");
 // Of common/system/, the headers whose types common/schema/ shares.
 const std::set<std::string> kSharedTypes = {"topology", "settings"};
 
@@ -75,6 +70,13 @@ bool allowed_include(const std::string& folder, const std::string& target,
 // One line per breach of the includes of the file `rel` (folder `folder`) under `root`.
 void include_breaches(const fs::path& root, const fs::path& rel, const std::string& folder,
                       std::vector<std::string>& out) {
+  // Compiled here, not at static initialization: every test of wb_tests is a process of its own.
+  // Headers that reach the system (files, processes, the kernel, hwloc, libpfm4).
+  static const std::regex kSystemHeader(
+      std::string(R"(#include\s*<(unistd\.h|fcntl\.h|dirent\.h|)") +
+      R"(sys/.*|linux/.*|fstream|filesystem|hwloc.*|perfmon/.*)>)");
+  // A project include: "folder/.../name.h".
+  static const std::regex kProjectInclude(R"re(#include\s*"((?:[\w]+/)+)(\w+)\.h")re");
   std::ifstream in(root / rel);
   std::smatch m;
   for (std::string line; std::getline(in, line);) {
