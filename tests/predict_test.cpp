@@ -21,6 +21,7 @@
 #include "common/schema/registry.h"
 #include "common/schema/result_set.h"
 #include "common/system/topology.h"
+#include "tests/support.h"
 
 namespace wb {
 namespace {
@@ -30,14 +31,7 @@ using nlohmann::json;
 const std::string kPredictFixtures = WB_FIXTURES_DIR;
 const std::string kPredict = kPredictFixtures + "/predict";
 const std::string kBoxC = kPredictFixtures + "/topologies/model/box-c-8c-smt2-stride8-1llc.xml";
-const std::string kBoxDn = kPredictFixtures + "/topologies/model/box-dn-2s-8c-nosmt-slit21.xml";
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+const std::string kBoxDnXml = kPredictFixtures + "/topologies/model/box-dn-2s-8c-nosmt-slit21.xml";
 
 // ---- scenario parsing -----------------------------------------------------------------------
 
@@ -349,7 +343,7 @@ TEST(Steady, OneDisturbedWakeMovesASiblingPairToTheIdleCore) {
 // task wakes the other first is timing (the lab's 6.12 guest: binder-like's pair settled on the
 // second LLC in all 3 repetitions, tcp-loopback and unix-dgram in 1 of 3), so both count.
 TEST(Steady, TheFirstWakeGoingTheOtherWayIsAnAlternative) {
-  SchedTopology d(Topology::from_xml(kBoxDn));
+  SchedTopology d(Topology::from_xml(kBoxDnXml));
   SteadyOptions opt;
   opt.start_a = 0;
   opt.start_b = 8;
@@ -367,7 +361,7 @@ TEST(Steady, TheFirstWakeGoingTheOtherWayIsAnAlternative) {
 // A slow switch-out (qemu TCG): the wakes can keep the pair where it started, and the load
 // balancer can pull a stacked pair apart for good; neither is an alternative on a real machine.
 TEST(Steady, SlowSwitchOutKeepsTheStartAndTheBalancersSplit) {
-  SchedTopology d(Topology::from_xml(kBoxDn));
+  SchedTopology d(Topology::from_xml(kBoxDnXml));
   auto find = [](const SteadyResult& r, const std::string& prefix) {
     return std::find_if(
         r.alternatives.begin(), r.alternatives.end(),
@@ -411,7 +405,7 @@ TEST(Steady, SlowSwitchOutKeepsTheStartAndTheBalancersSplit) {
 // stacks it on the waker's, and from there it can stay stacked (the lab's 2llc guest: stacked
 // phases of hundreds of wakes, the waker preempted by the wakee at 81% of the stacked wakes).
 TEST(Steady, AWakeThatStacksThePairCanLeaveItStacked) {
-  SchedTopology dn(Topology::from_xml(kBoxDn));
+  SchedTopology dn(Topology::from_xml(kBoxDnXml));
   SteadyOptions opt;
   opt.start_a = 0;
   opt.start_b = 1;
@@ -458,7 +452,7 @@ TEST(Steady, AStaleIdleCoresHintSettlesOnTheSibling) {
   opt.start_b = 0;
   EXPECT_EQ(simulate_steady_state(g, opt, policy_by_id("mainline")).cpus, (std::vector<int>{4, 5}));
   // Without SMT there is no hint to be stale.
-  SchedTopology dn(Topology::from_xml(kBoxDn));
+  SchedTopology dn(Topology::from_xml(kBoxDnXml));
   opt.has_idle_cores.reset();
   for (const auto& a : simulate_steady_state(dn, opt, policy_by_id("mainline")).alternatives)
     EXPECT_EQ(cause_text(a.cause).find("has_idle_cores"), std::string::npos) << cause_text(a.cause);
@@ -538,7 +532,7 @@ TEST(Wakeup, NrRunningByCpuDecidesAsTheMap) {
 TEST(Steady, StatesSimulatedBeforeOnOtherTopologiesChangeNothing) {
   SchedTopology c(Topology::from_xml(kBoxC));
   SchedTopology g(Topology::from_xml(kPredictFixtures + "/topologies/lab/smt2-2socket-numa.xml"));
-  SchedTopology dn(Topology::from_xml(kBoxDn));
+  SchedTopology dn(Topology::from_xml(kBoxDnXml));
   SteadyOptions opt;
   opt.start_a = 2;
   opt.start_b = 5;
@@ -605,8 +599,8 @@ TEST(Steady, ASchedIdlePairStacksOnTheWakersCpu) {
 // ---- result sets ----------------------------------------------------------------------------
 
 json fixture_results(const std::string& xml_file = kBoxC) {
-  json rs = json::parse(read_file(kPredict + "/results-box-c.json"));
-  rs["topology"]["xml"] = read_file(xml_file);
+  json rs = json::parse(test::read_fixture(kPredict + "/results-box-c.json"));
+  rs["topology"]["xml"] = test::read_fixture(xml_file);
   return rs;
 }
 
@@ -901,8 +895,8 @@ const std::string kKvm2 = kPredict + "/kvm-epyc-2vcpu-nosmt.xml";
 
 // The 2-CPU set with every kernel case's histogram replaced by `histogram`.
 json two_cpu_results(const json& histogram = nullptr) {
-  json rs = json::parse(read_file(kPredict + "/results-2cpu.json"));
-  rs["topology"]["xml"] = read_file(kKvm2);
+  json rs = json::parse(test::read_fixture(kPredict + "/results-2cpu.json"));
+  rs["topology"]["xml"] = test::read_fixture(kKvm2);
   if (!histogram.is_null())
     for (auto& c : rs["cases"])
       if (c["placement"] == "kernel") c["observed"]["histogram"] = histogram;
@@ -1224,7 +1218,7 @@ CliRun run_cli(const std::string& args) {
   size_t n;
   while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
   int st = ::pclose(f);
-  CliRun r{WEXITSTATUS(st), out, read_file(err_path)};
+  CliRun r{WEXITSTATUS(st), out, test::read_fixture(err_path)};
   std::filesystem::remove(err_path);
   return r;
 }
