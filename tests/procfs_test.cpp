@@ -327,6 +327,12 @@ TEST(SchedstatDelta, WindowsAddUpToTheSpan) {
   EXPECT_TRUE(sum["cpus"]["1"]["pcount"].contains("unavailable")) << sum["cpus"]["1"];
   EXPECT_TRUE(sum["cpus"]["4"]["domains"].contains("unavailable")) << sum["cpus"]["4"];
   EXPECT_EQ(sum["cpus"]["0"], whole["cpus"]["0"]);
+  // A repetition that could not read /proc/schedstat: the sum of the others would pass for the
+  // case's, so there is none.
+  EXPECT_EQ(sum_schedstat({schedstat_delta(s0, s1, cpus),
+                           {{"unavailable", "no /proc/schedstat"}},
+                           schedstat_delta(s1, s2, cpus)}),
+            nlohmann::json({{"unavailable", "repetition 2 of 3: no /proc/schedstat"}}));
 }
 
 TEST(SchedstatRead, FromATreeWithTheSysctl) {

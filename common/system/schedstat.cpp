@@ -261,6 +261,11 @@ json schedstat_delta(const SchedstatSnapshot& before, const SchedstatSnapshot& a
 }
 
 json sum_schedstat(const std::vector<json>& windows) {
+  for (std::size_t i = 0; i < windows.size(); ++i)  // fewer windows would pass for the whole span
+    if (windows[i].contains("unavailable"))
+      return unavailable("repetition " + std::to_string(i + 1) + " of " +
+                         std::to_string(windows.size()) + ": " +
+                         windows[i]["unavailable"].get<std::string>());
   json total = windows.at(0);
   for (std::size_t i = 1; i < windows.size(); ++i) total = add_windows(total, windows[i], "");
   return total;

@@ -68,7 +68,9 @@ nlohmann::json schedstat_delta(const SchedstatSnapshot& before, const SchedstatS
 
 // The deltas of contiguous windows (a case's repetitions) added up: the delta over their span. The
 // counters add; the version and each domain's index, span and name are kept; what was unavailable
-// in any window is unavailable in the sum. `windows` must not be empty.
+// in any window is unavailable in the sum. A window {"unavailable": why} (a repetition that could
+// not read /proc/schedstat) makes the whole sum unavailable, naming the repetition. `windows` must
+// not be empty.
 nlohmann::json sum_schedstat(const std::vector<nlohmann::json>& windows);
 
 }  // namespace wb

@@ -22,7 +22,8 @@ namespace wb {
 struct CaseState {
   const Mechanism* mech = nullptr;
   CaseRecord record;  // record.spec: the planned spec (--until-decided adds to its repetitions)
-  std::vector<nlohmann::json> schedstat_window;  // one delta per repetition
+  // One delta per repetition, or {"unavailable": why} for one that could not read /proc/schedstat.
+  std::vector<nlohmann::json> schedstat_window;
   // --trace-wakeups: the kept repetitions' attributions added up; trace_error says why one could
   // not be recorded or read.
   std::optional<WakeupTraceSummary> trace;

@@ -77,10 +77,9 @@ double run_repetition(CaseState& cs, const RunOptions& base, const CaseTracer& t
   rec.background_cpus = out.background_cpus;
   const int64_t cpu_ns = thread_cpu_ns() - cpu0;
   const auto after = read_schedstat(&why_not);
-  if (before && after)
-    cs.schedstat_window.push_back(schedstat_delta(*before, *after, schedstat_cpus(spec)));
-  else
-    rec.schedstat = {{"unavailable", why_not}};
+  cs.schedstat_window.push_back(before && after
+                                    ? schedstat_delta(*before, *after, schedstat_cpus(spec))
+                                    : nlohmann::json{{"unavailable", why_not}});
   if (!out.ok) {
     fail_case(rec, out.error);
     return 0.0;
