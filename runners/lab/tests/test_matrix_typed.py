@@ -33,7 +33,7 @@ def report(policy, observed, model, verdict="MATCH"):
 def collected(policy, observed, model, verdict="MATCH"):
     hit = {"case": CASE, "kind": "hit", "nearest": policy}
     return Cell(collected=Collected(report(policy, observed, model, verdict), pairs=(3,),
-                                    observed={CASE: observed}, discriminating=(CASE,),
+                                    round_trips=(500,), observed={CASE: observed}, discriminating=(CASE,),
                                     confusion={"rows": [hit], "dropped": []}))
 
 
@@ -66,6 +66,8 @@ def test_rendering_changes_nothing():
     assert render_document(m, datetime.datetime(2030, 1, 2, 3, 4)) == text
     assert f"MATCH within {MATCH_DISTANCE}; " in text and "admits 90% or more" in text
     assert "a shift under 0.1 counts as none" in text
+    # The sample as the cells ran it, not a figure written into the legend.
+    assert "round trips of 3 fresh pairs x 500)" in text
 
 
 def test_matrix_json_keeps_its_layout():
@@ -75,7 +77,7 @@ def test_matrix_json_keeps_its_layout():
                          "confusion"]
     assert doc["cells"]["smt2"]["sync-core"] == {"missing": "no kernel: not built"}
     cell = doc["cells"]["smt2"]["sync-pair"]
-    assert list(cell) == ["pairs", "replay", "changes", "confusion", "rows"]
+    assert list(cell) == ["pairs", "round_trips", "replay", "changes", "confusion", "rows"]
     assert list(cell["rows"][CASE]) == [
         "mechanism", "wake_flags", "verdict", "agreement", "range_agreement", "coverage",
         "observed", "model", "why", "observed_shift", "central_shift", "aa_floor", "shift"]

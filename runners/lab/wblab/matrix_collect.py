@@ -84,6 +84,8 @@ def collect(wakebench, record, cell, policy, kernel=None):
     return Cell(collected=Collected(
         report=json.loads((cell / "agreement.json").read_text()),
         pairs=tuple(sorted({len(c.repetitions) for c in data.cases if c.kernel})),
+        round_trips=tuple(sorted({sum(r.classes.values()) for c in data.cases if c.kernel
+                                  for r in c.repetitions if r.classes})),
         replay=replay.cell_replay(wakebench, results, policy),
         traces={c.name: c.trace for c in data.cases if c.trace and c.trace.counted},
         confusion=confusion.cell_confusion(pred, data, policy),

@@ -20,11 +20,19 @@ def kernel_line(policy, info):
         f"{k} {str(info[k])[:16] if k.endswith('sha256') else info[k]}" for k in keys if k in info)
 
 
-def pairs_text(matrix):
-    """How many fresh pairs the cells' kernel-placed cases ran, e.g. "6" or "3-6"."""
-    n = sorted({k for pk in matrix.cells.values() for cell in pk.values() if cell.collected
-                for k in cell.collected.pairs})
+def span_text(values):
+    """A set of counts as one figure or a range, e.g. "6" or "3-6" ("?" when empty)."""
+    n = sorted(values)
     return "?" if not n else str(n[0]) if n[0] == n[-1] else f"{n[0]}-{n[-1]}"
+
+
+def sample_text(matrix):
+    """The fresh pairs the cells' kernel-placed cases ran and the round trips of each, e.g.
+    "3-6 fresh pairs x 2000"."""
+    cells = [cell.collected for pk in matrix.cells.values() for cell in pk.values()
+             if cell.collected]
+    return (f"{span_text({k for c in cells for k in c.pairs})} fresh pairs x "
+            f"{span_text({k for c in cells for k in c.round_trips})}")
 
 
 def legend(matrix, now):
@@ -35,8 +43,8 @@ def legend(matrix, now):
         f"Rendered {now:%Y-%m-%d %H:%M} UTC from each cell's results.json (the guests' own run "
         "times are in their lab-summary.json). Per cell: the predictor's verdict for the kernel's "
         "own policy and the strict agreement of its placements with that policy's steady state "
-        "(1 - total variation distance, round trips of " + pairs_text(matrix) + " fresh pairs x "
-        f"2000): MATCH within {MATCH}; EXPLAINED, a strict miss that a mix with the model's "
+        "(1 - total variation distance, round trips of " + sample_text(matrix) + "): "
+        f"MATCH within {MATCH}; EXPLAINED, a strict miss that a mix with the model's "
         f"alternatives brings within {MATCH} (rNN%: the agreement with that mix); NO-PREDICTION, "
         f"the model's range {ADMITS} of what the cpuset allows, so it could not have failed; "
         "MISS. Only MATCH is agreement; **bold** marks every other word. Then for a patched "
