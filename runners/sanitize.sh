@@ -12,8 +12,8 @@
 # The asan tree builds the libFuzzer targets of tests/fuzz too (-DWB_FUZZ_TARGETS=ON, about 16
 # more files): runners/fuzz.sh runs them from there instead of a clang build of its own.
 # Linked with lld: a sanitized wb_tests links in about 1.7 s against 9.6 s with ld.bfd.
-# Linked -no-pie: a sanitized process spends most of its start in the dynamic loader, relocating a
-# position-independent binary of 150 MB (wb_tests 290 ms of CPU to start, 212 ms non-PIE), and
+# Linked -no-pie: a sanitized process spent a third of its start in the dynamic loader, relocating
+# a position-independent binary of 150 MB (wb_tests 290 ms of CPU to start, 212 ms non-PIE), and
 # every test is a process of its own (wb_tests once per test, wakebench many times in some).
 # Prints the build and test times; exits non-zero on a build failure or any failing test (a
 # sanitizer report makes its test fail: halt_on_error / -fno-sanitize-recover).
