@@ -33,7 +33,8 @@ def report(policy, observed, model, verdict="MATCH"):
 def collected(policy, observed, model, verdict="MATCH"):
     hit = {"case": CASE, "kind": "hit", "nearest": policy}
     return Cell(collected=Collected(report(policy, observed, model, verdict), pairs=(3,),
-                                    round_trips=(500,), observed={CASE: observed}, discriminating=(CASE,),
+                                    round_trips=(500,), observed={CASE: observed},
+                                    discriminating=(CASE,),
                                     confusion={"rows": [hit], "dropped": []}))
 
 

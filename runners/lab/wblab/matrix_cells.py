@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 @dataclass(frozen=True)
 class Collected:
     """One cell's guest as read back: its agreement report (agreement.json), the fresh pairs its
-    kernel-placed cases ran and the round trips each pair ran, its replay summaries, wakeup traces (case name -> the result set's
-    `trace`, a predictions.Trace), confusion rows, observed class shares of the cases that ran,
-    and the case names whose predictions discriminate a pair of policies (None: a wakebench
-    before `discriminates`) and the decisions its kernel changed against mainline's model
-    (wblab/changes.py)."""
+    kernel-placed cases ran and the round trips each pair ran, its replay summaries, wakeup traces
+    (case name -> the result set's `trace`, a predictions.Trace), confusion rows, observed class
+    shares of the cases that ran, and the case names whose predictions discriminate a pair of
+    policies (None: a wakebench before `discriminates`) and the decisions its kernel changed
+    against mainline's model (wblab/changes.py)."""
     report: dict
     pairs: tuple = ()
     round_trips: tuple = ()
@@ -95,8 +95,9 @@ class Cell:
         if self.missing is not None:
             return {"missing": self.missing}
         c = self.collected
-        return {"pairs": list(c.pairs), "round_trips": list(c.round_trips), "replay": c.replay, "changes": c.changes,
-                "confusion": c.confusion, "rows": {n: r.to_json() for n, r in self.rows.items()}}
+        return {"pairs": list(c.pairs), "round_trips": list(c.round_trips), "replay": c.replay,
+                "changes": c.changes, "confusion": c.confusion,
+                "rows": {n: r.to_json() for n, r in self.rows.items()}}
 
 
 @dataclass(frozen=True)
