@@ -364,26 +364,8 @@ class Selector {
       return chose(DecisionRule::kSisNoLlc, target);
     }
     bool has_idle_core = false;
-    if (sched_.smt_active()) {
-      const WakeInput::LlcHint* hint = llc_hint(target);
-      has_idle_core = hint                 ? hint->has_idle_cores
-                      : in_.has_idle_cores ? *in_.has_idle_cores
-                                           : has_idle_cores_in(ctx_, target);
-      if (!has_idle_core && sched_.cpus_share_cache(prev, target)) {
-        if (auto i = select_idle_smt(*sd, prev)) {
-          note("SIS select_idle_smt(prev ", prev, ") -> ", *i);
-          return chose(DecisionRule::kSisSmt, *i);
-        }
-      }
-      if (sync_gate_) {
-        const std::optional<int> i = select_idle_sync_core(*sd, target);
-        sites_.sync_core_sibling = i.has_value();
-        if (i && policy_.sync_core_hook() == SyncCoreHook::kSiblingFirst) {
-          note(policy_.id(), ": select_idle_sync_core -> ", *i);
-          return chose(DecisionRule::kSisSyncCore, *i);
-        }
-      }
-    }
+    if (sched_.smt_active())
+      if (auto i = smt_shortcuts(*sd, prev, target, has_idle_core)) return *i;
     int sync_cpu =
         (sync_gate_ && policy_.sync_core_hook() == SyncCoreHook::kIdleCoreScan) ? cpu : -1;
     if (auto i = select_idle_cpu(*sd, has_idle_core, target, sync_cpu))
@@ -398,6 +380,31 @@ class Selector {
     }
     note("SIS nothing idle -> target ", target);
     return chose(DecisionRule::kSisTargetFallback, target);
+  }
+
+  // With SMT: whether the LLC has an idle core, then select_idle_smt() on prev, or the sync-core
+  // hook's sibling, when one answers.
+  std::optional<int> smt_shortcuts(const SchedDomain& sd, int prev, int target,
+                                   bool& has_idle_core) {
+    const WakeInput::LlcHint* hint = llc_hint(target);
+    has_idle_core = hint                 ? hint->has_idle_cores
+                    : in_.has_idle_cores ? *in_.has_idle_cores
+                                         : has_idle_cores_in(ctx_, target);
+    if (!has_idle_core && sched_.cpus_share_cache(prev, target)) {
+      if (auto i = select_idle_smt(sd, prev)) {
+        note("SIS select_idle_smt(prev ", prev, ") -> ", *i);
+        return chose(DecisionRule::kSisSmt, *i);
+      }
+    }
+    if (sync_gate_) {
+      const std::optional<int> i = select_idle_sync_core(sd, target);
+      sites_.sync_core_sibling = i.has_value();
+      if (i && policy_.sync_core_hook() == SyncCoreHook::kSiblingFirst) {
+        note(policy_.id(), ": select_idle_sync_core -> ", *i);
+        return chose(DecisionRule::kSisSyncCore, *i);
+      }
+    }
+    return std::nullopt;
   }
 
   std::optional<int> select_idle_smt(const SchedDomain& sd, int prev) const {

@@ -202,7 +202,8 @@ def build(policy, lockdep, jobs, nice, arch="x86_64"):
                            BuildOpts(arch, lockdep, jobs, nice), policy, started=t0)
 
 
-def main(argv=None):
+def parser():
+    """build-kernel.sh's options."""
     ap = argparse.ArgumentParser(prog="build-kernel.sh", description=__doc__.split("\n\n")[0])
     ap.add_argument("--policy", help=policy_help())
     ap.add_argument("--lockdep", action="store_true",
@@ -234,7 +235,11 @@ def main(argv=None):
     ap.add_argument("--kernel-tree", metavar="DIR",
                     help="your own clean 6.12.y tree, built out of tree with the event and the "
                          "lab's config; the tree is only read (KERNELS.md)")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv=None):
+    args = parser().parse_args(argv)
     try:
         if args.patch or args.kernel_tree:
             return build_user(args)

@@ -91,6 +91,18 @@ def attribute(pred, obs, settled, migrations, start, observed_cpus, round_trips,
         why.append("the kernel pulled the pair together where the model keeps it apart: load "
                    "balancing (idle/newidle/NUMA) migrations between wakes, which the snapshot "
                    "model does not simulate (section 7 item 1)")
+    why += left_start(start, observed_cpus, migrations, model_cpus, round_trips)
+    moved = {k: v for k, v in (migrations or {}).items() if v}
+    if moved:
+        why.append("migrations during the measurement: " + ", ".join(
+            f"{k} {v}" for k, v in sorted(moved.items())) + " (the model only places the wakee; "
+            "load balancing also moves the waker)")
+    return why or ["no model explanation found; see the predictor's verdict"]
+
+
+def left_start(start, observed_cpus, migrations, model_cpus, round_trips):
+    """Each side that ran away from its start CPU without a measured migration to get there."""
+    why = []
     for side, k in (("waker", 0), ("wakee", 1)):
         ran = {int(c): n for c, n in ((observed_cpus or {}).get(side) or {}).items() if n}
         if not start or len(start) <= k or not ran:
@@ -106,12 +118,7 @@ def attribute(pred, obs, settled, migrations, start, observed_cpus, round_trips,
                        "it left the start CPU during the warm-up round trips (its first wakes, or "
                        "load balancing), so the measured ping-pong ran from another state than "
                        "the model's")
-    moved = {k: v for k, v in (migrations or {}).items() if v}
-    if moved:
-        why.append("migrations during the measurement: " + ", ".join(
-            f"{k} {v}" for k, v in sorted(moved.items())) + " (the model only places the wakee; "
-            "load balancing also moves the waker)")
-    return why or ["no model explanation found; see the predictor's verdict"]
+    return why
 
 
 # The predictor's verdict words (docs/policy-model.md#verdicts), in the order they are reported;

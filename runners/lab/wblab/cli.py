@@ -2,7 +2,8 @@
 kernels (matrix.py); `wakebench-lab tables ...`: docs/lab-validation.md's headline tables from
 the matrix files (doctables.py); `wakebench-lab renumber ...`: a config carried to a renumbered
 twin preset (renumber.py); `wakebench-lab twins ...`: where each policy put the wakee on two twins
-(twins.py); `wakebench-lab pmu SET EVENT`: the counter check of a work_ns sweep (pmu.py). See runners/lab/README.md."""
+(twins.py); `wakebench-lab pmu SET EVENT`: the counter check of a work_ns sweep (pmu.py).
+See runners/lab/README.md."""
 import shutil
 import signal
 import sys
@@ -30,6 +31,14 @@ def parser():
                     "`wakebench-lab matrix --help`: every preset x kernel.",
         epilog="Presets: " + "; ".join(f"{k}: {v['doc']}" for k, v in PRESETS.items())
         + ". " + files_line())
+    add_machine_args(ap)
+    add_kernel_args(ap)
+    add_run_args(ap)
+    return ap
+
+
+def add_machine_args(ap):
+    """The guest's machine: its preset or its qemu topology, accelerator and memory."""
     ap.add_argument("--preset", choices=sorted(PRESETS))
     ap.add_argument("--smp", help="free-form qemu -smp (overrides the preset's)")
     ap.add_argument("--numa", action="append", default=None, metavar="ARG",
@@ -47,6 +56,10 @@ def parser():
                     help="TCG: qemu -icount shift=SHIFT (one instruction per 2^SHIFT ns of virtual "
                          "time; serialises the guest, for counting instructions under arm64's "
                          "emulated PMU, never for the matrix)")
+
+
+def add_kernel_args(ap):
+    """The guest's kernel: a built policy, an image, your patch or tree, and its settings."""
     ap.add_argument("--policy", choices=KERNEL_POLICIES,
                     help="boot Debian's 6.12 with this policy's patch (runners/lab/"
                          "build-kernel.sh builds it unless cached) and hold the guest to its "
@@ -70,6 +83,10 @@ def parser():
     ap.add_argument("--sched-feature", action="append", default=[], metavar="NAME",
                     help="write NAME (e.g. NO_DELAY_DEQUEUE) to the guest's "
                          "/sys/kernel/debug/sched/features before the run (repeatable)")
+
+
+def add_run_args(ap):
+    """What the guest runs and what comes back."""
     ap.add_argument("--wakebench", help="wakebench binary of this host, which classifies and "
                                         "predicts (and runs in an x86_64 guest; default "
                                         "$WB_BINARY, else $WB_BUILD_DIR/wakebench, else "
@@ -98,7 +115,6 @@ def parser():
                          "wakebench); exit 3 naming the first one missing")
     ap.add_argument("-v", "--verbose", action="store_true", help="stream the guest console")
     ap.add_argument("run_args", nargs="*", help="after --: extra `wakebench run` arguments")
-    return ap
 
 
 def files_line():

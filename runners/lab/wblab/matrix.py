@@ -110,6 +110,12 @@ def parser():
                          "configs/lab/search/<preset>.json and loads-<n>cpu.json): on every "
                          "preset, or PRESET=FILE on one (repeatable); its path, sha256 and git "
                          "state go into matrix.json")
+    add_run_args(ap)
+    return ap
+
+
+def add_run_args(ap):
+    """Where the matrix goes, how it is judged, and how each guest runs."""
     ap.add_argument("--out", help="matrix directory (default results/lab/matrix-<time>); one "
                                   "<preset>/<policy>/ per cell")
     ap.add_argument("--rerun", action="store_true", help="run cells whose results exist again")
@@ -144,7 +150,6 @@ def parser():
                     help="do not record the wakeups (by default every guest runs `wakebench run "
                          "--trace-wakeups`, so a cell that falls short carries its wakeup paths "
                          "and its migrations inside and outside wakeups)")
-    return ap
 
 
 def checked(args, out):
