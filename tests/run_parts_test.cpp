@@ -256,5 +256,15 @@ TEST(RunRecords, TraceSchedstatAndUntilDecided) {
                           {"DIFFERENT", 0}, {"SAME", 0}, {"UNKNOWN", 0}}));
 }
 
+// After a traced repetition the next starts only once the trace work is as far behind as it took,
+// and 50 ms more (docs/cli.md#trace-settle); a clock that went back counts as no work.
+TEST(RunRecords, ATracedRepetitionIsFollowedByAPauseBeyondItsTraceWork) {
+  using std::chrono::milliseconds;
+  EXPECT_EQ(trace_settle(milliseconds(0)), milliseconds(50));
+  EXPECT_EQ(trace_settle(milliseconds(30)), milliseconds(80));
+  EXPECT_EQ(trace_settle(milliseconds(400)), milliseconds(450));
+  EXPECT_EQ(trace_settle(milliseconds(-5)), milliseconds(50));
+}
+
 }  // namespace
 }  // namespace wb

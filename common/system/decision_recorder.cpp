@@ -225,6 +225,7 @@ struct DecisionRecorder::Impl {
   std::string fallback;
   CaseWake wake;
   uint64_t lost_seen = 0;
+  bool discard = false;                                 // clear(): records consumed unread
   std::vector<std::pair<uint64_t, std::string>> lines;  // (time, line)
   ~Impl() {
     ring_buffer__free(ring);
@@ -233,6 +234,7 @@ struct DecisionRecorder::Impl {
   uint64_t lost() const { return skel->bss->dropped + skel->bss->unpaired; }
   static int on_record(void* ctx, void* data, size_t size) {
     auto* self = static_cast<Impl*>(ctx);
+    if (self->discard) return 0;
     wb_decision_record r{};
     std::memcpy(&r, data, std::min(size, sizeof r));
     self->lines.emplace_back(r.ts_ns, decision_line(r, self->words, self->wake));
@@ -280,8 +282,12 @@ DecisionSource DecisionRecorder::source() const { return impl_->source; }
 const std::string& DecisionRecorder::fallback_reason() const { return impl_->fallback; }
 void DecisionRecorder::set_case_wake(const CaseWake& wake) { impl_->wake = wake; }
 
+// Unread: the records of what ran since the last drain (other cases' wakeups) are thrown away at
+// once, not formatted first; the kernel case's pair starts right after (docs/cli.md#trace-settle).
 void DecisionRecorder::clear() {
+  impl_->discard = true;
   ring_buffer__consume(impl_->ring);
+  impl_->discard = false;
   impl_->lines.clear();
   impl_->lost_seen = impl_->lost();
 }

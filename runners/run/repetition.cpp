@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include "common/system/schedstat.h"
 
@@ -49,6 +50,13 @@ void keep_trace(CaseState& cs, const WakeupTraceSummary& traced) {
   cs.trace->add(traced);
 }
 
+// A pause of `d` (cut short by a signal: an interrupted run ends at once).
+void settle(std::chrono::nanoseconds d) {
+  const auto s = std::chrono::duration_cast<std::chrono::seconds>(d);
+  const timespec ts{static_cast<time_t>(s.count()), static_cast<long>((d - s).count())};
+  ::nanosleep(&ts, nullptr);
+}
+
 }  // namespace
 
 void fail_case(CaseRecord& rec, const std::string& why) {
@@ -68,23 +76,24 @@ double run_repetition(CaseState& cs, const RunOptions& base, const CaseTracer& t
   std::string why_not;
   const auto before = read_schedstat(&why_not);
   const int64_t cpu0 = thread_cpu_ns();
-  RunOutcome out;
-  std::optional<WakeupTraceSummary> traced;
-  if (tracer.session && spec.by_kernel())
-    traced = traced_run(tracer, spec, *cs.mech, opts, out, cs.trace_error);
-  else
-    out = run_case(spec, *cs.mech, *tracer.topo, opts);
+  const bool traced =
+      tracer.session && spec.by_kernel() && start_trace(tracer, spec, cs.trace_error);
+  RunOutcome out = run_case(spec, *cs.mech, *tracer.topo, opts);
+  const auto ended = std::chrono::steady_clock::now();
+  std::optional<WakeupTraceSummary> trace;
+  if (traced) trace = finish_trace(tracer, cs.trace_error);
   rec.background_cpus = out.background_cpus;
   const int64_t cpu_ns = thread_cpu_ns() - cpu0;
   const auto after = read_schedstat(&why_not);
   cs.schedstat_window.push_back(before && after
                                     ? schedstat_delta(*before, *after, schedstat_cpus(spec))
                                     : nlohmann::json{{"unavailable", why_not}});
+  if (out.ok && trace) keep_trace(cs, *trace);
+  if (traced) settle(trace_settle(std::chrono::steady_clock::now() - ended));
   if (!out.ok) {
     fail_case(rec, out.error);
     return 0.0;
   }
-  if (traced) keep_trace(cs, *traced);
   rec.repetitions.push_back(std::move(out.pairs));
   return static_cast<double>(cpu_ns);
 }

@@ -68,29 +68,27 @@ void DecisionSide::add(std::string_view text) {
   lines_ += std::count(text.begin(), text.end(), '\n');
 }
 
-std::optional<WakeupTraceSummary> traced_run(const CaseTracer& tr, const CaseSpec& spec,
-                                             const Mechanism& mech, const RunOptions& opts,
-                                             RunOutcome& out, std::string& error) {
-  const int tid = static_cast<int>(::syscall(SYS_gettid));
+bool start_trace(const CaseTracer& tr, const CaseSpec& spec, std::string& error) {
   const int64_t streams = static_cast<int64_t>(std::max<size_t>(1, concurrent_pairs(spec).size()));
   const int64_t kb =
       WakeupTraceSession::buffer_kb_for((spec.round_trips + spec.warmup) * streams,
                                         static_cast<int>(spec.cpuset.size()), tr.decisions);
-  bool started = false;
   try {
     if (tr.decisions) tr.session->set_case_wake(case_wake(spec.mechanism));
     tr.session->start(spec.cpuset, kb);
-    started = true;
+    return true;
   } catch (const std::exception& e) {
     error = e.what();
+    return false;
   }
-  out = run_case(spec, mech, *tr.topo, opts);
-  if (!started) return std::nullopt;
+}
+
+std::optional<WakeupTraceSummary> finish_trace(const CaseTracer& tr, std::string& error) {
   try {
     int64_t lost = 0;
     const std::string text = tr.session->stop(&lost);
     WakeupTraceOptions wo;
-    wo.supervisor_pid = tid;
+    wo.supervisor_pid = static_cast<int>(::syscall(SYS_gettid));
     wo.keep_decisions = tr.decisions;
     const Topology& topo = *tr.topo;
     wo.class_of = [&topo](int waker, int target) {
@@ -104,6 +102,10 @@ std::optional<WakeupTraceSummary> traced_run(const CaseTracer& tr, const CaseSpe
     error = e.what();
     return std::nullopt;
   }
+}
+
+std::chrono::nanoseconds trace_settle(std::chrono::nanoseconds work) {
+  return std::max(work, std::chrono::nanoseconds(0)) + std::chrono::milliseconds(50);
 }
 
 nlohmann::ordered_json case_trace(const std::optional<WakeupTraceSummary>& trace,

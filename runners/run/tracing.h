@@ -3,6 +3,7 @@
 // file of the decision records (docs/result-set.md#document, `decisions`).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -66,12 +67,18 @@ struct CaseTracer {
   bool decisions = false;  // --trace-decisions
 };
 
-// One repetition of a kernel case, traced: the session's buffer is sized for it, started right
-// before and stopped right after; the text is attributed at once (the buffers are cleared for the
-// next repetition). nullopt, with `error` set, when it fails; `out` is the repetition's either way.
-std::optional<WakeupTraceSummary> traced_run(const CaseTracer& tr, const CaseSpec& spec,
-                                             const Mechanism& mech, const RunOptions& opts,
-                                             RunOutcome& out, std::string& error);
+// One repetition of a kernel case, traced: the session's buffer is sized for it and started right
+// before it (false, with `error` set, when that fails: the case runs untraced), then stopped right
+// after it and its text attributed at once (the buffers are cleared for the next repetition);
+// nullopt, with `error` set, when that fails.
+bool start_trace(const CaseTracer& tr, const CaseSpec& spec, std::string& error);
+std::optional<WakeupTraceSummary> finish_trace(const CaseTracer& tr, std::string& error);
+
+// How long the run waits after a traced repetition's trace work (`work`: reading, attributing and
+// replaying it) before the next repetition starts: as long again, and 50 ms more. The supervisor's
+// burst of CPU right before a fresh pair starts moves where the kernel puts the pair
+// (docs/cli.md#trace-settle): the next pair starts from CPUs as quiet as an untraced run's.
+std::chrono::nanoseconds trace_settle(std::chrono::nanoseconds work);
 
 // A traced kernel case's `trace` (trace_json over every placement class), or {"unavailable": why}
 // when a repetition could not be traced (`error`) or none was.
