@@ -11,6 +11,7 @@
 
 #include "common/schema/wakeup_trace.h"
 #include "common/system/wake_decision_record.h"
+#include "tests/support.h"
 
 namespace wb {
 namespace {
@@ -188,9 +189,7 @@ TEST(DecisionRecorderLive, RecordsThisProcessesWakeups) {
   if (!rec) GTEST_SKIP() << why;
   const std::vector<std::string> lines = ping_pong(*rec);
   EXPECT_GT(lines.size(), 100u);  // most of 400 wakeups (a wakee still running needs no select)
-  std::string text;
-  for (const auto& l : lines) text += l + "\n";
-  EXPECT_EQ(parse_decisions(text).size(), lines.size());
+  EXPECT_EQ(parse_decisions(wb::test::lines_text(lines)).size(), lines.size());
 }
 
 // The tp_btf recorder on the live kernel (skipped with the reason where it cannot load: not
@@ -206,8 +205,7 @@ TEST(DecisionRecorderLive, TpBtfRecordsEveryWakeupWithItsCpu) {
   const std::vector<std::string> lines = ping_pong(*rec);
   EXPECT_GT(lines.size(), 100u);  // a reader that finds its byte waiting is not woken
   EXPECT_LE(lines.size(), 410u);
-  std::string text;
-  for (const auto& l : lines) text += l + "\n";
+  const std::string text = wb::test::lines_text(lines);
   const std::vector<DecisionRecord> d = parse_decisions(text);
   ASSERT_EQ(d.size(), lines.size());
   const int cpus = static_cast<int>(std::thread::hardware_concurrency());

@@ -4,7 +4,6 @@
 // header, and of common/system/ only the types it shares). The check also runs on a tree made to
 // break each rule once.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -125,20 +124,13 @@ std::vector<std::string> layout_breaches(const fs::path& root) {
   return out;
 }
 
-std::string joined(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += x + "\n";
-  return s;
-}
-
 TEST(Layout, EachFolderIncludesOnlyTheLayersBelowIt) {
-  EXPECT_EQ(joined(layout_breaches(fs::path(WB_SOURCE_DIR))), "");
+  EXPECT_EQ(wb::test::lines_text(layout_breaches(fs::path(WB_SOURCE_DIR))), "");
 }
 
 // A tree with one breach of each rule, and one allowed include of each kind beside them.
 TEST(Layout, CheckFindsEachKindOfBreach) {
-  const fs::path root = fs::temp_directory_path() / ("wb-layout-" + std::to_string(getpid()));
-  fs::remove_all(root);
+  const fs::path root = wb::test::fresh_test_dir("wb-layout");
   for (const char* d : {"common/schema", "common/system", "common/measure", "common/util",
                         "common/misc", "benchmarks", "analysis/stats", "analysis/model",
                         "analysis/compare", "analysis/predict", "analysis/report", "runners/run"})
@@ -169,7 +161,7 @@ TEST(Layout, CheckFindsEachKindOfBreach) {
   const auto breaches = layout_breaches(root);
   fs::remove_all(root);
   EXPECT_EQ(
-      joined(breaches),
+      wb::test::lines_text(breaches),
       "analysis/compare/up.cpp: includes analysis/predict/x.h\n"
       "analysis/loose.cpp: not in one of compare/, model/, predict/, report/, results/, stats/\n"
       "analysis/model/side.cpp: includes analysis/results/x.h\n"

@@ -4,13 +4,14 @@
 // or initializer), counted from its opening brace's line to its closing one; a Python function
 // runs from its `def` to the last line indented under it. The check also runs on a made tree.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
+
+#include "tests/support.h"
 
 namespace {
 
@@ -136,20 +137,13 @@ std::vector<std::string> size_breaches(const fs::path& root) {
   return out;
 }
 
-std::string lines_joined(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += x + "\n";
-  return s;
-}
-
 TEST(Sizes, NoFileOver600LinesNoFunctionOver60) {
-  EXPECT_EQ(lines_joined(size_breaches(fs::path(WB_SOURCE_DIR))), "");
+  EXPECT_EQ(wb::test::lines_text(size_breaches(fs::path(WB_SOURCE_DIR))), "");
 }
 
 // A tree with one breach of each kind, beside code of the same shapes within the limits.
 TEST(Sizes, CheckFindsEachKindOfBreach) {
-  const fs::path root = fs::temp_directory_path() / ("wb-sizes-" + std::to_string(getpid()));
-  fs::remove_all(root);
+  const fs::path root = wb::test::fresh_test_dir("wb-sizes");
   fs::create_directories(root / "common/util");
   fs::create_directories(root / "runners/tests");
   auto body = [](int n, const std::string& line) {
@@ -166,7 +160,7 @@ TEST(Sizes, CheckFindsEachKindOfBreach) {
       << "def ok():\n" + body(59, "    pass\n") + "\n\nclass C:\n    def long(self):\n" +
              body(60, "        pass\n") + "        return f(\n    )\n";
   std::ofstream(root / "runners/tests/test_x.py") << "def t():\n" + body(99, "    pass\n");
-  EXPECT_EQ(lines_joined(size_breaches(root)),
+  EXPECT_EQ(wb::test::lines_text(size_breaches(root)),
             "common/util/f.cpp:136: function of 74 lines\n"
             "common/util/long.h: 601 lines\n"
             "runners/x.py:64: function of 63 lines\n");

@@ -61,6 +61,13 @@ inline std::filesystem::path fresh_test_dir(const std::string& prefix) {
   return dir;
 }
 
+// Each line followed by a newline: a list of lines as one text, for a readable EXPECT_EQ diff.
+inline std::string lines_text(const std::vector<std::string>& lines) {
+  std::string s;
+  for (const auto& l : lines) s += l + "\n";
+  return s;
+}
+
 // The whole file, or std::runtime_error naming it.
 inline std::string read_fixture(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
